@@ -1,0 +1,140 @@
+/**
+ * The storage contract every backend implements (SQLite embedded, etcd for HA).
+ *
+ * It mirrors etcd's model on purpose so an etcd backend is a thin adapter:
+ * - one global, strictly increasing revision; every write gets the next one
+ *   (it becomes the object's metadata.resourceVersion);
+ * - writes are compare-and-swap on an entry's modRevision;
+ * - watches replay history after a revision, then stream live events, and
+ *   fail with TooOldRevisionError once that history is compacted.
+ *
+ * Values are JSON objects. Storage never interprets them, except that it owns
+ * metadata.resourceVersion: stripped on write, set to modRevision on read.
+ */
+
+export type JsonObject = { [key: string]: unknown };
+
+export interface Entry {
+  key: string;
+  /** The stored object, with metadata.resourceVersion set to String(modRevision). */
+  value: JsonObject;
+  /** Revision of the write that created this key. */
+  createRevision: number;
+  /** Revision of the last write to this key. */
+  modRevision: number;
+}
+
+export interface ListRequest {
+  /**
+   * Read as of this revision (must be >= compactedRevision and <= current).
+   * Omitted: the latest state. Pages of one list share one revision.
+   */
+  revision?: number;
+  /** Return only keys strictly after this one (pagination cursor). */
+  startAfter?: string;
+  /** At most this many matching entries; 0 or omitted means no limit. */
+  limit?: number;
+  /** Applied before the limit, so a page holds `limit` matching entries when that many exist. */
+  filter?: (value: JsonObject) => boolean;
+}
+
+export interface ListResult {
+  entries: Entry[];
+  /** The revision this list reflects. */
+  revision: number;
+  /** True when more matching entries follow the last one returned. */
+  more: boolean;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface WatchEvent {
+  type: WatchEventType;
+  key: string;
+  revision: number;
+  /** New state; for DELETED the last state, with resourceVersion = the deletion revision. */
+  value: JsonObject;
+  /** State before this event (absent for ADDED). Lets watchers compute selector enter/leave. */
+  prevValue?: JsonObject;
+}
+
+export interface WatchRequest {
+  /** Key prefix to watch (a single key is a prefix too). */
+  prefix: string;
+  /** Deliver events with revision > afterRevision. */
+  afterRevision: number;
+  /** Called in revision order, synchronously after each commit. Must not throw. */
+  onEvent: (event: WatchEvent) => void;
+}
+
+export interface Watch {
+  stop(): void;
+}
+
+export interface Storage {
+  /** Latest committed revision (0 for an empty store). */
+  currentRevision(): Promise<number>;
+  /** Oldest revision whose history is still available to watches and snapshot reads. */
+  compactedRevision(): Promise<number>;
+  get(key: string): Promise<Entry | undefined>;
+  list(prefix: string, request?: ListRequest): Promise<ListResult>;
+  /** Throws KeyExistsError when the key exists. */
+  create(key: string, value: JsonObject): Promise<Entry>;
+  /**
+   * Replace the value if the key's modRevision still equals expectedModRevision.
+   * Throws KeyNotFoundError or RevisionConflictError.
+   */
+  update(key: string, value: JsonObject, expectedModRevision: number): Promise<Entry>;
+  /**
+   * Remove the key (only if its modRevision equals expectedModRevision, when given).
+   * Returns the last state with resourceVersion = the deletion revision.
+   */
+  delete(key: string, expectedModRevision?: number): Promise<Entry>;
+  /** Throws TooOldRevisionError if afterRevision < compactedRevision. */
+  watch(request: WatchRequest): Watch;
+  /** Liveness of the backend, for /readyz. Throws when unusable. */
+  check(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class StorageError extends Error {}
+
+export class KeyExistsError extends StorageError {
+  constructor(readonly key: string) {
+    super(`key exists: ${key}`);
+  }
+}
+
+export class KeyNotFoundError extends StorageError {
+  constructor(readonly key: string) {
+    super(`key not found: ${key}`);
+  }
+}
+
+export class RevisionConflictError extends StorageError {
+  constructor(
+    readonly key: string,
+    readonly expected: number,
+    readonly actual: number,
+  ) {
+    super(`revision conflict on ${key}: expected ${expected}, found ${actual}`);
+  }
+}
+
+export class TooOldRevisionError extends StorageError {
+  constructor(
+    readonly requested: number,
+    readonly compacted: number,
+  ) {
+    super(`too old resource version: ${requested} (${compacted})`);
+  }
+}
+
+export class FutureRevisionError extends StorageError {
+  constructor(
+    readonly requested: number,
+    readonly current: number,
+  ) {
+    super(`Too large resource version: ${requested}, current: ${current}`);
+  }
+}

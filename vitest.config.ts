@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // kubectl-driven suites start servers; two cores do not gain from more forks.
+    maxWorkers: 2,
+  },
+});
