@@ -40,6 +40,7 @@ export interface StructuralSchema {
   maximum?: number;
   exclusiveMinimum?: boolean;
   exclusiveMaximum?: boolean;
+  multipleOf?: number;
   minLength?: number;
   maxLength?: number;
   minItems?: number;

@@ -1,0 +1,86 @@
+/**
+ * OpenAPI v2 and v3 documents, built once from the registry and served with
+ * the caching headers kube-aggregator and kubectl rely on.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errors } from '../errors.js';
+import { buildOpenApiV2 } from '../openapi/v2.js';
+import { buildOpenApiV3 } from '../openapi/v3.js';
+import type { Registry } from '../registry/registry.js';
+
+interface Document {
+  body: string;
+  hash: string;
+}
+
+export class OpenApiHandler {
+  private readonly v2: Document;
+  private readonly v3 = new Map<string, Document>();
+
+  constructor(registry: Registry) {
+    this.v2 = document(buildOpenApiV2([...registry.kinds]));
+    for (const group of registry.groups()) {
+      for (const version of group.versions) {
+        const kinds = registry.resourcesIn(group.name, version).map((r) => r.definition);
+        this.v3.set(`apis/${group.name}/${version}`, document(buildOpenApiV3(group.name, version, kinds)));
+      }
+    }
+  }
+
+  /** Answers /openapi/* paths; returns false for other paths. */
+  handle(request: IncomingMessage, response: ServerResponse, path: string, query: URLSearchParams): boolean {
+    if (path === '/openapi/v2') {
+      this.serveDocument(request, response, this.v2, false);
+      return true;
+    }
+    if (path === '/openapi/v3' || path === '/openapi/v3/') {
+      const paths = Object.fromEntries(
+        [...this.v3].map(([key, doc]) => [key, { serverRelativeURL: `/openapi/v3/${key}?hash=${doc.hash}` }]),
+      );
+      const body = JSON.stringify({ paths });
+      response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+      response.end(body);
+      return true;
+    }
+    if (path.startsWith('/openapi/v3/')) {
+      const key = path.slice('/openapi/v3/'.length);
+      const doc = this.v3.get(key);
+      if (!doc) throw errors.pathNotFound();
+      const requestedHash = query.get('hash');
+      if (requestedHash && requestedHash !== doc.hash) {
+        response.writeHead(301, { Location: `/openapi/v3/${key}?hash=${doc.hash}` });
+        response.end();
+        return true;
+      }
+      this.serveDocument(request, response, doc, requestedHash === doc.hash);
+      return true;
+    }
+    return false;
+  }
+
+  private serveDocument(request: IncomingMessage, response: ServerResponse, doc: Document, immutable: boolean): void {
+    const accept = request.headers.accept ?? '';
+    // We serve JSON only; a protobuf-only Accept gets 406 rather than mislabelled JSON.
+    if (accept && !/application\/json|\*\/\*|application\/\*/.test(accept)) throw errors.notAcceptable();
+    const etag = `"${doc.hash}"`;
+    response.setHeader('ETag', etag);
+    response.setHeader('Vary', 'Accept');
+    if (immutable) {
+      response.setHeader('Cache-Control', 'public, immutable');
+      response.setHeader('Expires', new Date(Date.now() + 365 * 24 * 3600 * 1000).toUTCString());
+    }
+    if (request.headers['if-none-match'] === etag) {
+      response.writeHead(304);
+      response.end();
+      return;
+    }
+    response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(doc.body) });
+    response.end(doc.body);
+  }
+}
+
+function document(content: unknown): Document {
+  const body = JSON.stringify(content);
+  return { body, hash: createHash('sha512').update(body).digest('hex').slice(0, 128).toUpperCase() };
+}

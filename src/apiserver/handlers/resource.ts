@@ -1,0 +1,424 @@
+/**
+ * HTTP handling of resource requests (/apis/G/V/[namespaces/NS/]R[/name[/status]]):
+ * query parameters, body decoding, representation negotiation and watch
+ * streaming. Object semantics live in store/.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { JsonObject, Storage } from '../../storage/interface.js';
+import type { UserInfo } from '../auth/user.js';
+import { errors, FieldError } from '../errors.js';
+import { decodeJson, decodeObjectBody, decodeYaml, readBody } from '../http/body.js';
+import { negotiate, parseContentType, type Representation } from '../http/negotiation.js';
+import type { ResourceRequestInfo } from '../http/request-info.js';
+import { sendJson, setWarnings } from '../http/respond.js';
+import { applyJsonPatch } from '../patch/jsonpatch.js';
+import { applyMergePatch } from '../patch/mergepatch.js';
+import { parseIncludeObject, partialObjectMetadata, TablePrinter } from '../printing/table.js';
+import type { KindVersion, Verb } from '../registry/kind.js';
+import { listKindOf, verbsOf, type Registry, type ServedResource } from '../registry/registry.js';
+import { parseFieldSelector } from '../selectors/fields.js';
+import { parseLabelSelector } from '../selectors/labels.js';
+import { metaOf } from '../store/object.js';
+import { ResourceStore, type DeleteOptions, type FieldValidation, type Selection, type WriteOptions, type WriteResult } from '../store/resource-store.js';
+import { bookmarkObject, startWatch, type ApiEvent } from '../store/watch.js';
+
+export interface ResourceHandlerOptions {
+  /** How often idle watches get a BOOKMARK (kube: about a minute). */
+  bookmarkIntervalMs: number;
+  /** Watches slower than this many buffered bytes are closed, as kube drops slow watchers. */
+  maxWatchBufferBytes: number;
+  onWatchCountChange?: (delta: number) => void;
+}
+
+type Target = { served: ServedResource; store: ResourceStore; info: ResourceRequestInfo; user: UserInfo; query: URLSearchParams };
+
+const objectRepresentations: Representation['kind'][] = ['plain', 'Table', 'PartialObjectMetadata'];
+const listRepresentations: Representation['kind'][] = ['plain', 'Table', 'PartialObjectMetadataList'];
+const watchRepresentations: Representation['kind'][] = ['plain', 'Table', 'PartialObjectMetadata'];
+const mediaTypesForPatch = 'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml';
+
+export class ResourceHandler {
+  private readonly stores = new Map<string, ResourceStore>();
+  private readonly printers = new Map<KindVersion, TablePrinter>();
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly storage: Storage,
+    private readonly options: ResourceHandlerOptions,
+  ) {
+    for (const definition of registry.kinds) {
+      this.stores.set(`${definition.group}/${definition.plural}`, new ResourceStore(definition, storage));
+      for (const version of definition.versions) this.printers.set(version, new TablePrinter(version.printerColumns));
+    }
+  }
+
+  /** Resolves the kind a request addresses, or answers 404/405 as kube-apiserver does. */
+  resolve(info: ResourceRequestInfo): { served: ServedResource; store: ResourceStore } {
+    const served = this.registry.lookup(info.group, info.version, info.resource);
+    if (!served) throw errors.pathNotFound();
+    const { definition } = served;
+    if (!definition.namespaced && info.namespace !== undefined) throw errors.pathNotFound();
+    if (info.subresource !== undefined && !(info.subresource === 'status' && definition.subresources.status)) throw errors.pathNotFound();
+    const store = this.stores.get(`${definition.group}/${definition.plural}`)!;
+    const verbs = info.subresource ? ['get', 'patch', 'update'] : verbsOf(definition);
+    if (!verbs.includes(info.verb as Verb)) throw errors.methodNotAllowed(store.ref, info.verb);
+    return { served, store };
+  }
+
+  async handle(request: IncomingMessage, response: ServerResponse, info: ResourceRequestInfo, user: UserInfo, query: URLSearchParams): Promise<void> {
+    const target: Target = { ...this.resolve(info), info, user, query };
+    switch (info.verb) {
+      case 'get':
+        return this.get(request, response, target);
+      case 'list':
+        return this.list(request, response, target);
+      case 'watch':
+        return this.watch(request, response, target);
+      case 'create':
+        return this.create(request, response, target);
+      case 'update':
+        return this.replace(request, response, target);
+      case 'patch':
+        return this.patch(request, response, target);
+      case 'delete':
+        return this.delete(request, response, target);
+      case 'deletecollection':
+        return this.deleteCollection(request, response, target);
+      default:
+        throw errors.methodNotAllowed(target.store.ref, info.verb);
+    }
+  }
+
+  // ---- reads ---------------------------------------------------------------
+
+  private async get(request: IncomingMessage, response: ServerResponse, { served, store, info, query }: Target): Promise<void> {
+    const negotiated = negotiate(request.headers.accept, objectRepresentations);
+    const object = await store.get(info.namespace, info.name!, served.version);
+    const { representation } = negotiated;
+    if (representation.kind === 'Table') {
+      const table = this.printers.get(served.version)!.toTable([object], { resourceVersion: String(metaOf(object).resourceVersion ?? '') }, {
+        apiVersion: `meta.k8s.io/${representation.version}`,
+        includeObject: parseIncludeObject(query.get('includeObject') ?? undefined),
+        withColumnDefinitions: true,
+        now: new Date(),
+      });
+      return sendJson(response, 200, table, negotiated.contentType);
+    }
+    if (representation.kind === 'PartialObjectMetadata') {
+      return sendJson(response, 200, partialObjectMetadata(object, `meta.k8s.io/${representation.version}`), negotiated.contentType);
+    }
+    sendJson(response, 200, object);
+  }
+
+  private async list(request: IncomingMessage, response: ServerResponse, { served, store, info, query }: Target): Promise<void> {
+    const negotiated = negotiate(request.headers.accept, listRepresentations);
+    if (query.has('sendInitialEvents')) {
+      throw errors.invalid('meta.k8s.io', 'ListOptions', '', [FieldError.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list')]);
+    }
+    const limit = parseLimit(query.get('limit'));
+    const result = await store.list(info.namespace, served.version, {
+      ...parseSelection(query),
+      limit,
+      continueToken: query.get('continue') || undefined,
+      resourceVersion: query.get('resourceVersion') ?? undefined,
+      resourceVersionMatch: parseResourceVersionMatch(query.get('resourceVersionMatch')),
+    });
+    const listMeta: JsonObject = { resourceVersion: result.resourceVersion };
+    if (result.continueToken) listMeta.continue = result.continueToken;
+    const { representation } = negotiated;
+    if (representation.kind === 'Table') {
+      const table = this.printers.get(served.version)!.toTable(result.items, listMeta, {
+        apiVersion: `meta.k8s.io/${representation.version}`,
+        includeObject: parseIncludeObject(query.get('includeObject') ?? undefined),
+        withColumnDefinitions: true,
+        now: new Date(),
+      });
+      return sendJson(response, 200, table, negotiated.contentType);
+    }
+    if (representation.kind === 'PartialObjectMetadataList') {
+      return sendJson(
+        response,
+        200,
+        {
+          kind: 'PartialObjectMetadataList',
+          apiVersion: `meta.k8s.io/${representation.version}`,
+          metadata: listMeta,
+          items: result.items.map((item) => partialObjectMetadata(item, `meta.k8s.io/${representation.version}`)),
+        },
+        negotiated.contentType,
+      );
+    }
+    sendJson(response, 200, { apiVersion: served.groupVersion, kind: listKindOf(served.definition), metadata: listMeta, items: result.items });
+  }
+
+  private async watch(request: IncomingMessage, response: ServerResponse, { served, store, info, query }: Target): Promise<void> {
+    const negotiated = negotiate(request.headers.accept, watchRepresentations);
+    const sendInitialEvents = parseBoolean(query.get('sendInitialEvents'), 'sendInitialEvents');
+    const match = query.get('resourceVersionMatch');
+    if (sendInitialEvents !== undefined && match !== 'NotOlderThan') {
+      throw errors.invalid('meta.k8s.io', 'ListOptions', '', [
+        FieldError.forbidden('resourceVersionMatch', "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"),
+      ]);
+    }
+    if (sendInitialEvents === undefined && match) {
+      throw errors.invalid('meta.k8s.io', 'ListOptions', '', [
+        FieldError.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'),
+      ]);
+    }
+    const allowWatchBookmarks = parseBoolean(query.get('allowWatchBookmarks'), 'allowWatchBookmarks') ?? false;
+    const timeoutSeconds = parseTimeoutSeconds(query.get('timeoutSeconds'));
+    const selection = parseSelection(query);
+    const { representation, contentType } = negotiated;
+    const printer = this.printers.get(served.version)!;
+    const includeObject = parseIncludeObject(query.get('includeObject') ?? undefined);
+
+    let tableColumnsSent = false;
+    const encode = (event: ApiEvent): string => {
+      let object = event.object;
+      if (representation.kind === 'PartialObjectMetadata') object = partialObjectMetadata(object, `meta.k8s.io/${representation.version}`);
+      else if (representation.kind === 'Table') {
+        object = printer.toTable([object], { resourceVersion: String(metaOf(object).resourceVersion ?? '') }, {
+          apiVersion: `meta.k8s.io/${representation.version}`,
+          includeObject,
+          withColumnDefinitions: !tableColumnsSent,
+          now: new Date(),
+        });
+        tableColumnsSent = true;
+      }
+      return `${JSON.stringify({ type: event.type, object })}\n`;
+    };
+
+    // Events produced before headers are flushed (initial state) are buffered into the first write.
+    let open = true;
+    const pending: string[] = [];
+    let streaming = false;
+    const write = (chunk: string) => {
+      if (!open) return;
+      if (!streaming) {
+        pending.push(chunk);
+        return;
+      }
+      response.write(chunk);
+      if (response.writableLength > this.options.maxWatchBufferBytes) close();
+    };
+    const emit = (event: ApiEvent) => {
+      // Bookmarks carry only a resourceVersion; they are not transformed into table rows.
+      if (event.type === 'BOOKMARK' && representation.kind === 'Table') {
+        write(`${JSON.stringify({ type: 'BOOKMARK', object: event.object })}\n`);
+        return;
+      }
+      write(encode(event));
+    };
+
+    const active = await startWatch(store, this.storage, info.namespace, served.version, {
+      ...selection,
+      resourceVersion: query.get('resourceVersion') ?? undefined,
+      sendInitialEvents: sendInitialEvents ?? false,
+      allowWatchBookmarks,
+    }, emit);
+    this.options.onWatchCountChange?.(1);
+
+    const timers: NodeJS.Timeout[] = [];
+    const close = () => {
+      if (!open) return;
+      open = false;
+      active.stop();
+      timers.forEach(clearTimeout);
+      timers.forEach(clearInterval);
+      this.options.onWatchCountChange?.(-1);
+      response.end();
+    };
+    const sendBookmark = async () => {
+      if (!open) return;
+      const revision = await active.currentRevision();
+      write(`${JSON.stringify({ type: 'BOOKMARK', object: bookmarkObject(store, served.version, revision) })}\n`);
+    };
+
+    response.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    response.flushHeaders();
+    streaming = true;
+    if (pending.length > 0) response.write(pending.join(''));
+    request.on('close', close);
+    response.on('close', close);
+
+    // kube bounds watches without timeoutSeconds to 30-60 minutes so load rebalances.
+    const durationMs = timeoutSeconds !== undefined ? timeoutSeconds * 1000 : (1800 + Math.random() * 1800) * 1000;
+    timers.push(
+      setTimeout(async () => {
+        if (allowWatchBookmarks) await sendBookmark();
+        close();
+      }, durationMs),
+    );
+    if (allowWatchBookmarks) timers.push(setInterval(() => void sendBookmark(), this.options.bookmarkIntervalMs));
+  }
+
+  // ---- writes --------------------------------------------------------------
+
+  private async create(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
+    const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
+    const options = writeOptions(request, query, user, 'CreateOptions');
+    const result = await store.create(info.namespace, body as JsonObject, served.version, options);
+    respondWrite(response, result, 201);
+  }
+
+  private async replace(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
+    const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
+    const options = writeOptions(request, query, user, 'UpdateOptions');
+    const result = await store.replace(info.namespace, info.name!, body as JsonObject, served.version, statusSubresource(info), options);
+    respondWrite(response, result, 200);
+  }
+
+  private async patch(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
+    const { mediaType } = parseContentType(request.headers['content-type']);
+    const body = await readBody(request);
+    const options = writeOptions(request, query, user, 'PatchOptions');
+    const force = parseBoolean(query.get('force'), 'force');
+    const subresource = statusSubresource(info);
+    if (mediaType === 'application/apply-patch+yaml') {
+      if (!query.get('fieldManager')) {
+        throw errors.invalid('meta.k8s.io', 'PatchOptions', '', [FieldError.required('fieldManager', 'is required for apply patch')]);
+      }
+      const applied = decodeYaml(body);
+      const result = await store.apply(info.namespace, info.name!, applied as JsonObject, served.version, subresource, { ...options, force: force ?? false });
+      return respondWrite(response, result, result.created ? 201 : 200);
+    }
+    if (force !== undefined) {
+      throw errors.invalid('meta.k8s.io', 'PatchOptions', '', [FieldError.forbidden('force', 'may not be specified for non-apply patch')]);
+    }
+    let patchFn: (current: JsonObject) => JsonObject;
+    if (mediaType === 'application/json-patch+json') {
+      const operations = decodeJson(body);
+      patchFn = (current) => applyJsonPatch(current, operations) as JsonObject;
+    } else if (mediaType === 'application/merge-patch+json') {
+      const patch = decodeJson(body);
+      patchFn = (current) => applyMergePatch(current, patch) as JsonObject;
+    } else {
+      // Strategic merge patch lands here too: like CRDs, our kinds have no patch strategy metadata.
+      throw errors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${mediaTypesForPatch}`);
+    }
+    const result = await store.patch(info.namespace, info.name!, (current) => patchFn(current ?? {}), served.version, subresource, options);
+    respondWrite(response, result, 200);
+  }
+
+  private async delete(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
+    const options = await deleteOptions(request, query, user);
+    const result = await store.delete(info.namespace, info.name!, served.version, options);
+    sendJson(response, 200, result.object);
+  }
+
+  private async deleteCollection(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
+    const options = await deleteOptions(request, query, user);
+    const items = await store.deleteCollection(info.namespace, served.version, parseSelection(query), options);
+    sendJson(response, 200, { apiVersion: served.groupVersion, kind: listKindOf(served.definition), metadata: {}, items });
+  }
+}
+
+function respondWrite(response: ServerResponse, result: WriteResult, code: number): void {
+  setWarnings(response, result.warnings);
+  sendJson(response, code, result.object);
+}
+
+function statusSubresource(info: ResourceRequestInfo): 'status' | undefined {
+  return info.subresource === 'status' ? 'status' : undefined;
+}
+
+function parseSelection(query: URLSearchParams): Selection {
+  const selection: Selection = {};
+  const labels = query.get('labelSelector');
+  const fields = query.get('fieldSelector');
+  if (labels) selection.labelSelector = parseLabelSelector(labels);
+  if (fields) selection.fieldSelector = parseFieldSelector(fields);
+  return selection;
+}
+
+function parseLimit(value: string | null): number | undefined {
+  if (value === null || value === '') return undefined;
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 0) throw errors.badRequest(`invalid limit "${value}": must be a non-negative integer`);
+  return limit === 0 ? undefined : limit;
+}
+
+function parseTimeoutSeconds(value: string | null): number | undefined {
+  if (value === null || value === '') return undefined;
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 0) throw errors.badRequest(`invalid timeoutSeconds "${value}"`);
+  return seconds;
+}
+
+function parseBoolean(value: string | null, name: string): boolean | undefined {
+  if (value === null || value === '') return undefined;
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw errors.badRequest(`invalid value for ${name}: "${value}"`);
+}
+
+function parseResourceVersionMatch(value: string | null): 'Exact' | 'NotOlderThan' | undefined {
+  if (value === null || value === '') return undefined;
+  if (value === 'Exact' || value === 'NotOlderThan') return value;
+  throw errors.invalid('meta.k8s.io', 'ListOptions', '', [FieldError.notSupported('resourceVersionMatch', value, ['Exact', 'NotOlderThan'])]);
+}
+
+const fieldValidations: readonly FieldValidation[] = ['Strict', 'Warn', 'Ignore'];
+
+function writeOptions(request: IncomingMessage, query: URLSearchParams, user: UserInfo, optionsKind: string): WriteOptions {
+  const dryRun = query.getAll('dryRun');
+  const unsupported = dryRun.filter((v) => v !== 'All');
+  if (unsupported.length > 0) {
+    throw errors.invalid('meta.k8s.io', optionsKind, '', [FieldError.notSupported('dryRun', unsupported[0], ['All'])]);
+  }
+  const validation = query.get('fieldValidation') || 'Warn';
+  if (!fieldValidations.includes(validation as FieldValidation)) {
+    throw errors.invalid('meta.k8s.io', optionsKind, '', [FieldError.notSupported('fieldValidation', validation, fieldValidations)]);
+  }
+  return {
+    dryRun: dryRun.length > 0,
+    fieldManager: fieldManagerOf(request, query, optionsKind),
+    fieldValidation: validation as FieldValidation,
+    user,
+  };
+}
+
+/** The fieldManager parameter, or kube's default: the User-Agent up to its first '/'. */
+function fieldManagerOf(request: IncomingMessage, query: URLSearchParams, optionsKind: string): string {
+  const explicit = query.get('fieldManager');
+  if (explicit !== null && explicit !== '') {
+    if (explicit.length > 128) {
+      throw errors.invalid('meta.k8s.io', optionsKind, '', [FieldError.tooLong('fieldManager', explicit, 128)]);
+    }
+    return explicit;
+  }
+  const agent = request.headers['user-agent'] ?? '';
+  return agent.split('/')[0].slice(0, 128) || 'unknown';
+}
+
+async function deleteOptions(request: IncomingMessage, query: URLSearchParams, user: UserInfo): Promise<DeleteOptions> {
+  const raw = await readBody(request);
+  let body: JsonObject = {};
+  if (raw.length > 0 && raw.toString('utf8').trim() !== '') {
+    const decoded = decodeJson(raw);
+    if (typeof decoded !== 'object' || decoded === null || Array.isArray(decoded)) throw errors.badRequest('DeleteOptions must be a JSON object');
+    body = decoded as JsonObject;
+    if (body.kind !== undefined && body.kind !== 'DeleteOptions') throw errors.badRequest(`expected DeleteOptions, got ${String(body.kind)}`);
+  }
+  const dryRun = [...query.getAll('dryRun'), ...(Array.isArray(body.dryRun) ? (body.dryRun as string[]) : [])];
+  if (dryRun.some((v) => v !== 'All')) {
+    throw errors.invalid('meta.k8s.io', 'DeleteOptions', '', [FieldError.notSupported('dryRun', dryRun.find((v) => v !== 'All'), ['All'])]);
+  }
+  const policy = (body.propagationPolicy as string | undefined) ?? query.get('propagationPolicy') ?? undefined;
+  const orphan = body.orphanDependents ?? (query.has('orphanDependents') ? query.get('orphanDependents') === 'true' : undefined);
+  if (policy !== undefined && !['Background', 'Foreground', 'Orphan'].includes(policy)) {
+    throw errors.invalid('meta.k8s.io', 'DeleteOptions', '', [FieldError.notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan'])]);
+  }
+  if (policy !== undefined && orphan !== undefined) {
+    throw errors.invalid('meta.k8s.io', 'DeleteOptions', '', [
+      FieldError.invalid('propagationPolicy', policy, 'orphanDependents and deletionPropagation cannot be both set'),
+    ]);
+  }
+  const preconditions = (body.preconditions ?? undefined) as DeleteOptions['preconditions'];
+  return {
+    dryRun: dryRun.length > 0,
+    preconditions,
+    propagationPolicy: (policy as DeleteOptions['propagationPolicy']) ?? (orphan === true ? 'Orphan' : undefined),
+    user,
+  };
+}

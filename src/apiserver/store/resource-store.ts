@@ -1,0 +1,682 @@
+/**
+ * The generic store of one kind: Kubernetes object semantics on top of the
+ * Storage contract (kube's generic registry Store). It owns server-managed
+ * metadata, generation, optimistic concurrency, finalizers and two-phase
+ * deletion, the status subresource split, dry runs, version conversion,
+ * validation and managedFields. HTTP concerns (decoding, negotiation,
+ * streaming) live in handlers/.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  KeyExistsError,
+  KeyNotFoundError,
+  RevisionConflictError,
+  type Entry,
+  type JsonObject,
+  type Storage,
+} from '../../storage/interface.js';
+import { ApiError, errors, FieldError, type ResourceRef } from '../errors.js';
+import type { KindDefinition, KindVersion } from '../registry/kind.js';
+import { storageVersionOf } from '../registry/registry.js';
+import { structuralSchemaOf } from '../schema/structural.js';
+import { pruneUnknownFields } from '../schema/prune.js';
+import { applyDefaults } from '../schema/defaults.js';
+import { validateAgainstSchema } from '../schema/validate.js';
+import { dedupOwnerReferences, validateObjectMetaOnCreate, validateObjectMetaOnUpdate } from '../validation/objectmeta.js';
+import { FieldManager } from '../fieldmanager/index.js';
+import type { LabelSelector } from '../selectors/labels.js';
+import type { FieldSelector } from '../selectors/fields.js';
+import { clone, deepEqual, isPlainObject, metaOf, nowTimestamp, specOf, type ObjectMeta } from './object.js';
+import { decodeContinue, encodeContinue } from './continue-token.js';
+import type { UserInfo } from '../auth/user.js';
+
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+export type Subresource = 'status' | undefined;
+
+export interface WriteOptions {
+  dryRun: boolean;
+  fieldManager: string;
+  fieldValidation: FieldValidation;
+  user: UserInfo;
+}
+
+export interface WriteResult {
+  object: JsonObject;
+  warnings: string[];
+  /** True when the write created the object (201). */
+  created: boolean;
+}
+
+export interface Selection {
+  labelSelector?: LabelSelector;
+  fieldSelector?: FieldSelector;
+}
+
+export interface ListOptions extends Selection {
+  limit?: number;
+  continueToken?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: 'Exact' | 'NotOlderThan';
+}
+
+export interface ListOutput {
+  items: JsonObject[];
+  resourceVersion: string;
+  continueToken?: string;
+}
+
+export interface DeleteOptions {
+  dryRun: boolean;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  user: UserInfo;
+}
+
+export interface DeleteResult {
+  object: JsonObject;
+  /** False when finalizers keep the object around (it is now terminating). */
+  deleted: boolean;
+}
+
+/** What a write computes from the current object (in the request version). */
+export type Mutation = (current: JsonObject | undefined) => JsonObject;
+
+const maxGenerateNameAttempts = 8;
+const generateNameAlphabet = 'bcdfghjklmnpqrstvwxz2456789';
+/** How long a read asking for a future resourceVersion waits before answering 504. */
+const futureRevisionWaitMs = 3000;
+
+export class ResourceStore {
+  readonly ref: ResourceRef;
+  private readonly storageVersion: KindVersion;
+  private readonly fieldManagers = new Map<string, FieldManager>();
+
+  constructor(
+    readonly definition: KindDefinition,
+    private readonly storage: Storage,
+  ) {
+    this.ref = { group: definition.group, resource: definition.plural };
+    this.storageVersion = storageVersionOf(definition);
+  }
+
+  // ---- keys --------------------------------------------------------------
+
+  key(namespace: string | undefined, name: string): string {
+    return this.definition.namespaced ? `${this.prefix(namespace)}${name}` : `${this.prefix(undefined)}${name}`;
+  }
+
+  /** Key prefix for one namespace, or for every object of the kind. */
+  prefix(namespace: string | undefined): string {
+    const base = `/registry/${this.definition.group}/${this.definition.plural}/`;
+    return this.definition.namespaced && namespace ? `${base}${namespace}/` : base;
+  }
+
+  // ---- conversion ----------------------------------------------------------
+
+  /** A stored object as seen in a served version. */
+  present(stored: JsonObject, version: KindVersion): JsonObject {
+    if (version.name === this.storageVersion.name) return stored;
+    return this.definition.converter!.fromStorage(stored, version.name);
+  }
+
+  private toStorage(object: JsonObject, version: KindVersion): JsonObject {
+    if (version.name === this.storageVersion.name) return object;
+    return this.definition.converter!.toStorage(object);
+  }
+
+  private groupVersion(version: KindVersion): string {
+    return `${this.definition.group}/${version.name}`;
+  }
+
+  private fieldManager(version: KindVersion): FieldManager {
+    let manager = this.fieldManagers.get(version.name);
+    if (!manager) {
+      manager = new FieldManager(structuralSchemaOf(version), { statusSubresource: this.definition.subresources.status });
+      this.fieldManagers.set(version.name, manager);
+    }
+    return manager;
+  }
+
+  // ---- reads -------------------------------------------------------------
+
+  async get(namespace: string | undefined, name: string, version: KindVersion): Promise<JsonObject> {
+    const entry = await this.storage.get(this.key(namespace, name));
+    if (!entry) throw errors.notFound(this.ref, name);
+    return this.present(entry.value, version);
+  }
+
+  async list(namespace: string | undefined, version: KindVersion, options: ListOptions): Promise<ListOutput> {
+    const prefix = this.prefix(namespace);
+    const filter = selectionFilter(options);
+    let revision: number | undefined;
+    let startAfter: string | undefined;
+
+    if (options.continueToken) {
+      if (options.resourceVersion && options.resourceVersion !== '0') {
+        throw errors.badRequest('specifying resource version is not allowed when using continue');
+      }
+      const position = decodeContinue(options.continueToken, prefix);
+      revision = position.revision;
+      startAfter = position.startAfter;
+      const compacted = await this.storage.compactedRevision();
+      if (revision < compacted) {
+        const fresh = encodeContinue({ revision: await this.storage.currentRevision(), startAfter });
+        throw errors.expired(
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+          fresh,
+        );
+      }
+    } else {
+      revision = await this.readRevision(options.resourceVersion, options.resourceVersionMatch, Boolean(options.limit));
+    }
+
+    const result = await this.storage.list(prefix, { revision, startAfter, limit: options.limit, filter });
+    const items = result.entries.map((e) => this.present(e.value, version));
+    const output: ListOutput = { items, resourceVersion: String(result.revision) };
+    if (result.more && result.entries.length > 0) {
+      output.continueToken = encodeContinue({ revision: result.revision, startAfter: result.entries[result.entries.length - 1].key });
+    }
+    return output;
+  }
+
+  /**
+   * Which snapshot a list reads, per kube's resourceVersion semantics:
+   * unset or "0" read the latest; Exact (or a legacy RV with a limit) reads
+   * that snapshot; NotOlderThan reads the latest once it has caught up.
+   */
+  private async readRevision(resourceVersion: string | undefined, match: ListOptions['resourceVersionMatch'], paged: boolean): Promise<number | undefined> {
+    if (match && !resourceVersion) {
+      throw errors.invalid('meta.k8s.io', 'ListOptions', '', [
+        FieldError.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'),
+      ]);
+    }
+    if (!resourceVersion || resourceVersion === '0') {
+      if (match === 'Exact') {
+        throw errors.invalid('meta.k8s.io', 'ListOptions', '', [
+          FieldError.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'),
+        ]);
+      }
+      return undefined;
+    }
+    const requested = parseResourceVersion(resourceVersion);
+    await this.waitForRevision(requested);
+    if (match === 'Exact' || (!match && paged)) return requested;
+    return undefined;
+  }
+
+  /** Waits briefly for the store to reach a revision a client has seen elsewhere, else 504. */
+  async waitForRevision(requested: number): Promise<void> {
+    const deadline = Date.now() + futureRevisionWaitMs;
+    let current = await this.storage.currentRevision();
+    while (current < requested) {
+      if (Date.now() >= deadline) throw errors.resourceVersionTooLarge(requested, current);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      current = await this.storage.currentRevision();
+    }
+  }
+
+  // ---- writes ------------------------------------------------------------
+
+  async create(namespace: string | undefined, body: JsonObject, version: KindVersion, options: WriteOptions): Promise<WriteResult> {
+    const warnings: string[] = [];
+    const object = this.admitBody(body, version, options.fieldValidation, warnings);
+    const meta = metaOf(object);
+    this.bindNamespace(meta, namespace);
+    if (meta.resourceVersion) {
+      throw errors.badRequest('resourceVersion should not be set on objects to be created');
+    }
+    return this.insert(object, version, options, warnings, (o) =>
+      this.fieldManager(version).update(undefined, o, this.writeContext(version, options, undefined)),
+    );
+  }
+
+  /**
+   * Stores a new object (already decoded and admitted) with server-managed
+   * metadata, retrying generateName collisions.
+   */
+  private async insert(
+    object: JsonObject,
+    version: KindVersion,
+    options: WriteOptions,
+    warnings: string[],
+    trackFields: (object: JsonObject) => JsonObject,
+  ): Promise<WriteResult> {
+    const meta = metaOf(object);
+    const generated = !meta.name && typeof meta.generateName === 'string';
+    for (let attempt = 0; ; attempt++) {
+      const candidate = clone(object);
+      const candidateMeta = metaOf(candidate);
+      if (generated) candidateMeta.name = `${meta.generateName}${randomSuffix()}`;
+      this.initializeServerFields(candidate);
+      this.validate(candidate, undefined, version, warnings);
+      const tracked = trackFields(candidate);
+      const stored = this.toStorage(tracked, version);
+      if (options.dryRun) {
+        if (await this.storage.get(this.key(candidateMeta.namespace, candidateMeta.name!))) {
+          if (generated && attempt < maxGenerateNameAttempts) continue;
+          throw errors.alreadyExists(this.ref, candidateMeta.name!);
+        }
+        return { object: this.present(stored, version), warnings, created: true };
+      }
+      try {
+        const entry = await this.storage.create(this.key(candidateMeta.namespace, candidateMeta.name!), stored);
+        return { object: this.present(entry.value, version), warnings, created: true };
+      } catch (error) {
+        if (error instanceof KeyExistsError) {
+          if (generated && attempt < maxGenerateNameAttempts) continue;
+          throw errors.alreadyExists(this.ref, candidateMeta.name!);
+        }
+        throw error;
+      }
+    }
+  }
+
+  private initializeServerFields(object: JsonObject): void {
+    const meta = metaOf(object);
+    meta.uid = randomUUID();
+    meta.creationTimestamp = nowTimestamp();
+    meta.generation = 1;
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.selfLink;
+    // With a status subresource, status is written only through /status.
+    if (this.definition.subresources.status) delete object.status;
+  }
+
+  /** PUT: a full replacement, guarded by the body's resourceVersion. */
+  async replace(
+    namespace: string | undefined,
+    name: string,
+    body: JsonObject,
+    version: KindVersion,
+    subresource: Subresource,
+    options: WriteOptions,
+  ): Promise<WriteResult> {
+    const warnings: string[] = [];
+    const object = this.admitBody(body, version, options.fieldValidation, warnings);
+    const meta = metaOf(object);
+    this.bindNamespace(meta, namespace);
+    this.checkName(meta, name);
+    if (!meta.resourceVersion) {
+      throw errors.invalid(this.definition.group, this.definition.kind, name, [
+        FieldError.invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
+      ]);
+    }
+    return this.update(namespace, name, version, subresource, options, warnings, () => object, 'update');
+  }
+
+  /** PATCH with a JSON or merge patch: `patchFn` maps the current object (request version) to the patched one. */
+  async patch(
+    namespace: string | undefined,
+    name: string,
+    patchFn: Mutation,
+    version: KindVersion,
+    subresource: Subresource,
+    options: WriteOptions,
+  ): Promise<WriteResult> {
+    const warnings: string[] = [];
+    return this.update(
+      namespace,
+      name,
+      version,
+      subresource,
+      options,
+      warnings,
+      (current) => this.admitBody(patchFn(current!), version, options.fieldValidation, warnings),
+      'update',
+    );
+  }
+
+  /** Server-side apply: merges a partial object owned by `fieldManager`, creating it if missing. */
+  async apply(
+    namespace: string | undefined,
+    name: string,
+    body: JsonObject,
+    version: KindVersion,
+    subresource: Subresource,
+    options: WriteOptions & { force: boolean },
+  ): Promise<WriteResult> {
+    const warnings: string[] = [];
+    const applied = this.admitBody(body, version, options.fieldValidation, warnings, { defaults: false });
+    const meta = metaOf(applied);
+    this.bindNamespace(meta, namespace);
+    this.checkName(meta, name);
+    if (meta.managedFields !== undefined) {
+      throw errors.badRequest('metadata.managedFields must be nil');
+    }
+    const scoped = this.scopeApplied(applied, subresource);
+    const context = { ...this.writeContext(version, options, subresource), force: options.force };
+    // ApplyConflictError is already kube's 409 for apply conflicts.
+    const merge = (live: JsonObject | undefined): JsonObject =>
+      applyDefaults(this.fieldManager(version).apply(live, scoped, context), structuralSchemaOf(version));
+    const existing = await this.storage.get(this.key(namespace, name));
+    if (!existing) {
+      if (subresource) throw errors.notFound(this.ref, name);
+      const created = merge(undefined);
+      metaOf(created).namespace = meta.namespace;
+      try {
+        return await this.insert(created, version, options, warnings, (o) => o);
+      } catch (error) {
+        // Lost a create race: apply onto what the winner stored.
+        if (!(error instanceof ApiError && error.reason === 'AlreadyExists')) throw error;
+      }
+    }
+    return this.update(namespace, name, version, subresource, options, warnings, (current) => merge(current), 'apply');
+  }
+
+  /**
+   * Main-resource applies may not set status and status applies only set
+   * status: a manager must not claim fields the write will discard.
+   */
+  private scopeApplied(applied: JsonObject, subresource: Subresource): JsonObject {
+    if (!this.definition.subresources.status) return applied;
+    if (subresource === 'status') {
+      const meta = metaOf(applied);
+      const scoped: JsonObject = { apiVersion: applied.apiVersion, kind: applied.kind, metadata: { name: meta.name, namespace: meta.namespace } };
+      if (applied.status !== undefined) scoped.status = applied.status;
+      return scoped;
+    }
+    const { status: _status, ...rest } = applied;
+    return rest;
+  }
+
+  /**
+   * The read-modify-write loop behind PUT, PATCH and apply. `mutate` may be
+   * called again when a concurrent writer wins, unless the new object pins a
+   * resourceVersion, in which case the client gets 409 as kube does.
+   */
+  private async update(
+    namespace: string | undefined,
+    name: string,
+    version: KindVersion,
+    subresource: Subresource,
+    options: WriteOptions,
+    warnings: string[],
+    mutate: Mutation,
+    operation: 'update' | 'apply',
+  ): Promise<WriteResult> {
+    const key = this.key(namespace, name);
+    for (;;) {
+      const entry = await this.storage.get(key);
+      if (!entry) throw errors.notFound(this.ref, name);
+      const current = this.present(entry.value, version);
+      const requested = mutate(clone(current));
+      const requestedMeta = metaOf(requested);
+      this.bindNamespace(requestedMeta, namespace);
+      this.checkName(requestedMeta, name);
+      const pinnedVersion = requestedMeta.resourceVersion;
+      if (pinnedVersion !== undefined && pinnedVersion !== '' && pinnedVersion !== String(entry.modRevision)) {
+        throw errors.modified(this.ref, name);
+      }
+      if (requestedMeta.uid && requestedMeta.uid !== metaOf(current).uid) {
+        throw errors.conflict(this.ref, name, `Precondition failed: UID in precondition: ${requestedMeta.uid}, UID in object meta: ${metaOf(current).uid}`);
+      }
+
+      const next = this.mergeWithCurrent(requested, current, subresource);
+      this.validate(next, current, version, warnings);
+      const tracked =
+        operation === 'apply' ? next : this.fieldManager(version).update(current, next, this.writeContext(version, options, subresource));
+      const nextMeta = metaOf(tracked);
+      if (!deepEqual(specOf(tracked), specOf(current))) nextMeta.generation = (metaOf(current).generation ?? 0) + 1;
+
+      const unchanged = deepEqual(withoutResourceVersion(tracked), withoutResourceVersion(current));
+      if (unchanged) return { object: current, warnings, created: false };
+
+      const stored = this.toStorage(tracked, version);
+      const finishesDeletion = Boolean(nextMeta.deletionTimestamp) && (nextMeta.finalizers ?? []).length === 0;
+      if (options.dryRun) return { object: this.present(withResourceVersion(stored, entry.modRevision), version), warnings, created: false };
+      try {
+        if (finishesDeletion) {
+          await this.storage.delete(key, entry.modRevision);
+          return { object: this.present(withResourceVersion(stored, entry.modRevision), version), warnings, created: false };
+        }
+        const written = await this.storage.update(key, stored, entry.modRevision);
+        return { object: this.present(written.value, version), warnings, created: false };
+      } catch (error) {
+        // A pinned resourceVersion fails the check above on the next attempt.
+        if (error instanceof RevisionConflictError) continue;
+        if (error instanceof KeyNotFoundError) throw errors.notFound(this.ref, name);
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * Carries over what a write may not change: server-managed metadata always;
+   * status on main-resource writes and everything but status on /status writes.
+   */
+  private mergeWithCurrent(requested: JsonObject, current: JsonObject, subresource: Subresource): JsonObject {
+    const currentMeta = metaOf(current);
+    let next: JsonObject;
+    if (subresource === 'status') {
+      next = clone(current);
+      if (requested.status === undefined) delete next.status;
+      else next.status = requested.status;
+    } else {
+      next = requested;
+      if (this.definition.subresources.status) {
+        if (current.status === undefined) delete next.status;
+        else next.status = clone(current.status);
+      }
+    }
+    const meta = metaOf(next);
+    meta.uid = currentMeta.uid;
+    meta.creationTimestamp = currentMeta.creationTimestamp;
+    meta.generation = currentMeta.generation;
+    meta.name = currentMeta.name;
+    if (this.definition.namespaced) meta.namespace = currentMeta.namespace;
+    if (currentMeta.deletionTimestamp === undefined) delete meta.deletionTimestamp;
+    else meta.deletionTimestamp = currentMeta.deletionTimestamp;
+    if (currentMeta.deletionGracePeriodSeconds === undefined) delete meta.deletionGracePeriodSeconds;
+    else meta.deletionGracePeriodSeconds = currentMeta.deletionGracePeriodSeconds;
+    return next;
+  }
+
+  async delete(namespace: string | undefined, name: string, version: KindVersion, options: DeleteOptions): Promise<DeleteResult> {
+    const key = this.key(namespace, name);
+    for (;;) {
+      const entry = await this.storage.get(key);
+      if (!entry) throw errors.notFound(this.ref, name);
+      const current = this.present(entry.value, version);
+      const meta = metaOf(current);
+      this.checkPreconditions(name, meta, options.preconditions);
+
+      const finalizers = [...(meta.finalizers ?? [])];
+      const policyFinalizer =
+        options.propagationPolicy === 'Foreground' ? 'foregroundDeletion' : options.propagationPolicy === 'Orphan' ? 'orphan' : undefined;
+      if (policyFinalizer && !meta.deletionTimestamp) {
+        const other = policyFinalizer === 'orphan' ? 'foregroundDeletion' : 'orphan';
+        const index = finalizers.indexOf(other);
+        if (index >= 0) finalizers.splice(index, 1);
+        if (!finalizers.includes(policyFinalizer)) finalizers.push(policyFinalizer);
+      }
+
+      if (finalizers.length === 0) {
+        if (options.dryRun) return { object: current, deleted: true };
+        try {
+          const removed = await this.storage.delete(key, entry.modRevision);
+          return { object: this.present(removed.value, version), deleted: true };
+        } catch (error) {
+          if (error instanceof RevisionConflictError) continue;
+          if (error instanceof KeyNotFoundError) throw errors.notFound(this.ref, name);
+          throw error;
+        }
+      }
+
+      // Two-phase deletion: mark terminating and let finalizers run.
+      if (meta.deletionTimestamp && deepEqual(finalizers, meta.finalizers ?? [])) return { object: current, deleted: false };
+      const next = clone(current);
+      const nextMeta = metaOf(next);
+      if (!nextMeta.deletionTimestamp) {
+        nextMeta.deletionTimestamp = nowTimestamp();
+        nextMeta.deletionGracePeriodSeconds = 0;
+        nextMeta.generation = (nextMeta.generation ?? 0) + 1;
+      }
+      nextMeta.finalizers = finalizers;
+      delete nextMeta.resourceVersion;
+      // Like kube, deletion bookkeeping is the server's, not a field manager's.
+      if (options.dryRun) return { object: next, deleted: false };
+      try {
+        const written = await this.storage.update(key, this.toStorage(next, version), entry.modRevision);
+        return { object: this.present(written.value, version), deleted: false };
+      } catch (error) {
+        if (error instanceof RevisionConflictError) continue;
+        throw error;
+      }
+    }
+  }
+
+  async deleteCollection(
+    namespace: string | undefined,
+    version: KindVersion,
+    selection: Selection,
+    options: DeleteOptions,
+  ): Promise<JsonObject[]> {
+    const { items } = await this.list(namespace, version, selection);
+    const results: JsonObject[] = [];
+    for (const item of items) {
+      const meta = metaOf(item);
+      try {
+        results.push((await this.delete(meta.namespace, meta.name!, version, options)).object);
+      } catch (error) {
+        // Deleted concurrently: that is the outcome the caller asked for.
+        if (!(error instanceof ApiError && error.code === 404)) throw error;
+      }
+    }
+    return results;
+  }
+
+  private checkPreconditions(name: string, meta: ObjectMeta, preconditions: DeleteOptions['preconditions']): void {
+    if (preconditions?.uid && preconditions.uid !== meta.uid) {
+      throw errors.conflict(this.ref, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${meta.uid}`);
+    }
+    if (preconditions?.resourceVersion && preconditions.resourceVersion !== meta.resourceVersion) {
+      throw errors.conflict(
+        this.ref,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in meta: ${meta.resourceVersion}`,
+      );
+    }
+  }
+
+  // ---- admission -----------------------------------------------------------
+
+  /**
+   * Checks a request body's type, drops unknown fields (reporting them per
+   * fieldValidation) and applies schema defaults.
+   */
+  private admitBody(
+    body: unknown,
+    version: KindVersion,
+    fieldValidation: FieldValidation,
+    warnings: string[],
+    { defaults = true }: { defaults?: boolean } = {},
+  ): JsonObject {
+    if (!isPlainObject(body)) throw errors.badRequest('the body of the request is not a JSON object');
+    const expectedApiVersion = this.groupVersion(version);
+    if (body.kind === undefined || body.kind === '') {
+      throw errors.badRequest(`Object 'Kind' is missing in '${truncate(JSON.stringify(body))}'`);
+    }
+    if (body.apiVersion !== expectedApiVersion) {
+      throw errors.badRequest(
+        `the API version in the data (${String(body.apiVersion ?? '')}) does not match the expected API version (${expectedApiVersion})`,
+      );
+    }
+    if (body.kind !== this.definition.kind) {
+      throw errors.badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${this.definition.kind})`);
+    }
+    if (body.metadata !== undefined && !isPlainObject(body.metadata)) {
+      throw errors.badRequest('metadata must be an object');
+    }
+    const schema = structuralSchemaOf(version);
+    const { object, unknownFields } = pruneUnknownFields(body, schema);
+    if (unknownFields.length > 0) {
+      if (fieldValidation === 'Strict') {
+        throw errors.badRequest(`strict decoding error: ${unknownFields.map((f) => `unknown field "${f}"`).join(', ')}`);
+      }
+      if (fieldValidation === 'Warn') warnings.push(...unknownFields.map((f) => `unknown field "${f}"`));
+    }
+    return defaults ? applyDefaults(object, schema) : object;
+  }
+
+  private validate(object: JsonObject, old: JsonObject | undefined, version: KindVersion, warnings: string[]): void {
+    const meta = metaOf(object);
+    const scope = { namespaced: this.definition.namespaced };
+    if (meta.ownerReferences) {
+      const deduped = dedupOwnerReferences(meta);
+      meta.ownerReferences = deduped.ownerReferences;
+      warnings.push(...deduped.warnings);
+    }
+    const metaResult = old ? validateObjectMetaOnUpdate(meta, metaOf(old), scope) : validateObjectMetaOnCreate(meta, scope);
+    warnings.push(...metaResult.warnings);
+    const fieldErrors = [...metaResult.errors, ...validateAgainstSchema(version, object)];
+    const rules = this.definition.admission;
+    if (fieldErrors.length === 0 && rules) {
+      const stored = this.toStorage(object, version);
+      if (old) fieldErrors.push(...(rules.validateUpdate?.(stored, this.toStorage(old, version)) ?? []));
+      else fieldErrors.push(...(rules.validateCreate?.(stored) ?? []));
+    }
+    if (fieldErrors.length > 0) {
+      throw errors.invalid(this.definition.group, this.definition.kind, meta.name ?? meta.generateName ?? '', fieldErrors);
+    }
+  }
+
+  private bindNamespace(meta: ObjectMeta, namespace: string | undefined): void {
+    if (!this.definition.namespaced) {
+      delete meta.namespace;
+      return;
+    }
+    if (meta.namespace === undefined || meta.namespace === '') meta.namespace = namespace;
+    else if (meta.namespace !== namespace) {
+      throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+  }
+
+  private checkName(meta: ObjectMeta, name: string): void {
+    if (meta.name === undefined || meta.name === '') meta.name = name;
+    else if (meta.name !== name) throw errors.badRequest('the name of the object (' + meta.name + ') does not match the name on the URL (' + name + ')');
+  }
+
+  private writeContext(version: KindVersion, options: WriteOptions, subresource: Subresource) {
+    return { manager: options.fieldManager, apiVersion: this.groupVersion(version), subresource, now: nowTimestamp() };
+  }
+}
+
+export function selectionFilter(selection: Selection): ((value: JsonObject) => boolean) | undefined {
+  const { labelSelector, fieldSelector } = selection;
+  if ((!labelSelector || labelSelector.empty) && (!fieldSelector || fieldSelector.empty)) return undefined;
+  return (value) => {
+    const meta = metaOf(value);
+    return (labelSelector?.matches(meta.labels) ?? true) && (fieldSelector?.matches(meta) ?? true);
+  };
+}
+
+export function parseResourceVersion(text: string): number {
+  if (!/^[1-9]\d*$/.test(text)) {
+    throw errors.badRequest(`invalid resource version "${text}"`);
+  }
+  return Number(text);
+}
+
+function withoutResourceVersion(object: JsonObject): JsonObject {
+  const copy = { ...object, metadata: { ...metaOf(object) } };
+  delete (copy.metadata as ObjectMeta).resourceVersion;
+  return copy;
+}
+
+function withResourceVersion(object: JsonObject, revision: number): JsonObject {
+  return { ...object, metadata: { ...metaOf(object), resourceVersion: String(revision) } };
+}
+
+function randomSuffix(): string {
+  let suffix = '';
+  for (let i = 0; i < 5; i++) suffix += generateNameAlphabet[Math.floor(Math.random() * generateNameAlphabet.length)];
+  return suffix;
+}
+
+function truncate(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}
+
+export type { Entry };

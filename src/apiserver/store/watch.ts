@@ -1,0 +1,104 @@
+/**
+ * Kubernetes watch semantics over a storage watch: initial state, resume
+ * from a resourceVersion, watch-list (sendInitialEvents) and selector
+ * enter/leave transitions. Encoding and streaming belong to the handler.
+ */
+import { FutureRevisionError, TooOldRevisionError, type JsonObject, type WatchEvent } from '../../storage/interface.js';
+import type { Storage } from '../../storage/interface.js';
+import { errors } from '../errors.js';
+import type { KindVersion } from '../registry/kind.js';
+import { metaOf } from './object.js';
+import { parseResourceVersion, selectionFilter, type ResourceStore, type Selection } from './resource-store.js';
+
+export type ApiEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
+
+export interface ApiEvent {
+  type: ApiEventType;
+  object: JsonObject;
+  /** Set when the same storage event fans out to many watchers, to share encodings. */
+  revision: number;
+}
+
+export interface WatchOptions extends Selection {
+  resourceVersion?: string;
+  /** Watch-list: stream the current state, then a bookmark marking its end. */
+  sendInitialEvents: boolean;
+  allowWatchBookmarks: boolean;
+}
+
+export interface ActiveWatch {
+  stop(): void;
+  /** Revision up to which this watcher has been sent everything. */
+  currentRevision(): Promise<number>;
+}
+
+export const initialEventsEndAnnotation = 'k8s.io/initial-events-end';
+
+export async function startWatch(
+  store: ResourceStore,
+  storage: Storage,
+  namespace: string | undefined,
+  version: KindVersion,
+  options: WatchOptions,
+  emit: (event: ApiEvent) => void,
+): Promise<ActiveWatch> {
+  const matches = selectionFilter(options) ?? (() => true);
+  const present = (value: JsonObject) => store.present(value, version);
+  let afterRevision: number;
+
+  const rv = options.resourceVersion;
+  if (options.sendInitialEvents || !rv || rv === '0') {
+    if (options.sendInitialEvents && rv && rv !== '0') await store.waitForRevision(parseResourceVersion(rv));
+    const snapshot = await storage.list(store.prefix(namespace), { filter: matches });
+    for (const entry of snapshot.entries) emit({ type: 'ADDED', object: present(entry.value), revision: entry.modRevision });
+    afterRevision = snapshot.revision;
+    if (options.sendInitialEvents && options.allowWatchBookmarks) {
+      emit({ type: 'BOOKMARK', object: bookmarkObject(store, version, afterRevision, true), revision: afterRevision });
+    }
+  } else {
+    afterRevision = parseResourceVersion(rv);
+    await store.waitForRevision(afterRevision);
+  }
+
+  let delivered = afterRevision;
+  const onEvent = (event: WatchEvent) => {
+    delivered = event.revision;
+    const type = transition(event, matches);
+    if (type) emit({ type, object: present(event.value), revision: event.revision });
+  };
+  try {
+    const watch = storage.watch({ prefix: store.prefix(namespace), afterRevision, onEvent });
+    return {
+      stop: () => watch.stop(),
+      // Events are delivered synchronously after each commit, so everything
+      // committed so far has reached this watcher.
+      currentRevision: async () => Math.max(delivered, await storage.currentRevision()),
+    };
+  } catch (error) {
+    if (error instanceof TooOldRevisionError) throw errors.expired(`too old resource version: ${error.requested} (${error.compacted})`);
+    if (error instanceof FutureRevisionError) throw errors.resourceVersionTooLarge(error.requested, error.current);
+    throw error;
+  }
+}
+
+/** How a storage event looks through a selector: objects entering or leaving it appear as ADDED or DELETED. */
+function transition(event: WatchEvent, matches: (value: JsonObject) => boolean): ApiEventType | undefined {
+  const now = event.type !== 'DELETED' && matches(event.value);
+  const before = event.type === 'DELETED' ? matches(event.value) : event.prevValue !== undefined && matches(event.prevValue);
+  if (event.type === 'ADDED') return now ? 'ADDED' : undefined;
+  if (event.type === 'DELETED') return before ? 'DELETED' : undefined;
+  if (now && before) return 'MODIFIED';
+  if (now) return 'ADDED';
+  if (before) return 'DELETED';
+  return undefined;
+}
+
+export function bookmarkObject(store: ResourceStore, version: KindVersion, revision: number, initialEventsEnd = false): JsonObject {
+  const object: JsonObject = {
+    kind: store.definition.kind,
+    apiVersion: `${store.definition.group}/${version.name}`,
+    metadata: { resourceVersion: String(revision) },
+  };
+  if (initialEventsEnd) metaOf(object).annotations = { [initialEventsEndAnnotation]: 'true' };
+  return object;
+}

@@ -1,0 +1,154 @@
+/**
+ * Starts the real server on a temporary data directory and runs the real
+ * kubectl binary against it.
+ */
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { startApp, type AppOptions, type RunningApp } from '../src/app.js';
+import { gadgetKind, widgetKind } from './fixtures/widget-kind.js';
+
+export interface TestServer extends RunningApp {
+  dataDir: string;
+  kubectl(args: string[], options?: { input?: string; env?: Record<string, string> }): Promise<KubectlResult>;
+  /** Starts a long-running kubectl (e.g. get -w); caller kills it. */
+  spawnKubectl(args: string[]): ChildProcessWithoutNullStreams;
+  stop(): Promise<void>;
+}
+
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function startTestServer(options: Pick<AppOptions, 'bookmarkIntervalMs' | 'historyRetention'> = {}): Promise<TestServer> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-test-'));
+  const app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: [widgetKind, gadgetKind], ...options });
+  const env = { ...process.env, KUBECONFIG: app.kubeconfigPath, HOME: dataDir };
+  return {
+    ...app,
+    dataDir,
+    async kubectl(args, { input, env: extraEnv } = {}) {
+      return new Promise((resolve) => {
+        const child = execFile('kubectl', args, { env: { ...env, ...extraEnv }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+          resolve({ code, stdout, stderr });
+        });
+        if (input !== undefined) child.stdin!.end(input);
+      });
+    },
+    spawnKubectl(args) {
+      return spawn('kubectl', args, { env });
+    },
+    async stop() {
+      await app.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  json(): any;
+}
+
+/** A raw HTTPS request authenticated with the admin client certificate from the kubeconfig. */
+export async function request(
+  server: TestServer,
+  method: string,
+  urlPath: string,
+  options: { headers?: Record<string, string>; body?: string | Buffer; anonymous?: boolean } = {},
+): Promise<HttpResult> {
+  const { ca, cert, key } = await credentials(server);
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      `${server.url}${urlPath}`,
+      {
+        method,
+        ca,
+        ...(options.anonymous ? {} : { cert, key }),
+        headers: { ...(options.body !== undefined ? { 'Content-Length': String(Buffer.byteLength(options.body)) } : {}), ...options.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body) });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+export interface WatchStream {
+  events: any[];
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** Resolves once `count` events arrived (or rejects after a timeout). */
+  waitFor(count: number, timeoutMs?: number): Promise<any[]>;
+  ended: Promise<void>;
+  close(): void;
+}
+
+/** Opens a watch and collects its newline-delimited JSON events. */
+export async function openWatch(server: TestServer, urlPath: string, headers: Record<string, string> = {}): Promise<WatchStream> {
+  const { ca, cert, key } = await credentials(server);
+  return new Promise((resolve, reject) => {
+    const req = https.request(`${server.url}${urlPath}`, { ca, cert, key, headers }, (res) => {
+      const events: any[] = [];
+      let buffer = '';
+      let endResolve: () => void;
+      const ended = new Promise<void>((r) => (endResolve = r));
+      res.on('data', (chunk) => {
+        buffer += chunk.toString('utf8');
+        let newline: number;
+        while ((newline = buffer.indexOf('\n')) >= 0) {
+          const line = buffer.slice(0, newline);
+          buffer = buffer.slice(newline + 1);
+          if (line.trim()) events.push(JSON.parse(line));
+        }
+      });
+      res.on('end', () => {
+        if (buffer.trim()) events.push(JSON.parse(buffer));
+        endResolve();
+      });
+      res.on('close', () => endResolve());
+      resolve({
+        events,
+        status: res.statusCode ?? 0,
+        headers: res.headers,
+        ended,
+        async waitFor(count, timeoutMs = 10_000) {
+          const deadline = Date.now() + timeoutMs;
+          while (events.length < count) {
+            if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} events, got ${JSON.stringify(events)}`);
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          return events;
+        },
+        close: () => req.destroy(),
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function credentials(server: TestServer): Promise<{ ca: string; cert: string; key: string }> {
+  const config = parseYaml(await readFile(server.kubeconfigPath, 'utf8'));
+  const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
+  return {
+    ca: decode(config.clusters[0].cluster['certificate-authority-data']),
+    cert: decode(config.users[0].user['client-certificate-data']),
+    key: decode(config.users[0].user['client-key-data']),
+  };
+}

@@ -1,0 +1,463 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  FutureRevisionError,
+  KeyExistsError,
+  KeyNotFoundError,
+  RevisionConflictError,
+  StorageError,
+  TooOldRevisionError,
+  type JsonObject,
+  type WatchEvent,
+} from '../../src/storage/interface.js';
+import { SqliteStorage, type SqliteStorageOptions } from '../../src/storage/sqlite.js';
+
+const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+const opened: SqliteStorage[] = [];
+const temporaryDirectories: string[] = [];
+
+function openStorage(path = ':memory:', options: SqliteStorageOptions = {}): SqliteStorage {
+  const storage = SqliteStorage.open(path, options);
+  opened.push(storage);
+  return storage;
+}
+
+function temporaryDatabasePath(): string {
+  const directory = mkdtempSync(join(tmpdir(), 'capo-sqlite-test-'));
+  temporaryDirectories.push(directory);
+  return join(directory, 'store.db');
+}
+
+function object(name: string, spec: JsonObject = {}): JsonObject {
+  return { metadata: { name }, spec };
+}
+
+function resourceVersionOf(value: JsonObject): unknown {
+  return (value.metadata as JsonObject).resourceVersion;
+}
+
+function recordEvents(storage: SqliteStorage, prefix: string, afterRevision: number): WatchEvent[] {
+  const events: WatchEvent[] = [];
+  storage.watch({ prefix, afterRevision, onEvent: (event) => events.push(event) });
+  return events;
+}
+
+afterEach(async () => {
+  for (const storage of opened.splice(0)) await storage.close();
+  for (const directory of temporaryDirectories.splice(0)) rmSync(directory, { recursive: true, force: true });
+});
+
+describe('SqliteStorage writes and reads', () => {
+  it('creates, gets, updates and deletes with revisions as resourceVersion', async () => {
+    const storage = openStorage();
+    expect(await storage.currentRevision()).toBe(0);
+
+    const created = await storage.create('/a/x', object('x', { size: 1 }));
+    expect(created).toMatchObject({ key: '/a/x', createRevision: 1, modRevision: 1 });
+    expect(resourceVersionOf(created.value)).toBe('1');
+    expect(await storage.get('/a/x')).toEqual(created);
+
+    const updated = await storage.update('/a/x', object('x', { size: 2 }), 1);
+    expect(updated).toMatchObject({ createRevision: 1, modRevision: 2, value: { spec: { size: 2 } } });
+    expect(resourceVersionOf(updated.value)).toBe('2');
+
+    const deleted = await storage.delete('/a/x', 2);
+    expect(deleted).toMatchObject({ key: '/a/x', createRevision: 1, modRevision: 3, value: { spec: { size: 2 } } });
+    expect(resourceVersionOf(deleted.value)).toBe('3');
+    expect(await storage.get('/a/x')).toBeUndefined();
+    expect(await storage.currentRevision()).toBe(3);
+  });
+
+  it('ignores a client resourceVersion and never mutates or shares caller objects', async () => {
+    const storage = openStorage();
+    const input = { metadata: { name: 'x', resourceVersion: '999' }, spec: { list: [1] } };
+    const created = await storage.create('/a/x', input);
+    expect(input).toEqual({ metadata: { name: 'x', resourceVersion: '999' }, spec: { list: [1] } });
+    expect(resourceVersionOf(created.value)).toBe('1');
+
+    (created.value.spec as { list: number[] }).list.push(2);
+    const first = await storage.get('/a/x');
+    (first!.value.spec as { list: number[] }).list.push(3);
+    expect((await storage.get('/a/x'))!.value.spec).toEqual({ list: [1] });
+  });
+
+  it('rejects duplicate creates and writes to missing keys', async () => {
+    const storage = openStorage();
+    await storage.create('/a/x', object('x'));
+    await expect(storage.create('/a/x', object('x'))).rejects.toBeInstanceOf(KeyExistsError);
+    await expect(storage.update('/a/missing', object('m'), 1)).rejects.toBeInstanceOf(KeyNotFoundError);
+    await expect(storage.delete('/a/missing')).rejects.toBeInstanceOf(KeyNotFoundError);
+    expect(await storage.currentRevision()).toBe(1);
+  });
+
+  it('rejects updates and deletes on a stale modRevision', async () => {
+    const storage = openStorage();
+    await storage.create('/a/x', object('x'));
+    await storage.update('/a/x', object('x', { v: 2 }), 1);
+    await expect(storage.update('/a/x', object('x', { v: 3 }), 1)).rejects.toMatchObject({
+      constructor: RevisionConflictError,
+      expected: 1,
+      actual: 2,
+    });
+    await expect(storage.delete('/a/x', 1)).rejects.toBeInstanceOf(RevisionConflictError);
+    expect((await storage.get('/a/x'))!.value.spec).toEqual({ v: 2 });
+  });
+
+  it('lets exactly one of two concurrent read-modify-write cycles win', async () => {
+    const storage = openStorage();
+    await storage.create('/a/counter', object('counter', { count: 0 }));
+    const increment = async () => {
+      const entry = (await storage.get('/a/counter'))!;
+      const count = (entry.value.spec as { count: number }).count;
+      return storage.update('/a/counter', object('counter', { count: count + 1 }), entry.modRevision);
+    };
+    const outcomes = await Promise.allSettled([increment(), increment()]);
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    const [failure] = outcomes.filter((outcome) => outcome.status === 'rejected');
+    expect((failure as PromiseRejectedResult).reason).toBeInstanceOf(RevisionConflictError);
+    expect((await storage.get('/a/counter'))!.value.spec).toEqual({ count: 1 });
+  });
+
+  it('executes writes of one tick in order, so later checks see earlier writes', async () => {
+    const storage = openStorage();
+    const outcomes = await Promise.allSettled([
+      storage.create('/a/x', object('x')),
+      storage.create('/a/x', object('x')),
+      storage.update('/a/x', object('x', { v: 2 }), 1),
+      storage.delete('/a/x', 2),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(await storage.get('/a/x')).toBeUndefined();
+  });
+
+  it('acknowledges writes and publishes their events only after the commit', async () => {
+    const storage = openStorage();
+    const events = recordEvents(storage, '/a/', 0);
+    let acknowledged = false;
+    const write = storage.create('/a/x', object('x')).then(() => (acknowledged = true));
+    const read = storage.get('/a/x');
+    await Promise.resolve();
+    expect(acknowledged).toBe(false);
+    expect(events).toHaveLength(0);
+    await write;
+    expect(events).toHaveLength(1);
+    expect((await read)?.modRevision).toBe(1);
+  });
+
+  it('keeps revisions strictly increasing across keys and reopening, even after deleting everything', async () => {
+    const path = temporaryDatabasePath();
+    const storage = openStorage(path);
+    const revisions: number[] = [];
+    for (const key of ['/a/1', '/b/1', '/a/2']) revisions.push((await storage.create(key, object(key))).modRevision);
+    for (const key of ['/a/1', '/b/1', '/a/2']) revisions.push((await storage.delete(key)).modRevision);
+    await storage.close();
+
+    const reopened = openStorage(path);
+    expect(await reopened.currentRevision()).toBe(6);
+    revisions.push((await reopened.create('/a/1', object('again'))).modRevision);
+    expect(revisions).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('refuses a second open of a file that is in use', async () => {
+    const path = temporaryDatabasePath();
+    openStorage(path);
+    expect(() => SqliteStorage.open(path)).toThrow(/locked/);
+  });
+
+  it('closes idempotently, committing writes already issued and refusing new ones', async () => {
+    const path = temporaryDatabasePath();
+    const storage = openStorage(path);
+    const write = storage.create('/a/x', object('x'));
+    await Promise.all([storage.close(), storage.close()]);
+    await expect(write).resolves.toMatchObject({ modRevision: 1 });
+    await expect(storage.get('/a/x')).rejects.toBeInstanceOf(StorageError);
+    expect(await openStorage(path).get('/a/x')).toMatchObject({ modRevision: 1 });
+  });
+
+  it('reports readiness through check()', async () => {
+    const storage = openStorage();
+    await expect(storage.check()).resolves.toBeUndefined();
+    await storage.close();
+    await expect(storage.check()).rejects.toBeInstanceOf(StorageError);
+  });
+});
+
+describe('SqliteStorage list', () => {
+  async function fill(storage: SqliteStorage, keys: string[]): Promise<void> {
+    await Promise.all(keys.map((key) => storage.create(key, object(key))));
+  }
+
+  it('matches a true string prefix, in ascending key order', async () => {
+    const storage = openStorage();
+    await fill(storage, ['/a/ns2/x', '/a/ns/b', '/a/ns/a', '/a/nsx', '/a/n_/y', '/a/n%/z', '/a/ns']);
+    const keys = async (prefix: string) => (await storage.list(prefix)).entries.map((entry) => entry.key);
+    expect(await keys('/a/ns/')).toEqual(['/a/ns/a', '/a/ns/b']);
+    expect(await keys('/a/n_/')).toEqual(['/a/n_/y']);
+    expect(await keys('/a/n%/')).toEqual(['/a/n%/z']);
+    expect(await keys('')).toHaveLength(7);
+  });
+
+  it('paginates with limit and startAfter', async () => {
+    const storage = openStorage();
+    const all = Array.from({ length: 25 }, (_, i) => `/p/item-${String(i).padStart(2, '0')}`);
+    await fill(storage, all);
+    const seen: string[] = [];
+    const pages: boolean[] = [];
+    let startAfter: string | undefined;
+    for (;;) {
+      const page = await storage.list('/p/', { limit: 10, startAfter });
+      seen.push(...page.entries.map((entry) => entry.key));
+      pages.push(page.more);
+      if (!page.more) break;
+      startAfter = page.entries.at(-1)!.key;
+    }
+    expect(seen).toEqual(all);
+    expect(pages).toEqual([true, true, false]);
+    expect((await storage.list('/p/', { limit: 25 })).more).toBe(false);
+  });
+
+  it('applies the filter before the limit', async () => {
+    const storage = openStorage();
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => storage.create(`/f/${String(i).padStart(2, '0')}`, object(`o${i}`, { even: i % 2 === 0 }))),
+    );
+    const isEven = (value: JsonObject) => (value.spec as { even: boolean }).even;
+    const first = await storage.list('/f/', { limit: 4, filter: isEven });
+    expect(first.entries.map((entry) => entry.key)).toEqual(['/f/00', '/f/02', '/f/04', '/f/06']);
+    expect(first.more).toBe(true);
+    const last = await storage.list('/f/', { limit: 4, filter: isEven, startAfter: '/f/13' });
+    expect(last.entries.map((entry) => entry.key)).toEqual(['/f/14', '/f/16', '/f/18']);
+    expect(last.more).toBe(false);
+  });
+
+  it('reads a past snapshot unaffected by later creates, updates and deletes', async () => {
+    const storage = openStorage();
+    await storage.create('/s/a', object('a', { v: 1 }));
+    await storage.create('/s/b', object('b', { v: 1 }));
+    const b = await storage.update('/s/b', object('b', { v: 2 }), 2);
+    await storage.create('/s/c', object('c', { v: 1 }));
+    const snapshot = await storage.list('/s/');
+    expect(snapshot.revision).toBe(4);
+
+    await storage.update('/s/a', object('a', { v: 9 }), 1);
+    await storage.update('/s/a', object('a', { v: 10 }), 5);
+    await storage.delete('/s/b', b.modRevision);
+    await storage.create('/s/d', object('d'));
+    await storage.delete('/s/c');
+    await storage.create('/s/c', object('c', { v: 'recreated' }));
+
+    const past = await storage.list('/s/', { revision: 4 });
+    expect(past.revision).toBe(4);
+    expect(past.entries).toEqual(snapshot.entries);
+    expect(past.entries.map((entry) => [entry.key, resourceVersionOf(entry.value), entry.createRevision])).toEqual([
+      ['/s/a', '1', 1],
+      ['/s/b', '3', 2],
+      ['/s/c', '4', 4],
+    ]);
+    expect((await storage.list('/s/')).entries.map((entry) => entry.key)).toEqual(['/s/a', '/s/c', '/s/d']);
+  });
+
+  it('keeps the pages of one list consistent while writes happen between them', async () => {
+    const storage = openStorage();
+    await fill(storage, ['/k/1', '/k/2', '/k/3', '/k/4']);
+    const first = await storage.list('/k/', { limit: 2 });
+    await storage.delete('/k/3');
+    await storage.create('/k/35', object('new'));
+    const second = await storage.list('/k/', { limit: 2, revision: first.revision, startAfter: first.entries.at(-1)!.key });
+    expect(second.entries.map((entry) => entry.key)).toEqual(['/k/3', '/k/4']);
+    expect(second.more).toBe(false);
+  });
+
+  it('refuses revisions that are compacted or in the future', async () => {
+    const storage = openStorage(':memory:', { historyRetention: { maxEvents: 1 } });
+    for (let i = 0; i < 4; i++) await storage.create(`/r/${i}`, object(`o${i}`));
+    expect(await storage.compact()).toBe(3);
+    expect(await storage.compactedRevision()).toBe(3);
+    await expect(storage.list('/r/', { revision: 2 })).rejects.toBeInstanceOf(TooOldRevisionError);
+    expect((await storage.list('/r/', { revision: 3 })).entries).toHaveLength(3);
+    await expect(storage.list('/r/', { revision: 5 })).rejects.toBeInstanceOf(FutureRevisionError);
+  });
+});
+
+describe('SqliteStorage watch', () => {
+  it('replays history after a revision, then streams live events in revision order', async () => {
+    const storage = openStorage();
+    await storage.create('/w/a', object('a'));
+    await storage.create('/w/b', object('b'));
+    await storage.update('/w/a', object('a', { v: 2 }), 1);
+    const events = recordEvents(storage, '/w/', 1);
+    expect(events.map((event) => [event.type, event.key, event.revision])).toEqual([
+      ['ADDED', '/w/b', 2],
+      ['MODIFIED', '/w/a', 3],
+    ]);
+
+    await Promise.all([storage.create('/w/c', object('c')), storage.delete('/w/b'), storage.update('/w/a', object('a', { v: 3 }), 3)]);
+    await storage.create('/w/d', object('d'));
+    expect(events.map((event) => event.revision)).toEqual([2, 3, 4, 5, 6, 7]);
+    expect(events.map((event) => resourceVersionOf(event.value))).toEqual(['2', '3', '4', '5', '6', '7']);
+  });
+
+  it('carries the previous state, and for deletes the last state at the deletion revision', async () => {
+    const storage = openStorage();
+    const events = recordEvents(storage, '/w/', 0);
+    await storage.create('/w/a', object('a', { v: 1 }));
+    await storage.update('/w/a', object('a', { v: 2 }), 1);
+    await storage.delete('/w/a');
+
+    const [added, modified, deleted] = events;
+    expect(added.prevValue).toBeUndefined();
+    expect(modified.value).toMatchObject({ metadata: { resourceVersion: '2' }, spec: { v: 2 } });
+    expect(modified.prevValue).toMatchObject({ metadata: { resourceVersion: '1' }, spec: { v: 1 } });
+    expect(deleted).toMatchObject({ type: 'DELETED', revision: 3, value: { metadata: { resourceVersion: '3' }, spec: { v: 2 } } });
+    expect(deleted.prevValue).toMatchObject({ metadata: { resourceVersion: '2' }, spec: { v: 2 } });
+
+    const replayed = recordEvents(storage, '/w/', 0);
+    expect(replayed).toEqual(events);
+  });
+
+  it('delivers only keys under the prefix', async () => {
+    const storage = openStorage();
+    const events = recordEvents(storage, '/w/ns/', 0);
+    await storage.create('/w/ns2/x', object('x'));
+    await storage.create('/w/ns/y', object('y'));
+    await storage.create('/w/n', object('n'));
+    expect(events.map((event) => event.key)).toEqual(['/w/ns/y']);
+    expect(recordEvents(storage, '/w/ns/', 0).map((event) => event.key)).toEqual(['/w/ns/y']);
+  });
+
+  it('shares deep-frozen event values between watchers', async () => {
+    const storage = openStorage();
+    const first = recordEvents(storage, '/w/', 0);
+    const second = recordEvents(storage, '/w/', 0);
+    await storage.create('/w/a', object('a', { nested: { v: 1 } }));
+    expect(first[0]).toBe(second[0]);
+    expect(() => {
+      (first[0].value.spec as { nested: { v: number } }).nested.v = 2;
+    }).toThrow(TypeError);
+  });
+
+  it('stops delivering after stop(), even when called from the callback', async () => {
+    const storage = openStorage();
+    const received: number[] = [];
+    const watch = storage.watch({
+      prefix: '/w/',
+      afterRevision: 0,
+      onEvent: (event) => {
+        received.push(event.revision);
+        if (event.revision === 2) watch.stop();
+      },
+    });
+    await Promise.all([storage.create('/w/a', object('a')), storage.create('/w/b', object('b')), storage.create('/w/c', object('c'))]);
+    await storage.create('/w/d', object('d'));
+    expect(received).toEqual([1, 2]);
+  });
+
+  it('isolates a throwing watcher from other watchers and from the write', async () => {
+    const errors: unknown[] = [];
+    const storage = openStorage(':memory:', { onError: (error) => errors.push(error) });
+    storage.watch({
+      prefix: '/w/',
+      afterRevision: 0,
+      onEvent: () => {
+        throw new Error('broken watcher');
+      },
+    });
+    const events = recordEvents(storage, '/w/', 0);
+    await expect(storage.create('/w/a', object('a'))).resolves.toMatchObject({ modRevision: 1 });
+    expect(events).toHaveLength(1);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('does not repeat events to a watcher started while a batch is pending', async () => {
+    const storage = openStorage();
+    await storage.create('/w/a', object('a'));
+    const write = storage.create('/w/b', object('b'));
+    const events = recordEvents(storage, '/w/', 0);
+    expect(events.map((event) => event.revision)).toEqual([1]);
+    await write;
+    expect(events.map((event) => event.revision)).toEqual([1, 2]);
+  });
+
+  it('refuses compacted and future revisions', async () => {
+    const storage = openStorage(':memory:', { historyRetention: { maxAgeMs: 0 } });
+    await storage.create('/w/a', object('a'));
+    await storage.create('/w/b', object('b'));
+    expect(() => recordEvents(storage, '/w/', 3)).toThrow(FutureRevisionError);
+    await storage.compact();
+    expect(() => recordEvents(storage, '/w/', 1)).toThrow(TooOldRevisionError);
+    const events = recordEvents(storage, '/w/', 2);
+    await storage.create('/w/c', object('c'));
+    expect(events.map((event) => event.revision)).toEqual([3]);
+  });
+});
+
+describe('SqliteStorage history retention', () => {
+  it('keeps at most maxEvents events', async () => {
+    const storage = openStorage(':memory:', { historyRetention: { maxEvents: 3, maxAgeMs: 60_000 } });
+    for (let i = 0; i < 10; i++) await storage.create(`/h/${i}`, object(`o${i}`));
+    expect(await storage.compact()).toBe(7);
+    expect(recordEvents(storage, '/h/', 7).map((event) => event.revision)).toEqual([8, 9, 10]);
+  });
+
+  it('keeps events younger than maxAgeMs', async () => {
+    const storage = openStorage(':memory:', { historyRetention: { maxEvents: 1000, maxAgeMs: 60_000 } });
+    for (let i = 0; i < 5; i++) await storage.create(`/h/${i}`, object(`o${i}`));
+    expect(await storage.compact()).toBe(0);
+  });
+
+  it('persists the compacted revision', async () => {
+    const path = temporaryDatabasePath();
+    const storage = openStorage(path, { historyRetention: { maxAgeMs: 0 } });
+    await storage.create('/h/a', object('a'));
+    await storage.compact();
+    await storage.close();
+    expect(await openStorage(path).compactedRevision()).toBe(1);
+  });
+});
+
+describe('SqliteStorage crash safety', () => {
+  const compiledModule = join(projectRoot, 'dist/src/storage/sqlite.js');
+  const writer = fileURLToPath(new URL('./fixtures/crash-writer.mjs', import.meta.url));
+
+  beforeAll(() => {
+    // Other files' type errors do not stop tsc from emitting, so the exit status is not the signal.
+    if (!existsSync(compiledModule)) spawnSync('npx', ['tsc', '-p', '.'], { cwd: projectRoot, stdio: 'ignore' });
+    expect(existsSync(compiledModule)).toBe(true);
+  });
+
+  it('keeps every acknowledged write after kill -9', async () => {
+    const path = temporaryDatabasePath();
+    const child = spawn(process.execPath, [writer, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const acknowledged = new Map<string, number>();
+    let buffered = '';
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines) {
+        const [key, revision] = line.split(' ');
+        acknowledged.set(key, Number(revision));
+      }
+      if (acknowledged.size >= 500) child.kill('SIGKILL');
+    });
+    await exited;
+    expect(acknowledged.size).toBeGreaterThanOrEqual(500);
+
+    const storage = openStorage(path);
+    for (const [key, revision] of acknowledged) {
+      const entry = await storage.get(key);
+      expect(entry, key).toMatchObject({ key, modRevision: revision, value: { spec: { payload: 'x'.repeat(256) } } });
+    }
+    const recovered = await storage.currentRevision();
+    expect(recovered).toBeGreaterThanOrEqual(Math.max(...acknowledged.values()));
+    const next = await storage.create('/crash/after-restart', object('after'));
+    expect(next.modRevision).toBe(recovered + 1);
+  });
+});
