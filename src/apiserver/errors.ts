@@ -24,6 +24,7 @@ export type StatusReason =
 
 export type CauseType =
   | 'FieldValueInvalid'
+  | 'FieldValueTypeInvalid'
   | 'FieldValueRequired'
   | 'FieldValueNotSupported'
   | 'FieldValueForbidden'
@@ -115,6 +116,7 @@ export class FieldError {
       case 'FieldValueTooMany':
         return `Too many: ${formatValue(this.value)}: ${detail}`;
       case 'FieldValueInvalid':
+      case 'FieldValueTypeInvalid':
         return `Invalid value: ${formatValue(this.value)}${detail ? `: ${detail}` : ''}`;
     }
   }

@@ -19,10 +19,10 @@ import { structuralSchemaOf } from '../schema/structural.js';
 
 export type JsonNode = { [key: string]: unknown };
 
-export type Action = 'list' | 'post' | 'deletecollection' | 'get' | 'put' | 'patch' | 'delete';
+type Action = 'list' | 'post' | 'deletecollection' | 'get' | 'put' | 'patch' | 'delete';
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-export type GroupVersionKind = { group: string; version: string; kind: string };
+type GroupVersionKind = { group: string; version: string; kind: string };
 
 export type Parameter = {
   name: string;
@@ -32,7 +32,7 @@ export type Parameter = {
   schema: { type: 'string' | 'integer' | 'boolean'; uniqueItems: true };
 };
 
-export type MediaTypes = Record<string, { schema: { $ref: string } }>;
+type MediaTypes = Record<string, { schema: { $ref: string } }>;
 
 export type Operation = {
   description: string;
@@ -55,7 +55,7 @@ export type OpenApiV3Document = {
 };
 
 /** The name prefix of apimachinery's meta/v1 schemas. */
-export const META_V1 = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
+const META_V1 = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 const SCHEMAS = '#/components/schemas/';
 
 export function buildOpenApiV3(group: string, version: string, kinds: KindDefinition[]): OpenApiV3Document {
@@ -77,7 +77,7 @@ export function buildOpenApiV3(group: string, version: string, kinds: KindDefini
 }
 
 /** CRD-style schema name: the group's segments reversed, then version and kind. */
-export function modelName(group: string, version: string, kind: string): string {
+function modelName(group: string, version: string, kind: string): string {
   return `${group.split('.').reverse().join('.')}.${version}.${kind}`;
 }
 

@@ -2,6 +2,7 @@
  * The set of kinds this server serves, indexed the ways requests look them up.
  * Definitions are checked once at startup so a bad kind fails fast, not per request.
  */
+import { structuralSchemaOf } from '../schema/structural.js';
 import type { KindDefinition, KindVersion, Verb } from './kind.js';
 
 export const allVerbs: readonly Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -86,6 +87,8 @@ function checkDefinition(kind: KindDefinition): void {
   if (kind.versions.filter((v) => v.served).length > 1 && !kind.converter) {
     throw new Error(`${kind.kind}: several served versions need a converter`);
   }
+  // Non-structural schemas throw here, at startup, rather than on the first request.
+  for (const version of kind.versions) structuralSchemaOf(version);
   if (!/^[a-z][a-z0-9]*$/.test(kind.plural) || !/^[a-z][a-z0-9]*$/.test(kind.singular)) {
     throw new Error(`${kind.kind}: plural and singular must be lowercase alphanumeric`);
   }

@@ -43,12 +43,19 @@ function build(version: KindVersion): StructuralSchema {
 type SchemaType = NonNullable<StructuralSchema['type']>;
 const TYPES = new Set<unknown>(['object', 'array', 'string', 'integer', 'number', 'boolean']);
 
-/** zod's JSON Schema formats kube-apiserver knows, by the name kube gives them. */
-const KUBE_FORMATS: Record<string, string> = {
+/**
+ * String formats kube-apiserver knows, by the name kube gives them, keyed by
+ * zod's name: its JSON Schema output and its validation issues spell some
+ * formats differently (uri/url, date-time/datetime), so both spellings are here.
+ */
+export const kubeFormats: Readonly<Record<string, string>> = {
   email: 'email',
   uri: 'uri',
+  url: 'uri',
   uuid: 'uuid',
+  guid: 'uuid',
   'date-time': 'date-time',
+  datetime: 'date-time',
   date: 'date',
   duration: 'duration',
   hostname: 'hostname',
@@ -95,7 +102,7 @@ class Normalizer {
       if (!TYPES.has(json.type)) throw notStructural(where, `type ${JSON.stringify(json.type)}`);
       out.type = json.type as SchemaType;
     }
-    const format = typeof json.format === 'string' ? KUBE_FORMATS[json.format] : undefined;
+    const format = typeof json.format === 'string' ? kubeFormats[json.format] : undefined;
     if (format) out.format = format;
     if (typeof json.description === 'string') out.description = json.description;
     if (json.nullable === true) out.nullable = true;

@@ -22,7 +22,7 @@ import type { JsonObject } from '../../storage/interface.js';
 import { FieldError } from '../errors.js';
 import type { KindVersion, StructuralSchema } from '../registry/kind.js';
 import { goQuote } from '../validation/names.js';
-import { structuralSchemaOf } from './structural.js';
+import { kubeFormats, structuralSchemaOf } from './structural.js';
 
 export function validateAgainstSchema(version: KindVersion, object: JsonObject): FieldError[] {
   const schema = fieldsSchema(structuralSchemaOf(version));
@@ -110,7 +110,7 @@ class SchemaChecks {
     const at = path.schema;
     const value = found.value;
     if (issue.code === 'invalid_format') {
-      const format = KUBE_FORMATS[issue.format];
+      const format = kubeFormats[issue.format];
       if (format) this.add(at, formatInvalid(at, format, value), true);
       else if (!this.reported.has(at)) this.add(at, patternMismatch(at, value, patternOf(issue, path.node)), false);
       return;
@@ -225,12 +225,12 @@ class SchemaChecks {
 // kube-openapi's wordings; `path` doubles as the field and as the name in the text.
 
 function typeInvalid(path: string, expected: string, actual: string): FieldError {
-  return FieldError.invalid(path, actual, `${path} in body must be of type ${expected}: ${goQuote(actual)}`);
+  return new FieldError('FieldValueTypeInvalid', path, `${path} in body must be of type ${expected}: ${goQuote(actual)}`, actual);
 }
 
 function formatInvalid(path: string, format: string, value: unknown): FieldError {
   const shown = typeof value === 'string' ? `: ${goQuote(value)}` : '';
-  return FieldError.invalid(path, value, `${path} in body must be of type ${format}${shown}`);
+  return new FieldError('FieldValueTypeInvalid', path, `${path} in body must be of type ${format}${shown}`, value);
 }
 
 function notSupported(path: string, value: unknown, allowed: readonly unknown[]): FieldError {
@@ -393,23 +393,6 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): Found {
   return { present: true, value };
 }
 
-/** zod's string formats kube-apiserver also knows, by kube's name for them. */
-const KUBE_FORMATS: Record<string, string> = {
-  email: 'email',
-  url: 'uri',
-  uuid: 'uuid',
-  guid: 'uuid',
-  datetime: 'date-time',
-  date: 'date',
-  duration: 'duration',
-  hostname: 'hostname',
-  ipv4: 'ipv4',
-  ipv6: 'ipv6',
-  cidrv4: 'cidr',
-  cidrv6: 'cidr',
-  mac: 'mac',
-  base64: 'byte',
-};
 
 const ZOD_TYPES: Record<string, string> = { int: 'integer', record: 'object', tuple: 'array' };
 

@@ -1,0 +1,678 @@
+/**
+ * API server benchmark: durable creates, gets, large lists and watch fan-out
+ * against the real server (bench/apiserver/server.ts) running in a separate
+ * process, over HTTPS with the admin client certificate. Prints figures
+ * beside their targets; it is a measurement, not a test, so a missed target
+ * does not fail the run (a wrong answer from the server does).
+ *
+ *   npm run bench:apiserver [-- --quick] [-- --cpu-prof DIR]
+ *
+ * Every phase is a bounded loop on loopback, sized to finish in about a
+ * minute on 2 cores; the server stops when this process exits.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+import type { ServerHello } from './server.js';
+
+// ---- configuration ---------------------------------------------------------
+
+interface Config {
+  objects: number;
+  gets: number;
+  concurrency: number;
+  listRepetitions: number;
+  pagedWalks: number;
+  pageSize: number;
+  watchers: number;
+  updates: number;
+  updateIntervalMs: number;
+  cpuProfDir?: string;
+}
+
+const usage = `Usage: node dist/bench/apiserver/run.js [options]
+  --quick            a small run (1000 objects, 50 watchers) to check the harness
+  --objects N        objects created (default 10000)
+  --watchers N       concurrent watches (default 500)
+  --updates N        updates delivered to every watcher (default 200)
+  --cpu-prof DIR     run the server under node --cpu-prof, writing the profile to DIR
+`;
+
+function parseConfig(): Config {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      objects: { type: 'string' },
+      watchers: { type: 'string' },
+      updates: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(usage);
+    process.exit(0);
+  }
+  const integer = (text: string | undefined, fallback: number, name: string) => {
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got "${text}"`);
+    return value;
+  };
+  const quick = values.quick ?? false;
+  const objects = integer(values.objects, quick ? 1_000 : 10_000, 'objects');
+  return {
+    objects,
+    gets: objects * 2,
+    concurrency: 32,
+    listRepetitions: quick ? 5 : 30,
+    pagedWalks: quick ? 2 : 5,
+    pageSize: 500,
+    watchers: integer(values.watchers, quick ? 50 : 500, 'watchers'),
+    updates: integer(values.updates, quick ? 50 : 200, 'updates'),
+    updateIntervalMs: 20,
+    cpuProfDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : undefined,
+  };
+}
+
+const group = 'testing.capo.dev';
+const namespace = 'bench';
+const collectionPath = `/apis/${group}/v1/namespaces/${namespace}/widgets`;
+const tableAccept = 'application/json;as=Table;v=v1;g=meta.k8s.io';
+
+// ---- statistics ------------------------------------------------------------
+
+/** Nearest-rank percentile: with 30 samples p99 is the maximum, and the report says so. */
+function percentile(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
+}
+
+function sortedCopy(values: ArrayLike<number>): Float64Array {
+  return Float64Array.from(values).sort();
+}
+
+interface Summary {
+  count: number;
+  p50: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+function summarize(values: ArrayLike<number>): Summary {
+  const sorted = sortedCopy(values);
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  return { count: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1], mean: sum / sorted.length };
+}
+
+const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
+const mb = (kb: number) => (kb / 1024).toFixed(1);
+
+// ---- the server process ----------------------------------------------------
+
+interface ServerProcess {
+  hello: ServerHello;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function startServer(config: Config): Promise<ServerProcess> {
+  const entry = fileURLToPath(new URL('./server.js', import.meta.url));
+  const nodeArgs = config.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${config.cpuProfDir}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, entry], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const hello = await new Promise<ServerHello>((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => reject(new Error('server did not start within 30 s')), 30_000);
+    child.once('exit', (code) => reject(new Error(`server exited with code ${code} before serving`)));
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => {
+      buffered += chunk;
+      const newline = buffered.indexOf('\n');
+      if (newline < 0) return;
+      clearTimeout(timer);
+      try {
+        resolve(JSON.parse(buffered.slice(0, newline)) as ServerHello);
+      } catch (error) {
+        reject(error);
+      }
+    });
+  });
+  return {
+    hello,
+    child,
+    async stop() {
+      // Closing stdin asks for a clean exit (the CPU profile is written on exit); kill only if it hangs.
+      child.stdin!.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+interface ProcSample {
+  rssKb: number;
+  hwmKb: number;
+  cpuSeconds: number;
+}
+
+const clockTicks = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+function sampleProcess(pid: number): ProcSample {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  // Fields after the command name, which may itself contain spaces and parentheses.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const cpuSeconds = (Number(rest[11]) + Number(rest[12])) / clockTicks;
+  return { rssKb: field('VmRSS'), hwmKb: field('VmHWM'), cpuSeconds };
+}
+
+// ---- HTTPS client ----------------------------------------------------------
+
+interface Credentials {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+function readCredentials(kubeconfigPath: string): Credentials {
+  const config = parseYaml(readFileSync(kubeconfigPath, 'utf8'));
+  const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
+  return {
+    ca: decode(config.clusters[0].cluster['certificate-authority-data']),
+    cert: decode(config.users[0].user['client-certificate-data']),
+    key: decode(config.users[0].user['client-key-data']),
+  };
+}
+
+interface Response {
+  status: number;
+  body: Buffer;
+  ms: number;
+}
+
+class Client {
+  readonly agent: https.Agent;
+  readonly host: string;
+  readonly port: number;
+
+  constructor(
+    base: URL,
+    readonly credentials: Credentials,
+    maxSockets: number,
+  ) {
+    this.host = base.hostname;
+    this.port = Number(base.port);
+    this.agent = new https.Agent({ keepAlive: true, maxSockets, ...credentials });
+  }
+
+  request(method: string, urlPath: string, options: { body?: string; contentType?: string; accept?: string } = {}): Promise<Response> {
+    const headers: Record<string, string | number> = { 'User-Agent': 'capo-bench/1' };
+    if (options.body !== undefined) {
+      headers['Content-Type'] = options.contentType ?? 'application/json';
+      headers['Content-Length'] = Buffer.byteLength(options.body);
+    }
+    if (options.accept) headers.Accept = options.accept;
+    return new Promise((resolve, reject) => {
+      const started = performance.now();
+      const req = https.request({ host: this.host, port: this.port, path: urlPath, method, agent: this.agent, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - started }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(options.body);
+    });
+  }
+
+  /** Like request, but a status other than `expected` aborts the benchmark: figures for failing requests mean nothing. */
+  async expect(expected: number, method: string, urlPath: string, options: Parameters<Client['request']>[2] = {}): Promise<Response> {
+    const response = await this.request(method, urlPath, options);
+    if (response.status !== expected) {
+      throw new Error(`${method} ${urlPath}: expected ${expected}, got ${response.status}: ${response.body.toString('utf8').slice(0, 500)}`);
+    }
+    return response;
+  }
+}
+
+/** Runs `task(0..total-1)` with `concurrency` requests in flight. */
+async function pool(total: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < total) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+}
+
+// ---- phases ----------------------------------------------------------------
+
+interface PhaseCost {
+  wallSeconds: number;
+  serverCpuSeconds: number;
+  clientCpuSeconds: number;
+}
+
+/** Wall time and the CPU each side spent, to tell a saturated server from a slow client. */
+async function measured<T>(pid: number, body: () => Promise<T>): Promise<{ value: T; cost: PhaseCost }> {
+  const serverBefore = sampleProcess(pid).cpuSeconds;
+  const clientBefore = process.cpuUsage();
+  const started = performance.now();
+  const value = await body();
+  const wallSeconds = (performance.now() - started) / 1000;
+  const client = process.cpuUsage(clientBefore);
+  return {
+    value,
+    cost: { wallSeconds, serverCpuSeconds: sampleProcess(pid).cpuSeconds - serverBefore, clientCpuSeconds: (client.user + client.system) / 1e6 },
+  };
+}
+
+const objectName = (index: number) => `w-${String(index).padStart(6, '0')}`;
+
+function widget(index: number): string {
+  return JSON.stringify({
+    apiVersion: `${group}/v1`,
+    kind: 'Widget',
+    metadata: {
+      name: objectName(index),
+      labels: { app: 'bench', shard: `s${index % 16}`, tier: index % 2 === 0 ? 'front' : 'back' },
+    },
+    spec: {
+      color: ['red', 'green', 'blue'][index % 3],
+      replicas: index % 5,
+      ports: [{ name: 'http', port: 8080 }],
+      tags: ['bench', `t${index % 7}`],
+    },
+  });
+}
+
+/** Deterministic, so two runs read the same sequence of names. */
+function* pseudoRandom(seed: number): Generator<number, never> {
+  let state = seed >>> 0;
+  for (;;) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    yield state / 2 ** 32;
+  }
+}
+
+async function createPhase(client: Client, config: Config) {
+  const latencies = new Float64Array(config.objects);
+  let bytes = 0;
+  await pool(config.objects, config.concurrency, async (i) => {
+    const body = widget(i);
+    bytes += body.length;
+    const response = await client.expect(201, 'POST', collectionPath, { body });
+    latencies[i] = response.ms;
+  });
+  return { latencies: summarize(latencies), requestBytes: bytes / config.objects };
+}
+
+async function getPhase(client: Client, config: Config) {
+  const latencies = new Float64Array(config.gets);
+  const random = pseudoRandom(42);
+  const names = Array.from({ length: config.gets }, () => objectName(Math.floor(random.next().value * config.objects)));
+  let bytes = 0;
+  await pool(config.gets, config.concurrency, async (i) => {
+    const response = await client.expect(200, 'GET', `${collectionPath}/${names[i]}`);
+    bytes += response.body.length;
+    latencies[i] = response.ms;
+  });
+  return { latencies: summarize(latencies), responseBytes: bytes / config.gets };
+}
+
+async function listPhase(client: Client, config: Config) {
+  const plain: number[] = [];
+  let plainBytes = 0;
+  for (let i = 0; i < config.listRepetitions; i++) {
+    const response = await client.expect(200, 'GET', collectionPath);
+    plain.push(response.ms);
+    plainBytes = response.body.length;
+    // Checked outside the timed request so client-side parsing is not counted.
+    if (i === 0) {
+      const items = JSON.parse(response.body.toString('utf8')).items.length;
+      if (items !== config.objects) throw new Error(`LIST returned ${items} items, expected ${config.objects}`);
+    }
+  }
+
+  const table: number[] = [];
+  let tableBytes = 0;
+  for (let i = 0; i < config.listRepetitions; i++) {
+    const response = await client.expect(200, 'GET', collectionPath, { accept: tableAccept });
+    table.push(response.ms);
+    tableBytes = response.body.length;
+    if (i === 0) {
+      const parsed = JSON.parse(response.body.toString('utf8'));
+      if (parsed.kind !== 'Table' || parsed.rows.length !== config.objects) {
+        throw new Error(`Table LIST returned kind ${parsed.kind} with ${parsed.rows?.length} rows, expected ${config.objects}`);
+      }
+    }
+  }
+
+  const walks: number[] = [];
+  let pages = 0;
+  for (let walk = 0; walk < config.pagedWalks; walk++) {
+    const started = performance.now();
+    const bodies: Buffer[] = [];
+    let token: string | undefined;
+    pages = 0;
+    do {
+      const query = `?limit=${config.pageSize}${token ? `&continue=${encodeURIComponent(token)}` : ''}`;
+      const response = await client.expect(200, 'GET', `${collectionPath}${query}`);
+      pages++;
+      // The list metadata precedes the items, so the token is near the start; a regex spares parsing every page inside the timing.
+      token = /"continue":"([^"]+)"/.exec(response.body.subarray(0, 2048).toString('utf8'))?.[1];
+      if (walk === 0) bodies.push(response.body);
+    } while (token);
+    walks.push(performance.now() - started);
+    if (walk === 0) {
+      const items = bodies.reduce((sum, body) => sum + JSON.parse(body.toString('utf8')).items.length, 0);
+      if (items !== config.objects) throw new Error(`paged LIST walk returned ${items} items, expected ${config.objects}`);
+    }
+  }
+  return { plain: summarize(plain), plainBytes, table: summarize(table), tableBytes, walks: summarize(walks), pages };
+}
+
+interface WatchResult {
+  delays: Summary;
+  deliveries: number;
+  expected: number;
+  unexpectedEvents: number;
+  patchLatencies: Summary;
+  openSeconds: number;
+  updateSpanSeconds: number;
+  drainMs: number;
+}
+
+async function watchPhase(client: Client, config: Config): Promise<WatchResult> {
+  const { watchers, updates } = config;
+  const rv = JSON.parse((await client.expect(200, 'GET', `${collectionPath}?limit=1`)).body.toString('utf8')).metadata.resourceVersion as string;
+
+  const sentAt = new Float64Array(updates).fill(NaN);
+  const delays = new Float64Array(watchers * updates);
+  const seen = new Uint8Array(watchers * updates);
+  let deliveries = 0;
+  let unexpectedEvents = 0;
+
+  // Watches hold their connection for the whole phase, so they get their own unpooled agent.
+  const watchAgent = new https.Agent({ keepAlive: false, maxSockets: Infinity, ...client.credentials });
+  const requests: ReturnType<typeof https.request>[] = [];
+  const { host, port } = client;
+
+  const openOne = (w: number) =>
+    new Promise<void>((resolve, reject) => {
+      const req = https.request(
+        { host, port, path: `${collectionPath}?watch=true&resourceVersion=${rv}`, agent: watchAgent, headers: { 'User-Agent': 'capo-bench/1' } },
+        (res: IncomingMessage) => {
+          if (res.statusCode !== 200) {
+            reject(new Error(`watch ${w}: status ${res.statusCode}`));
+            return;
+          }
+          res.setEncoding('utf8');
+          let buffered = '';
+          res.on('data', (chunk: string) => {
+            // One timestamp per chunk, taken before any parsing, is the arrival time of every event in it.
+            const arrived = performance.now();
+            buffered += chunk;
+            let newline: number;
+            while ((newline = buffered.indexOf('\n')) >= 0) {
+              const line = buffered.slice(0, newline);
+              buffered = buffered.slice(newline + 1);
+              // A regex over the line is far cheaper than JSON.parse, and client CPU competes with the server's on 2 cores.
+              const seq = line.startsWith('{"type":"MODIFIED"') ? /"benchseq":"(\d+)"/.exec(line)?.[1] : undefined;
+              const index = seq === undefined ? -1 : w * updates + Number(seq);
+              if (index < 0 || seen[index]) {
+                unexpectedEvents++;
+                continue;
+              }
+              seen[index] = 1;
+              delays[index] = arrived - sentAt[Number(seq)];
+              deliveries++;
+            }
+          });
+          res.on('error', () => undefined);
+          resolve();
+        },
+      );
+      req.on('error', (error) => {
+        if (!req.destroyed) reject(error);
+      });
+      req.end();
+      requests.push(req);
+    });
+
+  const openStarted = performance.now();
+  await pool(watchers, 50, openOne);
+  const openSeconds = (performance.now() - openStarted) / 1000;
+  // Lets the last handshakes' follow-up work settle on the server before the clock starts.
+  await new Promise((r) => setTimeout(r, 500));
+
+  const patchLatencies: number[] = [];
+  const patches: Promise<void>[] = [];
+  const started = performance.now();
+  for (let seq = 0; seq < updates; seq++) {
+    const due = started + seq * config.updateIntervalMs;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    // Spread over distinct objects so every patch is a real change.
+    const name = objectName((seq * 37) % config.objects);
+    const body = JSON.stringify({ metadata: { labels: { benchseq: String(seq) } }, spec: { replicas: seq % 7 } });
+    sentAt[seq] = performance.now();
+    patches.push(
+      client.expect(200, 'PATCH', `${collectionPath}/${name}`, { body, contentType: 'application/merge-patch+json' }).then((r) => {
+        patchLatencies.push(r.ms);
+      }),
+    );
+  }
+  const updateSpanSeconds = (performance.now() - started) / 1000;
+  await Promise.all(patches);
+
+  const expected = watchers * updates;
+  const lastSent = performance.now();
+  const deadline = lastSent + 30_000;
+  while (deliveries < expected && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  const drainMs = performance.now() - lastSent;
+
+  for (const req of requests) req.destroy();
+  watchAgent.destroy();
+
+  const delivered = new Float64Array(deliveries);
+  let k = 0;
+  for (let i = 0; i < seen.length; i++) if (seen[i]) delivered[k++] = delays[i];
+  return {
+    delays: summarize(delivered),
+    deliveries,
+    expected,
+    unexpectedEvents,
+    patchLatencies: summarize(patchLatencies),
+    openSeconds,
+    updateSpanSeconds,
+    drainMs,
+  };
+}
+
+// ---- machine ---------------------------------------------------------------
+
+/** The filesystem holding `dir`: the longest mount point that prefixes it. */
+function filesystemOf(dir: string): string {
+  try {
+    let best = { point: '', text: 'unknown' };
+    for (const line of readFileSync('/proc/mounts', 'utf8').split('\n')) {
+      const [device, point, type] = line.split(' ');
+      if (!point) continue;
+      if ((dir === point || dir.startsWith(point.endsWith('/') ? point : `${point}/`)) && point.length >= best.point.length) {
+        best = { point, text: `${type} on ${device} (mounted at ${point})` };
+      }
+    }
+    return best.text;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** What one commit's fsync costs on the disk under the data directory: the floor of a durable write. */
+function probeFdatasync(parent: string): Summary {
+  const dir = mkdtempSync(path.join(parent, 'capo-fsync-'));
+  const fd = openSync(path.join(dir, 'probe'), 'w');
+  const page = Buffer.alloc(4096, 7);
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < 200; i++) {
+      const started = performance.now();
+      writeSync(fd, page, 0, page.length, i * page.length);
+      fdatasyncSync(fd);
+      samples.push(performance.now() - started);
+    }
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return summarize(samples);
+}
+
+// ---- report ----------------------------------------------------------------
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  const line = (r: string[]) => `| ${r.map((cell, c) => cell.padEnd(widths[c])).join(' | ')} |`;
+  return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+}
+
+function costLine(name: string, cost: PhaseCost): string[] {
+  return [
+    name,
+    cost.wallSeconds.toFixed(1),
+    `${cost.serverCpuSeconds.toFixed(1)} (${((100 * cost.serverCpuSeconds) / cost.wallSeconds).toFixed(0)}%)`,
+    `${cost.clientCpuSeconds.toFixed(1)} (${((100 * cost.clientCpuSeconds) / cost.wallSeconds).toFixed(0)}%)`,
+  ];
+}
+
+const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+
+async function main(): Promise<void> {
+  const config = parseConfig();
+  const dataParent = os.tmpdir();
+  const cpus = os.cpus();
+  const log = (text: string) => process.stdout.write(`${text}\n`);
+
+  log('capo-apiserver API server benchmark (bench/apiserver)');
+  log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, node ${process.version}`);
+  const fsync = probeFdatasync(dataParent);
+  log(`disk: ${dataParent} is ${filesystemOf(dataParent)}; 4 KiB write+fdatasync p50 ${ms(fsync.p50)} ms, p99 ${ms(fsync.p99)} ms`);
+
+  const server = await startServer(config);
+  const { hello } = server;
+  const { sqlite } = hello;
+  log(`server: pid ${hello.pid} at ${hello.url}, data dir ${hello.dataDir}${config.cpuProfDir ? `, CPU profile to ${config.cpuProfDir}` : ''}`);
+  log(
+    `durability: SQLite journal_mode=${sqlite.journalMode}, synchronous=${sqlite.synchronous}, locking_mode=${sqlite.lockingMode}; ` +
+      `every write is acknowledged only after its group commit is fsynced, so acknowledged writes survive kill -9 (and, with FULL, power loss)`,
+  );
+  log(
+    `load: ${config.objects} objects, ${config.gets} gets, ${config.concurrency} in flight; LIST x${config.listRepetitions}; ` +
+      `${config.watchers} watchers x ${config.updates} updates every ${config.updateIntervalMs} ms`,
+  );
+
+  const client = new Client(new URL(hello.url), readCredentials(hello.kubeconfigPath), 64);
+  const pid = hello.pid;
+  try {
+    const baseline = sampleProcess(pid);
+    log(`\n[1/4] creating ${config.objects} widgets...`);
+    const create = await measured(pid, () => createPhase(client, config));
+    const afterCreate = sampleProcess(pid);
+    log(`      ${(config.objects / create.cost.wallSeconds).toFixed(0)} creates/s`);
+
+    log(`[2/4] ${config.gets} gets...`);
+    const get = await measured(pid, () => getPhase(client, config));
+    const afterGet = sampleProcess(pid);
+    log(`      ${(config.gets / get.cost.wallSeconds).toFixed(0)} gets/s`);
+
+    log(`[3/4] LIST x${config.listRepetitions} (JSON), x${config.listRepetitions} (Table), ${config.pagedWalks} paged walks...`);
+    const list = await measured(pid, () => listPhase(client, config));
+    const afterList = sampleProcess(pid);
+    log(`      LIST p50 ${ms(list.value.plain.p50)} ms, p99 ${ms(list.value.plain.p99)} ms`);
+
+    log(`[4/4] ${config.watchers} watchers, ${config.updates} updates...`);
+    const watch = await measured(pid, () => watchPhase(client, config));
+    // Give the server a moment to notice the closed watches before reading its memory.
+    await new Promise((r) => setTimeout(r, 500));
+    const afterWatch = sampleProcess(pid);
+    log(`      watch p99 ${ms(watch.value.delays.p99)} ms, ${watch.value.deliveries}/${watch.value.expected} deliveries`);
+
+    const c = create.value;
+    const g = get.value;
+    const l = list.value;
+    const w = watch.value;
+    const createRate = config.objects / create.cost.wallSeconds;
+    const getRate = config.gets / get.cost.wallSeconds;
+    const deliveriesOk = w.deliveries === w.expected && w.unexpectedEvents === 0;
+
+    log('\nResults');
+    log(
+      table([
+        ['figure', 'measured', 'target', ''],
+        [`durable creates/s (${config.objects} POSTs, ${config.concurrency} in flight)`, `${createRate.toFixed(0)}/s`, '>= 800/s', verdict(createRate >= 800)],
+        ['  create latency p50 / p99', `${ms(c.latencies.p50)} / ${ms(c.latencies.p99)} ms`, '', ''],
+        [`gets/s (${config.gets} GETs by name, ${config.concurrency} in flight)`, `${getRate.toFixed(0)}/s`, '>= 4,000/s', verdict(getRate >= 4000)],
+        ['  get latency p50 / p99', `${ms(g.latencies.p50)} / ${ms(g.latencies.p99)} ms`, '', ''],
+        [`LIST ${config.objects} JSON p50 / p99 (n=${l.plain.count})`, `${ms(l.plain.p50)} / ${ms(l.plain.p99)} ms`, 'p99 <= 400 ms', verdict(l.plain.p99 <= 400)],
+        ['  LIST response size', `${(l.plainBytes / 2 ** 20).toFixed(1)} MiB`, '', ''],
+        [`LIST ${config.objects} as Table p50 / p99 (n=${l.table.count})`, `${ms(l.table.p50)} / ${ms(l.table.p99)} ms`, '', ''],
+        ['  Table response size', `${(l.tableBytes / 2 ** 20).toFixed(1)} MiB`, '', ''],
+        [`paged LIST walk, limit=${config.pageSize} (${l.pages} pages) p50 / max (n=${l.walks.count})`, `${ms(l.walks.p50)} / ${ms(l.walks.max)} ms`, '', ''],
+        [`watch delivery p50 / p99 / max (${config.watchers} watchers)`, `${ms(w.delays.p50)} / ${ms(w.delays.p99)} / ${ms(w.delays.max)} ms`, 'p99 <= 50 ms', verdict(w.delays.p99 <= 50)],
+        ['  deliveries', `${w.deliveries} of ${w.expected}${w.unexpectedEvents ? `, ${w.unexpectedEvents} unexpected` : ''}`, `${w.expected}`, verdict(deliveriesOk)],
+        ['  PATCH latency p50 / p99 (while fanning out)', `${ms(w.patchLatencies.p50)} / ${ms(w.patchLatencies.p99)} ms`, '', ''],
+        [`server RSS after ${config.objects} creates`, `${mb(afterCreate.rssKb)} MB`, '<= 250 MB', verdict(afterCreate.rssKb / 1024 <= 250)],
+        ['  RSS after gets / after LISTs / after watch', `${mb(afterGet.rssKb)} / ${mb(afterList.rssKb)} / ${mb(afterWatch.rssKb)} MB`, '', ''],
+        ['  peak RSS (VmHWM)', `${mb(afterWatch.hwmKb)} MB`, '', ''],
+      ]),
+    );
+    log('\nWhere the time went (CPU seconds, % of one core; the server is one Node thread)');
+    log(
+      table([
+        ['phase', 'wall s', 'server CPU s', 'client CPU s'],
+        costLine('creates', create.cost),
+        costLine('gets', get.cost),
+        costLine('LISTs', list.cost),
+        costLine('watch (open + updates + drain)', watch.cost),
+      ]),
+    );
+    log(
+      `\nnotes: request size ${c.requestBytes.toFixed(0)} B per create, ${g.responseBytes.toFixed(0)} B per GET response; ` +
+        `server RSS at start ${mb(baseline.rssKb)} MB; ${config.watchers} watches opened in ${w.openSeconds.toFixed(1)} s; ` +
+        `${config.updates} updates sent over ${w.updateSpanSeconds.toFixed(1)} s, last delivery ${ms(w.drainMs)} ms after the last PATCH answered; ` +
+        `percentiles are nearest-rank, so with ${config.listRepetitions} samples p99 is the maximum.`,
+    );
+    if (!deliveriesOk) {
+      process.exitCode = 1;
+      log(`error: expected ${w.expected} watch deliveries, got ${w.deliveries} (${w.unexpectedEvents} unexpected events)`);
+    }
+  } finally {
+    client.agent.destroy();
+    await server.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

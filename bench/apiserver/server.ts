@@ -1,0 +1,64 @@
+/**
+ * The server half of the API server benchmark: the real app on a throwaway
+ * data directory, in its own process so that the RSS and CPU time the
+ * benchmark reads from /proc are the server's alone.
+ *
+ * Protocol with run.ts: one JSON line on stdout once serving; the server
+ * stops (and deletes its data directory) when stdin closes or on SIGTERM, so
+ * a crashed or interrupted benchmark never leaves it running.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startApp } from '../../src/app.js';
+import { widgetKind } from '../../test/fixtures/widget-kind.js';
+
+export interface ServerHello {
+  url: string;
+  kubeconfigPath: string;
+  dataDir: string;
+  pid: number;
+  sqlite: { journalMode: string; synchronous: string; lockingMode: string };
+}
+
+const SYNCHRONOUS_NAMES = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
+
+async function main(): Promise<void> {
+  const dataDir = await mkdtemp(path.join(process.env.BENCH_DATA_PARENT ?? os.tmpdir(), 'capo-bench-'));
+  const app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: [widgetKind] });
+
+  // Read back from the live connection so the report shows the settings in force, not the intended defaults.
+  const db = app.storage['db'];
+  const hello: ServerHello = {
+    url: app.url,
+    kubeconfigPath: app.kubeconfigPath,
+    dataDir,
+    pid: process.pid,
+    sqlite: {
+      journalMode: String(db.pragma('journal_mode', { simple: true })).toUpperCase(),
+      synchronous: SYNCHRONOUS_NAMES[Number(db.pragma('synchronous', { simple: true }))] ?? 'unknown',
+      lockingMode: String(db.pragma('locking_mode', { simple: true })).toUpperCase(),
+    },
+  };
+  process.stdout.write(`${JSON.stringify(hello)}\n`);
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await app.close();
+    await rm(dataDir, { recursive: true, force: true });
+    // A normal exit, not a signal death, so that --cpu-prof gets to write its profile.
+    process.exit(0);
+  };
+  process.stdin.on('end', () => void stop());
+  process.stdin.on('error', () => void stop());
+  process.stdin.resume();
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench server: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,86 @@
+/**
+ * The `npm start` entry point as a user runs it: the compiled CLI in its own
+ * process, its data directory, kubectl with the kubeconfig it writes, and a
+ * clean shutdown on SIGTERM.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const entry = path.resolve('dist/src/main.js');
+let dataDir: string;
+
+beforeAll(async () => {
+  if (!existsSync(entry)) await run('npx', ['tsc', '-p', '.']);
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-main-'));
+});
+
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+function start(args: string[]): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn('node', [entry, ...args]);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 20_000);
+    child.stdout!.on('data', () => {
+      const match = /serving on (https:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1], output: () => output });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
+  });
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+}
+
+describe('npm start', () => {
+  it('prints every option with --help', async () => {
+    const { stdout } = await run('node', [entry, '--help']);
+    for (const option of ['--data-dir', '--port', '--bind-address', '--help']) expect(stdout).toContain(option);
+  });
+
+  it('refuses unknown options and bad ports with a clear error', async () => {
+    const unknown = await run('node', [entry, '--bogus']).catch((error) => error);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("Unknown option '--bogus'");
+    const port = await run('node', [entry, '--port', 'abc']).catch((error) => error);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain('--port must be an integer');
+  });
+
+  it('serves on its data directory, works with kubectl and stops cleanly on SIGTERM', async () => {
+    const server = await start(['--data-dir', dataDir, '--port', '0']);
+    for (const file of ['capo.db', 'kubeconfig', 'pki/ca.crt', 'pki/apiserver.crt', 'pki/admin.key']) {
+      expect(existsSync(path.join(dataDir, file)), file).toBe(true);
+    }
+    const env = { ...process.env, KUBECONFIG: path.join(dataDir, 'kubeconfig'), HOME: dataDir };
+    const ready = await run('kubectl', ['get', '--raw', '/readyz'], { env });
+    expect(ready.stdout).toBe('ok');
+    const version = await run('kubectl', ['version', '-o', 'json'], { env });
+    expect(JSON.parse(version.stdout).serverVersion.gitVersion).toMatch(/capo-apiserver/);
+    const caBefore = await readFile(path.join(dataDir, 'pki/ca.crt'), 'utf8');
+
+    server.child.kill('SIGTERM');
+    expect(await exited(server.child)).toBe(0);
+    expect(server.output()).toContain('shutting down');
+
+    // A restart on the same directory keeps the CA, so existing kubeconfigs stay valid.
+    const again = await start(['--data-dir', dataDir, '--port', '0']);
+    expect(await readFile(path.join(dataDir, 'pki/ca.crt'), 'utf8')).toBe(caBefore);
+    again.child.kill('SIGINT');
+    expect(await exited(again.child)).toBe(0);
+  });
+});
