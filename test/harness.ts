@@ -25,7 +25,9 @@ export interface KubectlResult {
   stderr: string;
 }
 
-export async function startTestServer(options: Pick<AppOptions, 'bookmarkIntervalMs' | 'historyRetention'> = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: Partial<Pick<AppOptions, 'bookmarkIntervalMs' | 'historyRetention' | 'kinds'>> = {},
+): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-test-'));
   const app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: [widgetKind, gadgetKind], ...options });
   const env = { ...process.env, KUBECONFIG: app.kubeconfigPath, HOME: dataDir };

@@ -1,7 +1,5 @@
-/**
- * The kinds `npm start` serves. The CAPO kinds (group
- * infrastructure.cluster.x-k8s.io) register here as they land.
- */
+/** The kinds `npm start` serves. */
 import type { KindDefinition } from '../apiserver/registry/kind.js';
+import { infrastructureKinds } from './infrastructure/kinds.js';
 
-export const servedKinds: KindDefinition[] = [];
+export const servedKinds: KindDefinition[] = [...infrastructureKinds];

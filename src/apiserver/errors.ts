@@ -93,6 +93,14 @@ export class FieldError {
   static tooLong(field: string, value: unknown, max: number): FieldError {
     return new FieldError('FieldValueTooLong', field, `may not be more than ${max} bytes`, value);
   }
+  /**
+   * A failed validation rule (CEL) at `field`, where `self` is the value the
+   * rule judged. Since Kubernetes 1.35 the value is shown only for scalars.
+   */
+  static ruleFailure(field: string, self: unknown, message: string): FieldError {
+    if (typeof self === 'object' || self === undefined) return new ValuelessInvalid(field, message);
+    return FieldError.invalid(field, self, message);
+  }
   static tooMany(field: string, actual: number, max: number): FieldError {
     return new FieldError('FieldValueTooMany', field, `must have at most ${max} items`, actual);
   }
@@ -123,6 +131,16 @@ export class FieldError {
 
   toString(): string {
     return this.field ? `${this.field}: ${this.body()}` : this.body();
+  }
+}
+
+class ValuelessInvalid extends FieldError {
+  constructor(field: string, detail: string) {
+    super('FieldValueInvalid', field, detail);
+  }
+
+  override body(): string {
+    return `Invalid value: ${this.detail}`;
   }
 }
 

@@ -83,6 +83,25 @@ describe('errors', () => {
     expect(wrongVersion.status).toBe(400);
   });
 
+  it('refuses writes that address the wrong scope or namespace', async () => {
+    const clusterPath = await request(server, 'POST', '/apis/testing.capo.dev/v1/widgets', { headers: json, body: widget('scope') });
+    expect(clusterPath.status).toBe(405);
+    const otherNamespace = JSON.parse(widget('scope'));
+    otherNamespace.metadata.namespace = 'elsewhere';
+    const mismatch = await request(server, 'POST', base, { headers: json, body: JSON.stringify(otherNamespace) });
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.json().message).toBe('the namespace of the provided object does not match the namespace sent on the request');
+    const scalarPatch = await request(server, 'PATCH', `${base}/scope`, { headers: { 'Content-Type': 'application/merge-patch+json' }, body: '"x"' });
+    expect(scalarPatch.status).toBe(400);
+    const gadget = await request(server, 'POST', '/apis/testing.capo.dev/v1/gadgets', {
+      headers: json,
+      body: JSON.stringify({ apiVersion: 'testing.capo.dev/v1', kind: 'Gadget', metadata: { name: 'g1' }, spec: { size: 2 } }),
+    });
+    expect(gadget.status).toBe(201);
+    expect(gadget.json().metadata.namespace).toBeUndefined();
+    expect((await request(server, 'GET', '/apis/testing.capo.dev/v1/namespaces/default/gadgets/g1')).status).toBe(404);
+  });
+
   it('refuses oversized bodies and leaves the store unchanged', async () => {
     const huge = JSON.stringify({ apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name: 'huge', annotations: { a: 'x'.repeat(4 * 1024 * 1024) } }, spec: { color: 'red' } });
     const res = await request(server, 'POST', base, { headers: json, body: huge });

@@ -58,8 +58,13 @@ export class ResourceHandler {
     if (!served) throw errors.pathNotFound();
     const { definition } = served;
     if (!definition.namespaced && info.namespace !== undefined) throw errors.pathNotFound();
-    if (info.subresource !== undefined && !(info.subresource === 'status' && definition.subresources.status)) throw errors.pathNotFound();
     const store = this.stores.get(`${definition.group}/${definition.plural}`)!;
+    // Like kube, the all-namespaces path of a namespaced kind only lists and watches.
+    if (definition.namespaced && info.namespace === undefined && info.verb !== 'list' && info.verb !== 'watch') {
+      if (info.name !== undefined) throw errors.pathNotFound();
+      throw errors.methodNotAllowed(store.ref, info.verb);
+    }
+    if (info.subresource !== undefined && !(info.subresource === 'status' && definition.subresources.status)) throw errors.pathNotFound();
     const verbs = info.subresource ? ['get', 'patch', 'update'] : verbsOf(definition);
     if (!verbs.includes(info.verb as Verb)) throw errors.methodNotAllowed(store.ref, info.verb);
     return { served, store };
@@ -291,6 +296,8 @@ export class ResourceHandler {
       patchFn = (current) => applyJsonPatch(current, operations) as JsonObject;
     } else if (mediaType === 'application/merge-patch+json') {
       const patch = decodeJson(body);
+      // RFC 7386 would let a scalar replace the whole object; kube refuses it.
+      if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw errors.badRequest('Invalid JSON Patch');
       patchFn = (current) => applyMergePatch(current, patch) as JsonObject;
     } else {
       // Strategic merge patch lands here too: like CRDs, our kinds have no patch strategy metadata.

@@ -73,10 +73,16 @@ export interface KindVersion {
   printerColumns: PrinterColumn[];
 }
 
+/** What admission rules may know about the request beyond the objects. */
+export interface AdmissionContext {
+  /** The request will not be persisted (dryRun=All). */
+  dryRun: boolean;
+}
+
 /** Kind-specific admission rules beyond the schema (CAPO's webhooks live here). */
 export interface AdmissionRules {
-  validateCreate?(object: JsonObject): FieldError[];
-  validateUpdate?(object: JsonObject, old: JsonObject): FieldError[];
+  validateCreate?(object: JsonObject, context: AdmissionContext): FieldError[];
+  validateUpdate?(object: JsonObject, old: JsonObject, context: AdmissionContext): FieldError[];
 }
 
 /** Conversion between served versions through the storage version (the hub). */

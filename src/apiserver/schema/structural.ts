@@ -65,6 +65,8 @@ export const kubeFormats: Readonly<Record<string, string>> = {
   cidrv6: 'cidr',
   mac: 'mac',
   base64: 'byte',
+  int32: 'int32',
+  int64: 'int64',
 };
 
 /** zod bounds every integer to the safe range; they are not part of the kind's contract. */

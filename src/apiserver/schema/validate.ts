@@ -35,7 +35,7 @@ export function validateAgainstSchema(version: KindVersion, object: JsonObject):
   const parsed = version.schema.safeParse(fields, { reportInput: true });
   for (const issue of parsed.success ? [] : parsed.error.issues) {
     const path = spell(issue.path, schema);
-    if (issue.code === 'custom') rules.push(ruleFailure(path.rule || '<nil>', issue.input, issue.message));
+    if (issue.code === 'custom') rules.push(FieldError.ruleFailure(path.rule || '<nil>', issue.input, issue.message));
     else checks.fromZod(issue, path, valueAt(fields, issue.path));
   }
 
@@ -277,20 +277,6 @@ function notMultipleOf(path: string, value: unknown, factor: number): FieldError
  * A failed refinement, reported like a failed CEL rule. Since Kubernetes 1.35
  * the value is left out when the rule sits on an object or a list.
  */
-class RuleFailure extends FieldError {
-  constructor(field: string, message: string) {
-    super('FieldValueInvalid', field, message);
-  }
-
-  override body(): string {
-    return `Invalid value: ${this.detail}`;
-  }
-}
-
-function ruleFailure(field: string, self: unknown, message: string): FieldError {
-  if (typeof self === 'object' || self === undefined) return new RuleFailure(field, message);
-  return FieldError.invalid(field, self, message);
-}
 
 /** x-kubernetes-list-type set and map lists: each repeat is reported once, at its second occurrence. */
 function duplicates(value: unknown, schema: StructuralSchema | undefined, path: string): FieldError[] {

@@ -248,7 +248,7 @@ export class ResourceStore {
       const candidateMeta = metaOf(candidate);
       if (generated) candidateMeta.name = `${meta.generateName}${randomSuffix()}`;
       this.initializeServerFields(candidate);
-      this.validate(candidate, undefined, version, warnings);
+      this.validate(candidate, undefined, version, warnings, options.dryRun);
       const tracked = trackFields(candidate);
       const stored = this.toStorage(tracked, version);
       if (options.dryRun) {
@@ -414,7 +414,7 @@ export class ResourceStore {
       }
 
       const next = this.mergeWithCurrent(requested, current, subresource);
-      this.validate(next, current, version, warnings);
+      this.validate(next, current, version, warnings, options.dryRun);
       const tracked =
         operation === 'apply' ? next : this.fieldManager(version).update(current, next, this.writeContext(version, options, subresource));
       const nextMeta = metaOf(tracked);
@@ -600,7 +600,7 @@ export class ResourceStore {
     return defaults ? applyDefaults(object, schema) : object;
   }
 
-  private validate(object: JsonObject, old: JsonObject | undefined, version: KindVersion, warnings: string[]): void {
+  private validate(object: JsonObject, old: JsonObject | undefined, version: KindVersion, warnings: string[], dryRun: boolean): void {
     const meta = metaOf(object);
     const scope = { namespaced: this.definition.namespaced };
     if (meta.ownerReferences) {
@@ -614,8 +614,9 @@ export class ResourceStore {
     const rules = this.definition.admission;
     if (fieldErrors.length === 0 && rules) {
       const stored = this.toStorage(object, version);
-      if (old) fieldErrors.push(...(rules.validateUpdate?.(stored, this.toStorage(old, version)) ?? []));
-      else fieldErrors.push(...(rules.validateCreate?.(stored) ?? []));
+      const context = { dryRun };
+      if (old) fieldErrors.push(...(rules.validateUpdate?.(stored, this.toStorage(old, version), context) ?? []));
+      else fieldErrors.push(...(rules.validateCreate?.(stored, context) ?? []));
     }
     if (fieldErrors.length > 0) {
       throw errors.invalid(this.definition.group, this.definition.kind, meta.name ?? meta.generateName ?? '', fieldErrors);

@@ -1,0 +1,104 @@
+/**
+ * OpenStackMachine and OpenStackMachineTemplate, v1beta1 ↔ v1beta2, and the
+ * machine spec they share with the cluster's bastion.
+ */
+import type { JsonObject } from '../../../storage/interface.js';
+import { invert, isObject, move, type Path } from './json.js';
+import type { Unit, VersionPair } from './lossless.js';
+import {
+  conditionsToHub,
+  conditionsToSpoke,
+  contractStatusToHub,
+  contractStatusToSpoke,
+  contractStatusUnits,
+  generationOf,
+  portsOf,
+  resolvedPortsToHub,
+  resolvedPortsToSpoke,
+} from './status.js';
+
+/**
+ * `flavorID` / `flavor` (a name) became `flavor: {id}` / `flavor: {filter:
+ * {name}}`. When both are set, CAPO keeps the ID. Ports'
+ * `disablePortSecurity` became `enablePortSecurity`.
+ */
+export function machineSpecToHub(spec: JsonObject): void {
+  if (Object.hasOwn(spec, 'flavorID')) spec.flavor = { id: spec.flavorID };
+  else if (Object.hasOwn(spec, 'flavor')) spec.flavor = { filter: { name: spec.flavor } };
+  delete spec.flavorID;
+  for (const port of portsOf(spec)) move(port, 'disablePortSecurity', port, 'enablePortSecurity', invert);
+}
+
+export function machineSpecToSpoke(spec: JsonObject): void {
+  const flavor = spec.flavor;
+  delete spec.flavor;
+  if (isObject(flavor)) {
+    if (Object.hasOwn(flavor, 'id')) spec.flavorID = flavor.id;
+    else if (isObject(flavor.filter) && Object.hasOwn(flavor.filter, 'name')) spec.flavor = flavor.filter.name;
+  }
+  for (const port of portsOf(spec)) move(port, 'enablePortSecurity', port, 'disablePortSecurity', invert);
+}
+
+/** Both flavor fields set in v1beta1; in v1beta2 a flavor with both an ID and a filter, or neither. */
+export function machineSpecUnits(at: Path): Unit[] {
+  return [{ spoke: [[...at, 'flavor'], [...at, 'flavorID']], hub: [[...at, 'flavor']] }];
+}
+
+export const openStackMachineVersions: VersionPair = {
+  kind: 'OpenStackMachine',
+  hub: 'v1beta2',
+  spoke: 'v1beta1',
+  toHub(object) {
+    const out = structuredClone(object);
+    if (isObject(out.spec)) machineSpecToHub(out.spec);
+    if (isObject(out.status)) {
+      contractStatusToHub(out.status, generationOf(out));
+      resolvedPortsToHub(out.status.resolved);
+    }
+    return out;
+  },
+  toSpoke(object) {
+    const out = structuredClone(object);
+    if (isObject(out.spec)) machineSpecToSpoke(out.spec);
+    if (isObject(out.status)) {
+      contractStatusToSpoke(out.status);
+      resolvedPortsToSpoke(out.status.resolved);
+    }
+    return out;
+  },
+  units: [
+    ...machineSpecUnits(['spec']),
+    ...contractStatusUnits,
+    { spoke: [['status', 'resolved', 'ports']], hub: [['status', 'resolved', 'ports']] },
+  ],
+};
+
+const templateConditions: Path = ['status', 'conditions'];
+
+/** spec.template.spec is a machine spec. The status (capacity, nodeInfo) is unchanged but for the conditions. */
+export const openStackMachineTemplateVersions: VersionPair = {
+  kind: 'OpenStackMachineTemplate',
+  hub: 'v1beta2',
+  spoke: 'v1beta1',
+  toHub(object) {
+    const out = structuredClone(object);
+    const spec = templateSpecOf(out);
+    if (spec) machineSpecToHub(spec);
+    if (isObject(out.status)) conditionsToHub(out.status);
+    return out;
+  },
+  toSpoke(object) {
+    const out = structuredClone(object);
+    const spec = templateSpecOf(out);
+    if (spec) machineSpecToSpoke(spec);
+    if (isObject(out.status)) conditionsToSpoke(out.status);
+    return out;
+  },
+  units: [...machineSpecUnits(['spec', 'template', 'spec']), { spoke: [templateConditions], hub: [templateConditions] }],
+};
+
+/** `spec.template.spec` of a template kind. */
+export function templateSpecOf(object: JsonObject): JsonObject | undefined {
+  const template = isObject(object.spec) ? object.spec.template : undefined;
+  return isObject(template) && isObject(template.spec) ? template.spec : undefined;
+}
