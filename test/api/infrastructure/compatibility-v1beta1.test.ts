@@ -1,20 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import type { KindVersion, StructuralSchema } from '../../../src/apiserver/registry/kind.js';
+import type { KindVersion } from '../../../src/apiserver/registry/kind.js';
 import { applyDefaults } from '../../../src/apiserver/schema/defaults.js';
 import { structuralSchemaOf } from '../../../src/apiserver/schema/structural.js';
 import { validateAgainstSchema } from '../../../src/apiserver/schema/validate.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
-import {
-  clusterSpecExtensions,
-  clusterStatusExtensions,
-  machineSpecExtensions,
-  machineStatusExtensions,
-} from '../../../src/api/infrastructure/extensions.js';
 import * as v1beta1 from '../../../src/api/infrastructure/v1beta1/index.js';
-import { capoCrdFile, crdMismatches, crdPrinterColumns } from './crd-compat.js';
+import { securityGroupRules } from './admission/objects.js';
+import { itCarriesTheExtensions, itMatchesTheCrds, type Kinds } from './crd-compat.js';
 
-const kinds: [plural: string, version: KindVersion][] = [
+const kinds: Kinds = [
   ['openstackclusters', v1beta1.openStackClusterV1beta1],
   ['openstackclustertemplates', v1beta1.openStackClusterTemplateV1beta1],
   ['openstackmachines', v1beta1.openStackMachineV1beta1],
@@ -22,13 +16,7 @@ const kinds: [plural: string, version: KindVersion][] = [
 ];
 
 describe('CAPO CRD compatibility, v1beta1', () => {
-  it.each(kinds)('%s matches the CRD', (plural, version) => {
-    expect(crdMismatches(capoCrdFile(plural), 'v1beta1', structuralSchemaOf(version))).toEqual([]);
-  });
-
-  it.each(kinds)('%s has the printer columns of the CRD', (plural, version) => {
-    expect(version.printerColumns).toEqual(crdPrinterColumns(capoCrdFile(plural), 'v1beta1'));
-  });
+  itMatchesTheCrds(kinds);
 
   it.each(kinds)('%s is served but not stored', (_, version) => {
     expect(version).toMatchObject({ name: 'v1beta1', served: true, storage: false });
@@ -36,27 +24,7 @@ describe('CAPO CRD compatibility, v1beta1', () => {
 });
 
 describe('extension fields, v1beta1', () => {
-  function structuralOf(schema: z.ZodType): StructuralSchema | undefined {
-    const holder: KindVersion = { name: 'v1', served: true, storage: true, schema: z.object({ field: schema }), printerColumns: [] };
-    return structuralSchemaOf(holder).properties?.field;
-  }
-
-  function nodeAt(version: KindVersion, path: string): StructuralSchema | undefined {
-    let node: StructuralSchema | undefined = structuralSchemaOf(version);
-    for (const name of path.split('.')) node = node?.properties?.[name];
-    return node;
-  }
-
-  it.each([
-    ['OpenStackCluster spec', v1beta1.openStackClusterV1beta1, 'spec.extensions', clusterSpecExtensions],
-    ['OpenStackCluster status', v1beta1.openStackClusterV1beta1, 'status.extensions', clusterStatusExtensions],
-    ['OpenStackMachine spec', v1beta1.openStackMachineV1beta1, 'spec.extensions', machineSpecExtensions],
-    ['OpenStackMachine status', v1beta1.openStackMachineV1beta1, 'status.extensions', machineStatusExtensions],
-    ['OpenStackClusterTemplate', v1beta1.openStackClusterTemplateV1beta1, 'spec.template.spec.extensions', clusterSpecExtensions],
-    ['OpenStackMachineTemplate', v1beta1.openStackMachineTemplateV1beta1, 'spec.template.spec.extensions', machineSpecExtensions],
-  ] as const)('%s carries its extensions', (_, version, path, extensions) => {
-    expect(nodeAt(version, path)).toEqual(structuralOf(extensions));
-  });
+  itCarriesTheExtensions(kinds);
 });
 
 // Objects as CAPO's v1beta1 templates (cluster-template.yaml, v0.12) write them.
@@ -68,20 +36,7 @@ function clusterSpec(): JsonObject {
     apiServerLoadBalancer: { enabled: true },
     externalNetwork: { id: externalNetworkID },
     identityRef: { name: 'capi-quickstart-cloud-config', cloudName: 'openstack' },
-    managedSecurityGroups: {
-      allNodesSecurityGroupRules: [
-        {
-          name: 'BGP (Calico)',
-          description: 'Created by cluster-api-provider-openstack - BGP (calico)',
-          direction: 'ingress',
-          etherType: 'IPv4',
-          portRangeMin: 179,
-          portRangeMax: 179,
-          protocol: 'tcp',
-          remoteManagedGroups: ['controlplane', 'worker'],
-        },
-      ],
-    },
+    managedSecurityGroups: { allNodesSecurityGroupRules: securityGroupRules() },
     managedSubnets: [{ cidr: '10.6.0.0/24', dnsNameservers: ['8.8.8.8'] }],
   };
 }

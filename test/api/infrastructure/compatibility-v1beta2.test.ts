@@ -1,18 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { KindVersion, StructuralSchema } from '../../../src/apiserver/registry/kind.js';
+import type { KindVersion } from '../../../src/apiserver/registry/kind.js';
 import { structuralSchemaOf } from '../../../src/apiserver/schema/structural.js';
-import {
-  clusterSpecExtensions,
-  clusterStatusExtensions,
-  machineSpecExtensions,
-  machineStatusExtensions,
-} from '../../../src/api/infrastructure/extensions.js';
 import * as v1alpha1 from '../../../src/api/infrastructure/v1alpha1/index.js';
 import * as v1beta2 from '../../../src/api/infrastructure/v1beta2/index.js';
-import { capoCrdFile, crdMismatches, crdPrinterColumns } from './crd-compat.js';
+import { capoCrdFile, crdMismatches, itCarriesTheExtensions, itMatchesTheCrds, type Kinds } from './crd-compat.js';
 
-const kinds: [plural: string, version: KindVersion][] = [
+const kinds: Kinds = [
   ['openstackclusters', v1beta2.openStackClusterV1beta2],
   ['openstackclustertemplates', v1beta2.openStackClusterTemplateV1beta2],
   ['openstackmachines', v1beta2.openStackMachineV1beta2],
@@ -29,14 +23,7 @@ const kinds: [plural: string, version: KindVersion][] = [
  * The schemas declare it; these lines go once structural.ts passes it on.
  */
 describe('CAPO CRD compatibility', () => {
-  it.each(kinds)('%s matches the CRD', (plural, version) => {
-    const mismatches = crdMismatches(capoCrdFile(plural), version.name, structuralSchemaOf(version));
-    expect(mismatches).toEqual([]);
-  });
-
-  it.each(kinds)('%s has the printer columns of the CRD', (plural, version) => {
-    expect(version.printerColumns).toEqual(crdPrinterColumns(capoCrdFile(plural), version.name));
-  });
+  itMatchesTheCrds(kinds);
 
   it('reports what differs from the CRD', () => {
     const wrong: KindVersion = {
@@ -64,32 +51,5 @@ describe('CAPO CRD compatibility', () => {
 });
 
 describe('extension fields', () => {
-  /** The structural schema a field of this zod type gets. */
-  function structuralOf(schema: z.ZodType): StructuralSchema | undefined {
-    const holder: KindVersion = {
-      name: 'v1',
-      served: true,
-      storage: true,
-      schema: z.object({ field: schema }),
-      printerColumns: [],
-    };
-    return structuralSchemaOf(holder).properties?.field;
-  }
-
-  function nodeAt(version: KindVersion, path: string): StructuralSchema | undefined {
-    let node: StructuralSchema | undefined = structuralSchemaOf(version);
-    for (const name of path.split('.')) node = node?.properties?.[name];
-    return node;
-  }
-
-  it.each([
-    ['OpenStackCluster spec', v1beta2.openStackClusterV1beta2, 'spec.extensions', clusterSpecExtensions],
-    ['OpenStackCluster status', v1beta2.openStackClusterV1beta2, 'status.extensions', clusterStatusExtensions],
-    ['OpenStackMachine spec', v1beta2.openStackMachineV1beta2, 'spec.extensions', machineSpecExtensions],
-    ['OpenStackMachine status', v1beta2.openStackMachineV1beta2, 'status.extensions', machineStatusExtensions],
-    ['OpenStackClusterTemplate', v1beta2.openStackClusterTemplateV1beta2, 'spec.template.spec.extensions', clusterSpecExtensions],
-    ['OpenStackMachineTemplate', v1beta2.openStackMachineTemplateV1beta2, 'spec.template.spec.extensions', machineSpecExtensions],
-  ] as const)('%s carries its extensions', (_, version, path, extensions) => {
-    expect(nodeAt(version, path)).toEqual(structuralOf(extensions));
-  });
+  itCarriesTheExtensions(kinds);
 });

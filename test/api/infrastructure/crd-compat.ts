@@ -2,13 +2,23 @@
  * Compares the structural schema we serve for a kind version with the
  * openAPIV3Schema of the same version in CAPO's CRD, node by node, so that a
  * field, type, bound, default, list semantic or CEL rule we got wrong shows
- * up as one readable line.
+ * up as one readable line. Also the tests every served version shares, for
+ * the compatibility suites of each version.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
+import { expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { PrinterColumn, StructuralSchema } from '../../../src/apiserver/registry/kind.js';
+import { z } from 'zod';
+import {
+  clusterSpecExtensions,
+  clusterStatusExtensions,
+  machineSpecExtensions,
+  machineStatusExtensions,
+} from '../../../src/api/infrastructure/extensions.js';
+import type { KindVersion, PrinterColumn, StructuralSchema } from '../../../src/apiserver/registry/kind.js';
+import { structuralSchemaOf } from '../../../src/apiserver/schema/structural.js';
 
 type Node = Record<string, unknown>;
 
@@ -42,6 +52,51 @@ export function crdMismatches(
 /** The additionalPrinterColumns of a CRD version, shaped like our PrinterColumns. */
 export function crdPrinterColumns(crdFile: string, version: string): PrinterColumn[] {
   return crdVersion(crdFile, version).additionalPrinterColumns ?? [];
+}
+
+/** Kind versions by the plural of their CRD, e.g. `['openstackclusters', openStackClusterV1beta2]`. */
+export type Kinds = [plural: string, version: KindVersion][];
+
+/** What every served version of a CAPO kind must pass: its CRD's schema and printer columns. */
+export function itMatchesTheCrds(kinds: Kinds): void {
+  it.each(kinds)('%s matches the CRD', (plural, version) => {
+    expect(crdMismatches(capoCrdFile(plural), version.name, structuralSchemaOf(version))).toEqual([]);
+  });
+
+  it.each(kinds)('%s has the printer columns of the CRD', (plural, version) => {
+    expect(version.printerColumns).toEqual(crdPrinterColumns(capoCrdFile(plural), version.name));
+  });
+}
+
+/** Extension fields are the same in every served version of the kinds that carry them. */
+export function itCarriesTheExtensions(kinds: Kinds): void {
+  const of = (plural: string): KindVersion => {
+    const found = kinds.find(([candidate]) => candidate === plural);
+    if (!found) throw new Error(`no ${plural} among the kinds`);
+    return found[1];
+  };
+  it.each([
+    ['OpenStackCluster spec', of('openstackclusters'), 'spec.extensions', clusterSpecExtensions],
+    ['OpenStackCluster status', of('openstackclusters'), 'status.extensions', clusterStatusExtensions],
+    ['OpenStackMachine spec', of('openstackmachines'), 'spec.extensions', machineSpecExtensions],
+    ['OpenStackMachine status', of('openstackmachines'), 'status.extensions', machineStatusExtensions],
+    ['OpenStackClusterTemplate', of('openstackclustertemplates'), 'spec.template.spec.extensions', clusterSpecExtensions],
+    ['OpenStackMachineTemplate', of('openstackmachinetemplates'), 'spec.template.spec.extensions', machineSpecExtensions],
+  ] as const)('%s carries its extensions', (_, version, path, extensions) => {
+    expect(nodeAt(version, path)).toEqual(structuralOf(extensions));
+  });
+}
+
+function nodeAt(version: KindVersion, path: string): StructuralSchema | undefined {
+  let node: StructuralSchema | undefined = structuralSchemaOf(version);
+  for (const name of path.split('.')) node = node?.properties?.[name];
+  return node;
+}
+
+/** The structural schema a field of this zod type gets. */
+function structuralOf(schema: z.ZodType): StructuralSchema | undefined {
+  const holder: KindVersion = { name: 'v1', served: true, storage: true, schema: z.object({ field: schema }), printerColumns: [] };
+  return structuralSchemaOf(holder).properties?.field;
 }
 
 interface CrdVersion {

@@ -3,8 +3,8 @@
  */
 import type { JsonObject } from '../../../storage/interface.js';
 import { invert, isObject, move, type Path } from './json.js';
-import type { Unit, VersionPair } from './lossless.js';
-import { machineSpecToHub, machineSpecToSpoke, machineSpecUnits, templateSpecOf } from './machine.js';
+import { capoVersionPair, type Unit } from './lossless.js';
+import { editTemplateSpec, machineSpecToHub, machineSpecToSpoke, machineSpecUnits } from './machine.js';
 import {
   contractStatusToHub,
   contractStatusToSpoke,
@@ -115,21 +115,14 @@ function clusterStatusToSpoke(status: JsonObject): void {
 
 const bastionResolvedPorts: Path = ['status', 'bastion', 'resolved', 'ports'];
 
-export const openStackClusterVersions: VersionPair = {
-  kind: 'OpenStackCluster',
-  hub: 'v1beta2',
-  spoke: 'v1beta1',
-  toHub(object) {
-    const out = structuredClone(object);
+export const openStackClusterVersions = capoVersionPair('OpenStackCluster', {
+  toHub(out) {
     if (isObject(out.spec)) clusterSpecToHub(out.spec);
     if (isObject(out.status)) clusterStatusToHub(out.status, generationOf(out));
-    return out;
   },
-  toSpoke(object) {
-    const out = structuredClone(object);
+  toSpoke(out) {
     if (isObject(out.spec)) clusterSpecToSpoke(out.spec);
     if (isObject(out.status)) clusterStatusToSpoke(out.status);
-    return out;
   },
   units: [
     ...clusterSpecUnits(['spec']),
@@ -138,25 +131,16 @@ export const openStackClusterVersions: VersionPair = {
     { spoke: [['status', 'failureDomains']], hub: [['status', 'failureDomains']] },
     { spoke: [bastionResolvedPorts], hub: [bastionResolvedPorts] },
   ],
-};
+});
 
 /** spec.template.spec is a cluster spec. v1beta2 added spec.template.metadata (labels and annotations). */
-export const openStackClusterTemplateVersions: VersionPair = {
-  kind: 'OpenStackClusterTemplate',
-  hub: 'v1beta2',
-  spoke: 'v1beta1',
-  toHub(object) {
-    const out = structuredClone(object);
-    const spec = templateSpecOf(out);
-    if (spec) clusterSpecToHub(spec);
-    return out;
+export const openStackClusterTemplateVersions = capoVersionPair('OpenStackClusterTemplate', {
+  toHub(out) {
+    editTemplateSpec(out, clusterSpecToHub);
   },
-  toSpoke(object) {
-    const out = structuredClone(object);
+  toSpoke(out) {
     if (isObject(out.spec) && isObject(out.spec.template)) delete out.spec.template.metadata;
-    const spec = templateSpecOf(out);
-    if (spec) clusterSpecToSpoke(spec);
-    return out;
+    editTemplateSpec(out, clusterSpecToSpoke);
   },
   units: [...clusterSpecUnits(['spec', 'template', 'spec']), { spoke: [], hub: [['spec', 'template', 'metadata']] }],
-};
+});

@@ -48,6 +48,26 @@ export interface VersionPair {
   units: Unit[];
 }
 
+/** A kind's naive conversions written as edits in place, and its units. */
+export interface Edits {
+  toHub(object: JsonObject): void;
+  toSpoke(object: JsonObject): void;
+  units: Unit[];
+}
+
+/**
+ * Every CAPO kind converts between v1beta1 and the v1beta2 hub. The edits
+ * run on a copy, which keeps the conversions pure.
+ */
+export function capoVersionPair(kind: string, { toHub, toSpoke, units }: Edits): VersionPair {
+  const onCopy = (edit: (object: JsonObject) => void) => (object: JsonObject) => {
+    const out = structuredClone(object);
+    edit(out);
+    return out;
+  };
+  return { kind, hub: 'v1beta2', spoke: 'v1beta1', toHub: onCopy(toHub), toSpoke: onCopy(toSpoke), units };
+}
+
 type Side = 'hub' | 'spoke';
 
 export function losslessConverter(pair: VersionPair): Converter {

@@ -4,7 +4,7 @@
  */
 import type { JsonObject } from '../../../storage/interface.js';
 import { invert, isObject, move, type Path } from './json.js';
-import type { Unit, VersionPair } from './lossless.js';
+import { capoVersionPair, type Unit } from './lossless.js';
 import {
   conditionsToHub,
   conditionsToSpoke,
@@ -44,61 +44,45 @@ export function machineSpecUnits(at: Path): Unit[] {
   return [{ spoke: [[...at, 'flavor'], [...at, 'flavorID']], hub: [[...at, 'flavor']] }];
 }
 
-export const openStackMachineVersions: VersionPair = {
-  kind: 'OpenStackMachine',
-  hub: 'v1beta2',
-  spoke: 'v1beta1',
-  toHub(object) {
-    const out = structuredClone(object);
+export const openStackMachineVersions = capoVersionPair('OpenStackMachine', {
+  toHub(out) {
     if (isObject(out.spec)) machineSpecToHub(out.spec);
     if (isObject(out.status)) {
       contractStatusToHub(out.status, generationOf(out));
       resolvedPortsToHub(out.status.resolved);
     }
-    return out;
   },
-  toSpoke(object) {
-    const out = structuredClone(object);
+  toSpoke(out) {
     if (isObject(out.spec)) machineSpecToSpoke(out.spec);
     if (isObject(out.status)) {
       contractStatusToSpoke(out.status);
       resolvedPortsToSpoke(out.status.resolved);
     }
-    return out;
   },
   units: [
     ...machineSpecUnits(['spec']),
     ...contractStatusUnits,
     { spoke: [['status', 'resolved', 'ports']], hub: [['status', 'resolved', 'ports']] },
   ],
-};
+});
 
 const templateConditions: Path = ['status', 'conditions'];
 
 /** spec.template.spec is a machine spec. The status (capacity, nodeInfo) is unchanged but for the conditions. */
-export const openStackMachineTemplateVersions: VersionPair = {
-  kind: 'OpenStackMachineTemplate',
-  hub: 'v1beta2',
-  spoke: 'v1beta1',
-  toHub(object) {
-    const out = structuredClone(object);
-    const spec = templateSpecOf(out);
-    if (spec) machineSpecToHub(spec);
+export const openStackMachineTemplateVersions = capoVersionPair('OpenStackMachineTemplate', {
+  toHub(out) {
+    editTemplateSpec(out, machineSpecToHub);
     if (isObject(out.status)) conditionsToHub(out.status);
-    return out;
   },
-  toSpoke(object) {
-    const out = structuredClone(object);
-    const spec = templateSpecOf(out);
-    if (spec) machineSpecToSpoke(spec);
+  toSpoke(out) {
+    editTemplateSpec(out, machineSpecToSpoke);
     if (isObject(out.status)) conditionsToSpoke(out.status);
-    return out;
   },
   units: [...machineSpecUnits(['spec', 'template', 'spec']), { spoke: [templateConditions], hub: [templateConditions] }],
-};
+});
 
-/** `spec.template.spec` of a template kind. */
-export function templateSpecOf(object: JsonObject): JsonObject | undefined {
+/** Edits `spec.template.spec` of a template kind, where there is one. */
+export function editTemplateSpec(object: JsonObject, edit: (spec: JsonObject) => void): void {
   const template = isObject(object.spec) ? object.spec.template : undefined;
-  return isObject(template) && isObject(template.spec) ? template.spec : undefined;
+  if (isObject(template) && isObject(template.spec)) edit(template.spec);
 }

@@ -4,7 +4,9 @@
  */
 import { z } from 'zod';
 import type { KindVersion } from '../../../apiserver/registry/kind.js';
-import { condition, identityReference, networkParam, networkStatus } from '../v1beta2/common.js';
+import { condition, identityReference, networkParam, resourceStatuses } from '../v1beta2/common.js';
+
+const { networkStatus } = resourceStatuses;
 
 const spec = z
   .object({

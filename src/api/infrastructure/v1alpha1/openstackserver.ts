@@ -6,48 +6,40 @@
 import { z } from 'zod';
 import type { KindVersion } from '../../../apiserver/registry/kind.js';
 import {
-  additionalBlockDevice,
   condition,
+  flavorOrFlavorID,
   identityReference,
-  imageParam,
   instanceState,
-  mapListOf,
   nodeAddress,
   portOpts,
-  portStatus,
   resolvedPortSpec,
-  rootVolume,
-  schedulerHintAdditionalProperty,
+  resourceStatusesOf,
   securityGroupParam,
-  serverGroupParam,
-  serverMetadata,
-  setOf,
   typedLocalObjectReference,
+  v1beta2Spelling,
   withRules,
 } from '../v1beta2/common.js';
+import { openStackMachineSpec } from '../v1beta2/openstackmachine.js';
+
+// An OpenStackMachine is realised as an OpenStackServer, and these fields pass through unchanged.
+const machine = openStackMachineSpec.shape;
 
 const spec = withRules(
   z.object({
     flavor: z.string().min(1).optional().describe('Name of the Nova flavor.'),
     flavorID: z.string().min(1).optional().describe('ID of the Nova flavor; wins over flavor.'),
-    image: imageParam.describe('Image to boot; with rootVolume, the image the root volume is created from.'),
+    image: machine.image,
     sshKeyName: z.string().describe('Nova key pair to inject into the server.'),
     ports: z.array(portOpts).describe('Ports of the server.'),
     securityGroups: z.array(securityGroupParam).optional().describe('Security groups of the server.'),
-    trunk: z.boolean().optional().describe('Whether the server is attached through trunk ports.'),
-    tags: setOf(z.string())
-      .optional()
-      .describe(
-        'Tags of the server and of the resources created for it, besides the cluster tags. Needs Nova API 2.52 or later.',
-      ),
-    serverMetadata: mapListOf(serverMetadata, 'key').optional().describe('Metadata of the Nova server.'),
-    configDrive: z.boolean().optional().describe('Whether the server gets a config drive.'),
-    rootVolume: rootVolume.optional().describe('Boots from a Cinder volume instead of a local disk.'),
-    additionalBlockDevices: mapListOf(additionalBlockDevice, 'name')
-      .optional()
-      .describe('Block devices attached besides the root disk.'),
+    trunk: machine.trunk,
+    tags: machine.tags,
+    serverMetadata: machine.serverMetadata,
+    configDrive: machine.configDrive,
+    rootVolume: machine.rootVolume,
+    additionalBlockDevices: machine.additionalBlockDevices,
     availabilityZone: z.string().optional().describe('Nova availability zone of the server.'),
-    serverGroup: serverGroupParam.optional().describe('Server group the server joins.'),
+    serverGroup: machine.serverGroup,
     identityRef: identityReference.describe('Credentials to create the server with.'),
     floatingIPPoolRef: typedLocalObjectReference
       .optional()
@@ -62,18 +54,16 @@ const spec = withRules(
       .meta({ 'x-kubernetes-map-type': 'atomic' })
       .optional()
       .describe('A Secret in this namespace whose `value` key holds the user data passed to the server.'),
-    schedulerHintAdditionalProperties: mapListOf(schedulerHintAdditionalProperty, 'name')
-      .optional()
-      .describe('Extra Nova scheduler hints, e.g. to place the server in a host aggregate or zone.'),
+    schedulerHintAdditionalProperties: machine.schedulerHintAdditionalProperties,
   }),
-  [
-    {
-      rule: '(has(self.flavor) || has(self.flavorID))',
-      message: 'at least one of flavor or flavorID must be set',
-      holds: (self) => self.flavor !== undefined || self.flavorID !== undefined,
-    },
-  ],
+  [flavorOrFlavorID],
 ).describe('The server to create.');
+
+/** The machine's resolved spec and resources, with v1beta2's nodes but lists without a type. */
+const { resolvedMachineSpec, machineResources } = resourceStatusesOf(
+  { ...v1beta2Spelling, setOf: z.array, atomicListOf: z.array },
+  resolvedPortSpec,
+);
 
 const status = z
   .object({
@@ -81,19 +71,8 @@ const status = z
     instanceID: z.string().optional().describe('ID of the Nova server.'),
     instanceState: instanceState.optional(),
     addresses: z.array(nodeAddress).optional().describe('Addresses of the server.'),
-    resolved: z
-      .object({
-        serverGroupID: z.string().optional().describe('ID of the server group to join.'),
-        imageID: z.string().optional().describe('ID of the image to boot.'),
-        flavorID: z.string().optional().describe('ID of the flavor.'),
-        ports: z.array(resolvedPortSpec).optional().describe('The ports to create, fully resolved.'),
-      })
-      .optional()
-      .describe('The spec with references resolved to IDs.'),
-    resources: z
-      .object({ ports: z.array(portStatus).optional().describe('Ports created for the server.') })
-      .optional()
-      .describe('OpenStack resources created for the server.'),
+    resolved: resolvedMachineSpec.optional().describe('The spec with references resolved to IDs.'),
+    resources: machineResources.optional(),
     conditions: z.array(condition).optional().describe('State of the server.'),
   })
   // ready is both defaulted and required; zod drops defaulted fields from `required`.

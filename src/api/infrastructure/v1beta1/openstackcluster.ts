@@ -8,66 +8,36 @@
 import { z } from 'zod';
 import type { KindVersion } from '../../../apiserver/registry/kind.js';
 import { clusterSpecExtensions, clusterStatusExtensions } from '../extensions.js';
-import { atomicListOf, networkParam, withRules } from '../v1beta2/common.js';
-import { openStackClusterSpec as openStackClusterSpecV1beta2 } from '../v1beta2/openstackcluster.js';
+import { atomicListOf, initializationStatus, networkParam, variant, withRules } from '../v1beta2/common.js';
+import {
+  bastionOf,
+  networkFieldsOf,
+  openStackClusterSpec as openStackClusterSpecV1beta2,
+  openStackClusterV1beta2,
+} from '../v1beta2/openstackcluster.js';
 import {
   apiServerLoadBalancer,
-  bastionStatus,
   condition,
   externalRouterIPParam,
   failureDomains,
   failureFields,
   identityReference,
-  loadBalancerStatus,
   managedSecurityGroups,
-  networkStatus,
-  networkStatusWithSubnets,
-  routerStatus,
-  securityGroupStatus,
+  resourceStatuses,
   subnetParam,
   subnetSpec,
+  withReadyColumn,
 } from './common.js';
 import { openStackMachineSpec } from './openstackmachine.js';
 
-const { network, router, controlPlaneAvailabilityZones, controlPlaneOmitAvailabilityZone, tags } = openStackClusterSpecV1beta2.shape;
+const { networkStatus, networkStatusWithSubnets, routerStatus, loadBalancerStatus, securityGroupStatus, bastionStatus } = resourceStatuses;
 
-const bastion = withRules(
-  z.object({
-    ...openStackClusterSpecV1beta2.shape.bastion.unwrap().shape,
-    spec: openStackMachineSpec.optional().describe('The bastion server. Required while the bastion is enabled.'),
-  }),
-  [
-    {
-      rule: '!self.enabled || has(self.spec)',
-      message: 'spec is required if bastion is enabled',
-      holds: (self) => !self.enabled || self.spec !== undefined,
-    },
-  ],
-).describe(
-  'A server to log in to the nodes through. Changes to a running bastion are refused; disable it, wait, then change it.',
-);
+const { controlPlaneAvailabilityZones, controlPlaneOmitAvailabilityZone, tags } = openStackClusterSpecV1beta2.shape;
 
 export const openStackClusterSpec = withRules(
   z.object({
     identityRef: identityReference.describe('Credentials for the cluster, also used by its machines unless they name their own.'),
-    managedSubnets: atomicListOf(subnetSpec)
-      .max(1)
-      .optional()
-      .describe(
-        'Subnets to create, along with a network and a router. Only one IPv4 subnet is supported. Without it, no ' +
-          'network is created.',
-      ),
-    network,
-    subnets: atomicListOf(subnetParam)
-      .optional()
-      .describe(
-        'Existing subnets of network, used when managedSubnets is empty. All subnets of network when omitted. Several ' +
-          'subnets of one IP version need primarySubnet.',
-      ),
-    primarySubnet: subnetParam
-      .optional()
-      .describe('Among several subnets, the one for the load balancer VIP and node registration. The first when omitted.'),
-    router,
+    ...networkFieldsOf(subnetSpec, subnetParam),
     networkMTU: z
       .int()
       .optional()
@@ -118,7 +88,7 @@ export const openStackClusterSpec = withRules(
     managedSecurityGroups: managedSecurityGroups
       .optional()
       .describe('Security groups CAPO manages. Without it, the security groups named in the machine specs are used.'),
-    bastion: bastion.optional(),
+    bastion: bastionOf(openStackMachineSpec).optional(),
     tags,
     extensions: clusterSpecExtensions.optional(),
   }),
@@ -143,15 +113,7 @@ const status = z
       .boolean()
       .meta({ default: false })
       .describe('Whether the infrastructure of the cluster is ready. Deprecated: read the conditions.'),
-    initialization: z
-      .object({
-        provisioned: z
-          .boolean()
-          .optional()
-          .describe('Set once the infrastructure of the cluster is first provisioned; never reset afterwards.'),
-      })
-      .optional()
-      .describe('Initial provisioning of the cluster, as the Cluster API contract reads it.'),
+    initialization: initializationStatus('cluster').optional(),
     network: networkStatusWithSubnets.optional().describe('The cluster network.'),
     externalNetwork: networkStatus.optional().describe('The external network for default ingress and egress.'),
     router: routerStatus.optional().describe('The cluster router.'),
@@ -174,23 +136,8 @@ export const openStackClusterV1beta1: KindVersion = {
   name: 'v1beta1',
   served: true,
   storage: false,
-  schema: z
-    .object({
-      spec: openStackClusterSpec.optional(),
-      status: status.optional(),
-    })
-    .describe('The OpenStack infrastructure of a Cluster API Cluster.'),
-  printerColumns: [
-    {
-      name: 'Cluster',
-      type: 'string',
-      jsonPath: '.metadata.labels.cluster\\.x-k8s\\.io/cluster-name',
-      description: 'Cluster to which this OpenStackCluster belongs',
-    },
-    { name: 'Ready', type: 'string', jsonPath: '.status.ready', description: 'Cluster infrastructure is ready for OpenStack instances' },
-    { name: 'Network', type: 'string', jsonPath: '.status.network.id', description: 'Network the cluster is using' },
-    { name: 'Endpoint', type: 'string', jsonPath: '.spec.controlPlaneEndpoint.host', description: 'API Endpoint', priority: 1 },
-    { name: 'Bastion IP', type: 'string', jsonPath: '.status.bastion.floatingIP', description: 'Bastion address for breakglass access' },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time duration since creation of OpenStackCluster' },
-  ],
+  schema: variant(openStackClusterV1beta2.schema, (schema) =>
+    schema.extend({ spec: openStackClusterSpec.optional(), status: status.optional() }),
+  ),
+  printerColumns: withReadyColumn(openStackClusterV1beta2.printerColumns, 'Cluster infrastructure is ready for OpenStack instances'),
 };

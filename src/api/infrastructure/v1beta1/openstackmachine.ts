@@ -7,21 +7,32 @@
 import { z } from 'zod';
 import type { KindVersion } from '../../../apiserver/registry/kind.js';
 import { machineSpecExtensions, machineStatusExtensions } from '../extensions.js';
-import { instanceState, mapListOf, nodeAddress, securityGroupParam, withRules } from '../v1beta2/common.js';
-import { openStackMachineSpec as openStackMachineSpecV1beta2 } from '../v1beta2/openstackmachine.js';
+import {
+  flavorOrFlavorID,
+  initializationStatus,
+  instanceState,
+  mapListOf,
+  nodeAddress,
+  securityGroupParam,
+  variant,
+  withRules,
+} from '../v1beta2/common.js';
+import { openStackMachineSpec as openStackMachineSpecV1beta2, openStackMachineV1beta2 } from '../v1beta2/openstackmachine.js';
 import {
   additionalBlockDevice,
   condition,
   failureFields,
   identityReference,
   imageParam,
-  machineResources,
   portOpts,
-  resolvedMachineSpec,
+  resourceStatuses,
   rootVolume,
   schedulerHintAdditionalProperty,
   serverMetadata,
+  withReadyColumn,
 } from './common.js';
+
+const { resolvedMachineSpec, machineResources } = resourceStatuses;
 
 const { providerID, sshKeyName, trunk, tags, configDrive, serverGroup, floatingIPPoolRef } = openStackMachineSpecV1beta2.shape;
 
@@ -53,13 +64,7 @@ export const openStackMachineSpec = withRules(
       .describe('Extra Nova scheduler hints, e.g. to place the server in a host aggregate or zone.'),
     extensions: machineSpecExtensions.optional(),
   }),
-  [
-    {
-      rule: '(has(self.flavor) || has(self.flavorID))',
-      message: 'at least one of flavor or flavorID must be set',
-      holds: (self) => self.flavor !== undefined || self.flavorID !== undefined,
-    },
-  ],
+  [flavorOrFlavorID],
 ).describe('The server CAPO creates for a machine.');
 
 const status = z
@@ -68,15 +73,7 @@ const status = z
       .boolean()
       .optional()
       .describe('Whether the infrastructure of the machine is ready. Deprecated: read the conditions.'),
-    initialization: z
-      .object({
-        provisioned: z
-          .boolean()
-          .optional()
-          .describe('Set once the infrastructure of the machine is first provisioned; never reset afterwards.'),
-      })
-      .optional()
-      .describe('Initial provisioning of the machine, as the Cluster API contract reads it.'),
+    initialization: initializationStatus('machine').optional(),
     instanceID: z.string().optional().describe('ID of the Nova server.'),
     instanceState: instanceState.optional().describe('Nova state of the server, as the OpenStackServer reports it.'),
     addresses: z.array(nodeAddress).optional().describe('Addresses of the server.'),
@@ -95,27 +92,8 @@ export const openStackMachineV1beta1: KindVersion = {
   name: 'v1beta1',
   served: true,
   storage: false,
-  schema: z
-    .object({
-      spec: openStackMachineSpec.optional(),
-      status: status.optional(),
-    })
-    .describe('An OpenStack server backing a Cluster API Machine.'),
-  printerColumns: [
-    {
-      name: 'Cluster',
-      type: 'string',
-      jsonPath: '.metadata.labels.cluster\\.x-k8s\\.io/cluster-name',
-      description: 'Cluster to which this OpenStackMachine belongs',
-    },
-    { name: 'Ready', type: 'string', jsonPath: '.status.ready', description: 'Machine ready status' },
-    { name: 'ProviderID', type: 'string', jsonPath: '.spec.providerID', description: 'OpenStack instance ID' },
-    {
-      name: 'Machine',
-      type: 'string',
-      jsonPath: '.metadata.ownerReferences[?(@.kind=="Machine")].name',
-      description: 'Machine object which owns with this OpenStackMachine',
-    },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time duration since creation of OpenStackMachine' },
-  ],
+  schema: variant(openStackMachineV1beta2.schema, (schema) =>
+    schema.extend({ spec: openStackMachineSpec.optional(), status: status.optional() }),
+  ),
+  printerColumns: withReadyColumn(openStackMachineV1beta2.printerColumns, 'Machine ready status'),
 };

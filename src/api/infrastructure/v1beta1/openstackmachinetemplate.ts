@@ -6,51 +6,24 @@
  */
 import { z } from 'zod';
 import type { KindVersion } from '../../../apiserver/registry/kind.js';
+import { templateSpecOf, variant } from '../v1beta2/common.js';
+import { openStackMachineTemplateStatus, openStackMachineTemplateV1beta2 } from '../v1beta2/openstackmachinetemplate.js';
 import { condition } from './common.js';
 import { openStackMachineSpec } from './openstackmachine.js';
 
-/**
- * Identical to v1beta2, which keeps these nodes private to its kind file;
- * they move to an import once v1beta2 exports them.
- */
-const QUANTITY = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
-
-// The pattern sits on the int-or-string node, where kube checks it against strings only.
-const quantity = z.union([z.int(), z.string().regex(new RegExp(QUANTITY))]).meta({ pattern: QUANTITY });
-
-const capacity = z
-  .record(z.string(), quantity)
-  .describe('Resources of one machine (cpu, memory, nvidia.com/gpu, ...), for the cluster autoscaler to scale from zero.');
-
-const nodeInfo = z
-  .object({ operatingSystem: z.string().optional().describe('Operating system of the node, such as linux or windows.') })
-  .meta({ minProperties: 1 })
-  .describe('The node a machine of this template runs, for the autoscaler.');
-
-const status = z
-  .object({
-    capacity: capacity.optional(),
-    nodeInfo: nodeInfo.optional(),
-    conditions: z.array(condition).optional().describe('State of the template.'),
-  })
-  .describe('Observed state of the template.');
+const status = variant(openStackMachineTemplateStatus, (status) =>
+  status.extend({ conditions: z.array(condition).optional().describe('State of the template.') }),
+);
 
 export const openStackMachineTemplateV1beta1: KindVersion = {
   name: 'v1beta1',
   served: true,
   storage: false,
-  schema: z
-    .object({
-      spec: z
-        .object({
-          template: z
-            .object({ spec: openStackMachineSpec.describe('The spec of each OpenStackMachine created from the template.') })
-            .describe('The OpenStackMachine to create.'),
-        })
-        .optional()
-        .describe('The template.'),
+  schema: variant(openStackMachineTemplateV1beta2.schema, (schema) =>
+    schema.extend({
+      spec: templateSpecOf('OpenStackMachine', openStackMachineSpec).optional(),
       status: status.optional(),
-    })
-    .describe('A template of OpenStackMachine, for control planes and machine deployments.'),
+    }),
+  ),
   printerColumns: [],
 };

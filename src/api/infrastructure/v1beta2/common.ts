@@ -19,6 +19,9 @@ export const atomicListOf = <T extends z.ZodType>(item: T) => z.array(item).meta
 export const mapListOf = <T extends z.ZodType>(item: T, ...keys: string[]) =>
   z.array(item).meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': keys });
 
+/** How a node builder makes a list: setOf, atomicListOf, or a plain z.array where a version declares no list type. */
+export type ListOf = <T extends z.ZodType>(item: T) => z.ZodArray<T>;
+
 /** A Param names one OpenStack resource through exactly one of its fields: an ID or a query. */
 const exactlyOneField = { minProperties: 1, maxProperties: 1 };
 
@@ -33,6 +36,41 @@ const nonEmpty = { minProperties: 1 };
 export function boundedInt32(minimum: number, maximum?: number) {
   const atLeast = z.int().min(minimum);
   return (maximum === undefined ? atLeast : atLeast.max(maximum)).meta({ format: 'int32' });
+}
+
+/**
+ * What the node builders below take from a version. v1beta1 spells many
+ * nodes as v1beta2 does but for these: v1beta2 requires some strings to be
+ * non-empty, declares int32 where v1beta1 has plain integers, and gives lists
+ * a type where v1beta1 leaves it out. Builders destructure what they use, so
+ * inside them setOf and atomicListOf are the version's.
+ */
+export interface Spelling {
+  /** A string the field requires, which v1beta2 also requires to be non-empty. */
+  requiredString: () => z.ZodString;
+  int: () => z.ZodNumberFormat;
+  boundedInt: (minimum: number, maximum?: number) => z.ZodNumberFormat;
+  /** For the fields v1beta2 declares as sets. */
+  setOf: ListOf;
+  /** For the fields v1beta2 declares as atomic lists. */
+  atomicListOf: ListOf;
+}
+
+export const v1beta2Spelling: Spelling = {
+  requiredString: () => z.string().min(1),
+  int: () => z.int32(),
+  boundedInt: boundedInt32,
+  setOf,
+  atomicListOf,
+};
+
+/**
+ * Another version's variant of a v1beta2 node: `derive` changes a field or
+ * two (extend, omit), and the variant keeps the node's description and meta,
+ * which zod's extend and omit start without.
+ */
+export function variant<S extends z.ZodType, T extends z.ZodType>(node: S, derive: (node: S) => T): T {
+  return derive(node).meta({ ...z.globalRegistry.get(node) });
 }
 
 /** OpenStack IDs are UUIDs; `guid` accepts any version, as kube's `uuid` format does. */
@@ -87,64 +125,55 @@ function neutronClauses(resources: string) {
   };
 }
 
-export const networkFilter = z
-  .object(neutronClauses('networks'))
-  .meta(nonEmpty)
-  .describe('A query for Neutron networks; every clause given must hold.');
+/** A query for Neutron resources by the clauses they all share. */
+function neutronFilter(resource: string) {
+  return z
+    .object(neutronClauses(`${resource}s`))
+    .meta(nonEmpty)
+    .describe(`A query for Neutron ${resource}s; every clause given must hold.`);
+}
 
-export const subnetFilter = z
-  .object({
-    ...neutronClauses('subnets'),
-    ipVersion: z.int32().optional().describe('Only subnets of this IP version (4 or 6) match.'),
-    gatewayIP: z.string().optional().describe('Only subnets with this gateway address match.'),
-    cidr: z.string().optional().describe('Only subnets with this CIDR match.'),
-    ipv6AddressMode: z.string().optional().describe('Only subnets with this IPv6 address mode match.'),
-    ipv6RAMode: z.string().optional().describe('Only subnets with this IPv6 router advertisement mode match.'),
-  })
-  .meta(nonEmpty)
-  .describe('A query for Neutron subnets; every clause given must hold, and exactly one subnet must match.');
+/**
+ * A Param for a Neutron resource: by UUID, or by a query that must match
+ * exactly one. Subnets have a query of their own and say more of their UUID.
+ */
+function neutronParam(
+  resource: string,
+  filter: z.ZodType = neutronFilter(resource),
+  idDescription = `UUID of the ${resource}. Excludes filter.`,
+) {
+  return z
+    .object({
+      id: uuid().optional().describe(idDescription),
+      filter: filter.optional().describe(`A query that must match exactly one ${resource}. Excludes id.`),
+    })
+    .meta(exactlyOneField)
+    .describe(`A Neutron ${resource}, by UUID or by query.`);
+}
 
-export const routerFilter = z
-  .object(neutronClauses('routers'))
-  .meta(nonEmpty)
-  .describe('A query for Neutron routers; every clause given must hold.');
+export const networkParam = neutronParam('network');
 
-export const securityGroupFilter = z
-  .object(neutronClauses('security groups'))
-  .meta(nonEmpty)
-  .describe('A query for Neutron security groups; every clause given must hold.');
+/** v1beta1 types ipVersion as a plain int; the rest of the subnet query is shared. */
+export function subnetParamOf({ int }: Spelling) {
+  const subnetFilter = z
+    .object({
+      ...neutronClauses('subnets'),
+      ipVersion: int().optional().describe('Only subnets of this IP version (4 or 6) match.'),
+      gatewayIP: z.string().optional().describe('Only subnets with this gateway address match.'),
+      cidr: z.string().optional().describe('Only subnets with this CIDR match.'),
+      ipv6AddressMode: z.string().optional().describe('Only subnets with this IPv6 address mode match.'),
+      ipv6RAMode: z.string().optional().describe('Only subnets with this IPv6 router advertisement mode match.'),
+    })
+    .meta(nonEmpty)
+    .describe('A query for Neutron subnets; every clause given must hold, and exactly one subnet must match.');
+  return neutronParam('subnet', subnetFilter, 'UUID of the subnet, used as given. Excludes filter.');
+}
 
-export const networkParam = z
-  .object({
-    id: uuid().optional().describe('UUID of the network. Excludes filter.'),
-    filter: networkFilter.optional().describe('A query that must match exactly one network. Excludes id.'),
-  })
-  .meta(exactlyOneField)
-  .describe('A Neutron network, by UUID or by query.');
+export const subnetParam = subnetParamOf(v1beta2Spelling);
 
-export const subnetParam = z
-  .object({
-    id: uuid().optional().describe('UUID of the subnet, used as given. Excludes filter.'),
-    filter: subnetFilter.optional().describe('A query that must match exactly one subnet. Excludes id.'),
-  })
-  .meta(exactlyOneField)
-  .describe('A Neutron subnet, by UUID or by query.');
+export const routerParam = neutronParam('router');
 
-export const routerParam = z
-  .object({
-    id: uuid().optional().describe('UUID of the router. Excludes filter.'),
-    filter: routerFilter.optional().describe('A query that must match exactly one router. Excludes id.'),
-  })
-  .meta(exactlyOneField)
-  .describe('A Neutron router, by UUID or by query.');
-
-export const securityGroupParam = z
-  .object({
-    id: uuid().optional().describe('UUID of the security group. Excludes filter.'),
-    filter: securityGroupFilter.optional().describe('A query that must match exactly one security group. Excludes id.'),
-  })
-  .meta(exactlyOneField)
-  .describe('A Neutron security group, by UUID or by query.');
+export const securityGroupParam = neutronParam('security group');
 
 // ---------------------------------------------------------------- Nova and Glance references
 
@@ -184,6 +213,16 @@ export const flavorParam = z
   })
   .meta(exactlyOneField)
   .describe('The Nova flavor, by ID or by name.');
+
+/**
+ * v1beta2 machines name the flavor with flavorParam; v1beta1 machines and
+ * v1alpha1 servers still take a name, an ID or both, under this rule.
+ */
+export const flavorOrFlavorID: CelRule<{ flavor?: string; flavorID?: string }> = {
+  rule: '(has(self.flavor) || has(self.flavorID))',
+  message: 'at least one of flavor or flavorID must be set',
+  holds: (self) => self.flavor !== undefined || self.flavorID !== undefined,
+};
 
 export const serverGroupParam = z
   .object({
@@ -345,17 +384,22 @@ const portSettings = {
     .describe('Extra parameters for the Neutron port request. What they do depends on the cloud.'),
 };
 
-export const fixedIP = z
-  .object({
-    subnet: subnetParam
-      .optional()
-      .describe('Subnet of the address; the query must match at most one subnet of the port network.'),
-    ipAddress: z
-      .string()
-      .optional()
-      .describe('The address to assign. It must lie in the subnet if one is given, else in a subnet of the port network.'),
-  })
-  .describe('A fixed IP of a port: a subnet, an address, or both.');
+/** Each version's fixed IP holds its own subnet query. */
+export function fixedIPOf<S extends z.ZodType>(subnetParam: S) {
+  return z
+    .object({
+      subnet: subnetParam
+        .optional()
+        .describe('Subnet of the address; the query must match at most one subnet of the port network.'),
+      ipAddress: z
+        .string()
+        .optional()
+        .describe('The address to assign. It must lie in the subnet if one is given, else in a subnet of the port network.'),
+    })
+    .describe('A fixed IP of a port: a subnet, an address, or both.');
+}
+
+export const fixedIP = fixedIPOf(subnetParam);
 
 export const portOpts = z
   .object({
@@ -400,44 +444,44 @@ export const resolvedPortSpec = z
   })
   .describe('A requested port with every reference resolved to an ID.');
 
-export const portStatus = z
-  .object({ id: z.string().min(1).describe('ID of the port.') })
-  .describe('A port created for the server.');
-
 // ---------------------------------------------------------------- server
 
-export const schedulerHintValue = withRules(
-  z.object({
-    type: z.enum(['Bool', 'String', 'Number']).describe('Which of bool, string and number carries the value.'),
-    bool: z.boolean().optional().describe("The value when type is 'Bool'; forbidden otherwise."),
-    number: z.int32().optional().describe("The value when type is 'Number'; forbidden otherwise."),
-    string: z.string().min(1).max(255).optional().describe("The value when type is 'String'; forbidden otherwise."),
-  }),
-  [
-    {
-      rule: "has(self.type) && self.type == 'Bool' ? has(self.bool) : !has(self.bool)",
-      message: 'bool is required when type is Bool, and forbidden otherwise',
-      holds: (value) => (value.type === 'Bool') === (value.bool !== undefined),
-    },
-    {
-      rule: "has(self.type) && self.type == 'Number' ? has(self.number) : !has(self.number)",
-      message: 'number is required when type is Number, and forbidden otherwise',
-      holds: (value) => (value.type === 'Number') === (value.number !== undefined),
-    },
-    {
-      rule: "has(self.type) && self.type == 'String' ? has(self.string) : !has(self.string)",
-      message: 'string is required when type is String, and forbidden otherwise',
-      holds: (value) => (value.type === 'String') === (value.string !== undefined),
-    },
-  ],
-).describe('A typed scheduler hint value: exactly the field named by type is set.');
+/** v1beta1 types a Number hint as a plain int; the rules and the rest are shared. */
+export function schedulerHintAdditionalPropertyOf({ int }: Spelling) {
+  const schedulerHintValue = withRules(
+    z.object({
+      type: z.enum(['Bool', 'String', 'Number']).describe('Which of bool, string and number carries the value.'),
+      bool: z.boolean().optional().describe("The value when type is 'Bool'; forbidden otherwise."),
+      number: int().optional().describe("The value when type is 'Number'; forbidden otherwise."),
+      string: z.string().min(1).max(255).optional().describe("The value when type is 'String'; forbidden otherwise."),
+    }),
+    [
+      {
+        rule: "has(self.type) && self.type == 'Bool' ? has(self.bool) : !has(self.bool)",
+        message: 'bool is required when type is Bool, and forbidden otherwise',
+        holds: (value) => (value.type === 'Bool') === (value.bool !== undefined),
+      },
+      {
+        rule: "has(self.type) && self.type == 'Number' ? has(self.number) : !has(self.number)",
+        message: 'number is required when type is Number, and forbidden otherwise',
+        holds: (value) => (value.type === 'Number') === (value.number !== undefined),
+      },
+      {
+        rule: "has(self.type) && self.type == 'String' ? has(self.string) : !has(self.string)",
+        message: 'string is required when type is String, and forbidden otherwise',
+        holds: (value) => (value.type === 'String') === (value.string !== undefined),
+      },
+    ],
+  ).describe('A typed scheduler hint value: exactly the field named by type is set.');
+  return z
+    .object({
+      name: z.string().min(1).describe('Name of the hint, unique in the list.'),
+      value: schedulerHintValue.describe('Value of the hint.'),
+    })
+    .describe('A Nova scheduler hint beyond the server group, e.g. to steer the server to a host aggregate.');
+}
 
-export const schedulerHintAdditionalProperty = z
-  .object({
-    name: z.string().min(1).describe('Name of the hint, unique in the list.'),
-    value: schedulerHintValue.describe('Value of the hint.'),
-  })
-  .describe('A Nova scheduler hint beyond the server group, e.g. to steer the server to a host aggregate.');
+export const schedulerHintAdditionalProperty = schedulerHintAdditionalPropertyOf(v1beta2Spelling);
 
 export const serverMetadata = z
   .object({
@@ -491,86 +535,95 @@ export const nodeAddress = z
   })
   .describe('An address of the server.');
 
-export const resolvedMachineSpec = z
-  .object({
-    serverGroupID: z.string().optional().describe('ID of the server group to join.'),
-    imageID: z.string().optional().describe('ID of the image to boot.'),
-    flavorID: z.string().optional().describe('ID of the flavor.'),
-    ports: atomicListOf(resolvedPortSpec).optional().describe('The ports to create, fully resolved.'),
-  })
-  .describe('The machine spec with references resolved to IDs.');
+/**
+ * The status nodes that report resolved and created OpenStack resources.
+ * v1beta1 and the v1alpha1 OpenStackServer spell them differently (see
+ * Spelling) and resolve ports to their own resolved port spec.
+ */
+export function resourceStatusesOf<P extends z.ZodType>(
+  { requiredString, setOf, atomicListOf }: Spelling,
+  resolvedPortSpec: P,
+) {
+  const identified = (resource: string) => ({
+    name: requiredString().describe(`Name of the ${resource}.`),
+    id: requiredString().describe(`ID of the ${resource}.`),
+  });
+  const tags = (resource: string) => setOf(z.string()).optional().describe(`Tags of the ${resource}.`);
 
-export const machineResources = z
-  .object({ ports: atomicListOf(portStatus).optional().describe('Ports created for the server.') })
-  .describe('OpenStack resources created for the server.');
+  const portStatus = z
+    .object({ id: requiredString().describe('ID of the port.') })
+    .describe('A port created for the server.');
 
-export const networkStatus = z
-  .object({
-    name: z.string().min(1).describe('Name of the network.'),
-    id: z.string().min(1).describe('ID of the network.'),
-    tags: setOf(z.string()).optional().describe('Tags of the network.'),
-  })
-  .describe('A Neutron network in use.');
+  const resolvedMachineSpec = z
+    .object({
+      serverGroupID: z.string().optional().describe('ID of the server group to join.'),
+      imageID: z.string().optional().describe('ID of the image to boot.'),
+      flavorID: z.string().optional().describe('ID of the flavor.'),
+      ports: atomicListOf(resolvedPortSpec).optional().describe('The ports to create, fully resolved.'),
+    })
+    .describe('The machine spec with references resolved to IDs.');
 
-export const subnetStatus = z
-  .object({
-    name: z.string().min(1).describe('Name of the subnet.'),
-    id: z.string().min(1).describe('ID of the subnet.'),
-    cidr: z.string().min(1).describe('CIDR of the subnet.'),
-    tags: setOf(z.string()).optional().describe('Tags of the subnet.'),
-  })
-  .describe('A Neutron subnet in use.');
+  const machineResources = z
+    .object({ ports: atomicListOf(portStatus).optional().describe('Ports created for the server.') })
+    .describe('OpenStack resources created for the server.');
 
-export const networkStatusWithSubnets = networkStatus
-  .extend({
-    subnets: atomicListOf(subnetStatus)
-      .optional()
-      .describe('Subnets of the network in use; machines on this network get an address in each.'),
-  })
-  .describe('A Neutron network in use, with its subnets.');
+  const networkStatus = z
+    .object({ ...identified('network'), tags: tags('network') })
+    .describe('A Neutron network in use.');
 
-export const routerStatus = z
-  .object({
-    name: z.string().min(1).describe('Name of the router.'),
-    id: z.string().min(1).describe('ID of the router.'),
-    tags: setOf(z.string()).optional().describe('Tags of the router.'),
-    ips: setOf(z.string()).optional().describe('IP addresses of the router.'),
-  })
-  .describe('A Neutron router in use.');
+  const subnetStatus = z
+    .object({ ...identified('subnet'), cidr: requiredString().describe('CIDR of the subnet.'), tags: tags('subnet') })
+    .describe('A Neutron subnet in use.');
 
-export const loadBalancerStatus = z
-  .object({
-    name: z.string().min(1).describe('Name of the load balancer.'),
-    id: z.string().min(1).describe('ID of the load balancer.'),
-    ip: z.string().min(1).describe('Address clients reach the load balancer on: its floating IP, or its VIP without one.'),
-    internalIP: z.string().min(1).describe('VIP address of the load balancer on the cluster network.'),
-    allowedCIDRs: setOf(z.string()).optional().describe('CIDRs allowed to reach the listeners.'),
-    tags: setOf(z.string()).optional().describe('Tags of the load balancer.'),
-    loadBalancerNetwork: networkStatusWithSubnets
-      .optional()
-      .describe('Network (and subnet: only the first counts) the VIP is allocated on.'),
-  })
-  .describe('An Octavia load balancer in use.');
+  const networkStatusWithSubnets = networkStatus
+    .extend({
+      subnets: atomicListOf(subnetStatus)
+        .optional()
+        .describe('Subnets of the network in use; machines on this network get an address in each.'),
+    })
+    .describe('A Neutron network in use, with its subnets.');
 
-export const securityGroupStatus = z
-  .object({
-    name: z.string().min(1).describe('Name of the security group.'),
-    id: z.string().min(1).describe('ID of the security group.'),
-  })
-  .describe('A Neutron security group in use.');
+  return {
+    resolvedMachineSpec,
+    machineResources,
+    networkStatus,
+    networkStatusWithSubnets,
+    routerStatus: z
+      .object({
+        ...identified('router'),
+        tags: tags('router'),
+        ips: setOf(z.string()).optional().describe('IP addresses of the router.'),
+      })
+      .describe('A Neutron router in use.'),
+    loadBalancerStatus: z
+      .object({
+        ...identified('load balancer'),
+        ip: requiredString().describe('Address clients reach the load balancer on: its floating IP, or its VIP without one.'),
+        internalIP: requiredString().describe('VIP address of the load balancer on the cluster network.'),
+        allowedCIDRs: setOf(z.string()).optional().describe('CIDRs allowed to reach the listeners.'),
+        tags: tags('load balancer'),
+        loadBalancerNetwork: networkStatusWithSubnets
+          .optional()
+          .describe('Network (and subnet: only the first counts) the VIP is allocated on.'),
+      })
+      .describe('An Octavia load balancer in use.'),
+    securityGroupStatus: z.object(identified('security group')).describe('A Neutron security group in use.'),
+    bastionStatus: z
+      .object({
+        id: z.string().optional().describe('ID of the bastion server.'),
+        name: z.string().optional().describe('Name of the bastion server.'),
+        sshKeyName: z.string().optional().describe('SSH key injected into the bastion.'),
+        state: instanceState.optional(),
+        ip: z.string().optional().describe('Fixed IP address of the bastion.'),
+        floatingIP: z.string().optional().describe('Floating IP address of the bastion.'),
+        resolved: resolvedMachineSpec.optional().describe('The bastion machine spec with references resolved to IDs.'),
+        resources: machineResources.optional().describe('OpenStack resources created for the bastion.'),
+      })
+      .describe('The bastion server as deployed.'),
+  };
+}
 
-export const bastionStatus = z
-  .object({
-    id: z.string().optional().describe('ID of the bastion server.'),
-    name: z.string().optional().describe('Name of the bastion server.'),
-    sshKeyName: z.string().optional().describe('SSH key injected into the bastion.'),
-    state: instanceState.optional(),
-    ip: z.string().optional().describe('Fixed IP address of the bastion.'),
-    floatingIP: z.string().optional().describe('Floating IP address of the bastion.'),
-    resolved: resolvedMachineSpec.optional().describe('The bastion machine spec with references resolved to IDs.'),
-    resources: machineResources.optional().describe('OpenStack resources created for the bastion.'),
-  })
-  .describe('The bastion server as deployed.');
+export const resourceStatuses = resourceStatusesOf(v1beta2Spelling, resolvedPortSpec);
 
 export const failureDomain = z
   .object({
@@ -585,35 +638,37 @@ export const failureDomain = z
 
 // ---------------------------------------------------------------- cluster networking
 
-export const securityGroupRuleSpec = z
-  .object({
-    name: z.string().min(1).describe('Identifies the rule in the list, so that patches can address it; not sent to OpenStack.'),
-    description: z.string().optional().describe('Description of the rule.'),
-    direction: z
-      .enum(['ingress', 'egress'])
-      .describe('Traffic the rule applies to: ingress reaches the instance, egress leaves it.'),
-    etherType: z.enum(['IPv4', 'IPv6']).optional().describe('IP version of the rule; CIDRs in it must be of that version.'),
-    portRangeMin: z
-      .int32()
-      .optional()
-      .describe('Lowest port matched. For TCP and UDP it must not exceed portRangeMax.'),
-    portRangeMax: z.int32().optional().describe('Highest port matched.'),
-    protocol: z.string().optional().describe('IP protocol matched, such as tcp, udp or icmp.'),
-    remoteGroupID: z
-      .string()
-      .optional()
-      .describe('Security group whose members the rule admits. Use one of remoteGroupID, remoteIPPrefix, remoteManagedGroups.'),
-    remoteIPPrefix: z
-      .string()
-      .optional()
-      .describe('CIDR the rule admits. Use one of remoteGroupID, remoteIPPrefix, remoteManagedGroups.'),
-    remoteManagedGroups: setOf(z.enum(['bastion', 'controlplane', 'worker']))
-      .optional()
-      .describe(
-        'Managed security groups whose members the rule admits. Use one of remoteGroupID, remoteIPPrefix, remoteManagedGroups.',
-      ),
-  })
-  .describe('A rule of a managed security group.');
+/** v1beta1 lets the name be empty, has plain int ports and no list type on remoteManagedGroups. */
+export function securityGroupRuleSpecOf({ requiredString, int, setOf }: Spelling) {
+  return z
+    .object({
+      name: requiredString().describe('Identifies the rule in the list, so that patches can address it; not sent to OpenStack.'),
+      description: z.string().optional().describe('Description of the rule.'),
+      direction: z
+        .enum(['ingress', 'egress'])
+        .describe('Traffic the rule applies to: ingress reaches the instance, egress leaves it.'),
+      etherType: z.enum(['IPv4', 'IPv6']).optional().describe('IP version of the rule; CIDRs in it must be of that version.'),
+      portRangeMin: int().optional().describe('Lowest port matched. For TCP and UDP it must not exceed portRangeMax.'),
+      portRangeMax: int().optional().describe('Highest port matched.'),
+      protocol: z.string().optional().describe('IP protocol matched, such as tcp, udp or icmp.'),
+      remoteGroupID: z
+        .string()
+        .optional()
+        .describe('Security group whose members the rule admits. Use one of remoteGroupID, remoteIPPrefix, remoteManagedGroups.'),
+      remoteIPPrefix: z
+        .string()
+        .optional()
+        .describe('CIDR the rule admits. Use one of remoteGroupID, remoteIPPrefix, remoteManagedGroups.'),
+      remoteManagedGroups: setOf(z.enum(['bastion', 'controlplane', 'worker']))
+        .optional()
+        .describe(
+          'Managed security groups whose members the rule admits. Use one of remoteGroupID, remoteIPPrefix, remoteManagedGroups.',
+        ),
+    })
+    .describe('A rule of a managed security group.');
+}
+
+export const securityGroupRuleSpec = securityGroupRuleSpecOf(v1beta2Spelling);
 
 export const managedSecurityGroups = z
   .object({
@@ -636,40 +691,52 @@ export const managedSecurityGroups = z
       'rules allow the kubelet, etcd and the API server; the lists here add to them.',
   );
 
-export const allocationPool = z
-  .object({
-    start: z.string().min(1).describe('First address of the pool.'),
-    end: z.string().min(1).describe('Last address of the pool.'),
-  })
-  .describe('A range of addresses Neutron allocates from.');
+/** v1beta1 lets the addresses be empty and gives the lists no type. */
+export function subnetSpecOf({ requiredString, atomicListOf }: Spelling) {
+  const allocationPool = z
+    .object({
+      start: requiredString().describe('First address of the pool.'),
+      end: requiredString().describe('Last address of the pool.'),
+    })
+    .describe('A range of addresses Neutron allocates from.');
+  return z
+    .object({
+      cidr: requiredString().describe('Address range of the subnet, e.g. 10.0.0.0/24.'),
+      dnsNameservers: atomicListOf(z.string())
+        .optional()
+        .describe('DNS servers handed out on the subnet, of the same IP version as cidr.'),
+      allocationPools: atomicListOf(allocationPool)
+        .optional()
+        .describe('Ranges machines get addresses from. Ports can still be given other addresses by hand.'),
+    })
+    .describe('A subnet CAPO creates.');
+}
 
-export const subnetSpec = z
-  .object({
-    cidr: z.string().min(1).describe('Address range of the subnet, e.g. 10.0.0.0/24.'),
-    dnsNameservers: atomicListOf(z.string())
-      .optional()
-      .describe('DNS servers handed out on the subnet, of the same IP version as cidr.'),
-    allocationPools: atomicListOf(allocationPool)
-      .optional()
-      .describe('Ranges machines get addresses from. Ports can still be given other addresses by hand.'),
-  })
-  .describe('A subnet CAPO creates.');
+export const subnetSpec = subnetSpecOf(v1beta2Spelling);
 
-export const externalRouterIPParam = z
-  .object({
-    fixedIP: z.string().optional().describe('The address in the subnet.'),
-    subnet: subnetParam.describe('Subnet of the external network the address belongs to.'),
-  })
-  .describe('A fixed gateway address of the router on the external network.');
+/** Each version's router address holds its own subnet query. */
+export function externalRouterIPParamOf<S extends z.ZodType>(subnetParam: S) {
+  return z
+    .object({
+      fixedIP: z.string().optional().describe('The address in the subnet.'),
+      subnet: subnetParam.describe('Subnet of the external network the address belongs to.'),
+    })
+    .describe('A fixed gateway address of the router on the external network.');
+}
 
-export const apiServerLoadBalancerMonitor = z
-  .object({
-    delay: boundedInt32(0).optional().describe('Seconds between health probes.'),
-    timeout: boundedInt32(0).optional().describe('Seconds a probe waits for a connection.'),
-    maxRetries: boundedInt32(0, 10).optional().describe('Successful probes that bring a member ONLINE.'),
-    maxRetriesDown: boundedInt32(1, 10).optional().describe('Failed probes that put a member in ERROR.'),
-  })
-  .describe('Health monitor of the API server load balancer.');
+export const externalRouterIPParam = externalRouterIPParamOf(subnetParam);
+
+/** v1beta1 bounds plain integers, v1beta2 int32s. */
+export function apiServerLoadBalancerMonitorOf({ boundedInt }: Spelling) {
+  return z
+    .object({
+      delay: boundedInt(0).optional().describe('Seconds between health probes.'),
+      timeout: boundedInt(0).optional().describe('Seconds a probe waits for a connection.'),
+      maxRetries: boundedInt(0, 10).optional().describe('Successful probes that bring a member ONLINE.'),
+      maxRetriesDown: boundedInt(1, 10).optional().describe('Failed probes that put a member in ERROR.'),
+    })
+    .describe('Health monitor of the API server load balancer.');
+}
 
 export const apiServerLoadBalancer = z
   .object({
@@ -688,6 +755,35 @@ export const apiServerLoadBalancer = z
       .describe('Subnets of the VIP, in the network above. Only the first is used.'),
     availabilityZone: z.string().optional().describe('Octavia availability zone.'),
     flavor: z.string().optional().describe('Octavia flavor name.'),
-    monitor: apiServerLoadBalancerMonitor.optional(),
+    monitor: apiServerLoadBalancerMonitorOf(v1beta2Spelling).optional(),
   })
   .describe('The Octavia load balancer in front of the API servers.');
+
+// ---------------------------------------------------------------- kinds
+
+/** The Cluster API contract's status.initialization, the same in every version. */
+export function initializationStatus(subject: 'cluster' | 'machine') {
+  return z
+    .object({
+      provisioned: z
+        .boolean()
+        .optional()
+        .describe(`Set once the infrastructure of the ${subject} is first provisioned; never reset afterwards.`),
+    })
+    .describe(`Initial provisioning of the ${subject}, as the Cluster API contract reads it.`);
+}
+
+/**
+ * The spec of a template kind, around the spec of the kind it stamps out:
+ * the same in both template kinds and in every version. `templateFields`
+ * come before the spec, as the CRDs list them.
+ */
+export function templateSpecOf(kind: string, spec: z.ZodType, templateFields: z.ZodRawShape = {}) {
+  return z
+    .object({
+      template: z
+        .object({ ...templateFields, spec: spec.describe(`The spec of each ${kind} created from the template.`) })
+        .describe(`The ${kind} to create.`),
+    })
+    .describe('The template.');
+}

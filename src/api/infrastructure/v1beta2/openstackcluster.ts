@@ -10,27 +10,25 @@ import { clusterSpecExtensions, clusterStatusExtensions } from '../extensions.js
 import {
   apiServerLoadBalancer,
   atomicListOf,
-  bastionStatus,
   boundedInt32,
   condition,
   externalRouterIPParam,
   failureDomain,
   identityReference,
-  loadBalancerStatus,
+  initializationStatus,
   managedSecurityGroups,
   mapListOf,
   networkParam,
-  networkStatus,
-  networkStatusWithSubnets,
+  resourceStatuses,
   routerParam,
-  routerStatus,
-  securityGroupStatus,
   setOf,
   subnetParam,
   subnetSpec,
   withRules,
 } from './common.js';
 import { openStackMachineSpec } from './openstackmachine.js';
+
+const { networkStatus, networkStatusWithSubnets, routerStatus, loadBalancerStatus, securityGroupStatus, bastionStatus } = resourceStatuses;
 
 const apiServer = z
   .object({
@@ -55,32 +53,35 @@ const apiServer = z
   })
   .describe('How the API server is exposed: load balancer, floating IP and port.');
 
-const bastion = withRules(
-  z.object({
-    enabled: z
-      .boolean()
-      .default(true)
-      .describe('Whether the bastion exists. To remove the bastion, set false first and wait for it to be deleted.'),
-    spec: openStackMachineSpec.optional().describe('The bastion server. Required while the bastion is enabled.'),
-    availabilityZone: z.string().optional().describe('Failure domain of the bastion.'),
-    floatingIP: z
-      .ipv4()
-      .optional()
-      .describe(
-        'Floating IP address (not ID) of the bastion. It should exist and be unassociated; otherwise CAPO tries to ' +
-          'create it, which usually needs admin rights.',
-      ),
-  }),
-  [
-    {
-      rule: '!self.enabled || has(self.spec)',
-      message: 'spec is required if bastion is enabled',
-      holds: (self) => !self.enabled || self.spec !== undefined,
-    },
-  ],
-).describe(
-  'A server to log in to the nodes through. Changes to a running bastion are refused; disable it, wait, then change it.',
-);
+/** Each version's bastion runs that version's machine spec. */
+export function bastionOf<S extends z.ZodType>(machineSpec: S) {
+  return withRules(
+    z.object({
+      enabled: z
+        .boolean()
+        .default(true)
+        .describe('Whether the bastion exists. To remove the bastion, set false first and wait for it to be deleted.'),
+      spec: machineSpec.optional().describe('The bastion server. Required while the bastion is enabled.'),
+      availabilityZone: z.string().optional().describe('Failure domain of the bastion.'),
+      floatingIP: z
+        .ipv4()
+        .optional()
+        .describe(
+          'Floating IP address (not ID) of the bastion. It should exist and be unassociated; otherwise CAPO tries to ' +
+            'create it, which usually needs admin rights.',
+        ),
+    }),
+    [
+      {
+        rule: '!self.enabled || has(self.spec)',
+        message: 'spec is required if bastion is enabled',
+        holds: (self) => !self.enabled || self.spec !== undefined,
+      },
+    ],
+  ).describe(
+    'A server to log in to the nodes through. Changes to a running bastion are refused; disable it, wait, then change it.',
+  );
+}
 
 const managedNetwork = withRules(
   z.object({
@@ -115,11 +116,13 @@ const managedRouter = withRules(
   ],
 ).describe('Settings of the router CAPO creates; ignored for an existing router.');
 
-export const openStackClusterSpec = withRules(
-  z.object({
-    identityRef: identityReference.describe(
-      'Credentials for the cluster, also used by its machines unless they name their own.',
-    ),
+/**
+ * Where the cluster network comes from: subnets to create, or an existing
+ * network, subnets and router. Both versions have these fields, each around
+ * its own subnet nodes.
+ */
+export function networkFieldsOf<S extends z.ZodType, P extends z.ZodType>(subnetSpec: S, subnetParam: P) {
+  return {
     managedSubnets: atomicListOf(subnetSpec)
       .max(1)
       .optional()
@@ -138,6 +141,15 @@ export const openStackClusterSpec = withRules(
       .optional()
       .describe('Among several subnets, the one for the load balancer VIP and node registration. The first when omitted.'),
     router: routerParam.optional().describe('An existing router for managedSubnets; then no router is created.'),
+  };
+}
+
+export const openStackClusterSpec = withRules(
+  z.object({
+    identityRef: identityReference.describe(
+      'Credentials for the cluster, also used by its machines unless they name their own.',
+    ),
+    ...networkFieldsOf(subnetSpec, subnetParam),
     managedNetwork: managedNetwork.optional(),
     managedRouter: managedRouter.optional(),
     enableExternalNetwork: z
@@ -169,7 +181,7 @@ export const openStackClusterSpec = withRules(
     managedSecurityGroups: managedSecurityGroups
       .optional()
       .describe('Security groups CAPO manages. Without it, the security groups named in the machine specs are used.'),
-    bastion: bastion.optional(),
+    bastion: bastionOf(openStackMachineSpec).optional(),
     tags: setOf(z.string()).optional().describe('Tags of every resource of the cluster that supports tags.'),
     extensions: clusterSpecExtensions.optional(),
   }),
@@ -190,15 +202,7 @@ export const openStackClusterSpec = withRules(
 
 const status = z
   .object({
-    initialization: z
-      .object({
-        provisioned: z
-          .boolean()
-          .optional()
-          .describe('Set once the infrastructure of the cluster is first provisioned; never reset afterwards.'),
-      })
-      .optional()
-      .describe('Initial provisioning of the cluster, as the Cluster API contract reads it.'),
+    initialization: initializationStatus('cluster').optional(),
     network: networkStatusWithSubnets.optional().describe('The cluster network.'),
     externalNetwork: networkStatus.optional().describe('The external network for default ingress and egress.'),
     router: routerStatus.optional().describe('The cluster router.'),

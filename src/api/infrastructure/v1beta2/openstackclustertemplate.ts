@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { KindVersion } from '../../../apiserver/registry/kind.js';
+import { templateSpecOf } from './common.js';
 import { openStackClusterSpec } from './openstackcluster.js';
 
 const templateMetadata = z
@@ -20,17 +21,9 @@ export const openStackClusterTemplateV1beta2: KindVersion = {
   storage: true,
   schema: z
     .object({
-      spec: z
-        .object({
-          template: z
-            .object({
-              metadata: templateMetadata.optional(),
-              spec: openStackClusterSpec.describe('The spec of each OpenStackCluster created from the template.'),
-            })
-            .describe('The OpenStackCluster to create.'),
-        })
-        .optional()
-        .describe('The template.'),
+      spec: templateSpecOf('OpenStackCluster', openStackClusterSpec, {
+        metadata: templateMetadata.optional(),
+      }).optional(),
     })
     .describe('A template of OpenStackCluster, for ClusterClass.'),
   printerColumns: [],

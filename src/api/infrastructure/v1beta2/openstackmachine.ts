@@ -13,12 +13,12 @@ import {
   flavorParam,
   identityReference,
   imageParam,
+  initializationStatus,
   instanceState,
-  machineResources,
   mapListOf,
   nodeAddress,
   portOpts,
-  resolvedMachineSpec,
+  resourceStatuses,
   rootVolume,
   schedulerHintAdditionalProperty,
   securityGroupParam,
@@ -27,6 +27,8 @@ import {
   setOf,
   typedLocalObjectReference,
 } from './common.js';
+
+const { resolvedMachineSpec, machineResources } = resourceStatuses;
 
 export const openStackMachineSpec = z
   .object({
@@ -71,15 +73,7 @@ export const openStackMachineSpec = z
 
 const status = z
   .object({
-    initialization: z
-      .object({
-        provisioned: z
-          .boolean()
-          .optional()
-          .describe('Set once the infrastructure of the machine is first provisioned; never reset afterwards.'),
-      })
-      .optional()
-      .describe('Initial provisioning of the machine, as the Cluster API contract reads it.'),
+    initialization: initializationStatus('machine').optional(),
     instanceID: z.string().optional().describe('ID of the Nova server.'),
     instanceState: instanceState.optional().describe('Nova state of the server, as the OpenStackServer reports it.'),
     addresses: atomicListOf(nodeAddress).optional().describe('Addresses of the server.'),

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { KindVersion } from '../../../apiserver/registry/kind.js';
-import { condition, mapListOf } from './common.js';
+import { condition, mapListOf, templateSpecOf } from './common.js';
 import { openStackMachineSpec } from './openstackmachine.js';
 
 /** The spelling of a Kubernetes resource.Quantity. */
@@ -14,7 +14,8 @@ const QUANTITY = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkM
 // The pattern sits on the int-or-string node, where kube checks it against strings only.
 const quantity = z.union([z.int(), z.string().regex(new RegExp(QUANTITY))]).meta({ pattern: QUANTITY });
 
-const status = z
+/** v1beta1 reports the same status but for its conditions. */
+export const openStackMachineTemplateStatus = z
   .object({
     capacity: z
       .record(z.string(), quantity)
@@ -37,15 +38,8 @@ export const openStackMachineTemplateV1beta2: KindVersion = {
   storage: true,
   schema: z
     .object({
-      spec: z
-        .object({
-          template: z
-            .object({ spec: openStackMachineSpec.describe('The spec of each OpenStackMachine created from the template.') })
-            .describe('The OpenStackMachine to create.'),
-        })
-        .optional()
-        .describe('The template.'),
-      status: status.optional(),
+      spec: templateSpecOf('OpenStackMachine', openStackMachineSpec).optional(),
+      status: openStackMachineTemplateStatus.optional(),
     })
     .describe('A template of OpenStackMachine, for control planes and machine deployments.'),
   printerColumns: [],
