@@ -48,8 +48,7 @@ async function main(): Promise<void> {
 
   const dataDir = path.resolve(values['data-dir']!);
   const app = await startApp({ dataDir, host: values['bind-address']!, port, kinds: servedKinds });
-  process.stdout.write(`capo-apiserver serving on ${app.url}\n  data directory: ${dataDir}\n  kubeconfig:     ${app.kubeconfigPath}\n`);
-
+  // Handlers go in before the server announces itself: a supervisor may signal as soon as it reads the line.
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -60,6 +59,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  process.stdout.write(`capo-apiserver serving on ${app.url}\n  data directory: ${dataDir}\n  kubeconfig:     ${app.kubeconfigPath}\n`);
 }
 
 main().catch((error: unknown) => {
