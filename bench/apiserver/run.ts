@@ -5,7 +5,9 @@
  * beside their targets; it is a measurement, not a test, so a missed target
  * does not fail the run (a wrong answer from the server does).
  *
- *   npm run bench:apiserver [-- --quick] [-- --cpu-prof DIR]
+ *   npm run bench:apiserver                     # the full run
+ *   npm run bench:apiserver -- --quick          # a small run that checks the harness
+ *   npm run bench:apiserver -- --cpu-prof DIR   # then: node dist/bench/apiserver/profile.js DIR
  *
  * Every phase is a bounded loop on loopback, sized to finish in about a
  * minute on 2 cores; the server stops when this process exits.
@@ -42,7 +44,8 @@ const usage = `Usage: node dist/bench/apiserver/run.js [options]
   --objects N        objects created (default 10000)
   --watchers N       concurrent watches (default 500)
   --updates N        updates delivered to every watcher (default 200)
-  --cpu-prof DIR     run the server under node --cpu-prof, writing the profile to DIR
+  --cpu-prof DIR     run the server under node --cpu-prof, writing the profile to DIR;
+                     summarize it with: node dist/bench/apiserver/profile.js DIR
 `;
 
 function parseConfig(): Config {
@@ -630,6 +633,18 @@ function probeFdatasync(parent: string): Summary {
   return summarize(samples);
 }
 
+/** Which server code was measured; uncommitted changes under src/ make a run hard to reproduce, so they are flagged. */
+function sourceRevision(): string {
+  try {
+    const options = { cwd: fileURLToPath(new URL('../../..', import.meta.url)), encoding: 'utf8' as const, stdio: ['ignore', 'pipe', 'ignore'] as ['ignore', 'pipe', 'ignore'] };
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], options).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], options).trim() !== '';
+    return dirty ? `${head} with uncommitted changes under src/` : head;
+  } catch {
+    return 'unknown (not a git checkout)';
+  }
+}
+
 // ---- report ----------------------------------------------------------------
 
 function table(rows: string[][]): string {
@@ -652,6 +667,7 @@ async function main(): Promise<void> {
 
   log('capo-apiserver API server benchmark (bench/apiserver)');
   log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, node ${process.version}`);
+  log(`code: git ${sourceRevision()}`);
   const fsync = probeFdatasync(dataParent);
   log(`disk: ${dataParent} is ${filesystemOf(dataParent)}; 4 KiB write+fdatasync p50 ${ms(fsync.p50)} ms, p99 ${ms(fsync.p99)} ms`);
 

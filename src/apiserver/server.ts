@@ -191,12 +191,19 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
  */
 function authenticate(request: IncomingMessage): UserInfo {
   const socket = request.socket as TLSSocket;
+  const known = identities.get(socket);
+  if (known) return known;
   const peer = socket.getPeerCertificate?.();
   if (!peer || Object.keys(peer).length === 0) return anonymousUser;
   if (!socket.authorized) throw errors.unauthorized();
   const identity = identityFromCertificate(peer);
-  return authenticated(identity.user, identity.groups);
+  const user = authenticated(identity.user, identity.groups);
+  identities.set(socket, user);
+  return user;
 }
+
+/** A TLS connection's client certificate cannot change, and decoding it is costly, so it is read once per connection. */
+const identities = new WeakMap<TLSSocket, UserInfo>();
 
 /** kube authorizes a list or watch pinned to one name as a request for that name. */
 function nameFromFieldSelector(query: URLSearchParams): string | undefined {

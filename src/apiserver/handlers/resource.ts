@@ -40,6 +40,8 @@ const mediaTypesForPatch = 'application/json-patch+json, application/merge-patch
 export class ResourceHandler {
   private readonly stores = new Map<string, ResourceStore>();
   private readonly printers = new Map<KindVersion, TablePrinter>();
+  /** One event fans out to every watcher of the kind: encode it once. */
+  private readonly encodings = new RecentCache<string>(1024);
 
   constructor(
     private readonly registry: Registry,
@@ -179,18 +181,22 @@ export class ResourceHandler {
 
     let tableColumnsSent = false;
     const encode = (event: ApiEvent): string => {
-      let object = event.object;
-      if (representation.kind === 'PartialObjectMetadata') object = partialObjectMetadata(object, `meta.k8s.io/${representation.version}`);
-      else if (representation.kind === 'Table') {
-        object = printer.toTable([object], { resourceVersion: String(metaOf(object).resourceVersion ?? '') }, {
+      // Table rows carry ages and per-watcher column headers; other encodings depend only on the event.
+      if (representation.kind === 'Table') {
+        const table = printer.toTable([event.object], { resourceVersion: String(metaOf(event.object).resourceVersion ?? '') }, {
           apiVersion: `meta.k8s.io/${representation.version}`,
           includeObject,
           withColumnDefinitions: !tableColumnsSent,
           now: new Date(),
         });
         tableColumnsSent = true;
+        return `${JSON.stringify({ type: event.type, object: table })}\n`;
       }
-      return `${JSON.stringify({ type: event.type, object })}\n`;
+      const key = `${event.revision}|${event.type}|${served.groupVersion}|${representation.kind}|${'version' in representation ? representation.version : ''}`;
+      return this.encodings.get(key, () => {
+        const object = representation.kind === 'PartialObjectMetadata' ? partialObjectMetadata(event.object, `meta.k8s.io/${representation.version}`) : event.object;
+        return `${JSON.stringify({ type: event.type, object })}\n`;
+      });
     };
 
     // Events produced before headers are flushed (initial state) are buffered into the first write.
@@ -428,4 +434,21 @@ async function deleteOptions(request: IncomingMessage, query: URLSearchParams, u
     propagationPolicy: (policy as DeleteOptions['propagationPolicy']) ?? (orphan === true ? 'Orphan' : undefined),
     user,
   };
+}
+
+/** A small cache that forgets its oldest entries first. */
+class RecentCache<V> {
+  private readonly entries = new Map<string, V>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(key: string, compute: () => V): V {
+    let value = this.entries.get(key);
+    if (value === undefined) {
+      value = compute();
+      this.entries.set(key, value);
+      if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    }
+    return value;
+  }
 }
