@@ -23,6 +23,8 @@ export interface AppOptions {
   bookmarkIntervalMs?: number;
   /** Watch history kept for resuming watches and paginated lists. */
   historyRetention?: { maxEvents: number; maxAgeMs: number };
+  /** Concurrent requests before 429 (defaults as kube-apiserver: 400 read-only, 200 mutating). */
+  maxInFlight?: { readOnly: number; mutating: number };
 }
 
 export interface RunningApp {
@@ -61,6 +63,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     metrics: new MetricsRegistry(),
     health,
     bookmarkIntervalMs: options.bookmarkIntervalMs,
+    maxInFlight: options.maxInFlight,
   });
 
   const kubeconfigPath = path.join(options.dataDir, 'kubeconfig');

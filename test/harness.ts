@@ -26,7 +26,7 @@ export interface KubectlResult {
 }
 
 export async function startTestServer(
-  options: Partial<Pick<AppOptions, 'bookmarkIntervalMs' | 'historyRetention' | 'kinds'>> = {},
+  options: Partial<Pick<AppOptions, 'bookmarkIntervalMs' | 'historyRetention' | 'kinds' | 'maxInFlight'>> = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-test-'));
   const app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: [widgetKind, gadgetKind], ...options });
@@ -67,7 +67,7 @@ export async function request(
   urlPath: string,
   options: { headers?: Record<string, string>; body?: string | Buffer; anonymous?: boolean } = {},
 ): Promise<HttpResult> {
-  const { ca, cert, key } = await credentials(server);
+  const { ca, cert, key } = await readCredentials(server);
   return new Promise((resolve, reject) => {
     const req = https.request(
       `${server.url}${urlPath}`,
@@ -103,7 +103,7 @@ export interface WatchStream {
 
 /** Opens a watch and collects its newline-delimited JSON events. */
 export async function openWatch(server: TestServer, urlPath: string, headers: Record<string, string> = {}): Promise<WatchStream> {
-  const { ca, cert, key } = await credentials(server);
+  const { ca, cert, key } = await readCredentials(server);
   return new Promise((resolve, reject) => {
     const req = https.request(`${server.url}${urlPath}`, { ca, cert, key, headers }, (res) => {
       const events: any[] = [];
@@ -145,7 +145,8 @@ export async function openWatch(server: TestServer, urlPath: string, headers: Re
   });
 }
 
-async function credentials(server: TestServer): Promise<{ ca: string; cert: string; key: string }> {
+/** The CA and admin client certificate from the server's kubeconfig. */
+export async function readCredentials(server: TestServer): Promise<{ ca: string; cert: string; key: string }> {
   const config = parseYaml(await readFile(server.kubeconfigPath, 'utf8'));
   const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
   return {

@@ -31,6 +31,12 @@ export interface ApiServerOptions {
   metrics: MetricsRegistry;
   health: HealthChecks;
   bookmarkIntervalMs?: number;
+  /**
+   * Requests served at once before new ones get 429 + Retry-After, as
+   * kube-apiserver's max-requests-inflight / max-mutating-requests-inflight
+   * (watches are long-running and not counted).
+   */
+  maxInFlight?: { readOnly: number; mutating: number };
   /** Mount further routers (GraphQL, admin API) before the Kubernetes routes. */
   extraRoutes?: (app: express.Express) => void;
 }
@@ -95,12 +101,24 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
 
   options.extraRoutes?.(app);
 
+  const limits = options.maxInFlight ?? { readOnly: 400, mutating: 200 };
+  const inFlight = { readOnly: 0, mutating: 0 };
+
   app.use(async (request: IncomingMessage, response: ServerResponse) => {
     const started = process.hrtime.bigint();
     const url = new URL(request.url ?? '/', 'https://localhost');
     let info: RequestInfo = { kind: 'nonResource', verb: (request.method ?? 'GET').toLowerCase(), path: url.pathname };
+    let slot: keyof typeof inFlight | undefined;
     try {
       info = parseRequestInfo(request.method ?? 'GET', url.pathname, url.searchParams);
+      if (info.verb !== 'watch') {
+        slot = mutatingMethods.has(request.method ?? 'GET') ? 'mutating' : 'readOnly';
+        if (inFlight[slot] >= limits[slot]) {
+          slot = undefined;
+          throw errors.tooManyRequests(1);
+        }
+        inFlight[slot]++;
+      }
       const user = authenticate(request);
       const attributes: RequestAttributes =
         info.kind === 'resource'
@@ -126,6 +144,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     } catch (error) {
       sendError(response, error);
     } finally {
+      if (slot) inFlight[slot]--;
       const labels = metricLabels(info);
       requestsTotal.inc({ ...labels, scope: scopeOf(info), code: String(response.statusCode) });
       // A watch returns here once streaming starts; its lifetime is not a latency.
@@ -204,6 +223,8 @@ function authenticate(request: IncomingMessage): UserInfo {
 
 /** A TLS connection's client certificate cannot change, and decoding it is costly, so it is read once per connection. */
 const identities = new WeakMap<TLSSocket, UserInfo>();
+
+const mutatingMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** kube authorizes a list or watch pinned to one name as a request for that name. */
 function nameFromFieldSelector(query: URLSearchParams): string | undefined {
