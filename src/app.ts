@@ -5,8 +5,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LocalAuthorizer } from './apiserver/auth/authorizer.js';
-import { HealthChecks } from './apiserver/observability/health.js';
-import { MetricsRegistry } from './apiserver/observability/metrics.js';
+import { HealthChecks } from './observability/health.js';
+import { MetricsRegistry } from './observability/metrics.js';
 import type { KindDefinition } from './apiserver/registry/kind.js';
 import { Registry } from './apiserver/registry/registry.js';
 import { startApiServer } from './apiserver/server.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HealthChecks, healthContentType, healthHeaders } from '../../../src/apiserver/observability/health.js';
+import { HealthChecks, healthContentType, healthHeaders } from '../../src/observability/health.js';
 
 function checks(): HealthChecks {
   const health = new HealthChecks();

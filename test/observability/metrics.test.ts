@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MetricsRegistry, metricsContentType } from '../../../src/apiserver/observability/metrics.js';
+import { MetricsRegistry, metricsContentType } from '../../src/observability/metrics.js';
 
 const bare = () => new MetricsRegistry({ processMetrics: false });
 

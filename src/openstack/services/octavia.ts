@@ -1,0 +1,329 @@
+/**
+ * Octavia (load-balancer service), API v2 under `/v2/lbaas`. Every create,
+ * update and delete below a load balancer moves it to PENDING_UPDATE, and
+ * Octavia answers 409 to the next mutation until it is ACTIVE again: the
+ * caller must wait for `provisioning_status` ACTIVE between mutations of one
+ * load balancer (and should treat ERROR as failed, not as "still waiting").
+ */
+import { z } from 'zod';
+import type { ServiceTransport } from '../transport.js';
+import { linkedList, pick, segment, ServiceCalls, tagQuery, type TagFilters } from './common.js';
+
+const idRefs = z.array(z.looseObject({ id: z.string() }));
+const tags = z.array(z.string());
+
+const loadBalancerSchema = z.looseObject({
+  id: z.string(),
+  name: z.string().nullish(),
+  description: z.string().nullish(),
+  provisioning_status: z.string(),
+  operating_status: z.string(),
+  admin_state_up: z.boolean().optional(),
+  vip_address: z.string().nullish(),
+  vip_port_id: z.string().nullish(),
+  vip_subnet_id: z.string().nullish(),
+  vip_network_id: z.string().nullish(),
+  provider: z.string().nullish(),
+  flavor_id: z.string().nullish(),
+  availability_zone: z.string().nullish(),
+  listeners: idRefs.optional(),
+  pools: idRefs.optional(),
+  project_id: z.string().optional(),
+  tags: tags.optional(),
+});
+export type LoadBalancer = z.infer<typeof loadBalancerSchema>;
+
+const listenerSchema = z.looseObject({
+  id: z.string(),
+  name: z.string().nullish(),
+  protocol: z.string(),
+  protocol_port: z.number(),
+  provisioning_status: z.string(),
+  operating_status: z.string().optional(),
+  loadbalancers: idRefs.optional(),
+  default_pool_id: z.string().nullish(),
+  allowed_cidrs: z.array(z.string()).nullish(),
+  tags: tags.optional(),
+});
+export type Listener = z.infer<typeof listenerSchema>;
+
+const poolSchema = z.looseObject({
+  id: z.string(),
+  name: z.string().nullish(),
+  protocol: z.string(),
+  lb_algorithm: z.string(),
+  provisioning_status: z.string(),
+  operating_status: z.string().optional(),
+  loadbalancers: idRefs.optional(),
+  listeners: idRefs.optional(),
+  members: idRefs.optional(),
+  healthmonitor_id: z.string().nullish(),
+  tags: tags.optional(),
+});
+export type Pool = z.infer<typeof poolSchema>;
+
+const memberSchema = z.looseObject({
+  id: z.string(),
+  name: z.string().nullish(),
+  address: z.string(),
+  protocol_port: z.number(),
+  subnet_id: z.string().nullish(),
+  weight: z.number().optional(),
+  provisioning_status: z.string(),
+  operating_status: z.string().optional(),
+  tags: tags.optional(),
+});
+export type Member = z.infer<typeof memberSchema>;
+
+const healthMonitorSchema = z.looseObject({
+  id: z.string(),
+  name: z.string().nullish(),
+  type: z.string(),
+  delay: z.number(),
+  timeout: z.number(),
+  max_retries: z.number(),
+  max_retries_down: z.number().optional(),
+  pools: idRefs.optional(),
+  provisioning_status: z.string(),
+  operating_status: z.string().optional(),
+  tags: tags.optional(),
+});
+export type HealthMonitor = z.infer<typeof healthMonitorSchema>;
+
+const providerSchema = z.looseObject({ name: z.string(), description: z.string().nullish() });
+export type LoadBalancerProvider = z.infer<typeof providerSchema>;
+
+const flavorSchema = z.looseObject({ id: z.string(), name: z.string(), description: z.string().nullish(), enabled: z.boolean().optional() });
+export type LoadBalancerFlavor = z.infer<typeof flavorSchema>;
+
+const versionSchema = z.looseObject({ id: z.string(), status: z.string() });
+/** One API version the endpoint serves, e.g. `{id: 'v2.12', status: 'SUPPORTED'}`; `allowed_cidrs` needs v2.12. */
+export type OctaviaVersion = z.infer<typeof versionSchema>;
+
+export interface LoadBalancerFilters extends TagFilters {
+  name?: string;
+  vip_port_id?: string;
+}
+
+export interface CreateLoadBalancer {
+  name?: string;
+  description?: string;
+  /** One of vip_subnet_id, vip_network_id (or vip_port_id) places the VIP. */
+  vip_subnet_id?: string;
+  vip_network_id?: string;
+  vip_port_id?: string;
+  vip_address?: string;
+  provider?: string;
+  flavor_id?: string;
+  availability_zone?: string;
+  admin_state_up?: boolean;
+  tags?: readonly string[];
+}
+
+export interface ListenerFilters extends TagFilters {
+  loadbalancer_id?: string;
+  name?: string;
+}
+
+export interface CreateListener {
+  protocol: 'TCP' | 'UDP' | 'HTTP' | 'HTTPS' | 'TERMINATED_HTTPS' | 'SCTP' | 'PROMETHEUS';
+  protocol_port: number;
+  loadbalancer_id: string;
+  default_pool_id?: string;
+  name?: string;
+  description?: string;
+  /** Not supported by every provider (OVN refuses it); needs API v2.12. */
+  allowed_cidrs?: readonly string[];
+  tags?: readonly string[];
+}
+
+export interface UpdateListener {
+  name?: string;
+  description?: string;
+  default_pool_id?: string | null;
+  /** null or [] lets everyone in again. */
+  allowed_cidrs?: readonly string[] | null;
+  tags?: readonly string[];
+}
+
+export interface PoolFilters extends TagFilters {
+  loadbalancer_id?: string;
+  name?: string;
+}
+
+export interface CreatePool {
+  protocol: 'TCP' | 'UDP' | 'HTTP' | 'HTTPS' | 'PROXY' | 'PROXYV2' | 'SCTP';
+  lb_algorithm: 'ROUND_ROBIN' | 'LEAST_CONNECTIONS' | 'SOURCE_IP' | 'SOURCE_IP_PORT';
+  /** One of listener_id (which also makes it the listener's default pool) and loadbalancer_id. */
+  listener_id?: string;
+  loadbalancer_id?: string;
+  name?: string;
+  description?: string;
+  tags?: readonly string[];
+}
+
+export interface MemberFilters extends TagFilters {
+  name?: string;
+  address?: string;
+}
+
+export interface CreateMember {
+  address: string;
+  protocol_port: number;
+  name?: string;
+  /** Needed only when the member is not on the VIP's subnet. */
+  subnet_id?: string;
+  weight?: number;
+  tags?: readonly string[];
+}
+
+export interface HealthMonitorFilters extends TagFilters {
+  name?: string;
+}
+
+export interface CreateHealthMonitor {
+  pool_id: string;
+  type: 'TCP' | 'HTTP' | 'HTTPS' | 'PING' | 'TLS-HELLO' | 'UDP-CONNECT' | 'SCTP';
+  delay: number;
+  timeout: number;
+  max_retries: number;
+  max_retries_down?: number;
+  name?: string;
+  tags?: readonly string[];
+}
+
+export type UpdateHealthMonitor = Partial<Pick<CreateHealthMonitor, 'delay' | 'timeout' | 'max_retries' | 'max_retries_down' | 'name' | 'tags'>>;
+
+const loadBalancerBody = z.object({ loadbalancer: loadBalancerSchema });
+const loadBalancerList = linkedList('loadbalancers', loadBalancerSchema);
+const listenerBody = z.object({ listener: listenerSchema });
+const listenerList = linkedList('listeners', listenerSchema);
+const poolBody = z.object({ pool: poolSchema });
+const poolList = linkedList('pools', poolSchema);
+const memberBody = z.object({ member: memberSchema });
+const memberList = linkedList('members', memberSchema);
+const healthMonitorBody = z.object({ healthmonitor: healthMonitorSchema });
+const healthMonitorList = linkedList('healthmonitors', healthMonitorSchema);
+const providerList = linkedList('providers', providerSchema);
+const flavorList = linkedList('flavors', flavorSchema);
+const versionList = z.object({ versions: z.array(versionSchema) });
+
+export class OctaviaClient {
+  private readonly calls: ServiceCalls;
+
+  constructor(transport: ServiceTransport) {
+    this.calls = new ServiceCalls(transport, 'load-balancer');
+  }
+
+  /** The API versions served; the highest tells which optional fields (allowed_cidrs: v2.12) are understood. */
+  async listVersions(): Promise<OctaviaVersion[]> {
+    return (await this.calls.get('/', versionList)).versions;
+  }
+
+  async listLoadBalancers(filters: LoadBalancerFilters = {}): Promise<LoadBalancer[]> {
+    const query = { ...pick(filters, ['name', 'vip_port_id']), ...tagQuery('load-balancer', filters) };
+    return this.calls.list('/v2/lbaas/loadbalancers', loadBalancerList, { query });
+  }
+
+  async getLoadBalancer(id: string): Promise<LoadBalancer> {
+    return (await this.calls.get(`/v2/lbaas/loadbalancers/${segment(id)}`, loadBalancerBody)).loadbalancer;
+  }
+
+  /** Answers at once in PENDING_CREATE; poll `getLoadBalancer` for ACTIVE (or ERROR). */
+  async createLoadBalancer(loadBalancer: CreateLoadBalancer): Promise<LoadBalancer> {
+    return (await this.calls.post('/v2/lbaas/loadbalancers', { loadbalancer: loadBalancer }, loadBalancerBody)).loadbalancer;
+  }
+
+  /** With `cascade`, listeners, pools, members and monitors go too; without, 409 while any exist. */
+  async deleteLoadBalancer(id: string, options: { cascade?: boolean } = {}): Promise<void> {
+    const query = options.cascade === true ? { cascade: true } : undefined;
+    return this.calls.delete(`/v2/lbaas/loadbalancers/${segment(id)}`, query === undefined ? {} : { query });
+  }
+
+  async listListeners(filters: ListenerFilters = {}): Promise<Listener[]> {
+    const query = { ...pick(filters, ['loadbalancer_id', 'name']), ...tagQuery('load-balancer', filters) };
+    return this.calls.list('/v2/lbaas/listeners', listenerList, { query });
+  }
+
+  async getListener(id: string): Promise<Listener> {
+    return (await this.calls.get(`/v2/lbaas/listeners/${segment(id)}`, listenerBody)).listener;
+  }
+
+  async createListener(listener: CreateListener): Promise<Listener> {
+    return (await this.calls.post('/v2/lbaas/listeners', { listener }, listenerBody)).listener;
+  }
+
+  async updateListener(id: string, listener: UpdateListener): Promise<Listener> {
+    return (await this.calls.put(`/v2/lbaas/listeners/${segment(id)}`, { listener }, listenerBody)).listener;
+  }
+
+  async deleteListener(id: string): Promise<void> {
+    return this.calls.delete(`/v2/lbaas/listeners/${segment(id)}`);
+  }
+
+  async listPools(filters: PoolFilters = {}): Promise<Pool[]> {
+    const query = { ...pick(filters, ['loadbalancer_id', 'name']), ...tagQuery('load-balancer', filters) };
+    return this.calls.list('/v2/lbaas/pools', poolList, { query });
+  }
+
+  async getPool(id: string): Promise<Pool> {
+    return (await this.calls.get(`/v2/lbaas/pools/${segment(id)}`, poolBody)).pool;
+  }
+
+  async createPool(pool: CreatePool): Promise<Pool> {
+    return (await this.calls.post('/v2/lbaas/pools', { pool }, poolBody)).pool;
+  }
+
+  /** Also deletes the pool's members and health monitor. */
+  async deletePool(id: string): Promise<void> {
+    return this.calls.delete(`/v2/lbaas/pools/${segment(id)}`);
+  }
+
+  async listMembers(poolId: string, filters: MemberFilters = {}): Promise<Member[]> {
+    const query = { ...pick(filters, ['name', 'address']), ...tagQuery('load-balancer', filters) };
+    return this.calls.list(`/v2/lbaas/pools/${segment(poolId)}/members`, memberList, { query });
+  }
+
+  async getMember(poolId: string, memberId: string): Promise<Member> {
+    return (await this.calls.get(`/v2/lbaas/pools/${segment(poolId)}/members/${segment(memberId)}`, memberBody)).member;
+  }
+
+  async createMember(poolId: string, member: CreateMember): Promise<Member> {
+    return (await this.calls.post(`/v2/lbaas/pools/${segment(poolId)}/members`, { member }, memberBody)).member;
+  }
+
+  async deleteMember(poolId: string, memberId: string): Promise<void> {
+    return this.calls.delete(`/v2/lbaas/pools/${segment(poolId)}/members/${segment(memberId)}`);
+  }
+
+  async listHealthMonitors(filters: HealthMonitorFilters = {}): Promise<HealthMonitor[]> {
+    const query = { ...pick(filters, ['name']), ...tagQuery('load-balancer', filters) };
+    return this.calls.list('/v2/lbaas/healthmonitors', healthMonitorList, { query });
+  }
+
+  async getHealthMonitor(id: string): Promise<HealthMonitor> {
+    return (await this.calls.get(`/v2/lbaas/healthmonitors/${segment(id)}`, healthMonitorBody)).healthmonitor;
+  }
+
+  /** Some providers have no health monitors and answer 501; CAPO then carries on without one. */
+  async createHealthMonitor(monitor: CreateHealthMonitor): Promise<HealthMonitor> {
+    return (await this.calls.post('/v2/lbaas/healthmonitors', { healthmonitor: monitor }, healthMonitorBody)).healthmonitor;
+  }
+
+  async updateHealthMonitor(id: string, monitor: UpdateHealthMonitor): Promise<HealthMonitor> {
+    return (await this.calls.put(`/v2/lbaas/healthmonitors/${segment(id)}`, { healthmonitor: monitor }, healthMonitorBody)).healthmonitor;
+  }
+
+  async deleteHealthMonitor(id: string): Promise<void> {
+    return this.calls.delete(`/v2/lbaas/healthmonitors/${segment(id)}`);
+  }
+
+  /** Provider drivers enabled on this cloud (`amphora`, `ovn`, …). */
+  async listProviders(): Promise<LoadBalancerProvider[]> {
+    return this.calls.list('/v2/lbaas/providers', providerList);
+  }
+
+  async listFlavors(): Promise<LoadBalancerFlavor[]> {
+    return this.calls.list('/v2/lbaas/flavors', flavorList);
+  }
+}

@@ -1,0 +1,286 @@
+/**
+ * Hosts every simulated service on one express app, each under its prefix,
+ * with the cross-cutting behaviour of a real cloud's API layer in front:
+ * request ids, injected latency and faults, and keystonemiddleware-style
+ * token validation.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { stringify } from 'yaml';
+import { z } from 'zod';
+import { createCinderSimulator } from './cinder.js';
+import { SimulatorError, type FaultRule, type SimulatedService, type SimulatedServiceFactory, type SimulatedServiceType, type SimulatorContext, type SimulatorPeers } from './framework.js';
+import { createGlanceSimulator } from './glance.js';
+import { createKeystoneSimulator, seedUsers, type KeystoneSimulator } from './keystone.js';
+import { createNeutronSimulator } from './neutron/index.js';
+import { createNovaSimulator } from './nova/index.js';
+import { createOctaviaSimulator } from './octavia/index.js';
+
+const serviceTypes = ['identity', 'network', 'compute', 'load-balancer', 'image', 'block-storage'] as const;
+
+const latencyRuleSchema = z.object({
+  service: z.enum([...serviceTypes, '*']),
+  method: z.string().optional(),
+  path: z.string().optional(),
+  ms: z.number().nonnegative(),
+});
+export type LatencyRule = z.infer<typeof latencyRuleSchema>;
+
+const faultRuleSchema = z.object({
+  service: z.enum([...serviceTypes, '*']),
+  method: z.string().optional(),
+  path: z.string().optional(),
+  rate: z.number().min(0).max(1).optional(),
+  status: z.number().int().min(400).max(599).optional(),
+  message: z.string().optional(),
+  retryAfterSeconds: z.number().int().nonnegative().optional(),
+  latencyMs: z.number().nonnegative().optional(),
+  times: z.number().int().positive().optional(),
+}) satisfies z.ZodType<FaultRule>;
+
+export interface SimulatorOptions {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Delay of asynchronous status transitions; default 200 ms (real clouds take seconds). */
+  transitionDelayMs?: number;
+  /** Token lifetime; default 1 h. */
+  tokenLifetimeMs?: number;
+  /** Fixed latency per service/operation, applied to every matching request. */
+  latency?: LatencyRule[];
+  /** The services besides Keystone (always present: the host validates tokens through it); default all five. */
+  services?: SimulatedServiceFactory[];
+}
+
+export interface Simulator {
+  /** Base URL, e.g. http://127.0.0.1:41234 (Keystone is at `${url}/identity`). */
+  url: string;
+  /** clouds.yaml with `<cloudName>` (user demo, project demo) and `<cloudName>-admin` (user admin, project admin). */
+  cloudsYaml(cloudName?: string): string;
+  faults: { add(rule: FaultRule): void; clear(): void };
+  /** Makes every token issued so far expired; later requests with them get 401. */
+  expireTokens(): void;
+  /** `limit` Infinity = unlimited. Throws for an unknown project. */
+  setQuota(project: string, resource: string, limit: number): void;
+  /** Live resource counts by service type, seed data included. */
+  inventory(): Partial<Record<SimulatedServiceType, Record<string, number>>>;
+  close(): Promise<void>;
+}
+
+export const defaultServices: SimulatedServiceFactory[] = [createNeutronSimulator, createNovaSimulator, createOctaviaSimulator, createGlanceSimulator, createCinderSimulator];
+
+/** ministack's up.sh raises the demo project's quotas; the simulator starts from the same cloud. */
+const ministackDemoQuotas: Record<string, number> = {
+  instances: 100,
+  cores: 400,
+  ram: 1_024_000,
+  network: 200,
+  subnet: 200,
+  port: 1000,
+  router: 100,
+  floatingip: 200,
+  security_group: 200,
+  security_group_rule: 2000,
+  volumes: 100,
+  gigabytes: 10_000,
+  snapshots: 100,
+};
+
+const authFailureBody = {
+  error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' },
+};
+
+interface ActiveFault {
+  rule: FaultRule;
+  pattern?: RegExp;
+  remaining: number;
+}
+
+function matches(rule: { service: string; method?: string; path?: string }, pattern: RegExp | undefined, type: SimulatedServiceType, req: Request): boolean {
+  if (rule.service !== '*' && rule.service !== type) return false;
+  if (rule.method && rule.method !== '*' && rule.method.toUpperCase() !== req.method) return false;
+  return !pattern || pattern.test(req.path);
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const latency = z.array(latencyRuleSchema).parse(options.latency ?? []).map((rule) => ({ rule, pattern: rule.path ? new RegExp(rule.path) : undefined }));
+  const timers = new Set<NodeJS.Timeout>();
+  let closed = false;
+  let baseUrl = '';
+  const quotas = new Map<string, number>();
+  const peers: SimulatorPeers = {};
+  const services: SimulatedService[] = [];
+
+  const ctx: SimulatorContext = {
+    clock: {
+      now: () => Date.now(),
+      after(ms, fn) {
+        if (closed) return;
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          fn();
+        }, ms);
+        timers.add(timer);
+      },
+    },
+    baseUrl: () => baseUrl,
+    newId: () => randomUUID(),
+    quota: (projectId, resource, defaultLimit = Infinity) => quotas.get(`${projectId}/${resource}`) ?? defaultLimit,
+    setQuota: (projectId, resource, limit) => void quotas.set(`${projectId}/${resource}`, limit),
+    // Keystone's factory never calls this, so `keystone` is initialised by the time anything does.
+    projectIdByName: (name) => keystone.projectId(name),
+    transitionDelayMs: options.transitionDelayMs ?? 200,
+    peers,
+  };
+
+  const keystone: KeystoneSimulator = createKeystoneSimulator(ctx, { tokenLifetimeMs: options.tokenLifetimeMs ?? 3_600_000, services: () => services });
+  services.push(keystone);
+  const demo = keystone.projectId('demo')!;
+  for (const [resource, limit] of Object.entries(ministackDemoQuotas)) ctx.setQuota(demo, resource, limit);
+  for (const factory of options.services ?? defaultServices) services.push(factory(ctx));
+
+  const faults: ActiveFault[] = [];
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  const computePrefix = services.find((s) => s.type === 'compute')?.prefix;
+  app.use((req, res, next) => {
+    const id = `req-${randomUUID()}`;
+    res.setHeader('x-openstack-request-id', id);
+    if (computePrefix && (req.path === computePrefix || req.path.startsWith(`${computePrefix}/`))) res.setHeader('x-compute-request-id', id);
+    next();
+  });
+
+  for (const service of services) {
+    const stack = express.Router();
+    stack.use(async (req, res, next) => {
+      let delay = 0;
+      for (const { rule, pattern } of latency) if (matches(rule, pattern, service.type, req)) delay += rule.ms;
+      let failure: FaultRule | undefined;
+      for (const fault of faults) {
+        if (fault.remaining <= 0 || !matches(fault.rule, fault.pattern, service.type, req)) continue;
+        if (Math.random() >= (fault.rule.rate ?? 1)) continue;
+        fault.remaining -= 1;
+        delay += fault.rule.latencyMs ?? 0;
+        if (fault.rule.status !== undefined && !failure) failure = fault.rule;
+      }
+      if (delay > 0) await sleep(delay);
+      if (!failure?.status) return next();
+      if (failure.status === 429) res.setHeader('Retry-After', String(failure.retryAfterSeconds ?? 1));
+      if (failure.status === 401) {
+        res.setHeader('WWW-Authenticate', `Keystone uri="${baseUrl}/identity"`);
+        res.status(401).json(authFailureBody);
+        return;
+      }
+      res.status(failure.status).json(service.formatError(failure.status, failure.message));
+    });
+    if (service.type !== 'identity') {
+      stack.use((req, res, next) => {
+        const isPublic = (req.method === 'GET' || req.method === 'HEAD') && service.publicPaths?.some((p) => p.test(req.path));
+        if (isPublic) return next();
+        const token = req.get('x-auth-token');
+        const scope = token ? keystone.validate(token) : undefined;
+        if (!scope) {
+          res.setHeader('WWW-Authenticate', `Keystone uri="${baseUrl}/identity"`);
+          res.status(401).json(authFailureBody);
+          return;
+        }
+        res.locals.auth = scope;
+        next();
+      });
+    }
+    stack.use(express.json({ type: (req) => /json/i.test(req.headers['content-type'] ?? ''), limit: '10mb' }));
+    stack.use(service.router());
+    stack.use((_req: Request, res: Response) => {
+      res.status(404).json(service.formatError(404));
+    });
+    stack.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      if (res.headersSent) return;
+      if (err instanceof SimulatorError) {
+        res.status(err.status).json(service.formatError(err.status, err.message));
+        return;
+      }
+      const parseFailure = z.object({ type: z.literal('entity.parse.failed') }).safeParse(err);
+      if (parseFailure.success) {
+        res.status(400).json(service.formatError(400, 'Malformed request body'));
+        return;
+      }
+      const tooLarge = z.object({ type: z.literal('entity.too.large') }).safeParse(err);
+      if (tooLarge.success) {
+        res.status(413).json(service.formatError(413, 'Request is too large.'));
+        return;
+      }
+      process.stderr.write(`simulator ${service.name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      res.status(500).json(service.formatError(500));
+    });
+    app.use(service.prefix, stack);
+  }
+  app.use((_req, res) => {
+    res.status(404).json({ error: { code: 404, title: 'Not Found', message: 'No simulated service at this path.' } });
+  });
+
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(options.port ?? 0, options.host ?? '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(s)));
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  baseUrl = `http://${host}:${address.port}`;
+
+  const cloud = (user: { name: string; password: string; project: string }) => ({
+    auth: {
+      auth_url: `${baseUrl}/identity/v3`,
+      username: user.name,
+      password: user.password,
+      project_name: user.project,
+      user_domain_name: 'Default',
+      project_domain_name: 'Default',
+    },
+    region_name: 'RegionOne',
+    interface: 'public',
+    identity_api_version: 3,
+  });
+
+  return {
+    url: baseUrl,
+    cloudsYaml(cloudName = 'simulator') {
+      return stringify({
+        clouds: {
+          [cloudName]: cloud(seedUsers.demo),
+          [`${cloudName}-admin`]: cloud(seedUsers.admin),
+        },
+      });
+    },
+    faults: {
+      add(rule) {
+        const parsed = faultRuleSchema.parse(rule);
+        faults.push({ rule: parsed, pattern: parsed.path ? new RegExp(parsed.path) : undefined, remaining: parsed.times ?? Infinity });
+      },
+      clear: () => void faults.splice(0),
+    },
+    expireTokens: () => keystone.expireTokens(),
+    setQuota(project, resource, limit) {
+      const projectId = keystone.resolveProject(project);
+      if (!projectId) throw new Error(`unknown project ${project}`);
+      ctx.setQuota(projectId, resource, limit);
+    },
+    inventory() {
+      const result: Partial<Record<SimulatedServiceType, Record<string, number>>> = {};
+      for (const service of services) result[service.type] = service.inventory();
+      return result;
+    },
+    async close() {
+      closed = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

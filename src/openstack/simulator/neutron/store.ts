@@ -1,0 +1,201 @@
+/**
+ * Neutron's database: every object by id (in creation order, which is the
+ * order Neutron lists them in without a sort key), plus what all resource
+ * modules share: timestamps and revisions, quotas, visibility, MACs.
+ */
+import { randomInt } from 'node:crypto';
+import type { SimulatorContext } from '../framework.js';
+import { notFound, overQuota } from './errors.js';
+import type { Caller, FloatingIp, Network, Port, Router, SecurityGroup, SecurityGroupRule, Standard, Subnet, Trunk } from './model.js';
+
+/** neutron.conf [quotas] defaults; ministack raises the demo project's (the host seeds those). */
+export const DEFAULT_QUOTAS: Record<QuotaResource, number> = {
+  network: 100,
+  subnet: 100,
+  port: 500,
+  router: 10,
+  floatingip: 50,
+  security_group: 10,
+  security_group_rule: 100,
+};
+
+export type QuotaResource = 'network' | 'subnet' | 'port' | 'router' | 'floatingip' | 'security_group' | 'security_group_rule';
+export const QUOTA_RESOURCES = Object.keys(DEFAULT_QUOTAS) as QuotaResource[];
+
+/** Timestamps as Neutron's standard attributes render them: seconds, UTC, 'Z'. */
+const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export class Store {
+  readonly networks = new Map<string, Network>();
+  readonly subnets = new Map<string, Subnet>();
+  readonly ports = new Map<string, Port>();
+  readonly routers = new Map<string, Router>();
+  readonly securityGroups = new Map<string, SecurityGroup>();
+  readonly rules = new Map<string, SecurityGroupRule>();
+  readonly floatingIps = new Map<string, FloatingIp>();
+  readonly trunks = new Map<string, Trunk>();
+  private readonly usedVnis = new Set<number>();
+
+  constructor(readonly ctx: SimulatorContext) {}
+
+  now(): string {
+    return stamp(this.ctx.clock.now());
+  }
+
+  standard(projectId: string, description: string, tags: string[], revision: number): Standard {
+    const now = this.now();
+    return { id: this.ctx.newId(), projectId, description, tags: [...tags], createdAt: now, updatedAt: now, revision };
+  }
+
+  /** Every committed change bumps the revision and the update time. */
+  touch(obj: { revision: number; updatedAt: string }): void {
+    obj.revision += 1;
+    obj.updatedAt = this.now();
+  }
+
+  quotaLimit(projectId: string, resource: QuotaResource): number {
+    return this.ctx.quota(projectId, resource, DEFAULT_QUOTAS[resource]);
+  }
+
+  usage(projectId: string, resource: QuotaResource): number {
+    const count = (map: Map<string, { projectId: string }>) => [...map.values()].filter((o) => o.projectId === projectId).length;
+    switch (resource) {
+      case 'network':
+        return count(this.networks);
+      case 'subnet':
+        return count(this.subnets);
+      case 'port':
+        return count(this.ports);
+      case 'router':
+        return count(this.routers);
+      case 'floatingip':
+        return count(this.floatingIps);
+      case 'security_group':
+        return count(this.securityGroups);
+      case 'security_group_rule':
+        return count(this.rules);
+    }
+  }
+
+  /** Raises OverQuota when `adding` more would exceed the project's limit (objects Neutron owns have no project and no quota). */
+  checkQuota(projectId: string, resource: QuotaResource, adding = 1): void {
+    if (!projectId) return;
+    if (this.usage(projectId, resource) + adding > this.quotaLimit(projectId, resource)) throw overQuota(resource);
+  }
+
+  /** Neutron's base_mac fa:16:3e:00:00:00 with three random octets, unique here. */
+  newMac(): string {
+    const taken = new Set([...this.ports.values()].map((p) => p.macAddress));
+    for (;;) {
+      const tail = [randomInt(256), randomInt(256), randomInt(256)].map((b) => b.toString(16).padStart(2, '0'));
+      const mac = `fa:16:3e:${tail.join(':')}`;
+      if (!taken.has(mac)) return mac;
+    }
+  }
+
+  /** A VNI from ministack's vni_ranges 1:10000. */
+  allocateVni(): number {
+    for (let vni = 1; vni <= 10000; vni += 1) {
+      if (!this.usedVnis.has(vni)) {
+        this.usedVnis.add(vni);
+        return vni;
+      }
+    }
+    throw new Error('no free VXLAN VNI');
+  }
+
+  releaseVni(network: Network): void {
+    if (network.networkType === 'vxlan' && network.segmentationId !== null) this.usedVnis.delete(network.segmentationId);
+  }
+
+  // Visibility, as the legacy policies and the RBAC query filters decide it.
+
+  canSeeNetwork(caller: Caller, n: Network): boolean {
+    return caller.isAdmin || n.projectId === caller.projectId || n.shared || n.external;
+  }
+
+  canSeeSubnet(caller: Caller, s: Subnet): boolean {
+    if (caller.isAdmin || s.projectId === caller.projectId) return true;
+    return this.networks.get(s.networkId)?.shared ?? false;
+  }
+
+  /** Owners see their ports; network owners see every port on their networks. */
+  canSeePort(caller: Caller, p: Port): boolean {
+    if (caller.isAdmin || p.projectId === caller.projectId) return true;
+    return this.networks.get(p.networkId)?.projectId === caller.projectId;
+  }
+
+  owns(caller: Caller, o: { projectId: string }): boolean {
+    return caller.isAdmin || o.projectId === caller.projectId;
+  }
+
+  /** A security group rule is visible to its owner and to the group's owner. */
+  canSeeRule(caller: Caller, r: SecurityGroupRule): boolean {
+    if (this.owns(caller, r)) return true;
+    return this.securityGroups.get(r.securityGroupId)?.projectId === caller.projectId;
+  }
+
+  network(caller: Caller, id: string): Network {
+    const n = this.networks.get(id);
+    if (!n || !this.canSeeNetwork(caller, n)) throw notFound.network(id);
+    return n;
+  }
+
+  subnet(caller: Caller, id: string): Subnet {
+    const s = this.subnets.get(id);
+    if (!s || !this.canSeeSubnet(caller, s)) throw notFound.subnet(id);
+    return s;
+  }
+
+  port(caller: Caller, id: string): Port {
+    const p = this.ports.get(id);
+    if (!p || !this.canSeePort(caller, p)) throw notFound.port(id);
+    return p;
+  }
+
+  router(caller: Caller, id: string): Router {
+    const r = this.routers.get(id);
+    if (!r || !this.owns(caller, r)) throw notFound.router(id);
+    return r;
+  }
+
+  securityGroup(caller: Caller, id: string): SecurityGroup {
+    const g = this.securityGroups.get(id);
+    if (!g || !this.owns(caller, g)) throw notFound.securityGroup(id);
+    return g;
+  }
+
+  rule(caller: Caller, id: string): SecurityGroupRule {
+    const r = this.rules.get(id);
+    if (!r || !this.canSeeRule(caller, r)) throw notFound.securityGroupRule(id);
+    return r;
+  }
+
+  floatingIp(caller: Caller, id: string): FloatingIp {
+    const f = this.floatingIps.get(id);
+    if (!f || !this.owns(caller, f)) throw notFound.floatingIp(id);
+    return f;
+  }
+
+  trunk(caller: Caller, id: string): Trunk {
+    const t = this.trunks.get(id);
+    if (!t || !this.owns(caller, t)) throw notFound.trunk(id);
+    return t;
+  }
+
+  subnetsOf(networkId: string): Subnet[] {
+    return [...this.subnets.values()].filter((s) => s.networkId === networkId);
+  }
+
+  portsOf(networkId: string): Port[] {
+    return [...this.ports.values()].filter((p) => p.networkId === networkId);
+  }
+
+  trunkOfParent(portId: string): Trunk | undefined {
+    return [...this.trunks.values()].find((t) => t.portId === portId);
+  }
+
+  trunkOfSubport(portId: string): Trunk | undefined {
+    return [...this.trunks.values()].find((t) => t.subPorts.some((s) => s.port_id === portId));
+  }
+}

@@ -1,0 +1,152 @@
+/** Health monitors: at most one per pool; ONLINE once ACTIVE (enabled) although nothing probes. */
+import type { Router } from 'express';
+import { z } from 'zod';
+import { SimulatorError } from '../framework.js';
+import { parseBody, validationFailure } from './errors.js';
+import { callerOf, listView, requireReader, requireWriter, selectFields, type Resource } from './model.js';
+import type { OctaviaState } from './state.js';
+
+const types = ['HTTP', 'HTTPS', 'PING', 'TCP', 'TLS-HELLO', 'UDP-CONNECT', 'SCTP'] as const;
+const httpTypes = new Set(['HTTP', 'HTTPS']);
+const retries = z.number().int().min(1).max(10);
+
+const mutable = {
+  name: z.string().max(255).optional(),
+  delay: z.number().int().min(0).optional(),
+  timeout: z.number().int().min(0).optional(),
+  max_retries_down: retries.optional(),
+  max_retries: retries.optional(),
+  http_method: z.enum(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']).optional(),
+  url_path: z.string().regex(/^\//, { message: 'Value should be a valid URL path' }).optional(),
+  expected_codes: z.string().regex(/^(\d{3}(\s*,\s*\d{3})*)$|^(\d{3}-\d{3})$/).optional(),
+  admin_state_up: z.boolean().optional(),
+  tags: z.array(z.string().max(255)).optional(),
+  http_version: z.union([z.literal(1.0), z.literal(1.1)]).nullable().optional(),
+  domain_name: z.string().min(1).max(255).nullable().optional(),
+};
+
+const createSchema = z
+  .object({
+    healthmonitor: z
+      .object({
+        ...mutable,
+        type: z.enum(types),
+        delay: z.number().int().min(0),
+        timeout: z.number().int().min(0),
+        max_retries: retries,
+        pool_id: z.guid(),
+        project_id: z.string().max(36).optional(),
+      })
+      .strict(),
+  })
+  .strict();
+
+const updateSchema = z.object({ healthmonitor: z.object(mutable).strict() }).strict();
+
+/** _validate_create_hm: HTTP options only for HTTP(S) monitors, which get GET / 200 by default. */
+function checkHttpOptions(monitor: Record<string, unknown>): void {
+  const type = monitor.type as string;
+  if (!httpTypes.has(type)) {
+    for (const option of ['http_method', 'url_path', 'expected_codes']) {
+      if (monitor[option]) throw new SimulatorError(400, `${option} is not a valid option for health monitors of type ${type}`);
+    }
+  }
+  if (monitor.domain_name && !monitor.http_version) throw validationFailure("'http_version' must be specified when 'domain_name' is provided.");
+  if (monitor.domain_name && (monitor.http_version as number) < 1.1) {
+    throw new SimulatorError(400, `http_version ${String(monitor.http_version)} is not a valid option for health monitors HTTP 1.1 domain name health check`);
+  }
+}
+
+export function healthMonitorRoutes(api: Router, state: OctaviaState): void {
+  const { ctx, store } = state;
+  const href = () => `${ctx.baseUrl()}/load-balancer/v2/lbaas/healthmonitors`;
+
+  api.post('/lbaas/healthmonitors', (req, res) => {
+    const caller = callerOf(res);
+    const spec = parseBody(createSchema, req.body).healthmonitor;
+    const pool = state.find('pool', spec.pool_id);
+    const lb = state.loadBalancerOf(pool);
+    requireWriter(caller, lb.projectId);
+    const udpPool = pool.attrs.protocol === 'UDP' || pool.attrs.protocol === 'SCTP';
+    if (udpPool && !['UDP-CONNECT', 'SCTP', 'TCP', 'HTTP'].includes(spec.type)) {
+      throw validationFailure(`The associated pool protocol is ${String(pool.attrs.protocol)}, so only a UDP-CONNECT/SCTP/TCP/HTTP health monitor is supported.`);
+    }
+    if (!udpPool && (spec.type === 'UDP-CONNECT' || spec.type === 'SCTP')) {
+      throw validationFailure(`The ${spec.type} type is only supported for pools of type UDP/SCTP.`);
+    }
+    state.checkQuota('healthmonitor', lb.projectId);
+    state.lockParents(lb, pool);
+    if (state.monitorOfPool(pool.id)) throw new SimulatorError(409, 'This pool already has a health monitor');
+    checkHttpOptions(spec);
+    const http = httpTypes.has(spec.type);
+    const monitor: Resource = {
+      kind: 'healthmonitor',
+      id: ctx.newId(),
+      projectId: lb.projectId,
+      lbId: lb.id,
+      poolId: pool.id,
+      attrs: {
+        name: spec.name ?? '',
+        type: spec.type,
+        delay: spec.delay,
+        timeout: spec.timeout,
+        max_retries: spec.max_retries,
+        max_retries_down: spec.max_retries_down ?? 3,
+        http_method: spec.http_method ?? (http ? 'GET' : null),
+        url_path: spec.url_path ?? (http ? '/' : null),
+        expected_codes: spec.expected_codes ?? (http ? '200' : null),
+        admin_state_up: spec.admin_state_up ?? true,
+        tags: spec.tags ?? [],
+        http_version: spec.http_version ?? null,
+        domain_name: spec.domain_name ?? null,
+      },
+      provisioningStatus: 'PENDING_CREATE',
+      operatingStatus: 'OFFLINE',
+      createdAt: ctx.clock.now(),
+      updatedAt: null,
+    };
+    store.healthmonitor.set(monitor.id, monitor);
+    state.transition(monitor, 'CREATE', [lb, ...state.listenersOfPool(pool.id), pool]);
+    res.status(201).json({ healthmonitor: state.view(monitor) });
+  });
+
+  api.get('/lbaas/healthmonitors', (req, res) => {
+    const caller = callerOf(res);
+    requireReader(caller);
+    const monitors = [...store.healthmonitor.values()].filter((m) => state.visibleTo(m, caller));
+    res.json(listView(req, monitors.map((m) => state.view(m)), 'healthmonitors', href()));
+  });
+
+  api.get('/lbaas/healthmonitors/:id', (req, res) => {
+    const monitor = state.find('healthmonitor', req.params.id);
+    requireReader(callerOf(res), monitor.projectId);
+    res.json({ healthmonitor: selectFields(req, state.view(monitor)) });
+  });
+
+  api.put('/lbaas/healthmonitors/:id', (req, res) => {
+    const caller = callerOf(res);
+    const monitor = state.find('healthmonitor', req.params.id);
+    requireWriter(caller, monitor.projectId);
+    const changes = parseBody(updateSchema, req.body).healthmonitor;
+    const pool = state.find('pool', monitor.poolId!);
+    const lb = state.loadBalancerOf(pool);
+    state.lockParents(lb, pool);
+    const merged = { ...monitor.attrs };
+    for (const [key, value] of Object.entries(changes)) if (value !== undefined) merged[key] = value;
+    checkHttpOptions(merged);
+    monitor.attrs = merged;
+    state.transition(monitor, 'UPDATE', [lb, ...state.listenersOfPool(pool.id), pool]);
+    res.json({ healthmonitor: state.view(monitor) });
+  });
+
+  api.delete('/lbaas/healthmonitors/:id', (req, res) => {
+    const caller = callerOf(res);
+    const monitor = state.find('healthmonitor', req.params.id);
+    requireWriter(caller, monitor.projectId);
+    const pool = state.find('pool', monitor.poolId!);
+    const lb = state.loadBalancerOf(pool);
+    state.lockParents(lb, pool);
+    state.transition(monitor, 'DELETE', [lb, ...state.listenersOfPool(pool.id), pool], () => store.healthmonitor.delete(monitor.id));
+    res.status(204).end();
+  });
+}

@@ -1,0 +1,158 @@
+/**
+ * Octavia's objects in the simulator. Each keeps its API attributes as shown
+ * on the wire (`attrs`) next to the status and relations the routes manage.
+ */
+import type { Request, Response } from 'express';
+import { SimulatorError, type TokenScope } from '../framework.js';
+import { policyForbidden } from './errors.js';
+
+export type Kind = 'loadbalancer' | 'listener' | 'pool' | 'member' | 'healthmonitor';
+
+export interface Resource {
+  kind: Kind;
+  id: string;
+  projectId: string;
+  /** The load balancer this object belongs to (its own id for a load balancer). */
+  lbId: string;
+  /** Pool of a member or health monitor. */
+  poolId?: string;
+  attrs: Record<string, unknown>;
+  provisioningStatus: string;
+  operatingStatus: string;
+  createdAt: number;
+  updatedAt: number | null;
+  /** Load balancer only: whether Octavia created the VIP port (and so deletes it). */
+  vipOwned?: boolean;
+  /** Load balancer only: its (no-op) amphora. */
+  amphoraId?: string;
+}
+
+export interface OctaviaStore {
+  loadbalancer: Map<string, Resource>;
+  listener: Map<string, Resource>;
+  pool: Map<string, Resource>;
+  member: Map<string, Resource>;
+  healthmonitor: Map<string, Resource>;
+}
+
+export const createStore = (): OctaviaStore => ({
+  loadbalancer: new Map(),
+  listener: new Map(),
+  pool: new Map(),
+  member: new Map(),
+  healthmonitor: new Map(),
+});
+
+export interface Caller {
+  projectId: string;
+  /** Sees and changes every project's objects (admin, load-balancer_admin). */
+  admin: boolean;
+  /** May read every project's objects. */
+  globalReader: boolean;
+  /** May create, change and delete (its own project's) objects. */
+  writer: boolean;
+  reader: boolean;
+  /** May change quotas (admin, load-balancer_quota_admin). */
+  quotaAdmin: boolean;
+}
+
+/** Octavia's Zed default policy: without a load-balancer_* role (or admin) nothing is allowed. */
+export function callerOf(res: Response): Caller {
+  const auth = res.locals.auth as TokenScope;
+  const roles = new Set(auth.roles);
+  const admin = roles.has('admin') || roles.has('load-balancer_admin');
+  const globalReader = admin || roles.has('load-balancer_global_observer');
+  const writer = admin || roles.has('load-balancer_member');
+  return {
+    projectId: auth.projectId,
+    admin,
+    globalReader,
+    writer,
+    reader: writer || globalReader || roles.has('load-balancer_observer'),
+    quotaAdmin: admin || roles.has('load-balancer_quota_admin'),
+  };
+}
+
+export function requireWriter(caller: Caller, projectId: string): void {
+  if (!caller.writer || (!caller.admin && projectId !== caller.projectId)) throw policyForbidden();
+}
+
+export function requireReader(caller: Caller, projectId?: string): void {
+  if (!caller.reader || (projectId !== undefined && !caller.globalReader && projectId !== caller.projectId)) throw policyForbidden();
+}
+
+/** Octavia prints naive UTC datetimes without fractions. */
+export const octaviaTime = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, '');
+
+function queryValues(req: Request, key: string): string[] {
+  const value = (req.query as Record<string, unknown>)[key];
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(','));
+}
+
+const paging = new Set(['limit', 'marker', 'page_reverse', 'sort', 'sort_key', 'sort_dir', 'fields', 'tags', 'tags-any', 'not-tags', 'not-tags-any']);
+
+/**
+ * GET on a collection: attribute filters (any scalar attribute of the view),
+ * tag filters, sorting, limit/marker paging with links, and `fields`.
+ */
+export function listView(req: Request, views: Record<string, unknown>[], collection: string, baseHref: string): Record<string, unknown> {
+  const query = req.query as Record<string, unknown>;
+  let items = views.filter((view) =>
+    Object.keys(query).every((key) => {
+      if (paging.has(key) || !(key in view)) return true;
+      const actual = view[key];
+      if (actual !== null && typeof actual === 'object') return true;
+      return queryValues(req, key).some((wanted) => String(actual).toLowerCase() === wanted.toLowerCase() || (actual === null && wanted === ''));
+    }),
+  );
+  const tagsOf = (view: Record<string, unknown>) => (Array.isArray(view.tags) ? (view.tags as string[]) : []);
+  const [all, any, notAll, notAny] = ['tags', 'tags-any', 'not-tags', 'not-tags-any'].map((k) => queryValues(req, k));
+  items = items.filter((view) => {
+    const tags = tagsOf(view);
+    if (all!.length && !all!.every((t) => tags.includes(t))) return false;
+    if (any!.length && !any!.some((t) => tags.includes(t))) return false;
+    if (notAll!.length && notAll!.every((t) => tags.includes(t))) return false;
+    if (notAny!.length && notAny!.some((t) => tags.includes(t))) return false;
+    return true;
+  });
+
+  const sort = queryValues(req, 'sort')[0] ?? queryValues(req, 'sort_key')[0];
+  if (sort) {
+    const [key, dir = queryValues(req, 'sort_dir')[0] ?? 'asc'] = sort.split(':');
+    if (!items.every((v) => key! in v)) throw new SimulatorError(400, `Supplied sort key '${key}' is not valid.`);
+    if (dir !== 'asc' && dir !== 'desc') throw new SimulatorError(400, `Supplied sort direction '${dir}' is not valid.`);
+    const sign = dir === 'asc' ? 1 : -1;
+    items.sort((a, b) => (String(a[key!]) < String(b[key!]) ? -sign : String(a[key!]) > String(b[key!]) ? sign : 0));
+  }
+
+  const links: { href: string; rel: string }[] = [];
+  const limitText = queryValues(req, 'limit')[0];
+  const marker = queryValues(req, 'marker')[0];
+  if (marker !== undefined) {
+    const index = items.findIndex((v) => v.id === marker);
+    if (index < 0) throw new SimulatorError(400, `Supplied pagination marker '${marker}' is not valid.`);
+    items = items.slice(index + 1);
+  }
+  if (limitText !== undefined) {
+    const limit = Number(limitText);
+    if (!Number.isInteger(limit) || limit < 0) throw new SimulatorError(400, `Supplied pagination limit '${limitText}' is not valid.`);
+    if (marker !== undefined && items.length > 0) links.push({ href: `${baseHref}?limit=${limit}&marker=${String(items[0]!.id)}&page_reverse=True`, rel: 'previous' });
+    if (items.length > limit && limit > 0) {
+      items = items.slice(0, limit);
+      links.push({ href: `${baseHref}?limit=${limit}&marker=${String(items.at(-1)!.id)}`, rel: 'next' });
+    } else {
+      items = items.slice(0, limit);
+    }
+  }
+
+  const fields = queryValues(req, 'fields');
+  if (fields.length > 0) items = items.map((view) => Object.fromEntries(fields.filter((f) => f in view).map((f) => [f, view[f]])));
+  return { [collection]: items, [`${collection}_links`]: links };
+}
+
+/** `fields` on a single object. */
+export function selectFields(req: Request, view: Record<string, unknown>): Record<string, unknown> {
+  const fields = queryValues(req, 'fields');
+  return fields.length > 0 ? Object.fromEntries(fields.filter((f) => f in view).map((f) => [f, view[f]])) : view;
+}

@@ -1,0 +1,289 @@
+/** Pools and their members. A pool created for a listener becomes its default pool. */
+import { isIP } from 'node:net';
+import type { Router } from 'express';
+import { z } from 'zod';
+import { SimulatorError } from '../framework.js';
+import { invalidSubresource, notFound, parseBody, resourceNames, validationFailure } from './errors.js';
+import { checkPoolProtocol } from './listeners.js';
+import { callerOf, listView, requireReader, requireWriter, selectFields, type Caller, type Resource } from './model.js';
+import type { OctaviaState } from './state.js';
+
+const text = z.string().max(255);
+const ipAddress = z.string().refine((ip) => isIP(ip) !== 0, { message: 'Value should be IPv4 or IPv6 format' });
+
+const sessionPersistence = z
+  .object({
+    type: z.enum(['SOURCE_IP', 'HTTP_COOKIE', 'APP_COOKIE']),
+    cookie_name: z.string().max(255).regex(/^[^\s,;\\]+$/).nullable().optional(),
+    persistence_timeout: z.number().int().nullable().optional(),
+    persistence_granularity: ipAddress.nullable().optional(),
+  })
+  .strict();
+
+const poolMutable = {
+  name: text.optional(),
+  description: text.optional(),
+  admin_state_up: z.boolean().optional(),
+  lb_algorithm: z.enum(['ROUND_ROBIN', 'LEAST_CONNECTIONS', 'SOURCE_IP', 'SOURCE_IP_PORT']).optional(),
+  session_persistence: sessionPersistence.nullable().optional(),
+  tags: z.array(text).optional(),
+  tls_container_ref: text.nullable().optional(),
+  ca_tls_container_ref: text.nullable().optional(),
+  crl_container_ref: text.nullable().optional(),
+  tls_enabled: z.boolean().optional(),
+  tls_ciphers: z.string().max(2048).nullable().optional(),
+  tls_versions: z.array(z.string().max(32)).nullable().optional(),
+  alpn_protocols: z.array(z.string()).nullable().optional(),
+};
+
+const poolCreate = z
+  .object({
+    pool: z
+      .object({
+        ...poolMutable,
+        lb_algorithm: poolMutable.lb_algorithm.unwrap(),
+        protocol: z.enum(['HTTP', 'HTTPS', 'PROXY', 'PROXYV2', 'TCP', 'UDP', 'SCTP']),
+        listener_id: z.guid().optional(),
+        loadbalancer_id: z.guid().optional(),
+        project_id: z.string().max(36).optional(),
+      })
+      .strict(),
+  })
+  .strict();
+
+const poolUpdate = z.object({ pool: z.object(poolMutable).strict() }).strict();
+
+const port = z.number().int().min(1).max(65535);
+const memberMutable = {
+  name: text.optional(),
+  admin_state_up: z.boolean().optional(),
+  weight: z.number().int().min(0).max(256).optional(),
+  backup: z.boolean().optional(),
+  monitor_port: port.nullable().optional(),
+  monitor_address: ipAddress.nullable().optional(),
+  tags: z.array(text).optional(),
+};
+
+const memberCreate = z
+  .object({
+    member: z
+      .object({
+        ...memberMutable,
+        address: ipAddress,
+        protocol_port: port,
+        subnet_id: z.guid().optional(),
+        project_id: z.string().max(36).optional(),
+      })
+      .strict(),
+  })
+  .strict();
+
+const memberUpdate = z.object({ member: z.object(memberMutable).strict() }).strict();
+
+/** CONF.networking.reserved_ips */
+const reservedIps = new Set(['169.254.169.254']);
+
+function checkPoolOptions(pool: Record<string, unknown>, provider: string): void {
+  const persistence = pool.session_persistence as z.infer<typeof sessionPersistence> | null | undefined;
+  if (persistence) {
+    if (persistence.type === 'APP_COOKIE' && !persistence.cookie_name) {
+      throw validationFailure('Field "cookie_name" must be specified when using the "APP_COOKIE" session persistence type.');
+    }
+    if (persistence.type !== 'APP_COOKIE' && persistence.cookie_name) {
+      throw validationFailure('Field "cookie_name" can only be specified with session persistence of type "APP_COOKIE".');
+    }
+    const udp = pool.protocol === 'UDP' || pool.protocol === 'SCTP';
+    if (!udp && (persistence.persistence_timeout || persistence.persistence_granularity)) {
+      throw validationFailure('persistence_timeout and persistence_granularity is only for UDP and SCTP protocol pools.');
+    }
+  }
+  // The amphora driver's own check: haproxy has no SOURCE_IP_PORT balancing.
+  if (pool.lb_algorithm === 'SOURCE_IP_PORT') {
+    throw new SimulatorError(501, `Provider '${provider}' does not support a requested option: The Amphora provider does not support SOURCE_IP_PORT algorithm.`);
+  }
+}
+
+export function poolRoutes(api: Router, state: OctaviaState): void {
+  const { ctx, store } = state;
+  const base = () => `${ctx.baseUrl()}/load-balancer/v2/lbaas/pools`;
+
+  const visiblePool = (id: string, caller: Caller): Resource => {
+    const pool = state.find('pool', id);
+    requireReader(caller, pool.projectId);
+    return pool;
+  };
+
+  api.post('/lbaas/pools', (req, res) => {
+    const caller = callerOf(res);
+    const spec = parseBody(poolCreate, req.body).pool;
+    let listener: Resource | undefined;
+    let lb: Resource;
+    if (spec.loadbalancer_id) {
+      lb = state.find('loadbalancer', spec.loadbalancer_id);
+      if (spec.listener_id) listener = state.find('listener', spec.listener_id);
+    } else if (spec.listener_id) {
+      listener = state.find('listener', spec.listener_id);
+      lb = state.loadBalancerOf(listener);
+    } else {
+      throw validationFailure('Must provide at least one of: loadbalancer_id, listener_id');
+    }
+    requireWriter(caller, lb.projectId);
+    if (listener && listener.lbId !== lb.id) throw notFound(resourceNames.listener, listener.id);
+    if (listener) checkPoolProtocol(listener.attrs.protocol as string, spec.protocol);
+    checkPoolOptions(spec, lb.attrs.provider as string);
+    state.checkQuota('pool', lb.projectId);
+    if (listener?.attrs.default_pool_id) throw new SimulatorError(409, 'This listener already has a default pool');
+    state.lockParents(lb);
+
+    const pool: Resource = {
+      kind: 'pool',
+      id: ctx.newId(),
+      projectId: lb.projectId,
+      lbId: lb.id,
+      attrs: {
+        name: spec.name ?? '',
+        description: spec.description ?? '',
+        admin_state_up: spec.admin_state_up ?? true,
+        protocol: spec.protocol,
+        lb_algorithm: spec.lb_algorithm,
+        session_persistence: spec.session_persistence
+          ? { cookie_name: null, persistence_timeout: null, persistence_granularity: null, ...spec.session_persistence }
+          : null,
+        tags: spec.tags ?? [],
+        tls_container_ref: spec.tls_container_ref ?? null,
+        ca_tls_container_ref: spec.ca_tls_container_ref ?? null,
+        crl_container_ref: spec.crl_container_ref ?? null,
+        tls_enabled: spec.tls_enabled ?? false,
+        tls_ciphers: spec.tls_ciphers ?? null,
+        tls_versions: spec.tls_versions ?? null,
+        alpn_protocols: spec.alpn_protocols ?? null,
+      },
+      provisioningStatus: 'PENDING_CREATE',
+      operatingStatus: 'OFFLINE',
+      createdAt: ctx.clock.now(),
+      updatedAt: null,
+    };
+    store.pool.set(pool.id, pool);
+    if (listener) listener.attrs.default_pool_id = pool.id;
+    state.transition(pool, 'CREATE', [lb, ...(listener ? [listener] : [])]);
+    res.status(201).json({ pool: state.view(pool) });
+  });
+
+  api.get('/lbaas/pools', (req, res) => {
+    const caller = callerOf(res);
+    requireReader(caller);
+    const pools = [...store.pool.values()].filter((p) => state.visibleTo(p, caller));
+    res.json(listView(req, pools.map((p) => state.view(p)), 'pools', base()));
+  });
+
+  api.get('/lbaas/pools/:id', (req, res) => {
+    res.json({ pool: selectFields(req, state.view(visiblePool(req.params.id, callerOf(res)))) });
+  });
+
+  api.put('/lbaas/pools/:id', (req, res) => {
+    const caller = callerOf(res);
+    const pool = state.find('pool', req.params.id);
+    requireWriter(caller, pool.projectId);
+    const changes = parseBody(poolUpdate, req.body).pool;
+    const lb = state.loadBalancerOf(pool);
+    const merged = { ...pool.attrs };
+    for (const [key, value] of Object.entries(changes)) if (value !== undefined) merged[key] = value;
+    checkPoolOptions(merged, lb.attrs.provider as string);
+    state.lockParents(lb);
+    pool.attrs = merged;
+    state.transition(pool, 'UPDATE', [lb, ...state.listenersOfPool(pool.id)]);
+    res.json({ pool: state.view(pool) });
+  });
+
+  api.delete('/lbaas/pools/:id', (req, res) => {
+    const caller = callerOf(res);
+    const pool = state.find('pool', req.params.id);
+    requireWriter(caller, pool.projectId);
+    const lb = state.loadBalancerOf(pool);
+    state.lockParents(lb);
+    state.transition(pool, 'DELETE', [lb, ...state.listenersOfPool(pool.id)], () => state.removePool(pool));
+    res.status(204).end();
+  });
+
+  // Members.
+  const memberOf = (pool: Resource, id: string): Resource => {
+    const member = store.member.get(id);
+    if (!member || member.poolId !== pool.id) throw notFound(resourceNames.member, id);
+    return member;
+  };
+
+  api.post('/lbaas/pools/:poolId/members', (req, res) => {
+    const caller = callerOf(res);
+    const pool = state.find('pool', req.params.poolId);
+    const lb = state.loadBalancerOf(pool);
+    requireWriter(caller, lb.projectId);
+    const spec = parseBody(memberCreate, req.body).member;
+    if (reservedIps.has(spec.address)) throw new SimulatorError(400, `${spec.address} is not a valid option for member address`);
+    if (spec.subnet_id && !ctx.peers.network?.getSubnet(spec.subnet_id)) throw invalidSubresource('Subnet', spec.subnet_id);
+    state.checkQuota('member', lb.projectId);
+    state.lockParents(lb, pool);
+    const duplicate = state.membersOfPool(pool.id).some((m) => m.attrs.address === spec.address && m.attrs.protocol_port === spec.protocol_port);
+    if (duplicate) throw new SimulatorError(409, `Another member on this pool is already using ip ${spec.address} on protocol_port ${spec.protocol_port}`);
+    const member: Resource = {
+      kind: 'member',
+      id: ctx.newId(),
+      projectId: lb.projectId,
+      lbId: lb.id,
+      poolId: pool.id,
+      attrs: {
+        name: spec.name ?? '',
+        admin_state_up: spec.admin_state_up ?? true,
+        address: spec.address,
+        protocol_port: spec.protocol_port,
+        weight: spec.weight ?? 1,
+        backup: spec.backup ?? false,
+        subnet_id: spec.subnet_id ?? null,
+        monitor_address: spec.monitor_address ?? null,
+        monitor_port: spec.monitor_port ?? null,
+        tags: spec.tags ?? [],
+      },
+      provisioningStatus: 'PENDING_CREATE',
+      // No health manager runs, so a member is OFFLINE under a monitor and NO_MONITOR otherwise, for good.
+      operatingStatus: state.monitorOfPool(pool.id) ? 'OFFLINE' : 'NO_MONITOR',
+      createdAt: ctx.clock.now(),
+      updatedAt: null,
+    };
+    store.member.set(member.id, member);
+    state.transition(member, 'CREATE', [lb, ...state.listenersOfPool(pool.id), pool]);
+    res.status(201).json({ member: state.view(member) });
+  });
+
+  api.get('/lbaas/pools/:poolId/members', (req, res) => {
+    const pool = visiblePool(req.params.poolId, callerOf(res));
+    res.json(listView(req, state.membersOfPool(pool.id).map((m) => state.view(m)), 'members', `${base()}/${pool.id}/members`));
+  });
+
+  api.get('/lbaas/pools/:poolId/members/:id', (req, res) => {
+    const pool = visiblePool(req.params.poolId, callerOf(res));
+    res.json({ member: selectFields(req, state.view(memberOf(pool, req.params.id))) });
+  });
+
+  api.put('/lbaas/pools/:poolId/members/:id', (req, res) => {
+    const caller = callerOf(res);
+    const pool = state.find('pool', req.params.poolId);
+    const member = memberOf(pool, req.params.id);
+    requireWriter(caller, member.projectId);
+    const changes = parseBody(memberUpdate, req.body).member;
+    const lb = state.loadBalancerOf(pool);
+    state.lockParents(lb, pool);
+    for (const [key, value] of Object.entries(changes)) if (value !== undefined) member.attrs[key] = value;
+    state.transition(member, 'UPDATE', [lb, ...state.listenersOfPool(pool.id), pool]);
+    res.json({ member: state.view(member) });
+  });
+
+  api.delete('/lbaas/pools/:poolId/members/:id', (req, res) => {
+    const caller = callerOf(res);
+    const pool = state.find('pool', req.params.poolId);
+    const member = memberOf(pool, req.params.id);
+    requireWriter(caller, member.projectId);
+    const lb = state.loadBalancerOf(pool);
+    state.lockParents(lb, pool);
+    state.transition(member, 'DELETE', [lb, ...state.listenersOfPool(pool.id), pool], () => store.member.delete(member.id));
+    res.status(204).end();
+  });
+}

@@ -1,0 +1,181 @@
+/**
+ * Lookups, views and the provisioning state machine shared by Octavia's
+ * routes. Every create, update or delete below a load balancer locks it
+ * (PENDING_UPDATE, with the affected listeners and pool) until the amphora
+ * driver "finishes" ctx.transitionDelayMs later, exactly one change at a time.
+ */
+import { SimulatorError, type SimulatorContext } from '../framework.js';
+import { immutable, notFound, resourceNames } from './errors.js';
+import { octaviaTime, type Caller, type Kind, type OctaviaStore, type Resource } from './model.js';
+
+const quotaKeys: Record<Kind, string> = {
+  loadbalancer: 'load_balancer',
+  listener: 'listener',
+  pool: 'pool',
+  member: 'member',
+  healthmonitor: 'health_monitor',
+};
+
+export class OctaviaState {
+  constructor(
+    readonly store: OctaviaStore,
+    readonly ctx: SimulatorContext,
+  ) {}
+
+  find(kind: Kind, id: string): Resource {
+    const found = this.store[kind].get(id);
+    if (!found) throw notFound(resourceNames[kind], id);
+    return found;
+  }
+
+  loadBalancerOf(resource: Resource): Resource {
+    return this.find('loadbalancer', resource.lbId);
+  }
+
+  listenersOfLb(lbId: string): Resource[] {
+    return [...this.store.listener.values()].filter((l) => l.lbId === lbId);
+  }
+
+  poolsOfLb(lbId: string): Resource[] {
+    return [...this.store.pool.values()].filter((p) => p.lbId === lbId);
+  }
+
+  /** Listeners using the pool as their default pool. */
+  listenersOfPool(poolId: string): Resource[] {
+    return [...this.store.listener.values()].filter((l) => l.attrs.default_pool_id === poolId);
+  }
+
+  membersOfPool(poolId: string): Resource[] {
+    return [...this.store.member.values()].filter((m) => m.poolId === poolId);
+  }
+
+  monitorOfPool(poolId: string): Resource | undefined {
+    return [...this.store.healthmonitor.values()].find((h) => h.poolId === poolId);
+  }
+
+  /** check_quota_met: the project already has `limit` objects of this kind. */
+  checkQuota(kind: Kind, projectId: string): void {
+    const used = [...this.store[kind].values()].filter((r) => r.projectId === projectId).length;
+    if (used >= this.ctx.quota(projectId, quotaKeys[kind])) {
+      throw new SimulatorError(403, `Quota has been met for resources: ${resourceNames[kind]}`);
+    }
+  }
+
+  /** The load balancer's own update/delete: LBPendingStateError unless it is in an allowed state. */
+  lockLoadBalancer(lb: Resource, allowed = ['ACTIVE']): void {
+    if (!allowed.includes(lb.provisioningStatus)) {
+      throw new SimulatorError(409, `Invalid state ${lb.provisioningStatus} of loadbalancer resource ${lb.id}`);
+    }
+  }
+
+  /** A child's change: the pool (for members and monitors) and then the load balancer must be ACTIVE. */
+  lockParents(lb: Resource, pool?: Resource): void {
+    if (pool && pool.provisioningStatus !== 'ACTIVE') throw immutable(resourceNames.pool, pool.id);
+    if (lb.provisioningStatus !== 'ACTIVE') throw immutable(resourceNames.loadbalancer, lb.id);
+  }
+
+  /**
+   * Puts `target` into PENDING_<change> and its parents into PENDING_UPDATE;
+   * after the transition delay the target is ACTIVE (or gone, via `remove`)
+   * and the parents are ACTIVE again.
+   */
+  transition(target: Resource, change: 'CREATE' | 'UPDATE' | 'DELETE', parents: Resource[], remove?: () => void): void {
+    const now = this.ctx.clock.now();
+    target.provisioningStatus = `PENDING_${change}`;
+    if (change !== 'CREATE') target.updatedAt = now;
+    for (const parent of parents) {
+      parent.provisioningStatus = 'PENDING_UPDATE';
+      parent.updatedAt = now;
+    }
+    this.ctx.clock.after(this.ctx.transitionDelayMs, () => {
+      const done = this.ctx.clock.now();
+      if (change === 'DELETE') {
+        remove?.();
+      } else if (this.store[target.kind].get(target.id) === target) {
+        target.provisioningStatus = 'ACTIVE';
+        target.updatedAt = done;
+        if (target.kind === 'healthmonitor') target.operatingStatus = target.attrs.admin_state_up ? 'ONLINE' : 'OFFLINE';
+      }
+      for (const parent of parents) {
+        if (this.store[parent.kind].get(parent.id) !== parent) continue;
+        parent.provisioningStatus = 'ACTIVE';
+        parent.updatedAt = done;
+      }
+    });
+  }
+
+  /** Deletes a pool with its members and monitor, and takes it off its listeners. */
+  removePool(pool: Resource): void {
+    for (const member of this.membersOfPool(pool.id)) this.store.member.delete(member.id);
+    const monitor = this.monitorOfPool(pool.id);
+    if (monitor) this.store.healthmonitor.delete(monitor.id);
+    for (const listener of this.listenersOfPool(pool.id)) listener.attrs.default_pool_id = null;
+    this.store.pool.delete(pool.id);
+  }
+
+  visibleTo(resource: Resource, caller: Caller): boolean {
+    return caller.globalReader || resource.projectId === caller.projectId;
+  }
+
+  private base(r: Resource): Record<string, unknown> {
+    return {
+      id: r.id,
+      ...r.attrs,
+      project_id: r.projectId,
+      provisioning_status: r.provisioningStatus,
+      operating_status: r.operatingStatus,
+      created_at: octaviaTime(r.createdAt),
+      updated_at: r.updatedAt === null ? null : octaviaTime(r.updatedAt),
+    };
+  }
+
+  view(r: Resource): Record<string, unknown> {
+    const ids = (items: Resource[]) => items.map((i) => ({ id: i.id }));
+    switch (r.kind) {
+      case 'loadbalancer':
+        return { ...this.base(r), listeners: ids(this.listenersOfLb(r.id)), pools: ids(this.poolsOfLb(r.id)) };
+      case 'listener':
+        return { ...this.base(r), loadbalancers: [{ id: r.lbId }], l7policies: [] };
+      case 'pool': {
+        const monitor = this.monitorOfPool(r.id);
+        return {
+          ...this.base(r),
+          loadbalancers: [{ id: r.lbId }],
+          listeners: ids(this.listenersOfPool(r.id)),
+          members: ids(this.membersOfPool(r.id)),
+          healthmonitor_id: monitor?.id ?? null,
+        };
+      }
+      case 'member':
+        return this.base(r);
+      case 'healthmonitor':
+        return { ...this.base(r), pools: [{ id: r.poolId }] };
+    }
+  }
+
+  /** GET .../loadbalancers/{id}/status: the tree of statuses. */
+  statusTree(lb: Resource): Record<string, unknown> {
+    const status = (r: Resource) => ({ id: r.id, name: r.attrs.name, operating_status: r.operatingStatus, provisioning_status: r.provisioningStatus });
+    const pool = (p: Resource) => {
+      const monitor = this.monitorOfPool(p.id);
+      return {
+        ...status(p),
+        ...(monitor ? { health_monitor: { ...status(monitor), type: monitor.attrs.type } } : {}),
+        members: this.membersOfPool(p.id).map((m) => ({ ...status(m), address: m.attrs.address, protocol_port: m.attrs.protocol_port })),
+      };
+    };
+    return {
+      statuses: {
+        loadbalancer: {
+          ...status(lb),
+          listeners: this.listenersOfLb(lb.id).map((l) => ({
+            ...status(l),
+            pools: this.poolsOfLb(lb.id)
+              .filter((p) => l.attrs.default_pool_id === p.id)
+              .map(pool),
+          })),
+        },
+      },
+    };
+  }
+}
