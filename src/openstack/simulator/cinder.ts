@@ -499,7 +499,9 @@ export function createCinderSimulator(ctx: SimulatorContext): SimulatedService {
     if (!parsed.success) return fail(res, 400, `Invalid input received: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     const scope = auth(res);
     const volume = createVolume({ projectId: urlProject(res), userId: scope.userId }, parsed.data.volume);
-    res.status(202).json({ volume: detailView(volume, version(res), scope) });
+    // Cinder's create response lacks the tenant attribute its GET shows.
+    const { 'os-vol-tenant-attr:tenant_id': _tenant, ...created } = detailView(volume, version(res), scope);
+    res.status(202).json({ volume: created });
   });
 
   api.get('/volumes/:id', (req, res) => {

@@ -125,6 +125,8 @@ export interface SecurityGroupRule {
   createdAt: string;
   updatedAt: string;
   revision: number;
+  /** Neutron's internal standard-attribute row id, shown on rules embedded in their group. */
+  standardAttrId: number;
 }
 
 export interface FloatingIp extends Standard {

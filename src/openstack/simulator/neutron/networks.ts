@@ -35,13 +35,12 @@ const networkSpec = {
   availability_zones: readOnly(),
   ipv4_address_scope: readOnly(),
   ipv6_address_scope: readOnly(),
-  l2_adjacency: readOnly(),
   tags: readOnly(),
 };
 
 type NetworkInput = Parsed<typeof networkSpec>;
 
-export function networkView(s: Store, caller: Caller, n: Network): Record<string, unknown> {
+export function networkView(s: Store, caller: Caller, n: Network, options: { creating?: boolean } = {}): Record<string, unknown> {
   const view: Record<string, unknown> = {
     id: n.id,
     name: n.name,
@@ -58,14 +57,14 @@ export function networkView(s: Store, caller: Caller, n: Network): Record<string
     'router:external': n.external,
     description: n.description,
     port_security_enabled: n.portSecurity,
-    is_default: n.isDefault,
-    l2_adjacency: true,
     tags: [...n.tags],
     created_at: n.createdAt,
     updated_at: n.updatedAt,
     revision_number: n.revision,
     project_id: n.projectId,
   };
+  // Zed shows is_default only on external networks (auto-allocated topology), except in the create response.
+  if (n.external || options.creating) view.is_default = n.isDefault;
   if (caller.isAdmin) {
     view['provider:network_type'] = n.networkType;
     view['provider:physical_network'] = n.physicalNetwork;

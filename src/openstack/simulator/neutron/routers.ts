@@ -243,7 +243,6 @@ const interfaceInfo = (r: Router, port: Port, subnets: Subnet[]) => ({
   network_id: port.networkId,
   subnet_id: subnets.at(-1)?.id,
   subnet_ids: subnets.map((sub) => sub.id),
-  project_id: port.projectId,
 });
 
 export function addInterface(s: Store, caller: Caller, id: string, body: unknown) {

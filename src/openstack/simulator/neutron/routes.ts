@@ -30,6 +30,8 @@ interface Resource<T> extends ListSpec {
   list(caller: Caller, query: Query): T[];
   get(caller: Caller, id: string): T;
   view(caller: Caller, obj: T): View;
+  /** The create response, where Neutron's differs from a GET (networks show is_default). */
+  createdView?(caller: Caller, obj: T): View;
   create(caller: Caller, body: unknown): T;
   /** Absent where Neutron has no update (security group rules). */
   update?(caller: Caller, id: string, body: unknown): T;
@@ -51,6 +53,7 @@ function resources(s: Store) {
     list: (c) => visible(s.networks, (n) => s.canSeeNetwork(c, n)),
     get: (c, id) => s.network(c, id),
     view: (c, n) => networkView(s, c, n),
+    createdView: (c, n) => networkView(s, c, n, { creating: true }),
     create: (c, b) => createNetwork(s, c, b),
     update: (c, id, b) => updateNetwork(s, c, id, b),
     remove: (c, id) => deleteNetwork(s, c, id),
@@ -253,7 +256,7 @@ export function neutronRouter(s: Store, prefix: string): Router {
     });
     router.post(collection, (req, res) => {
       const c = caller(res);
-      res.status(201).json({ [r.member]: r.view(c, r.create(c, req.body)) });
+      res.status(201).json({ [r.member]: (r.createdView ?? r.view)(c, r.create(c, req.body)) });
     });
     router.get(member, (req, res) => {
       res.json({ [r.member]: project(one(req, res), query(req)) });

@@ -153,7 +153,8 @@ export function groupView(s: Store, g: SecurityGroup): Record<string, unknown> {
     tenant_id: g.projectId,
     description: g.description,
     shared: false,
-    security_group_rules: rulesOf(s, g.id).map(ruleView),
+    // Rules inside their group also show the standard attributes a rule GET omits.
+    security_group_rules: rulesOf(s, g.id).map((r) => ({ ...ruleView(r), standard_attr_id: r.standardAttrId, tags: [] })),
     tags: [...g.tags],
     created_at: g.createdAt,
     updated_at: g.updatedAt,
@@ -179,6 +180,7 @@ function addRule(s: Store, projectId: string, groupId: string, fields: Partial<S
     createdAt: now,
     updatedAt: now,
     revision: 0,
+    standardAttrId: s.nextStandardAttrId(),
     ...fields,
   };
   s.rules.set(rule.id, rule);

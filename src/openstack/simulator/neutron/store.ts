@@ -35,11 +35,16 @@ export class Store {
   readonly floatingIps = new Map<string, FloatingIp>();
   readonly trunks = new Map<string, Trunk>();
   private readonly usedVnis = new Set<number>();
+  private standardAttrIds = 0;
 
   constructor(readonly ctx: SimulatorContext) {}
 
   now(): string {
     return stamp(this.ctx.clock.now());
+  }
+
+  nextStandardAttrId(): number {
+    return ++this.standardAttrIds;
   }
 
   standard(projectId: string, description: string, tags: string[], revision: number): Standard {

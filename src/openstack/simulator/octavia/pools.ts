@@ -166,7 +166,9 @@ export function poolRoutes(api: Router, state: OctaviaState): void {
     store.pool.set(pool.id, pool);
     if (listener) listener.attrs.default_pool_id = pool.id;
     state.transition(pool, 'CREATE', [lb, ...(listener ? [listener] : [])]);
-    res.status(201).json({ pool: state.view(pool) });
+    // Octavia's create response has no healthmonitor_id yet; its GET does.
+    const { healthmonitor_id: _none, ...created } = state.view(pool);
+    res.status(201).json({ pool: created });
   });
 
   api.get('/lbaas/pools', (req, res) => {

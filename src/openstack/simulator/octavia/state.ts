@@ -122,6 +122,7 @@ export class OctaviaState {
       id: r.id,
       ...r.attrs,
       project_id: r.projectId,
+      tenant_id: r.projectId,
       provisioning_status: r.provisioningStatus,
       operating_status: r.operatingStatus,
       created_at: octaviaTime(r.createdAt),
