@@ -65,6 +65,12 @@ export interface WatchRequest {
   afterRevision: number;
   /** Called in revision order, synchronously after each commit. Must not throw. */
   onEvent: (event: WatchEvent) => void;
+  /**
+   * Called at most once if a running watch ends on its own, e.g. when etcd
+   * compacts past it (TooOldRevisionError); no event follows. SQLite watches
+   * never end this way, but callers must handle it to run on etcd unchanged.
+   */
+  onError?: (error: StorageError) => void;
 }
 
 export interface Watch {

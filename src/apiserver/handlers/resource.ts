@@ -226,7 +226,10 @@ export class ResourceHandler {
       resourceVersion: query.get('resourceVersion') ?? undefined,
       sendInitialEvents: sendInitialEvents ?? false,
       allowWatchBookmarks,
-    }, emit);
+    }, emit, (error) => {
+      write(`${JSON.stringify({ type: 'ERROR', object: error.toStatus() })}\n`);
+      close();
+    });
     this.options.onWatchCountChange?.(1);
 
     const timers: NodeJS.Timeout[] = [];

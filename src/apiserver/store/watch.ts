@@ -5,7 +5,7 @@
  */
 import { FutureRevisionError, TooOldRevisionError, type JsonObject, type WatchEvent } from '../../storage/interface.js';
 import type { Storage } from '../../storage/interface.js';
-import { errors } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import type { KindVersion } from '../registry/kind.js';
 import { metaOf } from './object.js';
 import { parseResourceVersion, selectionFilter, type ResourceStore, type Selection } from './resource-store.js';
@@ -41,6 +41,8 @@ export async function startWatch(
   version: KindVersion,
   options: WatchOptions,
   emit: (event: ApiEvent) => void,
+  /** The storage ended the watch on its own (e.g. compaction on etcd): the client must relist. */
+  fail: (error: ApiError) => void,
 ): Promise<ActiveWatch> {
   const matches = selectionFilter(options) ?? (() => true);
   const present = (value: JsonObject) => store.present(value, version);
@@ -67,7 +69,12 @@ export async function startWatch(
     if (type) emit({ type, object: present(event.value), revision: event.revision });
   };
   try {
-    const watch = storage.watch({ prefix: store.prefix(namespace), afterRevision, onEvent });
+    const watch = storage.watch({
+      prefix: store.prefix(namespace),
+      afterRevision,
+      onEvent,
+      onError: (error) => fail(error instanceof TooOldRevisionError ? expired(error) : errors.internal(error.message)),
+    });
     return {
       stop: () => watch.stop(),
       // Events are delivered synchronously after each commit, so everything
@@ -75,10 +82,14 @@ export async function startWatch(
       currentRevision: async () => Math.max(delivered, await storage.currentRevision()),
     };
   } catch (error) {
-    if (error instanceof TooOldRevisionError) throw errors.expired(`too old resource version: ${error.requested} (${error.compacted})`);
+    if (error instanceof TooOldRevisionError) throw expired(error);
     if (error instanceof FutureRevisionError) throw errors.resourceVersionTooLarge(error.requested, error.current);
     throw error;
   }
+}
+
+function expired(error: TooOldRevisionError): ApiError {
+  return errors.expired(`too old resource version: ${error.requested} (${error.compacted})`);
 }
 
 /** How a storage event looks through a selector: objects entering or leaving it appear as ADDED or DELETED. */

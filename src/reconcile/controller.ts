@@ -1,0 +1,274 @@
+/**
+ * The generic reconcile loop of one kind: storage list+watch feeds a work
+ * queue, workers call the kind's reconcile function with storage keys.
+ *
+ * Level-triggered: reconcile gets only a key and reads the current object
+ * itself (absent means deleted), so a missed or coalesced event costs nothing
+ * but latency. Every created, changed and deleted key is enqueued (deleted
+ * ones too, so state kept outside the object can be cleaned up without a
+ * finalizer), subject to shouldEnqueue.
+ *
+ * Outcomes: a result with requeueAfterMs polls again without blocking a
+ * worker; a thrown error retries with the queue's backoff; a TerminalError
+ * (invalid configuration, unrecoverable state) is neither retried nor given a
+ * new resync, so the key waits for an event that passes shouldEnqueue (or the
+ * relist of a new term); success schedules the key's resync. Resync is per key, after resyncPeriodMs plus up
+ * to 20% jitter (as ORC does), which re-reads every object periodically
+ * without reconciling them all in one burst.
+ *
+ * Leadership: the loop runs only while the leader lock is held. Each term
+ * lists afresh, watches from the list's revision and owns a new queue; when
+ * the lock is lost the watch stops, queued work is dropped and workers finish
+ * only what is in flight, before contending again. Backoff state survives
+ * terms, so a flapping lease does not reset retry delays.
+ */
+import { deepEqual, isPlainObject } from '../apiserver/store/object.js';
+import type { MetricsRegistry } from '../observability/metrics.js';
+import { TooOldRevisionError, type JsonObject, type Storage, type Watch, type WatchEvent } from '../storage/interface.js';
+import { defaultRateLimiter, type RateLimiter } from './backoff.js';
+import { AlwaysLeader, type LeaderLock } from './leader.js';
+import { reconcileMetrics, type ReconcileMetrics, type ReconcileOutcome } from './metrics.js';
+import { WorkQueue } from './queue.js';
+import { sleep } from './sleep.js';
+
+export interface ReconcileResult {
+  /** Reconcile again after this long even without changes: waiting on OpenStack without holding a worker. */
+  requeueAfterMs?: number;
+}
+
+/** Reconciles the object stored at key; throwing means retry with backoff. */
+export type Reconcile = (key: string) => Promise<ReconcileResult>;
+
+/** An error retrying cannot fix; the key waits for the object to change. */
+export class TerminalError extends Error {
+  override name = 'TerminalError';
+}
+
+export interface ControllerOptions {
+  /** Names the controller in metrics and error reports. */
+  name: string;
+  storage: Storage;
+  /** Storage prefix of one kind, ending in '/' (ResourceStore.prefix(undefined)). */
+  prefix: string;
+  reconcile: Reconcile;
+  /** Keys reconciled concurrently. Default 10, as CAPO's controllers. */
+  workers?: number;
+  /** Per-key resync after the last success (plus jitter); 0 turns resync off. Default 10 minutes. */
+  resyncPeriodMs?: number;
+  /** Default AlwaysLeader (one replica). The controller never releases the lock: its owner does. */
+  leader?: LeaderLock;
+  /** Which watch events enqueue their key, e.g. generationOrMetadataChanged. Default: all. */
+  shouldEnqueue?: (event: WatchEvent) => boolean;
+  /** Retry delays after errors. Default defaultRateLimiter(). */
+  rateLimiter?: RateLimiter<string>;
+  metrics?: MetricsRegistry;
+  /** Receives reconcile errors (with their key) and list failures. Default console.error. */
+  onError?: (error: unknown, key?: string) => void;
+}
+
+const resyncJitter = 0.2;
+/** Keys per list page: bounds one storage response, as etcd wants. */
+const listPageSize = 500;
+/** Wait before listing again after a storage failure, or contending again after the lock refused. */
+const retryDelayMs = 1000;
+
+export class Controller {
+  readonly name: string;
+  private readonly storage: Storage;
+  private readonly prefix: string;
+  private readonly reconcile: Reconcile;
+  private readonly workers: number;
+  private readonly resyncPeriodMs: number;
+  private readonly leader: LeaderLock;
+  private readonly shouldEnqueue: (event: WatchEvent) => boolean;
+  private readonly rateLimiter: RateLimiter<string>;
+  private readonly metrics: ReconcileMetrics | undefined;
+  private readonly onError: (error: unknown, key?: string) => void;
+  private readonly stopped = new AbortController();
+  /** Keys present as of the last list and the watch since; detects deletions missed between terms. */
+  private known = new Set<string>();
+  private term: AbortController | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(options: ControllerOptions) {
+    this.name = options.name;
+    this.storage = options.storage;
+    this.prefix = options.prefix;
+    this.reconcile = options.reconcile;
+    this.workers = options.workers ?? 10;
+    this.resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
+    this.leader = options.leader ?? new AlwaysLeader();
+    this.shouldEnqueue = options.shouldEnqueue ?? (() => true);
+    this.rateLimiter = options.rateLimiter ?? defaultRateLimiter<string>();
+    this.metrics = options.metrics && reconcileMetrics(options.metrics, options.name);
+    this.onError = options.onError ?? ((error, key) => console.error(`controller ${this.name}${key ? ` ${key}` : ''}:`, error));
+    // Without the slash, the prefix of machines would also watch machinesets.
+    if (!this.prefix.endsWith('/')) throw new Error(`controller ${this.name}: prefix must end with "/", got ${this.prefix}`);
+    if (!Number.isInteger(this.workers) || this.workers < 1) throw new Error(`controller ${this.name}: workers must be a positive integer`);
+    if (!(this.resyncPeriodMs >= 0)) throw new Error(`controller ${this.name}: resyncPeriodMs must be >= 0`);
+    this.leader.onLost(() => this.term?.abort());
+  }
+
+  /** Starts contending for leadership and reconciling while leading; stop() ends it. */
+  start(): void {
+    if (this.running) throw new Error(`controller ${this.name} was already started`);
+    this.running = this.run();
+  }
+
+  /** Stops watching and taking keys, and resolves once in-flight reconciles have finished. */
+  async stop(): Promise<void> {
+    this.stopped.abort();
+    this.term?.abort();
+    await this.running;
+  }
+
+  private async run(): Promise<void> {
+    const stopped = this.stopped.signal;
+    while (!stopped.aborted) {
+      try {
+        await this.leader.acquire(stopped);
+      } catch (error) {
+        if (stopped.aborted) return;
+        this.onError(error);
+        await sleep(retryDelayMs, stopped);
+        continue;
+      }
+      const term = new AbortController();
+      this.term = term;
+      // The lock may have been lost before this term existed to hear of it.
+      if (stopped.aborted || !this.leader.isLeader()) term.abort();
+      await this.lead(term.signal);
+      this.term = undefined;
+    }
+  }
+
+  private async lead(ended: AbortSignal): Promise<void> {
+    const queue = new WorkQueue<string>({ rateLimiter: this.rateLimiter, metrics: this.metrics });
+    const workers = Array.from({ length: this.workers }, () => this.work(queue, ended));
+    // A watch the storage ends on its own (compaction on etcd) is replaced by a fresh list and watch.
+    while (!ended.aborted) {
+      let watchEnded!: () => void;
+      const broken = new Promise<void>((resolve) => (watchEnded = resolve));
+      const watch = await this.listAndWatch(queue, ended, (error) => {
+        this.onError(error);
+        watchEnded();
+      });
+      const endedTerm = new Promise<void>((resolve) => ended.addEventListener('abort', () => resolve(), { once: true }));
+      if (!ended.aborted) await Promise.race([endedTerm, broken]);
+      watch?.stop();
+    }
+    await queue.shutDownWithDrain();
+    await Promise.all(workers);
+  }
+
+  /** Enqueues every key and watches from the list's revision; undefined if the term ended first. */
+  private async listAndWatch(queue: WorkQueue<string>, ended: AbortSignal, onWatchError: (error: Error) => void): Promise<Watch | undefined> {
+    while (!ended.aborted) {
+      try {
+        const { keys, revision } = await this.listKeys();
+        if (ended.aborted) return undefined;
+        // Deleted while nobody watched: reconcile them too, as a DELETED event would have.
+        for (const key of this.known) if (!keys.has(key)) queue.add(key);
+        this.known = keys;
+        const watch = this.storage.watch({
+          prefix: this.prefix,
+          afterRevision: revision,
+          onEvent: (event) => this.observe(queue, event),
+          onError: onWatchError,
+        });
+        // Only now, so that a list the watch cannot follow costs no reconciles.
+        for (const key of keys) queue.add(key);
+        return watch;
+      } catch (error) {
+        // History was compacted past the list: list again at a newer revision.
+        if (error instanceof TooOldRevisionError) continue;
+        this.onError(error);
+        await sleep(retryDelayMs, ended);
+      }
+    }
+    return undefined;
+  }
+
+  private async listKeys(): Promise<{ keys: Set<string>; revision: number }> {
+    const keys = new Set<string>();
+    let page = await this.storage.list(this.prefix, { limit: listPageSize });
+    const revision = page.revision;
+    for (;;) {
+      for (const entry of page.entries) keys.add(entry.key);
+      if (!page.more) return { keys, revision };
+      const startAfter = page.entries[page.entries.length - 1].key;
+      page = await this.storage.list(this.prefix, { revision, startAfter, limit: listPageSize });
+    }
+  }
+
+  private observe(queue: WorkQueue<string>, event: WatchEvent): void {
+    if (event.type === 'DELETED') this.known.delete(event.key);
+    else this.known.add(event.key);
+    let enqueue = true;
+    try {
+      enqueue = this.shouldEnqueue(event);
+    } catch (error) {
+      this.onError(error, event.key);
+    }
+    if (enqueue) queue.add(event.key);
+  }
+
+  private async work(queue: WorkQueue<string>, ended: AbortSignal): Promise<void> {
+    for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
+      // get() may have handed the key out just before the term ended.
+      if (ended.aborted) {
+        queue.done(key);
+        return;
+      }
+      await this.process(queue, key);
+    }
+  }
+
+  private async process(queue: WorkQueue<string>, key: string): Promise<void> {
+    const startedAt = performance.now();
+    let outcome: ReconcileOutcome;
+    try {
+      const { requeueAfterMs } = await this.reconcile(key);
+      queue.forget(key);
+      if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
+        outcome = 'requeue';
+        queue.addAfter(key, requeueAfterMs);
+      } else {
+        outcome = 'success';
+        if (this.resyncPeriodMs > 0 && this.known.has(key)) {
+          queue.addAfter(key, this.resyncPeriodMs * (1 + Math.random() * resyncJitter));
+        }
+      }
+    } catch (error) {
+      if (error instanceof TerminalError) {
+        outcome = 'terminal';
+        queue.forget(key);
+      } else {
+        outcome = 'error';
+        queue.addRateLimited(key);
+      }
+      this.onError(error, key);
+    }
+    queue.done(key);
+    this.metrics?.reconciled(outcome, (performance.now() - startedAt) / 1000);
+  }
+}
+
+/**
+ * Passes creations, deletions, and updates that changed the spec (seen as
+ * metadata.generation) or metadata a reconciler acts on: deletionTimestamp,
+ * finalizers, annotations (Cluster API's paused), labels, ownerReferences (a
+ * machine waits for its owner). Drops status-only writes, the reconciler's
+ * own above all, which would otherwise trigger it again.
+ */
+export function generationOrMetadataChanged(event: WatchEvent): boolean {
+  if (event.type !== 'MODIFIED' || event.prevValue === undefined) return true;
+  return !deepEqual(actionableMetadata(event.prevValue), actionableMetadata(event.value));
+}
+
+/** Metadata without the fields every write changes. */
+function actionableMetadata(object: JsonObject): JsonObject {
+  if (!isPlainObject(object.metadata)) return {};
+  const { resourceVersion: _resourceVersion, managedFields: _managedFields, ...rest } = object.metadata;
+  return rest;
+}

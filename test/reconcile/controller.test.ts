@@ -1,0 +1,546 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MetricsRegistry } from '../../src/observability/metrics.js';
+import type { RateLimiter } from '../../src/reconcile/backoff.js';
+import {
+  Controller,
+  generationOrMetadataChanged,
+  TerminalError,
+  type ControllerOptions,
+  type ReconcileResult,
+} from '../../src/reconcile/controller.js';
+import { StorageLeaseLock, type LeaderLock } from '../../src/reconcile/leader.js';
+import { TooOldRevisionError, type JsonObject, type Storage, type WatchEvent, type WatchRequest } from '../../src/storage/interface.js';
+import { SqliteStorage } from '../../src/storage/sqlite.js';
+
+const prefix = '/registry/infrastructure.cluster.x-k8s.io/openstackmachines/';
+const keyOf = (name: string) => `${prefix}default/${name}`;
+const nameOf = (key: string) => key.slice(key.lastIndexOf('/') + 1);
+
+let storage: SqliteStorage;
+const controllers: Controller[] = [];
+const locks: LeaderLock[] = [];
+
+beforeEach(() => {
+  // Fake time drives queue delays and resyncs; SQLite commits on real setImmediate, which stays real.
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  storage = SqliteStorage.open(':memory:');
+});
+
+afterEach(async () => {
+  for (const controller of controllers.splice(0)) await controller.stop();
+  for (const lock of locks.splice(0)) await lock.release();
+  vi.useRealTimers();
+  await storage.close();
+});
+
+/** Lets storage commits, watch events and reconciles run to completion. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Moves fake time in steps short enough for every chain of storage calls to finish within one. */
+async function advance(ms: number): Promise<void> {
+  for (let elapsed = 0; elapsed < ms; elapsed += 10) {
+    await vi.advanceTimersByTimeAsync(Math.min(10, ms - elapsed));
+    await settle();
+  }
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let step = 0; step < 500 && !condition(); step++) await advance(10);
+  expect(condition()).toBe(true);
+}
+
+async function create(name: string, extra: JsonObject = {}): Promise<void> {
+  await storage.create(keyOf(name), { metadata: { name, namespace: 'default', generation: 1 }, spec: {}, ...extra });
+}
+
+/** Read-modify-write of a stored object, as the API server would do it. */
+async function change(name: string, mutate: (object: { metadata: JsonObject; spec: JsonObject; status?: JsonObject }) => void): Promise<void> {
+  const entry = (await storage.get(keyOf(name)))!;
+  const object = structuredClone(entry.value) as { metadata: JsonObject; spec: JsonObject; status?: JsonObject };
+  mutate(object);
+  await storage.update(keyOf(name), object, entry.modRevision);
+}
+
+/** Records reconciles in order as "name" or "name (gone)"; per-name behaviour decides the outcome. */
+class Recorder {
+  readonly log: string[] = [];
+  readonly behaviour = new Map<string, () => Promise<ReconcileResult>>();
+
+  readonly reconcile = async (key: string): Promise<ReconcileResult> => {
+    const entry = await storage.get(key);
+    const name = nameOf(key);
+    this.log.push(entry ? name : `${name} (gone)`);
+    return (await this.behaviour.get(name)?.()) ?? {};
+  };
+
+  count(entry: string): number {
+    return this.log.filter((logged) => logged === entry).length;
+  }
+}
+
+/** Retries after fixed delays, counting failures and forgets per key. */
+function fixedLimiter(delayMs: number): RateLimiter<string> & { failures: string[]; forgotten: string[] } {
+  const failures: string[] = [];
+  const forgotten: string[] = [];
+  return {
+    failures,
+    forgotten,
+    when: (key) => {
+      failures.push(nameOf(key));
+      return delayMs;
+    },
+    forget: (key) => forgotten.push(nameOf(key)),
+  };
+}
+
+function start(recorder: Recorder, options: Partial<ControllerOptions> = {}): { controller: Controller; errors: unknown[] } {
+  const errors: unknown[] = [];
+  const controller = new Controller({
+    name: 'openstackmachine',
+    storage,
+    prefix,
+    reconcile: recorder.reconcile,
+    workers: 1,
+    resyncPeriodMs: 0,
+    onError: (error) => errors.push(error),
+    ...options,
+  });
+  controllers.push(controller);
+  controller.start();
+  return { controller, errors };
+}
+
+/** A lock the test grants and revokes. */
+class ManualLock implements LeaderLock {
+  private leader = false;
+  private readonly waiters: (() => void)[] = [];
+  private readonly lostCallbacks: (() => void)[] = [];
+
+  acquire(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.leader) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.waiters.push(resolve);
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+  }
+  isLeader(): boolean {
+    return this.leader;
+  }
+  onLost(cb: () => void): void {
+    this.lostCallbacks.push(cb);
+  }
+  async release(): Promise<void> {
+    this.leader = false;
+  }
+  grant(): void {
+    this.leader = true;
+    for (const resolve of this.waiters.splice(0)) resolve();
+  }
+  revoke(): void {
+    this.leader = false;
+    for (const cb of this.lostCallbacks) cb();
+  }
+  contenders(): number {
+    return this.waiters.length;
+  }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('Controller event handling', () => {
+  it('reconciles listed keys, then every create, update and delete of its kind only', async () => {
+    await create('a');
+    await create('b');
+    await storage.create('/registry/infrastructure.cluster.x-k8s.io/openstackmachinetemplates/default/t', { metadata: { name: 't' } });
+    const recorder = new Recorder();
+    start(recorder);
+    await until(() => recorder.log.length === 2);
+    expect(recorder.log).toEqual(['a', 'b']);
+
+    await create('c');
+    await until(() => recorder.log.length === 3);
+    await change('a', (object) => {
+      object.spec.flavor = 'm1.large';
+      object.metadata.generation = 2;
+    });
+    await until(() => recorder.log.length === 4);
+    await storage.delete(keyOf('b'));
+    await until(() => recorder.log.length === 5);
+    await storage.create(`${prefix}default/c-2`, { metadata: { name: 'c-2' } });
+    await until(() => recorder.log.length === 6);
+    expect(recorder.log).toEqual(['a', 'b', 'c', 'a', 'b (gone)', 'c-2']);
+  });
+
+  it('with generationOrMetadataChanged ignores status-only writes but not metadata a reconciler acts on', async () => {
+    await create('a');
+    const recorder = new Recorder();
+    start(recorder, { shouldEnqueue: generationOrMetadataChanged });
+    await until(() => recorder.log.length === 1);
+
+    // With one worker and a FIFO queue, a sentinel reconciled proves nothing queued before it was skipped.
+    const sentinels = ['s1', 's2', 's3', 's4'];
+    await change('a', (object) => {
+      object.status = { ready: true };
+      object.metadata.managedFields = [{ manager: 'capo', subresource: 'status' }];
+    });
+    await create('s1');
+    await until(() => recorder.log.includes('s1'));
+    await change('a', (object) => {
+      object.metadata.finalizers = ['openstackmachine.infrastructure.cluster.x-k8s.io'];
+    });
+    await create('s2');
+    await until(() => recorder.log.includes('s2'));
+    await change('a', (object) => {
+      object.metadata.annotations = { 'cluster.x-k8s.io/paused': '' };
+    });
+    await create('s3');
+    await until(() => recorder.log.includes('s3'));
+    await change('a', (object) => {
+      object.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    });
+    await create('s4');
+    await until(() => recorder.log.includes('s4'));
+    expect(recorder.log.filter((name) => !sentinels.includes(name) || name === 's1')).toEqual(['a', 's1', 'a', 'a', 'a']);
+    expect(recorder.log).toEqual(['a', 's1', 'a', 's2', 'a', 's3', 'a', 's4']);
+  });
+
+  it('reports a throwing event filter and enqueues anyway', async () => {
+    const recorder = new Recorder();
+    const { errors } = start(recorder, {
+      shouldEnqueue: () => {
+        throw new Error('filter bug');
+      },
+    });
+    await settle();
+    await create('a');
+    await until(() => recorder.log.length === 1);
+    expect(errors).toEqual([new Error('filter bug')]);
+  });
+
+  it('refuses a prefix that would also match other kinds', () => {
+    expect(() => new Controller({ name: 'x', storage, prefix: prefix.slice(0, -1), reconcile: async () => ({}) })).toThrow(/must end with "\/"/);
+  });
+});
+
+describe('generationOrMetadataChanged', () => {
+  const event = (type: WatchEvent['type'], value: JsonObject, prevValue?: JsonObject): WatchEvent => ({ type, key: 'k', revision: 2, value, prevValue });
+
+  it('passes additions and deletions and judges updates by metadata other than resourceVersion and managedFields', () => {
+    const before = { metadata: { generation: 1, resourceVersion: '1', labels: { a: '1' } }, status: { x: 1 } };
+    expect(generationOrMetadataChanged(event('ADDED', before))).toBe(true);
+    expect(generationOrMetadataChanged(event('DELETED', before, before))).toBe(true);
+    const statusOnly = { metadata: { generation: 1, resourceVersion: '2', labels: { a: '1' }, managedFields: [{}] }, status: { x: 2 } };
+    expect(generationOrMetadataChanged(event('MODIFIED', statusOnly, before))).toBe(false);
+    expect(generationOrMetadataChanged(event('MODIFIED', { ...statusOnly, metadata: { ...statusOnly.metadata, generation: 2 } }, before))).toBe(true);
+    expect(generationOrMetadataChanged(event('MODIFIED', { ...statusOnly, metadata: { ...statusOnly.metadata, labels: {} } }, before))).toBe(true);
+    expect(
+      generationOrMetadataChanged(event('MODIFIED', { ...statusOnly, metadata: { ...statusOnly.metadata, ownerReferences: [{ uid: 'u' }] } }, before)),
+    ).toBe(true);
+  });
+});
+
+describe('Controller outcomes', () => {
+  it('retries errors with backoff until success, then forgets, and counts it in metrics', async () => {
+    await create('flaky');
+    const recorder = new Recorder();
+    let failuresLeft = 2;
+    recorder.behaviour.set('flaky', async () => {
+      if (failuresLeft-- > 0) throw new Error('409 Conflict');
+      return {};
+    });
+    const limiter = fixedLimiter(1000);
+    const registry = new MetricsRegistry({ processMetrics: false });
+    const { errors } = start(recorder, { rateLimiter: limiter, metrics: registry });
+    await until(() => recorder.log.length === 1);
+    await advance(900);
+    expect(recorder.log).toHaveLength(1);
+    await until(() => recorder.log.length === 3);
+    expect(limiter.failures).toEqual(['flaky', 'flaky']);
+    expect(limiter.forgotten).toEqual(['flaky']);
+    expect(errors).toEqual([new Error('409 Conflict'), new Error('409 Conflict')]);
+
+    const metrics = registry.render();
+    expect(metrics).toContain('reconcile_retries_total{controller="openstackmachine"} 2');
+    expect(metrics).toContain('reconcile_queue_adds_total{controller="openstackmachine"} 3');
+    expect(metrics).toContain('reconcile_queue_depth{controller="openstackmachine"} 0');
+    expect(metrics).toContain('reconcile_duration_seconds_count{controller="openstackmachine",result="error"} 2');
+    expect(metrics).toContain('reconcile_duration_seconds_count{controller="openstackmachine",result="success"} 1');
+  });
+
+  it('does not retry or resync a TerminalError until the object changes', async () => {
+    await create('broken');
+    await create('fine');
+    const recorder = new Recorder();
+    recorder.behaviour.set('broken', async () => {
+      throw new TerminalError('flavor m1.huge does not exist');
+    });
+    const limiter = fixedLimiter(0);
+    const { errors } = start(recorder, { rateLimiter: limiter, resyncPeriodMs: 1000 });
+    await until(() => recorder.log.length === 2);
+    await advance(5000);
+    expect(recorder.count('broken')).toBe(1);
+    expect(recorder.count('fine')).toBeGreaterThanOrEqual(5);
+    expect(limiter.failures).toEqual([]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(TerminalError);
+
+    await change('broken', (object) => {
+      object.spec.flavor = 'm1.large';
+    });
+    await until(() => recorder.count('broken') === 2);
+  });
+
+  it('resyncs every key periodically after success, with at most 20% jitter', async () => {
+    await create('a');
+    await create('b');
+    const recorder = new Recorder();
+    start(recorder, { resyncPeriodMs: 1000 });
+    await until(() => recorder.log.length === 2);
+    await advance(900);
+    expect(recorder.log).toHaveLength(2);
+    await advance(400);
+    expect(recorder.log.slice(2).sort()).toEqual(['a', 'b']);
+    await advance(1200);
+    expect(recorder.count('a')).toBe(3);
+    expect(recorder.count('b')).toBe(3);
+  });
+
+  it('polls again after requeueAfterMs without counting a failure', async () => {
+    await create('waiting');
+    const recorder = new Recorder();
+    let polls = 0;
+    recorder.behaviour.set('waiting', async () => (++polls < 3 ? { requeueAfterMs: 500 } : {}));
+    const limiter = fixedLimiter(0);
+    start(recorder, { rateLimiter: limiter });
+    await until(() => recorder.log.length === 1);
+    await advance(400);
+    expect(recorder.log).toHaveLength(1);
+    await advance(1100);
+    expect(recorder.log).toEqual(['waiting', 'waiting', 'waiting']);
+    await advance(5000);
+    expect(recorder.log).toHaveLength(3);
+    expect(limiter.failures).toEqual([]);
+    expect(limiter.forgotten).toEqual(['waiting', 'waiting', 'waiting']);
+  });
+
+  it('runs up to the configured number of workers at once, never one key twice', async () => {
+    for (const name of ['a', 'b', 'c', 'd']) await create(name);
+    const recorder = new Recorder();
+    const gate = deferred();
+    let running = 0;
+    let maxRunning = 0;
+    for (const name of ['a', 'b', 'c', 'd']) {
+      recorder.behaviour.set(name, async () => {
+        maxRunning = Math.max(maxRunning, ++running);
+        await gate.promise;
+        running--;
+        return {};
+      });
+    }
+    start(recorder, { workers: 3 });
+    await until(() => recorder.log.length === 3);
+    // A change to a key in flight waits for that reconcile instead of running beside it.
+    await change('a', (object) => {
+      object.metadata.generation = 2;
+    });
+    await advance(100);
+    expect(recorder.log).toHaveLength(3);
+    gate.resolve();
+    await until(() => recorder.log.length === 5);
+    expect(maxRunning).toBe(3);
+    expect(recorder.log.slice(3).sort()).toEqual(['a', 'd']);
+  });
+
+  it('stops after in-flight reconciles finish', async () => {
+    await create('a');
+    await create('b');
+    const recorder = new Recorder();
+    const gate = deferred();
+    recorder.behaviour.set('a', async () => {
+      await gate.promise;
+      return {};
+    });
+    const { controller } = start(recorder);
+    await until(() => recorder.log.length === 1);
+    let stopped = false;
+    const stopping = controller.stop().then(() => (stopped = true));
+    await advance(100);
+    expect(stopped).toBe(false);
+    gate.resolve();
+    await stopping;
+    await create('c');
+    await advance(100);
+    expect(recorder.log).toEqual(['a']);
+  });
+});
+
+describe('Controller leadership and relisting', () => {
+  it('reconciles only while leading; in-flight work finishes on loss, and regaining relists', async () => {
+    await create('a');
+    const lock = new ManualLock();
+    const recorder = new Recorder();
+    start(recorder, { leader: lock });
+    await advance(100);
+    expect(recorder.log).toEqual([]);
+
+    lock.grant();
+    await until(() => recorder.log.length === 1);
+    const gate = deferred();
+    recorder.behaviour.set('b', async () => {
+      await gate.promise;
+      return {};
+    });
+    await create('b');
+    await until(() => recorder.log.length === 2);
+
+    lock.revoke();
+    await create('c');
+    await storage.delete(keyOf('a'));
+    await advance(100);
+    // b is still in flight: the controller does not contend again before it is done.
+    expect(lock.contenders()).toBe(0);
+    gate.resolve();
+    recorder.behaviour.delete('b');
+    await until(() => lock.contenders() === 1);
+    await advance(100);
+    expect(recorder.log).toEqual(['a', 'b']);
+
+    lock.grant();
+    await until(() => recorder.log.length === 5);
+    // The relist finds a deleted while nobody watched, as well as every present key.
+    expect(recorder.log.slice(2).sort()).toEqual(['a (gone)', 'b', 'c']);
+  });
+
+  it('relists when the history after its list was compacted before the watch started', async () => {
+    const compacting = SqliteStorage.open(':memory:', { historyRetention: { maxEvents: 0 } });
+    let lists = 0;
+    const racing = new Proxy(compacting, {
+      get(target, property) {
+        if (property === 'list') {
+          return async (...args: Parameters<Storage['list']>) => {
+            const result = await target.list(...args);
+            if (++lists === 1) {
+              await target.create(keyOf('late'), { metadata: { name: 'late' } });
+              await target.compact();
+            }
+            return result;
+          };
+        }
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    try {
+      await compacting.create(keyOf('early'), { metadata: { name: 'early' } });
+      const seen: string[] = [];
+      const controller = new Controller({
+        name: 'openstackmachine',
+        storage: racing,
+        prefix,
+        workers: 1,
+        resyncPeriodMs: 0,
+        reconcile: async (key) => {
+          seen.push(nameOf(key));
+          return {};
+        },
+      });
+      controller.start();
+      await until(() => seen.includes('late'));
+      await controller.stop();
+      expect(lists).toBe(2);
+      expect(seen).toEqual(['early', 'late']);
+    } finally {
+      await compacting.close();
+    }
+  });
+
+  it('lists and watches again when the storage ends a running watch (compaction on etcd)', async () => {
+    let lists = 0;
+    let breakWatch: ((error: TooOldRevisionError) => void) | undefined;
+    const breaking = new Proxy(storage, {
+      get(target, property) {
+        if (property === 'list') {
+          return (...args: Parameters<Storage['list']>) => {
+            if (!args[1]?.startAfter) lists++;
+            return target.list(...args);
+          };
+        }
+        if (property === 'watch') {
+          return (request: WatchRequest) => {
+            breakWatch = request.onError;
+            return target.watch(request);
+          };
+        }
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await create('before');
+    const recorder = new Recorder();
+    const { errors } = start(recorder, { storage: breaking });
+    await until(() => recorder.log.includes('before'));
+    expect(lists).toBe(1);
+    breakWatch!(new TooOldRevisionError(1, 5));
+    await until(() => lists === 2);
+    await create('after');
+    await until(() => recorder.log.includes('after'));
+    expect(errors).toEqual([expect.any(TooOldRevisionError)]);
+  });
+
+  it('lists in pages at one revision and retries a failed list', async () => {
+    const names = Array.from({ length: 1201 }, (_, i) => `m${String(i).padStart(4, '0')}`);
+    for (const name of names) await create(name);
+    let lists = 0;
+    const failingOnce = new Proxy(storage, {
+      get(target, property) {
+        if (property === 'list') {
+          return async (...args: Parameters<Storage['list']>) => {
+            if (++lists === 1) throw new Error('etcd unavailable');
+            return target.list(...args);
+          };
+        }
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const recorder = new Recorder();
+    const { errors } = start(recorder, { storage: failingOnce, workers: 10 });
+    await until(() => recorder.log.length === names.length);
+    expect(errors).toEqual([new Error('etcd unavailable')]);
+    // One failed call, then three pages.
+    expect(lists).toBe(4);
+    expect(recorder.log.sort()).toEqual(names);
+  });
+
+  it('moves reconciling to the other replica when the lease changes hands', async () => {
+    await create('a');
+    await create('b');
+    const timing = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
+    const lockA = new StorageLeaseLock({ storage, name: 'capo-reconciler', identity: 'replica-a', ...timing });
+    const lockB = new StorageLeaseLock({ storage, name: 'capo-reconciler', identity: 'replica-b', ...timing });
+    locks.push(lockA, lockB);
+    const recorderA = new Recorder();
+    const recorderB = new Recorder();
+    const { controller: controllerA } = start(recorderA, { leader: lockA });
+    await until(() => recorderA.log.length === 2);
+    start(recorderB, { leader: lockB });
+    await create('c');
+    await until(() => recorderA.log.length === 3);
+    await advance(3000);
+    expect(recorderB.log).toEqual([]);
+
+    // Replica a shuts down cleanly: its controller stops, then its lease is released.
+    await controllerA.stop();
+    await lockA.release();
+    await until(() => recorderB.log.length === 3);
+    expect(recorderB.log.sort()).toEqual(['a', 'b', 'c']);
+    expect(recorderA.log).toEqual(['a', 'b', 'c']);
+  });
+});
