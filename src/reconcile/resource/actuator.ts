@@ -1,0 +1,123 @@
+/**
+ * The contract one OpenStack resource kind fulfils so the engine (engine.ts)
+ * can create, find again, wait for and delete every kind the same way.
+ *
+ * The rules that make a crash at any point harmless live in the engine; an
+ * actuator only has to keep three promises:
+ * - `create` sends exactly one request that can create the primary resource
+ *   and never throws once that request has succeeded, so the caller always
+ *   learns the ID it must record;
+ * - whatever that request cannot do (Neutron tags, attachments) is left to
+ *   `postCreate`, which runs on every ensure and so checks before it acts;
+ * - `findAdoptable` matches only resources carrying the owner tag, so a
+ *   same-named resource of another object, of another management cluster or
+ *   of a user is never adopted, nor deleted.
+ */
+import { isNotFound } from '../../openstack/index.js';
+import { TerminalError } from '../controller.js';
+
+/** The Kubernetes object on whose behalf resources are created; its uid is what makes ownership unambiguous. */
+export interface Owner {
+  uid: string;
+  namespace: string;
+  name: string;
+  /** E.g. OpenStackCluster; only for the human-readable tag. */
+  kind: string;
+}
+
+/** Still waiting on OpenStack: reconcile again later instead of holding a worker. */
+export interface Waiting {
+  /** Shown in conditions, e.g. `load balancer 1f2e to become ACTIVE (now PENDING_CREATE)`. */
+  waitingFor: string;
+  requeueAfterMs: number;
+}
+
+export type Progress = { done: true } | Waiting;
+
+export type Readiness = { ready: true } | Waiting | { failed: string };
+
+/** A status-sized, JSON-safe summary of what OpenStack reports for one resource. */
+export interface ResourceDescription {
+  id: string;
+  name: string;
+  [field: string]: string | number | boolean | null | readonly string[] | undefined;
+}
+
+export interface ResourceActuator<Desired extends { name: string }, Resource extends { id: string }> {
+  /** Names the kind in messages, e.g. `network`. */
+  readonly kind: string;
+  /** Undefined when OpenStack answers 404. */
+  getById(id: string): Promise<Resource | undefined>;
+  /**
+   * Every resource with exactly this name that carries the owner tag. What
+   * several mean is the engine's call: ambiguous on ensure, all deleted on
+   * remove.
+   */
+  findAdoptable(name: string, owner: Owner): Promise<Resource[]>;
+  /** One request creating the primary resource, named and, where the API allows, tagged (see the module comment). */
+  create(desired: Desired, owner: Owner): Promise<Resource>;
+  /** Idempotent follow-up steps, run on every ensure once the resource exists. */
+  postCreate?(resource: Resource, desired: Desired, owner: Owner): Promise<Progress>;
+  readiness(resource: Resource): Readiness;
+  /**
+   * Done once OpenStack no longer has the resource; waiting while an
+   * asynchronous delete runs (on the next pass the engine reads the resource
+   * again, so the actuator can tell "still going" from "not started"). A
+   * 404 may be thrown: the engine counts it as gone.
+   */
+  delete(resource: Resource): Promise<Progress>;
+  /**
+   * What keeps the resource from being deleted after a 409, e.g. the ports
+   * on a network, so the user learns which object to look at.
+   */
+  blockers?(resource: Resource): Promise<string[]>;
+  describe(resource: Resource): ResourceDescription;
+}
+
+/** For getById: a read that answers 404 means the resource is gone, not that the reconcile failed. */
+export async function absentOn404<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Neutron and Nova refuse tags over 60 characters, and Nova refuses `/` and
+ * `,` in a tag, so neither separator appears in ours. Only the owner tag is
+ * ever used for lookup.
+ */
+export const maxTagLength = 60;
+const tagPrefix = 'capo-apiserver:';
+
+/**
+ * `capo-apiserver:owner=<uid>`: 57 characters for a Kubernetes uid (a UUID).
+ * Matching on it, rather than on the name alone, keeps two management
+ * clusters with the same namespace/name from adopting each other's resources.
+ */
+export function ownerTag(owner: Owner): string {
+  const tag = `${tagPrefix}owner=${owner.uid}`;
+  if (owner.uid === '' || /[,/]/.test(owner.uid) || tag.length > maxTagLength) {
+    throw new TerminalError(
+      `${owner.kind} ${owner.namespace}/${owner.name}: uid "${owner.uid}" cannot form an owner tag (at most ${maxTagLength} characters, without "/" or ",")`,
+    );
+  }
+  return tag;
+}
+
+/**
+ * `capo-apiserver:<kind>=<namespace>.<name>`, for people reading the cloud.
+ * Namespaces hold no dots, so the first dot separates the two. Cut to the
+ * tag limit (ending in `...`), which is safe because nothing looks it up.
+ */
+export function humanTag(owner: Owner): string {
+  const tag = `${tagPrefix}${owner.kind}=${owner.namespace}.${owner.name}`;
+  return tag.length <= maxTagLength ? tag : `${tag.slice(0, maxTagLength - 3)}...`;
+}
+
+/** The tags every created resource carries; throws before anything is created if the owner cannot be tagged. */
+export function ownerTags(owner: Owner): string[] {
+  return [ownerTag(owner), humanTag(owner)];
+}

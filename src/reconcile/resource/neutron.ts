@@ -1,0 +1,45 @@
+/**
+ * What the Neutron actuators share: tagging around the create (older
+ * Neutron releases, and the simulator, refuse tags in the create body) and
+ * naming the ports that keep a network or subnet in use.
+ */
+import type { NeutronClient, Port, TaggableResource } from '../../openstack/index.js';
+import { ownerTags, type Owner, type Progress } from './actuator.js';
+
+interface Tagged {
+  id: string;
+  tags?: string[] | undefined;
+}
+
+/**
+ * Tags a resource right after its POST, before its ID is recorded, so that
+ * if recording fails the resource can still be adopted by its tag. A
+ * failure here is dropped because create must not throw once the resource
+ * exists; ensureOwnerTags, which runs right after recording, retries it and
+ * reports the error.
+ */
+export async function tagCreated<R extends Tagged>(neutron: NeutronClient, collection: TaggableResource, resource: R, tags: readonly string[]): Promise<R> {
+  try {
+    return { ...resource, tags: await neutron.replaceTags(collection, resource.id, tags) };
+  } catch {
+    return resource;
+  }
+}
+
+/** Adds whichever owner tags are missing, keeping tags others set. */
+export async function ensureOwnerTags(neutron: NeutronClient, collection: TaggableResource, resource: Tagged, owner: Owner): Promise<Progress> {
+  const current = resource.tags ?? [];
+  const missing = ownerTags(owner).filter((tag) => !current.includes(tag));
+  if (missing.length > 0) await neutron.replaceTags(collection, resource.id, [...current, ...missing]);
+  return { done: true };
+}
+
+/** DHCP ports belong to the network and go with it, so they never block a delete. */
+export function portHolders(ports: readonly Port[]): string[] {
+  return ports
+    .filter((port) => port.device_owner !== 'network:dhcp')
+    .map((port) => {
+      const attached = port.device_owner === '' ? 'unattached' : `${port.device_owner} ${port.device_id}`.trimEnd();
+      return `port ${port.id}${port.name === '' ? '' : ` "${port.name}"`} (${attached})`;
+    });
+}

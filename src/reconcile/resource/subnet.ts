@@ -1,0 +1,45 @@
+/** The Neutron subnet actuator. Subnets have no status: one that exists is ready. */
+import type { AllocationPool, NeutronClient, Subnet } from '../../openstack/index.js';
+import { absentOn404, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
+import { ensureOwnerTags, portHolders, tagCreated } from './neutron.js';
+
+/** Neutron's own field names, so the create body is the desired state as is. */
+export interface SubnetDesired {
+  name: string;
+  network_id: string;
+  cidr: string;
+  ip_version: 4 | 6;
+  description?: string;
+  dns_nameservers?: readonly string[];
+  allocation_pools?: readonly AllocationPool[];
+  /** null: no gateway; omitted: Neutron takes the first address. */
+  gateway_ip?: string | null;
+}
+
+export function subnetActuator(neutron: NeutronClient): ResourceActuator<SubnetDesired, Subnet> {
+  return {
+    kind: 'subnet',
+    getById: (id) => absentOn404(neutron.getSubnet(id)),
+    findAdoptable: (name, owner) => neutron.listSubnets({ name, tags: [ownerTag(owner)] }),
+    async create(desired, owner) {
+      const tags = ownerTags(owner);
+      return tagCreated(neutron, 'subnets', await neutron.createSubnet(desired), tags);
+    },
+    postCreate: (subnet, _desired, owner) => ensureOwnerTags(neutron, 'subnets', subnet, owner),
+    readiness: () => ({ ready: true }),
+    async delete(subnet) {
+      await neutron.deleteSubnet(subnet.id);
+      return { done: true };
+    },
+    blockers: async (subnet) => portHolders(await neutron.listPorts({ fixed_ips: [{ subnet_id: subnet.id }] })),
+    describe: (subnet) => ({
+      id: subnet.id,
+      name: subnet.name,
+      network_id: subnet.network_id,
+      cidr: subnet.cidr,
+      ip_version: subnet.ip_version,
+      gateway_ip: subnet.gateway_ip,
+      dns_nameservers: subnet.dns_nameservers,
+    }),
+  };
+}
