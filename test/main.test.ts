@@ -57,9 +57,11 @@ describe('npm start', () => {
     const unknown = await run('node', [entry, '--bogus']).catch((error) => error);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("Unknown option '--bogus'");
-    const port = await run('node', [entry, '--port', 'abc']).catch((error) => error);
-    expect(port.code).toBe(2);
-    expect(port.stderr).toContain('--port must be an integer');
+    for (const bad of ['abc', '', '0x50', '1e3', '70000']) {
+      const port = await run('node', [entry, '--port', bad]).catch((error) => error);
+      expect(port.code, bad).toBe(2);
+      expect(port.stderr).toContain('--port must be an integer from 0 to 65535');
+    }
   });
 
   it('serves on its data directory, works with kubectl and stops cleanly on SIGTERM', async () => {

@@ -6,6 +6,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
+import { wsgiFault } from './faults.js';
 import { SimulatorError, type PeerVolume, type SimulatedService, type SimulatorContext, type TokenScope } from './framework.js';
 
 const MIN_VERSION = { major: 3, minor: 0 };
@@ -46,19 +47,6 @@ interface VolumeType {
   extraSpecs: Record<string, string>;
 }
 
-const faultNames: Record<number, string> = {
-  400: 'badRequest',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'itemNotFound',
-  405: 'badMethod',
-  409: 'conflictingRequest',
-  413: 'overLimit',
-  415: 'badMediaType',
-  429: 'overLimit',
-  501: 'notImplemented',
-  503: 'serviceUnavailable',
-};
 const defaultMessages: Record<number, string> = {
   400: 'The server could not comply with the request since it is either malformed or otherwise incorrect.',
   403: 'Policy does not allow this action to be performed.',
@@ -71,9 +59,7 @@ const defaultMessages: Record<number, string> = {
 };
 
 /** Cinder's Fault rendering (cinder.api.openstack.wsgi.Fault). */
-export function cinderError(status: number, message?: string) {
-  return { [faultNames[status] ?? 'computeFault']: { code: status, message: message ?? defaultMessages[status] ?? 'An unknown error occurred.' } };
-}
+export const cinderError = wsgiFault(defaultMessages, 'An unknown error occurred.');
 
 /** Cinder's timestamps: microseconds, no zone. */
 const timestamp = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000');

@@ -375,12 +375,16 @@ export function createKeystoneSimulator(
 
   const list = (collection: string, items: unknown[]) => ({ [collection]: items, links: { self: `${identityUrl()}/v3/${collection}`, previous: null, next: null } });
   const forbidden = (res: Response, action: string) => fail(res, 403, `You are not authorized to perform the requested action: identity:${action}.`);
+  /** An admin-only collection that takes Keystone's `?name=` filter. */
+  const namedCollection = <T extends { name: string }>(collection: string, items: Map<string, T>, view: (item: T) => unknown) => {
+    router.get(`/v3/${collection}`, authenticated, (req, res) => {
+      if (!isAdmin(caller(res))) return forbidden(res, `list_${collection}`);
+      const name = typeof req.query.name === 'string' ? req.query.name : undefined;
+      res.json(list(collection, [...items.values()].filter((item) => name === undefined || item.name === name).map(view)));
+    });
+  };
 
-  router.get('/v3/projects', authenticated, (req, res) => {
-    if (!isAdmin(caller(res))) return forbidden(res, 'list_projects');
-    const name = typeof req.query.name === 'string' ? req.query.name : undefined;
-    res.json(list('projects', [...projects.values()].filter((p) => name === undefined || p.name === name).map(projectView)));
-  });
+  namedCollection('projects', projects, projectView);
   router.get('/v3/projects/:id', authenticated, (req, res) => {
     const token = caller(res);
     const project = projects.get(req.params.id as string);
@@ -388,11 +392,7 @@ export function createKeystoneSimulator(
     if (!project) return fail(res, 404, `Could not find project: ${req.params.id}.`);
     res.json({ project: projectView(project) });
   });
-  router.get('/v3/users', authenticated, (req, res) => {
-    if (!isAdmin(caller(res))) return forbidden(res, 'list_users');
-    const name = typeof req.query.name === 'string' ? req.query.name : undefined;
-    res.json(list('users', [...users.values()].filter((u) => name === undefined || u.name === name).map(userView)));
-  });
+  namedCollection('users', users, userView);
   router.get('/v3/users/:id', authenticated, (req, res) => {
     const token = caller(res);
     if (!isAdmin(token) && token.userId !== req.params.id) return forbidden(res, 'get_user');
@@ -407,11 +407,7 @@ export function createKeystoneSimulator(
     res.json(list('projects', projectsOf(req.params.id as string).map(projectView)));
   });
   const domainView3 = (d: Domain) => ({ id: d.id, name: d.name, description: d.description, enabled: true, tags: [], options: {}, links: { self: `${identityUrl()}/v3/domains/${d.id}` } });
-  router.get('/v3/domains', authenticated, (req, res) => {
-    if (!isAdmin(caller(res))) return forbidden(res, 'list_domains');
-    const name = typeof req.query.name === 'string' ? req.query.name : undefined;
-    res.json(list('domains', [...domains.values()].filter((d) => name === undefined || d.name === name).map(domainView3)));
-  });
+  namedCollection('domains', domains, domainView3);
   router.get('/v3/domains/:id', authenticated, (req, res) => {
     const token = caller(res);
     const domain = domains.get(req.params.id as string);

@@ -2,7 +2,7 @@
 /** `npm run simulator`: the simulated OpenStack cloud as a standalone process, for the CLI and manual tests. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { integerOption, runServer, UsageError } from '../../cli/serve.js';
 import { startSimulator } from './host.js';
 
 const usage = `Usage: npm run simulator -- --data-dir DIR [options]
@@ -20,63 +20,28 @@ Options:
   -h, --help                  print this help and exit
 `;
 
-function fail(message: string): never {
-  process.stderr.write(`error: ${message}\n\n${usage}`);
-  process.exit(2);
-}
+runServer({
+  name: 'openstack simulator',
+  usage,
+  options: {
+    'data-dir': { type: 'string' },
+    port: { type: 'string', default: '0' },
+    'bind-address': { type: 'string', default: '127.0.0.1' },
+    'transition-delay-ms': { type: 'string', default: '2000' },
+  },
+  async start(values) {
+    if (!values['data-dir']) throw new UsageError('--data-dir is required');
+    const port = integerOption('port', values.port, 65535);
+    const transitionDelayMs = integerOption('transition-delay-ms', values['transition-delay-ms'], 3_600_000);
 
-function integerOption(name: string, value: string, max: number): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n > max) fail(`--${name} must be an integer from 0 to ${max}, got "${value}"`);
-  return n;
-}
-
-async function main(): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        'data-dir': { type: 'string' },
-        port: { type: 'string', default: '0' },
-        'bind-address': { type: 'string', default: '127.0.0.1' },
-        'transition-delay-ms': { type: 'string', default: '2000' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    fail((error as Error).message);
-  }
-  if (values.help) {
-    process.stdout.write(usage);
-    return;
-  }
-  if (!values['data-dir']) fail('--data-dir is required');
-  const port = integerOption('port', values.port!, 65535);
-  const transitionDelayMs = integerOption('transition-delay-ms', values['transition-delay-ms']!, 3_600_000);
-
-  const dataDir = path.resolve(values['data-dir']);
-  await mkdir(dataDir, { recursive: true });
-  const simulator = await startSimulator({ port, host: values['bind-address']!, transitionDelayMs });
-  const cloudsPath = path.join(dataDir, 'clouds.yaml');
-  await writeFile(cloudsPath, simulator.cloudsYaml('simulator'), { mode: 0o600 });
-
-  // Handlers go in before the URL is printed: a supervisor may signal as soon as it reads the line.
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    process.stdout.write(`received ${signal}, shutting down\n`);
-    await simulator.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.stdout.write(`OpenStack simulator serving on ${simulator.url}\n  keystone:    ${simulator.url}/identity/v3\n  clouds.yaml: ${cloudsPath}\n`);
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(`openstack simulator: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
+    const dataDir = path.resolve(values['data-dir']);
+    await mkdir(dataDir, { recursive: true });
+    const simulator = await startSimulator({ port, host: values['bind-address'], transitionDelayMs });
+    const cloudsPath = path.join(dataDir, 'clouds.yaml');
+    await writeFile(cloudsPath, simulator.cloudsYaml('simulator'), { mode: 0o600 });
+    return {
+      close: () => simulator.close(),
+      announcement: `OpenStack simulator serving on ${simulator.url}\n  keystone:    ${simulator.url}/identity/v3\n  clouds.yaml: ${cloudsPath}\n`,
+    };
+  },
 });

@@ -8,7 +8,7 @@
 import { attr, field, ipOrNull, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, uuid, uuidOrNull } from './body.js';
 import { badResourceRequest, NeutronError } from './errors.js';
 import { parseAddress } from './ip.js';
-import { DEVICE_OWNER, type Caller, type FloatingIp } from './model.js';
+import { DEVICE_OWNER, standardView, type Caller, type FloatingIp } from './model.js';
 import { enforce } from './policy.js';
 import { allocateIps, createServicePort } from './ports.js';
 import { routerBetween } from './routers.js';
@@ -54,11 +54,7 @@ export function floatingIpView(s: Store, f: FloatingIp): Record<string, unknown>
           device_owner: port.deviceOwner,
         }
       : null,
-    tags: [...f.tags],
-    created_at: f.createdAt,
-    updated_at: f.updatedAt,
-    revision_number: f.revision,
-    project_id: f.projectId,
+    ...standardView(f),
   };
 }
 

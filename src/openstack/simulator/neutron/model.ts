@@ -20,6 +20,11 @@ export interface Standard {
   revision: number;
 }
 
+/** How every view ends: the standard attributes a resource shows, in Neutron's order. */
+export function standardView(r: Standard) {
+  return { tags: [...r.tags], created_at: r.createdAt, updated_at: r.updatedAt, revision_number: r.revision, project_id: r.projectId };
+}
+
 export interface Network extends Standard {
   name: string;
   adminStateUp: boolean;

@@ -6,7 +6,7 @@
  */
 import { attr, boolean, field, integer, list, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, type Parsed } from './body.js';
 import { invalidInput, NeutronError, policyDenied } from './errors.js';
-import { DEVICE_OWNER, type Caller, type Network } from './model.js';
+import { DEVICE_OWNER, standardView, type Caller, type Network } from './model.js';
 import { enforce, type AttributeCheck } from './policy.js';
 import { ensureDefaultGroup } from './security-groups.js';
 import type { Store } from './store.js';
@@ -57,11 +57,7 @@ export function networkView(s: Store, caller: Caller, n: Network, options: { cre
     'router:external': n.external,
     description: n.description,
     port_security_enabled: n.portSecurity,
-    tags: [...n.tags],
-    created_at: n.createdAt,
-    updated_at: n.updatedAt,
-    revision_number: n.revision,
-    project_id: n.projectId,
+    ...standardView(n),
   };
   // Zed shows is_default only on external networks (auto-allocated topology), except in the create response.
   if (n.external || options.creating) view.is_default = n.isDefault;

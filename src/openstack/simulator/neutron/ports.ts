@@ -27,7 +27,7 @@ import {
 } from './body.js';
 import { httpNotFound, invalidInput, NeutronError, notFound } from './errors.js';
 import { parseAddress, parseCidr, usableInSubnet } from './ip.js';
-import { DEVICE_OWNER, isNetworkOwned, ROUTER_INTERFACE_OWNERS, type AddressPair, type Caller, type FixedIp, type Network, type Port } from './model.js';
+import { DEVICE_OWNER, isNetworkOwned, ROUTER_INTERFACE_OWNERS, standardView, type AddressPair, type Caller, type FixedIp, type Network, type Port } from './model.js';
 import { enforce, listSubAttributes, type AttributeCheck } from './policy.js';
 import { ensureDefaultGroup } from './security-groups.js';
 import type { Store } from './store.js';
@@ -94,11 +94,7 @@ export function portView(s: Store, caller: Caller, p: Port): Record<string, unkn
     description: p.description,
     'binding:vnic_type': p.vnicType,
     port_security_enabled: p.portSecurity,
-    tags: [...p.tags],
-    created_at: p.createdAt,
-    updated_at: p.updatedAt,
-    revision_number: p.revision,
-    project_id: p.projectId,
+    ...standardView(p),
   };
   if (caller.isAdmin) {
     view['binding:host_id'] = p.hostId;

@@ -6,7 +6,7 @@
 import { attr, boolean, field, gatewayInfo, list, ownerAttributes, ownerOf, parseBody, readOnly, routes, standardReadOnly, string, uuid, Invalid, type GatewayInfo } from './body.js';
 import { badResourceRequest, NeutronError, pyStr } from './errors.js';
 import { cidrsOverlap, cidrContains, parseAddress, parseCidr } from './ip.js';
-import { DEVICE_OWNER, type Caller, type HostRoute, type Port, type Router, type Subnet } from './model.js';
+import { DEVICE_OWNER, standardView, type Caller, type HostRoute, type Port, type Router, type Subnet } from './model.js';
 import { enforce, type AttributeCheck } from './policy.js';
 import { allocateIps, createServicePort } from './ports.js';
 import type { Store } from './store.js';
@@ -44,11 +44,7 @@ export function routerView(s: Store, caller: Caller, r: Router): Record<string, 
     availability_zone_hints: [...r.availabilityZoneHints],
     routes: r.routes.map((route) => ({ ...route })),
     flavor_id: null,
-    tags: [...r.tags],
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
-    revision_number: r.revision,
-    project_id: r.projectId,
+    ...standardView(r),
   };
   if (caller.isAdmin) {
     view.distributed = false;

@@ -6,7 +6,7 @@
 import { attr, boolean, field, Invalid, oneOf, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, type Parsed } from './body.js';
 import { NeutronError, notFound, pyList, pyStr } from './errors.js';
 import { cidrString, networkString, parseCidr } from './ip.js';
-import type { Caller, SecurityGroup, SecurityGroupRule } from './model.js';
+import { standardView, type Caller, type SecurityGroup, type SecurityGroupRule } from './model.js';
 import type { Store } from './store.js';
 
 const DEFAULT_DESCRIPTION = 'Default security group';
@@ -155,11 +155,7 @@ export function groupView(s: Store, g: SecurityGroup): Record<string, unknown> {
     shared: false,
     // Rules inside their group also show the standard attributes a rule GET omits.
     security_group_rules: rulesOf(s, g.id).map((r) => ({ ...ruleView(r), standard_attr_id: r.standardAttrId, tags: [] })),
-    tags: [...g.tags],
-    created_at: g.createdAt,
-    updated_at: g.updatedAt,
-    revision_number: g.revision,
-    project_id: g.projectId,
+    ...standardView(g),
   };
 }
 

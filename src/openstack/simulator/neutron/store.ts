@@ -5,7 +5,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { SimulatorContext } from '../framework.js';
-import { notFound, overQuota } from './errors.js';
+import { notFound, overQuota, type NeutronError } from './errors.js';
 import type { Caller, FloatingIp, Network, Port, Router, SecurityGroup, SecurityGroupRule, Standard, Subnet, Trunk } from './model.js';
 
 /** neutron.conf [quotas] defaults; ministack raises the demo project's (the host seeds those). */
@@ -140,52 +140,43 @@ export class Store {
     return this.securityGroups.get(r.securityGroupId)?.projectId === caller.projectId;
   }
 
+  /** Neutron answers what the caller may not see as if it did not exist. */
+  private visible<T>(items: Map<string, T>, id: string, canSee: (item: T) => boolean, missing: (id: string) => NeutronError): T {
+    const item = items.get(id);
+    if (!item || !canSee(item)) throw missing(id);
+    return item;
+  }
+
   network(caller: Caller, id: string): Network {
-    const n = this.networks.get(id);
-    if (!n || !this.canSeeNetwork(caller, n)) throw notFound.network(id);
-    return n;
+    return this.visible(this.networks, id, (n) => this.canSeeNetwork(caller, n), notFound.network);
   }
 
   subnet(caller: Caller, id: string): Subnet {
-    const s = this.subnets.get(id);
-    if (!s || !this.canSeeSubnet(caller, s)) throw notFound.subnet(id);
-    return s;
+    return this.visible(this.subnets, id, (s) => this.canSeeSubnet(caller, s), notFound.subnet);
   }
 
   port(caller: Caller, id: string): Port {
-    const p = this.ports.get(id);
-    if (!p || !this.canSeePort(caller, p)) throw notFound.port(id);
-    return p;
+    return this.visible(this.ports, id, (p) => this.canSeePort(caller, p), notFound.port);
   }
 
   router(caller: Caller, id: string): Router {
-    const r = this.routers.get(id);
-    if (!r || !this.owns(caller, r)) throw notFound.router(id);
-    return r;
+    return this.visible(this.routers, id, (r) => this.owns(caller, r), notFound.router);
   }
 
   securityGroup(caller: Caller, id: string): SecurityGroup {
-    const g = this.securityGroups.get(id);
-    if (!g || !this.owns(caller, g)) throw notFound.securityGroup(id);
-    return g;
+    return this.visible(this.securityGroups, id, (g) => this.owns(caller, g), notFound.securityGroup);
   }
 
   rule(caller: Caller, id: string): SecurityGroupRule {
-    const r = this.rules.get(id);
-    if (!r || !this.canSeeRule(caller, r)) throw notFound.securityGroupRule(id);
-    return r;
+    return this.visible(this.rules, id, (r) => this.canSeeRule(caller, r), notFound.securityGroupRule);
   }
 
   floatingIp(caller: Caller, id: string): FloatingIp {
-    const f = this.floatingIps.get(id);
-    if (!f || !this.owns(caller, f)) throw notFound.floatingIp(id);
-    return f;
+    return this.visible(this.floatingIps, id, (f) => this.owns(caller, f), notFound.floatingIp);
   }
 
   trunk(caller: Caller, id: string): Trunk {
-    const t = this.trunks.get(id);
-    if (!t || !this.owns(caller, t)) throw notFound.trunk(id);
-    return t;
+    return this.visible(this.trunks, id, (t) => this.owns(caller, t), notFound.trunk);
   }
 
   subnetsOf(networkId: string): Subnet[] {

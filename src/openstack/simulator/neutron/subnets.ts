@@ -27,7 +27,7 @@ import {
 } from './body.js';
 import { badResourceRequest, httpNotFound, invalidInput, NeutronError } from './errors.js';
 import { cidrsOverlap, defaultPools, firstOf, formatAddress, lastOf, networkString, parseAddress, parseCidr, rangesOverlap, type Cidr, type Range } from './ip.js';
-import { DEVICE_OWNER, ROUTER_INTERFACE_OWNERS, type Caller, type Pool, type Subnet } from './model.js';
+import { DEVICE_OWNER, ROUTER_INTERFACE_OWNERS, standardView, type Caller, type Pool, type Subnet } from './model.js';
 import { enforce } from './policy.js';
 import type { Store } from './store.js';
 
@@ -75,11 +75,7 @@ export function subnetView(sub: Subnet): Record<string, unknown> {
     dns_nameservers: [...sub.dnsNameservers],
     description: sub.description,
     service_types: [...sub.serviceTypes],
-    tags: [...sub.tags],
-    created_at: sub.createdAt,
-    updated_at: sub.updatedAt,
-    revision_number: sub.revision,
-    project_id: sub.projectId,
+    ...standardView(sub),
   };
 }
 

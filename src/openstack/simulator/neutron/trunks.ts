@@ -6,7 +6,7 @@
  */
 import { attr, boolean, field, Invalid, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, subports, uuid } from './body.js';
 import { invalidInput, NeutronError, pyStr } from './errors.js';
-import type { Caller, SubPort, Trunk } from './model.js';
+import { standardView, type Caller, type SubPort, type Trunk } from './model.js';
 import type { Store } from './store.js';
 
 const trunkSpec = {
@@ -31,11 +31,7 @@ export function trunkView(t: Trunk): Record<string, unknown> {
     port_id: t.portId,
     sub_ports: t.subPorts.map((sp) => ({ segmentation_id: sp.segmentation_id, segmentation_type: sp.segmentation_type, port_id: sp.port_id })),
     description: t.description,
-    tags: [...t.tags],
-    created_at: t.createdAt,
-    updated_at: t.updatedAt,
-    revision_number: t.revision,
-    project_id: t.projectId,
+    ...standardView(t),
   };
 }
 

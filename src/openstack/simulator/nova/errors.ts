@@ -4,21 +4,8 @@
  * and words schema failures as "Invalid input for field/attribute ...".
  */
 import type { z } from 'zod';
+import { valueAt, wsgiFault } from '../faults.js';
 import { SimulatorError } from '../framework.js';
-
-const faultNames: Record<number, string> = {
-  400: 'badRequest',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'itemNotFound',
-  405: 'badMethod',
-  409: 'conflictingRequest',
-  413: 'overLimit',
-  415: 'badMediaType',
-  429: 'overLimit',
-  501: 'notImplemented',
-  503: 'serviceUnavailable',
-};
 
 /** webob's explanations, which Nova shows when a handler gives none. */
 const defaultMessages: Record<number, string> = {
@@ -33,11 +20,7 @@ const defaultMessages: Record<number, string> = {
   503: 'The server is currently unavailable. Please try again at a later time.',
 };
 
-export function novaFault(status: number, message?: string): Record<string, { code: number; message: string }> {
-  // Statuses without a name of their own (406, 500, ...) are reported as computeFault.
-  const name = faultNames[status] ?? 'computeFault';
-  return { [name]: { code: status, message: message ?? defaultMessages[status] ?? 'Unexpected error.' } };
-}
+export const novaFault = wsgiFault(defaultMessages, 'Unexpected error.');
 
 export const badRequest = (message: string) => new SimulatorError(400, message);
 export const forbidden = (message: string) => new SimulatorError(403, message);
@@ -48,15 +31,6 @@ export const policyForbidden = (rule: string) => forbidden(`Policy doesn't allow
 /** The conflict Nova reports when an action does not fit the server's vm_state. */
 export const invalidState = (action: string, serverId: string, vmState: string) =>
   conflict(`Cannot '${action}' instance ${serverId} while it is in vm_state ${vmState}`);
-
-function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
-  let current = data;
-  for (const key of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<PropertyKey, unknown>)[key];
-  }
-  return current;
-}
 
 const show = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 

@@ -2,8 +2,8 @@
  * A simulated Nova (Zed, microversions 2.1-2.93) with one fake compute host
  * `ministack` in AZ `nova`, as ministack's FakeDriver setup has.
  */
-import express, { type NextFunction, type Request, type Response } from 'express';
-import { SimulatorError, type SimulatedService, type SimulatorContext } from '../framework.js';
+import express from 'express';
+import type { SimulatedService, SimulatorContext } from '../framework.js';
 import { novaFault, policyForbidden } from './errors.js';
 import { flavorRoutes } from './flavors.js';
 import { keypairRoutes } from './keypairs.js';
@@ -122,14 +122,9 @@ export function createNovaSimulator(ctx: SimulatorContext): SimulatedService {
       serverGroupRoutes(api, store, ctx);
       miscRoutes(api, store, ctx);
       router.use('/v2.1', api);
-
-      router.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
-        if (!(error instanceof SimulatorError) || res.headersSent) return next(error);
-        res.status(error.status).json(novaFault(error.status, error.message));
-      });
       return router;
     },
-    formatError: (status, message) => novaFault(status, message),
+    formatError: novaFault,
     inventory: () => ({
       servers: store.servers.size,
       keypairs: store.keypairs.length,

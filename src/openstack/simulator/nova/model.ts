@@ -4,6 +4,7 @@
  */
 import type { Response } from 'express';
 import { SimulatorError, type SimulatorContext, type TokenScope } from '../framework.js';
+import { notFound } from './errors.js';
 import { minorOf } from './microversion.js';
 
 /** The single fake compute host, as in ministack (FakeDriver, AZ `nova`). */
@@ -188,6 +189,13 @@ export interface Caller {
 export function callerOf(res: Response): Caller {
   const auth = res.locals.auth as TokenScope;
   return { projectId: auth.projectId, userId: auth.userId, admin: auth.roles.includes('admin'), minor: minorOf(res) };
+}
+
+/** A server the caller may act on; another project's is reported as missing, not forbidden. */
+export function visibleServer(store: NovaStore, id: string, caller: Caller): Server {
+  const server = store.servers.get(id);
+  if (!server || (server.projectId !== caller.projectId && !caller.admin)) throw notFound(`Instance ${id} could not be found.`);
+  return server;
 }
 
 /** Nova's `isotime`: seconds precision, Zulu. */

@@ -3,7 +3,7 @@ import type { Router } from 'express';
 import type { PeerPort, SimulatorContext } from '../framework.js';
 import { badRequest, conflict, forbidden, invalidState, notFound, parseBody } from './errors.js';
 import type { ServerLifecycle } from './lifecycle.js';
-import { callerOf, computeUrls, quotaOf, type BlockDevice, type Caller, type Nic, type NovaStore, type Server } from './model.js';
+import { callerOf, computeUrls, quotaOf, visibleServer, type BlockDevice, type Caller, type Nic, type NovaStore, type Server } from './model.js';
 import { interfaceAttachSchema, metadataBody, metaItemBody, tag as tagSchema, tagsBody, volumeAttachSchema } from './schemas.js';
 
 const MAX_TAGS = 50;
@@ -11,12 +11,6 @@ const mutableStates = ['active', 'paused', 'suspended', 'stopped'];
 
 export function serverResourceRoutes(api: Router, store: NovaStore, ctx: SimulatorContext, lifecycle: ServerLifecycle): void {
   const urls = computeUrls(ctx);
-
-  const visibleServer = (id: string, caller: Caller): Server => {
-    const server = store.servers.get(id);
-    if (!server || (server.projectId !== caller.projectId && !caller.admin)) throw notFound(`Instance ${id} could not be found.`);
-    return server;
-  };
 
   /** An API added by a later microversion is not there (404) for older ones. */
   const since = (caller: Caller, minor: number) => {
@@ -32,13 +26,13 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
   api.get('/servers/:id/tags', (req, res) => {
     const caller = callerOf(res);
     since(caller, 26);
-    res.json({ tags: [...visibleServer(req.params.id, caller).tags] });
+    res.json({ tags: [...visibleServer(store, req.params.id, caller).tags] });
   });
 
   api.put('/servers/:id/tags', (req, res) => {
     const caller = callerOf(res);
     since(caller, 26);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     const { tags } = parseBody(tagsBody, req.body);
     mutable(server, 'update tags');
     server.tags = [...new Set(tags)];
@@ -48,7 +42,7 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
   api.delete('/servers/:id/tags', (req, res) => {
     const caller = callerOf(res);
     since(caller, 26);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     mutable(server, 'delete tags');
     server.tags = [];
     res.status(204).end();
@@ -57,7 +51,7 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
   api.get('/servers/:id/tags/:tag', (req, res) => {
     const caller = callerOf(res);
     since(caller, 26);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     if (!server.tags.includes(req.params.tag)) throw notFound(`Server ${server.id} has no tag '${req.params.tag}'`);
     res.status(204).end();
   });
@@ -65,7 +59,7 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
   api.put('/servers/:id/tags/:tag', (req, res) => {
     const caller = callerOf(res);
     since(caller, 26);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     const tag = req.params.tag;
     const valid = tagSchema.safeParse(tag);
     if (!valid.success) {
@@ -84,7 +78,7 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
   api.delete('/servers/:id/tags/:tag', (req, res) => {
     const caller = callerOf(res);
     since(caller, 26);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     mutable(server, 'delete tag');
     if (!server.tags.includes(req.params.tag)) throw notFound(`Instance ${server.id} has no tag '${req.params.tag}'`);
     server.tags = server.tags.filter((t) => t !== req.params.tag);
@@ -101,12 +95,12 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
   };
 
   api.get('/servers/:id/metadata', (req, res) => {
-    res.json({ metadata: { ...visibleServer(req.params.id, callerOf(res)).metadata } });
+    res.json({ metadata: { ...visibleServer(store, req.params.id, callerOf(res)).metadata } });
   });
 
   api.post('/servers/:id/metadata', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     const { metadata } = parseBody(metadataBody, req.body);
     setMetadata(server, caller, { ...server.metadata, ...metadata }, 'update metadata');
     res.json({ metadata: { ...server.metadata } });
@@ -114,14 +108,14 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
 
   api.put('/servers/:id/metadata', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     const { metadata } = parseBody(metadataBody, req.body);
     setMetadata(server, caller, { ...metadata }, 'update metadata');
     res.json({ metadata: { ...server.metadata } });
   });
 
   api.get('/servers/:id/metadata/:key', (req, res) => {
-    const server = visibleServer(req.params.id, callerOf(res));
+    const server = visibleServer(store, req.params.id, callerOf(res));
     const value = server.metadata[req.params.key];
     if (value === undefined) throw notFound('Metadata item was not found');
     res.json({ meta: { [req.params.key]: value } });
@@ -129,7 +123,7 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
 
   api.put('/servers/:id/metadata/:key', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     const { meta } = parseBody(metaItemBody, req.body);
     const key = req.params.key;
     if (!(key in meta)) throw badRequest('Request body and URI mismatch');
@@ -140,7 +134,7 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
 
   api.delete('/servers/:id/metadata/:key', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     if (!(req.params.key in server.metadata)) throw notFound('Metadata item was not found');
     const { [req.params.key]: _removed, ...rest } = server.metadata;
     setMetadata(server, caller, rest, 'delete metadata');
@@ -159,7 +153,7 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
 
   api.get('/servers/:id/os-interface', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     const attachments = server.nics.flatMap((nic) => {
       const port = ctx.peers.network?.getPort(nic.portId);
       return port ? [interfaceView(port, nic, caller.minor)] : [];
@@ -169,7 +163,7 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
 
   api.get('/servers/:id/os-interface/:portId', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     const nic = server.nics.find((n) => n.portId === req.params.portId);
     const port = nic ? ctx.peers.network?.getPort(nic.portId) : undefined;
     if (!nic || !port) throw notFound(`Instance ${server.id} does not have a port with id ${req.params.portId}`);
@@ -178,7 +172,7 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
 
   api.post('/servers/:id/os-interface', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     const spec = parseBody(interfaceAttachSchema(caller.minor), req.body).interfaceAttachment ?? {};
     if (spec.net_id && spec.port_id) throw badRequest('Must not input both network_id and port_id');
     if (spec.fixed_ips && !spec.net_id) throw badRequest('Must input network_id when request IP address');
@@ -207,7 +201,7 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
 
   api.delete('/servers/:id/os-interface/:portId', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     mutable(server, 'detach_interface', ['active', 'paused', 'stopped']);
     const nic = server.nics.find((n) => n.portId === req.params.portId);
     if (!nic) throw notFound(`Port id ${req.params.portId} could not be found.`);
@@ -231,13 +225,13 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
 
   api.get('/servers/:id/os-volume_attachments', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     res.json({ volumeAttachments: attached(server).map((bd) => attachmentView(server, bd, caller.minor)) });
   });
 
   api.get('/servers/:id/os-volume_attachments/:volumeId', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     const bd = attached(server).find((b) => b.volumeId === req.params.volumeId);
     if (!bd) throw notFound(`Instance ${server.id} is not attached to volume ${req.params.volumeId}`);
     res.json({ volumeAttachment: attachmentView(server, bd, caller.minor) });
@@ -245,7 +239,7 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
 
   api.post('/servers/:id/os-volume_attachments', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     const spec = parseBody(volumeAttachSchema(caller.minor), req.body).volumeAttachment;
     mutable(server, 'attach_volume', ['active', 'paused', 'stopped', 'shelved', 'shelved_offloaded']);
     const volume = lifecycle.requireVolume(spec.volumeId);
@@ -280,7 +274,7 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
 
   api.delete('/servers/:id/os-volume_attachments/:volumeId', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     mutable(server, 'detach_volume', ['active', 'paused', 'stopped', 'shelved', 'shelved_offloaded', 'resized', 'soft-delete']);
     const bd = attached(server).find((b) => b.volumeId === req.params.volumeId);
     if (!bd) throw notFound(`Instance ${server.id} is not attached to volume ${req.params.volumeId}`);

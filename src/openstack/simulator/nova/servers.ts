@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import type { SimulatorContext } from '../framework.js';
-import { badRequest, conflict, forbidden, invalidState, notFound, parseBody, policyForbidden } from './errors.js';
+import { badRequest, conflict, forbidden, invalidState, parseBody, policyForbidden } from './errors.js';
 import type { ServerLifecycle } from './lifecycle.js';
 import {
   DEFAULT_AZ,
@@ -17,6 +17,7 @@ import {
   queryAll,
   queryOne,
   quotaOf,
+  visibleServer,
   type BlockDevice,
   type Caller,
   type Flavor,
@@ -92,12 +93,6 @@ function blockDevicesOf(spec: ServerSpec, imageGiven: boolean, newId: () => stri
 
 export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContext, lifecycle: ServerLifecycle): void {
   const urls = computeUrls(ctx);
-
-  const visibleServer = (id: string, caller: Caller): Server => {
-    const server = store.servers.get(id);
-    if (!server || (server.projectId !== caller.projectId && !caller.admin)) throw notFound(`Instance ${id} could not be found.`);
-    return server;
-  };
 
   const findFlavor = (ref: string): Flavor => {
     const id = ref.split('/').at(-1)!;
@@ -450,12 +445,12 @@ export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContex
 
   api.get('/servers/:id', (req, res) => {
     const caller = callerOf(res);
-    res.json({ server: serverDetail(visibleServer(req.params.id, caller), caller, ctx, { single: true }) });
+    res.json({ server: serverDetail(visibleServer(store, req.params.id, caller), caller, ctx, { single: true }) });
   });
 
   api.put('/servers/:id', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     const changes = parseBody(serverUpdateSchema(caller.minor), req.body).server;
     if (changes.name !== undefined) server.name = changes.name;
     if (changes.description !== undefined) server.description = changes.description;
@@ -468,13 +463,13 @@ export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContex
   });
 
   api.delete('/servers/:id', (req, res) => {
-    lifecycle.delete(visibleServer(req.params.id, callerOf(res)));
+    lifecycle.delete(visibleServer(store, req.params.id, callerOf(res)));
     res.status(204).end();
   });
 
   api.post('/servers/:id/action', (req, res) => {
     const caller = callerOf(res);
-    const server = visibleServer(req.params.id, caller);
+    const server = visibleServer(store, req.params.id, caller);
     const body = z.record(z.string(), z.unknown()).safeParse(req.body);
     const action = body.success ? Object.keys(body.data)[0] : undefined;
     switch (action) {

@@ -3,6 +3,7 @@
  * validation wording, plus the API exceptions the simulator raises.
  */
 import type { z } from 'zod';
+import { valueAt } from '../faults.js';
 import { SimulatorError } from '../framework.js';
 
 const defaultMessages: Record<number, string> = {
@@ -39,15 +40,6 @@ export const immutable = (resource: string, id: string) => new SimulatorError(40
 export const policyForbidden = () => new SimulatorError(403, defaultMessages[403]!);
 
 const show = (value: unknown) => (value === undefined ? 'None' : typeof value === 'string' ? value : JSON.stringify(value));
-
-function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
-  let current = data;
-  for (const key of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<PropertyKey, unknown>)[key];
-  }
-  return current;
-}
 
 /** Parses a body the way wsme reports problems: the field, its value, and what is wrong. */
 export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {

@@ -3,7 +3,8 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { SimulatorError } from '../framework.js';
 import { parseBody, validationFailure } from './errors.js';
-import { callerOf, listView, requireReader, requireWriter, selectFields, type Resource } from './model.js';
+import { callerOf, requireWriter, withChanges } from './model.js';
+import { readRoutes } from './read-routes.js';
 import type { OctaviaState } from './state.js';
 
 const types = ['HTTP', 'HTTPS', 'PING', 'TCP', 'TLS-HELLO', 'UDP-CONNECT', 'SCTP'] as const;
@@ -58,9 +59,6 @@ function checkHttpOptions(monitor: Record<string, unknown>): void {
 }
 
 export function healthMonitorRoutes(api: Router, state: OctaviaState): void {
-  const { ctx, store } = state;
-  const href = () => `${ctx.baseUrl()}/load-balancer/v2/lbaas/healthmonitors`;
-
   api.post('/lbaas/healthmonitors', (req, res) => {
     const caller = callerOf(res);
     const spec = parseBody(createSchema, req.body).healthmonitor;
@@ -79,74 +77,36 @@ export function healthMonitorRoutes(api: Router, state: OctaviaState): void {
     if (state.monitorOfPool(pool.id)) throw new SimulatorError(409, 'This pool already has a health monitor');
     checkHttpOptions(spec);
     const http = httpTypes.has(spec.type);
-    const monitor: Resource = {
-      kind: 'healthmonitor',
-      id: ctx.newId(),
-      projectId: lb.projectId,
-      lbId: lb.id,
-      poolId: pool.id,
-      attrs: {
-        name: spec.name ?? '',
-        type: spec.type,
-        delay: spec.delay,
-        timeout: spec.timeout,
-        max_retries: spec.max_retries,
-        max_retries_down: spec.max_retries_down ?? 3,
-        http_method: spec.http_method ?? (http ? 'GET' : null),
-        url_path: spec.url_path ?? (http ? '/' : null),
-        expected_codes: spec.expected_codes ?? (http ? '200' : null),
-        admin_state_up: spec.admin_state_up ?? true,
-        tags: spec.tags ?? [],
-        http_version: spec.http_version ?? null,
-        domain_name: spec.domain_name ?? null,
-      },
-      provisioningStatus: 'PENDING_CREATE',
-      operatingStatus: 'OFFLINE',
-      createdAt: ctx.clock.now(),
-      updatedAt: null,
-    };
-    store.healthmonitor.set(monitor.id, monitor);
-    state.transition(monitor, 'CREATE', [lb, ...state.listenersOfPool(pool.id), pool]);
+    const monitor = state.addChild('healthmonitor', pool, {
+      name: spec.name ?? '',
+      type: spec.type,
+      delay: spec.delay,
+      timeout: spec.timeout,
+      max_retries: spec.max_retries,
+      max_retries_down: spec.max_retries_down ?? 3,
+      http_method: spec.http_method ?? (http ? 'GET' : null),
+      url_path: spec.url_path ?? (http ? '/' : null),
+      expected_codes: spec.expected_codes ?? (http ? '200' : null),
+      admin_state_up: spec.admin_state_up ?? true,
+      tags: spec.tags ?? [],
+      http_version: spec.http_version ?? null,
+      domain_name: spec.domain_name ?? null,
+    });
+    state.transition(monitor, 'CREATE');
     res.status(201).json({ healthmonitor: state.view(monitor) });
   });
 
-  api.get('/lbaas/healthmonitors', (req, res) => {
-    const caller = callerOf(res);
-    requireReader(caller);
-    const monitors = [...store.healthmonitor.values()].filter((m) => state.visibleTo(m, caller));
-    res.json(listView(req, monitors.map((m) => state.view(m)), 'healthmonitors', href()));
-  });
-
-  api.get('/lbaas/healthmonitors/:id', (req, res) => {
-    const monitor = state.find('healthmonitor', req.params.id);
-    requireReader(callerOf(res), monitor.projectId);
-    res.json({ healthmonitor: selectFields(req, state.view(monitor)) });
-  });
+  readRoutes(api, state, 'healthmonitor');
 
   api.put('/lbaas/healthmonitors/:id', (req, res) => {
-    const caller = callerOf(res);
-    const monitor = state.find('healthmonitor', req.params.id);
-    requireWriter(caller, monitor.projectId);
-    const changes = parseBody(updateSchema, req.body).healthmonitor;
-    const pool = state.find('pool', monitor.poolId!);
-    const lb = state.loadBalancerOf(pool);
-    state.lockParents(lb, pool);
-    const merged = { ...monitor.attrs };
-    for (const [key, value] of Object.entries(changes)) if (value !== undefined) merged[key] = value;
-    checkHttpOptions(merged);
-    monitor.attrs = merged;
-    state.transition(monitor, 'UPDATE', [lb, ...state.listenersOfPool(pool.id), pool]);
+    const monitor = state.writable('healthmonitor', req.params.id, callerOf(res));
+    const merged = withChanges(monitor.attrs, parseBody(updateSchema, req.body).healthmonitor);
+    state.updateChild(monitor, merged, { locked: () => checkHttpOptions(merged) });
     res.json({ healthmonitor: state.view(monitor) });
   });
 
   api.delete('/lbaas/healthmonitors/:id', (req, res) => {
-    const caller = callerOf(res);
-    const monitor = state.find('healthmonitor', req.params.id);
-    requireWriter(caller, monitor.projectId);
-    const pool = state.find('pool', monitor.poolId!);
-    const lb = state.loadBalancerOf(pool);
-    state.lockParents(lb, pool);
-    state.transition(monitor, 'DELETE', [lb, ...state.listenersOfPool(pool.id), pool], () => store.healthmonitor.delete(monitor.id));
+    state.deleteChild(state.writable('healthmonitor', req.params.id, callerOf(res)));
     res.status(204).end();
   });
 }

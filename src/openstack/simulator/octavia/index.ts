@@ -3,7 +3,7 @@
  * provider (and its `octavia` alias) on no-op amphora/compute drivers, a real
  * Neutron VIP port, no flavors or availability zones, unlimited quotas.
  */
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express from 'express';
 import { z } from 'zod';
 import { SimulatorError, type SimulatedService, type SimulatorContext } from '../framework.js';
 import { octaviaFault, parseBody, policyForbidden } from './errors.js';
@@ -192,14 +192,9 @@ export function createOctaviaSimulator(ctx: SimulatorContext): SimulatedService 
       miscRoutes(api, state, ctx);
       // Octavia serves its v2 API under both /v2 and /v2.0 (gophercloud uses the latter).
       router.use(['/v2', '/v2.0'], api);
-
-      router.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
-        if (!(error instanceof SimulatorError) || res.headersSent) return next(error);
-        res.status(error.status).json(octaviaFault(error.status, error.message));
-      });
       return router;
     },
-    formatError: (status, message) => octaviaFault(status, message),
+    formatError: octaviaFault,
     inventory: () => ({
       loadbalancers: state.store.loadbalancer.size,
       listeners: state.store.listener.size,

@@ -4,7 +4,8 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { SimulatorError } from '../framework.js';
 import { notFound, parseBody, resourceNames, validationFailure } from './errors.js';
-import { callerOf, listView, requireReader, requireWriter, selectFields, type Resource } from './model.js';
+import { callerOf, requireWriter, withChanges, type Resource } from './model.js';
+import { readRoutes } from './read-routes.js';
 import type { OctaviaState } from './state.js';
 
 const listenerProtocols = ['HTTP', 'HTTPS', 'TCP', 'TERMINATED_HTTPS', 'UDP', 'SCTP', 'PROMETHEUS'] as const;
@@ -83,8 +84,7 @@ const updateSchema = z.object({ listener: z.object(mutableFields).strict() }).st
 const timeoutDefaults = { timeout_client_data: 50000, timeout_member_connect: 5000, timeout_member_data: 50000, timeout_tcp_inspect: 0 };
 
 export function listenerRoutes(api: Router, state: OctaviaState): void {
-  const { ctx, store } = state;
-  const href = () => `${ctx.baseUrl()}/load-balancer/v2/lbaas/listeners`;
+  const { store } = state;
 
   /** _validate_pool: the default pool must be on the same load balancer and speak a compatible protocol. */
   function checkDefaultPool(listener: Record<string, unknown>, lb: Resource): void {
@@ -121,12 +121,6 @@ export function listenerRoutes(api: Router, state: OctaviaState): void {
     }
   }
 
-  const visible = (id: string, caller: ReturnType<typeof callerOf>): Resource => {
-    const listener = state.find('listener', id);
-    requireReader(caller, listener.projectId);
-    return listener;
-  };
-
   api.post('/lbaas/listeners', (req, res) => {
     const caller = callerOf(res);
     const spec = parseBody(createSchema, req.body).listener;
@@ -162,65 +156,28 @@ export function listenerRoutes(api: Router, state: OctaviaState): void {
     checkDefaultPool(attrs, lb);
     state.lockParents(lb);
     validate(attrs, lb);
-    const listener: Resource = {
-      kind: 'listener',
-      id: ctx.newId(),
-      projectId: lb.projectId,
-      lbId: lb.id,
-      attrs,
-      provisioningStatus: 'PENDING_CREATE',
-      operatingStatus: 'OFFLINE',
-      createdAt: ctx.clock.now(),
-      updatedAt: null,
-    };
-    store.listener.set(listener.id, listener);
-    state.transition(listener, 'CREATE', [lb]);
+    const listener = state.addChild('listener', lb, attrs);
+    state.transition(listener, 'CREATE');
     res.status(201).json({ listener: state.view(listener) });
   });
 
-  api.get('/lbaas/listeners', (req, res) => {
-    const caller = callerOf(res);
-    requireReader(caller);
-    const listeners = [...store.listener.values()].filter((l) => state.visibleTo(l, caller));
-    res.json(listView(req, listeners.map((l) => state.view(l)), 'listeners', href()));
-  });
-
-  api.get('/lbaas/listeners/:id', (req, res) => {
-    res.json({ listener: selectFields(req, state.view(visible(req.params.id, callerOf(res)))) });
-  });
-
-  api.get('/lbaas/listeners/:id/stats', (req, res) => {
-    visible(req.params.id, callerOf(res));
-    res.json({ stats: { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 } });
-  });
+  readRoutes(api, state, 'listener', { stats: true });
 
   api.put('/lbaas/listeners/:id', (req, res) => {
-    const caller = callerOf(res);
-    const listener = state.find('listener', req.params.id);
-    requireWriter(caller, listener.projectId);
+    const listener = state.writable('listener', req.params.id, callerOf(res));
     const changes = parseBody(updateSchema, req.body).listener;
     const lb = state.loadBalancerOf(listener);
-    const merged: Record<string, unknown> = { ...listener.attrs };
-    for (const [key, value] of Object.entries(changes)) {
-      if (value === undefined) continue;
-      merged[key] = value === null && key in timeoutDefaults ? timeoutDefaults[key as keyof typeof timeoutDefaults] : value;
-    }
+    // Clearing a timeout restores its default rather than leaving it unset.
+    const merged = withChanges(listener.attrs, changes, (key, value) =>
+      value === null && key in timeoutDefaults ? timeoutDefaults[key as keyof typeof timeoutDefaults] : value,
+    );
     if (Array.isArray(merged.allowed_cidrs) && merged.allowed_cidrs.length === 0) merged.allowed_cidrs = null;
-    checkDefaultPool(merged, lb);
-    state.lockParents(lb);
-    validate(merged, lb, listener);
-    listener.attrs = merged;
-    state.transition(listener, 'UPDATE', [lb]);
+    state.updateChild(listener, merged, { unlocked: () => checkDefaultPool(merged, lb), locked: () => validate(merged, lb, listener) });
     res.json({ listener: state.view(listener) });
   });
 
   api.delete('/lbaas/listeners/:id', (req, res) => {
-    const caller = callerOf(res);
-    const listener = state.find('listener', req.params.id);
-    requireWriter(caller, listener.projectId);
-    const lb = state.loadBalancerOf(listener);
-    state.lockParents(lb);
-    state.transition(listener, 'DELETE', [lb], () => store.listener.delete(listener.id));
+    state.deleteChild(state.writable('listener', req.params.id, callerOf(res)));
     res.status(204).end();
   });
 }

@@ -8,7 +8,8 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { SimulatorError, type PeerPort, type PeerSubnet } from '../framework.js';
 import { invalidSubresource, parseBody, validationFailure } from './errors.js';
-import { callerOf, listView, requireReader, requireWriter, selectFields, type Resource } from './model.js';
+import { callerOf, requireWriter, withChanges, type Resource } from './model.js';
+import { readRoutes } from './read-routes.js';
 import type { OctaviaState } from './state.js';
 
 /** ministack's enabled_provider_drivers. */
@@ -77,7 +78,6 @@ interface Vip {
 
 export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
   const { ctx, store } = state;
-  const href = () => `${ctx.baseUrl()}/load-balancer/v2/lbaas/loadbalancers`;
 
   /** _validate_vip_request_object: work out network, subnet and address from what was given. */
   function resolveVip(spec: z.infer<typeof createSchema>['loadbalancer']): Vip {
@@ -123,12 +123,6 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
     if (!subnet) throw invalidSubresource('Subnet', spec.vip_subnet_id!);
     return { networkId: subnet.network_id, subnetId: subnet.id, ...(spec.vip_address ? { address: spec.vip_address } : {}) };
   }
-
-  const visible = (id: string, caller: ReturnType<typeof callerOf>): Resource => {
-    const lb = state.find('loadbalancer', id);
-    requireReader(caller, lb.projectId);
-    return lb;
-  };
 
   api.post('/lbaas/loadbalancers', (req, res) => {
     const caller = callerOf(res);
@@ -190,46 +184,29 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
       amphoraId: ctx.newId(),
     };
     store.loadbalancer.set(id, lb);
-    state.transition(lb, 'CREATE', []);
+    state.transition(lb, 'CREATE');
     res.status(201).json({ loadbalancer: state.view(lb) });
   });
 
-  api.get('/lbaas/loadbalancers', (req, res) => {
-    const caller = callerOf(res);
-    const project = typeof req.query.project_id === 'string' ? req.query.project_id : undefined;
-    requireReader(caller, project);
-    const lbs = [...store.loadbalancer.values()].filter((lb) => state.visibleTo(lb, caller));
-    res.json(listView(req, lbs.map((lb) => state.view(lb)), 'loadbalancers', href()));
-  });
-
-  api.get('/lbaas/loadbalancers/:id', (req, res) => {
-    const lb = visible(req.params.id, callerOf(res));
-    res.json({ loadbalancer: selectFields(req, state.view(lb)) });
-  });
+  readRoutes(api, state, 'loadbalancer', { checkProjectFilter: true, stats: true });
 
   api.put('/lbaas/loadbalancers/:id', (req, res) => {
-    const caller = callerOf(res);
-    const lb = state.find('loadbalancer', req.params.id);
-    requireWriter(caller, lb.projectId);
+    const lb = state.writable('loadbalancer', req.params.id, callerOf(res));
     const changes = parseBody(updateSchema, req.body).loadbalancer;
     state.lockLoadBalancer(lb);
-    for (const [key, value] of Object.entries(changes)) {
-      if (value !== undefined) lb.attrs[key] = value ?? (key === 'name' || key === 'description' ? '' : null);
-    }
-    state.transition(lb, 'UPDATE', []);
+    lb.attrs = withChanges(lb.attrs, changes, (key, value) => value ?? (key === 'name' || key === 'description' ? '' : null));
+    state.transition(lb, 'UPDATE');
     res.json({ loadbalancer: state.view(lb) });
   });
 
   api.delete('/lbaas/loadbalancers/:id', (req, res) => {
-    const caller = callerOf(res);
-    const lb = state.find('loadbalancer', req.params.id);
-    requireWriter(caller, lb.projectId);
+    const lb = state.writable('loadbalancer', req.params.id, callerOf(res));
     const cascade = ['true', '1', 'yes', 'on'].includes(String(req.query.cascade ?? '').toLowerCase());
     if (!cascade && (state.listenersOfLb(lb.id).length > 0 || state.poolsOfLb(lb.id).length > 0)) {
       throw validationFailure(`Cannot delete Load Balancer ${lb.id} - it has children`);
     }
     state.lockLoadBalancer(lb, ['ACTIVE', 'ERROR']);
-    state.transition(lb, 'DELETE', [], () => {
+    state.transition(lb, 'DELETE', () => {
       for (const pool of state.poolsOfLb(lb.id)) state.removePool(pool);
       for (const listener of state.listenersOfLb(lb.id)) store.listener.delete(listener.id);
       store.loadbalancer.delete(lb.id);
@@ -240,13 +217,7 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
   });
 
   api.get('/lbaas/loadbalancers/:id/status', (req, res) => {
-    res.json(state.statusTree(visible(req.params.id, callerOf(res))));
-  });
-
-  api.get('/lbaas/loadbalancers/:id/stats', (req, res) => {
-    visible(req.params.id, callerOf(res));
-    // No amphora sends statistics with the no-op drivers.
-    res.json({ stats: { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 } });
+    res.json(state.statusTree(state.readable('loadbalancer', req.params.id, callerOf(res))));
   });
 
   api.put('/lbaas/loadbalancers/:id/failover', (req, res) => {
@@ -254,7 +225,7 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
     const lb = state.find('loadbalancer', req.params.id);
     if (!caller.admin) throw new SimulatorError(403, 'Policy does not allow this request to be performed.');
     state.lockLoadBalancer(lb, ['ACTIVE', 'ERROR']);
-    state.transition(lb, 'UPDATE', []);
+    state.transition(lb, 'UPDATE');
     res.status(202).end();
   });
 }

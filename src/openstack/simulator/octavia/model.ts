@@ -81,6 +81,17 @@ export function requireReader(caller: Caller, projectId?: string): void {
   if (!caller.reader || (projectId !== undefined && !caller.globalReader && projectId !== caller.projectId)) throw policyForbidden();
 }
 
+/** A PUT body over the current attributes: what it leaves out keeps its value, and `valueOf` may stand in for what it sets. */
+export function withChanges(
+  attrs: Record<string, unknown>,
+  changes: Record<string, unknown>,
+  valueOf: (key: string, value: unknown) => unknown = (_key, value) => value,
+): Record<string, unknown> {
+  const merged = { ...attrs };
+  for (const [key, value] of Object.entries(changes)) if (value !== undefined) merged[key] = valueOf(key, value);
+  return merged;
+}
+
 /** Octavia prints naive UTC datetimes without fractions. */
 export const octaviaTime = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, '');
 

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { SimulatorError } from '../framework.js';
 import { invalidSubresource, notFound, parseBody, resourceNames, validationFailure } from './errors.js';
 import { checkPoolProtocol } from './listeners.js';
-import { callerOf, listView, requireReader, requireWriter, selectFields, type Caller, type Resource } from './model.js';
+import { callerOf, listView, requireWriter, selectFields, withChanges, type Caller, type Resource } from './model.js';
+import { readRoutes } from './read-routes.js';
 import type { OctaviaState } from './state.js';
 
 const text = z.string().max(255);
@@ -105,13 +106,6 @@ function checkPoolOptions(pool: Record<string, unknown>, provider: string): void
 
 export function poolRoutes(api: Router, state: OctaviaState): void {
   const { ctx, store } = state;
-  const base = () => `${ctx.baseUrl()}/load-balancer/v2/lbaas/pools`;
-
-  const visiblePool = (id: string, caller: Caller): Resource => {
-    const pool = state.find('pool', id);
-    requireReader(caller, pool.projectId);
-    return pool;
-  };
 
   api.post('/lbaas/pools', (req, res) => {
     const caller = callerOf(res);
@@ -135,75 +129,43 @@ export function poolRoutes(api: Router, state: OctaviaState): void {
     if (listener?.attrs.default_pool_id) throw new SimulatorError(409, 'This listener already has a default pool');
     state.lockParents(lb);
 
-    const pool: Resource = {
-      kind: 'pool',
-      id: ctx.newId(),
-      projectId: lb.projectId,
-      lbId: lb.id,
-      attrs: {
-        name: spec.name ?? '',
-        description: spec.description ?? '',
-        admin_state_up: spec.admin_state_up ?? true,
-        protocol: spec.protocol,
-        lb_algorithm: spec.lb_algorithm,
-        session_persistence: spec.session_persistence
-          ? { cookie_name: null, persistence_timeout: null, persistence_granularity: null, ...spec.session_persistence }
-          : null,
-        tags: spec.tags ?? [],
-        tls_container_ref: spec.tls_container_ref ?? null,
-        ca_tls_container_ref: spec.ca_tls_container_ref ?? null,
-        crl_container_ref: spec.crl_container_ref ?? null,
-        tls_enabled: spec.tls_enabled ?? false,
-        tls_ciphers: spec.tls_ciphers ?? null,
-        tls_versions: spec.tls_versions ?? null,
-        alpn_protocols: spec.alpn_protocols ?? null,
-      },
-      provisioningStatus: 'PENDING_CREATE',
-      operatingStatus: 'OFFLINE',
-      createdAt: ctx.clock.now(),
-      updatedAt: null,
-    };
-    store.pool.set(pool.id, pool);
+    const pool = state.addChild('pool', lb, {
+      name: spec.name ?? '',
+      description: spec.description ?? '',
+      admin_state_up: spec.admin_state_up ?? true,
+      protocol: spec.protocol,
+      lb_algorithm: spec.lb_algorithm,
+      session_persistence: spec.session_persistence
+        ? { cookie_name: null, persistence_timeout: null, persistence_granularity: null, ...spec.session_persistence }
+        : null,
+      tags: spec.tags ?? [],
+      tls_container_ref: spec.tls_container_ref ?? null,
+      ca_tls_container_ref: spec.ca_tls_container_ref ?? null,
+      crl_container_ref: spec.crl_container_ref ?? null,
+      tls_enabled: spec.tls_enabled ?? false,
+      tls_ciphers: spec.tls_ciphers ?? null,
+      tls_versions: spec.tls_versions ?? null,
+      alpn_protocols: spec.alpn_protocols ?? null,
+    });
+    // Linked before the transition, which locks the listeners using the pool.
     if (listener) listener.attrs.default_pool_id = pool.id;
-    state.transition(pool, 'CREATE', [lb, ...(listener ? [listener] : [])]);
+    state.transition(pool, 'CREATE');
     // Octavia's create response has no healthmonitor_id yet; its GET does.
     const { healthmonitor_id: _none, ...created } = state.view(pool);
     res.status(201).json({ pool: created });
   });
 
-  api.get('/lbaas/pools', (req, res) => {
-    const caller = callerOf(res);
-    requireReader(caller);
-    const pools = [...store.pool.values()].filter((p) => state.visibleTo(p, caller));
-    res.json(listView(req, pools.map((p) => state.view(p)), 'pools', base()));
-  });
-
-  api.get('/lbaas/pools/:id', (req, res) => {
-    res.json({ pool: selectFields(req, state.view(visiblePool(req.params.id, callerOf(res)))) });
-  });
+  readRoutes(api, state, 'pool');
 
   api.put('/lbaas/pools/:id', (req, res) => {
-    const caller = callerOf(res);
-    const pool = state.find('pool', req.params.id);
-    requireWriter(caller, pool.projectId);
-    const changes = parseBody(poolUpdate, req.body).pool;
-    const lb = state.loadBalancerOf(pool);
-    const merged = { ...pool.attrs };
-    for (const [key, value] of Object.entries(changes)) if (value !== undefined) merged[key] = value;
-    checkPoolOptions(merged, lb.attrs.provider as string);
-    state.lockParents(lb);
-    pool.attrs = merged;
-    state.transition(pool, 'UPDATE', [lb, ...state.listenersOfPool(pool.id)]);
+    const pool = state.writable('pool', req.params.id, callerOf(res));
+    const merged = withChanges(pool.attrs, parseBody(poolUpdate, req.body).pool);
+    state.updateChild(pool, merged, { unlocked: () => checkPoolOptions(merged, state.loadBalancerOf(pool).attrs.provider as string) });
     res.json({ pool: state.view(pool) });
   });
 
   api.delete('/lbaas/pools/:id', (req, res) => {
-    const caller = callerOf(res);
-    const pool = state.find('pool', req.params.id);
-    requireWriter(caller, pool.projectId);
-    const lb = state.loadBalancerOf(pool);
-    state.lockParents(lb);
-    state.transition(pool, 'DELETE', [lb, ...state.listenersOfPool(pool.id)], () => state.removePool(pool));
+    state.deleteChild(state.writable('pool', req.params.id, callerOf(res)));
     res.status(204).end();
   });
 
@@ -226,13 +188,10 @@ export function poolRoutes(api: Router, state: OctaviaState): void {
     state.lockParents(lb, pool);
     const duplicate = state.membersOfPool(pool.id).some((m) => m.attrs.address === spec.address && m.attrs.protocol_port === spec.protocol_port);
     if (duplicate) throw new SimulatorError(409, `Another member on this pool is already using ip ${spec.address} on protocol_port ${spec.protocol_port}`);
-    const member: Resource = {
-      kind: 'member',
-      id: ctx.newId(),
-      projectId: lb.projectId,
-      lbId: lb.id,
-      poolId: pool.id,
-      attrs: {
+    const member = state.addChild(
+      'member',
+      pool,
+      {
         name: spec.name ?? '',
         admin_state_up: spec.admin_state_up ?? true,
         address: spec.address,
@@ -244,48 +203,38 @@ export function poolRoutes(api: Router, state: OctaviaState): void {
         monitor_port: spec.monitor_port ?? null,
         tags: spec.tags ?? [],
       },
-      provisioningStatus: 'PENDING_CREATE',
       // No health manager runs, so a member is OFFLINE under a monitor and NO_MONITOR otherwise, for good.
-      operatingStatus: state.monitorOfPool(pool.id) ? 'OFFLINE' : 'NO_MONITOR',
-      createdAt: ctx.clock.now(),
-      updatedAt: null,
-    };
-    store.member.set(member.id, member);
-    state.transition(member, 'CREATE', [lb, ...state.listenersOfPool(pool.id), pool]);
+      state.monitorOfPool(pool.id) ? 'OFFLINE' : 'NO_MONITOR',
+    );
+    state.transition(member, 'CREATE');
     res.status(201).json({ member: state.view(member) });
   });
 
   api.get('/lbaas/pools/:poolId/members', (req, res) => {
-    const pool = visiblePool(req.params.poolId, callerOf(res));
-    res.json(listView(req, state.membersOfPool(pool.id).map((m) => state.view(m)), 'members', `${base()}/${pool.id}/members`));
+    const pool = state.readable('pool', req.params.poolId, callerOf(res));
+    res.json(listView(req, state.membersOfPool(pool.id).map((m) => state.view(m)), 'members', `${ctx.baseUrl()}/load-balancer/v2/lbaas/pools/${pool.id}/members`));
   });
 
   api.get('/lbaas/pools/:poolId/members/:id', (req, res) => {
-    const pool = visiblePool(req.params.poolId, callerOf(res));
+    const pool = state.readable('pool', req.params.poolId, callerOf(res));
     res.json({ member: selectFields(req, state.view(memberOf(pool, req.params.id))) });
   });
 
-  api.put('/lbaas/pools/:poolId/members/:id', (req, res) => {
-    const caller = callerOf(res);
-    const pool = state.find('pool', req.params.poolId);
-    const member = memberOf(pool, req.params.id);
+  /** A member to change: found below the pool in the URL, and writable by the caller. */
+  const writableMember = (poolId: string, id: string, caller: Caller): Resource => {
+    const member = memberOf(state.find('pool', poolId), id);
     requireWriter(caller, member.projectId);
-    const changes = parseBody(memberUpdate, req.body).member;
-    const lb = state.loadBalancerOf(pool);
-    state.lockParents(lb, pool);
-    for (const [key, value] of Object.entries(changes)) if (value !== undefined) member.attrs[key] = value;
-    state.transition(member, 'UPDATE', [lb, ...state.listenersOfPool(pool.id), pool]);
+    return member;
+  };
+
+  api.put('/lbaas/pools/:poolId/members/:id', (req, res) => {
+    const member = writableMember(req.params.poolId, req.params.id, callerOf(res));
+    state.updateChild(member, withChanges(member.attrs, parseBody(memberUpdate, req.body).member));
     res.json({ member: state.view(member) });
   });
 
   api.delete('/lbaas/pools/:poolId/members/:id', (req, res) => {
-    const caller = callerOf(res);
-    const pool = state.find('pool', req.params.poolId);
-    const member = memberOf(pool, req.params.id);
-    requireWriter(caller, member.projectId);
-    const lb = state.loadBalancerOf(pool);
-    state.lockParents(lb, pool);
-    state.transition(member, 'DELETE', [lb, ...state.listenersOfPool(pool.id), pool], () => store.member.delete(member.id));
+    state.deleteChild(writableMember(req.params.poolId, req.params.id, callerOf(res)));
     res.status(204).end();
   });
 }

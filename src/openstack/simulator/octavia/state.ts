@@ -6,7 +6,7 @@
  */
 import { SimulatorError, type SimulatorContext } from '../framework.js';
 import { immutable, notFound, resourceNames } from './errors.js';
-import { octaviaTime, type Caller, type Kind, type OctaviaStore, type Resource } from './model.js';
+import { octaviaTime, requireReader, requireWriter, type Caller, type Kind, type OctaviaStore, type Resource } from './model.js';
 
 const quotaKeys: Record<Kind, string> = {
   loadbalancer: 'load_balancer',
@@ -25,6 +25,19 @@ export class OctaviaState {
   find(kind: Kind, id: string): Resource {
     const found = this.store[kind].get(id);
     if (!found) throw notFound(resourceNames[kind], id);
+    return found;
+  }
+
+  /** Found first, then the caller's rights checked: a missing object is a 404 for anyone. */
+  readable(kind: Kind, id: string, caller: Caller): Resource {
+    const found = this.find(kind, id);
+    requireReader(caller, found.projectId);
+    return found;
+  }
+
+  writable(kind: Kind, id: string, caller: Caller): Resource {
+    const found = this.find(kind, id);
+    requireWriter(caller, found.projectId);
     return found;
   }
 
@@ -74,12 +87,75 @@ export class OctaviaState {
     if (lb.provisioningStatus !== 'ACTIVE') throw immutable(resourceNames.loadbalancer, lb.id);
   }
 
+  private lockParentsOf(child: Resource): void {
+    this.lockParents(this.loadBalancerOf(child), child.poolId === undefined ? undefined : this.find('pool', child.poolId));
+  }
+
+  /** What a change to `target` holds in PENDING_UPDATE: its load balancer, the listeners using its pool, and that pool. */
+  private parentsOf(target: Resource): Resource[] {
+    switch (target.kind) {
+      case 'loadbalancer':
+        return [];
+      case 'listener':
+        return [this.loadBalancerOf(target)];
+      case 'pool':
+        return [this.loadBalancerOf(target), ...this.listenersOfPool(target.id)];
+      case 'member':
+      case 'healthmonitor': {
+        const pool = this.find('pool', target.poolId!);
+        return [this.loadBalancerOf(pool), ...this.listenersOfPool(pool.id), pool];
+      }
+    }
+  }
+
+  /**
+   * A new listener or pool of a load balancer, or member or monitor of a
+   * pool, in the parent's project. It is stored but not yet in transition,
+   * so that the caller can link it (a listener's default pool) first.
+   */
+  addChild(kind: Exclude<Kind, 'loadbalancer'>, parent: Resource, attrs: Record<string, unknown>, operatingStatus = 'OFFLINE'): Resource {
+    const child: Resource = {
+      kind,
+      id: this.ctx.newId(),
+      projectId: parent.projectId,
+      lbId: parent.lbId,
+      ...(parent.kind === 'pool' ? { poolId: parent.id } : {}),
+      attrs,
+      provisioningStatus: 'PENDING_CREATE',
+      operatingStatus,
+      createdAt: this.ctx.clock.now(),
+      updatedAt: null,
+    };
+    this.store[kind].set(child.id, child);
+    return child;
+  }
+
+  /**
+   * A PUT on a child: `checks.unlocked` runs before its parents are locked and
+   * `checks.locked` after. Each route keeps its own order because it decides
+   * whether a bad request or a 409 (immutable parent) wins when both apply.
+   */
+  updateChild(child: Resource, attrs: Record<string, unknown>, checks: { unlocked?: () => void; locked?: () => void } = {}): void {
+    checks.unlocked?.();
+    this.lockParentsOf(child);
+    checks.locked?.();
+    child.attrs = attrs;
+    this.transition(child, 'UPDATE');
+  }
+
+  /** A DELETE of a child: gone, with whatever hangs off it, once PENDING_DELETE is over. */
+  deleteChild(child: Resource): void {
+    this.lockParentsOf(child);
+    this.transition(child, 'DELETE', () => (child.kind === 'pool' ? this.removePool(child) : this.store[child.kind].delete(child.id)));
+  }
+
   /**
    * Puts `target` into PENDING_<change> and its parents into PENDING_UPDATE;
    * after the transition delay the target is ACTIVE (or gone, via `remove`)
    * and the parents are ACTIVE again.
    */
-  transition(target: Resource, change: 'CREATE' | 'UPDATE' | 'DELETE', parents: Resource[], remove?: () => void): void {
+  transition(target: Resource, change: 'CREATE' | 'UPDATE' | 'DELETE', remove?: () => void): void {
+    const parents = this.parentsOf(target);
     const now = this.ctx.clock.now();
     target.provisioningStatus = `PENDING_${change}`;
     if (change !== 'CREATE') target.updatedAt = now;
