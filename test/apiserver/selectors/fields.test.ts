@@ -1,18 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/apiserver/errors.js';
 import { parseFieldSelector } from '../../../src/apiserver/selectors/fields.js';
-
-function badRequest(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ApiError);
-    const error = e as ApiError;
-    expect([error.code, error.reason]).toEqual([400, 'BadRequest']);
-    return error.message;
-  }
-  throw new Error('expected a 400 ApiError');
-}
+import { badRequest } from '../kube-messages.js';
 
 const unknown = (field: string) => `${field} is not a known field selector: only "metadata.name", "metadata.namespace"`;
 

@@ -1,27 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/apiserver/errors.js';
 import { labelSelectorFromObject, parseLabelSelector } from '../../../src/apiserver/selectors/labels.js';
+import { LABEL_VALUE, NAME_PART, TOO_MANY_SLASHES, badRequest } from '../kube-messages.js';
 
-const NAME_PART =
-  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-const TOO_MANY_SLASHES =
-  "a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
-const LABEL_VALUE =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 const INT_ONLY = "for 'Gt', 'Lt' operators, the value must be an integer";
 const OPERATORS = 'in, notin, =, ==, !=, gt, lt';
-
-function badRequest(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ApiError);
-    const error = e as ApiError;
-    expect([error.code, error.reason]).toEqual([400, 'BadRequest']);
-    return error.message;
-  }
-  throw new Error('expected a 400 ApiError');
-}
 
 describe('parseLabelSelector: syntax', () => {
   it.each([
