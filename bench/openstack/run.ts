@@ -5,7 +5,9 @@
  *   1. the simulator's throughput with a raw keep-alive node:http client and
  *      one pre-issued token, 32 requests in flight;
  *   2. what OpenStackSession plus the typed calls cost over that raw client,
- *      in CPU per call and in latency, one call and 32 calls in flight;
+ *      in CPU per call and in latency, one call and 32 calls in flight,
+ *      split into steps by two clients in between (raw + JSON.parse, and got
+ *      with the session's options + JSON.parse);
  *   3. the simulator's memory with the population (servers and ports) in place.
  * It is a measurement, not a test: no targets are set, but a wrong answer
  * from the simulator or a second Keystone token aborts the run or sets a
@@ -28,6 +30,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { got } from 'got';
 import { MetricsRegistry } from '../../src/observability/metrics.js';
 import { createServiceClients, loadCloud, novaMicroversion, OpenStackSession, type CloudConfig, type ServiceClients } from '../../src/openstack/index.js';
 import type { MemoryReply, SimulatorHello } from './simulator.js';
@@ -35,7 +38,6 @@ import type { MemoryReply, SimulatorHello } from './simulator.js';
 // ---- configuration ---------------------------------------------------------
 
 interface Config {
-  quick: boolean;
   servers: number;
   ports: number;
   concurrency: number;
@@ -73,7 +75,6 @@ function parseConfig(): Config {
   const quick = values.quick ?? false;
   const scale = quick ? 0.1 : 1;
   return {
-    quick,
     servers: 100 * scale,
     ports: 1_000 * scale,
     concurrency: 32,
@@ -212,7 +213,7 @@ class RawClient {
   readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   private readonly host: string;
   private readonly port: number;
-  private token = '';
+  token = '';
 
   constructor(base: URL) {
     this.host = base.hostname;
@@ -270,6 +271,36 @@ class RawClient {
       throw new Error(`${method} ${urlPath}: expected ${expected}, got ${response.status}: ${response.body.toString('utf8').slice(0, 500)}`);
     }
     return response;
+  }
+}
+
+/**
+ * got with the options OpenStackSession passes it, and nothing of the
+ * session around it: separates the HTTP library's cost from the session's
+ * own (token, retries, metrics, schema validation).
+ */
+class GotClient {
+  readonly agents = { http: new http.Agent({ keepAlive: true }) };
+
+  constructor(
+    private readonly base: string,
+    private readonly token: () => string,
+  ) {}
+
+  async getJson(urlPath: string, compute: boolean): Promise<unknown> {
+    const headers: Record<string, string> = { 'User-Agent': 'capo-bench/1', Accept: 'application/json', 'X-Auth-Token': this.token(), ...(compute ? computeHeaders : {}) };
+    const response = await got(this.base + urlPath, {
+      method: 'GET',
+      headers,
+      responseType: 'text',
+      throwHttpErrors: false,
+      followRedirect: false,
+      retry: { limit: 0 },
+      timeout: { connect: 10_000, secureConnect: 10_000, request: 30_000 },
+      agent: this.agents,
+    });
+    if (response.statusCode !== 200) throw new Error(`GET ${urlPath}: expected 200, got ${response.statusCode}`);
+    return JSON.parse(response.body);
   }
 }
 
@@ -454,6 +485,8 @@ interface ThroughputResult {
 const checkEvery = 100;
 
 async function throughputPhase(pid: number, raw: RawClient, call: ReadCall, count: number, config: Config): Promise<ThroughputResult> {
+  // Fresh connections for each phase: see Clients.dropIdleConnections.
+  raw.agent.destroy();
   await pool(config.warmup, config.concurrency, async (i) => void (await raw.expect(200, 'GET', call.path(i), { compute: call.compute })));
   const latencies = new Float64Array(count);
   let bytes = 0;
@@ -484,13 +517,15 @@ async function cyclePhase(pid: number, raw: RawClient, population: Population, c
       remove[i] = deleted.ms;
     }
   };
+  // Fresh connections for each phase: see Clients.dropIdleConnections.
+  raw.agent.destroy();
   await pool(config.warmup, config.concurrency, (i) => cycle(i, false));
   const { cost } = await measured(pid, 'throughput: port create+delete', () => pool(config.cycles, config.concurrency, (i) => cycle(i, true)));
   return { cost, create: summarize(create), remove: summarize(remove) };
 }
 
-type ClientKind = 'raw' | 'raw + JSON.parse' | 'session';
-const clientKinds: ClientKind[] = ['raw', 'raw + JSON.parse', 'session'];
+type ClientKind = 'raw' | 'raw + JSON.parse' | 'got + JSON.parse' | 'session';
+const clientKinds: ClientKind[] = ['raw', 'raw + JSON.parse', 'got + JSON.parse', 'session'];
 
 interface OverheadResult {
   call: string;
@@ -501,13 +536,34 @@ interface OverheadResult {
   latencies: Summary;
 }
 
-async function overheadSeries(pid: number, raw: RawClient, clients: ServiceClients, call: ReadCall, inFlight: number, client: ClientKind, calls: number, warmup: number, countCall: () => void): Promise<OverheadResult> {
+interface Clients {
+  raw: RawClient;
+  got: GotClient;
+  typed: ServiceClients;
+  countCall: () => void;
+  /**
+   * The simulator closes keep-alive connections after 5 s idle, and reusing
+   * one as it closes fails with "socket hang up" (the session would retry it,
+   * spoiling the request count). So every series starts on fresh connections,
+   * opened by its warm-up. Called between series only, with nothing in flight.
+   */
+  dropIdleConnections: () => void;
+}
+
+async function overheadSeries(pid: number, all: Clients, call: ReadCall, inFlight: number, client: ClientKind, calls: number, warmup: number): Promise<OverheadResult> {
+  const { raw } = all;
+  all.dropIdleConnections();
   const latencies = new Float64Array(calls);
   const once = async (i: number): Promise<number> => {
     if (client === 'session') {
-      countCall();
+      all.countCall();
       const started = performance.now();
-      await call.typed(clients, i);
+      await call.typed(all.typed, i);
+      return performance.now() - started;
+    }
+    if (client === 'got + JSON.parse') {
+      const started = performance.now();
+      await all.got.getJson(call.path(i), call.compute);
       return performance.now() - started;
     }
     const started = performance.now();
@@ -589,6 +645,11 @@ async function main(): Promise<void> {
   log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, node ${process.version}`);
   log(`code: git ${sourceRevision()}`);
 
+  const idleBefore = sampleMachine();
+  await new Promise((r) => setTimeout(r, 2_000));
+  const background = (sampleMachine().busySeconds - idleBefore.busySeconds) / 2;
+  log(`background: other processes used ${(100 * background).toFixed(0)}% of a core over the 2 s before the run${background > 0.1 ? ' (not a quiet machine: expect disturbed figures)' : ''}`);
+
   if (config.cpuProfDir) {
     mkdirSync(path.join(config.cpuProfDir, 'load'), { recursive: true });
     mkdirSync(path.join(config.cpuProfDir, 'simulator'), { recursive: true });
@@ -611,6 +672,7 @@ async function main(): Promise<void> {
   let sessionCalls = 0;
   const countCall = () => void sessionCalls++;
   const raw = new RawClient(new URL(hello.url));
+  const gotClient = new GotClient(hello.url, () => raw.token);
   try {
     const memory: { state: string; rssKb: number; reply: MemoryReply }[] = [];
     const memoryAt = async (state: string) => {
@@ -625,7 +687,7 @@ async function main(): Promise<void> {
     await raw.authenticate(cloud);
     const portsListed = await raw.expect(200, 'GET', '/network/v2.0/ports?fields=id');
     const portCount = (JSON.parse(portsListed.body.toString('utf8')) as { ports: unknown[] }).ports.length;
-    await memoryAt(`${config.servers} servers + ${thousands(portCount)} ports`);
+    await memoryAt(`${config.servers} servers, ${thousands(portCount)} ports (${thousands(config.ports)} + the servers')`);
 
     const calls = readCalls(population, config);
     const counts = [config.networkReads, config.portReads, config.serverLists];
@@ -641,14 +703,25 @@ async function main(): Promise<void> {
     log(`      port create+delete: ${(config.cycles / cycles.cost.wallSeconds).toFixed(0)} pairs/s`);
     await memoryAt(`after ${thousands(config.cycles)} create+delete pairs`);
 
-    log('[3/4] client overhead: raw vs raw + JSON.parse vs OpenStackSession + typed calls...');
+    log(`[3/4] client overhead: ${clientKinds.join(' vs ')} (OpenStackSession + typed calls)...`);
     const overhead: OverheadResult[] = [];
+    const all: Clients = {
+      raw,
+      got: gotClient,
+      typed: clients,
+      countCall,
+      dropIdleConnections() {
+        raw.agent.destroy();
+        gotClient.agents.http.destroy();
+        session.close();
+      },
+    };
     for (const call of calls) {
       for (const inFlight of [1, config.concurrency]) {
         const n = Math.max(10, Math.round(config.overheadCalls * call.weight));
         const warmup = Math.max(10, Math.round(config.warmup * call.weight));
-        for (const client of clientKinds) overhead.push(await overheadSeries(pid, raw, clients, call, inFlight, client, n, warmup, countCall));
-        const [r, , s] = overhead.slice(-3);
+        for (const client of clientKinds) overhead.push(await overheadSeries(pid, all, call, inFlight, client, n, warmup));
+        const [r, , , s] = overhead.slice(-clientKinds.length);
         log(`      ${call.name}, ${inFlight} in flight: client CPU ${perCallUs(r.cost.loadCpuSeconds, r.calls)} → ${perCallUs(s.cost.loadCpuSeconds, s.calls)} µs/call`);
       }
     }
@@ -701,16 +774,19 @@ async function main(): Promise<void> {
         ]),
       ]),
     );
-    log('\nSession + typed calls minus raw');
-    const deltas: string[][] = [['call', 'in flight', 'client CPU per call', 'of which JSON.parse', 'latency p50 / p99']];
-    for (let i = 0; i < overhead.length; i += 3) {
-      const [r, p, s] = overhead.slice(i, i + 3);
+    log('\nSession + typed calls minus raw, split into steps (client CPU per call; each step adds to the previous one)');
+    const deltas: string[][] = [['call', 'in flight', 'session − raw', 'JSON.parse', 'got over node:http', 'session + zod over got', 'latency p50 / p99']];
+    for (let i = 0; i < overhead.length; i += clientKinds.length) {
+      const [r, p, g, s] = overhead.slice(i, i + clientKinds.length);
       const cpu = (o: OverheadResult) => (o.cost.loadCpuSeconds * 1e6) / o.calls;
+      const step = (to: OverheadResult, from: OverheadResult) => `${cpu(to) - cpu(from) >= 0 ? '+' : ''}${(cpu(to) - cpu(from)).toFixed(0)} µs`;
       deltas.push([
         r.call,
         String(r.inFlight),
-        `+${(cpu(s) - cpu(r)).toFixed(0)} µs (${cpu(r).toFixed(0)} → ${cpu(s).toFixed(0)})`,
-        `${(cpu(p) - cpu(r)).toFixed(0)} µs`,
+        `${step(s, r)} (${cpu(r).toFixed(0)} → ${cpu(s).toFixed(0)})`,
+        step(p, r),
+        step(g, p),
+        step(s, g),
         `${signedMs(s.latencies.p50 - r.latencies.p50)} / ${signedMs(s.latencies.p99 - r.latencies.p99)} ms`,
       ]);
     }
@@ -726,15 +802,19 @@ async function main(): Promise<void> {
     log('\nSimulator memory');
     log(
       table([
-        ['state', 'RSS', 'heap used after GC', 'heap total', 'external + array buffers'],
-        ...memory.map((m) => [
-          m.state,
-          `${mb(m.rssKb)} MB`,
-          m.reply.collected ? `${(m.reply.memory.heapUsed / 2 ** 20).toFixed(1)} MB` : 'n/a (no --expose-gc)',
-          `${(m.reply.memory.heapTotal / 2 ** 20).toFixed(1)} MB`,
-          `${((m.reply.memory.external + m.reply.memory.arrayBuffers) / 2 ** 20).toFixed(1)} MB`,
-        ]),
-        ['peak of the run (VmHWM)', `${mb(end.hwmKb)} MB`, '', '', ''],
+        ['state', 'RSS as found', 'RSS after full GC', 'heap used after GC', 'heap total after GC', 'external + array buffers'],
+        ...memory.map((m) => {
+          const after = (bytes: number) => (m.reply.collected ? `${(bytes / 2 ** 20).toFixed(1)} MB` : 'n/a (no --expose-gc)');
+          return [
+            m.state,
+            `${mb(m.rssKb)} MB`,
+            after(m.reply.memory.rss),
+            after(m.reply.memory.heapUsed),
+            after(m.reply.memory.heapTotal),
+            after(m.reply.memory.external + m.reply.memory.arrayBuffers),
+          ];
+        }),
+        ['peak of the run (VmHWM)', `${mb(end.hwmKb)} MB`, '', '', '', ''],
       ]),
     );
 
@@ -749,14 +829,17 @@ async function main(): Promise<void> {
       `\nnotes: ${population.serverIds.length} servers on one network with one port each, plus ${population.portIds.length} ports (name and description); ` +
         `every ${checkEvery}th raw response is parsed and checked; percentiles are nearest-rank; the simulator and this process share the machine's ${cpus.length} cores.`,
     );
-    const disturbed = costs.some(({ cost }) => cost.wallSeconds > 0.5 && (cost.otherCpuSeconds / cost.wallSeconds > 0.1 || cost.stealSeconds / cost.wallSeconds > 0.1));
-    if (disturbed) log('warning: other processes (or the hypervisor) took more than 10% of a core during a phase; those figures are disturbed, rerun on a quiet machine');
+    const disturbed = costs.filter(({ cost }) => cost.otherCpuSeconds / cost.wallSeconds > 0.1 || cost.stealSeconds / cost.wallSeconds > 0.1).map(({ name }) => name);
+    if (disturbed.length > 0) {
+      log(`warning: other processes (or the hypervisor) took more than 10% of a core during ${disturbed.length} phase(s): ${disturbed.join('; ')}. Those figures are disturbed; rerun on a quiet machine`);
+    }
     if (counters.tokenIssues !== 1 || counters.requests !== expectedRequests) {
       process.exitCode = 1;
       log(`error: expected 1 token issue and ${expectedRequests} session requests, got ${counters.tokenIssues} and ${counters.requests}`);
     }
   } finally {
     raw.agent.destroy();
+    gotClient.agents.http.destroy();
     session.close();
     await simulator.stop();
     if (config.cpuProfDir && stopLoadProfile) {
