@@ -12,6 +12,7 @@ import { Registry } from './apiserver/registry/registry.js';
 import { startApiServer } from './apiserver/server.js';
 import { renderKubeconfig } from './apiserver/tls/kubeconfig.js';
 import { ensurePki } from './apiserver/tls/pki.js';
+import { startSimulator } from './openstack/simulator/host.js';
 import { SqliteStorage } from './storage/sqlite.js';
 
 export interface AppOptions {
@@ -25,11 +26,15 @@ export interface AppOptions {
   historyRetention?: { maxEvents: number; maxAgeMs: number };
   /** Concurrent requests before 429 (defaults as kube-apiserver: 400 read-only, 200 mutating). */
   maxInFlight?: { readOnly: number; mutating: number };
+  /** Also run the embedded simulated OpenStack and write its clouds.yaml into the data directory. */
+  simulatedCloud?: boolean;
 }
 
 export interface RunningApp {
   url: string;
   kubeconfigPath: string;
+  /** The embedded cloud's clouds.yaml (clouds `simulator` and `simulator-admin`), when it runs. */
+  cloudsYamlPath?: string;
   caPath: string;
   storage: SqliteStorage;
   /** Fails readiness at once, then stops serving and closes storage. */
@@ -74,14 +79,20 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     { mode: 0o600 },
   );
 
+  const cloud = options.simulatedCloud ? await startSimulator({ transitionDelayMs: 2000 }) : undefined;
+  const cloudsYamlPath = cloud ? path.join(options.dataDir, 'clouds.yaml') : undefined;
+  if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
+
   return {
     url: server.url,
     kubeconfigPath,
+    cloudsYamlPath,
     caPath,
     storage,
     close: async () => {
       shuttingDown = true;
       await server.close();
+      await cloud?.close();
       await storage.close();
     },
   };

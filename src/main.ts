@@ -10,6 +10,8 @@ const usage = `Usage: npm start -- [options]
 Serves the Cluster API Provider OpenStack kinds over HTTPS, storing objects in
 SQLite under the data directory, where it also writes its CA, serving
 certificate and a ready-to-use kubeconfig (KUBECONFIG=<data-dir>/kubeconfig).
+It also runs the embedded simulated OpenStack cloud and writes its clouds.yaml
+there (OS_CLIENT_CONFIG_FILE=<data-dir>/clouds.yaml, cloud "simulator").
 
 Options:
   --data-dir DIR        where the database, PKI and kubeconfig live (default: ./data)
@@ -29,10 +31,10 @@ runServer({
   async start(values) {
     const port = integerOption('port', values.port, 65535);
     const dataDir = path.resolve(values['data-dir']);
-    const app = await startApp({ dataDir, host: values['bind-address'], port, kinds: servedKinds });
+    const app = await startApp({ dataDir, host: values['bind-address'], port, kinds: servedKinds, simulatedCloud: true });
     return {
       close: () => app.close(),
-      announcement: `capo-apiserver serving on ${app.url}\n  data directory: ${dataDir}\n  kubeconfig:     ${app.kubeconfigPath}\n`,
+      announcement: `capo-apiserver serving on ${app.url}\n  data directory: ${dataDir}\n  kubeconfig:     ${app.kubeconfigPath}\n  simulated cloud: ${app.cloudsYamlPath} (clouds: simulator, simulator-admin)\n`,
     };
   },
 });

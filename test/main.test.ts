@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenStackSession, createServiceClients, loadCloud } from '../src/openstack/index.js';
 
 const run = promisify(execFile);
 const entry = path.resolve('dist/src/main.js');
@@ -66,7 +67,7 @@ describe('npm start', () => {
 
   it('serves on its data directory, works with kubectl and stops cleanly on SIGTERM', async () => {
     const server = await start(['--data-dir', dataDir, '--port', '0']);
-    for (const file of ['capo.db', 'kubeconfig', 'pki/ca.crt', 'pki/apiserver.crt', 'pki/admin.key']) {
+    for (const file of ['capo.db', 'kubeconfig', 'clouds.yaml', 'pki/ca.crt', 'pki/apiserver.crt', 'pki/admin.key']) {
       expect(existsSync(path.join(dataDir, file)), file).toBe(true);
     }
     const env = { ...process.env, KUBECONFIG: path.join(dataDir, 'kubeconfig'), HOME: dataDir };
@@ -74,6 +75,12 @@ describe('npm start', () => {
     expect(ready.stdout).toBe('ok');
     const version = await run('kubectl', ['version', '-o', 'json'], { env });
     expect(JSON.parse(version.stdout).serverVersion.gitVersion).toMatch(/capo-apiserver/);
+    // The embedded cloud answers with the credentials its clouds.yaml gives.
+    const cloud = loadCloud({ cloudsYaml: await readFile(path.join(dataDir, 'clouds.yaml'), 'utf8'), cloudName: 'simulator' });
+    const session = await OpenStackSession.create(cloud);
+    const images = await createServiceClients(session).glance.listImages();
+    session.close();
+    expect(images.map((image) => image.name)).toContain('ubuntu-22.04');
     const caBefore = await readFile(path.join(dataDir, 'pki/ca.crt'), 'utf8');
 
     server.child.kill('SIGTERM');
