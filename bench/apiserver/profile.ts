@@ -11,7 +11,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { PhaseMark } from './run.js';
+import type { PhaseMark } from '../common.js';
 
 interface CallFrame {
   functionName: string;

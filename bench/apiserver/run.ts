@@ -12,7 +12,7 @@
  * Every phase is a bounded loop on loopback, sized to finish in about a
  * minute on 2 cores; the server stops when this process exits.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { ServerHello } from './server.js';
+import { mb, monotonicUs, type PhaseMark, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
 
 // ---- configuration ---------------------------------------------------------
 
@@ -93,34 +94,7 @@ const tableAccept = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 
 // ---- statistics ------------------------------------------------------------
 
-/** Nearest-rank percentile: with 30 samples p99 is the maximum, and the report says so. */
-function percentile(sorted: ArrayLike<number>, p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
-}
-
-function sortedCopy(values: ArrayLike<number>): Float64Array {
-  return Float64Array.from(values).sort();
-}
-
-interface Summary {
-  count: number;
-  p50: number;
-  p99: number;
-  max: number;
-  mean: number;
-}
-
-function summarize(values: ArrayLike<number>): Summary {
-  const sorted = sortedCopy(values);
-  let sum = 0;
-  for (const v of sorted) sum += v;
-  return { count: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1], mean: sum / sorted.length };
-}
-
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
-const mb = (kb: number) => (kb / 1024).toFixed(1);
 
 // ---- the server process ----------------------------------------------------
 
@@ -163,30 +137,6 @@ async function startServer(config: Config): Promise<ServerProcess> {
       clearTimeout(timer);
     },
   };
-}
-
-interface ProcSample {
-  rssKb: number;
-  hwmKb: number;
-  cpuSeconds: number;
-}
-
-const clockTicks = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-function sampleProcess(pid: number): ProcSample {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  // Fields after the command name, which may itself contain spaces and parentheses.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const cpuSeconds = (Number(rest[11]) + Number(rest[12])) / clockTicks;
-  return { rssKb: field('VmRSS'), hwmKb: field('VmHWM'), cpuSeconds };
 }
 
 // ---- HTTPS client ----------------------------------------------------------
@@ -258,15 +208,6 @@ class Client {
   }
 }
 
-/** Runs `task(0..total-1)` with `concurrency` requests in flight. */
-async function pool(total: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < total) await task(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
-}
-
 // ---- phases ----------------------------------------------------------------
 
 interface PhaseCost {
@@ -277,26 +218,6 @@ interface PhaseCost {
   otherCpuSeconds: number;
   stealSeconds: number;
 }
-
-/** Machine-wide busy and steal time from /proc/stat. */
-function sampleMachine(): { busySeconds: number; stealSeconds: number } {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  const [user, nice, system, , , irq, softirq, steal] = fields;
-  return { busySeconds: (user + nice + system + irq + softirq) / clockTicks, stealSeconds: (steal ?? 0) / clockTicks };
-}
-
-/**
- * Phase boundaries on CLOCK_MONOTONIC in microseconds, the clock V8 stamps
- * CPU profile samples with, so profile.ts can split a server profile by phase.
- */
-export interface PhaseMark {
-  name: string;
-  startUs: number;
-  endUs: number;
-}
-
-const phaseMarks: PhaseMark[] = [];
-const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 async function marked<T>(name: string, body: () => Promise<T>): Promise<T> {
   const startUs = monotonicUs();
@@ -633,31 +554,12 @@ function probeFdatasync(parent: string): Summary {
   return summarize(samples);
 }
 
-/** Which server code was measured; uncommitted changes under src/ make a run hard to reproduce, so they are flagged. */
-function sourceRevision(): string {
-  try {
-    const options = { cwd: fileURLToPath(new URL('../../..', import.meta.url)), encoding: 'utf8' as const, stdio: ['ignore', 'pipe', 'ignore'] as ['ignore', 'pipe', 'ignore'] };
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], options).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], options).trim() !== '';
-    return dirty ? `${head} with uncommitted changes under src/` : head;
-  } catch {
-    return 'unknown (not a git checkout)';
-  }
-}
-
 // ---- report ----------------------------------------------------------------
-
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  const line = (r: string[]) => `| ${r.map((cell, c) => cell.padEnd(widths[c])).join(' | ')} |`;
-  return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
-}
 
 function costLine(name: string, cost: PhaseCost): string[] {
   const share = (seconds: number) => `${seconds.toFixed(1)} (${((100 * seconds) / cost.wallSeconds).toFixed(0)}%)`;
   return [name, cost.wallSeconds.toFixed(1), share(cost.serverCpuSeconds), share(cost.clientCpuSeconds), share(cost.otherCpuSeconds), cost.stealSeconds.toFixed(1)];
 }
-
 
 async function main(): Promise<void> {
   const config = parseConfig();

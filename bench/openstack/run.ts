@@ -20,8 +20,8 @@
  * Every phase is a bounded loop on loopback; the simulator stops when this
  * process exits.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Session as InspectorSession } from 'node:inspector/promises';
 import os from 'node:os';
@@ -34,6 +34,7 @@ import { got } from 'got';
 import { MetricsRegistry } from '../../src/observability/metrics.js';
 import { createServiceClients, loadCloud, novaMicroversion, OpenStackSession, type CloudConfig, type ServiceClients } from '../../src/openstack/index.js';
 import type { MemoryReply, SimulatorHello } from './simulator.js';
+import { mb, monotonicUs, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
 
 // ---- configuration ---------------------------------------------------------
 
@@ -90,61 +91,11 @@ function parseConfig(): Config {
 
 // ---- statistics ------------------------------------------------------------
 
-/** Nearest-rank percentile. */
-function percentile(sorted: ArrayLike<number>, p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
-}
-
-interface Summary {
-  count: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
-
-function summarize(values: ArrayLike<number>): Summary {
-  const sorted = Float64Array.from(values).sort();
-  return { count: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] };
-}
-
 const ms = (value: number) => (Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 10 ? value.toFixed(1) : value.toFixed(2));
 const signedMs = (value: number) => `${value >= 0 ? '+' : ''}${ms(value)}`;
-const mb = (kb: number) => (kb / 1024).toFixed(1);
 const thousands = (value: number) => Math.round(value).toLocaleString('en-US');
 
 // ---- processes -------------------------------------------------------------
-
-interface ProcSample {
-  rssKb: number;
-  hwmKb: number;
-  cpuSeconds: number;
-}
-
-const clockTicks = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-function sampleProcess(pid: number): ProcSample {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  // Fields after the command name, which may itself contain spaces and parentheses.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { rssKb: field('VmRSS'), hwmKb: field('VmHWM'), cpuSeconds: (Number(rest[11]) + Number(rest[12])) / clockTicks };
-}
-
-/** Machine-wide busy and steal time from /proc/stat. */
-function sampleMachine(): { busySeconds: number; stealSeconds: number } {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  const [user, nice, system, , , irq, softirq, steal] = fields;
-  return { busySeconds: (user + nice + system + irq + softirq) / clockTicks, stealSeconds: (steal ?? 0) / clockTicks };
-}
 
 interface SimulatorProcess {
   hello: SimulatorHello;
@@ -304,15 +255,6 @@ class GotClient {
   }
 }
 
-/** Runs `task(0..total-1)` with `concurrency` calls in flight. */
-async function pool(total: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < total) await task(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
-}
-
 /** Deterministic, so two runs read the same sequence of ports. */
 function* pseudoRandom(seed: number): Generator<number, never> {
   let state = seed >>> 0;
@@ -333,16 +275,7 @@ interface PhaseCost {
   stealSeconds: number;
 }
 
-/** Phase boundaries on CLOCK_MONOTONIC µs, the clock V8 stamps CPU profile samples with (see bench/apiserver/profile.ts). */
-interface PhaseMark {
-  name: string;
-  startUs: number;
-  endUs: number;
-}
-
-const phaseMarks: PhaseMark[] = [];
 const costs: { name: string; cost: PhaseCost }[] = [];
-const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 /** Wall time and the CPU each process spent, to tell a saturated simulator from a busy client. */
 async function measured<T>(pid: number, name: string, body: () => Promise<T>): Promise<{ value: T; cost: PhaseCost }> {
@@ -614,24 +547,6 @@ async function startLoadProfile(): Promise<() => Promise<object>> {
 }
 
 // ---- report ----------------------------------------------------------------
-
-/** Which code was measured; uncommitted changes under src/ make a run hard to reproduce, so they are flagged. */
-function sourceRevision(): string {
-  try {
-    const options = { cwd: fileURLToPath(new URL('../../..', import.meta.url)), encoding: 'utf8' as const, stdio: ['ignore', 'pipe', 'ignore'] as ['ignore', 'pipe', 'ignore'] };
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], options).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], options).trim() !== '';
-    return dirty ? `${head} with uncommitted changes under src/` : head;
-  } catch {
-    return 'unknown (not a git checkout)';
-  }
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  const line = (r: string[]) => `| ${r.map((cell, c) => cell.padEnd(widths[c])).join(' | ')} |`;
-  return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
-}
 
 const perCallUs = (seconds: number, calls: number) => ((seconds * 1e6) / calls).toFixed(0);
 const share = (seconds: number, wall: number) => `${seconds.toFixed(1)} (${((100 * seconds) / wall).toFixed(0)}%)`;
