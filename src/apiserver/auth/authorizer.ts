@@ -6,6 +6,7 @@
 import type { UserInfo } from './user.js';
 
 export interface ResourceAttributes {
+  /** Kubernetes verb: get, list, watch, create, update, patch, delete, deletecollection. */
   verb: string;
   group: string;
   version: string;

@@ -3,23 +3,16 @@
  * kube-apiserver's RequestInfoFactory does: authorization, metrics and
  * routing all read this one parse.
  */
-export interface ResourceRequestInfo {
+import type { NonResourceAttributes, ResourceAttributes } from '../auth/authorizer.js';
+
+/** A request for a resource: what authorization needs, plus the raw path. */
+export interface ResourceRequestInfo extends ResourceAttributes {
   kind: 'resource';
-  /** Kubernetes verb: get, list, watch, create, update, patch, delete, deletecollection. */
-  verb: string;
-  group: string;
-  version: string;
-  resource: string;
-  subresource?: string;
-  namespace?: string;
-  name?: string;
   path: string;
 }
 
-export interface NonResourceRequestInfo {
+export interface NonResourceRequestInfo extends NonResourceAttributes {
   kind: 'nonResource';
-  verb: string;
-  path: string;
 }
 
 export type RequestInfo = ResourceRequestInfo | NonResourceRequestInfo;
