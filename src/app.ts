@@ -4,7 +4,10 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { LocalAuthorizer } from './apiserver/auth/authorizer.js';
+import { AbacAuthorizer } from './apiserver/auth/abac.js';
+import { LocalAuthorizer, UnionAuthorizer } from './apiserver/auth/authorizer.js';
+import { ensureLocalAuthFiles } from './apiserver/auth/local-auth-files.js';
+import { StaticTokenFile } from './apiserver/auth/token-file.js';
 import { HealthChecks } from './observability/health.js';
 import { MetricsRegistry } from './observability/metrics.js';
 import type { KindDefinition } from './apiserver/registry/kind.js';
@@ -12,7 +15,12 @@ import { Registry } from './apiserver/registry/registry.js';
 import { startApiServer } from './apiserver/server.js';
 import { renderKubeconfig } from './apiserver/tls/kubeconfig.js';
 import { ensurePki } from './apiserver/tls/pki.js';
-import { startSimulator } from './openstack/simulator/host.js';
+import type { SessionOptions } from './openstack/index.js';
+import { startSimulator, type Simulator } from './openstack/simulator/host.js';
+import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
+import { storageSecretFinalizers } from './reconcile/identity-guard.js';
+import { KindClient } from './reconcile/objects.js';
+import { StorageClusterApiSource, type KindDefinitions } from './reconcile/sources/storage-source.js';
 import { SqliteStorage } from './storage/sqlite.js';
 
 export interface AppOptions {
@@ -27,11 +35,22 @@ export interface AppOptions {
   /** Concurrent requests before 429 (defaults as kube-apiserver: 400 read-only, 200 mutating). */
   maxInFlight?: { readOnly: number; mutating: number };
   /** Also run the embedded simulated OpenStack and write its clouds.yaml into the data directory. */
-  simulatedCloud?: boolean;
+  simulatedCloud?: boolean | { port?: number; transitionDelayMs?: number };
+  /**
+   * Run the reconciler. In the embedded default it reads Secrets, Clusters
+   * and Machines from this server's own storage, so they are served too.
+   */
+  reconciler?: { resyncPeriodMs?: number; workers?: number; sessionOptions?: SessionOptions };
 }
 
 export interface RunningApp {
   url: string;
+  /** The admin bearer token file (for GraphQL and kubectl --token) and the token and policy files. */
+  tokenPath: string;
+  metrics: MetricsRegistry;
+  /** The embedded simulated cloud, when it runs (tests inject faults through it). */
+  cloud?: Simulator;
+  reconciler?: RunningReconciler;
   kubeconfigPath: string;
   /** The embedded cloud's clouds.yaml (clouds `simulator` and `simulator-admin`), when it runs. */
   cloudsYamlPath?: string;
@@ -58,14 +77,21 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     ['readyz'],
   );
 
+  // Bearer tokens (kube's token-file format) and per-namespace ABAC policies live in the data directory beside the PKI.
+  const authFiles = await ensureLocalAuthFiles(options.dataDir);
+  const tokens = await StaticTokenFile.open(authFiles.tokenFile);
+  const policies = await AbacAuthorizer.open(authFiles.policyFile);
+  const metrics = new MetricsRegistry();
+  const kinds = options.kinds;
   const server = await startApiServer({
     host: options.host,
     port: options.port,
     tls: { key: pki.serverKeyPem, cert: pki.serverCertPem, clientCa: pki.caCertPem },
-    registry: new Registry(options.kinds),
+    registry: new Registry(kinds),
     storage,
-    authorizer: new LocalAuthorizer(),
-    metrics: new MetricsRegistry(),
+    authorizer: new UnionAuthorizer([new LocalAuthorizer(), policies]),
+    tokens,
+    metrics,
     health,
     bookmarkIntervalMs: options.bookmarkIntervalMs,
     maxInFlight: options.maxInFlight,
@@ -79,21 +105,51 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     { mode: 0o600 },
   );
 
-  const cloud = options.simulatedCloud ? await startSimulator({ transitionDelayMs: 2000 }) : undefined;
+  const simulated = options.simulatedCloud === true ? {} : options.simulatedCloud || undefined;
+  const cloud = simulated ? await startSimulator({ transitionDelayMs: 2000, ...simulated }) : undefined;
   const cloudsYamlPath = cloud ? path.join(options.dataDir, 'clouds.yaml') : undefined;
   if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
 
+  const sourceKinds = options.reconciler ? embeddedSourceKinds(kinds) : undefined;
+  const reconciler = sourceKinds
+    ? startReconciler({
+        storage,
+        kinds,
+        source: new StorageClusterApiSource(storage, sourceKinds),
+        secretFinalizers: storageSecretFinalizers(new KindClient(sourceKinds.secret, storage)),
+        metrics,
+        ...options.reconciler,
+      })
+    : undefined;
+
   return {
     url: server.url,
+    tokenPath: authFiles.adminTokenFile,
+    metrics,
+    cloud,
+    reconciler,
     kubeconfigPath,
     cloudsYamlPath,
     caPath,
     storage,
     close: async () => {
       shuttingDown = true;
+      await reconciler?.stop();
       await server.close();
       await cloud?.close();
+      tokens.close();
+      policies.close();
       await storage.close();
     },
   };
+}
+
+/** Without a kube-apiserver, the Secrets, Clusters and Machines the reconciler reads are objects of this server. */
+function embeddedSourceKinds(kinds: KindDefinition[]): KindDefinitions {
+  const find = (group: string, kind: string) => {
+    const found = kinds.find((candidate) => candidate.group === group && candidate.kind === kind);
+    if (!found) throw new Error(`the embedded reconciler reads ${kind} objects from this server, so ${kind} must be among the served kinds`);
+    return found;
+  };
+  return { secret: find('', 'Secret'), cluster: find('cluster.x-k8s.io', 'Cluster'), machine: find('cluster.x-k8s.io', 'Machine') };
 }

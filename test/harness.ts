@@ -26,7 +26,7 @@ export interface KubectlResult {
 }
 
 export async function startTestServer(
-  options: Partial<Pick<AppOptions, 'bookmarkIntervalMs' | 'historyRetention' | 'kinds' | 'maxInFlight'>> = {},
+  options: Partial<Pick<AppOptions, 'bookmarkIntervalMs' | 'historyRetention' | 'kinds' | 'maxInFlight' | 'simulatedCloud' | 'reconciler'>> = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-test-'));
   const app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: [widgetKind, gadgetKind], ...options });
@@ -51,6 +51,20 @@ export async function startTestServer(
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs kubectl; resolves to its stdout, or rejects with its stderr when it fails. */
+export async function kubectlOk(server: TestServer, args: string[], input?: string): Promise<string> {
+  const result = await server.kubectl(args, { input });
+  if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+  return result.stdout;
+}
+
+/** Runs a kubectl command that must fail; resolves to its stderr. */
+export async function kubectlFails(server: TestServer, args: string[], input?: string): Promise<string> {
+  const result = await server.kubectl(args, { input });
+  if (result.code === 0) throw new Error(`kubectl ${args.join(' ')} should have failed; stdout: ${result.stdout}`);
+  return result.stderr;
 }
 
 export interface HttpResult {

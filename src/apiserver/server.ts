@@ -4,11 +4,11 @@
  */
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
 import express from 'express';
 import type { Storage } from '../storage/interface.js';
 import { forbiddenMessage, type Authorizer, type RequestAttributes } from './auth/authorizer.js';
-import { anonymousUser, authenticated, type UserInfo } from './auth/user.js';
+import { createRequestAuthenticator, type RequestAuthenticator, type TokenAuthenticator } from './auth/authenticator.js';
+import { anonymousUser, type UserInfo } from './auth/user.js';
 import { errors } from './errors.js';
 import { DiscoveryHandler } from './handlers/discovery.js';
 import { OpenApiHandler } from './handlers/openapi.js';
@@ -19,7 +19,6 @@ import { HealthChecks, healthContentType, type HealthEndpoint } from '../observa
 import { MetricsRegistry, metricsContentType } from '../observability/metrics.js';
 import type { Registry } from './registry/registry.js';
 import { parseFieldSelector } from './selectors/fields.js';
-import { identityFromCertificate } from './tls/pki.js';
 
 export interface ApiServerOptions {
   host: string;
@@ -28,6 +27,8 @@ export interface ApiServerOptions {
   registry: Registry;
   storage: Storage;
   authorizer: Authorizer;
+  /** Bearer tokens (StaticTokenFile); without it only client certificates authenticate. */
+  tokens?: TokenAuthenticator;
   metrics: MetricsRegistry;
   health: HealthChecks;
   bookmarkIntervalMs?: number;
@@ -37,8 +38,11 @@ export interface ApiServerOptions {
    * (watches are long-running and not counted).
    */
   maxInFlight?: { readOnly: number; mutating: number };
-  /** Mount further routers (GraphQL, admin API) before the Kubernetes routes. */
-  extraRoutes?: (app: express.Express) => void;
+  /**
+   * Mount further routers (GraphQL, admin API) before the Kubernetes routes;
+   * they authenticate and authorize with the server's own `auth`.
+   */
+  extraRoutes?: (app: express.Express, auth: { authenticate: RequestAuthenticator; authorizer: Authorizer }) => void;
 }
 
 export interface RunningApiServer {
@@ -61,6 +65,7 @@ export const serverVersion = {
 
 export async function startApiServer(options: ApiServerOptions): Promise<RunningApiServer> {
   const { registry, storage, authorizer, metrics, health } = options;
+  const authenticate = createRequestAuthenticator(options.tokens);
   const requestsTotal = metrics.counter('apiserver_request_total', 'Counter of apiserver requests broken out by verb, group, version, resource, subresource, scope and HTTP code.', [
     'verb',
     'group',
@@ -99,7 +104,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     });
   }
 
-  options.extraRoutes?.(app);
+  options.extraRoutes?.(app, { authenticate, authorizer });
 
   const limits = options.maxInFlight ?? { readOnly: 400, mutating: 200 };
   const inFlight = { readOnly: 0, mutating: 0 };
@@ -119,7 +124,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
         }
         inFlight[slot]++;
       }
-      const user = authenticate(request);
+      const user = await authenticate(request);
       const attributes: RequestAttributes =
         info.kind === 'resource'
           ? {
@@ -203,26 +208,6 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       }),
   };
 }
-
-/**
- * Client certificates verified against our CA identify the user; a
- * certificate that does not verify is an authentication failure (401).
- */
-function authenticate(request: IncomingMessage): UserInfo {
-  const socket = request.socket as TLSSocket;
-  const known = identities.get(socket);
-  if (known) return known;
-  const peer = socket.getPeerCertificate?.();
-  if (!peer || Object.keys(peer).length === 0) return anonymousUser;
-  if (!socket.authorized) throw errors.unauthorized();
-  const identity = identityFromCertificate(peer);
-  const user = authenticated(identity.user, identity.groups);
-  identities.set(socket, user);
-  return user;
-}
-
-/** A TLS connection's client certificate cannot change, and decoding it is costly, so it is read once per connection. */
-const identities = new WeakMap<TLSSocket, UserInfo>();
 
 const mutatingMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 

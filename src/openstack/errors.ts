@@ -96,6 +96,26 @@ function formatMessage(init: OpenStackErrorInit): string {
   return `${context}${init.detail}${suffix}`;
 }
 
+/** A copy of `error` with some fields changed (a longer detail, another kind); the original stays reachable as the cause. */
+export function derivedError(error: OpenStackError, changes: Partial<OpenStackErrorInit>): OpenStackError {
+  return new OpenStackError({
+    kind: error.kind,
+    detail: error.detail,
+    service: error.service,
+    method: error.method,
+    path: error.path,
+    url: error.url,
+    status: error.status,
+    requestId: error.requestId,
+    retryAfterSeconds: error.retryAfterSeconds,
+    serviceMessage: error.serviceMessage,
+    fault: error.fault,
+    notSent: error.notSent,
+    ...changes,
+    cause: error,
+  });
+}
+
 export function isNotFound(error: unknown): error is OpenStackError {
   return error instanceof OpenStackError && error.kind === 'NotFound';
 }

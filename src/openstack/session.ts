@@ -23,7 +23,7 @@ import { got, RequestError, TimeoutError } from 'got';
 import { z } from 'zod';
 import type { Counter, Histogram, MetricsRegistry } from '../observability/metrics.js';
 import type { CloudConfig, EndpointInterface, PasswordAuth, ApplicationCredentialAuth, UserRef, DomainRef } from './clouds.js';
-import { errorFromNetwork, errorFromResponse, OpenStackError, isRetryable, requestIdOf } from './errors.js';
+import { derivedError, errorFromNetwork, errorFromResponse, OpenStackError, isRetryable, requestIdOf } from './errors.js';
 import type { HttpMethod, ServiceRequest, ServiceResponse, ServiceTransport, ServiceType } from './transport.js';
 
 export interface SessionOptions {
@@ -544,21 +544,7 @@ function configError(service: ServiceType, detail: string): OpenStackError {
 
 /** The same error with more explanation; the original stays reachable as the cause. */
 function annotated(error: OpenStackError, note: string): OpenStackError {
-  return new OpenStackError({
-    kind: error.kind,
-    detail: error.detail + note,
-    service: error.service,
-    method: error.method,
-    path: error.path,
-    url: error.url,
-    status: error.status,
-    requestId: error.requestId,
-    retryAfterSeconds: error.retryAfterSeconds,
-    serviceMessage: error.serviceMessage,
-    fault: error.fault,
-    notSent: error.notSent,
-    cause: error,
-  });
+  return derivedError(error, { detail: error.detail + note });
 }
 
 function distinct(values: string[]): string[] {

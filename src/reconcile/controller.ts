@@ -88,6 +88,7 @@ export class Controller {
   /** Keys present as of the last list and the watch since; detects deletions missed between terms. */
   private known = new Set<string>();
   private term: AbortController | undefined;
+  private queue: WorkQueue<string> | undefined;
   private running: Promise<void> | undefined;
 
   constructor(options: ControllerOptions) {
@@ -144,6 +145,7 @@ export class Controller {
 
   private async lead(ended: AbortSignal): Promise<void> {
     const queue = new WorkQueue<string>({ rateLimiter: this.rateLimiter, metrics: this.metrics });
+    this.queue = queue;
     const workers = Array.from({ length: this.workers }, () => this.work(queue, ended));
     // A watch the storage ends on its own (compaction on etcd) is replaced by a fresh list and watch.
     while (!ended.aborted) {
@@ -157,8 +159,18 @@ export class Controller {
       if (!ended.aborted) await Promise.race([endedTerm, broken]);
       watch?.stop();
     }
+    this.queue = undefined;
     await queue.shutDownWithDrain();
     await Promise.all(workers);
+  }
+
+  /**
+   * Reconciles a key because something it depends on changed (an owned
+   * object, a Secret, the owner Cluster). Dropped while not leading: the
+   * next term lists every key anyway.
+   */
+  enqueue(key: string): void {
+    if (key.startsWith(this.prefix)) this.queue?.add(key);
   }
 
   /** Enqueues every key and watches from the list's revision; undefined if the term ended first. */

@@ -66,6 +66,25 @@ export const clusterSpecExtensions = z
       })
       .optional()
       .describe('Load balancers beyond the API server one.'),
+    ssh: z
+      .object({
+        user: z
+          .string()
+          .min(1)
+          .max(32)
+          .regex(/^[a-z_][a-z0-9_-]*\$?$/, 'must be a Linux user name')
+          .optional()
+          .describe('User Ansible logs in as on the nodes and the bastion (ansible_user).'),
+        privateKeySecretRef: z
+          .object({
+            name: z.string().min(1).describe('Name of the Secret, in the namespace of the cluster.'),
+            key: z.string().min(1).default('ssh-privatekey').describe('Key of the private key in the Secret.'),
+          })
+          .optional()
+          .describe('A Secret holding the private key of that user. The inventory names it only to callers allowed to read it; the key itself is never copied.'),
+      })
+      .optional()
+      .describe('How Ansible reaches the nodes over SSH.'),
   })
   .describe('Inputs for the Ansible bootstrap that CAPO does not model. Additive: CAPO ignores them.');
 
@@ -88,8 +107,21 @@ const loadBalancerStatus = z
   })
   .describe('A load balancer the reconciler manages.');
 
+
+/**
+ * IDs of OpenStack resources created for the object that CAPO's status has no
+ * field for (listeners, pools, floating IPs, volumes, trunks, LB members),
+ * keyed by their role, e.g. `listener/6443` or `volume/root`. Written right
+ * after each create so that deletion removes exactly what was created.
+ */
+const ownedResources = z
+  .record(z.string(), z.string())
+  .optional()
+  .describe('IDs of OpenStack resources created for this object that have no CAPO status field, by role (e.g. listener/6443, volume/root).');
+
 export const clusterStatusExtensions = z
   .object({
+    ownedResources,
     networking: z
       .object({
         cilium: z
@@ -143,6 +175,7 @@ export const clusterStatusExtensions = z
 
 export const machineStatusExtensions = z
   .object({
+    ownedResources,
     nodeResources: z
       .object({
         reserved: z
@@ -153,8 +186,13 @@ export const machineStatusExtensions = z
           })
           .optional()
           .describe('Resources reserved on this node, computed from its flavor (node_resources).'),
+        policy: z.string().optional().describe('The reservation policy that computed reserved, e.g. gke-tiered.'),
       })
       .optional()
       .describe('Resource reservations of this node.'),
   })
   .describe('Values the reconciler computed for the Ansible bootstrap of this machine.');
+
+export const serverStatusExtensions = z
+  .object({ ownedResources })
+  .describe('OpenStack resources the reconciler created for this server beyond its ports.');

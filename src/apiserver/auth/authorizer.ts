@@ -1,7 +1,10 @@
 /**
- * Authorization decisions. The embedded server uses LocalAuthorizer; serving
- * behind kube-apiserver plugs in a SubjectAccessReview authorizer with the
- * same attributes.
+ * Authorization decisions. The embedded server chains LocalAuthorizer and a
+ * policy file (abac.ts); serving behind kube-apiserver plugs in a
+ * SubjectAccessReview authorizer with the same attributes. Handlers other
+ * than the Kubernetes routes (GraphQL, admin API) ask the same authorizer,
+ * for example `{ verb: 'get', group: '', version: 'v1', resource: 'secrets',
+ * namespace, name }` before returning an SSH key.
  */
 import type { UserInfo } from './user.js';
 
@@ -47,6 +50,25 @@ export class LocalAuthorizer implements Authorizer {
       if ((verb === 'get' || verb === 'head') && discoveryPaths.some((p) => p.test(path))) return { allowed: true };
     }
     return { allowed: false, reason: 'no policy grants this request' };
+  }
+}
+
+/**
+ * Asks each authorizer in turn and lets the first that allows decide, as
+ * kube-apiserver chains --authorization-mode entries: LocalAuthorizer first,
+ * then the policy file.
+ */
+export class UnionAuthorizer implements Authorizer {
+  constructor(private readonly authorizers: readonly Authorizer[]) {}
+
+  async authorize(attributes: RequestAttributes): Promise<Decision> {
+    const reasons: string[] = [];
+    for (const authorizer of this.authorizers) {
+      const decision = await authorizer.authorize(attributes);
+      if (decision.allowed) return decision;
+      if (decision.reason) reasons.push(decision.reason);
+    }
+    return { allowed: false, reason: reasons.join('; ') };
   }
 }
 

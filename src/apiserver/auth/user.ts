@@ -16,6 +16,6 @@ export const anonymousUser: UserInfo = Object.freeze({
 }) as UserInfo;
 
 /** kube adds system:authenticated to every authenticated user lacking it. */
-export function authenticated(name: string, groups: string[]): UserInfo {
-  return { name, groups: groups.includes('system:authenticated') ? groups : [...groups, 'system:authenticated'] };
+export function authenticated(name: string, groups: string[], uid?: string): UserInfo {
+  return { name, ...(uid ? { uid } : {}), groups: groups.includes('system:authenticated') ? groups : [...groups, 'system:authenticated'] };
 }

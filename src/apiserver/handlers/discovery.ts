@@ -1,44 +1,62 @@
 /**
- * Discovery documents: legacy (/apis, /apis/G, /apis/G/V) and aggregated v2.
- * They are pure functions of the registry, so they are built once.
+ * Discovery documents: legacy (/api, /api/v1, /apis, /apis/G, /apis/G/V) and
+ * aggregated v2 of /api and /apis. The core group "" is served under /api
+ * only, and only when some kind is in it; /api answers 404 otherwise.
+ * The documents are pure functions of the registry, so they are built once.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIPv6 } from 'node:net';
 import { errors } from '../errors.js';
 import { negotiate } from '../http/negotiation.js';
 import { sendJson } from '../http/respond.js';
-import { statusVerbs, verbsOf, type Registry, type ServedResource } from '../registry/registry.js';
+import { groupVersionOf, statusVerbs, verbsOf, type GroupInfo, type Registry, type ServedResource } from '../registry/registry.js';
 
 interface CachedDocument {
   body: string;
   etag: string;
 }
 
+type Root = 'api' | 'apis';
+
 export class DiscoveryHandler {
+  /** Aggregated documents by root and discovery version, e.g. "apis/v2". */
   private readonly aggregated = new Map<string, CachedDocument>();
+  private readonly coreGroup: GroupInfo | undefined;
+  private readonly namedGroups: GroupInfo[];
 
   constructor(private readonly registry: Registry) {
+    const groups = registry.groups();
+    this.coreGroup = groups.find((g) => g.name === '');
+    this.namedGroups = groups.filter((g) => g.name !== '');
     for (const version of ['v2', 'v2beta1'] as const) {
-      const body = JSON.stringify(this.aggregatedDocument(version));
-      this.aggregated.set(version, { body, etag: `"${createHash('sha512').update(body).digest('hex')}"` });
+      for (const [root, rootGroups] of [['api', this.coreGroup ? [this.coreGroup] : []], ['apis', this.namedGroups]] as const) {
+        const body = JSON.stringify(this.aggregatedDocument(version, rootGroups));
+        this.aggregated.set(`${root}/${version}`, { body, etag: `"${createHash('sha512').update(body).digest('hex')}"` });
+      }
     }
   }
 
   /** Answers discovery paths; returns false for paths it does not own. */
   handle(request: IncomingMessage, response: ServerResponse, path: string): boolean {
     const parts = path.split('/').filter(Boolean);
-    if (parts[0] === 'api' && parts.length === 1) throw errors.pathNotFound();
+    if (parts[0] === 'api' && parts.length <= 2) {
+      if (!this.coreGroup) throw errors.pathNotFound();
+      if (parts.length === 1) this.serveRoot(request, response, 'api');
+      else this.serveGroupVersion(response, '', parts[1]);
+      return true;
+    }
     if (parts[0] !== 'apis' || parts.length > 3) return false;
-    if (parts.length === 1) this.serveRoot(request, response);
+    if (parts.length === 1) this.serveRoot(request, response, 'apis');
     else if (parts.length === 2) this.serveGroup(response, parts[1]);
     else this.serveGroupVersion(response, parts[1], parts[2]);
     return true;
   }
 
-  private serveRoot(request: IncomingMessage, response: ServerResponse): void {
+  private serveRoot(request: IncomingMessage, response: ServerResponse, root: Root): void {
     const { representation, contentType } = negotiate(request.headers.accept, ['plain', 'APIGroupDiscoveryList']);
     if (representation.kind === 'APIGroupDiscoveryList') {
-      const document = this.aggregated.get(representation.version)!;
+      const document = this.aggregated.get(`${root}/${representation.version}`)!;
       response.setHeader('ETag', document.etag);
       response.setHeader('Vary', 'Accept');
       response.setHeader('Cache-Control', 'public');
@@ -51,11 +69,15 @@ export class DiscoveryHandler {
       response.end(document.body);
       return;
     }
-    sendJson(response, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: this.registry.groups().map(groupDocument) });
+    if (root === 'api') {
+      sendJson(response, 200, { kind: 'APIVersions', versions: this.coreGroup!.versions, serverAddressByClientCIDRs: [serverAddress(request)] });
+      return;
+    }
+    sendJson(response, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: this.namedGroups.map(groupDocument) });
   }
 
   private serveGroup(response: ServerResponse, group: string): void {
-    const info = this.registry.groups().find((g) => g.name === group);
+    const info = this.namedGroups.find((g) => g.name === group);
     if (!info) throw errors.pathNotFound();
     sendJson(response, 200, { kind: 'APIGroup', apiVersion: 'v1', ...groupDocument(info) });
   }
@@ -65,19 +87,20 @@ export class DiscoveryHandler {
     if (served.length === 0) throw errors.pathNotFound();
     sendJson(response, 200, {
       kind: 'APIResourceList',
-      apiVersion: 'v1',
-      groupVersion: `${group}/${version}`,
+      // kube leaves apiVersion out of the core group's list.
+      ...(group === '' ? {} : { apiVersion: 'v1' }),
+      groupVersion: groupVersionOf(group, version),
       resources: served.flatMap(apiResources),
     });
   }
 
-  private aggregatedDocument(version: 'v2' | 'v2beta1'): unknown {
+  private aggregatedDocument(version: 'v2' | 'v2beta1', groups: readonly GroupInfo[]): unknown {
     return {
       kind: 'APIGroupDiscoveryList',
       apiVersion: `apidiscovery.k8s.io/${version}`,
       metadata: {},
-      items: this.registry.groups().map((group) => ({
-        metadata: { name: group.name },
+      items: groups.map((group) => ({
+        metadata: group.name === '' ? {} : { name: group.name },
         versions: group.versions.map((v) => ({
           version: v,
           freshness: 'Current',
@@ -86,6 +109,12 @@ export class DiscoveryHandler {
       })),
     };
   }
+}
+
+/** Where clients reach this server: the address the request came in on, for every client network. */
+function serverAddress(request: IncomingMessage): { clientCIDR: string; serverAddress: string } {
+  const { localAddress = '', localPort } = request.socket;
+  return { clientCIDR: '0.0.0.0/0', serverAddress: `${isIPv6(localAddress) ? `[${localAddress}]` : localAddress}:${localPort}` };
 }
 
 function groupDocument(group: { name: string; versions: string[] }) {

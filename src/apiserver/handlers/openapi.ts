@@ -23,7 +23,8 @@ export class OpenApiHandler {
     for (const group of registry.groups()) {
       for (const version of group.versions) {
         const kinds = registry.resourcesIn(group.name, version).map((r) => r.definition);
-        this.v3.set(`apis/${group.name}/${version}`, document(buildOpenApiV3(group.name, version, kinds)));
+        const key = group.name === '' ? `api/${version}` : `apis/${group.name}/${version}`;
+        this.v3.set(key, document(buildOpenApiV3(group.name, version, kinds)));
       }
     }
   }

@@ -1,5 +1,5 @@
 /**
- * HTTP handling of resource requests (/apis/G/V/[namespaces/NS/]R[/name[/status]]):
+ * HTTP handling of resource requests (/apis/G/V/[namespaces/NS/]R[/name[/status]], /api/V/... for the core group):
  * query parameters, body decoding, representation negotiation and watch
  * streaming. Object semantics live in store/.
  */
@@ -13,12 +13,15 @@ import type { ResourceRequestInfo } from '../http/request-info.js';
 import { sendJson, setWarnings } from '../http/respond.js';
 import { applyJsonPatch } from '../patch/jsonpatch.js';
 import { applyMergePatch } from '../patch/mergepatch.js';
+import { applyStrategicMergePatch } from '../patch/strategic.js';
 import { parseIncludeObject, partialObjectMetadata, TablePrinter } from '../printing/table.js';
 import type { KindVersion, Verb } from '../registry/kind.js';
 import { listKindOf, verbsOf, type Registry, type ServedResource } from '../registry/registry.js';
 import { parseFieldSelector } from '../selectors/fields.js';
 import { parseLabelSelector } from '../selectors/labels.js';
+import { structuralSchemaOf } from '../schema/structural.js';
 import { metaOf } from '../store/object.js';
+import { ComputedStorage } from '../store/computed-storage.js';
 import { ResourceStore, type DeleteOptions, type FieldValidation, type Selection, type WriteOptions, type WriteResult } from '../store/resource-store.js';
 import { bookmarkObject, startWatch, type ApiEvent } from '../store/watch.js';
 
@@ -36,20 +39,26 @@ const objectRepresentations: Representation['kind'][] = ['plain', 'Table', 'Part
 const listRepresentations: Representation['kind'][] = ['plain', 'Table', 'PartialObjectMetadataList'];
 const watchRepresentations: Representation['kind'][] = ['plain', 'Table', 'PartialObjectMetadata'];
 const mediaTypesForPatch = 'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml';
+const strategicMergePatch = 'application/strategic-merge-patch+json';
 
 export class ResourceHandler {
   private readonly stores = new Map<string, ResourceStore>();
+  /** What each store reads: the storage, or for a computed kind, objects computed from it. */
+  private readonly storages = new Map<ResourceStore, Storage>();
   private readonly printers = new Map<KindVersion, TablePrinter>();
   /** One event fans out to every watcher of the kind: encode it once. */
   private readonly encodings = new RecentCache<string>(1024);
 
   constructor(
     private readonly registry: Registry,
-    private readonly storage: Storage,
+    storage: Storage,
     private readonly options: ResourceHandlerOptions,
   ) {
     for (const definition of registry.kinds) {
-      this.stores.set(`${definition.group}/${definition.plural}`, new ResourceStore(definition, storage));
+      const kindStorage = definition.computed ? new ComputedStorage(definition, storage) : storage;
+      const store = new ResourceStore(definition, kindStorage);
+      this.stores.set(`${definition.group}/${definition.plural}`, store);
+      this.storages.set(store, kindStorage);
       for (const version of definition.versions) this.printers.set(version, new TablePrinter(version.printerColumns));
     }
   }
@@ -192,7 +201,9 @@ export class ResourceHandler {
         tableColumnsSent = true;
         return `${JSON.stringify({ type: event.type, object: table })}\n`;
       }
-      const key = `${event.revision}|${event.type}|${served.groupVersion}|${representation.kind}|${'version' in representation ? representation.version : ''}`;
+      // One revision can yield events of several objects (computed kinds), so the object is part of the key.
+      const { namespace, name } = metaOf(event.object);
+      const key = `${event.revision}|${event.type}|${served.groupVersion}|${served.definition.plural}|${namespace ?? ''}/${name}|${representation.kind}|${'version' in representation ? representation.version : ''}`;
       return this.encodings.get(key, () => {
         const object = representation.kind === 'PartialObjectMetadata' ? partialObjectMetadata(event.object, `meta.k8s.io/${representation.version}`) : event.object;
         return `${JSON.stringify({ type: event.type, object })}\n`;
@@ -221,7 +232,7 @@ export class ResourceHandler {
       write(encode(event));
     };
 
-    const active = await startWatch(store, this.storage, info.namespace, served.version, {
+    const active = await startWatch(store, this.storages.get(store)!, info.namespace, served.version, {
       ...selection,
       resourceVersion: query.get('resourceVersion') ?? undefined,
       sendInitialEvents: sendInitialEvents ?? false,
@@ -308,9 +319,14 @@ export class ResourceHandler {
       // RFC 7386 would let a scalar replace the whole object; kube refuses it.
       if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw errors.badRequest('Invalid JSON Patch');
       patchFn = (current) => applyMergePatch(current, patch) as JsonObject;
+    } else if (mediaType === strategicMergePatch && served.definition.builtIn) {
+      const patch = decodeJson(body);
+      const schema = structuralSchemaOf(served.version);
+      patchFn = (current) => applyStrategicMergePatch(current, patch, schema);
     } else {
-      // Strategic merge patch lands here too: like CRDs, our kinds have no patch strategy metadata.
-      throw errors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${mediaTypesForPatch}`);
+      // Strategic merge patch lands here too for CRD-like kinds, which have no patch strategies, as in kube.
+      const accepted = served.definition.builtIn ? `${mediaTypesForPatch}, ${strategicMergePatch}` : mediaTypesForPatch;
+      throw errors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${accepted}`);
     }
     const result = await store.patch(info.namespace, info.name!, (current) => patchFn(current ?? {}), served.version, subresource, options);
     respondWrite(response, result, 200);

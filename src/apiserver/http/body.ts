@@ -33,8 +33,13 @@ export function decodeJson(body: Buffer): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw errors.badRequest(`error decoding request body: ${(error as Error).message}`);
+    throw errors.badRequest(`error decoding request body: ${withoutExcerpt((error as Error).message)}`);
   }
+}
+
+/** V8 quotes the text around a syntax error, which can be a Secret's data; the position is enough. */
+function withoutExcerpt(message: string): string {
+  return message.replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, ' in JSON');
 }
 
 /** YAML is a superset of JSON, so this also reads JSON bodies sent as YAML. */

@@ -20,9 +20,18 @@ export type RequestInfo = ResourceRequestInfo | NonResourceRequestInfo;
 export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const httpVerb = method.toLowerCase();
   const parts = path.split('/').filter((p) => p !== '');
-  // /apis/{group}/{version}/{resource...}; /apis, /apis/{group} and /apis/{group}/{version} are discovery.
-  if (parts[0] !== 'apis' || parts.length < 4) return { kind: 'nonResource', verb: httpVerb, path };
-  const [, group, version, ...rest] = parts;
+  // /apis/{group}/{version}/{resource...} and, for the legacy core group "", /api/{version}/{resource...};
+  // the shorter paths (/apis, /apis/{group}, /api/{version}, ...) are discovery.
+  let group: string;
+  let version: string;
+  let rest: string[];
+  if (parts[0] === 'apis' && parts.length >= 4) {
+    [group, version, rest] = [parts[1], parts[2], parts.slice(3)];
+  } else if (parts[0] === 'api' && parts.length >= 3) {
+    [group, version, rest] = ['', parts[1], parts.slice(2)];
+  } else {
+    return { kind: 'nonResource', verb: httpVerb, path };
+  }
   let namespace: string | undefined;
   let remaining = rest;
   // "namespaces/{ns}/{resource}" addresses a namespaced resource; a lone

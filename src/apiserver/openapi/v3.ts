@@ -1,8 +1,8 @@
 /**
  * The OpenAPI v3 document of one group-version, shaped like the document
- * kube-apiserver publishes for CRDs: what kubectl explain, kubectl's
- * detection of server-side field validation and kubectl apply's choice of
- * patch type read.
+ * kube-apiserver publishes for CRDs (and, for the core group "", like
+ * /openapi/v3/api/v1): what kubectl explain, kubectl's detection of
+ * server-side field validation and kubectl apply's choice of patch type read.
  *
  * - every operation names its kind in `x-kubernetes-group-version-kind` (one
  *   object) and its action in `x-kubernetes-action`;
@@ -10,8 +10,9 @@
  *   CRD-style name, with `x-kubernetes-group-version-kind` as a list;
  * - the meta/v1 schemas they refer to are in the document too, so every $ref
  *   resolves locally;
- * - PATCH accepts JSON patch, merge patch and apply patch, never strategic
- *   merge patch (kubectl would then send one).
+ * - PATCH accepts JSON patch, merge patch and apply patch; strategic merge
+ *   patch only for built-in kinds (kubectl sends one where it is listed,
+ *   computed from the x-kubernetes-patch-* extensions of the schemas).
  */
 import type { KindDefinition, KindVersion, StructuralSchema, Verb } from '../registry/kind.js';
 import { metaTypeOf, metaTypes, typeMetaSchemas, type MetaTypeName } from '../schema/objectmeta.js';
@@ -76,8 +77,9 @@ export function buildOpenApiV3(group: string, version: string, kinds: KindDefini
   };
 }
 
-/** CRD-style schema name: the group's segments reversed, then version and kind. */
+/** CRD-style schema name: the group's segments reversed, then version and kind; kube's own name in the core group. */
 function modelName(group: string, version: string, kind: string): string {
+  if (group === '') return `io.k8s.api.core.${version}.${kind}`;
   return `${group.split('.').reverse().join('.')}.${version}.${kind}`;
 }
 
@@ -153,6 +155,8 @@ const EXTENSION_KEYS = [
   'x-kubernetes-list-map-keys',
   'x-kubernetes-list-type',
   'x-kubernetes-map-type',
+  'x-kubernetes-patch-merge-key',
+  'x-kubernetes-patch-strategy',
   'x-kubernetes-preserve-unknown-fields',
   'x-kubernetes-validations',
 ] as const satisfies readonly (keyof StructuralSchema)[];
@@ -342,7 +346,7 @@ const VERB_OF: Record<Action, Verb> = {
 function routes(kind: KindDefinition, version: string): Route[] {
   const name = kind.kind;
   const scope = kind.namespaced ? 'Namespaced' : '';
-  const base = `/apis/${kind.group}/${version}`;
+  const base = kind.group === '' ? `/api/${version}` : `/apis/${kind.group}/${version}`;
   const collection = kind.namespaced ? `${base}/namespaces/{namespace}/${kind.plural}` : `${base}/${kind.plural}`;
   const item = `${collection}/{name}`;
   const all: Route[] = [];
@@ -410,13 +414,14 @@ function operation(route: Route, kind: KindDefinition, version: string, paramete
     'x-kubernetes-group-version-kind': { group: kind.group, version, kind: kind.kind },
   };
   if (parameters.length > 0) op.parameters = sortedParameters(parameters);
-  const body = requestBody(route.action, kindRef);
+  const body = requestBody(route.action, kindRef, kind.builtIn === true);
   if (body) op.requestBody = body;
   return op;
 }
 
 const RESPONSE_TYPES = ['application/json', 'application/yaml'];
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+const BUILT_IN_PATCH_TYPES = [...PATCH_TYPES, 'application/strategic-merge-patch+json'];
 
 function content(types: readonly string[], schema: { $ref: string }): MediaTypes {
   return Object.fromEntries(types.map((type) => [type, { schema }]));
@@ -448,13 +453,13 @@ function responses(action: Action, kindRef: { $ref: string }, listRef: { $ref: s
   }
 }
 
-function requestBody(action: Action, kindRef: { $ref: string }): Operation['requestBody'] {
+function requestBody(action: Action, kindRef: { $ref: string }, builtIn: boolean): Operation['requestBody'] {
   switch (action) {
     case 'post':
     case 'put':
       return { content: content(RESPONSE_TYPES, kindRef), required: true };
     case 'patch':
-      return { content: content(PATCH_TYPES, ref(`${META_V1}Patch`)), required: true };
+      return { content: content(builtIn ? BUILT_IN_PATCH_TYPES : PATCH_TYPES, ref(`${META_V1}Patch`)), required: true };
     case 'delete':
       return { content: content(RESPONSE_TYPES, ref(`${META_V1}DeleteOptions`)) };
     default:
@@ -646,6 +651,7 @@ function operationId(operation: string, group: string, version: string): string 
 }
 
 function trimmedGroup(group: string): string {
+  if (group === '') return 'core';
   return group.endsWith('.k8s.io') ? group.slice(0, -'.k8s.io'.length) : group;
 }
 

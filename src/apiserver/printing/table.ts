@@ -47,7 +47,9 @@ export class TablePrinter {
     this.columnDefinitions = [{ name: 'Name', type: 'string', format: 'name', description: NAME_DESCRIPTION, priority: 0 }];
     this.columns = [];
     for (const column of effective) {
-      this.columns.push({ type: column.type, path: compileColumn(column) });
+      const path = compileColumn(column);
+      const { value } = column;
+      this.columns.push({ type: column.type, path: value ? (object) => [value(object as JsonObject)] : path });
       this.columnDefinitions.push({
         name: column.name,
         type: column.type,

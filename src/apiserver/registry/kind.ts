@@ -17,6 +17,12 @@ export interface PrinterColumn {
   priority?: number;
   /** A kubectl-style JSONPath, e.g. `.status.ready` or `.metadata.ownerReferences[?(@.kind=="Machine")].name`. */
   jsonPath: string;
+  /**
+   * Computes the cell instead of evaluating jsonPath, for the columns of
+   * kube's built-in printers that JSONPath cannot express (a Secret's number
+   * of keys); jsonPath then names the field the value comes from.
+   */
+  value?: (object: JsonObject) => unknown;
 }
 
 /**
@@ -50,6 +56,10 @@ export interface StructuralSchema {
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-map-type'?: 'atomic' | 'granular';
+  /** How strategic merge patch merges this field: "merge" (lists), "retainKeys" (maps), or both comma-separated. */
+  'x-kubernetes-patch-strategy'?: string;
+  /** The item field that identifies list items for strategic merge patch, e.g. "uid". */
+  'x-kubernetes-patch-merge-key'?: string;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-int-or-string'?: boolean;
   'x-kubernetes-embedded-resource'?: boolean;
@@ -81,6 +91,12 @@ export interface AdmissionContext {
 
 /** Kind-specific admission rules beyond the schema (CAPO's webhooks live here). */
 export interface AdmissionRules {
+  /**
+   * Mutating admission: rewrites every incoming object (create, update,
+   * patch, apply), in the version of the request, before validation and
+   * managedFields. A Secret folds its write-only stringData into data here.
+   */
+  mutate?(object: JsonObject): JsonObject;
   validateCreate?(object: JsonObject, context: AdmissionContext): FieldError[];
   validateUpdate?(object: JsonObject, old: JsonObject, context: AdmissionContext): FieldError[];
 }
@@ -93,9 +109,33 @@ export interface Converter {
   fromStorage(object: JsonObject, version: string): JsonObject;
 }
 
+/** Stored objects of a computed kind's inputs, all read at one storage revision. */
+export interface ComputedInputs {
+  revision: number;
+  /** One list per input kind, in the order of ComputedSource.inputs, each object in its storage version. */
+  objects: JsonObject[][];
+}
+
+/**
+ * How a computed kind's objects derive from stored objects. Each computed
+ * object carries metadata.resourceVersion: the newest revision among the
+ * inputs it was computed from.
+ */
+export interface ComputedSource {
+  /** The stored, namespaced kinds the objects are computed from. */
+  inputs: KindDefinition[];
+  /** Every object the inputs yield. */
+  computeAll(inputs: ComputedInputs): JsonObject[];
+  /** The object of that name, or undefined when the inputs yield none. */
+  computeOne(inputs: ComputedInputs, namespace: string, name: string): JsonObject | undefined;
+  /** The computed objects an input object contributes to (looked up in `inputs`, which may no longer hold it). */
+  affectedBy(inputs: ComputedInputs, input: JsonObject): { namespace: string; name: string }[];
+}
+
 export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | 'patch' | 'update' | 'watch';
 
 export interface KindDefinition {
+  /** "" is the legacy core group, served under /api/{version} instead of /apis/{group}/{version}. */
   group: string;
   kind: string;
   /** Defaults to `${kind}List`. */
@@ -113,4 +153,17 @@ export interface KindDefinition {
   admission?: AdmissionRules;
   /** Required when more than one version is served. */
   converter?: Converter;
+  /**
+   * Objects computed from stored objects of other kinds instead of stored:
+   * served read-only (get, list, watch), namespaced, with the watch and
+   * resourceVersion semantics of stored kinds.
+   */
+  computed?: ComputedSource;
+  /**
+   * Served the way kube-apiserver serves its compiled-in kinds rather than
+   * as a CRD: PATCH also takes strategic merge patch (lists merge as their
+   * x-kubernetes-patch-strategy says), and a body without apiVersion or kind
+   * gets them from the endpoint.
+   */
+  builtIn?: boolean;
 }

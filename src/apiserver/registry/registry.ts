@@ -32,7 +32,7 @@ export class Registry {
       for (const version of definition.versions.filter((v) => v.served)) {
         const key = resourceKey(definition.group, version.name, definition.plural);
         if (this.byResource.has(key)) throw new Error(`duplicate resource ${key}`);
-        this.byResource.set(key, { definition, version, groupVersion: `${definition.group}/${version.name}` });
+        this.byResource.set(key, { definition, version, groupVersion: groupVersionOf(definition.group, version.name) });
       }
     }
   }
@@ -47,7 +47,7 @@ export class Registry {
   }
 
   /**
-   * Groups in registration order. Versions are ordered by Kubernetes version
+   * Groups in registration order, the legacy core group ("") included. Versions are ordered by Kubernetes version
    * priority (GA > beta > alpha, then by number), which is how clients pick
    * the preferred one.
    */
@@ -60,6 +60,11 @@ export class Registry {
     }
     return [...versionsByGroup].map(([name, versions]) => ({ name, versions: [...versions].sort(compareKubeVersions) }));
   }
+}
+
+/** The apiVersion of objects of a group-version: just the version in the legacy core group ("v1"). */
+export function groupVersionOf(group: string, version: string): string {
+  return group === '' ? version : `${group}/${version}`;
 }
 
 export function verbsOf(definition: KindDefinition): Verb[] {
@@ -91,6 +96,18 @@ function checkDefinition(kind: KindDefinition): void {
   for (const version of kind.versions) structuralSchemaOf(version);
   if (!/^[a-z][a-z0-9]*$/.test(kind.plural) || !/^[a-z][a-z0-9]*$/.test(kind.singular)) {
     throw new Error(`${kind.kind}: plural and singular must be lowercase alphanumeric`);
+  }
+  if (kind.computed) checkComputed(kind);
+}
+
+const readVerbs: readonly Verb[] = ['get', 'list', 'watch'];
+
+function checkComputed(kind: KindDefinition): void {
+  const writes = verbsOf(kind).filter((verb) => !readVerbs.includes(verb));
+  if (writes.length > 0) throw new Error(`${kind.kind}: a computed kind is read-only, but it declares ${writes.join(', ')}`);
+  if (kind.subresources.status) throw new Error(`${kind.kind}: a computed kind has no status subresource`);
+  if (!kind.namespaced || kind.computed!.inputs.some((input) => !input.namespaced)) {
+    throw new Error(`${kind.kind}: a computed kind and its inputs must be namespaced`);
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * The structural schema of `metadata` (meta/v1 ObjectMeta) and of the
- * meta/v1 types it is built from. Pruning walks the inlined tree; the OpenAPI
- * documents publish each named type once and refer to it, which is why every
- * use of a named type is recorded (see metaTypeOf).
+ * meta/v1 types it is built from, with kube's strategic merge patch
+ * strategies. Pruning walks the inlined tree; the OpenAPI documents publish
+ * each named type once and refer to it, which is why every use of a named
+ * type is recorded (see metaTypeOf).
  */
 import type { StructuralSchema } from '../registry/kind.js';
 
@@ -127,6 +128,7 @@ const objectMeta = define('ObjectMeta', {
         'still has cleanup to do. Order carries no meaning and entries are unique.',
       items: { type: 'string' },
       'x-kubernetes-list-type': 'set',
+      'x-kubernetes-patch-strategy': 'merge',
     },
     generateName: string(
       'Prefix from which the server makes up a unique name when name is left empty: it appends a random ' +
@@ -165,6 +167,8 @@ const objectMeta = define('ObjectMeta', {
       items: use(ownerReference),
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['uid'],
+      'x-kubernetes-patch-merge-key': 'uid',
+      'x-kubernetes-patch-strategy': 'merge',
     },
     resourceVersion: string(
       'Opaque version of the object, changed by every write. Clients hand it back unmodified for optimistic ' +

@@ -78,6 +78,8 @@ const EXTENSIONS = [
   'x-kubernetes-list-type',
   'x-kubernetes-list-map-keys',
   'x-kubernetes-map-type',
+  'x-kubernetes-patch-strategy',
+  'x-kubernetes-patch-merge-key',
   'x-kubernetes-preserve-unknown-fields',
   'x-kubernetes-embedded-resource',
   'x-kubernetes-validations',

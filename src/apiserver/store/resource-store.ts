@@ -17,7 +17,7 @@ import {
 } from '../../storage/interface.js';
 import { ApiError, errors, FieldError, type ResourceRef } from '../errors.js';
 import type { KindDefinition, KindVersion } from '../registry/kind.js';
-import { storageVersionOf } from '../registry/registry.js';
+import { groupVersionOf, storageVersionOf } from '../registry/registry.js';
 import { structuralSchemaOf } from '../schema/structural.js';
 import { pruneUnknownFields } from '../schema/prune.js';
 import { applyDefaults } from '../schema/defaults.js';
@@ -105,9 +105,10 @@ export class ResourceStore {
     return this.definition.namespaced ? `${this.prefix(namespace)}${name}` : `${this.prefix(undefined)}${name}`;
   }
 
-  /** Key prefix for one namespace, or for every object of the kind. */
+  /** Key prefix for one namespace, or for every object of the kind; core kinds have no group segment, as in kube's etcd. */
   prefix(namespace: string | undefined): string {
-    const base = `/registry/${this.definition.group}/${this.definition.plural}/`;
+    const { group, plural } = this.definition;
+    const base = group === '' ? `/registry/${plural}/` : `/registry/${group}/${plural}/`;
     return this.definition.namespaced && namespace ? `${base}${namespace}/` : base;
   }
 
@@ -125,7 +126,7 @@ export class ResourceStore {
   }
 
   private groupVersion(version: KindVersion): string {
-    return `${this.definition.group}/${version.name}`;
+    return groupVersionOf(this.definition.group, version.name);
   }
 
   private fieldManager(version: KindVersion): FieldManager {
@@ -241,10 +242,11 @@ export class ResourceStore {
     warnings: string[],
     trackFields: (object: JsonObject) => JsonObject,
   ): Promise<WriteResult> {
-    const meta = metaOf(object);
+    const admitted = this.mutateOnAdmission(object);
+    const meta = metaOf(admitted);
     const generated = !meta.name && typeof meta.generateName === 'string';
     for (let attempt = 0; ; attempt++) {
-      const candidate = clone(object);
+      const candidate = clone(admitted);
       const candidateMeta = metaOf(candidate);
       if (generated) candidateMeta.name = `${meta.generateName}${randomSuffix()}`;
       this.initializeServerFields(candidate);
@@ -401,7 +403,7 @@ export class ResourceStore {
       const entry = await this.storage.get(key);
       if (!entry) throw errors.notFound(this.ref, name);
       const current = this.present(entry.value, version);
-      const requested = mutate(clone(current));
+      const requested = this.mutateOnAdmission(mutate(clone(current)));
       const requestedMeta = metaOf(requested);
       this.bindNamespace(requestedMeta, namespace);
       this.checkName(requestedMeta, name);
@@ -567,14 +569,15 @@ export class ResourceStore {
    * fieldValidation) and applies schema defaults.
    */
   private admitBody(
-    body: unknown,
+    input: unknown,
     version: KindVersion,
     fieldValidation: FieldValidation,
     warnings: string[],
     { defaults = true }: { defaults?: boolean } = {},
   ): JsonObject {
-    if (!isPlainObject(body)) throw errors.badRequest('the body of the request is not a JSON object');
+    if (!isPlainObject(input)) throw errors.badRequest('the body of the request is not a JSON object');
     const expectedApiVersion = this.groupVersion(version);
+    const body = this.definition.builtIn ? this.withEndpointTypeMeta(input, expectedApiVersion) : input;
     if (body.kind === undefined || body.kind === '') {
       throw errors.badRequest(`Object 'Kind' is missing in '${truncate(JSON.stringify(body))}'`);
     }
@@ -598,6 +601,15 @@ export class ResourceStore {
       if (fieldValidation === 'Warn') warnings.push(...unknownFields.map((f) => `unknown field "${f}"`));
     }
     return defaults ? applyDefaults(object, schema) : object;
+  }
+
+  /** kube decodes a built-in kind's body with the endpoint's apiVersion and kind as defaults. */
+  private withEndpointTypeMeta(body: JsonObject, apiVersion: string): JsonObject {
+    return { ...body, apiVersion: body.apiVersion || apiVersion, kind: body.kind || this.definition.kind };
+  }
+
+  private mutateOnAdmission(object: JsonObject): JsonObject {
+    return this.definition.admission?.mutate?.(object) ?? object;
   }
 
   private validate(object: JsonObject, old: JsonObject | undefined, version: KindVersion, warnings: string[], dryRun: boolean): void {

@@ -7,6 +7,7 @@ import { FutureRevisionError, TooOldRevisionError, type JsonObject, type WatchEv
 import type { Storage } from '../../storage/interface.js';
 import { ApiError, errors } from '../errors.js';
 import type { KindVersion } from '../registry/kind.js';
+import { groupVersionOf } from '../registry/registry.js';
 import { metaOf } from './object.js';
 import { parseResourceVersion, selectionFilter, type ResourceStore, type Selection } from './resource-store.js';
 
@@ -107,7 +108,7 @@ function transition(event: WatchEvent, matches: (value: JsonObject) => boolean):
 export function bookmarkObject(store: ResourceStore, version: KindVersion, revision: number, initialEventsEnd = false): JsonObject {
   const object: JsonObject = {
     kind: store.definition.kind,
-    apiVersion: `${store.definition.group}/${version.name}`,
+    apiVersion: groupVersionOf(store.definition.group, version.name),
     metadata: { resourceVersion: String(revision) },
   };
   if (initialEventsEnd) metaOf(object).annotations = { [initialEventsEndAnnotation]: 'true' };

@@ -109,6 +109,7 @@ export type {
   LoadBalancerFilters,
   LoadBalancerFlavor,
   LoadBalancerProvider,
+  LoadBalancerQuota,
   Member,
   MemberFilters,
   OctaviaVersion,

@@ -261,6 +261,8 @@ export interface PortFilters extends TagFilters {
   /** Several owners match any of them (router interfaces come in four kinds). */
   device_owner?: string | readonly string[];
   fixed_ips?: readonly FixedIpFilter[];
+  /** Ports using any of these security groups. */
+  security_groups?: string | readonly string[];
   project_id?: string;
 }
 
@@ -337,6 +339,8 @@ export interface FloatingIpFilters extends TagFilters {
   floating_ip_address?: string;
   floating_network_id?: string;
   port_id?: string;
+  /** Floating IPs routed through this router (the ones keeping its interfaces in use). */
+  router_id?: string;
   description?: string;
   project_id?: string;
 }
@@ -391,6 +395,7 @@ const routerBody = z.object({ router: routerSchema });
 const portBody = z.object({ port: portSchema });
 const securityGroupBody = z.object({ security_group: securityGroupSchema });
 const securityGroupRuleBody = z.object({ security_group_rule: securityGroupRuleSchema });
+const securityGroupRulesBody = z.object({ security_group_rules: z.array(securityGroupRuleSchema) });
 const floatingIpBody = z.object({ floatingip: floatingIpSchema });
 const trunkBody = z.object({ trunk: trunkSchema });
 const tagsBody = z.object({ tags });
@@ -494,7 +499,7 @@ export class NeutronClient {
   }
 
   async listPorts(filters: PortFilters = {}): Promise<Port[]> {
-    const query: Query = { ...pick(filters, ['name', 'network_id', 'device_id', 'device_owner', 'project_id']), ...tagQuery('network', filters) };
+    const query: Query = { ...pick(filters, ['name', 'network_id', 'device_id', 'device_owner', 'security_groups', 'project_id']), ...tagQuery('network', filters) };
     if (filters.fixed_ips !== undefined && filters.fixed_ips.length > 0) {
       query.fixed_ips = filters.fixed_ips.flatMap((entry) => Object.entries(entry).filter(([, value]) => value !== undefined).map(([key, value]) => `${key}=${value}`));
     }
@@ -550,12 +555,17 @@ export class NeutronClient {
     return (await this.calls.post('/v2.0/security-group-rules', { security_group_rule: rule }, securityGroupRuleBody)).security_group_rule;
   }
 
+  /** One request for many rules (Neutron's bulk create): all are created, or none. */
+  async createSecurityGroupRules(rules: readonly CreateSecurityGroupRule[]): Promise<SecurityGroupRule[]> {
+    return (await this.calls.post('/v2.0/security-group-rules', { security_group_rules: rules }, securityGroupRulesBody)).security_group_rules;
+  }
+
   async deleteSecurityGroupRule(id: string): Promise<void> {
     return this.calls.delete(`/v2.0/security-group-rules/${segment(id)}`);
   }
 
   async listFloatingIps(filters: FloatingIpFilters = {}): Promise<FloatingIp[]> {
-    const query = { ...pick(filters, ['floating_ip_address', 'floating_network_id', 'port_id', 'description', 'project_id']), ...tagQuery('network', filters) };
+    const query = { ...pick(filters, ['floating_ip_address', 'floating_network_id', 'port_id', 'router_id', 'description', 'project_id']), ...tagQuery('network', filters) };
     return this.calls.list('/v2.0/floatingips', floatingIpList, { query });
   }
 

@@ -100,9 +100,27 @@ const versionSchema = z.looseObject({ id: z.string(), status: z.string() });
 /** One API version the endpoint serves, e.g. `{id: 'v2.12', status: 'SUPPORTED'}`; `allowed_cidrs` needs v2.12. */
 export type OctaviaVersion = z.infer<typeof versionSchema>;
 
+const quotaLimit = z.number().nullish();
+const quotaSchema = z.looseObject({
+  load_balancer: quotaLimit,
+  listener: quotaLimit,
+  member: quotaLimit,
+  pool: quotaLimit,
+  health_monitor: quotaLimit,
+  l7policy: quotaLimit,
+  l7rule: quotaLimit,
+  /** Rocky's spellings, which some releases still answer beside the current ones. */
+  loadbalancer: quotaLimit,
+  healthmonitor: quotaLimit,
+});
+/** Limits per resource of a project; -1 means unlimited. Octavia reports no usage: count the project's resources. */
+export type LoadBalancerQuota = z.infer<typeof quotaSchema>;
+
 export interface LoadBalancerFilters extends TagFilters {
   name?: string;
   vip_port_id?: string;
+  /** Admins otherwise see every project's load balancers. */
+  project_id?: string;
 }
 
 export interface CreateLoadBalancer {
@@ -207,6 +225,7 @@ const healthMonitorList = linkedList('healthmonitors', healthMonitorSchema);
 const providerList = linkedList('providers', providerSchema);
 const flavorList = linkedList('flavors', flavorSchema);
 const versionList = z.object({ versions: z.array(versionSchema) });
+const quotaBody = z.object({ quota: quotaSchema });
 
 export class OctaviaClient {
   private readonly calls: ServiceCalls;
@@ -221,7 +240,7 @@ export class OctaviaClient {
   }
 
   async listLoadBalancers(filters: LoadBalancerFilters = {}): Promise<LoadBalancer[]> {
-    const query = { ...pick(filters, ['name', 'vip_port_id']), ...tagQuery('load-balancer', filters) };
+    const query = { ...pick(filters, ['name', 'vip_port_id', 'project_id']), ...tagQuery('load-balancer', filters) };
     return this.calls.list('/v2/lbaas/loadbalancers', loadBalancerList, { query });
   }
 
@@ -325,5 +344,10 @@ export class OctaviaClient {
 
   async listFlavors(): Promise<LoadBalancerFlavor[]> {
     return this.calls.list('/v2/lbaas/flavors', flavorList);
+  }
+
+  /** The limits of `projectId`, defaults filled in. */
+  async getQuota(projectId: string): Promise<LoadBalancerQuota> {
+    return (await this.calls.get(`/v2/lbaas/quotas/${segment(projectId)}`, quotaBody)).quota;
   }
 }

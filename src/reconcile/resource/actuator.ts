@@ -91,6 +91,7 @@ export async function absentOn404<T>(read: Promise<T>): Promise<T | undefined> {
  */
 export const maxTagLength = 60;
 const tagPrefix = 'capo-apiserver:';
+const ownerTagPrefix = `${tagPrefix}owner=`;
 
 /**
  * `capo-apiserver:owner=<uid>`: 57 characters for a Kubernetes uid (a UUID).
@@ -98,13 +99,18 @@ const tagPrefix = 'capo-apiserver:';
  * clusters with the same namespace/name from adopting each other's resources.
  */
 export function ownerTag(owner: Owner): string {
-  const tag = `${tagPrefix}owner=${owner.uid}`;
+  const tag = `${ownerTagPrefix}${owner.uid}`;
   if (owner.uid === '' || /[,/]/.test(owner.uid) || tag.length > maxTagLength) {
     throw new TerminalError(
       `${owner.kind} ${owner.namespace}/${owner.name}: uid "${owner.uid}" cannot form an owner tag (at most ${maxTagLength} characters, without "/" or ",")`,
     );
   }
   return tag;
+}
+
+/** Whether some owner's tag is among these: the resource was created by capo-apiserver, not by a user. */
+export function carriesOwnerTag(tags: readonly string[] | undefined): boolean {
+  return (tags ?? []).some((tag) => tag.startsWith(ownerTagPrefix));
 }
 
 /**

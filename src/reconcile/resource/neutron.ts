@@ -1,8 +1,10 @@
 /**
  * What the Neutron actuators share: tagging around the create (older
- * Neutron releases, and the simulator, refuse tags in the create body) and
- * naming the ports that keep a network or subnet in use.
+ * Neutron releases, and the simulator, refuse tags in the create body),
+ * naming the ports that keep a resource in use, and comparing addresses in
+ * the form Neutron answers with.
  */
+import { isIPv6 } from 'node:net';
 import type { NeutronClient, Port, TaggableResource } from '../../openstack/index.js';
 import { ownerTags, type Owner, type Progress } from './actuator.js';
 
@@ -26,10 +28,16 @@ export async function tagCreated<R extends Tagged>(neutron: NeutronClient, colle
   }
 }
 
-/** Adds whichever owner tags are missing, keeping tags others set. */
-export async function ensureOwnerTags(neutron: NeutronClient, collection: TaggableResource, resource: Tagged, owner: Owner): Promise<Progress> {
+/** Adds whichever owner tags, and `extra` tags the desired state asks for, are missing, keeping tags others set. */
+export async function ensureOwnerTags(
+  neutron: NeutronClient,
+  collection: TaggableResource,
+  resource: Tagged,
+  owner: Owner,
+  extra: readonly string[] = [],
+): Promise<Progress> {
   const current = resource.tags ?? [];
-  const missing = ownerTags(owner).filter((tag) => !current.includes(tag));
+  const missing = [...new Set([...ownerTags(owner), ...extra])].filter((tag) => !current.includes(tag));
   if (missing.length > 0) await neutron.replaceTags(collection, resource.id, [...current, ...missing]);
   return { done: true };
 }
@@ -42,4 +50,14 @@ export function portHolders(ports: readonly Port[]): string[] {
       const attached = port.device_owner === '' ? 'unattached' : `${port.device_owner} ${port.device_id}`.trimEnd();
       return `port ${port.id}${port.name === '' ? '' : ` "${port.name}"`} (${attached})`;
     });
+}
+
+/**
+ * An address as Neutron prints it (through netaddr), so that a desired
+ * address compares equal to the one Neutron answers with: IPv6 lower-case
+ * and compressed as RFC 5952 says, which is how WHATWG URLs print an IPv6
+ * host. IPv4 and anything unparsable are returned as given.
+ */
+export function canonicalAddress(address: string): string {
+  return isIPv6(address) ? new URL(`http://[${address}]`).hostname.slice(1, -1) : address;
 }

@@ -19,12 +19,13 @@ import {
   v1beta2Spelling,
   withRules,
 } from '../v1beta2/common.js';
+import { serverStatusExtensions } from '../extensions.js';
 import { openStackMachineSpec } from '../v1beta2/openstackmachine.js';
 
 // An OpenStackMachine is realised as an OpenStackServer, and these fields pass through unchanged.
 const machine = openStackMachineSpec.shape;
 
-const spec = withRules(
+export const openStackServerSpec = withRules(
   z.object({
     flavor: z.string().min(1).optional().describe('Name of the Nova flavor.'),
     flavorID: z.string().min(1).optional().describe('ID of the Nova flavor; wins over flavor.'),
@@ -74,6 +75,7 @@ const status = z
     resolved: resolvedMachineSpec.optional().describe('The spec with references resolved to IDs.'),
     resources: machineResources.optional(),
     conditions: z.array(condition).optional().describe('State of the server.'),
+    extensions: serverStatusExtensions.optional(),
   })
   // ready is both defaulted and required; zod drops defaulted fields from `required`.
   .meta({ required: ['ready'] })
@@ -84,7 +86,7 @@ export const openStackServerV1alpha1: KindVersion = {
   served: true,
   storage: true,
   schema: z
-    .object({ spec: spec.optional(), status: status.optional() })
+    .object({ spec: openStackServerSpec.optional(), status: status.optional() })
     .describe('A Nova server with its ports and volumes, managed for a machine or a bastion.'),
   printerColumns: [
     { name: 'InstanceState', type: 'string', jsonPath: '.status.instanceState', description: 'OpenStack instance state' },

@@ -256,6 +256,11 @@ export function neutronRouter(s: Store, prefix: string): Router {
     });
     router.post(collection, (req, res) => {
       const c = caller(res);
+      const bulk = (req.body as Record<string, unknown> | undefined)?.[r.collection];
+      if (Array.isArray(bulk)) {
+        res.status(201).json({ [r.collection]: createBulk(r, c, bulk).map((o) => (r.createdView ?? r.view)(c, o)) });
+        return;
+      }
       res.status(201).json({ [r.member]: (r.createdView ?? r.view)(c, r.create(c, req.body)) });
     });
     router.get(member, (req, res) => {
@@ -366,4 +371,20 @@ export function neutronRouter(s: Store, prefix: string): Router {
     next(err);
   });
   return router;
+}
+
+/**
+ * Neutron's bulk create (`{"<collection>": [...]}`): all or nothing, as ML2's
+ * emulated bulk does, so a failing item removes the ones created before it.
+ */
+function createBulk<T extends { id: string }>(r: Resource<T>, c: Caller, items: unknown[]): T[] {
+  if (items.length === 0) throw invalidInput(`no ${r.collection} given for a bulk create`);
+  const created: T[] = [];
+  try {
+    for (const item of items) created.push(r.create(c, { [r.member]: item }));
+  } catch (error) {
+    for (const done of created.reverse()) r.remove(c, done.id);
+    throw error;
+  }
+  return created;
 }

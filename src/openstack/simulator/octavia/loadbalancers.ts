@@ -1,7 +1,8 @@
 /**
  * Load balancers. The VIP port is allocated in Neutron by the API call itself
  * (as Octavia's allowed-address-pairs driver does), then the no-op amphora
- * driver takes the load balancer from PENDING_CREATE to ACTIVE.
+ * driver takes the load balancer from PENDING_CREATE to ACTIVE, or to ERROR
+ * when the VIP port was deleted before the driver could plug it.
  */
 import { isIP } from 'node:net';
 import type { Router } from 'express';
@@ -184,7 +185,9 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
       amphoraId: ctx.newId(),
     };
     store.loadbalancer.set(id, lb);
-    state.transition(lb, 'CREATE');
+    // The driver plugs the VIP port into the amphora last; a port deleted by then fails that step (PortNotFound).
+    const vipPortId = port.id;
+    state.transition(lb, 'CREATE', { failed: () => !ctx.peers.network?.getPort(vipPortId) });
     res.status(201).json({ loadbalancer: state.view(lb) });
   });
 
@@ -206,12 +209,14 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
       throw validationFailure(`Cannot delete Load Balancer ${lb.id} - it has children`);
     }
     state.lockLoadBalancer(lb, ['ACTIVE', 'ERROR']);
-    state.transition(lb, 'DELETE', () => {
-      for (const pool of state.poolsOfLb(lb.id)) state.removePool(pool);
-      for (const listener of state.listenersOfLb(lb.id)) store.listener.delete(listener.id);
-      store.loadbalancer.delete(lb.id);
-      const portId = lb.attrs.vip_port_id as string;
-      if (lb.vipOwned && ctx.peers.network?.getPort(portId)) ctx.peers.network.deletePort(portId);
+    state.transition(lb, 'DELETE', {
+      remove: () => {
+        for (const pool of state.poolsOfLb(lb.id)) state.removePool(pool);
+        for (const listener of state.listenersOfLb(lb.id)) store.listener.delete(listener.id);
+        store.loadbalancer.delete(lb.id);
+        const portId = lb.attrs.vip_port_id as string;
+        if (lb.vipOwned && ctx.peers.network?.getPort(portId)) ctx.peers.network.deletePort(portId);
+      },
     });
     res.status(204).end();
   });

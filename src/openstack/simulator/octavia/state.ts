@@ -146,15 +146,17 @@ export class OctaviaState {
   /** A DELETE of a child: gone, with whatever hangs off it, once PENDING_DELETE is over. */
   deleteChild(child: Resource): void {
     this.lockParentsOf(child);
-    this.transition(child, 'DELETE', () => (child.kind === 'pool' ? this.removePool(child) : this.store[child.kind].delete(child.id)));
+    this.transition(child, 'DELETE', { remove: () => (child.kind === 'pool' ? this.removePool(child) : this.store[child.kind].delete(child.id)) });
   }
 
   /**
    * Puts `target` into PENDING_<change> and its parents into PENDING_UPDATE;
    * after the transition delay the target is ACTIVE (or gone, via `remove`)
-   * and the parents are ACTIVE again.
+   * and the parents are ACTIVE again. When `failed` says the driver's work
+   * failed, the target is left in ERROR instead, as Octavia's revert flows
+   * leave it.
    */
-  transition(target: Resource, change: 'CREATE' | 'UPDATE' | 'DELETE', remove?: () => void): void {
+  transition(target: Resource, change: 'CREATE' | 'UPDATE' | 'DELETE', driver: { remove?: () => void; failed?: () => boolean } = {}): void {
     const parents = this.parentsOf(target);
     const now = this.ctx.clock.now();
     target.provisioningStatus = `PENDING_${change}`;
@@ -166,9 +168,9 @@ export class OctaviaState {
     this.ctx.clock.after(this.ctx.transitionDelayMs, () => {
       const done = this.ctx.clock.now();
       if (change === 'DELETE') {
-        remove?.();
+        driver.remove?.();
       } else if (this.store[target.kind].get(target.id) === target) {
-        target.provisioningStatus = 'ACTIVE';
+        target.provisioningStatus = driver.failed?.() ? 'ERROR' : 'ACTIVE';
         target.updatedAt = done;
         if (target.kind === 'healthmonitor') target.operatingStatus = target.attrs.admin_state_up ? 'ONLINE' : 'OFFLINE';
       }

@@ -1,0 +1,155 @@
+/**
+ * The simulated cloud with a real cloud's pace: a fixed latency per service
+ * and kind of request, asynchronous transitions that take seconds and differ
+ * by resource (an amphora boots far slower than a listener is configured),
+ * and an API front that answers 429 with Retry-After once too many requests
+ * are in flight, as a rate-limiting proxy in front of a real cloud does.
+ *
+ * The simulator has one transition delay for everything; this wraps each
+ * service factory so that every service sees its own delay. Octavia's load
+ * balancer and its children share one service, so its delay is chosen by the
+ * request being handled: Octavia's handlers start a transition synchronously
+ * within the request, which `run.ts` checks from the measured timeline.
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { createCinderSimulator } from '../../src/openstack/simulator/cinder.js';
+import type { SimulatedService, SimulatedServiceFactory, SimulatedServiceType, SimulatorContext } from '../../src/openstack/simulator/framework.js';
+import { createGlanceSimulator } from '../../src/openstack/simulator/glance.js';
+import { startSimulator, type Simulator } from '../../src/openstack/simulator/host.js';
+import { createNeutronSimulator } from '../../src/openstack/simulator/neutron/index.js';
+import { createNovaSimulator } from '../../src/openstack/simulator/nova/index.js';
+import { createOctaviaSimulator } from '../../src/openstack/simulator/octavia/index.js';
+
+/** Milliseconds a request takes inside the cloud, by service: reads, and writes (POST, PUT, DELETE). */
+export const requestLatencySchema = z.record(
+  z.enum(['identity', 'network', 'compute', 'load-balancer', 'image', 'block-storage'] satisfies SimulatedServiceType[]),
+  z.object({ read: z.number().nonnegative(), write: z.number().nonnegative() }),
+);
+export type RequestLatency = z.infer<typeof requestLatencySchema>;
+
+export const transitionDelaysSchema = z.object({
+  loadBalancer: z.number().nonnegative(),
+  loadBalancerChild: z.number().nonnegative(),
+  server: z.number().nonnegative(),
+  volume: z.number().nonnegative(),
+});
+/** Milliseconds from an accepted change to its end state (ACTIVE, available). */
+export type TransitionDelays = z.infer<typeof transitionDelaysSchema>;
+
+export interface CloudProfile {
+  latency: RequestLatency;
+  transitions: TransitionDelays;
+}
+
+/**
+ * Roughly what a healthy mid-sized cloud answers: Neutron and Glance reads
+ * are cheap, Nova's server create and Keystone's token issue are the slowest
+ * calls; an amphora boots in ~8 s here (minutes on clouds without a spare
+ * pool), listener/pool/monitor/member changes take ~3 s, a server ~10 s to
+ * ACTIVE, a volume ~5 s to available.
+ */
+export const realisticProfile: CloudProfile = {
+  latency: {
+    identity: { read: 40, write: 80 },
+    network: { read: 20, write: 40 },
+    compute: { read: 30, write: 80 },
+    'load-balancer': { read: 25, write: 50 },
+    image: { read: 20, write: 40 },
+    'block-storage': { read: 25, write: 50 },
+  },
+  transitions: { loadBalancer: 8_000, loadBalancerChild: 3_000, server: 10_000, volume: 5_000 },
+};
+
+export interface BenchCloudOptions {
+  profile: CloudProfile;
+  /** Requests the cloud's API front serves at once; more get 429 with Retry-After. Infinity = no limit. */
+  maxInFlight: number;
+  retryAfterSeconds: number;
+}
+
+/** What the cloud's API front saw (Keystone excluded: tokens are issued once per session). */
+export interface FrontStats {
+  served: number;
+  rejected: number;
+  peakInFlight: number;
+}
+
+export interface BenchCloud {
+  simulator: Simulator;
+  front: FrontStats;
+  /** Starts counting front statistics afresh (the peak too). */
+  resetFront(): void;
+  close(): Promise<void>;
+}
+
+const isRead = (method: string) => method === 'GET' || method === 'HEAD';
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function startBenchCloud(options: BenchCloudOptions): Promise<BenchCloud> {
+  const latency: RequestLatency = requestLatencySchema.parse(options.profile.latency);
+  const transitions = transitionDelaysSchema.parse(options.profile.transitions);
+  if (!(options.maxInFlight >= 1)) throw new Error(`maxInFlight must be at least 1, got ${options.maxInFlight}`);
+  const front: FrontStats = { served: 0, rejected: 0, peakInFlight: 0 };
+  let inFlight = 0;
+  /** Set while an Octavia handler runs; its transition (if any) starts within that synchronous call. */
+  let octaviaRequest: string | undefined;
+
+  const withDelay = (ctx: SimulatorContext, delay: () => number): SimulatorContext =>
+    Object.create(ctx, { transitionDelayMs: { get: delay, enumerable: true } }) as SimulatorContext;
+  const paced = (factory: SimulatedServiceFactory, delay: () => number): SimulatedServiceFactory => (ctx) => {
+    const service = factory(withDelay(ctx, delay));
+    return { ...service, router: () => frontOf(service) };
+  };
+
+  function frontOf(service: SimulatedService): express.Router {
+    const inner = service.router();
+    const costs = latency[service.type];
+    const outer = express.Router();
+    outer.use(async (req: Request, res: Response, next: NextFunction) => {
+      if (inFlight >= options.maxInFlight) {
+        front.rejected += 1;
+        res.setHeader('Retry-After', String(options.retryAfterSeconds));
+        res.status(429).json(service.formatError(429, `Rate limit exceeded: more than ${options.maxInFlight} requests in flight.`));
+        return;
+      }
+      inFlight += 1;
+      front.served += 1;
+      front.peakInFlight = Math.max(front.peakInFlight, inFlight);
+      res.once('close', () => (inFlight -= 1));
+      await sleep(isRead(req.method) ? costs.read : costs.write);
+      if (service.type !== 'load-balancer') return inner(req, res, next);
+      octaviaRequest = `${req.method} ${req.path}`;
+      try {
+        inner(req, res, next);
+      } finally {
+        octaviaRequest = undefined;
+      }
+    });
+    return outer;
+  }
+
+  const octaviaDelay = () => (octaviaRequest !== undefined && /^POST \/v2(\.0)?\/lbaas\/loadbalancers\/?$/.test(octaviaRequest) ? transitions.loadBalancer : transitions.loadBalancerChild);
+  const services = [
+    paced(createNeutronSimulator, () => 0),
+    paced(createNovaSimulator, () => transitions.server),
+    paced(createOctaviaSimulator, octaviaDelay),
+    paced(createGlanceSimulator, () => 0),
+    paced(createCinderSimulator, () => transitions.volume),
+  ];
+  const simulator = await startSimulator({
+    services,
+    latency: [
+      { service: 'identity', method: 'GET', ms: latency.identity.read },
+      { service: 'identity', method: 'POST', ms: latency.identity.write },
+    ],
+  });
+  return {
+    simulator,
+    front,
+    resetFront() {
+      Object.assign(front, { served: 0, rejected: 0, peakInFlight: inFlight });
+    },
+    close: () => simulator.close(),
+  };
+}

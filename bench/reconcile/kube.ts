@@ -1,0 +1,174 @@
+/**
+ * The benchmark's two views of the API server: a client that creates objects
+ * over HTTPS as `kubectl apply` would (admin client certificate from the
+ * generated kubeconfig), and a timeline of when each object's conditions
+ * first became True, from a watch on the server's storage, so "Ready at"
+ * is the commit time of the status write, not a polling interval later.
+ */
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import { performance } from 'node:perf_hooks';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import type { KindDefinition } from '../../src/apiserver/registry/kind.js';
+import type { JsonObject, Storage, Watch } from '../../src/storage/interface.js';
+import type { KubeObject } from './manifests.js';
+
+const kubeconfigSchema = z.object({
+  clusters: z.array(z.object({ cluster: z.object({ 'certificate-authority-data': z.string() }) })).min(1),
+  users: z.array(z.object({ user: z.object({ 'client-certificate-data': z.string(), 'client-key-data': z.string() }) })).min(1),
+});
+
+export class ApiClient {
+  private readonly agent: https.Agent;
+  private readonly base: URL;
+
+  constructor(
+    url: string,
+    kubeconfigPath: string,
+    private readonly kinds: KindDefinition[],
+  ) {
+    const config = kubeconfigSchema.parse(parseYaml(readFileSync(kubeconfigPath, 'utf8')));
+    const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
+    this.agent = new https.Agent({
+      keepAlive: true,
+      maxSockets: 16,
+      ca: decode(config.clusters[0].cluster['certificate-authority-data']),
+      cert: decode(config.users[0].user['client-certificate-data']),
+      key: decode(config.users[0].user['client-key-data']),
+    });
+    this.base = new URL(url);
+  }
+
+  /** POSTs the object to its collection; anything but 201 Created is an error. */
+  async create(object: KubeObject): Promise<void> {
+    const path = this.collectionPath(object);
+    const body = JSON.stringify(object);
+    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = https.request(
+        { host: this.base.hostname, port: this.base.port, path, method: 'POST', agent: this.agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+    if (status !== 201) throw new Error(`creating ${object.kind} ${object.metadata.name}: HTTP ${status}: ${text.slice(0, 500)}`);
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private collectionPath(object: KubeObject): string {
+    const slash = object.apiVersion.lastIndexOf('/');
+    const group = slash < 0 ? '' : object.apiVersion.slice(0, slash);
+    const version = object.apiVersion.slice(slash + 1);
+    const kind = this.kinds.find((candidate) => candidate.group === group && candidate.kind === object.kind);
+    if (!kind) throw new Error(`the server does not serve ${object.kind} in group "${group}"`);
+    const root = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
+    const namespace = kind.namespaced ? `/namespaces/${object.metadata.namespace ?? 'default'}` : '';
+    return `${root}${namespace}/${kind.plural}`;
+  }
+}
+
+const statusSchema = z.object({
+  status: z.object({ conditions: z.array(z.object({ type: z.string(), status: z.string() })).optional() }).optional(),
+});
+
+/** Storage keys end in <namespace>/<name>; the prefix names the kind. */
+export interface WatchedKind {
+  kind: string;
+  prefix: string;
+}
+
+export class ConditionTimeline {
+  /** `${kind} ${namespace}/${name}` → condition type → when it first became True (performance.now()). */
+  private readonly firstTrue = new Map<string, Map<string, number>>();
+  private readonly watches: Watch[] = [];
+  private readonly listeners = new Set<() => void>();
+  /** Why the timeline stopped seeing changes; every wait fails with it. */
+  private broken?: string;
+
+  static async start(storage: Storage, kinds: WatchedKind[]): Promise<ConditionTimeline> {
+    const timeline = new ConditionTimeline();
+    const revision = await storage.currentRevision();
+    for (const kind of kinds) {
+      timeline.watches.push(
+        storage.watch({
+          prefix: kind.prefix,
+          afterRevision: revision,
+          onEvent: (event) => timeline.observe(kind, event.key, event.value),
+          onError: (error) => {
+            timeline.broken = `the benchmark's watch on ${kind.prefix} ended: ${error.message}`;
+            timeline.notify();
+          },
+        }),
+      );
+    }
+    return timeline;
+  }
+
+  /** When the object's condition first became True, or undefined. */
+  trueAt(kind: string, namespace: string, name: string, type: string): number | undefined {
+    return this.firstTrue.get(`${kind} ${namespace}/${name}`)?.get(type);
+  }
+
+  /** Every (object, condition) first-True time of one kind. */
+  entries(kind: string): { name: string; type: string; atMs: number }[] {
+    const out: { name: string; type: string; atMs: number }[] = [];
+    for (const [object, types] of this.firstTrue) {
+      if (!object.startsWith(`${kind} `)) continue;
+      for (const [type, atMs] of types) out.push({ name: object.slice(kind.length + 1), type, atMs });
+    }
+    return out.sort((a, b) => a.atMs - b.atMs);
+  }
+
+  /** Resolves when `done()` holds after some event; rejects after timeoutMs with `describe()`. */
+  waitUntil(done: () => boolean, timeoutMs: number, describe: () => string): Promise<void> {
+    if (done()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const failed = this.broken;
+        if (failed === undefined && !done()) return;
+        clearTimeout(timer);
+        this.listeners.delete(check);
+        if (failed === undefined) resolve();
+        else reject(new Error(failed));
+      };
+      const timer = setTimeout(() => {
+        this.listeners.delete(check);
+        reject(new Error(`not converged after ${timeoutMs / 1000} s: ${describe()}`));
+      }, timeoutMs);
+      this.listeners.add(check);
+    });
+  }
+
+  stop(): void {
+    for (const watch of this.watches) watch.stop();
+    this.listeners.clear();
+  }
+
+  private observe(kind: WatchedKind, key: string, value: JsonObject): void {
+    const at = performance.now();
+    const name = key.slice(kind.prefix.length);
+    const parsed = statusSchema.safeParse(value);
+    const conditions = parsed.success ? (parsed.data.status?.conditions ?? []) : [];
+    const object = `${kind.kind} ${name}`;
+    let types = this.firstTrue.get(object);
+    for (const condition of conditions) {
+      if (condition.status !== 'True' || types?.has(condition.type)) continue;
+      if (!types) this.firstTrue.set(object, (types = new Map()));
+      types.set(condition.type, at);
+    }
+    this.notify();
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+}

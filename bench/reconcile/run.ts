@@ -1,0 +1,425 @@
+/**
+ * Reconciler benchmark: the API server, the reconciler and a simulated cloud
+ * with a real cloud's pace (bench/reconcile/cloud.ts), all in this process,
+ * fed the objects of examples/ over HTTPS. Four figures:
+ *   1. time to Ready of the example cluster (bastion, 3 control-plane and
+ *      3 worker machines, applied at once) against the critical path of its
+ *      dependent operations (bench/reconcile/critical-path.ts);
+ *   2. OpenStack calls for the cluster, a worker machine and a control-plane
+ *      machine, applied one group at a time so each group's calls are its own;
+ *   3. calls of the unchanged cluster at steady state, with a short resync
+ *      period, scaled to the default 10 minutes;
+ *   4. many clusters converging at once on one cloud whose API front answers
+ *      429 beyond a number of requests in flight.
+ * Calls are counted from the OpenStack session's per-attempt log (retries
+ * included). It is a measurement: a missed target does not fail the run, an
+ * object that never becomes Ready does.
+ *
+ *   npm run bench:reconcile                          # everything, 100 clusters x 10 machines (about 10 min)
+ *   npm run bench:reconcile -- --clusters 20         # a smaller figure 4
+ *   npm run bench:reconcile -- --skip-scale          # figures 1-3 only
+ *   npm run bench:reconcile -- --quick               # 5 clusters x 4 machines, a 33 s steady-state window
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { servedKinds } from '../../src/api/kinds.js';
+import { startApp, type RunningApp } from '../../src/app.js';
+import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
+import { KindClient } from '../../src/reconcile/objects.js';
+import { pool, sourceRevision, summarize, table } from '../common.js';
+import { byRequestShape, byServiceMethod, CallLog, countBy, peakConcurrency, type Call } from './calls.js';
+import { realisticProfile, startBenchCloud, type BenchCloud, type CloudProfile } from './cloud.js';
+import { clusterSteps, criticalPath } from './critical-path.js';
+import { ApiClient, ConditionTimeline } from './kube.js';
+import { clusterObjects, loadExamples, type ClusterObjects, type KubeObject } from './manifests.js';
+
+// ---- configuration ---------------------------------------------------------
+
+interface Config {
+  clusters: number;
+  machinesPerCluster: number;
+  /** The cloud's API front in figure 4: requests served at once before 429. */
+  cloudMaxInFlight: number;
+  /** Resync period while measuring steady state; the figure is scaled to the default. */
+  steadyResyncMs: number;
+  steadyWindowMs: number;
+  skipScale: boolean;
+  convergeTimeoutMs: number;
+}
+
+/** The reconciler's default resync period (src/reconcile/manager.ts) and its jitter (up to +20%, src/reconcile/controller.ts). */
+const defaultResyncMs = 10 * 60_000;
+const meanJitter = 1.1;
+/** The reconciler's per-cloud bound on calls in flight (CloudConnections' default). */
+const reconcilerPerCloud = 16;
+const controlPlaneMachines = 3;
+const exampleWorkers = 3;
+
+const usage = `Usage: node dist/bench/reconcile/run.js [options]
+  --clusters N            clusters in figure 4 (default 100)
+  --machines N            machines per cluster in figure 4, ${controlPlaneMachines} of them control plane (default 10)
+  --cloud-max-in-flight N the cloud answers 429 beyond N requests in flight (default 12; the reconciler allows ${reconcilerPerCloud})
+  --skip-scale            figures 1-3 only
+  --quick                 5 clusters x 4 machines and a 33 s steady-state window: checks the harness
+`;
+
+function positiveInteger(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(value)}`);
+  return parsed;
+}
+
+function parseConfig(): Config {
+  const { values } = parseArgs({
+    options: {
+      clusters: { type: 'string' },
+      machines: { type: 'string' },
+      'cloud-max-in-flight': { type: 'string' },
+      'skip-scale': { type: 'boolean', default: false },
+      quick: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(usage);
+    process.exit(0);
+  }
+  const quick = values.quick ?? false;
+  const machinesPerCluster = positiveInteger('machines', values.machines, quick ? 4 : 10);
+  if (machinesPerCluster <= controlPlaneMachines) throw new Error(`--machines must exceed the ${controlPlaneMachines} control-plane machines, got ${machinesPerCluster}`);
+  return {
+    clusters: positiveInteger('clusters', values.clusters, quick ? 5 : 100),
+    machinesPerCluster,
+    cloudMaxInFlight: positiveInteger('cloud-max-in-flight', values['cloud-max-in-flight'], 12),
+    steadyResyncMs: 10_000,
+    steadyWindowMs: quick ? 33_000 : 66_000,
+    skipScale: values['skip-scale'] ?? false,
+    convergeTimeoutMs: 8 * 60_000,
+  };
+}
+
+// ---- formatting --------------------------------------------------------------
+
+const seconds = (ms: number) => (ms / 1000).toFixed(1);
+const fixed = (value: number, digits = 1) => value.toFixed(digits);
+const log = (line = '') => process.stdout.write(`${line}\n`);
+const isRead = (call: Call) => call.method === 'GET' || call.method === 'HEAD';
+
+/** Rows of counts by `key` for several columns of calls, each divided by its own divisor. */
+function countTable(header: string[], columns: { calls: Call[]; per: number }[], key: (call: Call) => string): string {
+  const counted = columns.map((column) => new Map(countBy(column.calls, key)));
+  const keys = [...new Set(counted.flatMap((counts) => [...counts.keys()]))].sort();
+  const cell = (count: number | undefined, per: number) => (count === undefined ? '' : per === 1 ? String(count) : fixed(count / per));
+  const rows = keys.map((name) => [name, ...counted.map((counts, index) => cell(counts.get(name), columns[index].per))]);
+  const total = ['total', ...columns.map((column) => cell(column.calls.length, column.per))];
+  const withoutIdentity = ['total without identity', ...columns.map((column) => cell(column.calls.filter((call) => call.service !== 'identity').length, column.per))];
+  return table([header, ...rows, total, withoutIdentity]);
+}
+
+// ---- one running stack -------------------------------------------------------
+
+interface Stack {
+  app: RunningApp;
+  cloud: BenchCloud;
+  calls: CallLog;
+  timeline: ConditionTimeline;
+  api: ApiClient;
+  examples: KubeObject[];
+  stop(): Promise<void>;
+}
+
+async function startStack(options: { resyncPeriodMs?: number; cloudMaxInFlight: number; profile: CloudProfile }): Promise<Stack> {
+  const cloud = await startBenchCloud({ profile: options.profile, maxInFlight: options.cloudMaxInFlight, retryAfterSeconds: 1 });
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-bench-reconcile-'));
+  const calls = new CallLog();
+  const app = await startApp({
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    kinds: servedKinds,
+    reconciler: { resyncPeriodMs: options.resyncPeriodMs, sessionOptions: { logger: calls.logger } },
+  });
+  const watched = ['OpenStackCluster', 'OpenStackMachine', 'OpenStackServer'].map((kind) => {
+    const definition = servedKinds.find((candidate) => candidate.kind === kind);
+    if (!definition) throw new Error(`the server does not serve ${kind}`);
+    return { kind, prefix: new KindClient(definition, app.storage).prefix };
+  });
+  const timeline = await ConditionTimeline.start(app.storage, watched);
+  const api = new ApiClient(app.url, app.kubeconfigPath, servedKinds);
+  return {
+    app,
+    cloud,
+    calls,
+    timeline,
+    api,
+    examples: loadExamples(cloud.simulator.url),
+    async stop() {
+      timeline.stop();
+      api.close();
+      await app.close();
+      await cloud.close();
+      await rm(dataDir, { recursive: true, force: true });
+      calls.assertParsed();
+    },
+  };
+}
+
+const namespaceOf = (object: KubeObject) => object.metadata.namespace ?? 'default';
+const machineName = (pair: KubeObject[]) => {
+  const infrastructure = pair.find((object) => object.kind === 'OpenStackMachine');
+  if (!infrastructure) throw new Error(`machine ${pair[0].metadata.name} has no OpenStackMachine`);
+  return { namespace: namespaceOf(infrastructure), name: infrastructure.metadata.name };
+};
+const clusterName = (objects: ClusterObjects) => {
+  const cluster = objects.cluster.find((object) => object.kind === 'OpenStackCluster')!;
+  return { namespace: namespaceOf(cluster), name: cluster.metadata.name };
+};
+
+/** Ready times of the named objects, once all are Ready. */
+async function readyTimes(stack: Stack, objects: { kind: string; namespace: string; name: string }[], timeoutMs: number): Promise<number[]> {
+  const readyAt = () => objects.map((object) => stack.timeline.trueAt(object.kind, object.namespace, object.name, 'Ready'));
+  await stack.timeline.waitUntil(
+    () => readyAt().every((at) => at !== undefined),
+    timeoutMs,
+    () => {
+      const waiting = objects.filter((_, index) => readyAt()[index] === undefined);
+      return `${waiting.length} of ${objects.length} not Ready, e.g. ${waiting.slice(0, 3).map((object) => `${object.kind} ${object.namespace}/${object.name}`).join(', ')}`;
+    },
+  );
+  return readyAt() as number[];
+}
+
+/** Resources in the cloud by service and type, seed data included. */
+function inventory(cloud: BenchCloud): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const [service, kinds] of Object.entries(cloud.simulator.inventory())) {
+    for (const [kind, count] of Object.entries(kinds ?? {})) counts.set(`${service} ${kind}`, count);
+  }
+  return counts;
+}
+
+function inventoryDelta(before: Map<string, number>, after: Map<string, number>): [string, number][] {
+  return [...after].map(([key, count]): [string, number] => [key, count - (before.get(key) ?? 0)]).filter(([, delta]) => delta !== 0);
+}
+
+// ---- figure 1 and 3: time to Ready, then steady state --------------------------
+
+function printProfile(profile: CloudProfile): void {
+  log('Cloud pace (bench/reconcile/cloud.ts):');
+  log(table([['service', 'read ms', 'write ms'], ...Object.entries(profile.latency).map(([service, costs]) => [service, String(costs.read), String(costs.write)])]));
+  const { transitions } = profile;
+  log(
+    table([
+      ['asynchronous transition', 'ms'],
+      ['load balancer PENDING_CREATE -> ACTIVE', String(transitions.loadBalancer)],
+      ['listener, pool, monitor, member (and the LB back to ACTIVE)', String(transitions.loadBalancerChild)],
+      ['server BUILD -> ACTIVE', String(transitions.server)],
+      ['volume creating -> available (not in the example)', String(transitions.volume)],
+    ]),
+  );
+}
+
+async function timeToReadyAndSteadyState(config: Config, profile: CloudProfile): Promise<void> {
+  log(`\n## 1. Time to Ready: the example cluster + ${controlPlaneMachines + exampleWorkers} machines, applied at once\n`);
+  const stack = await startStack({ resyncPeriodMs: config.steadyResyncMs, cloudMaxInFlight: Infinity, profile });
+  try {
+    const objects = clusterObjects(stack.examples, 'demo', exampleWorkers);
+    const cluster = clusterName(objects);
+    const machines = [...objects.controlPlane, ...objects.workers].map(machineName);
+    const before = inventory(stack.cloud);
+    const started = performance.now();
+    // In the examples' file order, one at a time, as `kubectl apply -f examples/` sends them.
+    for (const object of stack.examples) await stack.api.create(object);
+    const applied = performance.now();
+    const [clusterReady, ...machinesReady] = await readyTimes(
+      stack,
+      [{ kind: 'OpenStackCluster', ...cluster }, ...machines.map((machine) => ({ kind: 'OpenStackMachine', ...machine }))],
+      config.convergeTimeoutMs,
+    );
+    const finished = Math.max(clusterReady, ...machinesReady);
+    const model = criticalPath(clusterSteps(profile, { controlPlane: controlPlaneMachines, workers: exampleWorkers }));
+    const measuredMs = finished - started;
+    log(
+      table([
+        ['figure', 'value', 'target'],
+        ['apply (kubectl-style, one object at a time)', `${seconds(applied - started)} s`, ''],
+        ['cluster Ready', `${seconds(clusterReady - started)} s`, ''],
+        ['last machine Ready (= all Ready)', `${seconds(measuredMs)} s`, ''],
+        ['critical path of dependent operations', `${seconds(model.totalMs)} s`, ''],
+        ['ratio', `${fixed(measuredMs / model.totalMs, 2)}x`, '<= 1.10x'],
+      ]),
+    );
+    log('\nCritical path (model):');
+    log(table([['step', 'costs ms', 'done at s'], ...model.chain.map(({ step, finishMs }) => [step.name, String(step.ms), seconds(finishMs)])]));
+    log('\nMeasured: when each condition first became True (s after the first object was sent):');
+    const conditionRows = ['OpenStackCluster', 'OpenStackServer', 'OpenStackMachine'].flatMap((kind) =>
+      stack.timeline.entries(kind).map((entry) => [`${kind} ${entry.name}`, entry.type, seconds(entry.atMs - started)]),
+    );
+    log(table([['object', 'condition', 'True at s'], ...conditionRows]));
+    const converging = stack.calls.between(started, finished);
+    log(`\nOpenStack calls until all Ready: ${converging.length} (${converging.filter((call) => call.retry > 0).length} retries), peak ${peakConcurrency(converging)} in flight`);
+    const owned = inventoryDelta(before, inventory(stack.cloud));
+    await steadyState(config, stack, finished, owned);
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function steadyState(config: Config, stack: Stack, readyAt: number, owned: [string, number][]): Promise<void> {
+  log(`\n## 3. Steady state: the same cluster unchanged, resync every ${seconds(config.steadyResyncMs)} s (+0-20% jitter)\n`);
+  // Every object's last pass before Ready was followed by a resync timer; wait out the requeues still pending from convergence.
+  const windowStart = Math.max(readyAt, performance.now()) + config.steadyResyncMs * 1.2;
+  await new Promise((resolve) => setTimeout(resolve, windowStart - performance.now() + config.steadyWindowMs));
+  const calls = stack.calls.between(windowStart, windowStart + config.steadyWindowMs);
+  const cycles = config.steadyWindowMs / (config.steadyResyncMs * meanJitter);
+  const perCycle = calls.length / cycles;
+  const ownedTotal = owned.reduce((sum, [, count]) => sum + count, 0);
+  const getsPerCycle = calls.filter(isRead).length / cycles;
+  log(table([['resources created in the cloud (owned)', 'count'], ...owned.map(([kind, count]) => [kind, String(count)]), ['total', String(ownedTotal)]]));
+  log('');
+  log(
+    table([
+      ['figure', 'value', 'target / reference'],
+      ['window', `${seconds(config.steadyWindowMs)} s = ${fixed(cycles)} mean resync periods`, ''],
+      ['calls in the window', String(calls.length), ''],
+      ['calls per resync (all objects)', fixed(perCycle), ''],
+      ['GETs per owned resource per resync', fixed(getsPerCycle / ownedTotal, 2), '<= 1'],
+      ['non-GET calls in the window', String(calls.filter((call) => !isRead(call)).length), '0'],
+      [`calls per hour at the default ${defaultResyncMs / 60_000} min resync`, fixed(perCycle * (3_600_000 / (defaultResyncMs * meanJitter)), 0), 'CAPO ~100 per cluster'],
+    ]),
+  );
+  log('\nSteady-state calls per resync by request:');
+  log(countTable(['request', 'per resync'], [{ calls, per: cycles }], byRequestShape));
+}
+
+// ---- figure 2: calls per cluster and per machine ---------------------------------
+
+async function callsPerObject(config: Config, profile: CloudProfile): Promise<void> {
+  log('\n## 2. OpenStack calls per cluster and per machine (applied one group at a time)\n');
+  const stack = await startStack({ cloudMaxInFlight: Infinity, profile });
+  try {
+    const objects = clusterObjects(stack.examples, 'demo', exampleWorkers);
+    const phase = async (create: KubeObject[], waitFor: { kind: string; namespace: string; name: string }[]) => {
+      const started = performance.now();
+      for (const object of create) await stack.api.create(object);
+      await readyTimes(stack, waitFor, config.convergeTimeoutMs);
+      // Calls a group's last pass makes after its Ready write still belong to it.
+      await stack.calls.settle(3_000, 30_000);
+      return stack.calls.between(started);
+    };
+    const cluster = await phase([objects.identity, ...objects.cluster], [{ kind: 'OpenStackCluster', ...clusterName(objects) }]);
+    const workers = await phase(objects.workers.flat(), objects.workers.map((pair) => ({ kind: 'OpenStackMachine', ...machineName(pair) })));
+    const controlPlane = await phase(objects.controlPlane.flat(), objects.controlPlane.map((pair) => ({ kind: 'OpenStackMachine', ...machineName(pair) })));
+    const columns = [
+      { calls: cluster, per: 1 },
+      { calls: workers, per: objects.workers.length },
+      { calls: controlPlane, per: objects.controlPlane.length },
+    ];
+    const header = ['request', 'cluster (with bastion)', 'per worker machine', 'per control-plane machine'];
+    log(countTable(header, columns, byServiceMethod));
+    log('\nTargets: <= 40 per cluster, <= 12 per worker machine (CAPO: about 63-77 and 21-30).');
+    log('\nBy request shape:');
+    log(countTable(header, columns, byRequestShape));
+    const statuses = countBy([...cluster, ...workers, ...controlPlane], (call) => call.outcome).map(([status, count]) => `${status}: ${count}`);
+    log(`\nOutcomes: ${statuses.join(', ')}`);
+  } finally {
+    await stack.stop();
+  }
+}
+
+// ---- figure 4: many clusters at once -----------------------------------------------
+
+/** Enough quota for every cluster, and public addresses for three floating IPs or gateways each. */
+async function prepareForScale(cloud: BenchCloud, clusters: number): Promise<void> {
+  for (const resource of ['instances', 'cores', 'ram', 'network', 'subnet', 'port', 'router', 'floatingip', 'security_group', 'security_group_rule', 'volumes', 'gigabytes']) {
+    cloud.simulator.setQuota('demo', resource, Infinity);
+  }
+  const session = await OpenStackSession.create(loadCloud({ cloudsYaml: cloud.simulator.cloudsYaml(), cloudName: 'simulator-admin' }));
+  try {
+    const { neutron } = createServiceClients(session);
+    const [external] = await neutron.listNetworks({ name: 'public' });
+    if (!external) throw new Error('the simulator has no public network');
+    // 172.24.4.0/24 holds about 250 addresses; each cluster takes a router gateway and two floating IPs.
+    const prefix = Math.min(24, 32 - Math.ceil(Math.log2(clusters * 3 + 8)));
+    await neutron.createSubnet({ network_id: external.id, cidr: `172.25.0.0/${prefix}`, ip_version: 4, name: 'public-bench', enable_dhcp: false });
+  } finally {
+    session.close();
+  }
+}
+
+async function manyClusters(config: Config, profile: CloudProfile): Promise<void> {
+  const workers = config.machinesPerCluster - controlPlaneMachines;
+  log(`\n## 4. ${config.clusters} clusters x ${config.machinesPerCluster} machines (${controlPlaneMachines} control plane, ${workers} workers) + bastions, applied at once\n`);
+  const stack = await startStack({ cloudMaxInFlight: config.cloudMaxInFlight, profile });
+  try {
+    await prepareForScale(stack.cloud, config.clusters);
+    stack.cloud.resetFront();
+    const clusters = Array.from({ length: config.clusters }, (_, index) => clusterObjects(stack.examples, `bench-${String(index).padStart(3, '0')}`, workers));
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    await stack.api.create(clusters[0].identity);
+    // Eight clients applying whole clusters, each in file order.
+    await pool(clusters.length, 8, async (index) => {
+      const objects = clusters[index];
+      for (const object of [...objects.cluster, ...objects.controlPlane.flat(), ...objects.workers.flat()]) await stack.api.create(object);
+    });
+    const applied = performance.now();
+    const clusterKeys = clusters.map((objects) => ({ kind: 'OpenStackCluster', ...clusterName(objects) }));
+    const machineKeys = clusters.flatMap((objects) => [...objects.controlPlane, ...objects.workers].map((pair) => ({ kind: 'OpenStackMachine', ...machineName(pair) })));
+    const readyAt = await readyTimes(stack, [...clusterKeys, ...machineKeys], config.convergeTimeoutMs);
+    const finished = Math.max(...readyAt);
+    const cpu = process.cpuUsage(cpuBefore);
+    const calls = stack.calls.between(started, finished);
+    const clusterReady = summarize(readyAt.slice(0, clusterKeys.length).map((at) => (at - started) / 1000));
+    const machineReady = summarize(readyAt.slice(clusterKeys.length).map((at) => (at - started) / 1000));
+    const rejected = calls.filter((call) => call.outcome === '429');
+    const wallMs = finished - started;
+    log(
+      table([
+        ['figure', 'value'],
+        ['objects applied (8 clients)', `${clusters.length * (clusters[0].cluster.length + 2 * config.machinesPerCluster) + 1} in ${seconds(applied - started)} s`],
+        ['all Ready after', `${seconds(wallMs)} s`],
+        ['cluster Ready p50 / p99 / max', `${fixed(clusterReady.p50)} / ${fixed(clusterReady.p99)} / ${fixed(clusterReady.max)} s`],
+        ['machine Ready p50 / p99 / max', `${fixed(machineReady.p50)} / ${fixed(machineReady.p99)} / ${fixed(machineReady.max)} s`],
+        ['OpenStack calls (attempts)', `${calls.length} (${fixed(calls.length / config.clusters)} per cluster with its machines)`],
+        ['retried attempts', String(calls.filter((call) => call.retry > 0).length)],
+        ['peak calls in flight (client side, all services)', String(peakConcurrency(calls))],
+        ['peak requests in flight (cloud API front, without Keystone)', String(stack.cloud.front.peakInFlight)],
+        ['reconciler bound per cloud', String(reconcilerPerCloud)],
+        [`429s answered (front limit ${config.cloudMaxInFlight} in flight, Retry-After 1 s)`, `${stack.cloud.front.rejected} (client saw ${rejected.length})`],
+        ['calls per second, mean', fixed(calls.length / (wallMs / 1000), 0)],
+        ['CPU of this process (API server + reconciler + cloud)', `${fixed((cpu.user + cpu.system) / 1e6)} s (${fixed((cpu.user + cpu.system) / 1e3 / wallMs * 100, 0)}% of a core)`],
+      ]),
+    );
+    log('\nBy service and method:');
+    log(countTable(['request', 'total', 'per cluster with its machines'], [{ calls, per: 1 }, { calls, per: config.clusters }], byServiceMethod));
+    log(`\nOutcomes: ${countBy(calls, (call) => call.outcome).map(([status, count]) => `${status}: ${count}`).join(', ')}`);
+  } finally {
+    await stack.stop();
+  }
+}
+
+// ---- main ----------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const config = parseConfig();
+  const profile = realisticProfile;
+  log(`# bench/reconcile (code ${sourceRevision()}, Node ${process.version}, ${os.cpus().length} CPUs)\n`);
+  printProfile(profile);
+  const started = performance.now();
+  await timeToReadyAndSteadyState(config, profile);
+  await callsPerObject(config, profile);
+  if (config.skipScale) log('\n## 4. skipped (--skip-scale)');
+  else await manyClusters(config, profile);
+  log(`\nTotal run time ${seconds(performance.now() - started)} s.`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench/reconcile failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,146 @@
+/**
+ * The REST admin API under /admin/v1: a cluster's inventory as
+ * `ansible-inventory --list` JSON, the reconcile queue, forcing a reconcile
+ * and a cluster's preflight report. Same authentication and authorizer as
+ * the Kubernetes routes; every failure is a Kubernetes Status (401, 403,
+ * 404, 405, 503).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Authorizer } from '../apiserver/auth/authorizer.js';
+import type { RequestAuthenticator } from '../apiserver/auth/authenticator.js';
+import { anonymousUser } from '../apiserver/auth/user.js';
+import { ApiError, errors } from '../apiserver/errors.js';
+import { sendError, sendJson } from '../apiserver/http/respond.js';
+import { toAnsibleListJson } from '../inventory/index.js';
+import type { Storage } from '../storage/interface.js';
+import { ForbiddenError, InventoryAccess } from '../graphql/access.js';
+import { ClusterNotFoundError, InvalidSelectionError, InventoryRequest } from '../graphql/inventory-request.js';
+
+export const adminPrefix = '/admin/v1';
+
+/** What the reconciler offers the admin API; a missing hook answers 503. */
+export interface AdminHooks {
+  /** The reconcile queue's status, as JSON. */
+  queue?: () => unknown;
+  /** Queues a reconcile of the object now; false when there is no such object. */
+  reconcile?: (kind: string, namespace: string, name: string) => Promise<boolean>;
+  /** The preflight report of a cluster, as JSON. */
+  preflight?: (namespace: string, name: string) => Promise<unknown>;
+}
+
+export interface AdminDeps {
+  storage: Storage;
+  authorizer: Authorizer;
+  authenticate: RequestAuthenticator;
+  hooks?: AdminHooks;
+}
+
+const infrastructureGroup = 'infrastructure.cluster.x-k8s.io';
+
+/** The kinds whose reconcile can be forced, by the plural the URL names them with (`clusters` as in the other admin paths). */
+const clusterTarget = { kind: 'OpenStackCluster', resource: 'openstackclusters', version: 'v1beta2' };
+const reconcilableKinds: Record<string, { kind: string; resource: string; version: string }> = {
+  clusters: clusterTarget,
+  openstackclusters: clusterTarget,
+  openstackmachines: { kind: 'OpenStackMachine', resource: 'openstackmachines', version: 'v1beta2' },
+  openstackservers: { kind: 'OpenStackServer', resource: 'openstackservers', version: 'v1alpha1' },
+};
+
+interface Route {
+  method: 'GET' | 'POST';
+  path: RegExp;
+  handle(request: AdminRequest, params: string[]): Promise<void>;
+}
+
+interface AdminRequest {
+  response: ServerResponse;
+  access: InventoryAccess;
+  inventory: InventoryRequest;
+  path: string;
+}
+
+const segment = '([a-z0-9]([-a-z0-9.]*[a-z0-9])?)';
+
+export function adminHandler(deps: AdminDeps): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
+  const hooks = deps.hooks ?? {};
+  const routes: Route[] = [
+    {
+      method: 'GET',
+      path: new RegExp(`^/namespaces/${segment}/clusters/${segment}/inventory$`),
+      async handle({ response, inventory }, [namespace, name]) {
+        sendJson(response, 200, toAnsibleListJson(await inventory.inventory({ namespace, name })));
+      },
+    },
+    {
+      method: 'GET',
+      path: /^\/queue$/,
+      async handle({ response, access, path }) {
+        await access.requirePath('get', path);
+        sendJson(response, 200, requireHook(hooks.queue, 'reconcile queue')());
+      },
+    },
+    {
+      method: 'POST',
+      path: new RegExp(`^/namespaces/${segment}/${segment}/${segment}/reconcile$`),
+      async handle({ response, access }, [namespace, plural, name]) {
+        const target = reconcilableKinds[plural!];
+        if (!target) throw errors.pathNotFound();
+        const { resource, version, kind } = target;
+        await access.requireResource('update', { group: infrastructureGroup, version, resource, namespace: namespace!, name: name! });
+        const queued = await requireHook(hooks.reconcile, 'forced reconcile')(kind, namespace!, name!);
+        if (!queued) throw errors.notFound({ group: infrastructureGroup, resource }, name!);
+        sendJson(response, 202, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Success',
+          message: `${kind} ${namespace}/${name} is queued for reconcile`,
+          code: 202,
+          details: { name, group: infrastructureGroup, kind: resource },
+        });
+      },
+    },
+    {
+      method: 'GET',
+      path: new RegExp(`^/namespaces/${segment}/clusters/${segment}/preflight$`),
+      async handle({ response, inventory }, [namespace, name]) {
+        const preflight = requireHook(hooks.preflight, 'preflight report');
+        await inventory.cluster(namespace!, name!);
+        sendJson(response, 200, await preflight(namespace!, name!));
+      },
+    },
+  ];
+
+  return async (request, response) => {
+    try {
+      const user = await deps.authenticate(request);
+      if (user === anonymousUser) throw errors.unauthorized();
+      const path = new URL(request.url ?? '/', 'https://localhost').pathname;
+      const matching = routes.map((route) => ({ route, match: route.path.exec(path) })).filter(({ match }) => match !== null);
+      if (matching.length === 0) throw errors.pathNotFound();
+      const found = matching.find(({ route }) => route.method === request.method);
+      if (!found) {
+        response.setHeader('Allow', [...new Set(matching.map(({ route }) => route.method))].join(', '));
+        throw new ApiError(405, 'MethodNotAllowed', `${request.method} is not supported on ${adminPrefix}${path}; use ${matching.map(({ route }) => route.method).join(' or ')}`);
+      }
+      const access = new InventoryAccess(user, deps.authorizer);
+      // Route patterns capture each segment with an inner group, so parameters are every other capture.
+      const params = found.match!.slice(1).filter((_, i) => i % 2 === 0);
+      await found.route.handle({ response, access, inventory: new InventoryRequest(deps.storage, access), path: `${adminPrefix}${path}` }, params);
+    } catch (error) {
+      sendError(response, asStatus(error));
+    }
+  };
+}
+
+function requireHook<T>(hook: T | undefined, what: string): T {
+  if (!hook) throw new ApiError(503, 'ServiceUnavailable', `this server runs no reconciler, so it offers no ${what}`);
+  return hook;
+}
+
+function asStatus(error: unknown): unknown {
+  if (error instanceof ForbiddenError) return errors.forbidden(error.message);
+  if (error instanceof ClusterNotFoundError) return new ApiError(404, 'NotFound', error.message, { group: infrastructureGroup, kind: 'openstackclusters' });
+  if (error instanceof InvalidSelectionError) return errors.badRequest(error.message);
+  return error;
+}

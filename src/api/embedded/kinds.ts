@@ -1,0 +1,52 @@
+/**
+ * What a management cluster's kube-apiserver would serve beside the CAPO
+ * kinds, for the embedded mode that runs without one: core v1 Secrets
+ * (identity clouds.yaml, bootstrap data) and Cluster API's Cluster and
+ * Machine, which the reconciler reads. Names, scopes and subresources are
+ * those of kube and of Cluster API's CRDs.
+ */
+import type { KindDefinition } from '../../apiserver/registry/kind.js';
+import { clusterV1beta2 } from './cluster.js';
+import { machineV1beta2 } from './machine.js';
+import { secretAdmission } from './secret-admission.js';
+import { secretV1 } from './secret.js';
+
+export const clusterApiGroup = 'cluster.x-k8s.io';
+
+export const secretKind: KindDefinition = {
+  group: '',
+  kind: 'Secret',
+  plural: 'secrets',
+  singular: 'secret',
+  namespaced: true,
+  versions: [secretV1],
+  subresources: { status: false },
+  admission: secretAdmission,
+  builtIn: true,
+};
+
+export const clusterKind: KindDefinition = {
+  group: clusterApiGroup,
+  kind: 'Cluster',
+  plural: 'clusters',
+  singular: 'cluster',
+  shortNames: ['cl'],
+  categories: ['cluster-api'],
+  namespaced: true,
+  versions: [clusterV1beta2],
+  subresources: { status: true },
+};
+
+export const machineKind: KindDefinition = {
+  group: clusterApiGroup,
+  kind: 'Machine',
+  plural: 'machines',
+  singular: 'machine',
+  shortNames: ['ma'],
+  categories: ['cluster-api'],
+  namespaced: true,
+  versions: [machineV1beta2],
+  subresources: { status: true },
+};
+
+export const embeddedClusterApiKinds: KindDefinition[] = [secretKind, clusterKind, machineKind];

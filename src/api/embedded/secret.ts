@@ -1,0 +1,58 @@
+/**
+ * The core v1 Secret, served as kube-apiserver serves it: data holds base64
+ * values, stringData is write-only (folded into data on every write, never
+ * stored), type defaults to Opaque and immutable freezes data and type.
+ */
+import { z } from 'zod';
+import type { KindVersion, PrinterColumn } from '../../apiserver/registry/kind.js';
+import { isPlainObject } from '../../apiserver/store/object.js';
+import type { JsonObject } from '../../storage/interface.js';
+
+// Keys and base64 are checked by the admission rules, whose messages leave the values out.
+const base64Value = z.string().meta({ format: 'base64' });
+
+const countOfKeys = (object: JsonObject): number => (isPlainObject(object.data) ? Object.keys(object.data).length : 0);
+
+/** The columns of kubectl's built-in Secret printer. */
+const printerColumns: PrinterColumn[] = [
+  { name: 'Type', type: 'string', jsonPath: '.type', description: 'How the data is meant to be used.' },
+  { name: 'Data', type: 'integer', jsonPath: '.data', value: countOfKeys, description: 'Number of keys in data.' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since the Secret was created.' },
+];
+
+export const secretV1: KindVersion = {
+  name: 'v1',
+  served: true,
+  storage: true,
+  schema: z
+    .object({
+      data: z
+        .record(z.string(), base64Value)
+        .optional()
+        .describe(
+          'The secret values, base64-encoded, by key. Keys consist of alphanumeric characters, "-", "_" and "."; ' +
+            'the decoded values of all keys together may not exceed 1 MiB.',
+        ),
+      stringData: z
+        .record(z.string(), z.string())
+        .optional()
+        .describe(
+          'Write-only convenience: plain-text values that are encoded into data when the Secret is written, ' +
+            'overriding data under the same key. Never returned.',
+        ),
+      type: z
+        .string()
+        .default('Opaque')
+        .describe(
+          'What the data is for, which decides the keys it must have: Opaque (anything), kubernetes.io/tls ' +
+            '(tls.crt, tls.key), kubernetes.io/basic-auth, kubernetes.io/ssh-auth, kubernetes.io/dockerconfigjson, ' +
+            'and others. Cannot change once set.',
+        ),
+      immutable: z
+        .boolean()
+        .optional()
+        .describe('When true, data and type can no longer change and immutable cannot be unset; the Secret can only be deleted.'),
+    })
+    .describe('Secret holds sensitive data, such as credentials or keys, by key.'),
+  printerColumns,
+};

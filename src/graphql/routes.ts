@@ -1,0 +1,30 @@
+/**
+ * The inventory APIs on the API server's HTTPS port: GraphQL at /graphql and
+ * the REST admin API at /admin/v1. Pass the result as startApiServer's
+ * `extraRoutes`, which hands over the server's authenticator and authorizer.
+ */
+import type express from 'express';
+import type { Authorizer } from '../apiserver/auth/authorizer.js';
+import type { RequestAuthenticator } from '../apiserver/auth/authenticator.js';
+import type { Storage } from '../storage/interface.js';
+import { adminHandler, adminPrefix, type AdminHooks } from '../admin/router.js';
+import type { QueryLimits } from './limits.js';
+import { mountGraphql } from './server.js';
+
+export interface InventoryRoutesDeps {
+  storage: Storage;
+  authorizer: Authorizer;
+  authenticate: RequestAuthenticator;
+  /** The reconciler's queue status, forced reconcile and preflight report; absent ones answer 503. */
+  admin?: AdminHooks;
+  /** GraphQL depth and cost limits (defaultQueryLimits otherwise). */
+  limits?: QueryLimits;
+}
+
+export function inventoryRoutes(deps: InventoryRoutesDeps): (app: express.Express) => void {
+  return (app) => {
+    mountGraphql(app, deps);
+    const admin = adminHandler({ ...deps, hooks: deps.admin });
+    app.use(adminPrefix, (request, response) => admin(request, response));
+  };
+}

@@ -1,0 +1,20 @@
+/**
+ * The inventory: cluster and node variables computed from stored CAPO
+ * objects, for the computed kinds, GraphQL, the admin API and Ansible.
+ */
+export type { InventorySnapshot } from './model.js';
+export { readInventorySnapshot } from './snapshot.js';
+export { clusterExtensionsOf } from './cluster-extensions.js';
+export { openStackNodesOf, openStackNodeOf } from './nodes.js';
+export {
+  ansibleInventory,
+  toAnsibleListJson,
+  UnknownClusterError,
+  InventoryNameConflictError,
+  sshPrivateKeySecretVar,
+  type AnsibleGroup,
+  type AnsibleHost,
+  type AnsibleInventory,
+} from './ansible.js';
+export { reservedResources, type FlavorSize, type Reservation, type NodeRole } from './reservations.js';
+export type { MissingVariable, MissingReason } from './variables.js';

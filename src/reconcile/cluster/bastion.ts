@@ -1,0 +1,142 @@
+/**
+ * The bastion, as its own OpenStackServer object owned by the cluster: this
+ * reconciler only decides whether the object should exist and with which
+ * spec. A spec change replaces the server (the object is deleted, then
+ * created anew), which is the one safe meaning of changing an immutable
+ * server; the floating IP we own survives the replacement and moves to the
+ * new server.
+ */
+import type { JsonObject } from '../../storage/interface.js';
+import { metaOf } from '../objects.js';
+import { bastionServerName } from '../names.js';
+import { remove } from '../resource/engine.js';
+import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
+import { serverSpecFor, specHash, type MachineSpec } from '../server-spec.js';
+import { clusterNameLabel } from '../paused.js';
+import { setOwned } from './load-balancer.js';
+import type { Networking } from './network.js';
+import type { ClusterContext } from './reconciler.js';
+
+export const specHashAnnotation = 'capo-apiserver.io/spec-hash';
+/** How often to look at a bastion being built or removed when no event arrives sooner. */
+const bastionRequeueMs = 15_000;
+
+function ownedFloatingIp(status: JsonObject): string | undefined {
+  return ((status.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined)?.['floatingip/bastion'];
+}
+
+export async function reconcileBastion(context: ClusterContext, networking: Networking): Promise<void> {
+  const { pass, spec, cluster, deps } = context;
+  const name = { namespace: cluster.namespace, name: bastionServerName(cluster) };
+  const existing = await deps.servers.get(name);
+  const bastion = spec.bastion;
+  if (!bastion || bastion.enabled === false || !bastion.spec) {
+    const gone = await removeBastionServer(context, existing);
+    if (gone) pass.observe((status) => delete status.bastion);
+    pass.condition(gone ? { type: 'BastionReady', status: 'True', reason: 'NotRequested' } : { type: 'BastionReady', status: 'False', reason: 'Deleting', message: 'deleting the bastion' });
+    return;
+  }
+  const desired = serverSpecFor({
+    machineSpec: bastion.spec as MachineSpec,
+    clusterSpec: spec as unknown as JsonObject,
+    clusterStatus: pass.status,
+    role: 'bastion',
+    availabilityZone: bastion.availabilityZone,
+  });
+  const hash = specHash(desired);
+  if (existing && metaOf(existing).annotations?.[specHashAnnotation] !== hash) {
+    await removeBastionServer(context, existing);
+    pass.condition({ type: 'BastionReady', status: 'False', reason: 'Replacing', message: 'the bastion spec changed: replacing the bastion server' });
+    return;
+  }
+  if (!existing) {
+    await deps.servers.create(cluster.namespace, {
+      metadata: {
+        name: name.name,
+        namespace: cluster.namespace,
+        labels: { [clusterNameLabel]: pass.meta.labels?.[clusterNameLabel] ?? cluster.name },
+        annotations: { [specHashAnnotation]: hash },
+        ownerReferences: [{ apiVersion: deps.clusters.apiVersion, kind: 'OpenStackCluster', name: cluster.name, uid: pass.meta.uid, controller: true, blockOwnerDeletion: true }],
+      },
+      spec: desired,
+    });
+    pass.condition({ type: 'BastionReady', status: 'False', reason: 'Creating', message: 'creating the bastion server' });
+    pass.wait({ waitingFor: 'the bastion server to be created', requeueAfterMs: bastionRequeueMs });
+    return;
+  }
+  const serverStatus = (existing.status as JsonObject | undefined) ?? {};
+  const addresses = (serverStatus.addresses as { type: string; address: string }[] | undefined) ?? [];
+  const ip = addresses.find((address) => address.type === 'InternalIP')?.address;
+  if (serverStatus.ready !== true) {
+    pass.observe((status) => {
+      status.bastion = { name: name.name, ...(serverStatus.instanceID ? { id: serverStatus.instanceID } : {}), ...(serverStatus.instanceState ? { state: serverStatus.instanceState } : {}) };
+    });
+    pass.condition({ type: 'BastionReady', status: 'False', reason: 'InstanceNotReady', message: `bastion server is ${String(serverStatus.instanceState ?? 'being created')}` });
+    pass.wait({ waitingFor: 'the bastion server to become ready', requeueAfterMs: bastionRequeueMs });
+    return;
+  }
+  let floatingIP: string | undefined;
+  const portId = ((serverStatus.resources as JsonObject | undefined)?.ports as { id: string }[] | undefined)?.[0]?.id;
+  if (networking.externalNetworkId !== undefined && portId !== undefined) {
+    floatingIP = await reconcileBastionFloatingIp(context, networking.externalNetworkId, portId);
+    if (floatingIP === undefined) return;
+  }
+  pass.observe((status) => {
+    status.bastion = {
+      id: serverStatus.instanceID,
+      name: name.name,
+      ...(bastion.spec?.sshKeyName ? { sshKeyName: bastion.spec.sshKeyName } : {}),
+      state: serverStatus.instanceState,
+      ...(ip ? { ip } : {}),
+      ...(floatingIP ? { floatingIP } : {}),
+      ...(serverStatus.resolved ? { resolved: serverStatus.resolved } : {}),
+      ...(serverStatus.resources ? { resources: serverStatus.resources } : {}),
+    };
+  });
+  pass.condition({ type: 'BastionReady', status: 'True', reason: 'Ready' });
+}
+
+async function reconcileBastionFloatingIp(context: ClusterContext, externalNetworkId: string, portId: string): Promise<string | undefined> {
+  const { pass, spec, cluster, cloud } = context;
+  const neutron = cloud.clients.neutron;
+  const address = spec.bastion?.floatingIP;
+  if (address !== undefined) {
+    const users = await findUserFloatingIp(neutron, address);
+    if (users) {
+      if (users.port_id !== portId) await neutron.updateFloatingIp(users.id, { port_id: portId });
+      return users.floating_ip_address;
+    }
+  }
+  const fip = await pass.ensure('floatingip/bastion', floatingIpActuator(neutron), {
+    recordedId: ownedFloatingIp(pass.status),
+    desired: { name: bastionServerName(cluster), floating_network_id: externalNetworkId, port_id: portId, ...(address === undefined ? {} : { floating_ip_address: address }) },
+    record: (status, id) => setOwned(status, 'floatingip/bastion', id),
+  });
+  return fip.ready ? fip.resource.floating_ip_address : undefined;
+}
+
+/** Deletes the bastion object; true once it is gone. */
+async function removeBastionServer(context: ClusterContext, existing: JsonObject | undefined): Promise<boolean> {
+  const { pass, deps } = context;
+  if (!existing) return true;
+  const meta = metaOf(existing);
+  if (meta.deletionTimestamp === undefined) await deps.servers.delete({ namespace: meta.namespace, name: meta.name }, meta.uid);
+  pass.wait({ waitingFor: `bastion server ${meta.name} to be deleted`, requeueAfterMs: bastionRequeueMs });
+  return false;
+}
+
+/** The bastion server first, then the floating IP we created for it. */
+export async function deleteBastion(context: ClusterContext): Promise<boolean> {
+  const { pass, cluster, deps, cloud } = context;
+  const existing = await deps.servers.get({ namespace: cluster.namespace, name: bastionServerName(cluster) });
+  if (!(await removeBastionServer(context, existing))) return false;
+  const removal = await remove(floatingIpActuator(cloud.clients.neutron), { recordedId: ownedFloatingIp(pass.status), name: bastionServerName(cluster), owner: pass.owner });
+  if (!pass.noteRemoval(removal)) return false;
+  if (ownedFloatingIp(pass.status) !== undefined || pass.status.bastion !== undefined) {
+    await pass.record((status) => {
+      setOwned(status, 'floatingip/bastion', undefined);
+      delete status.bastion;
+    });
+  }
+  return true;
+}

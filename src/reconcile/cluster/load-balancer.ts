@@ -1,0 +1,303 @@
+/**
+ * The API server endpoint: an Octavia load balancer with one listener, pool
+ * and health monitor per port and a floating IP on its VIP, or, without a
+ * load balancer, a floating IP or fixed IP the first control plane machine
+ * takes. The endpoint lands in spec.controlPlaneEndpoint (only while unset,
+ * as the Cluster API contract wants).
+ *
+ * Octavia refuses a second change while the load balancer is PENDING_UPDATE,
+ * so children are created one per pass, each after the load balancer is
+ * ACTIVE again; the floating IP is only created once it is ACTIVE (CAPO used
+ * to create one per retry while it was not).
+ */
+import type { FloatingIp, LoadBalancer } from '../../openstack/index.js';
+import { resolveSubnet, type NeutronParam, type SubnetFilter } from '../neutron-filters.js';
+import type { JsonObject } from '../../storage/interface.js';
+import { TerminalError } from '../controller.js';
+import { apiLoadBalancerName, clusterResourceName, loadBalancerPortName } from '../names.js';
+import type { ReconcilePass } from '../pass.js';
+import { remove } from '../resource/engine.js';
+import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
+import { healthMonitorActuator } from '../resource/health-monitor.js';
+import { listenerActuator } from '../resource/listener.js';
+import { loadBalancerActuator } from '../resource/load-balancer.js';
+import { poolActuator } from '../resource/pool.js';
+import type { Networking } from './network.js';
+import type { ClusterContext } from './reconciler.js';
+import { apiServerPorts } from './security-group-step.js';
+
+export interface Endpoint {
+  host: string;
+  port: number;
+}
+
+/** How soon to look again at a load balancer that is applying a change. */
+const loadBalancerSettleMs = 2_000;
+
+function owned(pass: ReconcilePass): Record<string, string> {
+  const extensions = pass.status.extensions as JsonObject | undefined;
+  return (extensions?.ownedResources as Record<string, string> | undefined) ?? {};
+}
+
+/** Records an owned resource ID under status.extensions.ownedResources (or forgets it with undefined). */
+export function setOwned(status: JsonObject, role: string, id: string | undefined): void {
+  const extensions = ((status.extensions as JsonObject | undefined) ?? {}) as JsonObject;
+  const resources = { ...((extensions.ownedResources as Record<string, string> | undefined) ?? {}) };
+  if (id === undefined) delete resources[role];
+  else resources[role] = id;
+  status.extensions = { ...extensions, ownedResources: resources };
+}
+
+function floatingIpEnabled(context: ClusterContext, networking: Networking): boolean {
+  return context.spec.apiServer?.enableFloatingIP !== false && networking.externalNetworkId !== undefined;
+}
+
+export async function reconcileApiLoadBalancer(context: ClusterContext, networking: Networking): Promise<Endpoint | undefined> {
+  const { pass, spec } = context;
+  const port = apiServerPorts(context)[0];
+  const managed = spec.apiServer?.managedLoadBalancer;
+  let endpoint: Endpoint | undefined;
+  if (managed !== undefined && managed.enabled !== false) {
+    const host = await reconcileManagedLoadBalancer(context, networking);
+    endpoint = host === undefined ? undefined : { host, port };
+  } else {
+    endpoint = await endpointWithoutLoadBalancer(context, networking, port);
+  }
+  if (endpoint === undefined) {
+    pass.condition({ type: 'APIEndpointReady', status: 'False', reason: 'Provisioning', message: 'waiting for the API server load balancer' });
+    return undefined;
+  }
+  await publishEndpoint(context, endpoint);
+  pass.condition({ type: 'APIEndpointReady', status: 'True', reason: 'Ready' });
+  return endpoint;
+}
+
+async function publishEndpoint(context: ClusterContext, endpoint: Endpoint): Promise<void> {
+  const current = context.spec.controlPlaneEndpoint;
+  if (current?.host) return;
+  await context.deps.clusters.update(context.pass.target, (object) => {
+    const spec = (object.spec ?? {}) as JsonObject;
+    const existing = spec.controlPlaneEndpoint as { host?: string } | undefined;
+    if (!existing?.host) spec.controlPlaneEndpoint = { host: endpoint.host, port: endpoint.port };
+    object.spec = spec;
+  });
+}
+
+async function endpointWithoutLoadBalancer(context: ClusterContext, networking: Networking, port: number): Promise<Endpoint | undefined> {
+  const { pass, spec, cluster, cloud } = context;
+  if (spec.controlPlaneEndpoint?.host) return { host: spec.controlPlaneEndpoint.host, port: spec.controlPlaneEndpoint.port ?? port };
+  if (floatingIpEnabled(context, networking)) {
+    const address = spec.apiServer?.floatingIP;
+    if (address !== undefined) {
+      const users = await findUserFloatingIp(cloud.clients.neutron, address);
+      if (users) return { host: users.floating_ip_address, port };
+    }
+    const fip = await pass.ensure('floatingip/api', floatingIpActuator(cloud.clients.neutron), {
+      recordedId: owned(pass)['floatingip/api'],
+      desired: { name: `${clusterResourceName(cluster)}-api`, floating_network_id: networking.externalNetworkId!, ...(address === undefined ? {} : { floating_ip_address: address }) },
+      record: (status, id) => setOwned(status, 'floatingip/api', id),
+    });
+    return { host: fip.resource.floating_ip_address, port };
+  }
+  if (spec.apiServer?.fixedIP) return { host: spec.apiServer.fixedIP, port };
+  throw new TerminalError('unable to determine the control plane endpoint: no load balancer, no floating IP (external network disabled or missing) and no apiServer.fixedIP');
+}
+
+/** The load balancer tree; the address clients use once everything is ACTIVE. */
+async function reconcileManagedLoadBalancer(context: ClusterContext, networking: Networking): Promise<string | undefined> {
+  const { pass, spec, cluster, cloud } = context;
+  const managed = spec.apiServer!.managedLoadBalancer!;
+  const octavia = cloud.clients.octavia;
+  const name = apiLoadBalancerName(cluster);
+  const recorded = pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined;
+  const vipSubnet = await loadBalancerSubnet(context, networking);
+  const flavorId = managed.flavor === undefined ? undefined : await octaviaFlavorId(context, managed.flavor);
+
+  // The ID goes to ownedResources first: CAPO's status field also needs the addresses, which the next read brings.
+  const lb = await pass.ensure('loadbalancer', loadBalancerActuator(octavia), {
+    recordedId: recorded?.id ?? owned(pass)['loadbalancer/api'],
+    desired: {
+      name,
+      vip_subnet_id: vipSubnet.id,
+      description: `Created by capo-apiserver for cluster ${cluster.namespace}/${cluster.name}`,
+      ...(spec.apiServer?.fixedIP === undefined ? {} : { vip_address: spec.apiServer.fixedIP }),
+      ...(managed.provider === undefined ? {} : { provider: managed.provider }),
+      ...(managed.availabilityZone === undefined ? {} : { availability_zone: managed.availabilityZone }),
+      ...(flavorId === undefined ? {} : { flavor_id: flavorId }),
+      ...(spec.tags === undefined ? {} : { tags: spec.tags }),
+    },
+    record: (status, id) => setOwned(status, 'loadbalancer/api', id),
+  });
+  const vip = lb.resource.vip_address;
+  if (vip) {
+    pass.observe((status) => {
+      const previous = (status.apiServerManagedLoadBalancer as JsonObject | undefined) ?? {};
+      status.apiServerManagedLoadBalancer = { ...previous, id: lb.resource.id, name, internalIP: vip, ip: (previous.ip as string | undefined) || vip };
+    });
+  }
+  if (!lb.ready || !vip) return undefined;
+
+  let lbChanged = false;
+  const allowedCidrs = allowedCidrsOf(context, networking);
+  for (const port of apiServerPorts(context)) {
+    const portName = loadBalancerPortName(name, port);
+    const chain = await ensureChild(context, `listener/${port}`, lbChanged, () =>
+      pass.ensure(`listener/${port}`, listenerActuator(octavia), {
+        recordedId: owned(pass)[`listener/${port}`],
+        desired: { name: portName, loadbalancer_id: lb.resource.id, protocol: 'TCP', protocol_port: port, ...(allowedCidrs ? { allowed_cidrs: allowedCidrs } : {}), ...(spec.tags ? { tags: spec.tags } : {}) },
+        record: (status, id) => setOwned(status, `listener/${port}`, id),
+      }),
+    );
+    lbChanged ||= chain.changed;
+    if (!chain.listenerId) return undefined;
+    const pool = await ensureChild(context, `pool/${port}`, lbChanged, () =>
+      pass.ensure(`pool/${port}`, poolActuator(octavia), {
+        recordedId: owned(pass)[`pool/${port}`],
+        desired: {
+          name: portName,
+          listener_id: chain.listenerId!,
+          loadbalancer_id: lb.resource.id,
+          protocol: 'TCP',
+          lb_algorithm: lb.resource.provider === 'ovn' ? 'SOURCE_IP_PORT' : 'ROUND_ROBIN',
+          ...(spec.tags ? { tags: spec.tags } : {}),
+        },
+        record: (status, id) => setOwned(status, `pool/${port}`, id),
+      }),
+    );
+    lbChanged ||= pool.changed;
+    if (!pool.listenerId) return undefined;
+    const monitor = managed.monitor ?? {};
+    const healthMonitor = await ensureChild(context, `healthmonitor/${port}`, lbChanged, () =>
+      pass.ensure(`healthmonitor/${port}`, healthMonitorActuator(octavia), {
+        recordedId: owned(pass)[`healthmonitor/${port}`],
+        desired: {
+          name: portName,
+          pool_id: pool.listenerId!,
+          loadbalancer_id: lb.resource.id,
+          type: 'TCP',
+          delay: monitor.delay ?? 10,
+          timeout: monitor.timeout ?? 5,
+          max_retries: monitor.maxRetries ?? 5,
+          max_retries_down: monitor.maxRetriesDown ?? 3,
+          ...(spec.tags ? { tags: spec.tags } : {}),
+        },
+        record: (status, id) => setOwned(status, `healthmonitor/${port}`, id),
+      }),
+    );
+    lbChanged ||= healthMonitor.changed;
+    if (!healthMonitor.listenerId) return undefined;
+  }
+  if (lbChanged) {
+    pass.wait({ waitingFor: `load balancer ${lb.resource.id} to apply its listeners, pools and monitors`, requeueAfterMs: loadBalancerSettleMs });
+    return undefined;
+  }
+  pass.observe((status) => {
+    const current = status.apiServerManagedLoadBalancer as JsonObject;
+    status.apiServerManagedLoadBalancer = { ...current, ...(allowedCidrs ? { allowedCIDRs: allowedCidrs } : {}) };
+  });
+
+  if (!floatingIpEnabled(context, { ...networking })) return vip;
+  const fip = await reconcileLoadBalancerFloatingIp(context, networking.externalNetworkId!, lb.resource);
+  if (!fip) return undefined;
+  pass.observe((status) => {
+    status.apiServerManagedLoadBalancer = { ...(status.apiServerManagedLoadBalancer as JsonObject), ip: fip.floating_ip_address };
+  });
+  return fip.floating_ip_address;
+}
+
+/**
+ * One child of the load balancer, unless an earlier child of this pass
+ * changed the load balancer (it is PENDING_UPDATE now) and this one still
+ * needs a call. `listenerId` is the child's ID once it exists and is ready.
+ */
+async function ensureChild(
+  context: ClusterContext,
+  role: string,
+  lbChanged: boolean,
+  run: () => Promise<{ resource: { id: string }; ready: boolean; found?: string }>,
+): Promise<{ listenerId?: string; changed: boolean }> {
+  const { pass } = context;
+  const recordedId = owned(pass)[role];
+  if (lbChanged && recordedId === undefined) return { changed: false };
+  const result = await run();
+  const changed = result.found === 'created';
+  if (changed) pass.invalidate('loadbalancer');
+  return { listenerId: result.ready ? result.resource.id : undefined, changed };
+}
+
+async function reconcileLoadBalancerFloatingIp(context: ClusterContext, externalNetworkId: string, lb: LoadBalancer): Promise<FloatingIp | undefined> {
+  const { pass, spec, cluster, cloud } = context;
+  const neutron = cloud.clients.neutron;
+  const address = spec.apiServer?.floatingIP;
+  if (address !== undefined) {
+    const users = await findUserFloatingIp(neutron, address);
+    if (users) {
+      if (users.port_id !== lb.vip_port_id) await neutron.updateFloatingIp(users.id, { port_id: lb.vip_port_id });
+      return users;
+    }
+  }
+  const fip = await pass.ensure('floatingip/api', floatingIpActuator(neutron), {
+    recordedId: owned(pass)['floatingip/api'],
+    desired: {
+      name: apiLoadBalancerName(cluster),
+      floating_network_id: externalNetworkId,
+      port_id: lb.vip_port_id,
+      ...(address === undefined ? {} : { floating_ip_address: address }),
+    },
+    record: (status, id) => setOwned(status, 'floatingip/api', id),
+  });
+  return fip.ready ? fip.resource : undefined;
+}
+
+/**
+ * CAPO's rule: with allowedCIDRs set, the listeners also admit the bastion,
+ * the cluster subnets and the router's gateway addresses, so the cluster can
+ * reach its own API. Sorted, de-duplicated, bare IPv4 addresses as /32.
+ */
+function allowedCidrsOf(context: ClusterContext, networking: Networking): string[] | undefined {
+  const spec = context.spec.apiServer?.managedLoadBalancer?.allowedCIDRs;
+  if (spec === undefined || spec.length === 0) return undefined;
+  const bastion = context.pass.status.bastion as { ip?: string; floatingIP?: string } | undefined;
+  const all = [...spec, ...networking.subnets.map((subnet) => subnet.cidr), ...networking.routerIps, bastion?.ip, bastion?.floatingIP]
+    .filter((cidr): cidr is string => typeof cidr === 'string' && cidr !== '')
+    .map((cidr) => (cidr.includes('/') ? cidr : `${cidr}/32`));
+  return [...new Set(all)].sort();
+}
+
+async function loadBalancerSubnet(context: ClusterContext, networking: Networking): Promise<{ id: string }> {
+  const managed = context.spec.apiServer?.managedLoadBalancer;
+  const configured = managed?.subnets?.[0];
+  if (configured?.id) return { id: configured.id };
+  if (configured?.filter) {
+    const subnet = await resolveSubnet(context.cloud.clients.neutron, configured as NeutronParam<SubnetFilter>, 'apiServer.managedLoadBalancer.subnets[0]');
+    return { id: subnet.id };
+  }
+  if (networking.subnets.length === 0) throw new TerminalError('the cluster network has no subnet for the load balancer VIP');
+  return { id: networking.subnets[0].id };
+}
+
+async function octaviaFlavorId(context: ClusterContext, name: string): Promise<string> {
+  const flavors = await context.cloud.clients.octavia.listFlavors();
+  const flavor = flavors.find((candidate) => candidate.name === name || candidate.id === name);
+  if (!flavor) throw new TerminalError(`Octavia flavor "${name}" (apiServer.managedLoadBalancer.flavor) does not exist; available: ${flavors.map((f) => f.name).join(', ') || 'none'}`);
+  return flavor.id;
+}
+
+/** The floating IPs we own, then the load balancer with everything in it (cascade). A user's floating IP is only let go. */
+export async function deleteLoadBalancers(context: ClusterContext): Promise<boolean> {
+  const { pass, spec, cluster, cloud } = context;
+  const neutron = cloud.clients.neutron;
+  const fipName = spec.apiServer?.managedLoadBalancer && spec.apiServer.managedLoadBalancer.enabled !== false ? apiLoadBalancerName(cluster) : `${clusterResourceName(cluster)}-api`;
+  if (!pass.noteRemoval(await remove(floatingIpActuator(neutron), { recordedId: owned(pass)['floatingip/api'], name: fipName, owner: pass.owner }))) return false;
+  if (owned(pass)['floatingip/api'] !== undefined) await pass.record((status) => setOwned(status, 'floatingip/api', undefined));
+  const recorded = (pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? owned(pass)['loadbalancer/api'];
+  if (!pass.noteRemoval(await remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: recorded, name: apiLoadBalancerName(cluster), owner: pass.owner }))) return false;
+  const children = Object.keys(owned(pass)).filter((role) => /^(loadbalancer|listener|pool|healthmonitor)\//.test(role));
+  if (recorded !== undefined || children.length > 0) {
+    await pass.record((status) => {
+      delete status.apiServerManagedLoadBalancer;
+      for (const role of children) setOwned(status, role, undefined);
+    });
+  }
+  return true;
+}

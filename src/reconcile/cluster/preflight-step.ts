@@ -1,0 +1,29 @@
+/**
+ * Preflight, before the first create: credentials, images, flavors,
+ * external network, Octavia and quota headroom, for the cluster and the
+ * machines known so far. A failure becomes PreflightChecksPassed=False with
+ * what to fix, and nothing is created until the checks pass (rechecked at a
+ * steady pace, since most fixes happen in the cloud, not in the object).
+ * Once the cluster has resources the checks are history and are not rerun.
+ */
+import { requirementsOf, runPreflight, summarizeFailures } from '../../preflight/index.js';
+import { isConditionTrue } from '../conditions.js';
+import type { ClusterContext } from './reconciler.js';
+
+const recheckMs = 60_000;
+
+export async function reconcilePreflight(context: ClusterContext): Promise<boolean> {
+  const { pass, spec, cluster, deps, cloud } = context;
+  if (isConditionTrue(pass.status, 'PreflightChecksPassed') || pass.status.network !== undefined) return true;
+  const machines = await deps.machines.list(cluster.namespace, { 'cluster.x-k8s.io/cluster-name': cluster.name });
+  const report = await runPreflight(cloud.clients, cloud.session, requirementsOf(spec, machines.map((machine) => machine.spec)));
+  if (report.passed) {
+    pass.condition({ type: 'PreflightChecksPassed', status: 'True', reason: 'Passed' });
+    return true;
+  }
+  const message = summarizeFailures(report);
+  pass.condition({ type: 'PreflightChecksPassed', status: 'False', reason: 'PreflightFailed', message });
+  pass.condition({ type: 'Ready', status: 'False', reason: 'PreflightFailed', message });
+  pass.wait({ waitingFor: `preflight checks to pass (${message})`, requeueAfterMs: recheckMs });
+  return false;
+}

@@ -1,0 +1,213 @@
+/**
+ * The OpenStackCluster reconciler: network, subnet, router, managed security
+ * groups, the API server load balancer and its floating IP, the control
+ * plane endpoint, failure domains and the bastion, created in dependency
+ * order and deleted in reverse.
+ *
+ * Steps that do not depend on each other run in the same pass (security
+ * groups while the load balancer builds), so time to Ready follows the
+ * critical path rather than the sum of waits. Every ID reaches status right
+ * after its create; every wait is a requeue.
+ */
+import type { z } from 'zod';
+import type { openStackClusterSpec } from '../../api/infrastructure/v1beta2/openstackcluster.js';
+import type { JsonObject } from '../../storage/interface.js';
+import { isConditionTrue, setCondition } from '../conditions.js';
+import type { Reconcile, ReconcileResult } from '../controller.js';
+import type { CloudConnection, CloudConnections } from '../cloud.js';
+import { metaOf, type KindClient, type ObjectName } from '../objects.js';
+import { ReconcilePass, describeWaits } from '../pass.js';
+import type { ClusterApiSource } from '../sources/source.js';
+import type { VerifiedResources } from '../verified.js';
+import { clusterGate, setPaused, type Gate } from '../paused.js';
+import { identitySecretOf, type IdentityGuard } from '../identity-guard.js';
+import { reconcileBastion, deleteBastion } from './bastion.js';
+import { computeExtensions } from './extensions.js';
+import { reconcileApiLoadBalancer, deleteLoadBalancers } from './load-balancer.js';
+import { reconcileNetworking, deleteNetworking } from './network.js';
+import { reconcileSecurityGroups, deleteSecurityGroups } from './security-group-step.js';
+import { reconcilePreflight } from './preflight-step.js';
+
+export type ClusterSpec = z.output<typeof openStackClusterSpec>;
+
+export const clusterFinalizer = 'openstackcluster.infrastructure.cluster.x-k8s.io';
+
+export interface ClusterReconcilerDeps {
+  clusters: KindClient;
+  machines: KindClient;
+  servers: KindClient;
+  source: ClusterApiSource;
+  clouds: CloudConnections;
+  verified: VerifiedResources;
+  guard: IdentityGuard;
+}
+
+/** Everything a step needs: the pass (status, records, waits), the spec and the cloud. */
+export interface ClusterContext {
+  pass: ReconcilePass;
+  spec: ClusterSpec;
+  cluster: ObjectName;
+  cloud: CloudConnection;
+  deps: ClusterReconcilerDeps;
+}
+
+export function openStackClusterReconciler(deps: ClusterReconcilerDeps): Reconcile {
+  return async (key) => {
+    const name = deps.clusters.nameOf(key);
+    const object = await deps.clusters.get(name);
+    if (!object) return {};
+    const meta = metaOf(object);
+    const gate = await clusterGate(deps.source, object);
+    if (meta.deletionTimestamp === undefined) {
+      if (!gate.open) return closedGate(deps.clusters, object, gate);
+      // Nothing in OpenStack is touched before the finalizer is stored; its write triggers the next pass.
+      if (await deps.clusters.addFinalizer({ ...name, uid: meta.uid }, clusterFinalizer)) return {};
+      await deps.guard.protect(identitySecretOf(object));
+    } else if (!meta.finalizers?.includes(clusterFinalizer)) {
+      return {};
+    }
+
+    const pass = new ReconcilePass(deps.clusters, object, deps.verified);
+    pass.observe((status) => setPaused(status, pass.generation, gate));
+    let error: unknown;
+    try {
+      const cloud = await connect(deps, pass, object);
+      const context: ClusterContext = { pass, spec: (object.spec ?? {}) as ClusterSpec, cluster: name, cloud, deps };
+      if (meta.deletionTimestamp !== undefined) return await reconcileDelete(context);
+      await reconcileNormal(context);
+    } catch (thrown) {
+      error = thrown;
+    }
+    return pass.finish(error, { type: 'Ready', reason: 'OpenStackError' });
+  };
+}
+
+async function connect(deps: ClusterReconcilerDeps, pass: ReconcilePass, object: JsonObject): Promise<CloudConnection> {
+  const spec = (object.spec ?? {}) as ClusterSpec;
+  try {
+    const cloud = await deps.clouds.connect(pass.meta.namespace, spec.identityRef);
+    await cloud.session.authenticate();
+    pass.condition({ type: 'OpenStackAuthenticationSucceeded', status: 'True', reason: 'Succeeded' });
+    return cloud;
+  } catch (error) {
+    pass.condition({
+      type: 'OpenStackAuthenticationSucceeded',
+      status: 'False',
+      reason: 'OpenStackAuthenticationFailed',
+      message: error instanceof Error ? error.message : String(error),
+    });
+    throw error;
+  }
+}
+
+async function reconcileNormal(context: ClusterContext): Promise<void> {
+  const { pass } = context;
+  if (!(await reconcilePreflight(context))) return;
+
+  // Networking and security groups do not depend on each other; the load balancer needs the subnet.
+  const [networking] = await Promise.all([reconcileNetworking(context), reconcileSecurityGroups(context)]);
+  const endpoint = networking.ready ? await reconcileApiLoadBalancer(context, networking) : undefined;
+  await reconcileFailureDomains(context);
+
+  const infrastructureReady =
+    networking.ready &&
+    endpoint !== undefined &&
+    (context.spec.managedSecurityGroups === undefined || isConditionTrue(pass.status, 'SecurityGroupsReady'));
+  if (infrastructureReady) {
+    pass.observe((status) => {
+      status.initialization = { ...(status.initialization as JsonObject | undefined), provisioned: true };
+    });
+  }
+  // The bastion needs the network and its security group, not the load balancer (as CAPO, after provisioning).
+  if (infrastructureReady) await reconcileBastion(context, networking);
+  else pass.condition({ type: 'BastionReady', status: 'False', reason: 'WaitingForInfrastructure', message: 'waiting for the cluster network and security groups' });
+
+  await computeExtensions(context);
+
+  if (infrastructureReady && pass.waiting.length === 0) {
+    pass.condition({ type: 'Ready', status: 'True', reason: 'Ready' });
+  } else {
+    pass.condition({
+      type: 'Ready',
+      status: 'False',
+      reason: infrastructureReady ? 'BastionNotReady' : 'Provisioning',
+      message: pass.waiting.length > 0 ? describeWaits(pass.waiting) : 'provisioning',
+    });
+  }
+}
+
+/** Availability zones, read once: a transient answer must not make failure domains churn (CAPO main does the same). */
+async function reconcileFailureDomains(context: ClusterContext): Promise<void> {
+  const { pass, spec, cloud } = context;
+  if (Array.isArray(pass.status.failureDomains) && pass.status.failureDomains.length > 0) return;
+  const zones = await cloud.clients.nova.listAvailabilityZones();
+  const allowed = spec.controlPlaneAvailabilityZones;
+  const domains = zones
+    .filter((zone) => zone.zoneState.available)
+    .map((zone) => ({
+      name: zone.zoneName,
+      controlPlane: allowed && allowed.length > 0 ? allowed.includes(zone.zoneName) : !spec.controlPlaneOmitAvailabilityZone,
+    }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  pass.observe((status) => {
+    status.failureDomains = domains;
+  });
+}
+
+async function reconcileDelete(context: ClusterContext): Promise<ReconcileResult> {
+  const { pass, deps, cluster } = context;
+  const machines = await deps.machines.list(cluster.namespace, { 'cluster.x-k8s.io/cluster-name': cluster.name });
+  if (machines.length > 0) {
+    pass.condition({
+      type: 'Ready',
+      status: 'False',
+      reason: 'Deleting',
+      message: `waiting for ${machines.length} OpenStackMachine(s) to be deleted first (they use the network, security groups and load balancer)`,
+    });
+    pass.wait({ waitingFor: 'machines to be deleted', requeueAfterMs: 5_000 });
+    return pass.finish(undefined, { type: 'Ready', reason: 'DeleteFailed' });
+  }
+  let error: unknown;
+  try {
+    // Reverse dependency order; each step resumes where a previous pass stopped.
+    const done =
+      (await deleteBastion(context)) &&
+      (await deleteLoadBalancers(context)) &&
+      (await deleteNetworking(context)) &&
+      (await deleteSecurityGroups(context));
+    if (done) {
+      deps.verified.forget(pass.meta.uid);
+      await deps.clusters.removeFinalizer(pass.target, clusterFinalizer);
+      await deps.guard.release(identitySecretOf(pass.object), pass.object);
+      return {};
+    }
+    pass.condition({
+      type: 'Ready',
+      status: 'False',
+      reason: pass.blockedBy.length > 0 ? 'DeletionBlocked' : 'Deleting',
+      message: pass.blockedBy.length > 0 ? pass.blockedBy.join('; ') : describeWaits(pass.waiting),
+    });
+  } catch (thrown) {
+    error = thrown;
+  }
+  return pass.finish(error, { type: 'Ready', reason: 'DeleteFailed' });
+}
+
+/** Records why nothing happens; the source's change events bring the object back. */
+export async function closedGate(client: KindClient, object: JsonObject, gate: Gate & { open: false }): Promise<ReconcileResult> {
+  const meta = metaOf(object);
+  await client.updateStatus({ namespace: meta.namespace, name: meta.name, uid: meta.uid }, (status) => {
+    setPaused(status, meta.generation ?? 1, gate);
+    if (gate.reason === 'WaitingForCluster') {
+      setCondition(status, meta.generation ?? 1, { type: 'Ready', status: 'False', reason: gate.reason, message: gate.message });
+    }
+  });
+  return {};
+}
+
+/** Exposed for the bastion and machine reconcilers, which must not run before the cluster is usable. */
+export function clusterProvisioned(cluster: JsonObject): boolean {
+  const status = cluster.status as JsonObject | undefined;
+  return (status?.initialization as JsonObject | undefined)?.provisioned === true;
+}
+

@@ -1,0 +1,109 @@
+/**
+ * The managed security groups. Their rules reference each other's IDs, so a
+ * new cluster first makes sure every group exists (asking for Neutron's own
+ * default rules only, which changes nothing), then applies the full rule
+ * sets with all IDs known, in the same pass and without reading the groups
+ * again.
+ */
+import type { SecurityGroup } from '../../openstack/index.js';
+import type { JsonObject } from '../../storage/interface.js';
+import { securityGroupName, type SecurityGroupRole } from '../names.js';
+import { remove } from '../resource/engine.js';
+import { securityGroupActuator, type SecurityGroupDesired } from '../resource/security-group.js';
+import { defaultRules, desiredRules, type ManagedGroupIds } from './security-groups.js';
+import type { ClusterContext } from './reconciler.js';
+
+const statusFields: Record<SecurityGroupRole, string> = {
+  controlplane: 'controlPlaneSecurityGroup',
+  worker: 'workerSecurityGroup',
+  bastion: 'bastionSecurityGroup',
+};
+
+function bastionEnabled(context: ClusterContext): boolean {
+  const bastion = context.spec.bastion;
+  return bastion !== undefined && bastion.enabled !== false;
+}
+
+function recordedId(status: JsonObject, role: SecurityGroupRole): string | undefined {
+  return (status[statusFields[role]] as { id?: string } | undefined)?.id;
+}
+
+export async function reconcileSecurityGroups(context: ClusterContext): Promise<void> {
+  const { pass, spec, cluster, cloud } = context;
+  const managed = spec.managedSecurityGroups;
+  if (managed === undefined) return;
+  const roles: SecurityGroupRole[] = bastionEnabled(context) ? ['controlplane', 'worker', 'bastion'] : ['controlplane', 'worker'];
+  const actuator = securityGroupActuator(cloud.clients.neutron);
+
+  // With every ID already recorded, one ensure per group applies the full rules; otherwise the groups come first.
+  const knownIds = Object.fromEntries(roles.map((role) => [role, recordedId(pass.status, role)])) as Partial<ManagedGroupIds>;
+  const allKnown = roles.every((role) => knownIds[role] !== undefined);
+  const context_ = {
+    apiServerPorts: apiServerPorts(context),
+    subnetCidrs: ((pass.status.network as { subnets?: { cidr: string }[] } | undefined)?.subnets ?? []).map((subnet) => subnet.cidr).filter((cidr) => !cidr.includes(':')),
+  };
+  const desiredFor = (role: SecurityGroupRole, groups: ManagedGroupIds | undefined): SecurityGroupDesired => ({
+    name: securityGroupName(cluster, role),
+    description: 'Cluster API managed group',
+    rules: groups ? desiredRules(role, managed, { ...context_, groups }) : defaultRules(),
+  });
+
+  const groups = await Promise.all(
+    roles.map((role) =>
+      pass.ensure(`securitygroup/${role}`, actuator, {
+        recordedId: knownIds[role],
+        desired: desiredFor(role, allKnown ? (knownIds as ManagedGroupIds) : undefined),
+        record: (status, id) => {
+          status[statusFields[role]] = { id, name: securityGroupName(cluster, role) };
+        },
+      }),
+    ),
+  );
+  const ids = Object.fromEntries(roles.map((role, index) => [role, groups[index].resource.id])) as unknown as ManagedGroupIds;
+  if (!allKnown) {
+    await Promise.all(
+      roles.map(async (role, index) => {
+        const progress = await actuator.postCreate!(groups[index].resource, desiredFor(role, ids), pass.owner);
+        if (!('done' in progress)) pass.wait(progress);
+        pass.invalidate(`securitygroup/${role}`);
+      }),
+    );
+  }
+  pass.observe((status) => {
+    roles.forEach((role, index) => {
+      status[statusFields[role]] = { id: groups[index].resource.id, name: groups[index].resource.name };
+    });
+  });
+  const ready = groups.every((group) => group.ready);
+  pass.condition(
+    ready
+      ? { type: 'SecurityGroupsReady', status: 'True', reason: 'Ready' }
+      : { type: 'SecurityGroupsReady', status: 'False', reason: 'Provisioning', message: 'waiting for the security groups' },
+  );
+  // A disabled bastion's group goes once the bastion server is gone; without a recorded group there is nothing to look up.
+  if (!roles.includes('bastion') && recordedId(pass.status, 'bastion') !== undefined && pass.status.bastion === undefined) {
+    await removeGroup(context, 'bastion');
+  }
+}
+
+export function apiServerPorts(context: ClusterContext): number[] {
+  const apiServer = context.spec.apiServer;
+  const port = context.spec.controlPlaneEndpoint?.port ?? apiServer?.port ?? 6443;
+  return [port, ...(apiServer?.managedLoadBalancer?.additionalPorts ?? [])];
+}
+
+async function removeGroup(context: ClusterContext, role: SecurityGroupRole): Promise<boolean> {
+  const { pass, cluster, cloud } = context;
+  const removal = await remove(securityGroupActuator(cloud.clients.neutron), { recordedId: recordedId(pass.status, role), name: securityGroupName(cluster, role), owner: pass.owner });
+  if (!pass.noteRemoval(removal)) return false;
+  if (pass.status[statusFields[role]] !== undefined) await pass.record((status) => delete status[statusFields[role]]);
+  return true;
+}
+
+export async function deleteSecurityGroups(context: ClusterContext): Promise<boolean> {
+  const results: boolean[] = [];
+  for (const role of ['bastion', 'worker', 'controlplane'] as const) results.push(await removeGroup(context, role));
+  return results.every(Boolean);
+}
+
+export type { SecurityGroup };

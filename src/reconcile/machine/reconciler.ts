@@ -1,0 +1,277 @@
+/**
+ * The OpenStackMachine reconciler: a thin layer over an OpenStackServer of
+ * the same name, as CAPO does it. It waits for the cluster infrastructure and
+ * the bootstrap data, creates the server object with a spec derived from the
+ * machine and the cluster, mirrors the server's state into the Cluster API
+ * contract fields (providerID, addresses, initialization.provisioned, Ready),
+ * registers control plane machines with the API server load balancer and
+ * computes the node's reserved resources from its flavor.
+ */
+import type { JsonObject } from '../../storage/interface.js';
+import { reservedResources } from '../../inventory/reservations.js';
+import type { CloudConnection, CloudConnections } from '../cloud.js';
+import { findCondition } from '../conditions.js';
+import type { Reconcile } from '../controller.js';
+import { closedGate, clusterProvisioned } from '../cluster/reconciler.js';
+import { setOwned } from '../cluster/load-balancer.js';
+import { apiLoadBalancerName, memberName } from '../names.js';
+import { metaOf, type KindClient, type ObjectName } from '../objects.js';
+import { clusterGate, clusterNameLabel, ownerClusterName, setPaused } from '../paused.js';
+import { ReconcilePass, describeWaits } from '../pass.js';
+import { remove } from '../resource/engine.js';
+import { memberActuator } from '../resource/member.js';
+import { serverSpecFor, type MachineSpec } from '../server-spec.js';
+import type { ClusterApiMachine, ClusterApiSource } from '../sources/source.js';
+import type { VerifiedResources } from '../verified.js';
+import type { IdentityGuard } from '../identity-guard.js';
+
+export const machineFinalizer = 'openstackmachine.infrastructure.cluster.x-k8s.io';
+const controlPlaneLabel = 'cluster.x-k8s.io/control-plane';
+
+export interface MachineReconcilerDeps {
+  clusters: KindClient;
+  machines: KindClient;
+  servers: KindClient;
+  source: ClusterApiSource;
+  clouds: CloudConnections;
+  verified: VerifiedResources;
+  guard: IdentityGuard;
+}
+
+interface MachineContext {
+  pass: ReconcilePass;
+  spec: MachineSpec;
+  machine: ObjectName;
+  openStackCluster: JsonObject | undefined;
+  owner: ClusterApiMachine | undefined;
+  deps: MachineReconcilerDeps;
+}
+
+/** How soon to look again when no event is expected to bring the machine back (the cluster or server events usually come first). */
+const waitRequeueMs = 15_000;
+const flavorTtlMs = 10 * 60_000;
+
+export function openStackMachineReconciler(deps: MachineReconcilerDeps): Reconcile {
+  return async (key) => {
+    const name = deps.machines.nameOf(key);
+    const object = await deps.machines.get(name);
+    if (!object) return {};
+    const meta = metaOf(object);
+    const gate = await clusterGate(deps.source, object);
+    if (meta.deletionTimestamp === undefined) {
+      if (!gate.open) return closedGate(deps.machines, object, gate);
+      if (await deps.machines.addFinalizer({ ...name, uid: meta.uid }, machineFinalizer)) return {};
+    } else if (!meta.finalizers?.includes(machineFinalizer)) {
+      return {};
+    }
+    const pass = new ReconcilePass(deps.machines, object, deps.verified);
+    pass.observe((status) => setPaused(status, pass.generation, gate));
+    const clusterName = ownerClusterName(object) ?? '';
+    const infraName = gate.open ? (gate.cluster.infrastructureRef?.name ?? clusterName) : clusterName;
+    const context: MachineContext = {
+      pass,
+      spec: object.spec as MachineSpec,
+      machine: name,
+      openStackCluster: await deps.clusters.get({ namespace: name.namespace, name: infraName }),
+      owner: await ownerMachine(deps.source, object),
+      deps,
+    };
+    let error: unknown;
+    try {
+      if (meta.deletionTimestamp !== undefined) {
+        if (await reconcileDelete(context)) {
+          deps.verified.forget(meta.uid);
+          await deps.machines.removeFinalizer(pass.target, machineFinalizer);
+          return {};
+        }
+        pass.condition({ type: 'Ready', status: 'False', reason: 'Deleting', message: describeWaits(pass.waiting) });
+      } else {
+        await reconcileNormal(context);
+      }
+    } catch (thrown) {
+      error = thrown;
+    }
+    return pass.finish(error, { type: 'Ready', reason: 'OpenStackError' });
+  };
+}
+
+/** The owner Machine: by owner reference, else (no Cluster API controller, embedded mode) the Machine of the same name pointing at us. */
+async function ownerMachine(source: ClusterApiSource, object: JsonObject): Promise<ClusterApiMachine | undefined> {
+  const meta = metaOf(object);
+  const reference = meta.ownerReferences?.find((candidate) => candidate.kind === 'Machine');
+  if (reference) return source.getMachine(meta.namespace, reference.name);
+  const sameName = await source.getMachine(meta.namespace, meta.name);
+  return sameName?.infrastructureRef?.name === meta.name ? sameName : undefined;
+}
+
+function isControlPlane(context: MachineContext): boolean {
+  return context.owner?.controlPlane === true || metaOf(context.pass.object).labels?.[controlPlaneLabel] !== undefined;
+}
+
+async function reconcileNormal(context: MachineContext): Promise<void> {
+  const { pass, deps, machine, owner, openStackCluster } = context;
+  if (!owner) {
+    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForMachine', message: 'no owner Machine yet (owner reference, or a Machine of the same name whose infrastructureRef names this object)' });
+    return;
+  }
+  if (!openStackCluster || !clusterProvisioned(openStackCluster)) {
+    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: 'waiting for the OpenStackCluster to be provisioned' });
+    pass.wait({ waitingFor: 'cluster infrastructure', requeueAfterMs: waitRequeueMs });
+    return;
+  }
+  if (!owner.bootstrapDataSecretName) {
+    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForBootstrapData', message: `Machine ${machine.namespace}/${owner.name} has no spec.bootstrap.dataSecretName yet` });
+    return;
+  }
+  const server = await deps.servers.get(machine);
+  if (!server) {
+    await createServer(context, owner);
+    pass.condition({ type: 'Ready', status: 'False', reason: 'InstanceNotReady', message: 'creating the OpenStackServer' });
+    return;
+  }
+  const serverStatus = (server.status as JsonObject | undefined) ?? {};
+  pass.observe((status) => {
+    for (const field of ['instanceID', 'instanceState', 'addresses', 'resolved', 'resources'] as const) {
+      if (serverStatus[field] !== undefined) status[field] = structuredClone(serverStatus[field]);
+    }
+  });
+  const instance = findCondition(serverStatus, 'InstanceReady');
+  if (serverStatus.ready !== true) {
+    const reason = instance?.status === 'False' ? instance.reason : 'InstanceNotReady';
+    pass.condition({ type: 'Ready', status: 'False', reason, message: instance?.message ?? 'the server is being created' });
+    return;
+  }
+
+  const cloud = await deps.clouds.connect(machine.namespace, context.spec.identityRef ?? (openStackCluster.spec as JsonObject).identityRef);
+  const instanceID = serverStatus.instanceID as string;
+  await publishProviderId(context, instanceID);
+  const ingressReady = isControlPlane(context) ? await reconcileLoadBalancerMembers(context, cloud, serverStatus) : true;
+  await reconcileNodeResources(context, cloud, serverStatus);
+  if (!ingressReady) {
+    pass.condition({ type: 'Ready', status: 'False', reason: 'APIServerIngressNotReady', message: describeWaits(pass.waiting) });
+    return;
+  }
+  pass.observe((status) => {
+    status.initialization = { ...((status.initialization as JsonObject | undefined) ?? {}), provisioned: true };
+  });
+  pass.condition({ type: 'Ready', status: 'True', reason: 'Ready' });
+}
+
+async function createServer(context: MachineContext, owner: ClusterApiMachine): Promise<void> {
+  const { pass, deps, machine, openStackCluster } = context;
+  const clusterStatus = (openStackCluster!.status as JsonObject | undefined) ?? {};
+  const spec = serverSpecFor({
+    machineSpec: context.spec,
+    clusterSpec: (openStackCluster!.spec as JsonObject | undefined) ?? {},
+    clusterStatus,
+    role: isControlPlane(context) ? 'controlplane' : 'worker',
+    availabilityZone: owner.failureDomain,
+    userDataSecretName: owner.bootstrapDataSecretName,
+  });
+  const labels = { ...(pass.meta.labels ?? {}) };
+  await deps.servers.create(machine.namespace, {
+    metadata: {
+      name: machine.name,
+      namespace: machine.namespace,
+      labels: { ...labels, [clusterNameLabel]: ownerClusterName(pass.object) ?? '' },
+      ownerReferences: [{ apiVersion: deps.machines.apiVersion, kind: 'OpenStackMachine', name: machine.name, uid: pass.meta.uid, controller: true, blockOwnerDeletion: true }],
+    },
+    spec,
+  });
+}
+
+/** providerID is set once: openstack://<region>/<server ID>, the region being identityRef's (usually empty). */
+async function publishProviderId(context: MachineContext, instanceID: string): Promise<void> {
+  const { pass, deps, spec, openStackCluster } = context;
+  if (spec.providerID) return;
+  const identity = (spec.identityRef ?? ((openStackCluster!.spec as JsonObject).identityRef as { region?: string })) as { region?: string };
+  const providerID = `openstack://${identity.region ?? ''}/${instanceID}`;
+  await deps.machines.update(pass.target, (object) => {
+    const current = (object.spec ?? {}) as JsonObject;
+    if (!current.providerID) current.providerID = providerID;
+    object.spec = current;
+  });
+}
+
+/** The machine's address in every pool of the API server load balancer. */
+async function reconcileLoadBalancerMembers(context: MachineContext, cloud: CloudConnection, serverStatus: JsonObject): Promise<boolean> {
+  const { pass, openStackCluster, machine } = context;
+  const cluster = openStackCluster!;
+  const clusterStatus = (cluster.status as JsonObject | undefined) ?? {};
+  const lb = clusterStatus.apiServerManagedLoadBalancer as { id?: string } | undefined;
+  const pools = Object.entries(((clusterStatus.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined) ?? {}).filter(([role]) => role.startsWith('pool/'));
+  if (!lb?.id || pools.length === 0) return true;
+  const address = ((serverStatus.addresses as { type: string; address: string }[] | undefined) ?? []).find((candidate) => candidate.type === 'InternalIP')?.address;
+  if (!address) {
+    pass.wait({ waitingFor: 'the server to have an internal address', requeueAfterMs: waitRequeueMs });
+    return false;
+  }
+  const clusterObject = { namespace: machine.namespace, name: metaOf(cluster).name };
+  const lbName = apiLoadBalancerName(clusterObject);
+  let ready = true;
+  // One at a time: each member creation puts the load balancer in PENDING_UPDATE.
+  for (const [role, poolId] of pools) {
+    const port = Number(role.slice('pool/'.length));
+    const member = await pass.ensure(`member/${port}`, memberActuator(cloud.clients.octavia, poolId), {
+      recordedId: ownedOf(pass.status)[`member/${port}`],
+      desired: { name: memberName(lbName, port, machine.name), pool_id: poolId, loadbalancer_id: lb.id, address, protocol_port: port },
+      record: (status, id) => setOwned(status, `member/${port}`, id),
+    });
+    if (!member.ready) {
+      ready = false;
+      break;
+    }
+  }
+  pass.condition(
+    ready
+      ? { type: 'APIServerIngressReady', status: 'True', reason: 'Ready' }
+      : { type: 'APIServerIngressReady', status: 'False', reason: 'LoadBalancerMemberNotReady', message: describeWaits(pass.waiting) },
+  );
+  return ready;
+}
+
+function ownedOf(status: JsonObject): Record<string, string> {
+  return ((status.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined) ?? {};
+}
+
+async function reconcileNodeResources(context: MachineContext, cloud: CloudConnection, serverStatus: JsonObject): Promise<void> {
+  const flavorId = (serverStatus.resolved as { flavorID?: string } | undefined)?.flavorID;
+  if (!flavorId) return;
+  const flavor = await cloud.memo(`flavor:${flavorId}`, flavorTtlMs, () => cloud.clients.nova.getFlavor(flavorId));
+  const reservation = reservedResources({ vcpus: flavor.vcpus, ramMiB: flavor.ram, diskGiB: flavor.disk }, isControlPlane(context) ? 'control-plane' : 'worker');
+  context.pass.observe((status) => {
+    const extensions = ((status.extensions as JsonObject | undefined) ?? {}) as JsonObject;
+    status.extensions = {
+      ...extensions,
+      nodeResources: { reserved: { cpu: reservation.cpu, memory: reservation.memory, ephemeralStorage: reservation.ephemeralStorage }, policy: reservation.policy },
+    };
+  });
+}
+
+/** Load balancer members first (the API must stop sending traffic), then the server object, whose own finalizer cleans OpenStack up. */
+async function reconcileDelete(context: MachineContext): Promise<boolean> {
+  const { pass, deps, machine, openStackCluster } = context;
+  const members = Object.entries(ownedOf(pass.status)).filter(([role]) => role.startsWith('member/'));
+  if (members.length > 0) {
+    const clusterStatus = (openStackCluster?.status as JsonObject | undefined) ?? {};
+    const pools = ((clusterStatus.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined) ?? {};
+    const identityRef = context.spec.identityRef ?? (openStackCluster?.spec as JsonObject | undefined)?.identityRef;
+    const cloud = await deps.clouds.connect(machine.namespace, identityRef);
+    const lbName = openStackCluster ? apiLoadBalancerName({ namespace: machine.namespace, name: metaOf(openStackCluster).name }) : '';
+    for (const [role, memberId] of members) {
+      const port = Number(role.slice('member/'.length));
+      const poolId = pools[`pool/${port}`];
+      if (poolId !== undefined) {
+        const removal = await remove(memberActuator(cloud.clients.octavia, poolId), { recordedId: memberId, name: memberName(lbName, port, machine.name), owner: pass.owner });
+        if (!pass.noteRemoval(removal)) return false;
+      }
+      await pass.record((status) => setOwned(status, role, undefined));
+    }
+  }
+  const server = await deps.servers.get(machine);
+  if (!server) return true;
+  const meta = metaOf(server);
+  if (meta.deletionTimestamp === undefined) await deps.servers.delete(machine, meta.uid);
+  pass.wait({ waitingFor: `OpenStackServer ${machine.name} to be deleted`, requeueAfterMs: waitRequeueMs });
+  return false;
+}

@@ -1,0 +1,183 @@
+/**
+ * Runs the three reconcilers (OpenStackCluster, OpenStackMachine,
+ * OpenStackServer) on one storage, and routes changes between them: a
+ * server's status wakes its machine (or the cluster, for the bastion), a
+ * cluster becoming provisioned wakes its machines, and a Secret, Cluster or
+ * Machine from the source wakes the objects that read it. Each reconciler
+ * still only reacts to its own spec and metadata changes; these routes are
+ * why nothing has to poll for another object's progress.
+ */
+import type { KindDefinition } from '../apiserver/registry/kind.js';
+import { isPlainObject } from '../apiserver/store/object.js';
+import type { MetricsRegistry } from '../observability/metrics.js';
+import type { SessionOptions } from '../openstack/index.js';
+import type { JsonObject, Storage, Watch, WatchEvent } from '../storage/interface.js';
+import { CloudConnections } from './cloud.js';
+import { openStackClusterReconciler } from './cluster/reconciler.js';
+import { Controller, generationOrMetadataChanged } from './controller.js';
+import type { LeaderLock } from './leader.js';
+import { openStackMachineReconciler } from './machine/reconciler.js';
+import { KindClient, metaOf } from './objects.js';
+import { clusterNameLabel } from './paused.js';
+import { openStackServerReconciler } from './server/reconciler.js';
+import type { ClusterApiSource, SourceChange } from './sources/source.js';
+import { VerifiedResources } from './verified.js';
+import { IdentityGuard, type SecretFinalizers } from './identity-guard.js';
+
+export interface ReconcilerOptions {
+  storage: Storage;
+  /** The served kinds; the infrastructure ones are picked by kind name. */
+  kinds: KindDefinition[];
+  source: ClusterApiSource;
+  leader?: LeaderLock;
+  metrics?: MetricsRegistry;
+  /** Per-object full re-read; default 10 minutes. */
+  resyncPeriodMs?: number;
+  workers?: number;
+  sessionOptions?: SessionOptions;
+  concurrency?: { perCloud: number; total: number };
+  onError?: (error: unknown, key?: string) => void;
+  /** Finalizers on identity Secrets while they are in use; without it (no write access) Secrets are not protected. */
+  secretFinalizers?: SecretFinalizers;
+}
+
+export interface RunningReconciler {
+  controllers: Controller[];
+  clouds: CloudConnections;
+  stop(): Promise<void>;
+}
+
+function kindNamed(kinds: KindDefinition[], kind: string): KindDefinition {
+  const found = kinds.find((candidate) => candidate.kind === kind);
+  if (!found) throw new Error(`the reconciler needs the ${kind} kind to be served`);
+  return found;
+}
+
+export function startReconciler(options: ReconcilerOptions): RunningReconciler {
+  const { storage, kinds, source } = options;
+  const clusters = new KindClient(kindNamed(kinds, 'OpenStackCluster'), storage);
+  const machines = new KindClient(kindNamed(kinds, 'OpenStackMachine'), storage);
+  const servers = new KindClient(kindNamed(kinds, 'OpenStackServer'), storage);
+  const identities = new KindClient(kindNamed(kinds, 'OpenStackClusterIdentity'), storage);
+  const resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
+  const verified = new VerifiedResources(resyncPeriodMs);
+  const clouds = new CloudConnections({ source, identities, metrics: options.metrics, sessionOptions: options.sessionOptions, concurrency: options.concurrency });
+  const common = {
+    storage,
+    resyncPeriodMs,
+    workers: options.workers,
+    leader: options.leader,
+    metrics: options.metrics,
+    shouldEnqueue: generationOrMetadataChanged,
+    onError: options.onError,
+  };
+  const guard = new IdentityGuard(options.secretFinalizers, [clusters, machines, servers]);
+  const deps = { clusters, machines, servers, source, clouds, verified, guard };
+  const clusterController = new Controller({ ...common, name: 'openstackcluster', prefix: clusters.prefix, reconcile: openStackClusterReconciler(deps) });
+  const machineController = new Controller({ ...common, name: 'openstackmachine', prefix: machines.prefix, reconcile: openStackMachineReconciler(deps) });
+  const serverController = new Controller({ ...common, name: 'openstackserver', prefix: servers.prefix, reconcile: openStackServerReconciler(deps) });
+  const controllers = [clusterController, machineController, serverController];
+
+  const machinesOfCluster = async (namespace: string, clusterName: string) => {
+    for (const machine of await machines.list(namespace, { [clusterNameLabel]: clusterName })) {
+      machineController.enqueue(machines.keyOf({ namespace, name: metaOf(machine).name }));
+    }
+  };
+  const routes = [
+    followChanges(storage, servers.prefix, (event) => {
+      for (const reference of metaOf(event.value).ownerReferences ?? []) {
+        const owner = { namespace: metaOf(event.value).namespace, name: reference.name };
+        if (reference.kind === 'OpenStackMachine') machineController.enqueue(machines.keyOf(owner));
+        if (reference.kind === 'OpenStackCluster') clusterController.enqueue(clusters.keyOf(owner));
+      }
+    }),
+    followChanges(storage, clusters.prefix, (event) => {
+      if (event.type === 'MODIFIED' && event.prevValue !== undefined && !routedStatusChanged(event.prevValue, event.value)) return;
+      const meta = metaOf(event.value);
+      void machinesOfCluster(meta.namespace, meta.labels?.[clusterNameLabel] ?? meta.name).catch((error) => options.onError?.(error));
+    }),
+  ];
+  const sourceWatch = source.watch((change) => {
+    void routeSourceChange(change).catch((error) => options.onError?.(error));
+  });
+
+  async function routeSourceChange(change: SourceChange): Promise<void> {
+    const { namespace, name } = change;
+    if (change.kind === 'Machine') {
+      machineController.enqueue(machines.keyOf({ namespace, name }));
+      return;
+    }
+    if (change.kind === 'Cluster') {
+      for (const cluster of await clusters.list(namespace, { [clusterNameLabel]: name })) clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
+      clusterController.enqueue(clusters.keyOf({ namespace, name }));
+      await machinesOfCluster(namespace, name);
+      return;
+    }
+    // A Secret: identities of clusters (machines use theirs through the server) and user data of servers.
+    for (const cluster of await clusters.list(namespace)) {
+      if ((cluster.spec as JsonObject | undefined)?.identityRef && ((cluster.spec as JsonObject).identityRef as { name?: string }).name === name) {
+        clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
+      }
+    }
+    for (const server of await servers.list(namespace)) {
+      const spec = (server.spec as JsonObject | undefined) ?? {};
+      if ((spec.userDataRef as { name?: string } | undefined)?.name === name || (spec.identityRef as { name?: string } | undefined)?.name === name) {
+        serverController.enqueue(servers.keyOf({ namespace, name: metaOf(server).name }));
+      }
+    }
+  }
+
+  for (const controller of controllers) controller.start();
+  return {
+    controllers,
+    clouds,
+    async stop() {
+      sourceWatch.stop();
+      for (const route of routes) route.stop();
+      await Promise.all(controllers.map((controller) => controller.stop()));
+      clouds.close();
+    },
+  };
+}
+
+/** What machines wait for on their cluster: provisioning, and the load balancer pools they join. */
+function routedStatusChanged(before: JsonObject, after: JsonObject): boolean {
+  const pick = (object: JsonObject) => {
+    const status = isPlainObject(object.status) ? object.status : {};
+    const extensions = isPlainObject(status.extensions) ? status.extensions : {};
+    return JSON.stringify([status.initialization, extensions.ownedResources, (object.metadata as JsonObject | undefined)?.deletionTimestamp]);
+  };
+  return pick(before) !== pick(after);
+}
+
+/** A storage watch from now that survives compaction and storage hiccups by starting again from the current revision. */
+function followChanges(storage: Storage, prefix: string, onEvent: (event: WatchEvent) => void): { stop(): void } {
+  let watch: Watch | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const start = async () => {
+    if (stopped) return;
+    try {
+      const revision = await storage.currentRevision();
+      if (stopped) return;
+      watch = storage.watch({
+        prefix,
+        afterRevision: revision,
+        onEvent,
+        onError: () => {
+          retry = setTimeout(() => void start(), 1000);
+        },
+      });
+    } catch {
+      retry = setTimeout(() => void start(), 1000);
+    }
+  };
+  void start();
+  return {
+    stop() {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      watch?.stop();
+    },
+  };
+}

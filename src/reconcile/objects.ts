@@ -1,0 +1,186 @@
+/**
+ * How the reconciler reads and writes our own kinds: through the same
+ * ResourceStore the API handlers use, so every write it makes is validated,
+ * converted, versioned and watched exactly like a client's, and carries the
+ * reconciler's identity in managedFields.
+ *
+ * Writes take a mutation of the current object (retried by the store on
+ * conflicts) pinned to the uid the reconcile started from, so a status meant
+ * for an object that was deleted and created again under the same name is
+ * dropped instead of landing on the newcomer.
+ */
+import { ApiError } from '../apiserver/errors.js';
+import type { UserInfo } from '../apiserver/auth/user.js';
+import type { KindDefinition, KindVersion } from '../apiserver/registry/kind.js';
+import { groupVersionOf } from '../apiserver/registry/registry.js';
+import { ResourceStore, type Subresource, type WriteOptions } from '../apiserver/store/resource-store.js';
+import { isPlainObject } from '../apiserver/store/object.js';
+import type { JsonObject, Storage } from '../storage/interface.js';
+
+/** The reconciler acts as itself: visible in managedFields and to authorization. */
+export const reconcilerUser: UserInfo = { name: 'system:serviceaccount:capo-system:capo-apiserver-reconciler', groups: ['system:masters', 'system:authenticated'] };
+const fieldManager = 'capo-apiserver-reconciler';
+
+export interface ObjectName {
+  namespace: string;
+  name: string;
+}
+
+/** The fields every reconciled object has; the rest is read through the kind's own zod schema. */
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  uid: string;
+  generation?: number;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  deletionTimestamp?: string;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[];
+}
+
+export function metaOf(object: JsonObject): ObjectMeta {
+  return object.metadata as unknown as ObjectMeta;
+}
+
+export class KindClient {
+  readonly store: ResourceStore;
+  readonly version: KindVersion;
+  readonly apiVersion: string;
+
+  constructor(
+    readonly definition: KindDefinition,
+    storage: Storage,
+  ) {
+    this.store = new ResourceStore(definition, storage);
+    const storageVersion = definition.versions.find((version) => version.storage);
+    if (!storageVersion) throw new Error(`${definition.kind} has no storage version`);
+    this.version = storageVersion;
+    this.apiVersion = groupVersionOf(definition.group, storageVersion.name);
+  }
+
+  get kind(): string {
+    return this.definition.kind;
+  }
+
+  /** The storage prefix a Controller watches. */
+  get prefix(): string {
+    return this.store.prefix(undefined);
+  }
+
+  /** The namespace and name behind a storage key of this kind. */
+  nameOf(key: string): ObjectName {
+    const rest = key.slice(this.prefix.length);
+    const slash = rest.indexOf('/');
+    if (!key.startsWith(this.prefix) || slash <= 0) throw new Error(`${key} is not a key of ${this.definition.plural}`);
+    return { namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
+  }
+
+  keyOf({ namespace, name }: ObjectName): string {
+    return this.store.key(namespace, name);
+  }
+
+  async get({ namespace, name }: ObjectName): Promise<JsonObject | undefined> {
+    try {
+      return await this.store.get(namespace, name, this.version);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** Every object of the namespace whose labels include `labels`. */
+  async list(namespace: string, labels: Record<string, string> = {}): Promise<JsonObject[]> {
+    const items: JsonObject[] = [];
+    let continueToken: string | undefined;
+    do {
+      const page = await this.store.list(namespace, this.version, { limit: 500, continueToken });
+      for (const item of page.items) {
+        const present = metaOf(item).labels ?? {};
+        if (Object.entries(labels).every(([key, value]) => present[key] === value)) items.push(item);
+      }
+      continueToken = page.continueToken;
+    } while (continueToken);
+    return items;
+  }
+
+  async create(namespace: string, body: JsonObject): Promise<JsonObject> {
+    const result = await this.store.create(namespace, { apiVersion: this.apiVersion, kind: this.kind, ...body }, this.version, this.writeOptions());
+    return result.object;
+  }
+
+  /**
+   * Applies `mutate` to the current object (a copy) and writes it, main
+   * resource or status. Undefined when the object is gone or is no longer the
+   * one with `uid`.
+   */
+  async update(target: ObjectName & { uid: string }, mutate: (object: JsonObject) => void, subresource: Subresource = undefined): Promise<JsonObject | undefined> {
+    let replaced = false;
+    try {
+      const result = await this.store.patch(
+        target.namespace,
+        target.name,
+        (current) => {
+          if (!current || metaOf(current).uid !== target.uid) {
+            replaced = true;
+            return current ?? {};
+          }
+          mutate(current);
+          return current;
+        },
+        this.version,
+        subresource,
+        this.writeOptions(),
+      );
+      return replaced ? undefined : result.object;
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 404) return undefined;
+      throw error;
+    }
+  }
+
+  async updateStatus(target: ObjectName & { uid: string }, mutate: (status: JsonObject) => void): Promise<JsonObject | undefined> {
+    return this.update(
+      target,
+      (object) => {
+        if (!isPlainObject(object.status)) object.status = {};
+        mutate(object.status as JsonObject);
+      },
+      'status',
+    );
+  }
+
+  /** Adds the finalizer; false when it was already there. */
+  async addFinalizer(target: ObjectName & { uid: string }, finalizer: string): Promise<boolean> {
+    let added = false;
+    await this.update(target, (object) => {
+      const meta = metaOf(object);
+      if (meta.finalizers?.includes(finalizer)) return;
+      meta.finalizers = [...(meta.finalizers ?? []), finalizer];
+      added = true;
+    });
+    return added;
+  }
+
+  async removeFinalizer(target: ObjectName & { uid: string }, finalizer: string): Promise<void> {
+    await this.update(target, (object) => {
+      const meta = metaOf(object);
+      if (meta.finalizers?.includes(finalizer)) meta.finalizers = meta.finalizers.filter((candidate) => candidate !== finalizer);
+    });
+  }
+
+  /** Starts deletion (finalizers run first); gone already is fine. */
+  async delete({ namespace, name }: ObjectName, uid?: string): Promise<void> {
+    try {
+      await this.store.delete(namespace, name, this.version, { dryRun: false, user: reconcilerUser, ...(uid ? { preconditions: { uid } } : {}) });
+    } catch (error) {
+      if (error instanceof ApiError && (error.code === 404 || error.code === 409)) return;
+      throw error;
+    }
+  }
+
+  private writeOptions(): WriteOptions {
+    return { dryRun: false, fieldManager, fieldValidation: 'Strict', user: reconcilerUser };
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * One reconcile pass over one object: the glue every kind's reconciler
+ * shares between the generic engine (one OpenStack resource) and the object
+ * (its status, conditions and requeue).
+ *
+ * - `record` writes an ID into status at once (and into the pass's working
+ *   copy), before anything else can fail;
+ * - `ensure` skips resources verified earlier in this generation and resync
+ *   period, and collects waits instead of blocking;
+ * - `finish` turns what happened, error included, into conditions and the
+ *   controller's outcome: terminal errors stop retries until the object
+ *   changes, blocked ones poll at a steady pace, transient ones back off.
+ */
+import type { JsonObject } from '../storage/interface.js';
+import { setCondition, type ConditionUpdate } from './conditions.js';
+import { TerminalError, type ReconcileResult } from './controller.js';
+import type { Owner, ResourceActuator, Waiting } from './resource/actuator.js';
+import { LoadBalancerBusyError } from './resource/octavia.js';
+import { blockedRequeueMs, classify, ensure, retryAfterMs, type Found, type Removal } from './resource/engine.js';
+import { metaOf, type KindClient, type ObjectMeta } from './objects.js';
+import type { VerifiedResources } from './verified.js';
+
+export interface Ensured<Resource> {
+  resource: Resource;
+  ready: boolean;
+  /** How the resource was found; undefined when it came from the verified memory (no call made). */
+  found?: Found;
+}
+
+/** Where an OpenStack error surfaces, e.g. `{type: 'NetworkReady', reason: 'NetworkCreateFailed'}`. */
+export interface FailureCondition {
+  type: string;
+  reason: string;
+}
+
+export class ReconcilePass {
+  readonly meta: ObjectMeta;
+  readonly generation: number;
+  readonly owner: Owner;
+  /** The status as this pass has it: read at the start, plus every record and observation since. */
+  readonly status: JsonObject;
+  private readonly waits: Waiting[] = [];
+  private readonly blocked: string[] = [];
+  private dirty = false;
+  private gone = false;
+
+  constructor(
+    readonly client: KindClient,
+    readonly object: JsonObject,
+    private readonly verified: VerifiedResources,
+  ) {
+    this.meta = metaOf(object);
+    this.generation = this.meta.generation ?? 1;
+    this.owner = { uid: this.meta.uid, namespace: this.meta.namespace, name: this.meta.name, kind: client.kind };
+    this.status = structuredClone((object.status as JsonObject | undefined) ?? {});
+  }
+
+  get target() {
+    return { namespace: this.meta.namespace, name: this.meta.name, uid: this.meta.uid };
+  }
+
+  get objectGone(): boolean {
+    return this.gone;
+  }
+
+  /** Persists a status change now (and in the working copy), e.g. an ID right after its create. */
+  async record(mutate: (status: JsonObject) => void): Promise<void> {
+    mutate(this.status);
+    const written = await this.client.updateStatus(this.target, mutate);
+    if (!written) {
+      this.gone = true;
+      throw new TerminalError(`${this.client.kind} ${this.meta.namespace}/${this.meta.name} was deleted or replaced during the reconcile`);
+    }
+  }
+
+  /** An observation to write with the rest at the end of the pass. */
+  observe(mutate: (status: JsonObject) => void): void {
+    mutate(this.status);
+    this.dirty = true;
+  }
+
+  condition(update: ConditionUpdate): void {
+    this.observe((status) => setCondition(status, this.generation, update));
+  }
+
+  wait(waiting: Waiting): void {
+    this.waits.push(waiting);
+  }
+
+  /** A removal that could not finish: waits and "blocked by" messages both requeue. */
+  noteRemoval(removal: Removal): boolean {
+    if ('deleted' in removal) return true;
+    if ('blockedBy' in removal) {
+      this.blocked.push(removal.blockedBy);
+      this.waits.push({ waitingFor: removal.blockedBy, requeueAfterMs: removal.requeueAfterMs });
+    } else this.waits.push(removal);
+    return false;
+  }
+
+  get waiting(): readonly Waiting[] {
+    return this.waits;
+  }
+
+  get blockedBy(): readonly string[] {
+    return this.blocked;
+  }
+
+  /**
+   * ensure() with the pass's bookkeeping: a resource verified ready in this
+   * generation and resync period is taken from memory; the ID is recorded
+   * through `record`; not-ready resources are returned with ready false and
+   * their wait noted.
+   */
+  async ensure<Desired extends { name: string }, Resource extends { id: string }>(
+    role: string,
+    actuator: ResourceActuator<Desired, Resource>,
+    input: { recordedId: string | undefined; desired: Desired; record: (status: JsonObject, id: string) => void; ifGone?: 'recreate' | 'fail'; owner?: Owner },
+  ): Promise<Ensured<Resource>> {
+    const cached = this.verified.get<Resource>(this.meta.uid, role, input.recordedId, this.generation);
+    if (cached) return { resource: cached, ready: true };
+    const result = await ensure(actuator, {
+      recordedId: input.recordedId,
+      desired: input.desired,
+      owner: input.owner ?? this.owner,
+      ifGone: input.ifGone,
+      record: (id) => this.record((status) => input.record(status, id)),
+    });
+    if (!result.ready) {
+      this.waits.push({ waitingFor: result.waitingFor, requeueAfterMs: result.requeueAfterMs });
+      return { resource: result.resource, ready: false, found: result.found };
+    }
+    this.verified.set(this.meta.uid, role, result.resource.id, this.generation, result.resource);
+    return { resource: result.resource, ready: true, found: result.found };
+  }
+
+  /** Forgets what was verified for one role, after a change that makes the memory stale (e.g. a child of a load balancer). */
+  invalidate(role: string): void {
+    this.verified.invalidate(this.meta.uid, role);
+  }
+
+  /**
+   * Writes the observed status and turns the outcome into the controller's
+   * result. `error` is what the pass threw, if anything; `failure` names the
+   * condition it lands on.
+   */
+  async finish(error: unknown, failure: FailureCondition): Promise<ReconcileResult> {
+    if (this.gone) return {};
+    // Octavia refused a change because another one is being applied: nothing happened, look again shortly.
+    if (error instanceof LoadBalancerBusyError) {
+      this.waits.push(error);
+      error = undefined;
+    }
+    let result: ReconcileResult = {};
+    let rethrow: unknown;
+    if (error !== undefined) {
+      const kind = classify(error);
+      const message = error instanceof Error ? error.message : String(error);
+      if (kind === 'terminal') {
+        this.condition({ type: failure.type, status: 'False', reason: failure.reason, message });
+        rethrow = error instanceof TerminalError ? error : new TerminalError(message);
+      } else if (kind === 'blocked') {
+        this.condition({ type: failure.type, status: 'False', reason: failure.reason, message: `blocked: ${message}` });
+        result = { requeueAfterMs: blockedRequeueMs };
+      } else {
+        this.condition({ type: failure.type, status: 'False', reason: failure.reason, message: `will retry: ${message}` });
+        const after = retryAfterMs(error);
+        if (after !== undefined) result = { requeueAfterMs: after };
+        else rethrow = error;
+      }
+    } else if (this.waits.length > 0) {
+      result = { requeueAfterMs: Math.min(...this.waits.map((waiting) => waiting.requeueAfterMs)) };
+    }
+    if (this.dirty) {
+      const observed = this.status;
+      const written = await this.client.updateStatus(this.target, (status) => {
+        for (const key of Object.keys(status)) delete status[key];
+        Object.assign(status, structuredClone(observed));
+      });
+      if (!written) return {};
+    }
+    if (rethrow !== undefined) throw rethrow;
+    return result;
+  }
+}
+
+/** Summarises waits for a condition message. */
+export function describeWaits(waits: readonly Waiting[]): string {
+  const shown = waits.slice(0, 3).map((waiting) => waiting.waitingFor);
+  return `waiting for ${shown.join('; ')}${waits.length > 3 ? ` and ${waits.length - 3} more` : ''}`;
+}

@@ -1,0 +1,59 @@
+/**
+ * The Octavia load balancer actuator: the API server's VIP. It answers the
+ * create at once in PENDING_CREATE and the amphora takes a minute or two;
+ * ERROR (a failed amphora build) is reported as such rather than waited out,
+ * which is what CAPO did (#1114).
+ */
+import type { LoadBalancer, OctaviaClient } from '../../openstack/index.js';
+import { absentOn404, ownerTag, type ResourceActuator } from './actuator.js';
+import { createTags, isBusyConflict, octaviaRequeueMs, provisioningReadiness } from './octavia.js';
+
+/** Octavia's own field names, so the create body is the desired state as is. */
+export interface LoadBalancerDesired {
+  name: string;
+  vip_subnet_id?: string;
+  vip_network_id?: string;
+  vip_address?: string;
+  provider?: string;
+  flavor_id?: string;
+  availability_zone?: string;
+  description?: string;
+  /** Extra user tags besides the owner tags (Octavia takes tags in the create body). */
+  tags?: string[];
+}
+
+export function loadBalancerActuator(octavia: OctaviaClient): ResourceActuator<LoadBalancerDesired, LoadBalancer> {
+  return {
+    kind: 'load balancer',
+    getById: (id) => absentOn404(octavia.getLoadBalancer(id)),
+    findAdoptable: (name, owner) => octavia.listLoadBalancers({ name, tags: [ownerTag(owner)] }),
+    create: ({ tags, ...desired }, owner) => octavia.createLoadBalancer({ ...desired, tags: createTags(owner, tags) }),
+    readiness: (lb) => provisioningReadiness('load balancer', lb),
+    async delete(lb) {
+      const gone = { waitingFor: `load balancer ${lb.id} to be deleted`, requeueAfterMs: octaviaRequeueMs };
+      // Octavia refuses to delete a load balancer in any PENDING_* state; PENDING_DELETE means ours is under way.
+      if (lb.provisioning_status.startsWith('PENDING_')) return gone;
+      try {
+        // Listeners, pools, members and monitors go with it, so nobody has to delete them one change at a time.
+        await octavia.deleteLoadBalancer(lb.id, { cascade: true });
+      } catch (error) {
+        // It turned PENDING_* after we read it (a member added meanwhile): try again once that is done.
+        if (!isBusyConflict(error)) throw error;
+      }
+      return gone;
+    },
+    describe: (lb) => ({
+      id: lb.id,
+      name: lb.name ?? '',
+      provisioning_status: lb.provisioning_status,
+      operating_status: lb.operating_status,
+      vip_address: lb.vip_address,
+      vip_port_id: lb.vip_port_id,
+      vip_subnet_id: lb.vip_subnet_id,
+      vip_network_id: lb.vip_network_id,
+      provider: lb.provider,
+      flavor_id: lb.flavor_id,
+      availability_zone: lb.availability_zone,
+    }),
+  };
+}

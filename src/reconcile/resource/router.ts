@@ -1,0 +1,123 @@
+/**
+ * The Neutron router actuator: the cluster's way out through its external
+ * gateway, and the interfaces that join the cluster subnets to it.
+ */
+import { OpenStackError, type NeutronClient, type Port, type Router } from '../../openstack/index.js';
+import { absentOn404, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
+import { canonicalAddress, ensureOwnerTags, tagCreated } from './neutron.js';
+
+export interface RouterDesired {
+  name: string;
+  description?: string;
+  /** Omitted: a router without gateway (no external network). */
+  external_gateway_info?: { network_id: string; external_fixed_ips?: { subnet_id?: string; ip_address?: string }[] };
+  /** Subnets that must have an interface on this router (created by postCreate, one PUT add_router_interface each, only when missing). */
+  interfaceSubnetIds: string[];
+}
+
+type DesiredGateway = RouterDesired['external_gateway_info'];
+type WantedIp = { subnet_id?: string; ip_address?: string };
+
+/** Device owners of router interfaces (legacy, DVR, HA); the gateway port is not among them. */
+const interfaceOwners = ['network:router_interface', 'network:router_interface_distributed', 'network:ha_router_replicated_interface'];
+
+/** Routers are ACTIVE within the create on ML2/OVS and OVN; anything else is a backend still catching up. */
+const settleRequeueMs = 5_000;
+
+export function routerActuator(neutron: NeutronClient): ResourceActuator<RouterDesired, Router> {
+  const interfacesOf = (router: Router) => neutron.listPorts({ device_id: router.id, device_owner: interfaceOwners });
+
+  /** Sets the gateway only when it differs, and refreshes the router from the answer so describe() shows the new addresses. */
+  async function ensureGateway(router: Router, desired: DesiredGateway): Promise<void> {
+    if (gatewayMatches(router.external_gateway_info, desired)) return;
+    Object.assign(router, await neutron.updateRouter(router.id, { external_gateway_info: desired ?? null }));
+  }
+
+  async function ensureInterfaces(router: Router, subnetIds: readonly string[]): Promise<void> {
+    if (subnetIds.length === 0) return;
+    const attached = subnetsOf(await interfacesOf(router));
+    for (const subnetId of new Set(subnetIds)) {
+      if (!attached.has(subnetId)) await addInterface(router, subnetId);
+    }
+  }
+
+  async function addInterface(router: Router, subnetId: string): Promise<void> {
+    try {
+      await neutron.addInterface(router.id, { subnet_id: subnetId });
+    } catch (error) {
+      // The session repeats a PUT after a transient failure; if the first attempt had landed, the repeat answers 400
+      // ("already has a port on subnet"), so a 400 is a failure only when the interface is really missing.
+      if (!(error instanceof OpenStackError) || error.kind !== 'BadRequest') throw error;
+      if (!subnetsOf(await interfacesOf(router)).has(subnetId)) throw error;
+    }
+  }
+
+  return {
+    kind: 'router',
+    getById: (id) => absentOn404(neutron.getRouter(id)),
+    findAdoptable: (name, owner) => neutron.listRouters({ name, tags: [ownerTag(owner)] }),
+    async create(desired, owner) {
+      const tags = ownerTags(owner);
+      const { name, description, external_gateway_info } = desired;
+      return tagCreated(neutron, 'routers', await neutron.createRouter({ name, description, external_gateway_info }), tags);
+    },
+    async postCreate(router, desired, owner) {
+      await ensureOwnerTags(neutron, 'routers', router, owner);
+      await ensureGateway(router, desired.external_gateway_info);
+      await ensureInterfaces(router, desired.interfaceSubnetIds);
+      return { done: true };
+    },
+    readiness(router) {
+      if (router.status === 'ACTIVE') return { ready: true };
+      if (router.status === 'ERROR') return { failed: 'Neutron reports status ERROR' };
+      return { waitingFor: `router ${router.id} to become ACTIVE (now ${router.status})`, requeueAfterMs: settleRequeueMs };
+    },
+    async delete(router) {
+      // The router is ours and so are its interfaces; Neutron refuses to delete a router that still has any.
+      for (const port of await interfacesOf(router)) await absentOn404(neutron.removeInterface(router.id, { port_id: port.id }));
+      await neutron.deleteRouter(router.id);
+      return { done: true };
+    },
+    // What makes Neutron refuse to remove an interface: floating IPs reached through it, and routes whose next hop it holds.
+    async blockers(router) {
+      const floatingIps = await neutron.listFloatingIps({ router_id: router.id });
+      return [
+        ...floatingIps.map((fip) => `floating IP ${fip.floating_ip_address} (${fip.id}) on port ${fip.port_id ?? 'none'}`),
+        ...(router.routes ?? []).map((route) => `route to ${route.destination} via ${route.nexthop}`),
+      ];
+    },
+    describe: (router) => ({
+      id: router.id,
+      name: router.name,
+      status: router.status,
+      admin_state_up: router.admin_state_up,
+      external_network_id: router.external_gateway_info?.network_id ?? null,
+      ips: (router.external_gateway_info?.external_fixed_ips ?? []).map((ip) => ip.ip_address),
+    }),
+  };
+}
+
+function subnetsOf(ports: readonly Port[]): Set<string> {
+  return new Set(ports.flatMap((port) => port.fixed_ips.map((ip) => ip.subnet_id)));
+}
+
+/** Addresses count only where the desired gateway names them; Neutron picks the rest. */
+function gatewayMatches(current: Router['external_gateway_info'], desired: DesiredGateway): boolean {
+  if (desired === undefined) return current === null;
+  if (current === null || current.network_id !== desired.network_id) return false;
+  return desired.external_fixed_ips === undefined || ipsMatch(current.external_fixed_ips ?? [], desired.external_fixed_ips);
+}
+
+/** One current address for each wanted one; wanted addresses are placed first, so a subnet-only entry cannot take their place. */
+function ipsMatch(current: readonly { subnet_id: string; ip_address: string }[], wanted: readonly WantedIp[]): boolean {
+  if (current.length !== wanted.length) return false;
+  const unclaimed = [...current];
+  const specificFirst = [...wanted].sort((a, b) => Number(b.ip_address !== undefined) - Number(a.ip_address !== undefined));
+  return specificFirst.every((want) => {
+    const at = unclaimed.findIndex(
+      (ip) => (want.ip_address === undefined || ip.ip_address === canonicalAddress(want.ip_address)) && (want.subnet_id === undefined || ip.subnet_id === want.subnet_id),
+    );
+    if (at >= 0) unclaimed.splice(at, 1);
+    return at >= 0;
+  });
+}

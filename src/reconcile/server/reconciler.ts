@@ -1,0 +1,452 @@
+/**
+ * The OpenStackServer reconciler: one Nova server with its ports, trunks
+ * and volumes, for a machine or the bastion.
+ *
+ * Order: resolve every reference once and freeze it in status.resolved (a
+ * re-uploaded image must not change a running server's inputs); then
+ * volumes and ports, each recorded the moment it exists; then the server,
+ * whose ID is recorded from the create response. Deleting walks back: the
+ * server (waiting until Nova has it gone), trunks, ports, volumes, and
+ * only then the finalizer. Nothing is found by name alone.
+ */
+import type { z } from 'zod';
+import type { openStackServerSpec } from '../../api/infrastructure/v1alpha1/openstackserver.js';
+import type { JsonObject } from '../../storage/interface.js';
+import type { CloudConnection, CloudConnections } from '../cloud.js';
+import { TerminalError, type Reconcile, type ReconcileResult } from '../controller.js';
+import { portName, volumeName } from '../names.js';
+import { resolveNetwork, resolveSecurityGroups, resolveSubnet, type NeutronParam, type SubnetFilter } from '../neutron-filters.js';
+import { identitySecretOf, type IdentityGuard } from '../identity-guard.js';
+import { metaOf, type KindClient } from '../objects.js';
+import { clusterNameLabel, pausedAnnotation, setPausedCondition } from '../paused.js';
+import { ReconcilePass, describeWaits } from '../pass.js';
+import { ResourceTerminalError, remove } from '../resource/engine.js';
+import { portActuator, type PortDesired } from '../resource/port.js';
+import { serverActuator, serverAddresses, type ServerDesired } from '../resource/server.js';
+import { trunkActuator } from '../resource/trunk.js';
+import { volumeActuator } from '../resource/volume.js';
+import type { ClusterApiSource } from '../sources/source.js';
+import type { VerifiedResources } from '../verified.js';
+
+type ServerSpec = z.output<typeof openStackServerSpec>;
+
+export const serverFinalizer = 'openstackserver.infrastructure.cluster.x-k8s.io';
+
+export interface ServerReconcilerDeps {
+  servers: KindClient;
+  source: ClusterApiSource;
+  clouds: CloudConnections;
+  verified: VerifiedResources;
+  guard: IdentityGuard;
+}
+
+interface ResolvedPort {
+  name: string;
+  description?: string;
+  networkID: string;
+  tags?: string[];
+  trunk?: boolean;
+  fixedIPs?: { subnet?: string; ipAddress?: string }[];
+  securityGroups?: string[];
+  adminStateUp?: boolean;
+  macAddress?: string;
+  allowedAddressPairs?: { ipAddress: string; macAddress?: string }[];
+  hostID?: string;
+  vnicType?: string;
+  profile?: { ovsHWOffload?: boolean; trustedVF?: boolean };
+  enablePortSecurity?: boolean;
+  propagateUplinkStatus?: boolean;
+  valueSpecs?: { name: string; key: string; value: string }[];
+}
+
+interface Resolved {
+  imageID?: string;
+  flavorID?: string;
+  serverGroupID?: string;
+  ports?: ResolvedPort[];
+}
+
+interface ServerContext {
+  pass: ReconcilePass;
+  spec: ServerSpec;
+  cloud: CloudConnection;
+  deps: ServerReconcilerDeps;
+}
+
+/** Flavors and images by name change rarely; many servers resolving them at once share one lookup. */
+const lookupTtlMs = 5 * 60_000;
+/** How soon to look for bootstrap data that is not there yet, when no Secret event comes first. */
+const userDataRequeueMs = 15_000;
+
+export function openStackServerReconciler(deps: ServerReconcilerDeps): Reconcile {
+  return async (key) => {
+    const name = deps.servers.nameOf(key);
+    const object = await deps.servers.get(name);
+    if (!object) return {};
+    const meta = metaOf(object);
+    if (meta.deletionTimestamp === undefined) {
+      if (await serverPaused(deps, object)) {
+        await deps.servers.updateStatus({ ...name, uid: meta.uid }, (status) => setPausedCondition(status, meta.generation ?? 1, 'the server or its Cluster is paused'));
+        return {};
+      }
+      if (await deps.servers.addFinalizer({ ...name, uid: meta.uid }, serverFinalizer)) return {};
+      await deps.guard.protect(identitySecretOf(object));
+    } else if (!meta.finalizers?.includes(serverFinalizer)) {
+      return {};
+    }
+    const pass = new ReconcilePass(deps.servers, object, deps.verified);
+    let error: unknown;
+    let result: ReconcileResult = {};
+    try {
+      const spec = object.spec as ServerSpec;
+      const cloud = await deps.clouds.connect(meta.namespace, spec.identityRef);
+      const context: ServerContext = { pass, spec, cloud, deps };
+      if (meta.deletionTimestamp !== undefined) {
+        if (await reconcileDelete(context)) {
+          deps.verified.forget(meta.uid);
+          await deps.servers.removeFinalizer(pass.target, serverFinalizer);
+          await deps.guard.release(identitySecretOf(object), object);
+          return {};
+        }
+        pass.condition({
+          type: 'InstanceReady',
+          status: 'False',
+          reason: pass.blockedBy.length > 0 ? 'InstanceDeleteFailed' : 'Deleting',
+          message: pass.blockedBy.length > 0 ? pass.blockedBy.join('; ') : describeWaits(pass.waiting),
+        });
+      } else {
+        await reconcileNormal(context);
+      }
+    } catch (thrown) {
+      error = thrown;
+      if (thrown instanceof ResourceTerminalError && thrown.resourceKind === 'server') {
+        const reason = thrown.reason === 'Gone' ? 'InstanceDeleted' : thrown.reason === 'Failed' ? 'InstanceStateError' : 'InstanceCreateFailed';
+        pass.observe((status) => {
+          status.ready = false;
+          if (thrown.reason !== 'Ambiguous') status.instanceState = thrown.reason === 'Gone' ? 'DELETED' : 'ERROR';
+        });
+        result = await pass.finish(thrown, { type: 'InstanceReady', reason });
+        return result;
+      }
+    }
+    return pass.finish(error, { type: 'InstanceReady', reason: 'OpenStackError' });
+  };
+}
+
+async function serverPaused(deps: ServerReconcilerDeps, object: JsonObject): Promise<boolean> {
+  const meta = metaOf(object);
+  if (meta.annotations?.[pausedAnnotation] !== undefined) return true;
+  const clusterName = meta.labels?.[clusterNameLabel];
+  if (clusterName === undefined) return false;
+  return (await deps.source.getCluster(meta.namespace, clusterName))?.paused === true;
+}
+
+function resolvedOf(status: JsonObject): Resolved {
+  return (status.resolved as Resolved | undefined) ?? {};
+}
+
+function recordedPorts(status: JsonObject): ({ id: string } | undefined)[] {
+  return ((status.resources as JsonObject | undefined)?.ports as { id: string }[] | undefined) ?? [];
+}
+
+function owned(status: JsonObject): Record<string, string> {
+  return ((status.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined) ?? {};
+}
+
+function setOwned(status: JsonObject, role: string, id: string | undefined): void {
+  const extensions = ((status.extensions as JsonObject | undefined) ?? {}) as JsonObject;
+  const resources = { ...((extensions.ownedResources as Record<string, string> | undefined) ?? {}) };
+  if (id === undefined) delete resources[role];
+  else resources[role] = id;
+  status.extensions = { ...extensions, ownedResources: resources };
+}
+
+async function reconcileNormal(context: ServerContext): Promise<void> {
+  const { pass, spec, cloud } = context;
+  pass.observe((status) => setPausedCondition(status, pass.generation, undefined));
+  const resolved = await resolve(context);
+  const userData = await userDataOf(context);
+  if (userData === 'missing') return;
+
+  const volumes = await ensureVolumes(context, resolved);
+  const ports = await ensurePorts(context, resolved);
+  if (!volumes || !ports) {
+    pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: describeWaits(pass.waiting) });
+    return;
+  }
+  const serverName = pass.meta.name;
+  const desired: ServerDesired = {
+    name: serverName,
+    flavorRef: resolved.flavorID!,
+    ...(spec.rootVolume ? {} : { imageRef: resolved.imageID! }),
+    portIds: ports,
+    ...(spec.sshKeyName ? { key_name: spec.sshKeyName } : {}),
+    ...(userData === undefined ? {} : { user_data: userData }),
+    ...(spec.serverMetadata && spec.serverMetadata.length > 0 ? { metadata: Object.fromEntries(spec.serverMetadata.map((item) => [item.key, item.value])) } : {}),
+    ...(spec.tags && spec.tags.length > 0 ? { tags: spec.tags } : {}),
+    ...(spec.configDrive === undefined ? {} : { config_drive: spec.configDrive }),
+    ...(spec.availabilityZone ? { availability_zone: spec.availabilityZone } : {}),
+    volumes: volumes.attached,
+    ephemeral: (spec.additionalBlockDevices ?? []).filter((device) => device.storage.type === 'Local').map((device) => ({ sizeGiB: device.sizeGiB, name: device.name })),
+    ...(resolved.serverGroupID ? { serverGroupId: resolved.serverGroupID } : {}),
+    ...(spec.schedulerHintAdditionalProperties && spec.schedulerHintAdditionalProperties.length > 0
+      ? {
+          schedulerHints: Object.fromEntries(
+            spec.schedulerHintAdditionalProperties.map((hint) => [hint.name, hint.value.type === 'Bool' ? hint.value.bool! : hint.value.type === 'Number' ? hint.value.number! : hint.value.string!]),
+          ),
+        }
+      : {}),
+  };
+  const server = await pass.ensure('server', serverActuator(cloud.clients.nova), {
+    recordedId: pass.status.instanceID as string | undefined,
+    desired,
+    ifGone: 'fail',
+    record: (status, id) => {
+      status.instanceID = id;
+    },
+  });
+  const addresses = serverAddresses(server.resource);
+  pass.observe((status) => {
+    status.instanceID = server.resource.id;
+    status.instanceState = server.resource.status;
+    if (addresses.length > 0) status.addresses = addresses;
+    status.ready = server.ready && server.resource.status === 'ACTIVE';
+  });
+  if (server.ready && server.resource.status === 'ACTIVE') {
+    pass.condition({ type: 'InstanceReady', status: 'True', reason: 'Ready' });
+  } else if (server.ready) {
+    // SHUTOFF, PAUSED and the like: the server exists but is not serving; someone has to act.
+    pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: `server is ${server.resource.status}` });
+    pass.wait({ waitingFor: `server ${server.resource.id} to be ACTIVE (now ${server.resource.status})`, requeueAfterMs: 60_000 });
+  } else {
+    pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: describeWaits(pass.waiting) });
+  }
+}
+
+/** Resolves references once; afterwards status.resolved is authoritative. */
+async function resolve(context: ServerContext): Promise<Resolved> {
+  const { pass, spec, cloud } = context;
+  const current = resolvedOf(pass.status);
+  if (current.imageID && current.flavorID && current.ports && (current.serverGroupID || !spec.serverGroup)) return current;
+  const { nova, neutron } = cloud.clients;
+  const imageID = current.imageID ?? (await resolveImage(context));
+  const flavorID =
+    current.flavorID ??
+    spec.flavorID ??
+    (await (async () => {
+      const flavors = await cloud.memo('flavors', lookupTtlMs, () => nova.listFlavors());
+      const flavor = flavors.find((candidate) => candidate.name === spec.flavor);
+      if (!flavor) throw new TerminalError(`flavor "${spec.flavor}" does not exist`);
+      return flavor.id;
+    })());
+  let serverGroupID = current.serverGroupID;
+  if (!serverGroupID && spec.serverGroup) {
+    if (spec.serverGroup.id) serverGroupID = spec.serverGroup.id;
+    else {
+      const groups = (await nova.listServerGroups()).filter((group) => group.name === spec.serverGroup!.filter?.name);
+      if (groups.length !== 1) throw new TerminalError(`serverGroup filter matches ${groups.length} server groups; it must match exactly one`);
+      serverGroupID = groups[0].id;
+    }
+  }
+  const projectId = (await cloud.session.authenticate()).projectId;
+  const ports =
+    current.ports ??
+    (await Promise.all(
+      spec.ports.map(async (port, index): Promise<ResolvedPort> => {
+        if (!port.network) throw new TerminalError(`spec.ports[${index}] has no network`);
+        const network = await resolveNetwork(neutron, port.network as NeutronParam, `spec.ports[${index}].network`);
+        const fixedIPs = await Promise.all(
+          (port.fixedIPs ?? []).map(async (fixed, fixedIndex) => ({
+            ...(fixed.subnet ? { subnet: (await resolveSubnet(neutron, fixed.subnet as NeutronParam<SubnetFilter>, `spec.ports[${index}].fixedIPs[${fixedIndex}].subnet`, network.id)).id } : {}),
+            ...(fixed.ipAddress ? { ipAddress: fixed.ipAddress } : {}),
+          })),
+        );
+        const groupParams = [...(port.securityGroups ?? []), ...(spec.securityGroups ?? [])] as NeutronParam[];
+        const groups = [...new Set((await Promise.all(groupParams.map((param, groupIndex) => resolveSecurityGroups(neutron, param, `security group ${groupIndex} of spec.ports[${index}]`, projectId)))).flat())];
+        const tags = [...new Set([...(spec.tags ?? []), ...(port.tags ?? [])])];
+        const portSecurity = port.enablePortSecurity ?? network.port_security_enabled;
+        return strip({
+          name: portName(pass.meta.name, index, port.nameSuffix),
+          description: port.description,
+          networkID: network.id,
+          tags: tags.length > 0 ? tags : undefined,
+          trunk: port.trunk ?? spec.trunk ?? false,
+          fixedIPs: fixedIPs.length > 0 ? fixedIPs : undefined,
+          securityGroups: portSecurity === false ? undefined : groups,
+          adminStateUp: port.adminStateUp,
+          macAddress: port.macAddress,
+          allowedAddressPairs: port.allowedAddressPairs,
+          hostID: port.hostID,
+          vnicType: port.vnicType,
+          profile: port.profile,
+          enablePortSecurity: port.enablePortSecurity,
+          propagateUplinkStatus: port.propagateUplinkStatus,
+          valueSpecs: port.valueSpecs,
+        });
+      }),
+    ));
+  const next: Resolved = strip({ imageID, flavorID, serverGroupID, ports });
+  await pass.record((status) => {
+    status.resolved = next as unknown as JsonObject;
+  });
+  return next;
+}
+
+async function resolveImage(context: ServerContext): Promise<string> {
+  const { spec, cloud } = context;
+  if (spec.image.id) return spec.image.id;
+  if (spec.image.imageRef) throw new TerminalError('image.imageRef (an ORC Image) is not supported: give image.id or image.filter');
+  const filter = spec.image.filter ?? {};
+  const images = await cloud.memo(`image:${JSON.stringify(filter)}`, lookupTtlMs, () => cloud.clients.glance.findImages(filter));
+  if (images.length !== 1) {
+    throw new TerminalError(`image filter ${JSON.stringify(filter)} matches ${images.length} images; it must match exactly one`);
+  }
+  return images[0].id;
+}
+
+/** Base64 user data from the Secret's `value` key; 'missing' (and a wait) while the Secret is not there yet. */
+async function userDataOf(context: ServerContext): Promise<string | undefined | 'missing'> {
+  const { pass, spec, deps } = context;
+  const ref = spec.userDataRef;
+  if (!ref) return undefined;
+  const secret = await deps.source.getSecret(pass.meta.namespace, ref.name);
+  const value = secret?.data.value;
+  if (!value) {
+    const message = secret ? `Secret ${pass.meta.namespace}/${ref.name} has no "value" key` : `Secret ${pass.meta.namespace}/${ref.name} with the user data does not exist yet`;
+    pass.condition({ type: 'InstanceReady', status: 'False', reason: 'WaitingForBootstrapData', message });
+    pass.wait({ waitingFor: message, requeueAfterMs: userDataRequeueMs });
+    return 'missing';
+  }
+  return value.toString('base64');
+}
+
+interface Volumes {
+  attached: NonNullable<ServerDesired['volumes']>;
+}
+
+async function ensureVolumes(context: ServerContext, resolved: Resolved): Promise<Volumes | undefined> {
+  const { pass, spec, cloud } = context;
+  const actuator = volumeActuator(cloud.clients.cinder);
+  const wanted: { role: string; name: string; size: number; type?: string; zone?: string; imageRef?: string; bootIndex: number; tag?: string }[] = [];
+  const zoneOf = (zone: { from?: string; name?: string } | undefined) => (zone?.from === 'Machine' ? spec.availabilityZone : zone?.name);
+  if (spec.rootVolume) {
+    wanted.push({ role: 'volume/root', name: volumeName(pass.meta.name, 'root'), size: spec.rootVolume.sizeGiB, type: spec.rootVolume.type, zone: zoneOf(spec.rootVolume.availabilityZone), imageRef: resolved.imageID, bootIndex: 0 });
+  }
+  for (const device of spec.additionalBlockDevices ?? []) {
+    if (device.storage.type !== 'Volume') continue;
+    wanted.push({ role: `volume/${device.name}`, name: volumeName(pass.meta.name, device.name), size: device.sizeGiB, type: device.storage.volume?.type, zone: zoneOf(device.storage.volume?.availabilityZone), bootIndex: -1, tag: device.name });
+  }
+  const results = await Promise.all(
+    wanted.map((volume) =>
+      pass.ensure(volume.role, actuator, {
+        recordedId: owned(pass.status)[volume.role],
+        desired: {
+          name: volume.name,
+          size: volume.size,
+          ...(volume.type ? { volume_type: volume.type } : {}),
+          ...(volume.zone ? { availability_zone: volume.zone } : {}),
+          ...(volume.imageRef ? { imageRef: volume.imageRef } : {}),
+        },
+        record: (status, id) => setOwned(status, volume.role, id),
+      }),
+    ),
+  );
+  if (results.some((result) => !result.ready)) return undefined;
+  return { attached: wanted.map((volume, index) => ({ id: results[index].resource.id, bootIndex: volume.bootIndex, ...(volume.tag ? { tag: volume.tag } : {}) })) };
+}
+
+function portDesired(port: ResolvedPort): PortDesired {
+  return strip({
+    name: port.name,
+    network_id: port.networkID,
+    description: port.description,
+    fixed_ips: port.fixedIPs?.map((fixed) => strip({ subnet_id: fixed.subnet, ip_address: fixed.ipAddress })),
+    security_groups: port.securityGroups,
+    allowed_address_pairs: port.allowedAddressPairs?.map((pair) => strip({ ip_address: pair.ipAddress, mac_address: pair.macAddress })),
+    port_security_enabled: port.enablePortSecurity,
+    admin_state_up: port.adminStateUp,
+    mac_address: port.macAddress,
+    'binding:vnic_type': port.vnicType,
+    'binding:host_id': port.hostID,
+    'binding:profile': port.profile
+      ? strip({ ...(port.profile.ovsHWOffload ? { capabilities: ['switchdev'] } : {}), ...(port.profile.trustedVF ? { trusted: true } : {}) })
+      : undefined,
+    propagate_uplink_status: port.propagateUplinkStatus,
+    value_specs: port.valueSpecs && port.valueSpecs.length > 0 ? Object.fromEntries(port.valueSpecs.map((spec) => [spec.key, spec.value])) : undefined,
+    tags: port.tags,
+  }) as PortDesired;
+}
+
+/** The port IDs in order once every port (and trunk) exists. */
+async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<string[] | undefined> {
+  const { pass, cloud } = context;
+  const ports = resolved.ports ?? [];
+  const results = await Promise.all(
+    ports.map((port, index) =>
+      pass.ensure(`port/${index}`, portActuator(cloud.clients.neutron), {
+        recordedId: recordedPorts(pass.status)[index]?.id,
+        desired: portDesired(port),
+        record: (status, id) => {
+          const resources = ((status.resources as JsonObject | undefined) ?? {}) as JsonObject;
+          const list = [...(((resources.ports as { id: string }[] | undefined) ?? []) as ({ id: string } | null)[])];
+          while (list.length < index) list.push(null);
+          list[index] = { id };
+          status.resources = { ...resources, ports: list as unknown as JsonObject[] };
+        },
+      }),
+    ),
+  );
+  const trunks = await Promise.all(
+    ports.map((port, index) =>
+      port.trunk
+        ? pass.ensure(`trunk/${index}`, trunkActuator(cloud.clients.neutron), {
+            recordedId: owned(pass.status)[`trunk/${index}`],
+            desired: { name: port.name, port_id: results[index].resource.id },
+            record: (status, id) => setOwned(status, `trunk/${index}`, id),
+          })
+        : undefined,
+    ),
+  );
+  if (results.some((result) => !result.ready) || trunks.some((trunk) => trunk !== undefined && !trunk.ready)) return undefined;
+  return results.map((result) => result.resource.id);
+}
+
+/** The server, then trunks, ports and volumes; true when all are gone. */
+async function reconcileDelete(context: ServerContext): Promise<boolean> {
+  const { pass, cloud } = context;
+  const { nova, neutron, cinder } = cloud.clients;
+  const serverRemoval = await remove(serverActuator(nova), { recordedId: pass.status.instanceID as string | undefined, name: pass.meta.name, owner: pass.owner });
+  if (!pass.noteRemoval(serverRemoval)) return false;
+  if (pass.status.instanceID !== undefined) {
+    await pass.record((status) => {
+      delete status.instanceID;
+      status.instanceState = 'DELETED';
+      status.ready = false;
+    });
+  }
+  const resolvedPorts = resolvedOf(pass.status).ports ?? [];
+  let done = true;
+  for (const [index, port] of resolvedPorts.entries()) {
+    const trunkRole = `trunk/${index}`;
+    if (port.trunk && !pass.noteRemoval(await remove(trunkActuator(neutron), { recordedId: owned(pass.status)[trunkRole], name: port.name, owner: pass.owner }))) {
+      done = false;
+      continue;
+    }
+    if (!pass.noteRemoval(await remove(portActuator(neutron), { recordedId: recordedPorts(pass.status)[index]?.id, name: port.name, owner: pass.owner }))) done = false;
+  }
+  for (const role of Object.keys(owned(pass.status)).filter((candidate) => candidate.startsWith('volume/'))) {
+    const name = volumeName(pass.meta.name, role.slice('volume/'.length));
+    if (!pass.noteRemoval(await remove(volumeActuator(cinder), { recordedId: owned(pass.status)[role], name, owner: pass.owner }))) done = false;
+  }
+  // Volumes whose ID never reached status are still found by name and owner.
+  const spec = context.spec;
+  for (const device of [...(spec.rootVolume ? ['root'] : []), ...(spec.additionalBlockDevices ?? []).filter((d) => d.storage.type === 'Volume').map((d) => d.name)]) {
+    if (owned(pass.status)[`volume/${device}`] !== undefined) continue;
+    if (!pass.noteRemoval(await remove(volumeActuator(cinder), { recordedId: undefined, name: volumeName(pass.meta.name, device), owner: pass.owner }))) done = false;
+  }
+  return done;
+}
+
+function strip<T extends object>(object: T): T {
+  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as T;
+}

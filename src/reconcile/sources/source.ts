@@ -1,0 +1,74 @@
+/**
+ * Where the reconciler reads what it does not own: Secrets (identityRef
+ * clouds.yaml and cacert, bootstrap data) and Cluster API's Cluster and
+ * Machine. In a management cluster they live in kube-apiserver
+ * (KubernetesClusterApiSource); in the embedded default our own API server
+ * serves them from its storage (StorageClusterApiSource).
+ */
+import { TerminalError } from '../controller.js';
+
+export interface SecretData {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+  type?: string;
+  data: Record<string, Buffer>;
+}
+
+export interface ClusterApiCluster {
+  namespace: string;
+  name: string;
+  uid: string;
+  /** spec.paused, or the cluster.x-k8s.io/paused annotation on the Cluster. */
+  paused: boolean;
+  labels: Record<string, string>;
+  infrastructureRef?: { kind: string; name: string };
+  /** Only when set, i.e. host non-empty and port non-zero, as Cluster API's IsValid. */
+  controlPlaneEndpoint?: { host: string; port: number };
+}
+
+export interface ClusterApiMachine {
+  namespace: string;
+  name: string;
+  uid: string;
+  clusterName: string;
+  labels: Record<string, string>;
+  /** The label cluster.x-k8s.io/control-plane is present. */
+  controlPlane: boolean;
+  bootstrapDataSecretName?: string;
+  failureDomain?: string;
+  version?: string;
+  infrastructureRef?: { kind: string; name: string };
+}
+
+export type SourceKind = 'Secret' | 'Cluster' | 'Machine';
+
+export type SourceChange = { kind: SourceKind; namespace: string; name: string };
+
+export interface ClusterApiSource {
+  /** Undefined when the object does not exist; MalformedObjectError when it cannot be read. */
+  getSecret(namespace: string, name: string): Promise<SecretData | undefined>;
+  getCluster(namespace: string, name: string): Promise<ClusterApiCluster | undefined>;
+  getMachine(namespace: string, name: string): Promise<ClusterApiMachine | undefined>;
+  /** Every change (add/update/delete) of a Secret, Cluster or Machine, so dependants can be requeued. */
+  watch(listener: (change: SourceChange) => void): { stop(): void };
+  close(): Promise<void>;
+}
+
+/**
+ * An object the source cannot interpret. Terminal: retrying reads the same
+ * object again; the source's watch reports the change that fixes it, which is
+ * what requeues its dependants.
+ */
+export class MalformedObjectError extends TerminalError {
+  override name = 'MalformedObjectError';
+
+  constructor(
+    readonly kind: SourceKind,
+    readonly namespace: string,
+    readonly objectName: string,
+    readonly problem: string,
+  ) {
+    super(`${kind} ${namespace}/${objectName} is malformed: ${problem}`);
+  }
+}

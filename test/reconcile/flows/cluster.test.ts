@@ -1,0 +1,60 @@
+/**
+ * The whole flow on the embedded default: examples/ applied with kubectl
+ * brings the cluster (3 control plane + 3 workers + bastion) to Ready on the
+ * simulated cloud; deleting everything leaves nothing of ours behind.
+ */
+import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servedKinds } from '../../../src/api/kinds.js';
+import { startTestServer, type TestServer } from '../../harness.js';
+import { renderExamples } from './examples.js';
+
+let server: TestServer;
+let manifests: string;
+
+beforeAll(async () => {
+  server = await startTestServer({
+    kinds: servedKinds,
+    simulatedCloud: { port: 0, transitionDelayMs: 100 },
+    reconciler: { resyncPeriodMs: 60_000 },
+  });
+  manifests = await renderExamples(server.cloud!.url);
+});
+
+afterAll(async () => {
+  await server?.stop();
+  if (manifests) await rm(manifests, { recursive: true, force: true });
+});
+
+function ours(): Record<string, number> {
+  const inventory = server.cloud!.inventory();
+  return {
+    networks: (inventory.network?.networks ?? 0) - 1,
+    servers: inventory.compute?.servers ?? 0,
+    loadbalancers: inventory['load-balancer']?.loadbalancers ?? 0,
+  };
+}
+
+describe('the example cluster on the simulated cloud', () => {
+  it('reaches Ready through kubectl apply and kubectl wait', async () => {
+    const applied = await server.kubectl(['apply', '-f', manifests]);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    const cluster = await server.kubectl(['wait', '--for=condition=Ready', 'openstackcluster/demo', '--timeout=120s']);
+    expect(cluster.stderr).toBe('');
+    const machines = await server.kubectl(['wait', '--for=condition=Ready', 'openstackmachines', '--all', '--timeout=120s']);
+    expect(machines.stderr).toBe('');
+    const got = await server.kubectl(['get', 'openstackcluster', 'demo', '-o', 'json']);
+    const status = JSON.parse(got.stdout).status;
+    expect(status.initialization.provisioned).toBe(true);
+    expect(status.bastion.floatingIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(status.apiServerManagedLoadBalancer.ip).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(ours().servers).toBe(7);
+  }, 180_000);
+
+  it('deletes everything it created', async () => {
+    const deleted = await server.kubectl(['delete', '-f', manifests, '--wait=true', '--timeout=120s']);
+    expect(deleted.stderr).toBe('');
+    expect(ours()).toEqual({ networks: 0, servers: 0, loadbalancers: 0 });
+  }, 180_000);
+});

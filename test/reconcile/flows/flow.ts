@@ -1,0 +1,80 @@
+/**
+ * The user's side of a cluster flow, through kubectl: wait for Ready, delete
+ * everything, and, when either does not happen in time, a report of every
+ * object's unmet conditions, so a failing test says which object is stuck
+ * and what the reconciler last wrote about it.
+ */
+import { z } from 'zod';
+import type { KubectlResult } from '../../harness.js';
+
+export type Kubectl = (args: string[]) => Promise<KubectlResult>;
+
+const reconciledKinds = 'openstackclusters,openstackmachines,openstackservers';
+
+const objectList = z.object({
+  items: z.array(
+    z.looseObject({
+      kind: z.string(),
+      metadata: z.looseObject({ name: z.string(), deletionTimestamp: z.string().optional(), finalizers: z.array(z.string()).optional() }),
+      status: z
+        .looseObject({
+          conditions: z.array(z.looseObject({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() })).optional(),
+        })
+        .optional(),
+    }),
+  ),
+});
+
+/** One line per object: its name, whether it is being deleted, and each condition that is not True. */
+export async function conditionsReport(kubectl: Kubectl): Promise<string> {
+  const listed = await kubectl(['get', reconciledKinds, '-o', 'json']);
+  if (listed.code !== 0) return `(could not list objects: ${listed.stderr.trim()})`;
+  const { items } = objectList.parse(JSON.parse(listed.stdout));
+  if (items.length === 0) return '(no objects left)';
+  return items
+    .map((item) => {
+      const deleting = item.metadata.deletionTimestamp ? ` deleting (finalizers ${JSON.stringify(item.metadata.finalizers ?? [])})` : '';
+      const unmet = (item.status?.conditions ?? []).filter((condition) => condition.status !== 'True');
+      const conditions = unmet.map((condition) => `${condition.type}=${condition.status} ${condition.reason ?? ''}: ${condition.message ?? ''}`);
+      return `${item.kind}/${item.metadata.name}${deleting}${conditions.length > 0 ? `\n    ${conditions.join('\n    ')}` : ''}`;
+    })
+    .join('\n');
+}
+
+async function mustSucceed(kubectl: Kubectl, args: string[], what: string): Promise<string> {
+  const result = await kubectl(args);
+  if (result.code !== 0) throw new Error(`${what}: kubectl ${args.join(' ')} failed (${result.code}): ${result.stderr.trim()}\n${await conditionsReport(kubectl)}`);
+  return result.stdout;
+}
+
+/** `kubectl wait --for=condition=Ready` on the cluster, then on every machine. */
+export async function waitForReady(kubectl: Kubectl, cluster: string, timeoutSeconds: number): Promise<void> {
+  const timeout = `--timeout=${timeoutSeconds}s`;
+  await mustSucceed(kubectl, ['wait', '--for=condition=Ready', `openstackcluster/${cluster}`, timeout], `cluster ${cluster} did not become Ready`);
+  await mustSucceed(kubectl, ['wait', '--for=condition=Ready', 'openstackmachines', '--all', timeout], 'machines did not become Ready');
+}
+
+/** Waits until no cluster, machine or server object is left (each removed only once its finalizer is). */
+export async function waitForDeletion(kubectl: Kubectl, timeoutSeconds: number): Promise<void> {
+  const args = ['wait', '--for=delete', reconciledKinds, '--all', `--timeout=${timeoutSeconds}s`];
+  const result = await kubectl(args);
+  // With nothing left to wait for, kubectl says so and fails; that is the outcome waited for.
+  if (result.code === 0 || /no matching resources found/.test(result.stderr)) return;
+  throw new Error(`objects were not deleted: kubectl ${args.join(' ')} failed (${result.code}): ${result.stderr.trim()}\n${await conditionsReport(kubectl)}`);
+}
+
+/** Applies the manifests; kubectl must not complain. */
+export async function apply(kubectl: Kubectl, manifests: string): Promise<void> {
+  const result = await kubectl(['apply', '-f', manifests]);
+  if (result.code !== 0 || result.stderr !== '') throw new Error(`kubectl apply -f ${manifests} failed (${result.code}): ${result.stderr}`);
+}
+
+/** Starts deleting everything the manifests made, without waiting for finalizers. */
+export async function deleteWithoutWaiting(kubectl: Kubectl, manifests: string): Promise<void> {
+  await mustSucceed(kubectl, ['delete', '-f', manifests, '--wait=false'], 'delete was refused');
+}
+
+/** JSON of one object, e.g. `openstackcluster/demo`. */
+export async function getObject(kubectl: Kubectl, reference: string): Promise<unknown> {
+  return JSON.parse(await mustSucceed(kubectl, ['get', reference, '-o', 'json'], `cannot read ${reference}`));
+}

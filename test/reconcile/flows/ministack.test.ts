@@ -1,0 +1,184 @@
+/**
+ * The cluster flow against real OpenStack Zed (ministack): network, router,
+ * security groups, API load balancer with a floating IP, bastion, one control
+ * plane and one worker machine, created through this server with its
+ * reconciler, Ready for kubectl, then deleted, leaving nothing of the run in
+ * any service. MINISTACK_CLOUDS names ministack's clouds.yaml (clouds
+ * `ministack` and `ministack-admin`); without it the suite is skipped on a
+ * workstation and fails in CI, which starts ministack for it.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { servedKinds } from '../../../src/api/kinds.js';
+import { loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
+import { startTestServer, type TestServer } from '../../harness.js';
+import { clusterManifests, countByKind, remnants, singleCloudYaml, type Remnant } from './ministack-cluster.js';
+
+const cloudsPath = process.env.MINISTACK_CLOUDS;
+const inCi = !['', 'false', undefined].includes(process.env.CI);
+
+if (cloudsPath === undefined && inCi) {
+  describe('the cluster flow against ministack', () => {
+    it('has ministack to run against', () => {
+      throw new Error('MINISTACK_CLOUDS is unset in CI, which starts ministack for this suite: set it to ministack\'s clouds.yaml (e.g. /tmp/ministack/clouds.yaml)');
+    });
+  });
+} else if (cloudsPath === undefined) {
+  console.warn('the cluster flow against ministack is skipped: set MINISTACK_CLOUDS to a running ministack\'s clouds.yaml to run it');
+}
+
+/**
+ * Ministack's fake compute takes 5-30 s per server and Octavia 3-10 s per
+ * load balancer child, one after another; on two busy cores the whole flow
+ * must still end within eight minutes.
+ */
+const limits = { readySeconds: 300, deleteSeconds: 150 };
+const namespace = 'default';
+
+describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', () => {
+  const name = `ms-${randomBytes(3).toString('hex')}`;
+  const requestLog: string[] = [];
+  let server: TestServer;
+  let admin: OpenStackSession;
+  let manifests: string;
+  /** Uids of our objects and ids of our load balancers: what our resources and Octavia's own are marked with. */
+  let traces: string[] = [name];
+  let deleted = false;
+
+  beforeAll(async () => {
+    const cloudsYaml = await readFile(cloudsPath!, 'utf8');
+    admin = await OpenStackSession.create(loadCloud({ cloudsYaml, cloudName: 'ministack-admin' }));
+    manifests = clusterManifests({ name, namespace, cloudsYaml: singleCloudYaml(cloudsYaml, 'ministack'), cloudName: 'ministack' });
+    server = await startTestServer({
+      kinds: servedKinds,
+      reconciler: { resyncPeriodMs: 60_000, sessionOptions: { logger: (line) => requestLog.push(line) } },
+    });
+  });
+
+  afterAll(async () => {
+    // A run that stopped half-way still removes its cluster, so a workstation's ministack does not fill up.
+    if (server !== undefined && !deleted) await kubectlToEnd(server, ['delete', '-f', '-', '--ignore-not-found', '--wait=true', `--timeout=${limits.deleteSeconds}s`], manifests);
+    await server?.stop();
+    admin?.close();
+    console.info(`ministack cluster flow (${name}): ${requestLog.length} OpenStack requests; by service and method: ${JSON.stringify(requestsByCall(requestLog))}`);
+  }, (limits.deleteSeconds + 30) * 1000);
+
+  it('creates the cluster and its machines until kubectl wait sees them Ready', async () => {
+    const applied = await server.kubectl(['apply', '-f', '-'], { input: manifests });
+    expect(applied.stderr).toBe('');
+
+    const started = Date.now();
+    const clusterReady = await kubectlToEnd(server, ['wait', '--for=condition=Ready', `openstackcluster/${name}`, `--timeout=${limits.readySeconds}s`]);
+    expect(clusterReady.stderr, await progress(server, requestLog)).toBe('');
+    const remaining = Math.max(1, limits.readySeconds - Math.round((Date.now() - started) / 1000));
+    const machinesReady = await kubectlToEnd(server, ['wait', '--for=condition=Ready', 'openstackmachines', '--all', `--timeout=${remaining}s`]);
+    expect(machinesReady.stderr, await progress(server, requestLog)).toBe('');
+
+    const cluster = openStackClusterStatus.parse(JSON.parse((await server.kubectl(['get', 'openstackcluster', name, '-o', 'json'])).stdout));
+    expect(cluster.status.initialization.provisioned).toBe(true);
+    // ministack's external network `public` is 172.24.4.0/24: both addresses are floating IPs on it.
+    expect(cluster.status.apiServerManagedLoadBalancer.ip).toMatch(/^172\.24\.4\.\d+$/);
+    expect(cluster.status.bastion.floatingIP).toMatch(/^172\.24\.4\.\d+$/);
+    expect(cluster.spec.controlPlaneEndpoint?.host).toBe(cluster.status.apiServerManagedLoadBalancer.ip);
+
+    traces = [name, ...(await objectUids(server)), cluster.status.apiServerManagedLoadBalancer.id];
+    // The census must see what the cluster owns, or an empty one after deletion would prove nothing.
+    const owned = countByKind(await remnants(admin, traces));
+    expect(owned).toMatchObject({
+      network: 1,
+      subnet: 1,
+      router: 1,
+      'load balancer': 1,
+      listener: 1,
+      pool: 1,
+      'floating IP': 2,
+      server: 3,
+    });
+    // Three managed groups (control plane, worker, bastion) plus Octavia's VIP group `lb-<id>`.
+    expect(owned['security group']).toBeGreaterThanOrEqual(3);
+    // A port for each server, plus the VIP port Octavia made for the load balancer.
+    expect(owned.port).toBeGreaterThanOrEqual(4);
+  }, (limits.readySeconds + 30) * 1000);
+
+  it('deletes everything, leaving nothing of the run in any service', async () => {
+    const removed = await kubectlToEnd(server, ['delete', '-f', '-', '--wait=true', `--timeout=${limits.deleteSeconds}s`], manifests);
+    expect(removed.stderr, await progress(server, requestLog)).toBe('');
+    deleted = true;
+    const left: Remnant[] = await remnants(admin, traces);
+    expect(left.map(({ kind, name: leftName, id }) => `${kind} ${leftName} (${id})`)).toEqual([]);
+  }, (limits.deleteSeconds + 30) * 1000);
+});
+
+const openStackClusterStatus = z.object({
+  spec: z.object({ controlPlaneEndpoint: z.object({ host: z.string() }).optional() }),
+  status: z.object({
+    initialization: z.object({ provisioned: z.boolean() }),
+    apiServerManagedLoadBalancer: z.object({ id: z.string(), ip: z.string() }),
+    bastion: z.object({ floatingIP: z.string() }),
+  }),
+});
+
+const objectList = z.object({
+  items: z.array(
+    z.object({
+      kind: z.string(),
+      metadata: z.object({ name: z.string(), uid: z.string() }),
+      status: z.object({ conditions: z.array(z.looseObject({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() })).optional() }).optional(),
+    }),
+  ),
+});
+
+const infrastructureKinds = 'openstackclusters,openstackmachines,openstackservers';
+
+async function infrastructureObjects(server: TestServer): Promise<z.infer<typeof objectList>['items']> {
+  const listed = await server.kubectl(['get', infrastructureKinds, '-n', namespace, '-o', 'json']);
+  if (listed.code !== 0) throw new Error(`kubectl get ${infrastructureKinds} failed: ${listed.stderr}`);
+  return objectList.parse(JSON.parse(listed.stdout)).items;
+}
+
+/** Owner tags carry these: the cluster, its machines, and the servers the bastion and machines became. */
+async function objectUids(server: TestServer): Promise<string[]> {
+  return (await infrastructureObjects(server)).map((object) => object.metadata.uid);
+}
+
+/** Where each object stands and what OpenStack refused: the message a failed wait carries. */
+async function progress(server: TestServer, requestLog: readonly string[]): Promise<string> {
+  const conditions = (await infrastructureObjects(server)).flatMap((object) =>
+    (object.status?.conditions ?? []).map(
+      (condition) => `${object.kind}/${object.metadata.name} ${condition.type}=${condition.status} ${condition.reason ?? ''}: ${condition.message ?? ''}`,
+    ),
+  );
+  const refused = requestLog.filter((line) => !/ [23]\d\d \d+ms/.test(line)).slice(-20);
+  return ['conditions:', ...conditions, 'OpenStack requests that did not succeed (last 20):', ...refused].join('\n');
+}
+
+interface Finished {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** kubectl without the harness's one-minute cap, for waits that take minutes on ministack. */
+async function kubectlToEnd(server: TestServer, args: string[], input?: string): Promise<Finished> {
+  const child = server.spawnKubectl(args);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stdin.end(input);
+  const code = await new Promise<number>((resolve) => child.on('close', (exit) => resolve(exit ?? 1)));
+  return { code, stdout, stderr };
+}
+
+/** `openstack <service> <method> <path> <status> ...` lines counted by service and method. */
+function requestsByCall(requestLog: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const line of requestLog) {
+    const [, service, method] = line.split(' ');
+    const key = `${service} ${method}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+}
