@@ -8,6 +8,7 @@ import { AbacAuthorizer } from './apiserver/auth/abac.js';
 import { LocalAuthorizer, UnionAuthorizer } from './apiserver/auth/authorizer.js';
 import { ensureLocalAuthFiles } from './apiserver/auth/local-auth-files.js';
 import { StaticTokenFile } from './apiserver/auth/token-file.js';
+import { inventoryRoutes } from './graphql/routes.js';
 import { HealthChecks } from './observability/health.js';
 import { MetricsRegistry } from './observability/metrics.js';
 import type { KindDefinition } from './apiserver/registry/kind.js';
@@ -82,6 +83,8 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const tokens = await StaticTokenFile.open(authFiles.tokenFile);
   const policies = await AbacAuthorizer.open(authFiles.policyFile);
   const metrics = new MetricsRegistry();
+  // Started after the server (it needs the storage the server opened); the admin routes reach it once it exists.
+  let reconciler: RunningReconciler | undefined;
   const kinds = options.kinds;
   const server = await startApiServer({
     host: options.host,
@@ -91,6 +94,16 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     storage,
     authorizer: new UnionAuthorizer([new LocalAuthorizer(), policies]),
     tokens,
+    extraRoutes: (app, auth) =>
+      inventoryRoutes({
+        storage,
+        ...auth,
+        admin: {
+          queue: () => (reconciler ? { controllers: reconciler.status() } : { controllers: [] }),
+          reconcile: async (kind, namespace, name) => reconciler?.reconcileNow(kind, namespace, name) ?? false,
+          preflight: async (namespace, name) => reconciler?.preflight(namespace, name),
+        },
+      })(app),
     metrics,
     health,
     bookmarkIntervalMs: options.bookmarkIntervalMs,
@@ -111,7 +124,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
 
   const sourceKinds = options.reconciler ? embeddedSourceKinds(kinds) : undefined;
-  const reconciler = sourceKinds
+  reconciler = sourceKinds
     ? startReconciler({
         storage,
         kinds,

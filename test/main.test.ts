@@ -51,7 +51,7 @@ function exited(child: ChildProcess): Promise<number | null> {
 describe('npm start', () => {
   it('prints every option with --help', async () => {
     const { stdout } = await run('node', [entry, '--help']);
-    for (const option of ['--data-dir', '--port', '--bind-address', '--help']) expect(stdout).toContain(option);
+    for (const option of ['--data-dir', '--port', '--bind-address', '--cloud-port', '--no-simulated-cloud', '--help']) expect(stdout).toContain(option);
   });
 
   it('refuses unknown options and bad ports with a clear error', async () => {
@@ -66,7 +66,7 @@ describe('npm start', () => {
   });
 
   it('serves on its data directory, works with kubectl and stops cleanly on SIGTERM', async () => {
-    const server = await start(['--data-dir', dataDir, '--port', '0']);
+    const server = await start(['--data-dir', dataDir, '--port', '0', '--cloud-port', '0']);
     for (const file of ['capo.db', 'kubeconfig', 'clouds.yaml', 'pki/ca.crt', 'pki/apiserver.crt', 'pki/admin.key']) {
       expect(existsSync(path.join(dataDir, file)), file).toBe(true);
     }
@@ -88,7 +88,7 @@ describe('npm start', () => {
     expect(server.output()).toContain('shutting down');
 
     // A restart on the same directory keeps the CA, so existing kubeconfigs stay valid.
-    const again = await start(['--data-dir', dataDir, '--port', '0']);
+    const again = await start(['--data-dir', dataDir, '--port', '0', '--cloud-port', '0']);
     expect(await readFile(path.join(dataDir, 'pki/ca.crt'), 'utf8')).toBe(caBefore);
     again.child.kill('SIGINT');
     expect(await exited(again.child)).toBe(0);
@@ -97,7 +97,7 @@ describe('npm start', () => {
   it('keeps every acknowledged write across kill -9', async () => {
     const crashDir = await mkdtemp(path.join(os.tmpdir(), 'capo-crash-'));
     try {
-      const server = await start(['--data-dir', crashDir, '--port', '0']);
+      const server = await start(['--data-dir', crashDir, '--port', '0', '--cloud-port', '0']);
       const credentials = await clientCredentials(crashDir);
       const acknowledged: string[] = [];
       let writing = true;
@@ -116,7 +116,7 @@ describe('npm start', () => {
       await Promise.all(writers);
       await exited(server.child);
 
-      const restarted = await start(['--data-dir', crashDir, '--port', '0']);
+      const restarted = await start(['--data-dir', crashDir, '--port', '0', '--cloud-port', '0']);
       const env = { ...process.env, KUBECONFIG: path.join(crashDir, 'kubeconfig'), HOME: crashDir };
       const { stdout } = await run('kubectl', ['get', 'openstackclusteridentities', '-o', 'name'], { env, maxBuffer: 16 * 1024 * 1024 });
       const stored = new Set(stdout.trim().split('\n').map((line) => line.split('/')[1]));

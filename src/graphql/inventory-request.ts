@@ -107,18 +107,7 @@ export class InventoryRequest {
   }
 
   async inventoryOf(records: ClusterRecord[]): Promise<AnsibleInventory> {
-    const snapshot = await this.snapshot();
-    let inventory: AnsibleInventory;
-    try {
-      inventory = ansibleInventory(
-        snapshot,
-        records.map(({ metadata }) => ({ namespace: metadata.namespace, name: metadata.name })),
-        { includeSecrets: true },
-      );
-    } catch (error) {
-      if (error instanceof InventoryNameConflictError) throw new InvalidSelectionError(`the selected clusters cannot share one inventory: ${error.message}`);
-      throw error;
-    }
+    const inventory = sharedInventory(await this.snapshot(), records);
     const hosts = await Promise.all(inventory.hosts.map(async (host) => ({ name: host.name, vars: await this.withReadableSecret(host.vars) })));
     return { ...inventory, hosts };
   }
@@ -157,6 +146,34 @@ export class InventoryRequest {
     }
     return records;
   }
+}
+
+/**
+ * Snapshots are shared between requests while storage does not change, and
+ * an inventory computed with every Secret reference depends on nothing else,
+ * so callers asking for the same clusters share it; each then gets its own
+ * copy of the host variables, without the references it may not read.
+ */
+const inventories = new WeakMap<InventorySnapshot, Map<string, AnsibleInventory>>();
+
+function sharedInventory(snapshot: InventorySnapshot, records: ClusterRecord[]): AnsibleInventory {
+  let computed = inventories.get(snapshot);
+  if (!computed) {
+    computed = new Map();
+    inventories.set(snapshot, computed);
+  }
+  const key = records.map(clusterKey).join(',');
+  let inventory = computed.get(key);
+  if (!inventory) {
+    try {
+      inventory = ansibleInventory(snapshot, records.map(({ metadata }) => ({ namespace: metadata.namespace, name: metadata.name })), { includeSecrets: true });
+    } catch (error) {
+      if (error instanceof InventoryNameConflictError) throw new InvalidSelectionError(`the selected clusters cannot share one inventory: ${error.message}`);
+      throw error;
+    }
+    computed.set(key, inventory);
+  }
+  return inventory;
 }
 
 /** `<namespace>/<name>`: the order of clusters and the position a cursor names. */

@@ -164,6 +164,12 @@ export class Controller {
     await Promise.all(workers);
   }
 
+  /** For the admin API: whether this replica leads, and the queue's sizes. */
+  status(): { name: string; leading: boolean; queued: number; processing: number; scheduled: number } {
+    const stats = this.queue?.stats() ?? { queued: 0, processing: 0, scheduled: 0 };
+    return { name: this.name, leading: this.queue !== undefined, ...stats };
+  }
+
   /**
    * Reconciles a key because something it depends on changed (an owned
    * object, a Secret, the owner Cluster). Dropped while not leading: the

@@ -22,6 +22,8 @@ import { clusterNameLabel } from './paused.js';
 import { openStackServerReconciler } from './server/reconciler.js';
 import type { ClusterApiSource, SourceChange } from './sources/source.js';
 import { VerifiedResources } from './verified.js';
+import { requirementsOf, runPreflight, type PreflightReport } from '../preflight/index.js';
+import { WaitSchedule } from './wait-schedule.js';
 import { IdentityGuard, type SecretFinalizers } from './identity-guard.js';
 
 export interface ReconcilerOptions {
@@ -44,6 +46,12 @@ export interface ReconcilerOptions {
 export interface RunningReconciler {
   controllers: Controller[];
   clouds: CloudConnections;
+  /** Queue status per controller, for the admin API. */
+  status(): ReturnType<Controller['status']>[];
+  /** Reconciles one object now; false for a kind the reconciler does not handle. */
+  reconcileNow(kind: string, namespace: string, name: string): boolean;
+  /** The preflight report of a cluster as it stands (its machines included). */
+  preflight(namespace: string, name: string): Promise<PreflightReport | undefined>;
   stop(): Promise<void>;
 }
 
@@ -72,7 +80,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     onError: options.onError,
   };
   const guard = new IdentityGuard(options.secretFinalizers, [clusters, machines, servers]);
-  const deps = { clusters, machines, servers, source, clouds, verified, guard };
+  const deps = { clusters, machines, servers, source, clouds, verified, guard, schedule: new WaitSchedule() };
   const clusterController = new Controller({ ...common, name: 'openstackcluster', prefix: clusters.prefix, reconcile: openStackClusterReconciler(deps) });
   const machineController = new Controller({ ...common, name: 'openstackmachine', prefix: machines.prefix, reconcile: openStackMachineReconciler(deps) });
   const serverController = new Controller({ ...common, name: 'openstackserver', prefix: servers.prefix, reconcile: openStackServerReconciler(deps) });
@@ -128,9 +136,29 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   }
 
   for (const controller of controllers) controller.start();
+  const byKind: Record<string, [Controller, KindClient]> = {
+    openstackclusters: [clusterController, clusters],
+    openstackmachines: [machineController, machines],
+    openstackservers: [serverController, servers],
+  };
   return {
     controllers,
     clouds,
+    status: () => controllers.map((controller) => controller.status()),
+    reconcileNow(kind, namespace, name) {
+      const entry = byKind[kind === 'clusters' ? 'openstackclusters' : kind];
+      if (!entry) return false;
+      entry[0].enqueue(entry[1].keyOf({ namespace, name }));
+      return true;
+    },
+    async preflight(namespace, name) {
+      const cluster = await clusters.get({ namespace, name });
+      if (!cluster) return undefined;
+      const spec = (cluster.spec ?? {}) as JsonObject;
+      const cloud = await clouds.connect(namespace, spec.identityRef);
+      const owned = await machines.list(namespace, { [clusterNameLabel]: metaOf(cluster).labels?.[clusterNameLabel] ?? name });
+      return runPreflight(cloud.clients, cloud.session, requirementsOf(spec, owned.map((machine) => machine.spec)));
+    },
     async stop() {
       sourceWatch.stop();
       for (const route of routes) route.stop();

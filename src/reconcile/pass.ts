@@ -19,6 +19,7 @@ import { LoadBalancerBusyError } from './resource/octavia.js';
 import { blockedRequeueMs, classify, ensure, retryAfterMs, type Found, type Removal } from './resource/engine.js';
 import { metaOf, type KindClient, type ObjectMeta } from './objects.js';
 import type { VerifiedResources } from './verified.js';
+import type { WaitSchedule } from './wait-schedule.js';
 
 export interface Ensured<Resource> {
   resource: Resource;
@@ -40,6 +41,8 @@ export class ReconcilePass {
   /** The status as this pass has it: read at the start, plus every record and observation since. */
   readonly status: JsonObject;
   private readonly waits: Waiting[] = [];
+  /** Waits on people or other objects (a blocked delete, a choice in the spec): looked at on their own pace, not polled. */
+  private readonly steady: Waiting[] = [];
   private readonly blocked: string[] = [];
   private dirty = false;
   private gone = false;
@@ -48,6 +51,7 @@ export class ReconcilePass {
     readonly client: KindClient,
     readonly object: JsonObject,
     private readonly verified: VerifiedResources,
+    private readonly schedule: WaitSchedule,
   ) {
     this.meta = metaOf(object);
     this.generation = this.meta.generation ?? 1;
@@ -83,8 +87,9 @@ export class ReconcilePass {
     this.observe((status) => setCondition(status, this.generation, update));
   }
 
-  wait(waiting: Waiting): void {
-    this.waits.push(waiting);
+  /** `steady`: the wait is on a person or another object, so its delay is kept rather than shortened while young. */
+  wait(waiting: Waiting, steady = false): void {
+    (steady ? this.steady : this.waits).push(waiting);
   }
 
   /** A removal that could not finish: waits and "blocked by" messages both requeue. */
@@ -92,13 +97,13 @@ export class ReconcilePass {
     if ('deleted' in removal) return true;
     if ('blockedBy' in removal) {
       this.blocked.push(removal.blockedBy);
-      this.waits.push({ waitingFor: removal.blockedBy, requeueAfterMs: removal.requeueAfterMs });
+      this.steady.push({ waitingFor: removal.blockedBy, requeueAfterMs: removal.requeueAfterMs });
     } else this.waits.push(removal);
     return false;
   }
 
   get waiting(): readonly Waiting[] {
-    return this.waits;
+    return [...this.waits, ...this.steady];
   }
 
   get blockedBy(): readonly string[] {
@@ -167,8 +172,8 @@ export class ReconcilePass {
         if (after !== undefined) result = { requeueAfterMs: after };
         else rethrow = error;
       }
-    } else if (this.waits.length > 0) {
-      result = { requeueAfterMs: Math.min(...this.waits.map((waiting) => waiting.requeueAfterMs)) };
+    } else if (this.waits.length > 0 || this.steady.length > 0) {
+      result = { requeueAfterMs: Math.min(this.schedule.next(this.meta.uid, this.waits), ...this.steady.map((waiting) => waiting.requeueAfterMs)) };
     }
     if (this.dirty) {
       const observed = this.status;

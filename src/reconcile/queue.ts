@@ -109,6 +109,11 @@ export class WorkQueue<K extends string> {
     }
   }
 
+  /** What the admin API shows: keys ready now, being processed, and waiting for a later time. */
+  stats(): { queued: number; processing: number; scheduled: number } {
+    return { queued: this.queued.size, processing: this.processing.size, scheduled: this.delayed.size };
+  }
+
   /** Keys waiting to be handed out (neither those being processed nor delayed ones). */
   len(): number {
     return this.queued.size;
@@ -167,6 +172,10 @@ class DelayedKeys<K> {
   private readonly heap: Delayed<K>[] = [];
   private readonly readyAtByKey = new Map<K, number>();
   private sequence = 0;
+
+  get size(): number {
+    return this.readyAtByKey.size;
+  }
 
   put(key: K, readyAt: number): void {
     const current = this.readyAtByKey.get(key);

@@ -61,7 +61,7 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
       spec: desired,
     });
     pass.condition({ type: 'BastionReady', status: 'False', reason: 'Creating', message: 'creating the bastion server' });
-    pass.wait({ waitingFor: 'the bastion server to be created', requeueAfterMs: bastionRequeueMs });
+    pass.wait({ waitingFor: 'the bastion server to be created', requeueAfterMs: bastionRequeueMs }, true);
     return;
   }
   const serverStatus = (existing.status as JsonObject | undefined) ?? {};
@@ -72,7 +72,7 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
       status.bastion = { name: name.name, ...(serverStatus.instanceID ? { id: serverStatus.instanceID } : {}), ...(serverStatus.instanceState ? { state: serverStatus.instanceState } : {}) };
     });
     pass.condition({ type: 'BastionReady', status: 'False', reason: 'InstanceNotReady', message: `bastion server is ${String(serverStatus.instanceState ?? 'being created')}` });
-    pass.wait({ waitingFor: 'the bastion server to become ready', requeueAfterMs: bastionRequeueMs });
+    pass.wait({ waitingFor: 'the bastion server to become ready', requeueAfterMs: bastionRequeueMs }, true);
     return;
   }
   let floatingIP: string | undefined;
@@ -121,7 +121,7 @@ async function removeBastionServer(context: ClusterContext, existing: JsonObject
   if (!existing) return true;
   const meta = metaOf(existing);
   if (meta.deletionTimestamp === undefined) await deps.servers.delete({ namespace: meta.namespace, name: meta.name }, meta.uid);
-  pass.wait({ waitingFor: `bastion server ${meta.name} to be deleted`, requeueAfterMs: bastionRequeueMs });
+  pass.wait({ waitingFor: `bastion server ${meta.name} to be deleted`, requeueAfterMs: bastionRequeueMs }, true);
   return false;
 }
 

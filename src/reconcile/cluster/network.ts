@@ -72,7 +72,7 @@ async function reconcileExternalNetwork(context: ClusterContext): Promise<NamedI
         reason: 'ExternalNetworkAmbiguous',
         message: `${candidates.length} external networks exist: ${names}; set spec.externalNetwork to the one the cluster should use, or spec.enableExternalNetwork: false`,
       });
-      pass.wait({ waitingFor: 'spec.externalNetwork to choose among several external networks', requeueAfterMs: ambiguousRequeueMs });
+      pass.wait({ waitingFor: 'spec.externalNetwork to choose among several external networks', requeueAfterMs: ambiguousRequeueMs }, true);
       return 'ambiguous';
     }
   }

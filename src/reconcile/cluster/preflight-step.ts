@@ -24,6 +24,6 @@ export async function reconcilePreflight(context: ClusterContext): Promise<boole
   const message = summarizeFailures(report);
   pass.condition({ type: 'PreflightChecksPassed', status: 'False', reason: 'PreflightFailed', message });
   pass.condition({ type: 'Ready', status: 'False', reason: 'PreflightFailed', message });
-  pass.wait({ waitingFor: `preflight checks to pass (${message})`, requeueAfterMs: recheckMs });
+  pass.wait({ waitingFor: `preflight checks to pass (${message})`, requeueAfterMs: recheckMs }, true);
   return false;
 }

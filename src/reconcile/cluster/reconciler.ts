@@ -19,6 +19,7 @@ import { metaOf, type KindClient, type ObjectName } from '../objects.js';
 import { ReconcilePass, describeWaits } from '../pass.js';
 import type { ClusterApiSource } from '../sources/source.js';
 import type { VerifiedResources } from '../verified.js';
+import type { WaitSchedule } from '../wait-schedule.js';
 import { clusterGate, setPaused, type Gate } from '../paused.js';
 import { identitySecretOf, type IdentityGuard } from '../identity-guard.js';
 import { reconcileBastion, deleteBastion } from './bastion.js';
@@ -39,6 +40,7 @@ export interface ClusterReconcilerDeps {
   source: ClusterApiSource;
   clouds: CloudConnections;
   verified: VerifiedResources;
+  schedule: WaitSchedule;
   guard: IdentityGuard;
 }
 
@@ -67,7 +69,7 @@ export function openStackClusterReconciler(deps: ClusterReconcilerDeps): Reconci
       return {};
     }
 
-    const pass = new ReconcilePass(deps.clusters, object, deps.verified);
+    const pass = new ReconcilePass(deps.clusters, object, deps.verified, deps.schedule);
     pass.observe((status) => setPaused(status, pass.generation, gate));
     let error: unknown;
     try {
@@ -164,7 +166,7 @@ async function reconcileDelete(context: ClusterContext): Promise<ReconcileResult
       reason: 'Deleting',
       message: `waiting for ${machines.length} OpenStackMachine(s) to be deleted first (they use the network, security groups and load balancer)`,
     });
-    pass.wait({ waitingFor: 'machines to be deleted', requeueAfterMs: 5_000 });
+    pass.wait({ waitingFor: 'machines to be deleted', requeueAfterMs: 5_000 }, true);
     return pass.finish(undefined, { type: 'Ready', reason: 'DeleteFailed' });
   }
   let error: unknown;

@@ -23,6 +23,7 @@ import { memberActuator } from '../resource/member.js';
 import { serverSpecFor, type MachineSpec } from '../server-spec.js';
 import type { ClusterApiMachine, ClusterApiSource } from '../sources/source.js';
 import type { VerifiedResources } from '../verified.js';
+import type { WaitSchedule } from '../wait-schedule.js';
 import type { IdentityGuard } from '../identity-guard.js';
 
 export const machineFinalizer = 'openstackmachine.infrastructure.cluster.x-k8s.io';
@@ -35,6 +36,7 @@ export interface MachineReconcilerDeps {
   source: ClusterApiSource;
   clouds: CloudConnections;
   verified: VerifiedResources;
+  schedule: WaitSchedule;
   guard: IdentityGuard;
 }
 
@@ -64,7 +66,7 @@ export function openStackMachineReconciler(deps: MachineReconcilerDeps): Reconci
     } else if (!meta.finalizers?.includes(machineFinalizer)) {
       return {};
     }
-    const pass = new ReconcilePass(deps.machines, object, deps.verified);
+    const pass = new ReconcilePass(deps.machines, object, deps.verified, deps.schedule);
     pass.observe((status) => setPaused(status, pass.generation, gate));
     const clusterName = ownerClusterName(object) ?? '';
     const infraName = gate.open ? (gate.cluster.infrastructureRef?.name ?? clusterName) : clusterName;
@@ -116,7 +118,7 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
   }
   if (!openStackCluster || !clusterProvisioned(openStackCluster)) {
     pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: 'waiting for the OpenStackCluster to be provisioned' });
-    pass.wait({ waitingFor: 'cluster infrastructure', requeueAfterMs: waitRequeueMs });
+    pass.wait({ waitingFor: 'cluster infrastructure', requeueAfterMs: waitRequeueMs }, true);
     return;
   }
   if (!owner.bootstrapDataSecretName) {
@@ -272,6 +274,6 @@ async function reconcileDelete(context: MachineContext): Promise<boolean> {
   if (!server) return true;
   const meta = metaOf(server);
   if (meta.deletionTimestamp === undefined) await deps.servers.delete(machine, meta.uid);
-  pass.wait({ waitingFor: `OpenStackServer ${machine.name} to be deleted`, requeueAfterMs: waitRequeueMs });
+  pass.wait({ waitingFor: `OpenStackServer ${machine.name} to be deleted`, requeueAfterMs: waitRequeueMs }, true);
   return false;
 }

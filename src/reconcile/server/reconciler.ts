@@ -27,6 +27,7 @@ import { trunkActuator } from '../resource/trunk.js';
 import { volumeActuator } from '../resource/volume.js';
 import type { ClusterApiSource } from '../sources/source.js';
 import type { VerifiedResources } from '../verified.js';
+import type { WaitSchedule } from '../wait-schedule.js';
 
 type ServerSpec = z.output<typeof openStackServerSpec>;
 
@@ -37,6 +38,7 @@ export interface ServerReconcilerDeps {
   source: ClusterApiSource;
   clouds: CloudConnections;
   verified: VerifiedResources;
+  schedule: WaitSchedule;
   guard: IdentityGuard;
 }
 
@@ -94,7 +96,7 @@ export function openStackServerReconciler(deps: ServerReconcilerDeps): Reconcile
     } else if (!meta.finalizers?.includes(serverFinalizer)) {
       return {};
     }
-    const pass = new ReconcilePass(deps.servers, object, deps.verified);
+    const pass = new ReconcilePass(deps.servers, object, deps.verified, deps.schedule);
     let error: unknown;
     let result: ReconcileResult = {};
     try {
@@ -217,7 +219,7 @@ async function reconcileNormal(context: ServerContext): Promise<void> {
   } else if (server.ready) {
     // SHUTOFF, PAUSED and the like: the server exists but is not serving; someone has to act.
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: `server is ${server.resource.status}` });
-    pass.wait({ waitingFor: `server ${server.resource.id} to be ACTIVE (now ${server.resource.status})`, requeueAfterMs: 60_000 });
+    pass.wait({ waitingFor: `server ${server.resource.id} to be ACTIVE (now ${server.resource.status})`, requeueAfterMs: 60_000 }, true);
   } else {
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: describeWaits(pass.waiting) });
   }
@@ -314,7 +316,7 @@ async function userDataOf(context: ServerContext): Promise<string | undefined | 
   if (!value) {
     const message = secret ? `Secret ${pass.meta.namespace}/${ref.name} has no "value" key` : `Secret ${pass.meta.namespace}/${ref.name} with the user data does not exist yet`;
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'WaitingForBootstrapData', message });
-    pass.wait({ waitingFor: message, requeueAfterMs: userDataRequeueMs });
+    pass.wait({ waitingFor: message, requeueAfterMs: userDataRequeueMs }, true);
     return 'missing';
   }
   return value.toString('base64');

@@ -30,6 +30,8 @@ export const resourceKinds = [
 export type ResourceKind = (typeof resourceKinds)[number];
 export type ResourceCounts = Record<ResourceKind, number>;
 
+export const noResources = Object.fromEntries(resourceKinds.map((kind) => [kind, 0])) as ResourceCounts;
+
 interface Tagged {
   id: string;
   name?: string | null;

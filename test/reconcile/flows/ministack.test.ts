@@ -62,6 +62,7 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
     if (server !== undefined && !deleted) await kubectlToEnd(server, ['delete', '-f', '-', '--ignore-not-found', '--wait=true', `--timeout=${limits.deleteSeconds}s`], manifests);
     await server?.stop();
     admin?.close();
+    console.info('DEBUG refused:\n' + requestLog.filter((line) => !/ [23]\d\d \d+ms/.test(line)).join('\n'));
     console.info(`ministack cluster flow (${name}): ${requestLog.length} OpenStack requests; by service and method: ${JSON.stringify(requestsByCall(requestLog))}`);
   }, (limits.deleteSeconds + 30) * 1000);
 
@@ -85,7 +86,9 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
 
     traces = [name, ...(await objectUids(server)), cluster.status.apiServerManagedLoadBalancer.id];
     // The census must see what the cluster owns, or an empty one after deletion would prove nothing.
-    const owned = countByKind(await remnants(admin, traces));
+    const census = await remnants(admin, traces);
+    console.info('DEBUG census', JSON.stringify(census));
+    const owned = countByKind(census);
     expect(owned).toMatchObject({
       network: 1,
       subnet: 1,

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KubernetesClusterApiSource } from '../../../src/reconcile/sources/kubernetes-source.js';
 import { MalformedObjectError, type SourceChange } from '../../../src/reconcile/sources/source.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
+import { eventually } from './eventually.js';
 import { FakeKubeApiServer } from './fake-kube-apiserver.js';
 
 let dir: string;
@@ -20,6 +21,8 @@ beforeEach(async () => {
 afterEach(async () => {
   await source?.close();
   source = undefined;
+  // A watch left open by a closed source would fail here rather than hold the server open.
+  if (server) await eventually(() => expect(server!.openWatches).toBe(0));
   await server?.stop();
   server = undefined;
   await rm(dir, { recursive: true, force: true });
@@ -44,7 +47,7 @@ const change = (kind: SourceChange['kind'], name: string, namespace = 'default')
 
 /** Reads until a read no longer reaches the server, i.e. the informer cache answers. */
 async function untilCached(fake: FakeKubeApiServer, read: () => Promise<unknown>, request: string): Promise<void> {
-  await vi.waitFor(async () => {
+  await eventually(async () => {
     const before = fake.count(request);
     await read();
     expect(fake.count(request)).toBe(before);
@@ -151,10 +154,10 @@ describe('KubernetesClusterApiSource reads', () => {
 
     fake.put('secrets', secret('identity', { 'clouds.yaml': 'two' }));
     fake.put('clusters', clusterV1beta2('c1', { paused: true }));
-    await vi.waitFor(async () => expect((await reader.getSecret('default', 'identity'))?.data['clouds.yaml']).toEqual(Buffer.from('two')));
-    await vi.waitFor(async () => expect(await reader.getCluster('default', 'c1')).toMatchObject({ paused: true }));
+    await eventually(async () => expect((await reader.getSecret('default', 'identity'))?.data['clouds.yaml']).toEqual(Buffer.from('two')));
+    await eventually(async () => expect(await reader.getCluster('default', 'c1')).toMatchObject({ paused: true }));
     fake.remove('secrets', 'default', 'identity');
-    await vi.waitFor(async () => expect(await reader.getSecret('default', 'identity')).toBeUndefined());
+    await eventually(async () => expect(await reader.getSecret('default', 'identity')).toBeUndefined());
     expect(await reader.getSecret('default', 'never-existed')).toBeUndefined();
 
     // One list per collection at most, then nothing but the watches.
@@ -193,9 +196,9 @@ describe('KubernetesClusterApiSource watch', () => {
     fake.put('clusters', clusterV1beta2('c1'));
     const changes: SourceChange[] = [];
     reader.watch((c) => changes.push(c));
-    await vi.waitFor(() => expect(changes).toEqual([change('Cluster', 'c1')]));
+    await eventually(() => expect(changes).toEqual([change('Cluster', 'c1')]));
     expect(await reader.getSecret('default', 'identity')).toBeUndefined();
-    await vi.waitFor(() => expect(fake.openWatches).toBe(3));
+    await eventually(() => expect(fake.openWatches).toBe(3));
 
     changes.length = 0;
     fake.put('secrets', secret('identity', { 'clouds.yaml': 'x' }));
@@ -204,7 +207,7 @@ describe('KubernetesClusterApiSource watch', () => {
     fake.put('clusters', clusterV1beta2('c1', { paused: true }));
     fake.remove('machines', 'default', 'm1');
     fake.remove('secrets', 'default', 'identity');
-    await vi.waitFor(() => expect(changes).toHaveLength(5));
+    await eventually(() => expect(changes).toHaveLength(5));
     expect(changes).toEqual(expect.arrayContaining([change('Secret', 'identity'), change('Machine', 'm1'), change('Cluster', 'c1')]));
     expect(changes.filter((c) => c.kind === 'Secret')).toEqual([change('Secret', 'identity'), change('Secret', 'identity')]);
     expect(changes.filter((c) => c.kind === 'Machine')).toEqual([change('Machine', 'm1'), change('Machine', 'm1')]);
@@ -217,8 +220,8 @@ describe('KubernetesClusterApiSource watch', () => {
     const changes: SourceChange[] = [];
     reader.watch((c) => changes.push(c));
     reader.watch(() => undefined).stop();
-    await vi.waitFor(() => expect(changes).toHaveLength(2));
-    await vi.waitFor(() => expect(fake.openWatches).toBe(2));
+    await eventually(() => expect(changes).toHaveLength(2));
+    await eventually(() => expect(fake.openWatches).toBe(2));
     const lists = () => fake.count('GET /apis/cluster.x-k8s.io/v1beta2/clusters');
     expect(lists()).toBe(1);
 
@@ -227,17 +230,17 @@ describe('KubernetesClusterApiSource watch', () => {
     changes.length = 0;
     fake.endWatches();
     fake.put('clusters', clusterV1beta2('kept', { paused: true }));
-    await vi.waitFor(() => expect(changes).toEqual([change('Cluster', 'kept')]));
+    await eventually(() => expect(changes).toEqual([change('Cluster', 'kept')]));
     expect(lists()).toBe(1);
 
     // History compacted while disconnected: the resumed watch gets 410 and the cache lists again.
-    await vi.waitFor(() => expect(fake.openWatches).toBe(2));
+    await eventually(() => expect(fake.openWatches).toBe(2));
     changes.length = 0;
     fake.endWatches();
     fake.remove('clusters', 'default', 'deleted');
     fake.compact();
-    await vi.waitFor(() => expect(lists()).toBe(2));
-    await vi.waitFor(() => expect(changes).toEqual([change('Cluster', 'deleted')]));
+    await eventually(() => expect(lists()).toBe(2));
+    await eventually(() => expect(changes).toEqual([change('Cluster', 'deleted')]));
     expect(await reader.getCluster('default', 'deleted')).toBeUndefined();
     expect(errors).toEqual([]);
   });
@@ -248,7 +251,7 @@ describe('KubernetesClusterApiSource watch', () => {
     fake.fail(/^GET \/api\/v1\/namespaces\/default\/secrets$/, 403, 'secrets is forbidden: User "admin" cannot list resource "secrets"');
     const secretPath = 'GET /api/v1/namespaces/default/secrets/identity';
     expect(await reader.getSecret('default', 'identity')).toMatchObject({ name: 'identity' });
-    await vi.waitFor(() => expect(errors.length).toBeGreaterThanOrEqual(2));
+    await eventually(() => expect(errors.length).toBeGreaterThanOrEqual(2));
     expect(String(errors[0])).toBe('Error: watching /api/v1/namespaces/default/secrets: secrets is forbidden: User "admin" cannot list resource "secrets" (HTTP 403)');
     const before = fake.count(secretPath);
     expect(await reader.getSecret('default', 'identity')).toMatchObject({ name: 'identity' });
@@ -257,7 +260,7 @@ describe('KubernetesClusterApiSource watch', () => {
     fake.clearFaults();
     await untilCached(fake, () => reader.getSecret('default', 'identity'), secretPath);
     fake.put('secrets', secret('identity', { 'clouds.yaml': 'two' }));
-    await vi.waitFor(async () => expect((await reader.getSecret('default', 'identity'))?.data['clouds.yaml']).toEqual(Buffer.from('two')));
+    await eventually(async () => expect((await reader.getSecret('default', 'identity'))?.data['clouds.yaml']).toEqual(Buffer.from('two')));
   });
 
   it('survives a listener that throws', async () => {
@@ -267,10 +270,10 @@ describe('KubernetesClusterApiSource watch', () => {
       seen.push(c.name);
       throw new Error(`listener broke on ${c.name}`);
     });
-    await vi.waitFor(() => expect(fake.openWatches).toBe(2));
+    await eventually(() => expect(fake.openWatches).toBe(2));
     fake.put('clusters', clusterV1beta2('a'));
     fake.put('clusters', clusterV1beta2('b'));
-    await vi.waitFor(() => expect(seen).toEqual(['a', 'b']));
+    await eventually(() => expect(seen).toEqual(['a', 'b']));
     expect(errors).toEqual([new Error('listener broke on a'), new Error('listener broke on b')]);
   });
 
@@ -281,16 +284,16 @@ describe('KubernetesClusterApiSource watch', () => {
     const handle = reader.watch((c) => stopped.push(c));
     reader.watch((c) => live.push(c));
     await reader.getSecret('default', 'identity');
-    await vi.waitFor(() => expect(fake.openWatches).toBe(3));
+    await eventually(() => expect(fake.openWatches).toBe(3));
     fake.put('clusters', clusterV1beta2('first'));
-    await vi.waitFor(() => expect(live).toHaveLength(1));
+    await eventually(() => expect(live).toHaveLength(1));
     handle.stop();
     fake.put('clusters', clusterV1beta2('second'));
-    await vi.waitFor(() => expect(live).toHaveLength(2));
+    await eventually(() => expect(live).toHaveLength(2));
     expect(stopped).toEqual([change('Cluster', 'first')]);
 
     await reader.close();
-    await vi.waitFor(() => expect(fake.openWatches).toBe(0));
+    await eventually(() => expect(fake.openWatches).toBe(0));
     await expect(reader.getSecret('default', 'identity')).rejects.toThrow('the Cluster API source is closed');
     expect(() => reader.watch(() => undefined)).toThrow('the Cluster API source is closed');
     expect(errors).toEqual([]);

@@ -1,12 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KindDefinition } from '../../../src/apiserver/registry/kind.js';
+import { groupVersionOf } from '../../../src/apiserver/registry/registry.js';
 import { ResourceStore, type WriteOptions } from '../../../src/apiserver/store/resource-store.js';
 import { MalformedObjectError, type SourceChange } from '../../../src/reconcile/sources/source.js';
 import { StorageClusterApiSource } from '../../../src/reconcile/sources/storage-source.js';
 import { TooOldRevisionError, type JsonObject, type Storage, type WatchRequest } from '../../../src/storage/interface.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
-import { clusterKind, machineKind, secretKind, sourceKinds } from './kinds.js';
+import { eventually } from './eventually.js';
+import { clusterKind, machineKind, secretKind } from '../../../src/api/embedded/kinds.js';
 
+const sourceKinds = { secret: secretKind, cluster: clusterKind, machine: machineKind };
 const writeOptions: WriteOptions = { dryRun: false, fieldManager: 'test', fieldValidation: 'Strict', user: { name: 'admin', groups: ['system:masters'] } };
 const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
@@ -36,7 +39,7 @@ class Objects {
 
   async create(definition: KindDefinition, name: string, body: JsonObject = {}, metadata: JsonObject = {}): Promise<JsonObject> {
     const version = definition.versions[0];
-    const apiVersion = definition.group ? `${definition.group}/${version.name}` : version.name;
+    const apiVersion = groupVersionOf(definition.group, version.name);
     const result = await this.store(definition).create('default', { apiVersion, kind: definition.kind, metadata: { name, ...metadata }, ...body }, version, writeOptions);
     return result.object;
   }
@@ -172,7 +175,7 @@ describe('StorageClusterApiSource watch', () => {
     await objects.create(secretKind, 'identity', { data: {} });
     await objects.create(clusterKind, 'c1');
     const changes = record(open());
-    await vi.waitFor(() => expect(changes).toHaveLength(2));
+    await eventually(() => expect(changes).toHaveLength(2));
     expect(changes).toEqual(expect.arrayContaining([change('Secret', 'identity'), change('Cluster', 'c1')]));
 
     changes.length = 0;
@@ -180,7 +183,7 @@ describe('StorageClusterApiSource watch', () => {
     await objects.change(clusterKind, 'c1', (cluster) => (cluster.spec = { paused: true }));
     await objects.change(secretKind, 'identity', (secret) => (secret.data = { 'clouds.yaml': base64('x') }));
     await objects.delete(machineKind, 'm1');
-    await vi.waitFor(() => expect(changes).toHaveLength(4));
+    await eventually(() => expect(changes).toHaveLength(4));
     expect(changes).toEqual([change('Machine', 'm1'), change('Cluster', 'c1'), change('Secret', 'identity'), change('Machine', 'm1')]);
   });
 
@@ -192,16 +195,16 @@ describe('StorageClusterApiSource watch', () => {
     const closed = record(reader);
     const live = record(reader);
     await objects.create(clusterKind, 'first');
-    await vi.waitFor(() => expect(stopped).toEqual([change('Cluster', 'first')]));
-    await vi.waitFor(() => expect(live).toEqual([change('Cluster', 'first')]));
+    await eventually(() => expect(stopped).toEqual([change('Cluster', 'first')]));
+    await eventually(() => expect(live).toEqual([change('Cluster', 'first')]));
     handle.stop();
     await objects.create(clusterKind, 'second');
-    await vi.waitFor(() => expect(live).toHaveLength(2));
+    await eventually(() => expect(live).toHaveLength(2));
     await reader.close();
     await objects.create(clusterKind, 'third');
     // A change only a running watch could report: it reaches neither the stopped nor the closed watch.
     const after = record(open());
-    await vi.waitFor(() => expect(after).toHaveLength(3));
+    await eventually(() => expect(after).toHaveLength(3));
     expect(stopped).toEqual([change('Cluster', 'first')]);
     expect(closed).toEqual([change('Cluster', 'first'), change('Cluster', 'second')]);
   });
@@ -228,7 +231,7 @@ describe('StorageClusterApiSource watch', () => {
     }) as Storage;
     const errors: unknown[] = [];
     const changes = record(open(breaking, errors));
-    await vi.waitFor(() => expect(changes).toHaveLength(4));
+    await eventually(() => expect(changes).toHaveLength(4));
     expect(ends).toHaveLength(1);
 
     // The watch misses these, as it would once etcd compacted past it.
@@ -241,14 +244,14 @@ describe('StorageClusterApiSource watch', () => {
     expect(changes).toEqual([]);
     ends[0]!(new TooOldRevisionError(3, 9));
 
-    await vi.waitFor(() => expect(changes).toHaveLength(3));
+    await eventually(() => expect(changes).toHaveLength(3));
     expect(changes).toEqual(expect.arrayContaining([change('Cluster', 'changed'), change('Cluster', 'deleted'), change('Cluster', 'created')]));
     expect(errors).toEqual([expect.any(TooOldRevisionError)]);
     expect(ends).toHaveLength(2);
 
     changes.length = 0;
     await objects.delete(clusterKind, 'kept');
-    await vi.waitFor(() => expect(changes).toEqual([change('Cluster', 'kept')]));
+    await eventually(() => expect(changes).toEqual([change('Cluster', 'kept')]));
   });
 
   it('retries a failed list and then reports as usual', async () => {
@@ -269,10 +272,10 @@ describe('StorageClusterApiSource watch', () => {
     }) as Storage;
     const errors: unknown[] = [];
     const changes = record(open(flaky, errors));
-    await vi.waitFor(() => expect(changes).toEqual([change('Secret', 'identity')]));
+    await eventually(() => expect(changes).toEqual([change('Secret', 'identity')]));
     expect(errors).toEqual([new Error('etcd unavailable'), new Error('etcd unavailable')]);
     await objects.change(secretKind, 'identity', (secret) => (secret.type = 'Opaque'));
-    await vi.waitFor(() => expect(changes).toHaveLength(2));
+    await eventually(() => expect(changes).toHaveLength(2));
   });
 
   it('survives a listener that throws', async () => {
@@ -286,7 +289,7 @@ describe('StorageClusterApiSource watch', () => {
     });
     await objects.create(clusterKind, 'a');
     await objects.create(clusterKind, 'b');
-    await vi.waitFor(() => expect(seen).toEqual(['a', 'b']));
+    await eventually(() => expect(seen).toEqual(['a', 'b']));
     expect(errors).toEqual([new Error('listener broke on a'), new Error('listener broke on b')]);
     expect(await reader.getCluster('default', 'b')).toMatchObject({ name: 'b' });
   });

@@ -1,0 +1,78 @@
+/**
+ * `npm start` as its own process: the compiled CLI on a data directory that
+ * outlives it, so a test can kill it with SIGKILL at any moment and start it
+ * again on the same database, as an operator's supervisor would.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { KubectlResult } from '../../harness.js';
+import type { Kubectl } from './flow.js';
+
+const entry = path.resolve(import.meta.dirname, '../../../dist/src/main.js');
+const startupTimeoutMs = 30_000;
+
+export interface ServerProcess {
+  url: string;
+  /** kubectl with the kubeconfig the server wrote into its data directory. */
+  kubectl: Kubectl;
+  /** Everything the process printed so far. */
+  output(): string;
+  /** SIGKILL: no shutdown handler runs; resolves once the process is gone. */
+  kill(): Promise<void>;
+  /** SIGTERM, the clean shutdown; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+function kubectlFor(dataDir: string): Kubectl {
+  const env = { ...process.env, KUBECONFIG: path.join(dataDir, 'kubeconfig'), HOME: dataDir };
+  return (args) =>
+    new Promise<KubectlResult>((resolve) => {
+      execFile('kubectl', args, { env, timeout: 180_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      });
+    });
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+/** Starts `node dist/src/main.js` on the data directory, with no embedded cloud; resolves once it announces its URL. */
+export async function startServerProcess(dataDir: string): Promise<ServerProcess> {
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` first (npm test does)`);
+  const child = spawn(process.execPath, [entry, '--data-dir', dataDir, '--port', '0', '--no-simulated-cloud'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the server did not announce itself within ${startupTimeoutMs} ms:\n${output}`));
+    }, startupTimeoutMs);
+    child.stdout!.on('data', () => {
+      const match = /serving on (https:\/\/\S+)/.exec(output);
+      if (!match) return;
+      clearTimeout(timer);
+      resolve(match[1]);
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited during startup (${signal ?? code}):\n${output}`));
+    });
+  });
+  return {
+    url,
+    kubectl: kubectlFor(dataDir),
+    output: () => output,
+    async kill() {
+      child.kill('SIGKILL');
+      await exited(child);
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      return exited(child);
+    },
+  };
+}
