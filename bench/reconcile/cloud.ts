@@ -9,7 +9,8 @@
  * service factory so that every service sees its own delay. Octavia's load
  * balancer and its children share one service, so its delay is chosen by the
  * request being handled: Octavia's handlers start a transition synchronously
- * within the request, which `run.ts` checks from the measured timeline.
+ * within the request. `octaviaTransitions` counts which delay each transition
+ * got, so a run can check that every load balancer create got its own.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
@@ -78,6 +79,8 @@ export interface FrontStats {
 export interface BenchCloud {
   simulator: Simulator;
   front: FrontStats;
+  /** Octavia transitions started, by the delay they were given. */
+  octaviaTransitions: { loadBalancer: number; loadBalancerChild: number };
   /** Starts counting front statistics afresh (the peak too). */
   resetFront(): void;
   close(): Promise<void>;
@@ -129,7 +132,12 @@ export async function startBenchCloud(options: BenchCloudOptions): Promise<Bench
     return outer;
   }
 
-  const octaviaDelay = () => (octaviaRequest !== undefined && /^POST \/v2(\.0)?\/lbaas\/loadbalancers\/?$/.test(octaviaRequest) ? transitions.loadBalancer : transitions.loadBalancerChild);
+  const octaviaTransitions = { loadBalancer: 0, loadBalancerChild: 0 };
+  const octaviaDelay = () => {
+    const kind = octaviaRequest !== undefined && /^POST \/v2(\.0)?\/lbaas\/loadbalancers\/?$/.test(octaviaRequest) ? 'loadBalancer' : 'loadBalancerChild';
+    octaviaTransitions[kind] += 1;
+    return transitions[kind];
+  };
   const services = [
     paced(createNeutronSimulator, () => 0),
     paced(createNovaSimulator, () => transitions.server),
@@ -147,6 +155,7 @@ export async function startBenchCloud(options: BenchCloudOptions): Promise<Bench
   return {
     simulator,
     front,
+    octaviaTransitions,
     resetFront() {
       Object.assign(front, { served: 0, rejected: 0, peakInFlight: inFlight });
     },

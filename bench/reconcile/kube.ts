@@ -42,22 +42,35 @@ export class ApiClient {
 
   /** POSTs the object to its collection; anything but 201 Created is an error. */
   async create(object: KubeObject): Promise<void> {
-    const path = this.collectionPath(object);
-    const body = JSON.stringify(object);
-    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = https.request(
-        { host: this.base.hostname, port: this.base.port, path, method: 'POST', agent: this.agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-          res.on('error', reject);
-        },
-      );
+    const { status, text } = await this.request('POST', this.collectionPath(object), JSON.stringify(object));
+    if (status !== 201) throw new Error(`creating ${object.kind} ${object.metadata.name}: HTTP ${status}: ${text.slice(0, 500)}`);
+  }
+
+  /** The server's Prometheus metrics: sample values of one family by label set, e.g. `{controller="openstackserver",result="success"}`. */
+  async metric(family: string): Promise<Map<string, number>> {
+    const { status, text } = await this.request('GET', '/metrics');
+    if (status !== 200) throw new Error(`GET /metrics: HTTP ${status}: ${text.slice(0, 500)}`);
+    const samples = new Map<string, number>();
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(family)) continue;
+      const match = /^(\S+?)(\{.*\})? (\S+)$/.exec(line);
+      if (match?.[1] === family) samples.set(match[2] ?? '', Number(match[3]));
+    }
+    return samples;
+  }
+
+  private request(method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
+    const headers: Record<string, string | number> = body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) };
+    return new Promise((resolve, reject) => {
+      const req = https.request({ host: this.base.hostname, port: this.base.port, path, method, agent: this.agent, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      });
       req.on('error', reject);
       req.end(body);
     });
-    if (status !== 201) throw new Error(`creating ${object.kind} ${object.metadata.name}: HTTP ${status}: ${text.slice(0, 500)}`);
   }
 
   close(): void {

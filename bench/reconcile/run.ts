@@ -19,8 +19,10 @@
  *   npm run bench:reconcile -- --clusters 20         # a smaller figure 4
  *   npm run bench:reconcile -- --skip-scale          # figures 1-3 only
  *   npm run bench:reconcile -- --quick               # 5 clusters x 4 machines, a 33 s steady-state window
+ *   npm run bench:reconcile -- --scale-only --clusters 20
+ *   npm run bench:reconcile -- --skip-scale --trace /tmp/calls.jsonl   # figure 1's calls and conditions, for reading
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -47,7 +49,10 @@ interface Config {
   steadyResyncMs: number;
   steadyWindowMs: number;
   skipScale: boolean;
+  scaleOnly: boolean;
   convergeTimeoutMs: number;
+  /** Where to write figure 1's calls and condition timeline as JSON lines. */
+  traceFile?: string;
 }
 
 /** The reconciler's default resync period (src/reconcile/manager.ts) and its jitter (up to +20%, src/reconcile/controller.ts). */
@@ -63,6 +68,8 @@ const usage = `Usage: node dist/bench/reconcile/run.js [options]
   --machines N            machines per cluster in figure 4, ${controlPlaneMachines} of them control plane (default 10)
   --cloud-max-in-flight N the cloud answers 429 beyond N requests in flight (default 12; the reconciler allows ${reconcilerPerCloud})
   --skip-scale            figures 1-3 only
+  --scale-only            figure 4 only
+  --trace FILE            write figure 1's OpenStack calls and condition changes to FILE (JSON lines, times in s)
   --quick                 5 clusters x 4 machines and a 33 s steady-state window: checks the harness
 `;
 
@@ -80,6 +87,8 @@ function parseConfig(): Config {
       machines: { type: 'string' },
       'cloud-max-in-flight': { type: 'string' },
       'skip-scale': { type: 'boolean', default: false },
+      'scale-only': { type: 'boolean', default: false },
+      trace: { type: 'string' },
       quick: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -90,6 +99,7 @@ function parseConfig(): Config {
     process.exit(0);
   }
   const quick = values.quick ?? false;
+  if (values['skip-scale'] && values['scale-only']) throw new Error('--skip-scale and --scale-only exclude each other');
   const machinesPerCluster = positiveInteger('machines', values.machines, quick ? 4 : 10);
   if (machinesPerCluster <= controlPlaneMachines) throw new Error(`--machines must exceed the ${controlPlaneMachines} control-plane machines, got ${machinesPerCluster}`);
   return {
@@ -99,6 +109,8 @@ function parseConfig(): Config {
     steadyResyncMs: 10_000,
     steadyWindowMs: quick ? 33_000 : 66_000,
     skipScale: values['skip-scale'] ?? false,
+    scaleOnly: values['scale-only'] ?? false,
+    traceFile: values.trace === undefined ? undefined : path.resolve(values.trace),
     convergeTimeoutMs: 8 * 60_000,
   };
 }
@@ -209,6 +221,37 @@ function inventoryDelta(before: Map<string, number>, after: Map<string, number>)
 
 // ---- figure 1 and 3: time to Ready, then steady state --------------------------
 
+/** A second load balancer or server for one object is a leak; the figures of such a run count its calls too, so say so loudly. */
+function checkNoDuplicates(created: [string, number][], clusters: number, machines: number): void {
+  const count = (kind: string) => created.find(([key]) => key === kind)?.[1] ?? 0;
+  const expected: [string, number][] = [
+    ['load-balancer loadbalancers', clusters],
+    ['network networks', clusters],
+    ['network routers', clusters],
+    ['compute servers', clusters + machines],
+  ];
+  for (const [kind, want] of expected) {
+    if (count(kind) !== want) log(`WARNING: ${count(kind)} ${kind} in the cloud for ${clusters} cluster(s) with ${machines} machines and a bastion each; expected ${want}`);
+  }
+}
+
+async function writeTrace(file: string, stack: Stack, started: number, calls: Call[]): Promise<void> {
+  const at = (ms: number) => Number(((ms - started) / 1000).toFixed(3));
+  const lines = [
+    ...calls.map((call) => ({ t: at(call.startMs), end: at(call.endMs), call: `${call.service} ${call.method} ${call.path}`, outcome: call.outcome })),
+    ...['OpenStackCluster', 'OpenStackServer', 'OpenStackMachine'].flatMap((kind) => stack.timeline.entries(kind).map((entry) => ({ t: at(entry.atMs), object: `${kind} ${entry.name}`, conditionTrue: entry.type }))),
+  ].sort((a, b) => a.t - b.t);
+  await writeFile(file, lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+  log(`(calls and conditions written to ${file})`);
+}
+
+/** Every load balancer create must have had the load balancer's transition delay, or the figures are for another pace. */
+function checkLoadBalancerPace(stack: Stack): void {
+  const creates = stack.calls.calls.filter((call) => call.method === 'POST' && /^\/v2(\.0)?\/lbaas\/loadbalancers$/.test(call.path) && call.outcome === '201').length;
+  const paced = stack.cloud.octaviaTransitions.loadBalancer;
+  if (paced !== creates) throw new Error(`${creates} load balancers were created but ${paced} transitions got the load balancer delay: the cloud's pacing is broken`);
+}
+
 function printProfile(profile: CloudProfile): void {
   log('Cloud pace (bench/reconcile/cloud.ts):');
   log(table([['service', 'read ms', 'write ms'], ...Object.entries(profile.latency).map(([service, costs]) => [service, String(costs.read), String(costs.write)])]));
@@ -262,39 +305,68 @@ async function timeToReadyAndSteadyState(config: Config, profile: CloudProfile):
     );
     log(table([['object', 'condition', 'True at s'], ...conditionRows]));
     const converging = stack.calls.between(started, finished);
+    if (config.traceFile) await writeTrace(config.traceFile, stack, started, converging);
     log(`\nOpenStack calls until all Ready: ${converging.length} (${converging.filter((call) => call.retry > 0).length} retries), peak ${peakConcurrency(converging)} in flight`);
+    checkLoadBalancerPace(stack);
     const owned = inventoryDelta(before, inventory(stack.cloud));
-    await steadyState(config, stack, finished, owned);
+    checkNoDuplicates(owned, 1, machines.length);
+    // The cluster, its machines, and a server for each machine and the bastion.
+    await steadyState(config, stack, finished, 1 + 2 * machines.length + 1, owned);
   } finally {
     await stack.stop();
   }
 }
 
-async function steadyState(config: Config, stack: Stack, readyAt: number, owned: [string, number][]): Promise<void> {
+/** Reconcile passes so far, by `controller result`, from the server's reconcile_duration_seconds histogram. */
+async function reconcilePasses(stack: Stack): Promise<Map<string, number>> {
+  const passes = new Map<string, number>();
+  for (const [labels, count] of await stack.api.metric('reconcile_duration_seconds_count')) {
+    const controller = /controller="([^"]*)"/.exec(labels)?.[1];
+    const result = /result="([^"]*)"/.exec(labels)?.[1];
+    if (controller === undefined || result === undefined) throw new Error(`reconcile_duration_seconds_count without controller or result: ${labels}`);
+    passes.set(`${controller} ${result}`, count);
+  }
+  return passes;
+}
+
+function passesBetween(before: Map<string, number>, after: Map<string, number>): [string, number][] {
+  return [...after].map(([key, count]): [string, number] => [key, count - (before.get(key) ?? 0)]).filter(([, delta]) => delta > 0).sort();
+}
+
+async function steadyState(config: Config, stack: Stack, readyAt: number, objects: number, owned: [string, number][]): Promise<void> {
   log(`\n## 3. Steady state: the same cluster unchanged, resync every ${seconds(config.steadyResyncMs)} s (+0-20% jitter)\n`);
-  // Every object's last pass before Ready was followed by a resync timer; wait out the requeues still pending from convergence.
+  // Passes still requeued from convergence (waits, finishing writes) end within one period.
   const windowStart = Math.max(readyAt, performance.now()) + config.steadyResyncMs * 1.2;
-  await new Promise((resolve) => setTimeout(resolve, windowStart - performance.now() + config.steadyWindowMs));
-  const calls = stack.calls.between(windowStart, windowStart + config.steadyWindowMs);
-  const cycles = config.steadyWindowMs / (config.steadyResyncMs * meanJitter);
-  const perCycle = calls.length / cycles;
+  await new Promise((resolve) => setTimeout(resolve, windowStart - performance.now()));
+  const passesBefore = await reconcilePasses(stack);
+  const from = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, config.steadyWindowMs));
+  const passes = passesBetween(passesBefore, await reconcilePasses(stack));
+  const to = performance.now();
+  const calls = stack.calls.between(from, to);
+  const passCount = passes.reduce((sum, [, count]) => sum + count, 0);
+  // One round: every object (cluster, machines, servers) resynced once.
+  const rounds = passCount / objects;
+  const perRound = calls.length / rounds;
   const ownedTotal = owned.reduce((sum, [, count]) => sum + count, 0);
-  const getsPerCycle = calls.filter(isRead).length / cycles;
+  const getsPerRound = calls.filter(isRead).length / rounds;
   log(table([['resources created in the cloud (owned)', 'count'], ...owned.map(([kind, count]) => [kind, String(count)]), ['total', String(ownedTotal)]]));
+  log('');
+  log(table([['reconcile passes in the window', 'count'], ...passes.map(([key, count]) => [key, String(count)])]));
   log('');
   log(
     table([
       ['figure', 'value', 'target / reference'],
-      ['window', `${seconds(config.steadyWindowMs)} s = ${fixed(cycles)} mean resync periods`, ''],
+      ['window', `${seconds(to - from)} s, ${passCount} passes over ${objects} objects = ${fixed(rounds, 2)} rounds`, ''],
       ['calls in the window', String(calls.length), ''],
-      ['calls per resync (all objects)', fixed(perCycle), ''],
-      ['GETs per owned resource per resync', fixed(getsPerCycle / ownedTotal, 2), '<= 1'],
+      ['calls per round (every object resynced once)', fixed(perRound), ''],
+      ['GETs per owned resource per round', fixed(getsPerRound / ownedTotal, 2), '<= 1'],
       ['non-GET calls in the window', String(calls.filter((call) => !isRead(call)).length), '0'],
-      [`calls per hour at the default ${defaultResyncMs / 60_000} min resync`, fixed(perCycle * (3_600_000 / (defaultResyncMs * meanJitter)), 0), 'CAPO ~100 per cluster'],
+      [`calls per hour at the default ${defaultResyncMs / 60_000} min resync`, fixed(perRound * (3_600_000 / (defaultResyncMs * meanJitter)), 0), 'CAPO ~100 per cluster'],
     ]),
   );
-  log('\nSteady-state calls per resync by request:');
-  log(countTable(['request', 'per resync'], [{ calls, per: cycles }], byRequestShape));
+  log('\nSteady-state calls per round by request:');
+  log(countTable(['request', 'per round'], [{ calls, per: rounds }], byRequestShape));
 }
 
 // ---- figure 2: calls per cluster and per machine ---------------------------------
@@ -304,6 +376,7 @@ async function callsPerObject(config: Config, profile: CloudProfile): Promise<vo
   const stack = await startStack({ cloudMaxInFlight: Infinity, profile });
   try {
     const objects = clusterObjects(stack.examples, 'demo', exampleWorkers);
+    const before = inventory(stack.cloud);
     const phase = async (create: KubeObject[], waitFor: { kind: string; namespace: string; name: string }[]) => {
       const started = performance.now();
       for (const object of create) await stack.api.create(object);
@@ -327,6 +400,9 @@ async function callsPerObject(config: Config, profile: CloudProfile): Promise<vo
     log(countTable(header, columns, byRequestShape));
     const statuses = countBy([...cluster, ...workers, ...controlPlane], (call) => call.outcome).map(([status, count]) => `${status}: ${count}`);
     log(`\nOutcomes: ${statuses.join(', ')}`);
+    const created = inventoryDelta(before, inventory(stack.cloud));
+    log(`\nCreated in the cloud: ${created.map(([kind, count]) => `${kind} ${count}`).join(', ')}`);
+    checkNoDuplicates(created, 1, objects.controlPlane.length + objects.workers.length);
   } finally {
     await stack.stop();
   }
@@ -359,6 +435,8 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
   try {
     await prepareForScale(stack.cloud, config.clusters);
     stack.cloud.resetFront();
+    const passesBefore = await reconcilePasses(stack);
+    const inventoryBefore = inventory(stack.cloud);
     const clusters = Array.from({ length: config.clusters }, (_, index) => clusterObjects(stack.examples, `bench-${String(index).padStart(3, '0')}`, workers));
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
@@ -374,6 +452,8 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
     const readyAt = await readyTimes(stack, [...clusterKeys, ...machineKeys], config.convergeTimeoutMs);
     const finished = Math.max(...readyAt);
     const cpu = process.cpuUsage(cpuBefore);
+    checkNoDuplicates(inventoryDelta(inventoryBefore, inventory(stack.cloud)), config.clusters, config.clusters * config.machinesPerCluster);
+    const passes = passesBetween(passesBefore, await reconcilePasses(stack));
     const calls = stack.calls.between(started, finished);
     const clusterReady = summarize(readyAt.slice(0, clusterKeys.length).map((at) => (at - started) / 1000));
     const machineReady = summarize(readyAt.slice(clusterKeys.length).map((at) => (at - started) / 1000));
@@ -388,7 +468,7 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
         ['machine Ready p50 / p99 / max', `${fixed(machineReady.p50)} / ${fixed(machineReady.p99)} / ${fixed(machineReady.max)} s`],
         ['OpenStack calls (attempts)', `${calls.length} (${fixed(calls.length / config.clusters)} per cluster with its machines)`],
         ['retried attempts', String(calls.filter((call) => call.retry > 0).length)],
-        ['peak calls in flight (client side, all services)', String(peakConcurrency(calls))],
+        ['peak calls in flight (client side, without Keystone)', String(peakConcurrency(calls.filter((call) => call.service !== 'identity')))],
         ['peak requests in flight (cloud API front, without Keystone)', String(stack.cloud.front.peakInFlight)],
         ['reconciler bound per cloud', String(reconcilerPerCloud)],
         [`429s answered (front limit ${config.cloudMaxInFlight} in flight, Retry-After 1 s)`, `${stack.cloud.front.rejected} (client saw ${rejected.length})`],
@@ -399,6 +479,9 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
     log('\nBy service and method:');
     log(countTable(['request', 'total', 'per cluster with its machines'], [{ calls, per: 1 }, { calls, per: config.clusters }], byServiceMethod));
     log(`\nOutcomes: ${countBy(calls, (call) => call.outcome).map(([status, count]) => `${status}: ${count}`).join(', ')}`);
+    if (rejected.length > 0) log(`429s by request: ${countBy(rejected, byRequestShape).map(([request, count]) => `${request}: ${count}`).join(', ')}`);
+    log('\nReconcile passes until all Ready:');
+    log(table([['controller result', 'passes'], ...passes.map(([key, count]) => [key, String(count)])]));
   } finally {
     await stack.stop();
   }
@@ -412,8 +495,10 @@ async function main(): Promise<void> {
   log(`# bench/reconcile (code ${sourceRevision()}, Node ${process.version}, ${os.cpus().length} CPUs)\n`);
   printProfile(profile);
   const started = performance.now();
-  await timeToReadyAndSteadyState(config, profile);
-  await callsPerObject(config, profile);
+  if (!config.scaleOnly) {
+    await timeToReadyAndSteadyState(config, profile);
+    await callsPerObject(config, profile);
+  }
   if (config.skipScale) log('\n## 4. skipped (--skip-scale)');
   else await manyClusters(config, profile);
   log(`\nTotal run time ${seconds(performance.now() - started)} s.`);

@@ -14,7 +14,7 @@ import type { FloatingIp, LoadBalancer } from '../../openstack/index.js';
 import { resolveSubnet, type NeutronParam, type SubnetFilter } from '../neutron-filters.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { TerminalError } from '../controller.js';
-import { apiLoadBalancerName, clusterResourceName, loadBalancerPortName } from '../names.js';
+import { apiLoadBalancerName, clusterResourceName, ingressLoadBalancerName, loadBalancerPortName } from '../names.js';
 import type { ReconcilePass } from '../pass.js';
 import { remove } from '../resource/engine.js';
 import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
@@ -137,60 +137,8 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
   }
   if (!lb.ready || !vip) return undefined;
 
-  let lbChanged = false;
   const allowedCidrs = allowedCidrsOf(context, networking);
-  for (const port of apiServerPorts(context)) {
-    const portName = loadBalancerPortName(name, port);
-    const chain = await ensureChild(context, `listener/${port}`, lbChanged, () =>
-      pass.ensure(`listener/${port}`, listenerActuator(octavia), {
-        recordedId: owned(pass)[`listener/${port}`],
-        desired: { name: portName, loadbalancer_id: lb.resource.id, protocol: 'TCP', protocol_port: port, ...(allowedCidrs ? { allowed_cidrs: allowedCidrs } : {}), ...(spec.tags ? { tags: spec.tags } : {}) },
-        record: (status, id) => setOwned(status, `listener/${port}`, id),
-      }),
-    );
-    lbChanged ||= chain.changed;
-    if (!chain.listenerId) return undefined;
-    const pool = await ensureChild(context, `pool/${port}`, lbChanged, () =>
-      pass.ensure(`pool/${port}`, poolActuator(octavia), {
-        recordedId: owned(pass)[`pool/${port}`],
-        desired: {
-          name: portName,
-          listener_id: chain.listenerId!,
-          loadbalancer_id: lb.resource.id,
-          protocol: 'TCP',
-          lb_algorithm: lb.resource.provider === 'ovn' ? 'SOURCE_IP_PORT' : 'ROUND_ROBIN',
-          ...(spec.tags ? { tags: spec.tags } : {}),
-        },
-        record: (status, id) => setOwned(status, `pool/${port}`, id),
-      }),
-    );
-    lbChanged ||= pool.changed;
-    if (!pool.listenerId) return undefined;
-    const monitor = managed.monitor ?? {};
-    const healthMonitor = await ensureChild(context, `healthmonitor/${port}`, lbChanged, () =>
-      pass.ensure(`healthmonitor/${port}`, healthMonitorActuator(octavia), {
-        recordedId: owned(pass)[`healthmonitor/${port}`],
-        desired: {
-          name: portName,
-          pool_id: pool.listenerId!,
-          loadbalancer_id: lb.resource.id,
-          type: 'TCP',
-          delay: monitor.delay ?? 10,
-          timeout: monitor.timeout ?? 5,
-          max_retries: monitor.maxRetries ?? 5,
-          max_retries_down: monitor.maxRetriesDown ?? 3,
-          ...(spec.tags ? { tags: spec.tags } : {}),
-        },
-        record: (status, id) => setOwned(status, `healthmonitor/${port}`, id),
-      }),
-    );
-    lbChanged ||= healthMonitor.changed;
-    if (!healthMonitor.listenerId) return undefined;
-  }
-  if (lbChanged) {
-    pass.wait({ waitingFor: `load balancer ${lb.resource.id} to apply its listeners, pools and monitors`, requeueAfterMs: loadBalancerSettleMs });
-    return undefined;
-  }
+  if (!(await ensureListeners(context, { prefix: '', lbName: name, lb: lb.resource, ports: apiServerPorts(context), allowedCidrs, monitor: managed.monitor ?? {} }))) return undefined;
   pass.observe((status) => {
     const current = status.apiServerManagedLoadBalancer as JsonObject;
     status.apiServerManagedLoadBalancer = { ...current, ...(allowedCidrs ? { allowedCIDRs: allowedCidrs } : {}) };
@@ -205,6 +153,102 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
   return fip.floating_ip_address;
 }
 
+interface ListenerChain {
+  /** Prepended to the owned-resource roles: '' for the API load balancer, 'ingress/' for the ingress one. */
+  prefix: string;
+  lbName: string;
+  lb: LoadBalancer;
+  ports: number[];
+  allowedCidrs?: string[];
+  monitor: { delay?: number; timeout?: number; maxRetries?: number; maxRetriesDown?: number };
+}
+
+/** Listener, pool and health monitor per port, one change per pass; true once all exist and the load balancer settled. */
+async function ensureListeners(context: ClusterContext, chain: ListenerChain): Promise<boolean> {
+  const { pass, spec, cloud } = context;
+  const octavia = cloud.clients.octavia;
+  const { prefix, lb } = chain;
+  const tags = spec.tags ? { tags: spec.tags } : {};
+  let lbChanged = false;
+  for (const port of chain.ports) {
+    const portName = loadBalancerPortName(chain.lbName, port);
+    const role = (kind: string) => `${prefix}${kind}/${port}`;
+    const listener = await ensureChild(context, role('listener'), lbChanged, () =>
+      pass.ensure(role('listener'), listenerActuator(octavia), {
+        recordedId: owned(pass)[role('listener')],
+        desired: { name: portName, loadbalancer_id: lb.id, protocol: 'TCP', protocol_port: port, ...(chain.allowedCidrs ? { allowed_cidrs: chain.allowedCidrs } : {}), ...tags },
+        record: (status, id) => setOwned(status, role('listener'), id),
+      }),
+    );
+    lbChanged ||= listener.changed;
+    if (!listener.readyId) return false;
+    const pool = await ensureChild(context, role('pool'), lbChanged, () =>
+      pass.ensure(role('pool'), poolActuator(octavia), {
+        recordedId: owned(pass)[role('pool')],
+        desired: { name: portName, listener_id: listener.readyId!, loadbalancer_id: lb.id, protocol: 'TCP', lb_algorithm: lb.provider === 'ovn' ? 'SOURCE_IP_PORT' : 'ROUND_ROBIN', ...tags },
+        record: (status, id) => setOwned(status, role('pool'), id),
+      }),
+    );
+    lbChanged ||= pool.changed;
+    if (!pool.readyId) return false;
+    const monitor = await ensureChild(context, role('healthmonitor'), lbChanged, () =>
+      pass.ensure(role('healthmonitor'), healthMonitorActuator(octavia), {
+        recordedId: owned(pass)[role('healthmonitor')],
+        desired: {
+          name: portName,
+          pool_id: pool.readyId!,
+          loadbalancer_id: lb.id,
+          type: 'TCP',
+          delay: chain.monitor.delay ?? 10,
+          timeout: chain.monitor.timeout ?? 5,
+          max_retries: chain.monitor.maxRetries ?? 5,
+          max_retries_down: chain.monitor.maxRetriesDown ?? 3,
+          ...tags,
+        },
+        record: (status, id) => setOwned(status, role('healthmonitor'), id),
+      }),
+    );
+    lbChanged ||= monitor.changed;
+    if (!monitor.readyId) return false;
+  }
+  if (lbChanged) {
+    pass.wait({ waitingFor: `load balancer ${lb.id} to apply its listeners, pools and monitors`, requeueAfterMs: loadBalancerSettleMs });
+    return false;
+  }
+  return true;
+}
+
+/**
+ * The ingress load balancer (spec.extensions.loadBalancers.ingress): the
+ * address Kubespray's ingress and Harbor are reached on, with the workers as
+ * members. Not a CAPO resource; it follows the API load balancer's rules.
+ */
+export async function reconcileIngressLoadBalancer(context: ClusterContext, networking: Networking): Promise<void> {
+  const { pass, spec, cluster, cloud } = context;
+  const ingress = spec.extensions?.loadBalancers?.ingress;
+  if (!ingress?.enabled) return;
+  const name = ingressLoadBalancerName(cluster);
+  const lb = await pass.ensure('ingress/loadbalancer', loadBalancerActuator(cloud.clients.octavia), {
+    recordedId: owned(pass)['ingress/loadbalancer'],
+    desired: {
+      name,
+      vip_subnet_id: (await loadBalancerSubnet(context, networking)).id,
+      description: `Ingress of cluster ${cluster.namespace}/${cluster.name}, created by capo-apiserver`,
+      ...(spec.tags === undefined ? {} : { tags: spec.tags }),
+    },
+    record: (status, id) => setOwned(status, 'ingress/loadbalancer', id),
+  });
+  if (!lb.ready || !lb.resource.vip_address) return;
+  const ports = ingress.ports && ingress.ports.length > 0 ? ingress.ports : [80, 443];
+  if (!(await ensureListeners(context, { prefix: 'ingress/', lbName: name, lb: lb.resource, ports, monitor: {} }))) return;
+  const vip = lb.resource.vip_address;
+  pass.observe((status) => {
+    const extensions = ((status.extensions as JsonObject | undefined) ?? {}) as JsonObject;
+    const loadBalancers = ((extensions.loadBalancers as JsonObject | undefined) ?? {}) as JsonObject;
+    status.extensions = { ...extensions, loadBalancers: { ...loadBalancers, ingress: { id: lb.resource.id, vip } } };
+  });
+}
+
 /**
  * One child of the load balancer, unless an earlier child of this pass
  * changed the load balancer (it is PENDING_UPDATE now) and this one still
@@ -215,14 +259,14 @@ async function ensureChild(
   role: string,
   lbChanged: boolean,
   run: () => Promise<{ resource: { id: string }; ready: boolean; found?: string }>,
-): Promise<{ listenerId?: string; changed: boolean }> {
+): Promise<{ readyId?: string; changed: boolean }> {
   const { pass } = context;
   const recordedId = owned(pass)[role];
   if (lbChanged && recordedId === undefined) return { changed: false };
   const result = await run();
   const changed = result.found === 'created';
   if (changed) pass.invalidate('loadbalancer');
-  return { listenerId: result.ready ? result.resource.id : undefined, changed };
+  return { readyId: result.ready ? result.resource.id : undefined, changed };
 }
 
 async function reconcileLoadBalancerFloatingIp(context: ClusterContext, externalNetworkId: string, lb: LoadBalancer): Promise<FloatingIp | undefined> {
@@ -290,6 +334,9 @@ export async function deleteLoadBalancers(context: ClusterContext): Promise<bool
   const fipName = spec.apiServer?.managedLoadBalancer && spec.apiServer.managedLoadBalancer.enabled !== false ? apiLoadBalancerName(cluster) : `${clusterResourceName(cluster)}-api`;
   if (!pass.noteRemoval(await remove(floatingIpActuator(neutron), { recordedId: owned(pass)['floatingip/api'], name: fipName, owner: pass.owner }))) return false;
   if (owned(pass)['floatingip/api'] !== undefined) await pass.record((status) => setOwned(status, 'floatingip/api', undefined));
+  const ingressChildren = Object.keys(owned(pass)).filter((role) => role.startsWith('ingress/'));
+  if (!pass.noteRemoval(await remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: owned(pass)['ingress/loadbalancer'], name: ingressLoadBalancerName(cluster), owner: pass.owner }))) return false;
+  if (ingressChildren.length > 0) await pass.record((status) => ingressChildren.forEach((role) => setOwned(status, role, undefined)));
   const recorded = (pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? owned(pass)['loadbalancer/api'];
   if (!pass.noteRemoval(await remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: recorded, name: apiLoadBalancerName(cluster), owner: pass.owner }))) return false;
   const children = Object.keys(owned(pass)).filter((role) => /^(loadbalancer|listener|pool|healthmonitor)\//.test(role));

@@ -24,7 +24,7 @@ import { clusterGate, setPaused, type Gate } from '../paused.js';
 import { identitySecretOf, type IdentityGuard } from '../identity-guard.js';
 import { reconcileBastion, deleteBastion } from './bastion.js';
 import { computeExtensions } from './extensions.js';
-import { reconcileApiLoadBalancer, deleteLoadBalancers } from './load-balancer.js';
+import { reconcileApiLoadBalancer, reconcileIngressLoadBalancer, deleteLoadBalancers } from './load-balancer.js';
 import { reconcileNetworking, deleteNetworking } from './network.js';
 import { reconcileSecurityGroups, deleteSecurityGroups } from './security-group-step.js';
 import { reconcilePreflight } from './preflight-step.js';
@@ -109,6 +109,7 @@ async function reconcileNormal(context: ClusterContext): Promise<void> {
   // Networking and security groups do not depend on each other; the load balancer needs the subnet.
   const [networking] = await Promise.all([reconcileNetworking(context), reconcileSecurityGroups(context)]);
   const endpoint = networking.ready ? await reconcileApiLoadBalancer(context, networking) : undefined;
+  if (networking.ready) await reconcileIngressLoadBalancer(context, networking);
   await reconcileFailureDomains(context);
 
   const infrastructureReady =

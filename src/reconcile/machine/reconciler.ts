@@ -14,7 +14,7 @@ import { findCondition } from '../conditions.js';
 import type { Reconcile } from '../controller.js';
 import { closedGate, clusterProvisioned } from '../cluster/reconciler.js';
 import { setOwned } from '../cluster/load-balancer.js';
-import { apiLoadBalancerName, memberName } from '../names.js';
+import { apiLoadBalancerName, ingressLoadBalancerName, memberName } from '../names.js';
 import { metaOf, type KindClient, type ObjectName } from '../objects.js';
 import { clusterGate, clusterNameLabel, ownerClusterName, setPaused } from '../paused.js';
 import { ReconcilePass, describeWaits } from '../pass.js';
@@ -147,7 +147,7 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
   const cloud = await deps.clouds.connect(machine.namespace, context.spec.identityRef ?? (openStackCluster.spec as JsonObject).identityRef);
   const instanceID = serverStatus.instanceID as string;
   await publishProviderId(context, instanceID);
-  const ingressReady = isControlPlane(context) ? await reconcileLoadBalancerMembers(context, cloud, serverStatus) : true;
+  const ingressReady = await reconcileLoadBalancerMembers(context, cloud, serverStatus);
   await reconcileNodeResources(context, cloud, serverStatus);
   if (!ingressReady) {
     pass.condition({ type: 'Ready', status: 'False', reason: 'APIServerIngressNotReady', message: describeWaits(pass.waiting) });
@@ -195,29 +195,36 @@ async function publishProviderId(context: MachineContext, instanceID: string): P
   });
 }
 
-/** The machine's address in every pool of the API server load balancer. */
+/**
+ * The machine's address in every pool it belongs to: control plane machines
+ * in the API server load balancer, workers in the ingress load balancer.
+ */
 async function reconcileLoadBalancerMembers(context: MachineContext, cloud: CloudConnection, serverStatus: JsonObject): Promise<boolean> {
   const { pass, openStackCluster, machine } = context;
   const cluster = openStackCluster!;
   const clusterStatus = (cluster.status as JsonObject | undefined) ?? {};
-  const lb = clusterStatus.apiServerManagedLoadBalancer as { id?: string } | undefined;
-  const pools = Object.entries(((clusterStatus.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined) ?? {}).filter(([role]) => role.startsWith('pool/'));
-  if (!lb?.id || pools.length === 0) return true;
+  const clusterOwned = ((clusterStatus.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined) ?? {};
+  const clusterObject = { namespace: machine.namespace, name: metaOf(cluster).name };
+  const controlPlane = isControlPlane(context);
+  const prefix = controlPlane ? '' : 'ingress/';
+  const lbId = controlPlane ? ((clusterStatus.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? clusterOwned['loadbalancer/api']) : clusterOwned['ingress/loadbalancer'];
+  const lbName = controlPlane ? apiLoadBalancerName(clusterObject) : ingressLoadBalancerName(clusterObject);
+  const pools = Object.entries(clusterOwned).filter(([role]) => role.startsWith(`${prefix}pool/`));
+  if (!lbId || pools.length === 0) return true;
   const address = ((serverStatus.addresses as { type: string; address: string }[] | undefined) ?? []).find((candidate) => candidate.type === 'InternalIP')?.address;
   if (!address) {
     pass.wait({ waitingFor: 'the server to have an internal address', requeueAfterMs: waitRequeueMs });
     return false;
   }
-  const clusterObject = { namespace: machine.namespace, name: metaOf(cluster).name };
-  const lbName = apiLoadBalancerName(clusterObject);
   let ready = true;
   // One at a time: each member creation puts the load balancer in PENDING_UPDATE.
   for (const [role, poolId] of pools) {
-    const port = Number(role.slice('pool/'.length));
-    const member = await pass.ensure(`member/${port}`, memberActuator(cloud.clients.octavia, poolId), {
-      recordedId: ownedOf(pass.status)[`member/${port}`],
-      desired: { name: memberName(lbName, port, machine.name), pool_id: poolId, loadbalancer_id: lb.id, address, protocol_port: port },
-      record: (status, id) => setOwned(status, `member/${port}`, id),
+    const port = Number(role.slice(`${prefix}pool/`.length));
+    const memberRole = `${prefix}member/${port}`;
+    const member = await pass.ensure(memberRole, memberActuator(cloud.clients.octavia, poolId), {
+      recordedId: ownedOf(pass.status)[memberRole],
+      desired: { name: memberName(lbName, port, machine.name), pool_id: poolId, loadbalancer_id: lbId, address, protocol_port: port },
+      record: (status, id) => setOwned(status, memberRole, id),
     });
     if (!member.ready) {
       ready = false;
@@ -253,17 +260,19 @@ async function reconcileNodeResources(context: MachineContext, cloud: CloudConne
 /** Load balancer members first (the API must stop sending traffic), then the server object, whose own finalizer cleans OpenStack up. */
 async function reconcileDelete(context: MachineContext): Promise<boolean> {
   const { pass, deps, machine, openStackCluster } = context;
-  const members = Object.entries(ownedOf(pass.status)).filter(([role]) => role.startsWith('member/'));
+  const members = Object.entries(ownedOf(pass.status)).filter(([role]) => /^(ingress\/)?member\//.test(role));
   if (members.length > 0) {
     const clusterStatus = (openStackCluster?.status as JsonObject | undefined) ?? {};
     const pools = ((clusterStatus.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined) ?? {};
     const identityRef = context.spec.identityRef ?? (openStackCluster?.spec as JsonObject | undefined)?.identityRef;
     const cloud = await deps.clouds.connect(machine.namespace, identityRef);
-    const lbName = openStackCluster ? apiLoadBalancerName({ namespace: machine.namespace, name: metaOf(openStackCluster).name }) : '';
+    const clusterObject = openStackCluster ? { namespace: machine.namespace, name: metaOf(openStackCluster).name } : undefined;
     for (const [role, memberId] of members) {
-      const port = Number(role.slice('member/'.length));
-      const poolId = pools[`pool/${port}`];
-      if (poolId !== undefined) {
+      const prefix = role.startsWith('ingress/') ? 'ingress/' : '';
+      const port = Number(role.slice(`${prefix}member/`.length));
+      const poolId = pools[`${prefix}pool/${port}`];
+      if (poolId !== undefined && clusterObject) {
+        const lbName = prefix ? ingressLoadBalancerName(clusterObject) : apiLoadBalancerName(clusterObject);
         const removal = await remove(memberActuator(cloud.clients.octavia, poolId), { recordedId: memberId, name: memberName(lbName, port, machine.name), owner: pass.owner });
         if (!pass.noteRemoval(removal)) return false;
       }

@@ -20,9 +20,8 @@
  *   includes every Secret the reconciler read or looked for in vain.
  */
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import type { ExponentialBackoffOptions } from '../backoff.js';
-import { ExponentialBackoff } from '../backoff.js';
-import { clusterApiVersions, parseCluster, parseMachine, parseSecret, type ClusterApiVersion } from './parse.js';
+import { ExponentialBackoff, type ExponentialBackoffOptions } from '../backoff.js';
+import { clusterApiGroup, clusterApiVersions, parseCluster, parseMachine, parseSecret, type ClusterApiVersion } from './parse.js';
 import type { ClusterApiCluster, ClusterApiMachine, ClusterApiSource, SecretData, SourceChange, SourceKind } from './source.js';
 import { describeKubeError, WatchedCollection } from './watched-collection.js';
 
@@ -40,7 +39,6 @@ interface ServedCollection {
   collection: WatchedCollection;
 }
 
-const group = 'cluster.x-k8s.io';
 const plurals: Record<ClusterApiKind, string> = { Cluster: 'clusters', Machine: 'machines' };
 type KubeList = KubernetesListObject<KubernetesObject>;
 
@@ -48,13 +46,19 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   /** From the kubeconfig at `path`, or else as kubectl finds one: $KUBECONFIG, ~/.kube/config, then the pod's service account. */
   static fromKubeconfig(path?: string, options: KubernetesSourceOptions = {}): KubernetesClusterApiSource {
     const config = new KubeConfig();
+    const where = path ?? '(default)';
     try {
       if (path === undefined) config.loadFromDefault();
       else config.loadFromFile(path);
     } catch (error) {
-      throw new Error(`cannot load kubeconfig ${path ?? '(default)'}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new Error(`cannot load kubeconfig ${where}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
-    if (!config.getCurrentCluster()) throw new Error(`kubeconfig ${path ?? '(default)'} has no current context with a cluster`);
+    const cluster = config.getCurrentCluster();
+    if (!cluster) throw new Error(`kubeconfig ${where} has no current context with a cluster`);
+    // What client-node settles for when it finds no configuration at all; it refuses plain HTTP anyway.
+    if (path === undefined && cluster.server === 'http://localhost:8080') {
+      throw new Error('no kubeconfig found: set KUBECONFIG, create ~/.kube/config, or run in a pod with a service account');
+    }
     return new KubernetesClusterApiSource(config, options);
   }
 
@@ -79,6 +83,8 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   private readonly clusterApi = new Map<ClusterApiKind, Promise<ServedCollection>>();
   private readonly collections = new Set<WatchedCollection>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Clusters and Machines are watched from the first watch() on, for as long as the source lives. */
+  private watchingClusterApi = false;
   private closed = false;
 
   constructor(config: KubeConfig, options: KubernetesSourceOptions = {}) {
@@ -108,7 +114,10 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   watch(listener: (change: SourceChange) => void): { stop(): void } {
     this.assertOpen();
     this.listeners.add(listener);
-    for (const kind of ['Cluster', 'Machine'] as const) this.keepWatching(kind);
+    if (!this.watchingClusterApi) {
+      this.watchingClusterApi = true;
+      for (const kind of ['Cluster', 'Machine'] as const) this.keepWatching(kind);
+    }
     return { stop: () => this.listeners.delete(listener) };
   }
 
@@ -124,7 +133,7 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   private async readClusterApi(kind: ClusterApiKind, namespace: string, name: string): Promise<unknown> {
     const { version, collection } = await this.served(kind);
     const plural = plurals[kind];
-    return this.readThrough(kind, collection, namespace, name, () => this.custom.getNamespacedCustomObject({ group, version, namespace, plural, name }));
+    return this.readThrough(kind, collection, namespace, name, () => this.custom.getNamespacedCustomObject({ group: clusterApiGroup, version, namespace, plural, name }));
   }
 
   /** From the cache when it can tell; otherwise from the server, a 404 meaning absent. */
@@ -165,21 +174,21 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
     const plural = plurals[kind];
     const version = await this.servedVersion(plural);
     this.assertOpen();
-    const collection = this.collection(kind, `/apis/${group}/${version}/${plural}`, () => this.custom.listClusterCustomObject({ group, version, plural }) as Promise<KubeList>);
+    const collection = this.collection(kind, `/apis/${clusterApiGroup}/${version}/${plural}`, () => this.custom.listClusterCustomObject({ group: clusterApiGroup, version, plural }) as Promise<KubeList>);
     return { version, collection };
   }
 
   private async servedVersion(plural: string): Promise<ClusterApiVersion> {
     for (const version of clusterApiVersions) {
       try {
-        const resources = await this.custom.getAPIResources({ group, version });
+        const resources = await this.custom.getAPIResources({ group: clusterApiGroup, version });
         if (resources.resources.some((resource) => resource.name === plural)) return version;
       } catch (error) {
         if (error instanceof ApiException && error.code === 404) continue;
-        throw new Error(`discovering ${group}: ${describeKubeError(error)}`, { cause: error });
+        throw new Error(`discovering ${clusterApiGroup}: ${describeKubeError(error)}`, { cause: error });
       }
     }
-    throw new Error(`${group} serves ${plural} in none of ${clusterApiVersions.join(', ')}: is Cluster API installed?`);
+    throw new Error(`${clusterApiGroup} serves ${plural} in none of ${clusterApiVersions.join(', ')}: is Cluster API installed?`);
   }
 
   /** Starts the kind's watch for listeners, retrying discovery until it works or the source closes. */

@@ -8,12 +8,12 @@ import { z } from 'zod';
 import type { ObjectName } from '../objects.js';
 import { MalformedObjectError, type ClusterApiCluster, type ClusterApiMachine, type SecretData, type SourceKind } from './source.js';
 
-const group = 'cluster.x-k8s.io';
+export const clusterApiGroup = 'cluster.x-k8s.io';
 export const clusterApiVersions = ['v1beta2', 'v1beta1'] as const;
 export type ClusterApiVersion = (typeof clusterApiVersions)[number];
 
-export const pausedAnnotation = 'cluster.x-k8s.io/paused';
-export const controlPlaneLabel = 'cluster.x-k8s.io/control-plane';
+const pausedAnnotation = 'cluster.x-k8s.io/paused';
+const controlPlaneLabel = 'cluster.x-k8s.io/control-plane';
 
 const stringMap = z.record(z.string(), z.string());
 
@@ -103,9 +103,9 @@ function kindAndName(ref: { kind: string; name: string }): { kind: string; name:
 
 function versionOf(object: unknown, kind: SourceKind, at: ObjectName): ClusterApiVersion {
   const apiVersion = (object as { apiVersion?: unknown } | null)?.apiVersion;
-  const version = clusterApiVersions.find((candidate) => apiVersion === `${group}/${candidate}`);
+  const version = clusterApiVersions.find((candidate) => apiVersion === `${clusterApiGroup}/${candidate}`);
   if (!version) {
-    throw new MalformedObjectError(kind, at.namespace, at.name, `apiVersion ${JSON.stringify(apiVersion)} is not one of ${clusterApiVersions.map((v) => `${group}/${v}`).join(', ')}`);
+    throw new MalformedObjectError(kind, at.namespace, at.name, `apiVersion ${JSON.stringify(apiVersion)} is not one of ${clusterApiVersions.map((v) => `${clusterApiGroup}/${v}`).join(', ')}`);
   }
   return version;
 }

@@ -36,7 +36,7 @@ const listPageSize = 500;
 export class StorageClusterApiSource implements ClusterApiSource {
   private readonly clients: Record<SourceKind, KindClient>;
   private readonly onError: (error: unknown) => void;
-  private readonly backoff: ExponentialBackoff<SourceKind>;
+  private readonly retry: ExponentialBackoffOptions;
   private readonly watches = new Set<{ stop(): void }>();
 
   constructor(
@@ -55,7 +55,7 @@ export class StorageClusterApiSource implements ClusterApiSource {
       }
     }
     this.onError = options.onError ?? ((error) => console.error('cluster api source:', error));
-    this.backoff = new ExponentialBackoff({ baseMs: 1000, maxMs: 30_000, ...options.retry });
+    this.retry = { baseMs: 1000, maxMs: 30_000, ...options.retry };
   }
 
   getSecret(namespace: string, name: string): Promise<SecretData | undefined> {
@@ -102,6 +102,7 @@ export class StorageClusterApiSource implements ClusterApiSource {
 
   private async follow(kind: SourceKind, report: (change: SourceChange) => void, stopped: AbortSignal): Promise<void> {
     const client = this.clients[kind];
+    const backoff = new ExponentialBackoff<SourceKind>(this.retry);
     const changed = (key: string) => report({ kind, ...client.nameOf(key) });
     /** The modRevision of every key, as of the last list and the watch events since. */
     let known = new Map<string, number>();
@@ -113,10 +114,10 @@ export class StorageClusterApiSource implements ClusterApiSource {
         for (const key of differences(known, listed.modRevisions)) changed(key);
         known = listed.modRevisions;
         revision = listed.revision;
-        this.backoff.forget(kind);
+        backoff.forget(kind);
       } catch (error) {
         this.onError(error);
-        await sleep(this.backoff.when(kind), stopped);
+        await sleep(backoff.when(kind), stopped);
         continue;
       }
       const failed = await new Promise<boolean>((resolve) => {
@@ -149,7 +150,7 @@ export class StorageClusterApiSource implements ClusterApiSource {
           end(true);
         }
       });
-      if (failed) await sleep(this.backoff.when(kind), stopped);
+      if (failed) await sleep(backoff.when(kind), stopped);
     }
   }
 

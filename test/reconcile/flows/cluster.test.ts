@@ -50,7 +50,19 @@ describe('the example cluster on the simulated cloud', () => {
     expect(status.bastion.floatingIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
     expect(status.apiServerManagedLoadBalancer.ip).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
     expect(ours().servers).toBe(7);
+    expect(ours().loadbalancers).toBe(2);
+    expect(status.extensions.loadBalancers.ingress.vip).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
   }, 180_000);
+
+  it('gives the Ansible bootstrap every variable it reads, computed from what was built', async () => {
+    const ready = await server.kubectl(['wait', '--for=condition=Ready', 'clusterextension/demo', '--timeout=60s']);
+    expect(ready.stderr).toBe('');
+    const got = await server.kubectl(['get', 'clusterextensions', 'demo', '-o', 'json']);
+    expect(got.stderr).toBe('');
+    const status = JSON.parse(got.stdout).status;
+    expect(status.missing.filter((missing: { reason: string }) => missing.reason !== 'NotApplicable')).toEqual([]);
+    expect(status.vars).toMatchObject({ kube_network_plugin: 'cilium', ntp_server: 'pool.ntp.org', openstack_region_name: 'RegionOne', openstack_project_name: 'demo' });
+  });
 
   it('deletes everything it created', async () => {
     const deleted = await server.kubectl(['delete', '-f', manifests, '--wait=true', '--timeout=120s']);

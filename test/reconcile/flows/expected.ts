@@ -31,7 +31,15 @@ const clusterSpec = z.looseObject({
     })
     .optional(),
   bastion: z.looseObject({ enabled: z.boolean().optional(), spec: machineSpec.optional() }).optional(),
+  extensions: z
+    .looseObject({
+      loadBalancers: z.looseObject({ ingress: z.looseObject({ enabled: z.boolean().optional(), ports: z.array(z.number()).optional() }).optional() }).optional(),
+    })
+    .optional(),
 });
+
+/** The reconciler's ingress ports when spec.extensions.loadBalancers.ingress.ports is empty. */
+const defaultIngressPorts = 2;
 
 const manifest = z.looseObject({
   kind: z.string(),
@@ -81,6 +89,7 @@ export function expectedResources(manifests: readonly Manifest[]): ResourceCount
   const machines = manifests.filter((object) => object.kind === 'OpenStackMachine');
   machines.forEach((machine) => checkServerSpec(`OpenStackMachine ${machine.metadata.name}`, machineSpec.parse(machine.spec ?? {})));
   const controlPlane = machines.filter((machine) => machine.metadata.labels?.[controlPlaneLabel] !== undefined).length;
+  const workers = machines.length - controlPlane;
 
   const bastion = spec.bastion !== undefined && spec.bastion.enabled !== false && spec.bastion.spec !== undefined ? 1 : 0;
   if (spec.bastion?.spec) checkServerSpec(`${where} bastion`, spec.bastion.spec);
@@ -89,6 +98,10 @@ export function expectedResources(manifests: readonly Manifest[]): ResourceCount
   const loadBalancer = managed !== undefined && managed.enabled !== false ? 1 : 0;
   const apiPorts = loadBalancer * (1 + (managed?.additionalPorts?.length ?? 0));
   const apiFloatingIp = loadBalancer * external * (spec.apiServer?.enableFloatingIP === false ? 0 : 1);
+  // The ingress load balancer has the workers as members and no floating IP.
+  const ingress = spec.extensions?.loadBalancers?.ingress;
+  const ingressLoadBalancer = ingress?.enabled === true ? 1 : 0;
+  const ingressPorts = ingressLoadBalancer * (ingress?.ports?.length || defaultIngressPorts);
   const servers = machines.length + bastion;
 
   return {
@@ -100,18 +113,18 @@ export function expectedResources(manifests: readonly Manifest[]): ResourceCount
     ports: servers,
     trunks: 0,
     servers,
-    loadBalancers: loadBalancer,
-    listeners: apiPorts,
-    pools: apiPorts,
-    healthMonitors: apiPorts,
-    members: apiPorts * controlPlane,
+    loadBalancers: loadBalancer + ingressLoadBalancer,
+    listeners: apiPorts + ingressPorts,
+    pools: apiPorts + ingressPorts,
+    healthMonitors: apiPorts + ingressPorts,
+    members: apiPorts * controlPlane + ingressPorts * workers,
   };
 }
 
 /**
  * The simulator inventory change these resources make, untagged side effects
  * included: a router's gateway and interface ports, a load balancer's VIP
- * port. Security group rules are left out (their number depends on rule
+ * port, a floating IP's port on the external network. Security group rules are left out (their number depends on rule
  * expansion, not on anything a duplicate would change).
  */
 export function expectedInventoryChange(ours: ResourceCounts): Record<string, number> {
@@ -121,7 +134,7 @@ export function expectedInventoryChange(ours: ResourceCounts): Record<string, nu
     'network.routers': ours.routers,
     'network.securityGroups': ours.securityGroups,
     'network.floatingIps': ours.floatingIps,
-    'network.ports': ours.ports + 2 * ours.routers + ours.loadBalancers,
+    'network.ports': ours.ports + 2 * ours.routers + ours.loadBalancers + ours.floatingIps,
     'network.trunks': ours.trunks,
     'compute.servers': ours.servers,
     'load-balancer.loadbalancers': ours.loadBalancers,

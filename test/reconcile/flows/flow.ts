@@ -71,7 +71,7 @@ export async function apply(kubectl: Kubectl, manifests: string): Promise<void> 
 
 /** Starts deleting everything the manifests made, without waiting for finalizers. */
 export async function deleteWithoutWaiting(kubectl: Kubectl, manifests: string): Promise<void> {
-  await mustSucceed(kubectl, ['delete', '-f', manifests, '--wait=false'], 'delete was refused');
+  await mustSucceed(kubectl, ['delete', '-f', manifests, '--wait=false', '--ignore-not-found'], 'delete was refused');
 }
 
 /** JSON of one object, e.g. `openstackcluster/demo`. */

@@ -156,17 +156,18 @@ interface Inspectable {
 
 /**
  * Every network, subnet, port, router, security group, floating IP, load
- * balancer, listener, pool, server and volume in any project whose name,
- * description, tags or metadata mention one of `traces`: the run's cluster
- * name (in every name the reconciler derives and in its human-readable tag),
- * the uids of its objects (the owner tag `capo-apiserver:owner=<uid>`, and a
- * volume's owner metadata), and its load balancer ids (Octavia's own VIP port
- * `octavia-lb-<id>` and security group `lb-<id>`).
+ * balancer, listener, pool, health monitor, member, server and volume in any
+ * project whose name, description, tags or metadata mention one of
+ * `traces`: the run's cluster name (in every name the reconciler derives and
+ * in its human-readable tag), the uids of its objects (the owner tag
+ * `capo-apiserver:owner=<uid>`, and a volume's owner metadata), and its load
+ * balancer ids (Octavia's own VIP port `octavia-lb-<id>` and security group
+ * `lb-<id>`).
  */
 export async function remnants(admin: ServiceTransport, traces: readonly string[]): Promise<Remnant[]> {
   if (traces.some((trace) => trace.length < 6)) throw new Error(`traces this short would match strangers' resources: ${JSON.stringify(traces)}`);
   const { neutron, octavia, nova, cinder } = createServiceClients(acrossProjects(admin));
-  const [networks, subnets, ports, routers, groups, floatingIps, loadBalancers, listeners, pools, servers, volumes] = await Promise.all([
+  const [networks, subnets, ports, routers, groups, floatingIps, loadBalancers, listeners, pools, healthMonitors, servers, volumes] = await Promise.all([
     neutron.listNetworks(),
     neutron.listSubnets(),
     neutron.listPorts(),
@@ -176,6 +177,7 @@ export async function remnants(admin: ServiceTransport, traces: readonly string[
     octavia.listLoadBalancers(),
     octavia.listListeners(),
     octavia.listPools(),
+    octavia.listHealthMonitors(),
     nova.listServers(),
     cinder.listVolumes(),
   ]);
@@ -183,6 +185,8 @@ export async function remnants(admin: ServiceTransport, traces: readonly string[
     [item.name ?? '', item.description ?? '', ...(item.tags ?? []), ...Object.values(item.metadata ?? {})].some((text) => traces.some((trace) => text.includes(trace)));
   const found = (kind: string, items: readonly Inspectable[]): Remnant[] =>
     items.filter(mentions).map((item) => ({ kind, id: item.id, name: item.name || item.description || '' }));
+  // Members live inside pools, so only our pools' members can be ours.
+  const members = (await Promise.all(pools.filter(mentions).map((pool) => octavia.listMembers(pool.id)))).flat();
   return [
     ...found('network', networks),
     ...found('subnet', subnets),
@@ -193,6 +197,8 @@ export async function remnants(admin: ServiceTransport, traces: readonly string[
     ...found('load balancer', loadBalancers),
     ...found('listener', listeners),
     ...found('pool', pools),
+    ...found('health monitor', healthMonitors),
+    ...found('member', members),
     ...found('server', servers),
     ...found('volume', volumes),
   ];

@@ -309,6 +309,21 @@ describe('KubernetesClusterApiSource configuration', () => {
     expect(() => KubernetesClusterApiSource.fromKubeconfig(empty)).toThrow(`kubeconfig ${empty} has no current context with a cluster`);
   });
 
+  it('finds the kubeconfig through $KUBECONFIG, and says so when there is none', async () => {
+    const { server: fake, source: fromPath } = await start();
+    await fromPath.close();
+    vi.stubEnv('HOME', dir);
+    try {
+      vi.stubEnv('KUBECONFIG', fake.kubeconfigPath);
+      source = KubernetesClusterApiSource.fromKubeconfig();
+      expect(await source.getSecret('default', 'identity')).toBeUndefined();
+      vi.stubEnv('KUBECONFIG', '');
+      expect(() => KubernetesClusterApiSource.fromKubeconfig()).toThrow('no kubeconfig found: set KUBECONFIG, create ~/.kube/config, or run in a pod with a service account');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it('refuses in-cluster configuration outside a pod', () => {
     vi.stubEnv('KUBERNETES_SERVICE_HOST', '');
     try {
