@@ -13,7 +13,7 @@ import { remove } from '../resource/engine.js';
 import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
 import { serverSpecFor, specHash, type MachineSpec } from '../server-spec.js';
 import { clusterNameLabel } from '../paused.js';
-import { setOwned } from './load-balancer.js';
+import { ownedResources, setOwned } from '../owned.js';
 import type { Networking } from './network.js';
 import type { ClusterContext } from './reconciler.js';
 
@@ -22,7 +22,7 @@ export const specHashAnnotation = 'capo-apiserver.io/spec-hash';
 const bastionRequeueMs = 15_000;
 
 function ownedFloatingIp(status: JsonObject): string | undefined {
-  return ((status.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined)?.['floatingip/bastion'];
+  return ownedResources(status)['floatingip/bastion'];
 }
 
 export async function reconcileBastion(context: ClusterContext, networking: Networking): Promise<void> {

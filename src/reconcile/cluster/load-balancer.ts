@@ -16,6 +16,7 @@ import type { JsonObject } from '../../storage/interface.js';
 import { TerminalError } from '../controller.js';
 import { apiLoadBalancerName, clusterResourceName, ingressLoadBalancerName, loadBalancerPortName } from '../names.js';
 import type { ReconcilePass } from '../pass.js';
+import { ownedResources, setOwned } from '../owned.js';
 import { remove } from '../resource/engine.js';
 import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
 import { healthMonitorActuator } from '../resource/health-monitor.js';
@@ -35,17 +36,7 @@ export interface Endpoint {
 const loadBalancerSettleMs = 2_000;
 
 function owned(pass: ReconcilePass): Record<string, string> {
-  const extensions = pass.status.extensions as JsonObject | undefined;
-  return (extensions?.ownedResources as Record<string, string> | undefined) ?? {};
-}
-
-/** Records an owned resource ID under status.extensions.ownedResources (or forgets it with undefined). */
-export function setOwned(status: JsonObject, role: string, id: string | undefined): void {
-  const extensions = ((status.extensions as JsonObject | undefined) ?? {}) as JsonObject;
-  const resources = { ...((extensions.ownedResources as Record<string, string> | undefined) ?? {}) };
-  if (id === undefined) delete resources[role];
-  else resources[role] = id;
-  status.extensions = { ...extensions, ownedResources: resources };
+  return ownedResources(pass.status);
 }
 
 function floatingIpEnabled(context: ClusterContext, networking: Networking): boolean {

@@ -14,14 +14,12 @@ import type { openStackClusterSpec } from '../../api/infrastructure/v1beta2/open
 import type { JsonObject } from '../../storage/interface.js';
 import { isConditionTrue, setCondition } from '../conditions.js';
 import type { Reconcile, ReconcileResult } from '../controller.js';
-import type { CloudConnection, CloudConnections } from '../cloud.js';
+import type { CloudConnection } from '../cloud.js';
+import type { ReconcilerDeps } from '../deps.js';
+import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
 import { metaOf, type KindClient, type ObjectName } from '../objects.js';
 import { ReconcilePass, describeWaits } from '../pass.js';
-import type { ClusterApiSource } from '../sources/source.js';
-import type { VerifiedResources } from '../verified.js';
-import type { WaitSchedule } from '../wait-schedule.js';
 import { clusterGate, setPaused, type Gate } from '../paused.js';
-import { identitySecretOf, type IdentityGuard } from '../identity-guard.js';
 import { reconcileBastion, deleteBastion } from './bastion.js';
 import { computeExtensions } from './extensions.js';
 import { reconcileApiLoadBalancer, reconcileIngressLoadBalancer, deleteLoadBalancers } from './load-balancer.js';
@@ -33,41 +31,24 @@ export type ClusterSpec = z.output<typeof openStackClusterSpec>;
 
 export const clusterFinalizer = 'openstackcluster.infrastructure.cluster.x-k8s.io';
 
-export interface ClusterReconcilerDeps {
-  clusters: KindClient;
-  machines: KindClient;
-  servers: KindClient;
-  source: ClusterApiSource;
-  clouds: CloudConnections;
-  verified: VerifiedResources;
-  schedule: WaitSchedule;
-  guard: IdentityGuard;
-}
-
 /** Everything a step needs: the pass (status, records, waits), the spec and the cloud. */
 export interface ClusterContext {
   pass: ReconcilePass;
   spec: ClusterSpec;
   cluster: ObjectName;
   cloud: CloudConnection;
-  deps: ClusterReconcilerDeps;
+  deps: ReconcilerDeps;
 }
 
-export function openStackClusterReconciler(deps: ClusterReconcilerDeps): Reconcile {
+export function openStackClusterReconciler(deps: ReconcilerDeps): Reconcile {
   return async (key) => {
     const name = deps.clusters.nameOf(key);
     const object = await deps.clusters.get(name);
     if (!object) return {};
     const meta = metaOf(object);
     const gate = await clusterGate(deps.source, object);
-    if (meta.deletionTimestamp === undefined) {
-      if (!gate.open) return closedGate(deps.clusters, object, gate);
-      // Nothing in OpenStack is touched before the finalizer is stored; its write triggers the next pass.
-      if (await deps.clusters.addFinalizer({ ...name, uid: meta.uid }, clusterFinalizer)) return {};
-      await deps.guard.protect(identitySecretOf(object));
-    } else if (!meta.finalizers?.includes(clusterFinalizer)) {
-      return {};
-    }
+    const stop = await prepare(deps, deps.clusters, object, clusterFinalizer, gate.open ? undefined : () => closedGate(deps.clusters, object, gate));
+    if (stop) return stop;
 
     const pass = new ReconcilePass(deps.clusters, object, deps.verified, deps.schedule);
     pass.observe((status) => setPaused(status, pass.generation, gate));
@@ -84,7 +65,7 @@ export function openStackClusterReconciler(deps: ClusterReconcilerDeps): Reconci
   };
 }
 
-async function connect(deps: ClusterReconcilerDeps, pass: ReconcilePass, object: JsonObject): Promise<CloudConnection> {
+async function connect(deps: ReconcilerDeps, pass: ReconcilePass, object: JsonObject): Promise<CloudConnection> {
   const spec = (object.spec ?? {}) as ClusterSpec;
   try {
     const cloud = await deps.clouds.connect(pass.meta.namespace, spec.identityRef);
@@ -178,18 +159,8 @@ async function reconcileDelete(context: ClusterContext): Promise<ReconcileResult
       (await deleteLoadBalancers(context)) &&
       (await deleteNetworking(context)) &&
       (await deleteSecurityGroups(context));
-    if (done) {
-      deps.verified.forget(pass.meta.uid);
-      await deps.clusters.removeFinalizer(pass.target, clusterFinalizer);
-      await deps.guard.release(identitySecretOf(pass.object), pass.object);
-      return {};
-    }
-    pass.condition({
-      type: 'Ready',
-      status: 'False',
-      reason: pass.blockedBy.length > 0 ? 'DeletionBlocked' : 'Deleting',
-      message: pass.blockedBy.length > 0 ? pass.blockedBy.join('; ') : describeWaits(pass.waiting),
-    });
+    if (done) return await finishDeletion(deps, pass, clusterFinalizer);
+    deletionProgress(pass, 'Ready', 'DeletionBlocked');
   } catch (thrown) {
     error = thrown;
   }

@@ -9,36 +9,24 @@
  */
 import type { JsonObject } from '../../storage/interface.js';
 import { reservedResources } from '../../inventory/reservations.js';
-import type { CloudConnection, CloudConnections } from '../cloud.js';
+import type { CloudConnection } from '../cloud.js';
+import type { ReconcilerDeps } from '../deps.js';
+import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
 import { findCondition } from '../conditions.js';
 import type { Reconcile } from '../controller.js';
 import { closedGate, clusterProvisioned } from '../cluster/reconciler.js';
-import { setOwned } from '../cluster/load-balancer.js';
+import { ownedResources, setOwned } from '../owned.js';
 import { apiLoadBalancerName, ingressLoadBalancerName, memberName } from '../names.js';
-import { metaOf, type KindClient, type ObjectName } from '../objects.js';
+import { metaOf, type ObjectName } from '../objects.js';
 import { clusterGate, clusterNameLabel, ownerClusterName, setPaused } from '../paused.js';
 import { ReconcilePass, describeWaits } from '../pass.js';
 import { remove } from '../resource/engine.js';
 import { memberActuator } from '../resource/member.js';
 import { serverSpecFor, type MachineSpec } from '../server-spec.js';
 import type { ClusterApiMachine, ClusterApiSource } from '../sources/source.js';
-import type { VerifiedResources } from '../verified.js';
-import type { WaitSchedule } from '../wait-schedule.js';
-import type { IdentityGuard } from '../identity-guard.js';
 
 export const machineFinalizer = 'openstackmachine.infrastructure.cluster.x-k8s.io';
 const controlPlaneLabel = 'cluster.x-k8s.io/control-plane';
-
-export interface MachineReconcilerDeps {
-  clusters: KindClient;
-  machines: KindClient;
-  servers: KindClient;
-  source: ClusterApiSource;
-  clouds: CloudConnections;
-  verified: VerifiedResources;
-  schedule: WaitSchedule;
-  guard: IdentityGuard;
-}
 
 interface MachineContext {
   pass: ReconcilePass;
@@ -46,26 +34,22 @@ interface MachineContext {
   machine: ObjectName;
   openStackCluster: JsonObject | undefined;
   owner: ClusterApiMachine | undefined;
-  deps: MachineReconcilerDeps;
+  deps: ReconcilerDeps;
 }
 
 /** How soon to look again when no event is expected to bring the machine back (the cluster or server events usually come first). */
 const waitRequeueMs = 15_000;
 const flavorTtlMs = 10 * 60_000;
 
-export function openStackMachineReconciler(deps: MachineReconcilerDeps): Reconcile {
+export function openStackMachineReconciler(deps: ReconcilerDeps): Reconcile {
   return async (key) => {
     const name = deps.machines.nameOf(key);
     const object = await deps.machines.get(name);
     if (!object) return {};
     const meta = metaOf(object);
     const gate = await clusterGate(deps.source, object);
-    if (meta.deletionTimestamp === undefined) {
-      if (!gate.open) return closedGate(deps.machines, object, gate);
-      if (await deps.machines.addFinalizer({ ...name, uid: meta.uid }, machineFinalizer)) return {};
-    } else if (!meta.finalizers?.includes(machineFinalizer)) {
-      return {};
-    }
+    const stop = await prepare(deps, deps.machines, object, machineFinalizer, gate.open ? undefined : () => closedGate(deps.machines, object, gate));
+    if (stop) return stop;
     const pass = new ReconcilePass(deps.machines, object, deps.verified, deps.schedule);
     pass.observe((status) => setPaused(status, pass.generation, gate));
     const clusterName = ownerClusterName(object) ?? '';
@@ -81,12 +65,8 @@ export function openStackMachineReconciler(deps: MachineReconcilerDeps): Reconci
     let error: unknown;
     try {
       if (meta.deletionTimestamp !== undefined) {
-        if (await reconcileDelete(context)) {
-          deps.verified.forget(meta.uid);
-          await deps.machines.removeFinalizer(pass.target, machineFinalizer);
-          return {};
-        }
-        pass.condition({ type: 'Ready', status: 'False', reason: 'Deleting', message: describeWaits(pass.waiting) });
+        if (await reconcileDelete(context)) return await finishDeletion(deps, pass, machineFinalizer);
+        deletionProgress(pass, 'Ready', 'DeletionBlocked');
       } else {
         await reconcileNormal(context);
       }
@@ -203,7 +183,7 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
   const { pass, openStackCluster, machine } = context;
   const cluster = openStackCluster!;
   const clusterStatus = (cluster.status as JsonObject | undefined) ?? {};
-  const clusterOwned = ((clusterStatus.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined) ?? {};
+  const clusterOwned = ownedResources(clusterStatus);
   const clusterObject = { namespace: machine.namespace, name: metaOf(cluster).name };
   const controlPlane = isControlPlane(context);
   const prefix = controlPlane ? '' : 'ingress/';
@@ -222,7 +202,7 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
     const port = Number(role.slice(`${prefix}pool/`.length));
     const memberRole = `${prefix}member/${port}`;
     const member = await pass.ensure(memberRole, memberActuator(cloud.clients.octavia, poolId), {
-      recordedId: ownedOf(pass.status)[memberRole],
+      recordedId: ownedResources(pass.status)[memberRole],
       desired: { name: memberName(lbName, port, machine.name), pool_id: poolId, loadbalancer_id: lbId, address, protocol_port: port },
       record: (status, id) => setOwned(status, memberRole, id),
     });
@@ -239,9 +219,6 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
   return ready;
 }
 
-function ownedOf(status: JsonObject): Record<string, string> {
-  return ((status.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined) ?? {};
-}
 
 async function reconcileNodeResources(context: MachineContext, cloud: CloudConnection, serverStatus: JsonObject): Promise<void> {
   const flavorId = (serverStatus.resolved as { flavorID?: string } | undefined)?.flavorID;
@@ -260,10 +237,10 @@ async function reconcileNodeResources(context: MachineContext, cloud: CloudConne
 /** Load balancer members first (the API must stop sending traffic), then the server object, whose own finalizer cleans OpenStack up. */
 async function reconcileDelete(context: MachineContext): Promise<boolean> {
   const { pass, deps, machine, openStackCluster } = context;
-  const members = Object.entries(ownedOf(pass.status)).filter(([role]) => /^(ingress\/)?member\//.test(role));
+  const members = Object.entries(ownedResources(pass.status)).filter(([role]) => /^(ingress\/)?member\//.test(role));
   if (members.length > 0) {
     const clusterStatus = (openStackCluster?.status as JsonObject | undefined) ?? {};
-    const pools = ((clusterStatus.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined) ?? {};
+    const pools = ownedResources(clusterStatus);
     const identityRef = context.spec.identityRef ?? (openStackCluster?.spec as JsonObject | undefined)?.identityRef;
     const cloud = await deps.clouds.connect(machine.namespace, identityRef);
     const clusterObject = openStackCluster ? { namespace: machine.namespace, name: metaOf(openStackCluster).name } : undefined;

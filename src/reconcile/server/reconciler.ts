@@ -12,12 +12,14 @@
 import type { z } from 'zod';
 import type { openStackServerSpec } from '../../api/infrastructure/v1alpha1/openstackserver.js';
 import type { JsonObject } from '../../storage/interface.js';
-import type { CloudConnection, CloudConnections } from '../cloud.js';
+import type { CloudConnection } from '../cloud.js';
+import type { ReconcilerDeps } from '../deps.js';
 import { TerminalError, type Reconcile, type ReconcileResult } from '../controller.js';
 import { portName, volumeName } from '../names.js';
 import { resolveNetwork, resolveSecurityGroups, resolveSubnet, type NeutronParam, type SubnetFilter } from '../neutron-filters.js';
-import { identitySecretOf, type IdentityGuard } from '../identity-guard.js';
-import { metaOf, type KindClient } from '../objects.js';
+import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
+import { ownedResources, setOwned } from '../owned.js';
+import { metaOf } from '../objects.js';
 import { clusterNameLabel, pausedAnnotation, setPausedCondition } from '../paused.js';
 import { ReconcilePass, describeWaits } from '../pass.js';
 import { ResourceTerminalError, remove } from '../resource/engine.js';
@@ -25,22 +27,10 @@ import { portActuator, type PortDesired } from '../resource/port.js';
 import { serverActuator, serverAddresses, type ServerDesired } from '../resource/server.js';
 import { trunkActuator } from '../resource/trunk.js';
 import { volumeActuator } from '../resource/volume.js';
-import type { ClusterApiSource } from '../sources/source.js';
-import type { VerifiedResources } from '../verified.js';
-import type { WaitSchedule } from '../wait-schedule.js';
 
 type ServerSpec = z.output<typeof openStackServerSpec>;
 
 export const serverFinalizer = 'openstackserver.infrastructure.cluster.x-k8s.io';
-
-export interface ServerReconcilerDeps {
-  servers: KindClient;
-  source: ClusterApiSource;
-  clouds: CloudConnections;
-  verified: VerifiedResources;
-  schedule: WaitSchedule;
-  guard: IdentityGuard;
-}
 
 interface ResolvedPort {
   name: string;
@@ -72,7 +62,7 @@ interface ServerContext {
   pass: ReconcilePass;
   spec: ServerSpec;
   cloud: CloudConnection;
-  deps: ServerReconcilerDeps;
+  deps: ReconcilerDeps;
 }
 
 /** Flavors and images by name change rarely; many servers resolving them at once share one lookup. */
@@ -80,22 +70,19 @@ const lookupTtlMs = 5 * 60_000;
 /** How soon to look for bootstrap data that is not there yet, when no Secret event comes first. */
 const userDataRequeueMs = 15_000;
 
-export function openStackServerReconciler(deps: ServerReconcilerDeps): Reconcile {
+export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
   return async (key) => {
     const name = deps.servers.nameOf(key);
     const object = await deps.servers.get(name);
     if (!object) return {};
     const meta = metaOf(object);
-    if (meta.deletionTimestamp === undefined) {
-      if (await serverPaused(deps, object)) {
-        await deps.servers.updateStatus({ ...name, uid: meta.uid }, (status) => setPausedCondition(status, meta.generation ?? 1, 'the server or its Cluster is paused'));
-        return {};
-      }
-      if (await deps.servers.addFinalizer({ ...name, uid: meta.uid }, serverFinalizer)) return {};
-      await deps.guard.protect(identitySecretOf(object));
-    } else if (!meta.finalizers?.includes(serverFinalizer)) {
+    const paused = meta.deletionTimestamp === undefined && (await serverPaused(deps, object));
+    const closed = async () => {
+      await deps.servers.updateStatus({ ...name, uid: meta.uid }, (status) => setPausedCondition(status, meta.generation ?? 1, 'the server or its Cluster is paused'));
       return {};
-    }
+    };
+    const stop = await prepare(deps, deps.servers, object, serverFinalizer, paused ? closed : undefined);
+    if (stop) return stop;
     const pass = new ReconcilePass(deps.servers, object, deps.verified, deps.schedule);
     let error: unknown;
     let result: ReconcileResult = {};
@@ -104,18 +91,8 @@ export function openStackServerReconciler(deps: ServerReconcilerDeps): Reconcile
       const cloud = await deps.clouds.connect(meta.namespace, spec.identityRef);
       const context: ServerContext = { pass, spec, cloud, deps };
       if (meta.deletionTimestamp !== undefined) {
-        if (await reconcileDelete(context)) {
-          deps.verified.forget(meta.uid);
-          await deps.servers.removeFinalizer(pass.target, serverFinalizer);
-          await deps.guard.release(identitySecretOf(object), object);
-          return {};
-        }
-        pass.condition({
-          type: 'InstanceReady',
-          status: 'False',
-          reason: pass.blockedBy.length > 0 ? 'InstanceDeleteFailed' : 'Deleting',
-          message: pass.blockedBy.length > 0 ? pass.blockedBy.join('; ') : describeWaits(pass.waiting),
-        });
+        if (await reconcileDelete(context)) return await finishDeletion(deps, pass, serverFinalizer);
+        deletionProgress(pass, 'InstanceReady', 'InstanceDeleteFailed');
       } else {
         await reconcileNormal(context);
       }
@@ -135,7 +112,7 @@ export function openStackServerReconciler(deps: ServerReconcilerDeps): Reconcile
   };
 }
 
-async function serverPaused(deps: ServerReconcilerDeps, object: JsonObject): Promise<boolean> {
+async function serverPaused(deps: ReconcilerDeps, object: JsonObject): Promise<boolean> {
   const meta = metaOf(object);
   if (meta.annotations?.[pausedAnnotation] !== undefined) return true;
   const clusterName = meta.labels?.[clusterNameLabel];
@@ -151,17 +128,7 @@ function recordedPorts(status: JsonObject): ({ id: string } | undefined)[] {
   return ((status.resources as JsonObject | undefined)?.ports as { id: string }[] | undefined) ?? [];
 }
 
-function owned(status: JsonObject): Record<string, string> {
-  return ((status.extensions as JsonObject | undefined)?.ownedResources as Record<string, string> | undefined) ?? {};
-}
 
-function setOwned(status: JsonObject, role: string, id: string | undefined): void {
-  const extensions = ((status.extensions as JsonObject | undefined) ?? {}) as JsonObject;
-  const resources = { ...((extensions.ownedResources as Record<string, string> | undefined) ?? {}) };
-  if (id === undefined) delete resources[role];
-  else resources[role] = id;
-  status.extensions = { ...extensions, ownedResources: resources };
-}
 
 async function reconcileNormal(context: ServerContext): Promise<void> {
   const { pass, spec, cloud } = context;
@@ -341,7 +308,7 @@ async function ensureVolumes(context: ServerContext, resolved: Resolved): Promis
   const results = await Promise.all(
     wanted.map((volume) =>
       pass.ensure(volume.role, actuator, {
-        recordedId: owned(pass.status)[volume.role],
+        recordedId: ownedResources(pass.status)[volume.role],
         desired: {
           name: volume.name,
           size: volume.size,
@@ -402,7 +369,7 @@ async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<
     ports.map((port, index) =>
       port.trunk
         ? pass.ensure(`trunk/${index}`, trunkActuator(cloud.clients.neutron), {
-            recordedId: owned(pass.status)[`trunk/${index}`],
+            recordedId: ownedResources(pass.status)[`trunk/${index}`],
             desired: { name: port.name, port_id: results[index].resource.id },
             record: (status, id) => setOwned(status, `trunk/${index}`, id),
           })
@@ -430,20 +397,20 @@ async function reconcileDelete(context: ServerContext): Promise<boolean> {
   let done = true;
   for (const [index, port] of resolvedPorts.entries()) {
     const trunkRole = `trunk/${index}`;
-    if (port.trunk && !pass.noteRemoval(await remove(trunkActuator(neutron), { recordedId: owned(pass.status)[trunkRole], name: port.name, owner: pass.owner }))) {
+    if (port.trunk && !pass.noteRemoval(await remove(trunkActuator(neutron), { recordedId: ownedResources(pass.status)[trunkRole], name: port.name, owner: pass.owner }))) {
       done = false;
       continue;
     }
     if (!pass.noteRemoval(await remove(portActuator(neutron), { recordedId: recordedPorts(pass.status)[index]?.id, name: port.name, owner: pass.owner }))) done = false;
   }
-  for (const role of Object.keys(owned(pass.status)).filter((candidate) => candidate.startsWith('volume/'))) {
+  for (const role of Object.keys(ownedResources(pass.status)).filter((candidate) => candidate.startsWith('volume/'))) {
     const name = volumeName(pass.meta.name, role.slice('volume/'.length));
-    if (!pass.noteRemoval(await remove(volumeActuator(cinder), { recordedId: owned(pass.status)[role], name, owner: pass.owner }))) done = false;
+    if (!pass.noteRemoval(await remove(volumeActuator(cinder), { recordedId: ownedResources(pass.status)[role], name, owner: pass.owner }))) done = false;
   }
   // Volumes whose ID never reached status are still found by name and owner.
   const spec = context.spec;
   for (const device of [...(spec.rootVolume ? ['root'] : []), ...(spec.additionalBlockDevices ?? []).filter((d) => d.storage.type === 'Volume').map((d) => d.name)]) {
-    if (owned(pass.status)[`volume/${device}`] !== undefined) continue;
+    if (ownedResources(pass.status)[`volume/${device}`] !== undefined) continue;
     if (!pass.noteRemoval(await remove(volumeActuator(cinder), { recordedId: undefined, name: volumeName(pass.meta.name, device), owner: pass.owner }))) done = false;
   }
   return done;

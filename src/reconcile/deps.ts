@@ -1,0 +1,18 @@
+/** What every reconciler works with; startReconciler builds one of these and shares it. */
+import type { CloudConnections } from './cloud.js';
+import type { IdentityGuard } from './identity-guard.js';
+import type { KindClient } from './objects.js';
+import type { ClusterApiSource } from './sources/source.js';
+import type { VerifiedResources } from './verified.js';
+import type { WaitSchedule } from './wait-schedule.js';
+
+export interface ReconcilerDeps {
+  clusters: KindClient;
+  machines: KindClient;
+  servers: KindClient;
+  source: ClusterApiSource;
+  clouds: CloudConnections;
+  verified: VerifiedResources;
+  schedule: WaitSchedule;
+  guard: IdentityGuard;
+}
