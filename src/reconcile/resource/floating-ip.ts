@@ -9,8 +9,8 @@
  * association.
  */
 import type { FloatingIp, NeutronClient, UpdateFloatingIp } from '../../openstack/index.js';
-import { absentOn404, carriesOwnerTag, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
-import { ensureOwnerTags, tagCreated } from './neutron.js';
+import { absentOn404, carriesOwnerTag, ownerTags, type ResourceActuator } from './actuator.js';
+import { adoptableOf, ensureOwnerTags, tagCreated, withoutOwnerMark, withOwnerMark } from './neutron.js';
 
 export interface FloatingIpDesired {
   /** Stored in the description; the adoption lookup filters on description + owner tag. */
@@ -34,13 +34,14 @@ export function floatingIpActuator(neutron: NeutronClient): ResourceActuator<Flo
   return {
     kind: 'floating IP',
     getById: (id) => absentOn404(neutron.getFloatingIp(id)),
-    findAdoptable: (name, owner) => neutron.listFloatingIps({ description: name, tags: [ownerTag(owner)] }),
+    // The description (name plus owner mark) is exact, so one filtered list finds ours, tagged or not.
+    findAdoptable: (name, owner) => adoptableOf(neutron.listFloatingIps({ description: withOwnerMark(name, owner) }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
       const fip = await neutron.createFloatingIp({
         floating_network_id: desired.floating_network_id,
         floating_ip_address: desired.floating_ip_address,
-        description: desired.name,
+        description: withOwnerMark(desired.name, owner),
         port_id: desired.port_id ?? undefined,
         fixed_ip_address: desired.port_id ? desired.fixed_ip_address : undefined,
       });
@@ -67,7 +68,7 @@ export function floatingIpActuator(neutron: NeutronClient): ResourceActuator<Flo
     },
     describe: (fip) => ({
       id: fip.id,
-      name: fip.description ?? '',
+      name: withoutOwnerMark(fip.description ?? ''),
       floating_ip_address: fip.floating_ip_address,
       floating_network_id: fip.floating_network_id,
       status: fip.status,

@@ -1,7 +1,7 @@
 /** The Neutron network actuator: the first resource a managed cluster creates and the last it deletes. */
 import type { Network, NeutronClient } from '../../openstack/index.js';
-import { absentOn404, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
-import { ensureOwnerTags, portHolders, tagCreated } from './neutron.js';
+import { absentOn404, ownerTags, type ResourceActuator } from './actuator.js';
+import { adoptableOf, ensureOwnerTags, portHolders, tagCreated, withOwnerMark } from './neutron.js';
 
 /** Neutron's own field names, so the create body is the desired state as is. */
 export interface NetworkDesired {
@@ -19,10 +19,10 @@ export function networkActuator(neutron: NeutronClient): ResourceActuator<Networ
   return {
     kind: 'network',
     getById: (id) => absentOn404(neutron.getNetwork(id)),
-    findAdoptable: (name, owner) => neutron.listNetworks({ name, tags: [ownerTag(owner)] }),
+    findAdoptable: (name, owner) => adoptableOf(neutron.listNetworks({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      return tagCreated(neutron, 'networks', await neutron.createNetwork(desired), tags);
+      return tagCreated(neutron, 'networks', await neutron.createNetwork({ ...desired, description: withOwnerMark(desired.description, owner) }), tags);
     },
     postCreate: (network, _desired, owner) => ensureOwnerTags(neutron, 'networks', network, owner),
     readiness(network) {

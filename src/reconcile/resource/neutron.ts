@@ -6,7 +6,7 @@
  */
 import { isIPv6 } from 'node:net';
 import type { NeutronClient, Port, TaggableResource } from '../../openstack/index.js';
-import { ownerTags, type Owner, type Progress } from './actuator.js';
+import { carriesOwnerTag, ownerTag, ownerTags, type Owner, type Progress } from './actuator.js';
 
 interface Tagged {
   id: string;
@@ -60,4 +60,41 @@ export function portHolders(ports: readonly Port[]): string[] {
  */
 export function canonicalAddress(address: string): string {
   return isIPv6(address) ? new URL(`http://[${address}]`).hostname.slice(1, -1) : address;
+}
+
+/** Neutron's limit on descriptions. */
+const maxDescriptionLength = 255;
+
+/**
+ * `[owner <uid>]`, ending the description of everything created here.
+ * Unlike the tags (a second request on older Neutron), the description is
+ * part of the create request itself, so a resource whose tagging never
+ * happened (a crash, a lost response) is still recognisably ours.
+ */
+export function ownerMark(owner: Owner): string {
+  return `[owner ${owner.uid}]`;
+}
+
+/** The description with the owner mark at its end, shortened to fit. */
+export function withOwnerMark(description: string | undefined, owner: Owner): string {
+  const mark = ownerMark(owner);
+  if (description === undefined || description === '') return mark;
+  return `${description.slice(0, maxDescriptionLength - mark.length - 1)} ${mark}`;
+}
+
+/** The description as the caller gave it, for display (floating IPs keep their name there). */
+export function withoutOwnerMark(description: string): string {
+  return description.replace(/ ?\[owner [^\]]+\]$/, '');
+}
+
+/** Ours: it carries this owner's tag, or its tagging was interrupted and the description carries the owner mark. */
+export function ownedBy(resource: { tags?: string[] | null | undefined; description?: string | null | undefined }, owner: Owner): boolean {
+  const tags = resource.tags ?? [];
+  if (tags.includes(ownerTag(owner))) return true;
+  return !carriesOwnerTag(tags) && (resource.description ?? '').endsWith(ownerMark(owner));
+}
+
+/** The resources of a name lookup that are ours. */
+export async function adoptableOf<R extends { tags?: string[] | null | undefined; description?: string | null | undefined }>(listed: Promise<R[]>, owner: Owner): Promise<R[]> {
+  return (await listed).filter((resource) => ownedBy(resource, owner));
 }

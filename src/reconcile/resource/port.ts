@@ -5,8 +5,8 @@
  */
 import type { NeutronClient, Port } from '../../openstack/index.js';
 import { TerminalError } from '../controller.js';
-import { absentOn404, maxTagLength, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
-import { ensureOwnerTags, tagCreated } from './neutron.js';
+import { absentOn404, maxTagLength, ownerTags, type ResourceActuator } from './actuator.js';
+import { adoptableOf, ensureOwnerTags, tagCreated, withOwnerMark } from './neutron.js';
 
 /** Neutron's own field names, so the create body is the desired state without the tags. */
 export interface PortDesired {
@@ -32,12 +32,12 @@ export function portActuator(neutron: NeutronClient): ResourceActuator<PortDesir
   return {
     kind: 'port',
     getById: (id) => absentOn404(neutron.getPort(id)),
-    findAdoptable: (name, owner) => neutron.listPorts({ name, tags: [ownerTag(owner)] }),
+    findAdoptable: (name, owner) => adoptableOf(neutron.listPorts({ name }), owner),
     async create(desired, owner) {
       const { tags: extra = [], ...port } = desired;
       // Checked before the POST: one bad user tag would fail the whole tag PUT, owner tags included, and leave the port unadoptable.
       const tags = [...new Set([...ownerTags(owner), ...checkedTags(extra, desired.name)])];
-      return tagCreated(neutron, 'ports', await neutron.createPort(port), tags);
+      return tagCreated(neutron, 'ports', await neutron.createPort({ ...port, description: withOwnerMark(port.description, owner) }), tags);
     },
     postCreate: (port, desired, owner) => ensureOwnerTags(neutron, 'ports', port, owner, desired.tags),
     readiness: () => ({ ready: true }),

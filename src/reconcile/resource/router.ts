@@ -3,8 +3,8 @@
  * gateway, and the interfaces that join the cluster subnets to it.
  */
 import { OpenStackError, type NeutronClient, type Port, type Router } from '../../openstack/index.js';
-import { absentOn404, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
-import { canonicalAddress, ensureOwnerTags, tagCreated } from './neutron.js';
+import { absentOn404, ownerTags, type ResourceActuator } from './actuator.js';
+import { adoptableOf, canonicalAddress, ensureOwnerTags, tagCreated, withOwnerMark } from './neutron.js';
 
 export interface RouterDesired {
   name: string;
@@ -55,11 +55,11 @@ export function routerActuator(neutron: NeutronClient): ResourceActuator<RouterD
   return {
     kind: 'router',
     getById: (id) => absentOn404(neutron.getRouter(id)),
-    findAdoptable: (name, owner) => neutron.listRouters({ name, tags: [ownerTag(owner)] }),
+    findAdoptable: (name, owner) => adoptableOf(neutron.listRouters({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
       const { name, description, external_gateway_info } = desired;
-      return tagCreated(neutron, 'routers', await neutron.createRouter({ name, description, external_gateway_info }), tags);
+      return tagCreated(neutron, 'routers', await neutron.createRouter({ name, description: withOwnerMark(description, owner), external_gateway_info }), tags);
     },
     async postCreate(router, desired, owner) {
       await ensureOwnerTags(neutron, 'routers', router, owner);

@@ -11,7 +11,7 @@
  */
 import type { CreateSecurityGroupRule, NeutronClient, SecurityGroup, SecurityGroupRule } from '../../openstack/index.js';
 import { absentOn404, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
-import { canonicalAddress, ensureOwnerTags, portHolders, tagCreated } from './neutron.js';
+import { adoptableOf, canonicalAddress, ensureOwnerTags, portHolders, tagCreated, withOwnerMark } from './neutron.js';
 
 /** As `remote_group_id`: the group the rule belongs to, whose ID is unknown until it exists. */
 export const sameGroup = 'self';
@@ -57,10 +57,10 @@ export function securityGroupActuator(neutron: NeutronClient): ResourceActuator<
   return {
     kind: 'security group',
     getById: (id) => absentOn404(neutron.getSecurityGroup(id)),
-    findAdoptable: (name, owner) => neutron.listSecurityGroups({ name, tags: [ownerTag(owner)] }),
+    findAdoptable: (name, owner) => adoptableOf(neutron.listSecurityGroups({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      const group = await neutron.createSecurityGroup({ name: desired.name, description: desired.description });
+      const group = await neutron.createSecurityGroup({ name: desired.name, description: withOwnerMark(desired.description, owner) });
       return tagCreated(neutron, 'security-groups', group, tags);
     },
     async postCreate(group, desired, owner) {

@@ -1,7 +1,7 @@
 /** The Neutron subnet actuator. Subnets have no status: one that exists is ready. */
 import type { AllocationPool, NeutronClient, Subnet } from '../../openstack/index.js';
-import { absentOn404, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
-import { ensureOwnerTags, portHolders, tagCreated } from './neutron.js';
+import { absentOn404, ownerTags, type ResourceActuator } from './actuator.js';
+import { adoptableOf, ensureOwnerTags, portHolders, tagCreated, withOwnerMark } from './neutron.js';
 
 /** Neutron's own field names, so the create body is the desired state as is. */
 export interface SubnetDesired {
@@ -20,10 +20,10 @@ export function subnetActuator(neutron: NeutronClient): ResourceActuator<SubnetD
   return {
     kind: 'subnet',
     getById: (id) => absentOn404(neutron.getSubnet(id)),
-    findAdoptable: (name, owner) => neutron.listSubnets({ name, tags: [ownerTag(owner)] }),
+    findAdoptable: (name, owner) => adoptableOf(neutron.listSubnets({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      return tagCreated(neutron, 'subnets', await neutron.createSubnet(desired), tags);
+      return tagCreated(neutron, 'subnets', await neutron.createSubnet({ ...desired, description: withOwnerMark(desired.description, owner) }), tags);
     },
     postCreate: (subnet, _desired, owner) => ensureOwnerTags(neutron, 'subnets', subnet, owner),
     readiness: () => ({ ready: true }),

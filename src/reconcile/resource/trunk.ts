@@ -4,8 +4,8 @@
  * then), so a trunk is usable as soon as it exists.
  */
 import type { NeutronClient, Trunk } from '../../openstack/index.js';
-import { absentOn404, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
-import { ensureOwnerTags, portHolders, tagCreated } from './neutron.js';
+import { absentOn404, ownerTags, type ResourceActuator } from './actuator.js';
+import { adoptableOf, ensureOwnerTags, portHolders, tagCreated, withOwnerMark } from './neutron.js';
 
 /** Neutron's own field names, so the create body is the desired state as is. */
 export interface TrunkDesired {
@@ -18,10 +18,10 @@ export function trunkActuator(neutron: NeutronClient): ResourceActuator<TrunkDes
   return {
     kind: 'trunk',
     getById: (id) => absentOn404(neutron.getTrunk(id)),
-    findAdoptable: (name, owner) => neutron.listTrunks({ name, tags: [ownerTag(owner)] }),
+    findAdoptable: (name, owner) => adoptableOf(neutron.listTrunks({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      return tagCreated(neutron, 'trunks', await neutron.createTrunk(desired), tags);
+      return tagCreated(neutron, 'trunks', await neutron.createTrunk({ ...desired, description: withOwnerMark(desired.description, owner) }), tags);
     },
     postCreate: (trunk, _desired, owner) => ensureOwnerTags(neutron, 'trunks', trunk, owner),
     readiness: (trunk) => (trunk.status === 'ERROR' ? { failed: 'Neutron reports status ERROR: the driver failed to wire the trunk' } : { ready: true }),

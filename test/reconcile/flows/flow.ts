@@ -78,3 +78,18 @@ export async function deleteWithoutWaiting(kubectl: Kubectl, manifests: string):
 export async function getObject(kubectl: Kubectl, reference: string): Promise<unknown> {
   return JSON.parse(await mustSucceed(kubectl, ['get', reference, '-o', 'json'], `cannot read ${reference}`));
 }
+
+/**
+ * Polls an object until `reached` holds, for states kubectl wait cannot name
+ * (a new bastion ID); fails after the timeout with every object's unmet
+ * conditions.
+ */
+export async function waitForObject<T>(kubectl: Kubectl, reference: string, what: string, reached: (object: T) => boolean, timeoutSeconds: number): Promise<T> {
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  for (;;) {
+    const object = (await getObject(kubectl, reference)) as T;
+    if (reached(object)) return object;
+    if (Date.now() > deadline) throw new Error(`${reference}: ${what} did not happen within ${timeoutSeconds}s\n${await conditionsReport(kubectl)}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}

@@ -10,8 +10,8 @@ import type { ServiceTransport } from '../../../src/openstack/transport.js';
 import { createServiceClients } from '../../../src/openstack/services/index.js';
 
 /** What ministack's up.sh seeds: the public image, and flavors any of which the fake compute host fits. */
-export const ministackImage = 'ubuntu-22.04';
-export const ministackFlavors = { bastion: 'm1.tiny', controlPlane: 'm1.medium', worker: 'm1.small' } as const;
+const ministackImage = 'ubuntu-22.04';
+const ministackFlavors = { bastion: 'm1.tiny', controlPlane: 'm1.medium', worker: 'm1.small' } as const;
 
 const cloudsFile = z.object({ clouds: z.record(z.string(), z.record(z.string(), z.unknown())) });
 
@@ -137,7 +137,7 @@ export interface Remnant {
  * projects' resources; Nova and Cinder list only the caller's project unless
  * asked for all.
  */
-export function acrossProjects(admin: ServiceTransport): ServiceTransport {
+function acrossProjects(admin: ServiceTransport): ServiceTransport {
   return {
     request(service, request, schema) {
       const widened = request.method === 'GET' && (service === 'compute' || service === 'block-storage');

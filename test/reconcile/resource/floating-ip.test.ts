@@ -5,9 +5,10 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Port } from '../../../src/openstack/index.js';
-import { ownerTag, ownerTags } from '../../../src/reconcile/resource/actuator.js';
+import { ownerTags } from '../../../src/reconcile/resource/actuator.js';
 import { ensure, remove } from '../../../src/reconcile/resource/engine.js';
 import { findUserFloatingIp, floatingIpActuator, type FloatingIpDesired } from '../../../src/reconcile/resource/floating-ip.js';
+import { withOwnerMark } from '../../../src/reconcile/resource/neutron.js';
 import { networkWithSubnet, newOwner, publicNetworkId, SimulatedNeutron, uniqueName } from './simulated-neutron.js';
 
 const bench = SimulatedNeutron.forThisFile();
@@ -40,7 +41,7 @@ describe('ensure a floating IP', () => {
     expect(first).toMatchObject({ ready: true, found: 'created' });
     const id = first.resource.id;
     expect(bench.trace()).toEqual([
-      `GET /v2.0/floatingips?description=${desired.name}&tags=${encodeURIComponent(ownerTag(owner))}`,
+      `GET /v2.0/floatingips?${new URLSearchParams({ description: withOwnerMark(desired.name, owner) })}`,
       'POST /v2.0/floatingips',
       `PUT /v2.0/floatingips/${id}/tags`,
       `record ${id}`,

@@ -8,10 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceClients, loadCloud, OpenStackSession, type NeutronClient, type SessionOptions } from '../../../src/openstack/index.js';
 import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
-import { ownerTag, ownerTags, type Owner } from '../../../src/reconcile/resource/actuator.js';
+import { ownerTags, type Owner } from '../../../src/reconcile/resource/actuator.js';
 import { classify, ensure, remove, ResourceTerminalError, retryAfterMs } from '../../../src/reconcile/resource/engine.js';
 import { networkActuator, type NetworkDesired } from '../../../src/reconcile/resource/network.js';
 import { subnetActuator } from '../../../src/reconcile/resource/subnet.js';
+import { withOwnerMark } from '../../../src/reconcile/resource/neutron.js';
 
 let sim: Simulator;
 /** Session log lines (`openstack network POST /v2.0/networks 201 3ms …`) and `record <id>` markers, in order. */
@@ -68,7 +69,7 @@ describe('ensure a network', () => {
     const id = first.resource.id;
     // One adoption list, the POST, the tag PUT, then the record: nothing is sent between create and record.
     expect(trace()).toEqual([
-      `GET /v2.0/networks?name=${desired.name}&tags=${encodeURIComponent(ownerTag(owner))}`,
+      `GET /v2.0/networks?name=${desired.name}`,
       'POST /v2.0/networks',
       `PUT /v2.0/networks/${id}/tags`,
       `record ${id}`,
@@ -201,6 +202,31 @@ describe('ensure a network', () => {
     const replaced = await ensure(networks, { recordedId: first.resource.id, desired, owner, record });
     expect(replaced).toMatchObject({ ready: true, found: 'created', goneId: first.resource.id });
     expect(events).toContain(`record ${replaced.resource.id}`);
+  });
+});
+
+describe('a create whose tagging never happened', () => {
+  it('is adopted by the owner mark in its description, tagged, and never duplicated', async () => {
+    const owner = newOwner();
+    const desired = desiredNetwork();
+    // What a crash between the POST and the tag PUT leaves: our name and owner mark, no tags.
+    const orphan = await neutron.createNetwork({ name: desired.name, description: withOwnerMark(desired.description, owner) });
+    const before = networkCount();
+    const adopted = await ensure(networkActuator(neutron), { recordedId: undefined, desired, owner, record });
+    expect(adopted).toMatchObject({ found: 'adopted', ready: true });
+    expect(adopted.resource.id).toBe(orphan.id);
+    expect((await neutron.getNetwork(orphan.id)).tags).toEqual(expect.arrayContaining(ownerTags(owner)));
+    expect(networkCount()).toBe(before);
+  });
+
+  it('is removed by the owner it names, and another owner never touches it', async () => {
+    const owner = newOwner();
+    const desired = desiredNetwork();
+    const orphan = await neutron.createNetwork({ name: desired.name, description: withOwnerMark(desired.description, owner) });
+    expect(await remove(networkActuator(neutron), { recordedId: undefined, name: desired.name, owner: newOwner() })).toEqual({ deleted: true });
+    expect((await neutron.getNetwork(orphan.id)).id).toBe(orphan.id);
+    expect(await remove(networkActuator(neutron), { recordedId: undefined, name: desired.name, owner })).toEqual({ deleted: true });
+    await expect(neutron.getNetwork(orphan.id)).rejects.toMatchObject({ kind: 'NotFound' });
   });
 });
 
