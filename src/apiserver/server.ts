@@ -40,9 +40,10 @@ export interface ApiServerOptions {
   maxInFlight?: { readOnly: number; mutating: number };
   /**
    * Mount further routers (GraphQL, admin API) before the Kubernetes routes;
-   * they authenticate and authorize with the server's own `auth`.
+   * they authenticate and authorize with the server's own `auth`. A function
+   * they return is called once the server has closed, to release what they hold.
    */
-  extraRoutes?: (app: express.Express, auth: { authenticate: RequestAuthenticator; authorizer: Authorizer }) => void;
+  extraRoutes?: (app: express.Express, auth: { authenticate: RequestAuthenticator; authorizer: Authorizer }) => void | (() => void);
 }
 
 export interface RunningApiServer {
@@ -104,7 +105,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     });
   }
 
-  options.extraRoutes?.(app, { authenticate, authorizer });
+  const releaseExtraRoutes = options.extraRoutes?.(app, { authenticate, authorizer });
 
   const limits = options.maxInFlight ?? { readOnly: 400, mutating: 200 };
   const inFlight = { readOnly: 0, mutating: 0 };
@@ -203,7 +204,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     port,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        server.close(() => {
+          releaseExtraRoutes?.();
+          resolve();
+        });
         server.closeAllConnections();
       }),
   };

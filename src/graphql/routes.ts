@@ -6,6 +6,7 @@
 import type express from 'express';
 import type { Authorizer } from '../apiserver/auth/authorizer.js';
 import type { RequestAuthenticator } from '../apiserver/auth/authenticator.js';
+import { cacheInventory } from '../inventory/snapshot.js';
 import type { Storage } from '../storage/interface.js';
 import { adminHandler, adminPrefix, type AdminHooks } from '../admin/router.js';
 import type { QueryLimits } from './limits.js';
@@ -21,10 +22,12 @@ export interface InventoryRoutesDeps {
   limits?: QueryLimits;
 }
 
-export function inventoryRoutes(deps: InventoryRoutesDeps): (app: express.Express) => void {
+/** Mounts the routes; the function it returns, called when the server closes, stops the inventory cache they read. */
+export function inventoryRoutes(deps: InventoryRoutesDeps): (app: express.Express) => () => void {
   return (app) => {
     mountGraphql(app, deps);
     const admin = adminHandler({ ...deps, hooks: deps.admin });
     app.use(adminPrefix, (request, response) => admin(request, response));
+    return cacheInventory(deps.storage);
   };
 }
