@@ -7,10 +7,13 @@
  * Dependencies, as the data requires them:
  *   token → preflight (one round of parallel reads) → network → subnet → router (create, add interface);
  *   preflight → security groups (group, then its rules in parallel);
- *   subnet → load balancer → listener → pool → health monitor → floating IP on the VIP;
- *   cluster provisioned (all of the above) → per machine: port → server build → for control-plane
- *   machines, member add; Octavia changes one load balancer at a time, so member adds queue up;
+ *   subnet → API load balancer → (listener → pool → health monitor) per port → floating IP on the VIP;
+ *   subnet → ingress load balancer, when enabled → (listener → pool → health monitor) per port;
+ *   cluster provisioned (network, security groups, API endpoint) → per machine: port → server build
+ *   → member add, to the API pool(s) for control-plane machines and to every ingress pool for workers;
  *   subnet + security groups → bastion port → bastion server → bastion floating IP.
+ * Octavia changes one load balancer at a time, so the children and members of one load balancer
+ * form a queue; two load balancers proceed in parallel.
  */
 import type { CloudProfile } from './cloud.js';
 
@@ -59,14 +62,23 @@ export function criticalPath(steps: Step[]): CriticalPath {
   return { totalMs: finish.get(last.name)!, chain };
 }
 
-/** The steps for one cluster with a bastion, `controlPlane` machines joining the API load balancer and `workers` others. */
-export function clusterSteps(profile: CloudProfile, machines: { controlPlane: number; workers: number }): Step[] {
+export interface ClusterShape {
+  controlPlane: number;
+  workers: number;
+  /** Ports of the API load balancer (6443 and any additional ones). */
+  apiPorts: number;
+  /** Ports of the ingress load balancer the workers join; 0 = no ingress load balancer. */
+  ingressPorts: number;
+}
+
+/** The steps for one cluster with a bastion and the machines and load balancers `shape` describes. */
+export function clusterSteps(profile: CloudProfile, shape: ClusterShape): Step[] {
   const { latency, transitions } = profile;
   const net = latency.network;
   const lb = latency['load-balancer'];
   const compute = latency.compute;
   const readRound = Math.max(latency.network.read, latency.compute.read, latency.image.read, lb.read);
-  const octaviaChild = lb.write + transitions.loadBalancerChild + lb.read;
+  const octaviaChange = lb.write + transitions.loadBalancerChild + lb.read;
   const serverBuild = compute.write + transitions.server + compute.read;
   const steps: Step[] = [
     { name: 'token', ms: latency.identity.write, after: [] },
@@ -75,28 +87,44 @@ export function clusterSteps(profile: CloudProfile, machines: { controlPlane: nu
     { name: 'subnet', ms: net.write, after: ['network'] },
     { name: 'router + interface', ms: 2 * net.write, after: ['subnet'] },
     { name: 'security groups + rules', ms: 2 * net.write, after: ['preflight reads'] },
-    { name: 'load balancer', ms: lb.write + transitions.loadBalancer + lb.read, after: ['subnet'] },
-    { name: 'listener', ms: octaviaChild, after: ['load balancer'] },
-    { name: 'pool', ms: octaviaChild, after: ['listener'] },
-    { name: 'health monitor', ms: octaviaChild, after: ['pool'] },
-    { name: 'API floating IP', ms: net.write, after: ['health monitor', 'router + interface'] },
-    { name: 'cluster provisioned', ms: 0, after: ['API floating IP', 'security groups + rules'] },
     { name: 'bastion port', ms: net.write, after: ['subnet', 'security groups + rules'] },
     { name: 'bastion server', ms: serverBuild, after: ['bastion port'] },
     { name: 'bastion floating IP', ms: net.write, after: ['bastion server', 'router + interface'] },
   ];
-  const machineNames = [
-    ...Array.from({ length: machines.controlPlane }, (_, index) => ({ name: `control-plane-${index}`, member: true })),
-    ...Array.from({ length: machines.workers }, (_, index) => ({ name: `worker-${index}`, member: false })),
-  ];
-  let previousMember: string | undefined;
-  for (const machine of machineNames) {
-    steps.push({ name: `${machine.name} port`, ms: net.write, after: ['cluster provisioned'] });
-    steps.push({ name: `${machine.name} server`, ms: serverBuild, after: [`${machine.name} port`] });
-    if (!machine.member) continue;
-    const member = `${machine.name} member`;
-    steps.push({ name: member, ms: octaviaChild, after: [`${machine.name} server`, ...(previousMember ? [previousMember] : [])] });
-    previousMember = member;
+  /** A queue of changes on one load balancer: each waits for the one before. */
+  const queue = (first: string, names: string[], after: (name: string) => string[] = () => []): string => {
+    let previous = first;
+    for (const name of names) {
+      steps.push({ name, ms: octaviaChange, after: [previous, ...after(name)] });
+      previous = name;
+    }
+    return previous;
+  };
+  const children = (prefix: string, ports: number) =>
+    Array.from({ length: ports }, (_, port) => ['listener', 'pool', 'health monitor'].map((child) => `${prefix} ${child}${ports > 1 ? ` ${port + 1}` : ''}`)).flat();
+
+  steps.push({ name: 'API load balancer', ms: lb.write + transitions.loadBalancer + lb.read, after: ['subnet'] });
+  const apiReady = queue('API load balancer', children('API', shape.apiPorts));
+  steps.push({ name: 'API floating IP', ms: net.write, after: [apiReady, 'router + interface'] });
+  steps.push({ name: 'cluster provisioned', ms: 0, after: ['API floating IP', 'security groups + rules'] });
+  let ingressReady: string | undefined;
+  if (shape.ingressPorts > 0) {
+    steps.push({ name: 'ingress load balancer', ms: lb.write + transitions.loadBalancer + lb.read, after: ['subnet'] });
+    ingressReady = queue('ingress load balancer', children('ingress', shape.ingressPorts));
   }
+
+  const machine = (name: string) => {
+    steps.push({ name: `${name} port`, ms: net.write, after: ['cluster provisioned'] });
+    steps.push({ name: `${name} server`, ms: serverBuild, after: [`${name} port`] });
+    return name;
+  };
+  /** Each machine's member of each pool; a member needs its machine's server. */
+  const members = (machines: string[], pools: number) =>
+    machines.flatMap((name) => Array.from({ length: pools }, (_, pool) => `${name} member${pools > 1 ? ` ${pool + 1}` : ''}`));
+  const serverOf = (member: string) => [`${member.slice(0, member.indexOf(' member'))} server`];
+  const controlPlane = Array.from({ length: shape.controlPlane }, (_, index) => machine(`control-plane-${index}`));
+  queue(apiReady, members(controlPlane, shape.apiPorts), serverOf);
+  const workers = Array.from({ length: shape.workers }, (_, index) => machine(`worker-${index}`));
+  if (ingressReady !== undefined) queue(ingressReady, members(workers, shape.ingressPorts), serverOf);
   return steps;
 }

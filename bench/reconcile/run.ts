@@ -34,9 +34,9 @@ import { KindClient } from '../../src/reconcile/objects.js';
 import { pool, sourceRevision, summarize, table } from '../common.js';
 import { byRequestShape, byServiceMethod, CallLog, countBy, peakConcurrency, type Call } from './calls.js';
 import { realisticProfile, startBenchCloud, type BenchCloud, type CloudProfile } from './cloud.js';
-import { clusterSteps, criticalPath } from './critical-path.js';
+import { clusterSteps, criticalPath, type ClusterShape } from './critical-path.js';
 import { ApiClient, ConditionTimeline } from './kube.js';
-import { clusterObjects, loadExamples, type ClusterObjects, type KubeObject } from './manifests.js';
+import { clusterObjects, clusterShape, loadExamples, type ClusterObjects, type KubeObject } from './manifests.js';
 
 // ---- configuration ---------------------------------------------------------
 
@@ -222,16 +222,17 @@ function inventoryDelta(before: Map<string, number>, after: Map<string, number>)
 // ---- figure 1 and 3: time to Ready, then steady state --------------------------
 
 /** A second load balancer or server for one object is a leak; the figures of such a run count its calls too, so say so loudly. */
-function checkNoDuplicates(created: [string, number][], clusters: number, machines: number): void {
+function checkNoDuplicates(created: [string, number][], shape: ClusterShape, clusters: number): void {
   const count = (kind: string) => created.find(([key]) => key === kind)?.[1] ?? 0;
+  const machines = clusters * (shape.controlPlane + shape.workers);
   const expected: [string, number][] = [
-    ['load-balancer loadbalancers', clusters],
+    ['load-balancer loadbalancers', clusters * (shape.ingressPorts > 0 ? 2 : 1)],
     ['network networks', clusters],
     ['network routers', clusters],
     ['compute servers', clusters + machines],
   ];
   for (const [kind, want] of expected) {
-    if (count(kind) !== want) log(`WARNING: ${count(kind)} ${kind} in the cloud for ${clusters} cluster(s) with ${machines} machines and a bastion each; expected ${want}`);
+    if (count(kind) !== want) log(`WARNING: ${count(kind)} ${kind} in the cloud for ${clusters} cluster(s) with ${machines} machines in all and a bastion each; expected ${want}`);
   }
 }
 
@@ -285,7 +286,8 @@ async function timeToReadyAndSteadyState(config: Config, profile: CloudProfile):
       config.convergeTimeoutMs,
     );
     const finished = Math.max(clusterReady, ...machinesReady);
-    const model = criticalPath(clusterSteps(profile, { controlPlane: controlPlaneMachines, workers: exampleWorkers }));
+    const shape = clusterShape(objects);
+    const model = criticalPath(clusterSteps(profile, shape));
     const measuredMs = finished - started;
     log(
       table([
@@ -309,7 +311,7 @@ async function timeToReadyAndSteadyState(config: Config, profile: CloudProfile):
     log(`\nOpenStack calls until all Ready: ${converging.length} (${converging.filter((call) => call.retry > 0).length} retries), peak ${peakConcurrency(converging)} in flight`);
     checkLoadBalancerPace(stack);
     const owned = inventoryDelta(before, inventory(stack.cloud));
-    checkNoDuplicates(owned, 1, machines.length);
+    checkNoDuplicates(owned, shape, 1);
     // The cluster, its machines, and a server for each machine and the bastion.
     await steadyState(config, stack, finished, 1 + 2 * machines.length + 1, owned);
   } finally {
@@ -402,7 +404,7 @@ async function callsPerObject(config: Config, profile: CloudProfile): Promise<vo
     log(`\nOutcomes: ${statuses.join(', ')}`);
     const created = inventoryDelta(before, inventory(stack.cloud));
     log(`\nCreated in the cloud: ${created.map(([kind, count]) => `${kind} ${count}`).join(', ')}`);
-    checkNoDuplicates(created, 1, objects.controlPlane.length + objects.workers.length);
+    checkNoDuplicates(created, clusterShape(objects), 1);
   } finally {
     await stack.stop();
   }
@@ -452,7 +454,7 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
     const readyAt = await readyTimes(stack, [...clusterKeys, ...machineKeys], config.convergeTimeoutMs);
     const finished = Math.max(...readyAt);
     const cpu = process.cpuUsage(cpuBefore);
-    checkNoDuplicates(inventoryDelta(inventoryBefore, inventory(stack.cloud)), config.clusters, config.clusters * config.machinesPerCluster);
+    checkNoDuplicates(inventoryDelta(inventoryBefore, inventory(stack.cloud)), clusterShape(clusters[0]), config.clusters);
     const passes = passesBetween(passesBefore, await reconcilePasses(stack));
     const calls = stack.calls.between(started, finished);
     const clusterReady = summarize(readyAt.slice(0, clusterKeys.length).map((at) => (at - started) / 1000));

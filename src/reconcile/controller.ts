@@ -102,7 +102,8 @@ export class Controller {
     this.shouldEnqueue = options.shouldEnqueue ?? (() => true);
     this.rateLimiter = options.rateLimiter ?? defaultRateLimiter<string>();
     this.metrics = options.metrics && reconcileMetrics(options.metrics, options.name);
-    this.onError = options.onError ?? ((error, key) => console.error(`controller ${this.name}${key ? ` ${key}` : ''}:`, error));
+    // One line per failure: the message carries the service, request, status and request id; stacks are noise in a log.
+    this.onError = options.onError ?? ((error, key) => console.error(`controller ${this.name}${key ? ` ${key}` : ''}: ${error instanceof Error ? error.message : String(error)}`));
     // Without the slash, the prefix of machines would also watch machinesets.
     if (!this.prefix.endsWith('/')) throw new Error(`controller ${this.name}: prefix must end with "/", got ${this.prefix}`);
     if (!Number.isInteger(this.workers) || this.workers < 1) throw new Error(`controller ${this.name}: workers must be a positive integer`);

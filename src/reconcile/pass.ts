@@ -193,3 +193,16 @@ export function describeWaits(waits: readonly Waiting[]): string {
   const shown = waits.slice(0, 3).map((waiting) => waiting.waitingFor);
   return `waiting for ${shown.join('; ')}${waits.length > 3 ? ` and ${waits.length - 3} more` : ''}`;
 }
+
+/**
+ * Promise.all for steps that create things: waits for every step to settle
+ * before throwing the first failure. With Promise.all a failing step ends
+ * the pass while a sibling's create is still in flight; the next pass, not
+ * seeing its ID yet, would create the same resource again.
+ */
+export async function settleAll<T>(steps: Iterable<T | PromiseLike<T>>): Promise<Awaited<T>[]> {
+  const outcomes = await Promise.allSettled(steps);
+  const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+  return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<Awaited<T>>).value);
+}

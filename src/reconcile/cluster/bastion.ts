@@ -31,8 +31,8 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
   const existing = await deps.servers.get(name);
   const bastion = spec.bastion;
   if (!bastion || bastion.enabled === false || !bastion.spec) {
-    const gone = await removeBastionServer(context, existing);
-    if (gone) pass.observe((status) => delete status.bastion);
+    // The server, then the floating IP we created for it (CAPO releases it on disable too).
+    const gone = await deleteBastion(context);
     pass.condition(gone ? { type: 'BastionReady', status: 'True', reason: 'NotRequested' } : { type: 'BastionReady', status: 'False', reason: 'Deleting', message: 'deleting the bastion' });
     return;
   }

@@ -18,13 +18,13 @@ import type { CloudConnection } from '../cloud.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
 import { metaOf, type KindClient, type ObjectName } from '../objects.js';
-import { ReconcilePass, describeWaits } from '../pass.js';
+import { ReconcilePass, describeWaits, settleAll } from '../pass.js';
 import { clusterGate, setPaused, type Gate } from '../paused.js';
 import { reconcileBastion, deleteBastion } from './bastion.js';
 import { computeExtensions } from './extensions.js';
 import { reconcileApiLoadBalancer, reconcileIngressLoadBalancer, deleteLoadBalancers } from './load-balancer.js';
 import { reconcileNetworking, deleteNetworking } from './network.js';
-import { reconcileSecurityGroups, deleteSecurityGroups } from './security-group-step.js';
+import { reconcileSecurityGroups, deleteSecurityGroups, removeDisabledBastionGroup } from './security-group-step.js';
 import { reconcilePreflight } from './preflight-step.js';
 
 export type ClusterSpec = z.output<typeof openStackClusterSpec>;
@@ -88,7 +88,9 @@ async function reconcileNormal(context: ClusterContext): Promise<void> {
   if (!(await reconcilePreflight(context))) return;
 
   // Networking and security groups do not depend on each other; the load balancer needs the subnet.
-  const [networking] = await Promise.all([reconcileNetworking(context), reconcileSecurityGroups(context)]);
+  const networkingStep = reconcileNetworking(context);
+  await settleAll<unknown>([networkingStep, reconcileSecurityGroups(context)]);
+  const networking = await networkingStep;
   const endpoint = networking.ready ? await reconcileApiLoadBalancer(context, networking) : undefined;
   if (networking.ready) await reconcileIngressLoadBalancer(context, networking);
   await reconcileFailureDomains(context);
@@ -103,7 +105,10 @@ async function reconcileNormal(context: ClusterContext): Promise<void> {
     });
   }
   // The bastion needs the network and its security group, not the load balancer (as CAPO, after provisioning).
-  if (infrastructureReady) await reconcileBastion(context, networking);
+  if (infrastructureReady) {
+    await reconcileBastion(context, networking);
+    await removeDisabledBastionGroup(context);
+  }
   else pass.condition({ type: 'BastionReady', status: 'False', reason: 'WaitingForInfrastructure', message: 'waiting for the cluster network and security groups' });
 
   await computeExtensions(context);

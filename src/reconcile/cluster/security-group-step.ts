@@ -9,6 +9,7 @@ import type { SecurityGroup } from '../../openstack/index.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { securityGroupName, type SecurityGroupRole } from '../names.js';
 import { remove } from '../resource/engine.js';
+import { settleAll } from '../pass.js';
 import { securityGroupActuator, type SecurityGroupDesired } from '../resource/security-group.js';
 import { defaultRules, desiredRules, type ManagedGroupIds } from './security-groups.js';
 import type { ClusterContext } from './reconciler.js';
@@ -48,7 +49,7 @@ export async function reconcileSecurityGroups(context: ClusterContext): Promise<
     rules: groups ? desiredRules(role, managed, { ...context_, groups }) : defaultRules(),
   });
 
-  const groups = await Promise.all(
+  const groups = await settleAll(
     roles.map((role) =>
       pass.ensure(`securitygroup/${role}`, actuator, {
         recordedId: knownIds[role],
@@ -61,7 +62,7 @@ export async function reconcileSecurityGroups(context: ClusterContext): Promise<
   );
   const ids = Object.fromEntries(roles.map((role, index) => [role, groups[index].resource.id])) as unknown as ManagedGroupIds;
   if (!allKnown) {
-    await Promise.all(
+    await settleAll(
       roles.map(async (role, index) => {
         const progress = await actuator.postCreate!(groups[index].resource, desiredFor(role, ids), pass.owner);
         if (!('done' in progress)) pass.wait(progress);
@@ -80,10 +81,17 @@ export async function reconcileSecurityGroups(context: ClusterContext): Promise<
       ? { type: 'SecurityGroupsReady', status: 'True', reason: 'Ready' }
       : { type: 'SecurityGroupsReady', status: 'False', reason: 'Provisioning', message: 'waiting for the security groups' },
   );
-  // A disabled bastion's group goes once the bastion server is gone; without a recorded group there is nothing to look up.
-  if (!roles.includes('bastion') && recordedId(pass.status, 'bastion') !== undefined && pass.status.bastion === undefined) {
-    await removeGroup(context, 'bastion');
-  }
+}
+
+/**
+ * A disabled bastion's group goes once the bastion server is gone (the
+ * caller runs this after the bastion step); without a recorded group there
+ * is nothing to look up.
+ */
+export async function removeDisabledBastionGroup(context: ClusterContext): Promise<void> {
+  if (context.spec.managedSecurityGroups === undefined || bastionEnabled(context)) return;
+  if (recordedId(context.pass.status, 'bastion') === undefined || context.pass.status.bastion !== undefined) return;
+  await removeGroup(context, 'bastion');
 }
 
 export function apiServerPorts(context: ClusterContext): number[] {

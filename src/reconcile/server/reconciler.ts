@@ -21,7 +21,7 @@ import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { metaOf } from '../objects.js';
 import { clusterNameLabel, pausedAnnotation, setPausedCondition } from '../paused.js';
-import { ReconcilePass, describeWaits } from '../pass.js';
+import { ReconcilePass, describeWaits, settleAll } from '../pass.js';
 import { ResourceTerminalError, remove } from '../resource/engine.js';
 import { portActuator, type PortDesired } from '../resource/port.js';
 import { serverActuator, serverAddresses, type ServerDesired } from '../resource/server.js';
@@ -305,7 +305,7 @@ async function ensureVolumes(context: ServerContext, resolved: Resolved): Promis
     if (device.storage.type !== 'Volume') continue;
     wanted.push({ role: `volume/${device.name}`, name: volumeName(pass.meta.name, device.name), size: device.sizeGiB, type: device.storage.volume?.type, zone: zoneOf(device.storage.volume?.availabilityZone), bootIndex: -1, tag: device.name });
   }
-  const results = await Promise.all(
+  const results = await settleAll(
     wanted.map((volume) =>
       pass.ensure(volume.role, actuator, {
         recordedId: ownedResources(pass.status)[volume.role],
@@ -350,7 +350,7 @@ function portDesired(port: ResolvedPort): PortDesired {
 async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<string[] | undefined> {
   const { pass, cloud } = context;
   const ports = resolved.ports ?? [];
-  const results = await Promise.all(
+  const results = await settleAll(
     ports.map((port, index) =>
       pass.ensure(`port/${index}`, portActuator(cloud.clients.neutron), {
         recordedId: recordedPorts(pass.status)[index]?.id,
@@ -365,7 +365,7 @@ async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<
       }),
     ),
   );
-  const trunks = await Promise.all(
+  const trunks = await settleAll(
     ports.map((port, index) =>
       port.trunk
         ? pass.ensure(`trunk/${index}`, trunkActuator(cloud.clients.neutron), {

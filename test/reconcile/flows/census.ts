@@ -10,7 +10,7 @@ import { createServiceClients, loadCloud, OpenStackSession, type ServiceClients 
 import type { Simulator } from '../../../src/openstack/simulator/host.js';
 
 /** The prefix of `capo-apiserver:owner=<uid>`, the tag adoption looks up. */
-export const ownerTagPrefix = 'capo-apiserver:owner=';
+const ownerTagPrefix = 'capo-apiserver:owner=';
 
 export const resourceKinds = [
   'networks',

@@ -80,15 +80,15 @@ class Scene {
   async expectExactlyTheExpectedResources(when: string): Promise<void> {
     const observed = await this.census.ours();
     const context = `${when}; kills: ${this.kills.join(', ')}`;
-    expect(observed.duplicates, context).toEqual([]);
-    expect(observed.counts, context).toEqual(this.expected);
-    expect(withoutRules(this.census.sinceBaseline()), context).toEqual(expectedInventoryChange(this.expected));
+    expect.soft(observed.duplicates, context).toEqual([]);
+    expect.soft(observed.counts, context).toEqual(this.expected);
+    expect.soft(withoutRules(this.census.sinceBaseline()), context).toEqual(expectedInventoryChange(this.expected));
   }
 
   async expectNothingLeft(): Promise<void> {
     const context = `kills: ${this.kills.join(', ')}`;
-    expect((await this.census.ours()).counts, context).toEqual(noResources);
-    expect(this.census.sinceBaseline(), context).toEqual({});
+    expect.soft((await this.census.ours()).counts, context).toEqual(noResources);
+    expect.soft(this.census.sinceBaseline(), context).toEqual({});
   }
 }
 

@@ -16,12 +16,8 @@ export interface ServerProcess {
   url: string;
   /** kubectl with the kubeconfig the server wrote into its data directory. */
   kubectl: Kubectl;
-  /** Everything the process printed so far. */
-  output(): string;
   /** SIGKILL: no shutdown handler runs; resolves once the process is gone. */
   kill(): Promise<void>;
-  /** SIGTERM, the clean shutdown; resolves with the exit code. */
-  stop(): Promise<number | null>;
 }
 
 function kubectlFor(dataDir: string): Kubectl {
@@ -34,9 +30,9 @@ function kubectlFor(dataDir: string): Kubectl {
     });
 }
 
-function exited(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 /** Starts `node dist/src/main.js` on the data directory, with no embedded cloud; resolves once it announces its URL. */
@@ -65,14 +61,9 @@ export async function startServerProcess(dataDir: string): Promise<ServerProcess
   return {
     url,
     kubectl: kubectlFor(dataDir),
-    output: () => output,
     async kill() {
       child.kill('SIGKILL');
       await exited(child);
-    },
-    async stop() {
-      child.kill('SIGTERM');
-      return exited(child);
     },
   };
 }
