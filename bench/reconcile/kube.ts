@@ -19,6 +19,10 @@ const kubeconfigSchema = z.object({
   users: z.array(z.object({ user: z.object({ 'client-certificate-data': z.string(), 'client-key-data': z.string() }) })).min(1),
 });
 
+class StaleConnectionError extends Error {
+  override name = 'StaleConnectionError';
+}
+
 export class ApiClient {
   private readonly agent: https.Agent;
   private readonly base: URL;
@@ -59,7 +63,21 @@ export class ApiClient {
     return samples;
   }
 
-  private request(method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
+  /**
+   * One request; sent again once when it went out on a kept-alive connection
+   * the server had just closed for idleness (ECONNRESET on a reused socket,
+   * as Node's documentation advises): the server never read it.
+   */
+  private async request(method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
+    try {
+      return await this.send(method, path, body);
+    } catch (error) {
+      if (!(error instanceof StaleConnectionError)) throw error;
+      return this.send(method, path, body);
+    }
+  }
+
+  private send(method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
     const headers: Record<string, string | number> = body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) };
     return new Promise((resolve, reject) => {
       const req = https.request({ host: this.base.hostname, port: this.base.port, path, method, agent: this.agent, headers }, (res) => {
@@ -68,7 +86,7 @@ export class ApiClient {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
       });
-      req.on('error', reject);
+      req.on('error', (error: NodeJS.ErrnoException) => reject(req.reusedSocket && error.code === 'ECONNRESET' ? new StaleConnectionError(error.message) : error));
       req.end(body);
     });
   }

@@ -178,7 +178,8 @@ describe('networks', () => {
       'InvalidInput',
       "Invalid input for operation: 'maybe' cannot be converted to boolean.",
     );
-    expectFault(await call(cloud.demo, 'POST', url, { networks: [{}] }), 400, 'HTTPBadRequest', 'Bulk operation not supported');
+    // Bulk create (allow_bulk is on by default): every item is validated like a single body.
+    expectFault(await call(cloud.demo, 'POST', url, { networks: [{ name: 'ok' }, { foo: 1 }] }), 400, 'HTTPBadRequest', "Unrecognized attribute(s) 'foo'");
     expectFault(await call(cloud.demo, 'POST', url, { net: {} }), 400, 'HTTPBadRequest', "Unable to find 'network' in request body");
     expectFault(await call(cloud.demo, 'POST', url, {}), 400, 'HTTPBadRequest', 'Resource body required');
     expectFault(
