@@ -1,6 +1,7 @@
 /** What every reconciler works with; startReconciler builds one of these and shares it. */
 import type { CloudConnections } from './cloud.js';
 import type { IdentityGuard } from './identity-guard.js';
+import type { LoadBalancerTurns } from './lb-turns.js';
 import type { KindClient } from './objects.js';
 import type { ClusterApiSource } from './sources/source.js';
 import type { VerifiedResources } from './verified.js';
@@ -15,4 +16,5 @@ export interface ReconcilerDeps {
   verified: VerifiedResources;
   schedule: WaitSchedule;
   guard: IdentityGuard;
+  turns: LoadBalancerTurns;
 }

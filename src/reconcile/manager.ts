@@ -24,6 +24,7 @@ import type { ClusterApiSource, SourceChange } from './sources/source.js';
 import { VerifiedResources } from './verified.js';
 import { requirementsOf, runPreflight, type PreflightReport } from '../preflight/index.js';
 import { WaitSchedule } from './wait-schedule.js';
+import { LoadBalancerTurns } from './lb-turns.js';
 import { IdentityGuard, type SecretFinalizers } from './identity-guard.js';
 
 export interface ReconcilerOptions {
@@ -80,7 +81,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     onError: options.onError,
   };
   const guard = new IdentityGuard(options.secretFinalizers, [clusters, machines, servers]);
-  const deps = { clusters, machines, servers, source, clouds, verified, guard, schedule: new WaitSchedule() };
+  const deps = { clusters, machines, servers, source, clouds, verified, guard, schedule: new WaitSchedule(), turns: new LoadBalancerTurns() };
   const clusterController = new Controller({ ...common, name: 'openstackcluster', prefix: clusters.prefix, reconcile: openStackClusterReconciler(deps) });
   const machineController = new Controller({ ...common, name: 'openstackmachine', prefix: machines.prefix, reconcile: openStackMachineReconciler(deps) });
   const serverController = new Controller({ ...common, name: 'openstackserver', prefix: servers.prefix, reconcile: openStackServerReconciler(deps) });

@@ -5,11 +5,11 @@
  * because a wait that just began often ends within seconds (a listener, a
  * port), and backs off as it ages, so a slow one (an amphora boot) costs
  * few reads: each look comes after half the time already waited, between
- * one second and the actuator's delay.
+ * two seconds and the actuator's delay.
  */
 import type { Waiting } from './resource/actuator.js';
 
-const minimumMs = 1000;
+const minimumMs = 2000;
 const growth = 0.5;
 
 export class WaitSchedule {

@@ -22,6 +22,7 @@ import { clusterGate, clusterNameLabel, ownerClusterName, setPaused } from '../p
 import { ReconcilePass, describeWaits } from '../pass.js';
 import { remove } from '../resource/engine.js';
 import { memberActuator } from '../resource/member.js';
+import { LoadBalancerBusyError } from '../resource/octavia.js';
 import { serverSpecFor, type MachineSpec } from '../server-spec.js';
 import type { ClusterApiMachine, ClusterApiSource } from '../sources/source.js';
 
@@ -201,11 +202,25 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
   for (const [role, poolId] of pools) {
     const port = Number(role.slice(`${prefix}pool/`.length));
     const memberRole = `${prefix}member/${port}`;
-    const member = await pass.ensure(memberRole, memberActuator(cloud.clients.octavia, poolId), {
-      recordedId: ownedResources(pass.status)[memberRole],
-      desired: { name: memberName(lbName, port, machine.name), pool_id: poolId, loadbalancer_id: lbId, address, protocol_port: port },
-      record: (status, id) => setOwned(status, memberRole, id),
-    });
+    const recordedId = ownedResources(pass.status)[memberRole];
+    // A member to add waits for its turn on the load balancer rather than collide with another machine's.
+    const waitMs = recordedId === undefined ? context.deps.turns.take(lbId) : undefined;
+    if (waitMs !== undefined) {
+      pass.wait({ waitingFor: `load balancer ${lbId} to finish another machine's member change`, requeueAfterMs: waitMs }, true);
+      ready = false;
+      break;
+    }
+    let member;
+    try {
+      member = await pass.ensure(memberRole, memberActuator(cloud.clients.octavia, poolId), {
+        recordedId,
+        desired: { name: memberName(lbName, port, machine.name), pool_id: poolId, loadbalancer_id: lbId, address, protocol_port: port },
+        record: (status, id) => setOwned(status, memberRole, id),
+      });
+    } catch (error) {
+      if (error instanceof LoadBalancerBusyError) context.deps.turns.refused(lbId);
+      throw error;
+    }
     if (!member.ready) {
       ready = false;
       break;

@@ -1,0 +1,31 @@
+/**
+ * Takes turns on a load balancer. Octavia applies one change at a time and
+ * refuses (409) any other while PENDING_UPDATE; six workers joining the
+ * ingress pool at once would otherwise each try, be refused, and try again,
+ * which costs a request per refusal and delays them all. A machine takes a
+ * turn before adding its member; the others wait for the load balancer's
+ * settle time without asking Octavia.
+ */
+export class LoadBalancerTurns {
+  private readonly busyUntil = new Map<string, number>();
+
+  constructor(
+    /** How long a member change usually keeps a load balancer busy. */
+    private readonly settleMs = 3_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Undefined: it is this caller's turn (and the load balancer counts as busy from now); else how long to wait. */
+  take(loadBalancerId: string): number | undefined {
+    const now = this.now();
+    const until = this.busyUntil.get(loadBalancerId) ?? 0;
+    if (until > now) return until - now;
+    this.busyUntil.set(loadBalancerId, now + this.settleMs);
+    return undefined;
+  }
+
+  /** Octavia refused a change: keep the others off for a settle time. */
+  refused(loadBalancerId: string): void {
+    this.busyUntil.set(loadBalancerId, this.now() + this.settleMs);
+  }
+}
