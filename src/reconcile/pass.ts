@@ -138,6 +138,16 @@ export class ReconcilePass {
     return { resource: result.resource, ready: true, found: result.found };
   }
 
+  /**
+   * Takes a resource as verified without reading it again, for a child whose
+   * readiness its parent reports: an Octavia load balancer is ACTIVE again
+   * only once its new listener, pool or monitor is, so polling the parent
+   * suffices. A resync or a spec change reads it like any other.
+   */
+  trust(role: string, resource: { id: string }): void {
+    this.verified.set(this.meta.uid, role, resource.id, this.generation, resource);
+  }
+
   /** Forgets what was verified for one role, after a change that makes the memory stale (e.g. a child of a load balancer). */
   invalidate(role: string): void {
     this.verified.invalidate(this.meta.uid, role);

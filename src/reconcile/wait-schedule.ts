@@ -5,7 +5,7 @@
  * because a wait that just began often ends within seconds (a listener, a
  * port), and backs off as it ages, so a slow one (an amphora boot) costs
  * few reads: each look comes after half the time already waited, between
- * two seconds and the actuator's delay.
+ * half the actuator's delay (two seconds at least) and the actuator's delay.
  */
 import type { Waiting } from './resource/actuator.js';
 
@@ -28,7 +28,9 @@ export class WaitSchedule {
       current.add(key);
       const start = this.since.get(key) ?? now;
       this.since.set(key, start);
-      delay = Math.min(delay, Math.min(waiting.requeueAfterMs, Math.max(minimumMs, (now - start) * growth)));
+      // A wait the actuator expects to be long (a server build) is not looked at before half its delay.
+      const soonest = Math.max(minimumMs, waiting.requeueAfterMs / 2);
+      delay = Math.min(delay, Math.min(waiting.requeueAfterMs, Math.max(soonest, (now - start) * growth)));
     }
     for (const key of this.since.keys()) if (key.startsWith(`${uid}\n`) && !current.has(key)) this.since.delete(key);
     return delay;

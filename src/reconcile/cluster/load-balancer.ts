@@ -164,7 +164,7 @@ async function ensureListeners(context: ClusterContext, chain: ListenerChain): P
   for (const port of chain.ports) {
     const portName = loadBalancerPortName(chain.lbName, port);
     const role = (kind: string) => `${prefix}${kind}/${port}`;
-    const listener = await ensureChild(context, role('listener'), lbChanged, () =>
+    const listener = await ensureChild(context, `${prefix}loadbalancer`, role('listener'), lbChanged, () =>
       pass.ensure(role('listener'), listenerActuator(octavia), {
         recordedId: owned(pass)[role('listener')],
         desired: { name: portName, loadbalancer_id: lb.id, protocol: 'TCP', protocol_port: port, ...(chain.allowedCidrs ? { allowed_cidrs: chain.allowedCidrs } : {}), ...tags },
@@ -173,7 +173,7 @@ async function ensureListeners(context: ClusterContext, chain: ListenerChain): P
     );
     lbChanged ||= listener.changed;
     if (!listener.readyId) return false;
-    const pool = await ensureChild(context, role('pool'), lbChanged, () =>
+    const pool = await ensureChild(context, `${prefix}loadbalancer`, role('pool'), lbChanged, () =>
       pass.ensure(role('pool'), poolActuator(octavia), {
         recordedId: owned(pass)[role('pool')],
         desired: { name: portName, listener_id: listener.readyId!, loadbalancer_id: lb.id, protocol: 'TCP', lb_algorithm: lb.provider === 'ovn' ? 'SOURCE_IP_PORT' : 'ROUND_ROBIN', ...tags },
@@ -182,7 +182,7 @@ async function ensureListeners(context: ClusterContext, chain: ListenerChain): P
     );
     lbChanged ||= pool.changed;
     if (!pool.readyId) return false;
-    const monitor = await ensureChild(context, role('healthmonitor'), lbChanged, () =>
+    const monitor = await ensureChild(context, `${prefix}loadbalancer`, role('healthmonitor'), lbChanged, () =>
       pass.ensure(role('healthmonitor'), healthMonitorActuator(octavia), {
         recordedId: owned(pass)[role('healthmonitor')],
         desired: {
@@ -247,6 +247,7 @@ export async function reconcileIngressLoadBalancer(context: ClusterContext, netw
  */
 async function ensureChild(
   context: ClusterContext,
+  lbRole: string,
   role: string,
   lbChanged: boolean,
   run: () => Promise<{ resource: { id: string }; ready: boolean; found?: string }>,
@@ -256,7 +257,11 @@ async function ensureChild(
   if (lbChanged && recordedId === undefined) return { changed: false };
   const result = await run();
   const changed = result.found === 'created';
-  if (changed) pass.invalidate('loadbalancer');
+  if (changed) {
+    // From here the load balancer's own status says when the child is done.
+    pass.invalidate(lbRole);
+    pass.trust(role, result.resource);
+  }
   return { readyId: result.ready ? result.resource.id : undefined, changed };
 }
 
