@@ -4,14 +4,12 @@
  * floating IP to it; disabling the bastion deletes the server, its floating
  * IP and its security group. Nothing of ours is left behind at any step.
  */
-import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { servedKinds } from '../../../src/api/kinds.js';
 import { isNotFound } from '../../../src/openstack/index.js';
-import { startTestServer, type TestServer } from '../../harness.js';
+import type { TestServer } from '../../harness.js';
 import { CloudCensus, noResources } from './census.js';
-import { renderExamples } from './examples.js';
+import { startExampleServer, type ExampleServer } from './examples.js';
 import { expectedInventoryChange, expectedResources, readManifests, withoutRules, type Manifest } from './expected.js';
 import { apply, deleteWithoutWaiting, getObject, waitForDeletion, waitForObject, waitForReady } from './flow.js';
 
@@ -36,13 +34,11 @@ let manifests: string;
 let parsed: Manifest[];
 let census: CloudCensus;
 
+let example: ExampleServer;
+
 beforeAll(async () => {
-  server = await startTestServer({
-    kinds: servedKinds,
-    simulatedCloud: { port: 0, transitionDelayMs: 100 },
-    reconciler: { resyncPeriodMs: 60_000 },
-  });
-  manifests = await renderExamples(server.cloud!.url);
+  example = await startExampleServer();
+  ({ server, manifests } = example);
   parsed = await readManifests(manifests);
   census = await CloudCensus.open(server.cloud!);
   await apply(server.kubectl, manifests);
@@ -51,8 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   census?.close();
-  await server?.stop();
-  if (manifests) await rm(manifests, { recursive: true, force: true });
+  await example?.stop();
 });
 
 async function readCluster(): Promise<ClusterView> {

@@ -3,27 +3,21 @@
  * brings the cluster (3 control plane + 3 workers + bastion) to Ready on the
  * simulated cloud; deleting everything leaves nothing of ours behind.
  */
-import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { servedKinds } from '../../../src/api/kinds.js';
-import { startTestServer, type TestServer } from '../../harness.js';
-import { renderExamples } from './examples.js';
+import type { TestServer } from '../../harness.js';
+import { startExampleServer, type ExampleServer } from './examples.js';
 
+let example: ExampleServer;
 let server: TestServer;
 let manifests: string;
 
 beforeAll(async () => {
-  server = await startTestServer({
-    kinds: servedKinds,
-    simulatedCloud: { port: 0, transitionDelayMs: 100 },
-    reconciler: { resyncPeriodMs: 60_000 },
-  });
-  manifests = await renderExamples(server.cloud!.url);
+  example = await startExampleServer();
+  ({ server, manifests } = example);
 });
 
 afterAll(async () => {
-  await server?.stop();
-  if (manifests) await rm(manifests, { recursive: true, force: true });
+  await example?.stop();
 });
 
 function ours(): Record<string, number> {

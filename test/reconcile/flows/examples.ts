@@ -2,9 +2,12 @@
  * The manifests of examples/, pointed at a running simulated cloud: what a
  * user applies after `npm start`, with the cloud's actual address.
  */
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { servedKinds } from '../../../src/api/kinds.js';
+import type { SessionOptions } from '../../../src/openstack/index.js';
+import { startTestServer, type TestServer } from '../../harness.js';
 
 export const examplesDir = path.resolve(import.meta.dirname, '../../../examples');
 
@@ -17,4 +20,29 @@ export async function renderExamples(cloudUrl: string): Promise<string> {
     await writeFile(path.join(target, file), text.replaceAll('http://127.0.0.1:6445', cloudUrl));
   }
   return target;
+}
+
+export interface ExampleServer {
+  server: TestServer;
+  /** The rendered copy of examples/. */
+  manifests: string;
+  stop(): Promise<void>;
+}
+
+/** The embedded default as `npm start` runs it (reconciler, simulated cloud with quick transitions), with examples/ ready to apply. */
+export async function startExampleServer(sessionOptions: SessionOptions = {}): Promise<ExampleServer> {
+  const server = await startTestServer({
+    kinds: servedKinds,
+    simulatedCloud: { port: 0, transitionDelayMs: 100 },
+    reconciler: { resyncPeriodMs: 60_000, sessionOptions },
+  });
+  const manifests = await renderExamples(server.cloud!.url);
+  return {
+    server,
+    manifests,
+    async stop() {
+      await server.stop();
+      await rm(manifests, { recursive: true, force: true });
+    },
+  };
 }

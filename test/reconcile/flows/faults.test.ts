@@ -5,13 +5,11 @@
  * with exactly the resources its manifests call for, no name created
  * twice, and deleting it still leaves nothing of ours behind.
  */
-import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { servedKinds } from '../../../src/api/kinds.js';
 import type { Simulator } from '../../../src/openstack/simulator/host.js';
-import { startTestServer, type TestServer } from '../../harness.js';
+import type { TestServer } from '../../harness.js';
 import { CloudCensus, noResources, type ResourceCounts } from './census.js';
-import { renderExamples } from './examples.js';
+import { startExampleServer, type ExampleServer } from './examples.js';
 import { expectedInventoryChange, expectedResources, readManifests, withoutRules } from './expected.js';
 import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady } from './flow.js';
 import { RequestTrace } from './trace.js';
@@ -24,24 +22,20 @@ class Bench {
   census!: CloudCensus;
   expected!: ResourceCounts;
   readonly trace = new RequestTrace();
+  example!: ExampleServer;
 
   static forThisDescribe(): Bench {
     const bench = new Bench();
     beforeAll(async () => {
-      bench.server = await startTestServer({
-        kinds: servedKinds,
-        simulatedCloud: { port: 0, transitionDelayMs: 100 },
-        reconciler: { resyncPeriodMs: 60_000, sessionOptions: { logger: bench.trace.logger } },
-      });
+      bench.example = await startExampleServer({ logger: bench.trace.logger });
+      ({ server: bench.server, manifests: bench.manifests } = bench.example);
       bench.sim = bench.server.cloud!;
-      bench.manifests = await renderExamples(bench.sim.url);
       bench.expected = expectedResources(await readManifests(bench.manifests));
       bench.census = await CloudCensus.open(bench.sim);
     });
     afterAll(async () => {
       bench.census?.close();
-      await bench.server?.stop();
-      if (bench.manifests) await rm(bench.manifests, { recursive: true, force: true });
+      await bench.example?.stop();
     });
     return bench;
   }
