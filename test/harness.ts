@@ -13,7 +13,8 @@ import { gadgetKind, widgetKind } from './fixtures/widget-kind.js';
 
 export interface TestServer extends RunningApp {
   dataDir: string;
-  kubectl(args: string[], options?: { input?: string; env?: Record<string, string> }): Promise<KubectlResult>;
+  /** Runs kubectl; it is killed after timeoutMs (default 60 s). */
+  kubectl(args: string[], options?: { input?: string; env?: Record<string, string>; timeoutMs?: number }): Promise<KubectlResult>;
   /** Starts a long-running kubectl (e.g. get -w); caller kills it. */
   spawnKubectl(args: string[]): ChildProcessWithoutNullStreams;
   stop(): Promise<void>;
@@ -34,9 +35,9 @@ export async function startTestServer(
   return {
     ...app,
     dataDir,
-    async kubectl(args, { input, env: extraEnv } = {}) {
+    async kubectl(args, { input, env: extraEnv, timeoutMs = 60_000 } = {}) {
       return new Promise((resolve) => {
-        const child = execFile('kubectl', args, { env: { ...env, ...extraEnv }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+        const child = execFile('kubectl', args, { env: { ...env, ...extraEnv }, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
           const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
           resolve({ code, stdout, stderr });
         });

@@ -57,7 +57,9 @@ class Bench {
 }
 
 /** About 10% of all requests fail, spread over the statuses a real cloud answers under load; 10% more are slow. */
+/** The faults of this suite, replacing any injected before, so each test sees the same rates. */
 function injectFaults(sim: Simulator): void {
+  sim.faults.clear();
   for (const status of [500, 503]) sim.faults.add({ service: '*', rate: 0.03, status });
   sim.faults.add({ service: '*', rate: 0.02, status: 409, message: 'injected conflict' });
   sim.faults.add({ service: '*', rate: 0.02, status: 429, retryAfterSeconds: 1 });

@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import type { KubectlResult } from '../../harness.js';
 
-export type Kubectl = (args: string[]) => Promise<KubectlResult>;
+/** kubectl against the server under test; waits pass a timeout longer than their own --timeout. */
+export type Kubectl = (args: string[], options?: { timeoutMs?: number }) => Promise<KubectlResult>;
 
 const reconciledKinds = 'openstackclusters,openstackmachines,openstackservers';
 
@@ -41,8 +42,8 @@ export async function conditionsReport(kubectl: Kubectl): Promise<string> {
     .join('\n');
 }
 
-async function mustSucceed(kubectl: Kubectl, args: string[], what: string): Promise<string> {
-  const result = await kubectl(args);
+async function mustSucceed(kubectl: Kubectl, args: string[], what: string, timeoutMs?: number): Promise<string> {
+  const result = await kubectl(args, timeoutMs === undefined ? undefined : { timeoutMs });
   if (result.code !== 0) throw new Error(`${what}: kubectl ${args.join(' ')} failed (${result.code}): ${result.stderr.trim()}\n${await conditionsReport(kubectl)}`);
   return result.stdout;
 }
@@ -50,14 +51,15 @@ async function mustSucceed(kubectl: Kubectl, args: string[], what: string): Prom
 /** `kubectl wait --for=condition=Ready` on the cluster, then on every machine. */
 export async function waitForReady(kubectl: Kubectl, cluster: string, timeoutSeconds: number): Promise<void> {
   const timeout = `--timeout=${timeoutSeconds}s`;
-  await mustSucceed(kubectl, ['wait', '--for=condition=Ready', `openstackcluster/${cluster}`, timeout], `cluster ${cluster} did not become Ready`);
-  await mustSucceed(kubectl, ['wait', '--for=condition=Ready', 'openstackmachines', '--all', timeout], 'machines did not become Ready');
+  const killAfterMs = (timeoutSeconds + 10) * 1000;
+  await mustSucceed(kubectl, ['wait', '--for=condition=Ready', `openstackcluster/${cluster}`, timeout], `cluster ${cluster} did not become Ready`, killAfterMs);
+  await mustSucceed(kubectl, ['wait', '--for=condition=Ready', 'openstackmachines', '--all', timeout], 'machines did not become Ready', killAfterMs);
 }
 
 /** Waits until no cluster, machine or server object is left (each removed only once its finalizer is). */
 export async function waitForDeletion(kubectl: Kubectl, timeoutSeconds: number): Promise<void> {
   const args = ['wait', '--for=delete', reconciledKinds, '--all', `--timeout=${timeoutSeconds}s`];
-  const result = await kubectl(args);
+  const result = await kubectl(args, { timeoutMs: (timeoutSeconds + 10) * 1000 });
   // With nothing left to wait for, kubectl says so and fails; that is the outcome waited for.
   if (result.code === 0 || /no matching resources found/.test(result.stderr)) return;
   throw new Error(`objects were not deleted: kubectl ${args.join(' ')} failed (${result.code}): ${result.stderr.trim()}\n${await conditionsReport(kubectl)}`);
