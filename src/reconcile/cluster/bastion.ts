@@ -31,8 +31,10 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
   const existing = await deps.servers.get(name);
   const bastion = spec.bastion;
   if (!bastion || bastion.enabled === false || !bastion.spec) {
-    // The server, then the floating IP we created for it (CAPO releases it on disable too).
-    const gone = await deleteBastion(context);
+    // The server, then the floating IP we created for it (CAPO releases it on disable too). With nothing of a bastion
+    // left, no lookup is made on every pass; an unrecorded floating IP is still found when the cluster is deleted.
+    const leftovers = existing !== undefined || pass.status.bastion !== undefined || ownedFloatingIp(pass.status) !== undefined;
+    const gone = !leftovers || (await deleteBastion(context, existing));
     pass.condition(gone ? { type: 'BastionReady', status: 'True', reason: 'NotRequested' } : { type: 'BastionReady', status: 'False', reason: 'Deleting', message: 'deleting the bastion' });
     return;
   }
@@ -125,11 +127,11 @@ async function removeBastionServer(context: ClusterContext, existing: JsonObject
   return false;
 }
 
-/** The bastion server first, then the floating IP we created for it. */
-export async function deleteBastion(context: ClusterContext): Promise<boolean> {
+/** The bastion server first (`existing` when the caller has just read it), then the floating IP we created for it. */
+export async function deleteBastion(context: ClusterContext, existing?: JsonObject): Promise<boolean> {
   const { pass, cluster, deps, cloud } = context;
-  const existing = await deps.servers.get({ namespace: cluster.namespace, name: bastionServerName(cluster) });
-  if (!(await removeBastionServer(context, existing))) return false;
+  const server = existing ?? (await deps.servers.get({ namespace: cluster.namespace, name: bastionServerName(cluster) }));
+  if (!(await removeBastionServer(context, server))) return false;
   const removal = await remove(floatingIpActuator(cloud.clients.neutron), { recordedId: ownedFloatingIp(pass.status), name: bastionServerName(cluster), owner: pass.owner });
   if (!pass.noteRemoval(removal)) return false;
   if (ownedFloatingIp(pass.status) !== undefined || pass.status.bastion !== undefined) {
