@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { ServerHello } from './server.js';
 import { mb, monotonicUs, type PhaseMark, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
+import { RawClient } from '../raw-client.js';
 
 // ---- configuration ---------------------------------------------------------
 
@@ -157,54 +158,14 @@ function readCredentials(kubeconfigPath: string): Credentials {
   };
 }
 
-interface Response {
-  status: number;
-  body: Buffer;
-  ms: number;
-}
-
-class Client {
-  readonly agent: https.Agent;
-  readonly host: string;
-  readonly port: number;
-
+/** The raw client with the admin's client certificate. */
+class Client extends RawClient {
   constructor(
     base: URL,
     readonly credentials: Credentials,
     maxSockets: number,
   ) {
-    this.host = base.hostname;
-    this.port = Number(base.port);
-    this.agent = new https.Agent({ keepAlive: true, maxSockets, ...credentials });
-  }
-
-  request(method: string, urlPath: string, options: { body?: string; contentType?: string; accept?: string } = {}): Promise<Response> {
-    const headers: Record<string, string | number> = { 'User-Agent': 'capo-bench/1' };
-    if (options.body !== undefined) {
-      headers['Content-Type'] = options.contentType ?? 'application/json';
-      headers['Content-Length'] = Buffer.byteLength(options.body);
-    }
-    if (options.accept) headers.Accept = options.accept;
-    return new Promise((resolve, reject) => {
-      const started = performance.now();
-      const req = https.request({ host: this.host, port: this.port, path: urlPath, method, agent: this.agent, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - started }));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(options.body);
-    });
-  }
-
-  /** Like request, but a status other than `expected` aborts the benchmark: figures for failing requests mean nothing. */
-  async expect(expected: number, method: string, urlPath: string, options: Parameters<Client['request']>[2] = {}): Promise<Response> {
-    const response = await this.request(method, urlPath, options);
-    if (response.status !== expected) {
-      throw new Error(`${method} ${urlPath}: expected ${expected}, got ${response.status}: ${response.body.toString('utf8').slice(0, 500)}`);
-    }
-    return response;
+    super(base, new https.Agent({ keepAlive: true, maxSockets, ...credentials }));
   }
 }
 

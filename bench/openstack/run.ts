@@ -35,6 +35,7 @@ import { MetricsRegistry } from '../../src/observability/metrics.js';
 import { createServiceClients, loadCloud, novaMicroversion, OpenStackSession, type CloudConfig, type ServiceClients } from '../../src/openstack/index.js';
 import type { MemoryReply, SimulatorHello } from './simulator.js';
 import { mb, monotonicUs, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
+import { RawClient } from '../raw-client.js';
 
 // ---- configuration ---------------------------------------------------------
 
@@ -150,28 +151,18 @@ async function startSimulatorProcess(config: Config): Promise<SimulatorProcess> 
 
 // ---- the raw client --------------------------------------------------------
 
-interface RawResponse {
-  status: number;
-  body: Buffer;
-  ms: number;
-}
-
 /** Headers the session sends for Nova calls, so both clients get the same (2.60) representation. */
 const computeHeaders = { 'OpenStack-API-Version': `compute ${novaMicroversion}`, 'X-OpenStack-Nova-API-Version': novaMicroversion };
 
-/** The floor: node:http with a keep-alive agent, a token fixed in advance, bytes in and out, nothing parsed. */
-class RawClient {
-  readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  private readonly host: string;
-  private readonly port: number;
+/** The raw client with a token fixed in advance; it never re-authenticates. */
+class TokenClient extends RawClient {
   token = '';
 
   constructor(base: URL) {
-    this.host = base.hostname;
-    this.port = Number(base.port);
+    super(base, new http.Agent({ keepAlive: true, maxSockets: 64 }), () => ({ Accept: 'application/json', 'X-Auth-Token': this.token }));
   }
 
-  /** One password token for the whole run; the raw client never re-authenticates. */
+  /** One password token for the whole run. */
   async authenticate(cloud: CloudConfig): Promise<void> {
     const auth = cloud.auth;
     if (auth.method !== 'password' || !('name' in auth.user) || !('name' in auth.project)) throw new Error('the simulator cloud is expected to use a password and names');
@@ -182,46 +173,10 @@ class RawClient {
       },
     });
     const identityPath = `${new URL(cloud.authUrl).pathname}/auth/tokens?nocatalog`;
-    const token = await new Promise<string>((resolve, reject) => {
-      const req = http.request({ host: this.host, port: this.port, path: identityPath, method: 'POST', agent: this.agent, headers: { 'Content-Type': 'application/json' } }, (res) => {
-        res.resume();
-        const subject = res.headers['x-subject-token'];
-        if (res.statusCode !== 201 || typeof subject !== 'string') reject(new Error(`token request answered ${res.statusCode}`));
-        else resolve(subject);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-    this.token = token;
-  }
-
-  request(method: string, urlPath: string, options: { body?: string; compute?: boolean } = {}): Promise<RawResponse> {
-    const headers: Record<string, string | number> = { 'User-Agent': 'capo-bench/1', Accept: 'application/json', 'X-Auth-Token': this.token };
-    if (options.compute) Object.assign(headers, computeHeaders);
-    if (options.body !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      headers['Content-Length'] = Buffer.byteLength(options.body);
-    }
-    return new Promise((resolve, reject) => {
-      const started = performance.now();
-      const req = http.request({ host: this.host, port: this.port, path: urlPath, method, agent: this.agent, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), ms: performance.now() - started }));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(options.body);
-    });
-  }
-
-  /** A status other than `expected` aborts the benchmark: figures for failing requests mean nothing. */
-  async expect(expected: number, method: string, urlPath: string, options: Parameters<RawClient['request']>[2] = {}): Promise<RawResponse> {
-    const response = await this.request(method, urlPath, options);
-    if (response.status !== expected) {
-      throw new Error(`${method} ${urlPath}: expected ${expected}, got ${response.status}: ${response.body.toString('utf8').slice(0, 500)}`);
-    }
-    return response;
+    const response = await this.request('POST', identityPath, { body });
+    const subject = response.headers['x-subject-token'];
+    if (response.status !== 201 || typeof subject !== 'string') throw new Error(`token request answered ${response.status}`);
+    this.token = subject;
   }
 }
 
@@ -417,15 +372,15 @@ interface ThroughputResult {
 
 const checkEvery = 100;
 
-async function throughputPhase(pid: number, raw: RawClient, call: ReadCall, count: number, config: Config): Promise<ThroughputResult> {
+async function throughputPhase(pid: number, raw: TokenClient, call: ReadCall, count: number, config: Config): Promise<ThroughputResult> {
   // Fresh connections for each phase: see Clients.dropIdleConnections.
   raw.agent.destroy();
-  await pool(config.warmup, config.concurrency, async (i) => void (await raw.expect(200, 'GET', call.path(i), { compute: call.compute })));
+  await pool(config.warmup, config.concurrency, async (i) => void (await raw.expect(200, 'GET', call.path(i), { headers: call.compute ? computeHeaders : {} })));
   const latencies = new Float64Array(count);
   let bytes = 0;
   const { cost } = await measured(pid, `throughput: ${call.name}`, () =>
     pool(count, config.concurrency, async (i) => {
-      const response = await raw.expect(200, 'GET', call.path(i), { compute: call.compute });
+      const response = await raw.expect(200, 'GET', call.path(i), { headers: call.compute ? computeHeaders : {} });
       latencies[i] = response.ms;
       bytes += response.body.length;
       if (i % checkEvery === 0) {
@@ -437,7 +392,7 @@ async function throughputPhase(pid: number, raw: RawClient, call: ReadCall, coun
   return { name: call.name, count, cost, latencies: summarize(latencies), responseBytes: bytes / count };
 }
 
-async function cyclePhase(pid: number, raw: RawClient, population: Population, config: Config) {
+async function cyclePhase(pid: number, raw: TokenClient, population: Population, config: Config) {
   const create = new Float64Array(config.cycles);
   const remove = new Float64Array(config.cycles);
   const cycle = async (i: number, record: boolean) => {
@@ -470,7 +425,7 @@ interface OverheadResult {
 }
 
 interface Clients {
-  raw: RawClient;
+  raw: TokenClient;
   got: GotClient;
   typed: ServiceClients;
   countCall: () => void;
@@ -500,7 +455,7 @@ async function overheadSeries(pid: number, all: Clients, call: ReadCall, inFligh
       return performance.now() - started;
     }
     const started = performance.now();
-    const response = await raw.expect(200, 'GET', call.path(i), { compute: call.compute });
+    const response = await raw.expect(200, 'GET', call.path(i), { headers: call.compute ? computeHeaders : {} });
     if (client === 'raw + JSON.parse') JSON.parse(response.body.toString('utf8'));
     return performance.now() - started;
   };
@@ -586,7 +541,7 @@ async function main(): Promise<void> {
   const clients = createServiceClients(session);
   let sessionCalls = 0;
   const countCall = () => void sessionCalls++;
-  const raw = new RawClient(new URL(hello.url));
+  const raw = new TokenClient(new URL(hello.url));
   const gotClient = new GotClient(hello.url, () => raw.token);
   try {
     const memory: { state: string; rssKb: number; reply: MemoryReply }[] = [];
