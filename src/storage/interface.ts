@@ -10,9 +10,15 @@
  *
  * Values are JSON objects. Storage never interprets them, except that it owns
  * metadata.resourceVersion: stripped on write, set to modRevision on read.
+ * A value whose JSON is larger than `maxValueBytes` is refused with
+ * ValueTooLargeError, as etcd refuses requests over its --max-request-bytes,
+ * so no write (a patch that grows an object, say) can bloat the store.
  */
 
 export type JsonObject = { [key: string]: unknown };
+
+/** The largest stored value: the largest body the API accepts, plus room for the server's own metadata. */
+export const maxValueBytes = 4 * 1024 * 1024;
 
 export interface Entry {
   key: string;
@@ -108,6 +114,15 @@ export class StorageError extends Error {}
 export class KeyExistsError extends StorageError {
   constructor(readonly key: string) {
     super(`key exists: ${key}`);
+  }
+}
+
+export class ValueTooLargeError extends StorageError {
+  constructor(
+    readonly key: string,
+    readonly bytes: number,
+  ) {
+    super(`value of ${key} is ${bytes} bytes, over the limit of ${maxValueBytes}`);
   }
 }
 

@@ -38,6 +38,8 @@ import {
   RevisionConflictError,
   StorageError,
   TooOldRevisionError,
+  ValueTooLargeError,
+  maxValueBytes,
   type Entry,
   type JsonObject,
   type ListRequest,
@@ -247,7 +249,7 @@ export class SqliteStorage implements Storage {
 
   async create(key: string, value: JsonObject): Promise<Entry> {
     this.assertOpen();
-    const json = serializeWithoutResourceVersion(value);
+    const json = serializeWithoutResourceVersion(key, value);
     return this.write(() => {
       if (this.selectObject(key)) throw new KeyExistsError(key);
       const revision = ++this.pendingRevision;
@@ -264,7 +266,7 @@ export class SqliteStorage implements Storage {
 
   async update(key: string, value: JsonObject, expectedModRevision: number): Promise<Entry> {
     this.assertOpen();
-    const json = serializeWithoutResourceVersion(value);
+    const json = serializeWithoutResourceVersion(key, value);
     return this.write(() => {
       const current = this.selectObject(key);
       if (!current) throw new KeyNotFoundError(key);
@@ -541,12 +543,22 @@ export class SqliteStorage implements Storage {
   }
 }
 
-function serializeWithoutResourceVersion(value: JsonObject): string {
+function serializeWithoutResourceVersion(key: string, value: JsonObject): string {
+  const json = JSON.stringify(withoutResourceVersion(value));
+  // Length counts UTF-16 units, at most the byte count; only a value near the limit pays for the exact count.
+  if (json.length * 3 > maxValueBytes) {
+    const bytes = Buffer.byteLength(json);
+    if (bytes > maxValueBytes) throw new ValueTooLargeError(key, bytes);
+  }
+  return json;
+}
+
+function withoutResourceVersion(value: JsonObject): JsonObject {
   const metadata = value.metadata;
-  if (!isPlainObject(metadata) || !('resourceVersion' in metadata)) return JSON.stringify(value);
+  if (!isPlainObject(metadata) || !('resourceVersion' in metadata)) return value;
   const metadataCopy = { ...metadata };
   delete metadataCopy.resourceVersion;
-  return JSON.stringify({ ...value, metadata: metadataCopy });
+  return { ...value, metadata: metadataCopy };
 }
 
 function parseWithResourceVersion(json: string, revision: number): JsonObject {

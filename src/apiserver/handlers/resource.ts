@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonObject, Storage } from '../../storage/interface.js';
 import type { UserInfo } from '../auth/user.js';
 import { errors, FieldError } from '../errors.js';
-import { decodeJson, decodeObjectBody, decodeYaml, readBody } from '../http/body.js';
+import { decodeJson, decodeObjectBody, decodeYaml, readBody, type DecodedObject } from '../http/body.js';
 import { negotiate, parseContentType, type Representation } from '../http/negotiation.js';
 import type { ResourceRequestInfo } from '../http/request-info.js';
 import { sendJson, setWarnings } from '../http/respond.js';
@@ -280,17 +280,19 @@ export class ResourceHandler {
   // ---- writes --------------------------------------------------------------
 
   private async create(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
-    const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
+    const decoded = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
     const options = writeOptions(request, query, user, 'CreateOptions');
-    const result = await store.create(info.namespace, body as JsonObject, served.version, options);
-    respondWrite(response, result, 201);
+    const duplicates = duplicateFieldWarnings(decoded, options.fieldValidation);
+    const result = await store.create(info.namespace, decoded.value as JsonObject, served.version, options);
+    respondWrite(response, result, 201, duplicates);
   }
 
   private async replace(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
-    const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
+    const decoded = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
     const options = writeOptions(request, query, user, 'UpdateOptions');
-    const result = await store.replace(info.namespace, info.name!, body as JsonObject, served.version, statusSubresource(info), options);
-    respondWrite(response, result, 200);
+    const duplicates = duplicateFieldWarnings(decoded, options.fieldValidation);
+    const result = await store.replace(info.namespace, info.name!, decoded.value as JsonObject, served.version, statusSubresource(info), options);
+    respondWrite(response, result, 200, duplicates);
   }
 
   private async patch(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
@@ -304,8 +306,9 @@ export class ResourceHandler {
         throw errors.invalid('meta.k8s.io', 'PatchOptions', '', [FieldError.required('fieldManager', 'is required for apply patch')]);
       }
       const applied = decodeYaml(body);
-      const result = await store.apply(info.namespace, info.name!, applied as JsonObject, served.version, subresource, { ...options, force: force ?? false });
-      return respondWrite(response, result, result.created ? 201 : 200);
+      const duplicates = duplicateFieldWarnings(applied, options.fieldValidation);
+      const result = await store.apply(info.namespace, info.name!, applied.value as JsonObject, served.version, subresource, { ...options, force: force ?? false });
+      return respondWrite(response, result, result.created ? 201 : 200, duplicates);
     }
     if (force !== undefined) {
       throw errors.invalid('meta.k8s.io', 'PatchOptions', '', [FieldError.forbidden('force', 'may not be specified for non-apply patch')]);
@@ -345,9 +348,16 @@ export class ResourceHandler {
   }
 }
 
-function respondWrite(response: ServerResponse, result: WriteResult, code: number): void {
-  setWarnings(response, result.warnings);
+function respondWrite(response: ServerResponse, result: WriteResult, code: number, decodingWarnings: string[] = []): void {
+  setWarnings(response, [...decodingWarnings, ...result.warnings]);
   sendJson(response, code, result.object);
+}
+
+/** kube's strict decoding: a field the body sets twice is an error under Strict and a warning under Warn. */
+function duplicateFieldWarnings(decoded: DecodedObject, validation: FieldValidation): string[] {
+  const messages = decoded.duplicateFields.map((field) => `duplicate field "${field}"`);
+  if (validation === 'Strict' && messages.length > 0) throw errors.badRequest(`strict decoding error: ${messages.join(', ')}`);
+  return validation === 'Warn' ? messages : [];
 }
 
 function statusSubresource(info: ResourceRequestInfo): 'status' | undefined {

@@ -1,10 +1,14 @@
 /**
  * Request bodies: size limit, media type and decoding (JSON or YAML).
- * Decoding errors become 400s that quote the parser, as kube does.
+ * Decoding errors become 400s that quote the parser, as kube does. Every
+ * decoded value is checked against the nesting limit before anything walks
+ * it, and object bodies report the fields they set twice.
  */
 import type { IncomingMessage } from 'node:http';
-import { parseDocument } from 'yaml';
+import { isPair, isScalar, isSeq, parseDocument, visit, type Document } from 'yaml';
 import { errors } from '../errors.js';
+import { maxNestingDepth, nestingDepth } from '../patch/json-value.js';
+import { duplicateJsonFields } from './json-duplicates.js';
 
 export const maxRequestBodyBytes = 3 * 1024 * 1024;
 
@@ -27,14 +31,36 @@ export async function readBody(request: IncomingMessage, limit = maxRequestBodyB
   return Buffer.concat(chunks);
 }
 
+/** A decoded object body, with the fields it sets more than once (for fieldValidation). */
+export interface DecodedObject {
+  value: unknown;
+  duplicateFields: string[];
+}
+
 export function decodeJson(body: Buffer): unknown {
+  return parseJsonText(jsonText(body));
+}
+
+function jsonText(body: Buffer): string {
   const text = body.toString('utf8');
   if (text.trim() === '') throw errors.badRequest('the body of the request was empty');
+  return text;
+}
+
+function parseJsonText(text: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw errors.badRequest(`error decoding request body: ${withoutExcerpt((error as Error).message)}`);
   }
+  return withinNestingLimit(value);
+}
+
+function decodeJsonObject(body: Buffer): DecodedObject {
+  const text = jsonText(body);
+  const value = parseJsonText(text);
+  return { value, duplicateFields: duplicateJsonFields(text) };
 }
 
 /** V8 quotes the text around a syntax error, which can be a Secret's data; the position is enough. */
@@ -42,22 +68,71 @@ function withoutExcerpt(message: string): string {
   return message.replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, ' in JSON');
 }
 
+function withinNestingLimit<T>(value: T): T {
+  if (nestingDepth(value) > maxNestingDepth) throw tooDeep();
+  return value;
+}
+
+function tooDeep() {
+  return errors.badRequest(`error decoding request body: the object nests more than ${maxNestingDepth} levels deep`);
+}
+
 /** YAML is a superset of JSON, so this also reads JSON bodies sent as YAML. */
-export function decodeYaml(body: Buffer): unknown {
+export function decodeYaml(body: Buffer): DecodedObject {
   const text = body.toString('utf8');
   if (text.trim() === '') throw errors.badRequest('the body of the request was empty');
-  const document = parseDocument(text, { uniqueKeys: true, version: '1.2' });
+  const document = parseDocument(text, { uniqueKeys: false, version: '1.2' });
   if (document.errors.length > 0) {
+    // The parser recurses into flow collections and reports running out of stack as a syntax error.
+    if (document.errors.some((error) => error.message.includes('Maximum call stack size exceeded'))) throw tooDeep();
     throw errors.badRequest(`error converting YAML to JSON: ${document.errors[0].message.split('\n')[0]}`);
   }
-  return document.toJS({ maxAliasCount: 100 });
+  let value: unknown;
+  try {
+    value = document.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    // The library refuses alias bombs (and anything else it cannot build) by throwing.
+    throw errors.badRequest(`error converting YAML to JSON: yaml: ${(error as Error).message}`);
+  }
+  return { value: withinNestingLimit(value), duplicateFields: duplicateYamlFields(document) };
+}
+
+/** Runs after the nesting check, so the library's recursive visit stays shallow. */
+function duplicateYamlFields(document: Document): string[] {
+  const duplicates: string[] = [];
+  visit(document, {
+    Map(_, map, ancestors) {
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+        if (seen.has(key)) duplicates.push(yamlPath([...ancestors, map], key));
+        seen.add(key);
+      }
+    },
+  });
+  return duplicates;
+}
+
+/** `spec.ports[0].name` for a key of the map reached through `ancestors`. */
+function yamlPath(ancestors: readonly unknown[], key: string): string {
+  let path = '';
+  for (let i = 0; i < ancestors.length; i++) {
+    const node = ancestors[i];
+    if (isPair(node)) {
+      const name = isScalar(node.key) ? String(node.key.value) : String(node.key);
+      path += path === '' ? name : `.${name}`;
+    } else if (isSeq(node)) {
+      path += `[${node.items.indexOf(ancestors[i + 1] as never)}]`;
+    }
+  }
+  return path === '' ? key : `${path}.${key}`;
 }
 
 /** Decodes a POST/PUT body by its Content-Type. */
-export function decodeObjectBody(mediaType: string, body: Buffer): unknown {
+export function decodeObjectBody(mediaType: string, body: Buffer): DecodedObject {
   switch (mediaType) {
     case 'application/json':
-      return decodeJson(body);
+      return decodeJsonObject(body);
     case 'application/yaml':
       return decodeYaml(body);
     default:

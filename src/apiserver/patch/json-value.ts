@@ -1,7 +1,9 @@
 /**
- * Plain-JSON helpers shared by the patch engines. Patches arrive from
- * clients, so keys such as "__proto__" are ordinary data here: every write
- * defines an own property instead of going through the prototype setter.
+ * Plain-JSON helpers shared by body decoding and the patch engines. Patches
+ * arrive from clients, so keys such as "__proto__" are ordinary data here:
+ * every write defines an own property instead of going through the prototype
+ * setter. The measuring helpers walk with an explicit stack, so no input can
+ * overflow the call stack, and stop once past their limit.
  */
 
 export type JsonObject = Record<string, unknown>;
@@ -36,4 +38,55 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
     );
   }
   return a === b;
+}
+
+/**
+ * The length of `value` serialised as compact JSON (strings counted in UTF-16 units plus quotes),
+ * walking no further once `limit` is passed: the answer is then some number above `limit`.
+ */
+export function jsonSizeUpTo(value: unknown, limit: number): number {
+  let size = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0 && size <= limit) {
+    const item = pending.pop();
+    if (Array.isArray(item)) {
+      size += 1 + item.length;
+      for (const element of item) pending.push(element);
+    } else if (isJsonObject(item)) {
+      const keys = Object.keys(item);
+      size += 1 + keys.length;
+      for (const key of keys) {
+        size += key.length + 3;
+        pending.push(item[key]);
+      }
+    } else if (typeof item === 'string') {
+      size += item.length + 2;
+    } else {
+      size += String(item).length;
+    }
+  }
+  return size;
+}
+
+/**
+ * How many containers deep objects and arrays may nest in anything the API accepts. kube's decoder
+ * allows 10,000, but every walker after it (pruning, defaulting, validation, managedFields,
+ * conversion) recurses; CAPO's schemas nest under 20 levels, so 100 leaves room for free-form
+ * fields such as a Cluster's topology variables while keeping every walker far from the stack's end.
+ */
+export const maxNestingDepth = 100;
+
+/** How deep `value` nests (a scalar is 0, `{}` and `[]` are 1), counting no further than `limit + 1`. */
+export function nestingDepth(value: unknown, limit = maxNestingDepth): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    const here = depth + 1;
+    if (here > deepest) deepest = here;
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) pending.push([child, here]);
+  }
+  return deepest;
 }

@@ -3,6 +3,11 @@
  *  - a body that is not an array of objects is a 400 carrying the Go decoder's
  *    wording, as kube returns it;
  *  - more than 10000 operations is a 413 (kube's limit and text);
+ *  - `copy` operations may add at most 3 MiB in all (kube's
+ *    --json-patch-max-copy-bytes): each copy doubles what it copies at most,
+ *    so without a bound 25 copies of a small subtree into itself exhaust the
+ *    heap. The breach is kube's 422 with the library's wording as its cause;
+ *  - no operation may nest the document past the nesting limit bodies have;
  *  - an unknown op or a missing/ill-formed field is a 400 here; kube reports
  *    those only while applying, as 422, but they are defects of the patch
  *    itself rather than of its fit to the object;
@@ -11,9 +16,10 @@
  *    carries the reason. The reason is kept on `error.cause` for logs.
  */
 import { ApiError, errors } from '../errors.js';
-import { cloneJson, isJsonObject, jsonEqual, setOwn, type JsonObject } from './json-value.js';
+import { cloneJson, isJsonObject, jsonEqual, jsonSizeUpTo, maxNestingDepth, nestingDepth, setOwn, type JsonObject } from './json-value.js';
 
 const maxOperations = 10000;
+export const maxCopyBytes = 3 * 1024 * 1024;
 
 type Operation =
   | { op: 'add' | 'replace' | 'test'; path: Pointer; value: unknown }
@@ -41,7 +47,8 @@ export function applyJsonPatch(document: unknown, patch: unknown): unknown {
   }
   const operations = (patch as JsonObject[]).map(parseOperation);
   let result = cloneJson(document);
-  for (const operation of operations) result = applyOperation(result, operation);
+  const copied = { bytes: 0 };
+  for (const operation of operations) result = applyOperation(result, operation, copied);
   return result;
 }
 
@@ -85,7 +92,7 @@ function pointerField(raw: JsonObject, op: string, field: 'path' | 'from'): Poin
 }
 
 /** `document` is a private copy, so containers inside it may be changed in place. */
-function applyOperation(document: unknown, operation: Operation): unknown {
+function applyOperation(document: unknown, operation: Operation, copied: { bytes: number }): unknown {
   switch (operation.op) {
     case 'add':
       return add(document, operation.path, cloneJson(operation.value), 'add');
@@ -105,8 +112,20 @@ function applyOperation(document: unknown, operation: Operation): unknown {
       remove(document, from, 'move');
       return add(document, path, value, 'move');
     }
-    case 'copy':
-      return add(document, operation.path, cloneJson(get(document, operation.from, 'copy')), 'copy');
+    case 'copy': {
+      const value = get(document, operation.from, 'copy');
+      // Measured before cloning, and only up to what is left of the budget, so a breach costs no more than the budget.
+      const left = maxCopyBytes - copied.bytes;
+      const size = jsonSizeUpTo(value, left);
+      if (size > left) {
+        throw failed(
+          `Unable to complete the copy, the accumulated size increase of copy is ${copied.bytes + size}, exceeding the limit ${maxCopyBytes}`,
+          { visible: true },
+        );
+      }
+      copied.bytes += size;
+      return add(document, operation.path, cloneJson(value), 'copy');
+    }
     case 'test':
       if (!jsonEqual(get(document, operation.path, 'test'), operation.value)) {
         throw failed(`testing value ${operation.path.text} failed: test failed`);
@@ -116,6 +135,7 @@ function applyOperation(document: unknown, operation: Operation): unknown {
 }
 
 function add(document: unknown, path: Pointer, value: unknown, op: string): unknown {
+  checkNesting(path, value, op);
   if (path.tokens.length === 0) return value;
   const { parent, key } = locateParent(document, path, op);
   if (Array.isArray(parent)) {
@@ -125,6 +145,17 @@ function add(document: unknown, path: Pointer, value: unknown, op: string): unkn
     setOwn(parent, key, value);
   }
   return document;
+}
+
+/**
+ * Keeps the document within the nesting limit after every operation: otherwise repeated adds at
+ * the deepest point would deepen it without bound, and the walkers after the patch recurse.
+ */
+function checkNesting(path: Pointer, value: unknown, op: string): void {
+  const left = maxNestingDepth - path.tokens.length;
+  if (nestingDepth(value, Math.max(left, 0)) > left) {
+    throw failed(`${op} operation does not apply: the result would nest more than ${maxNestingDepth} levels deep at ${path.text}`, { visible: true });
+  }
 }
 
 function remove(document: unknown, path: Pointer, op: string): void {
@@ -140,6 +171,7 @@ function remove(document: unknown, path: Pointer, op: string): void {
 
 /** In place rather than remove-then-add, so an object keeps its key order. */
 function replace(document: unknown, path: Pointer, value: unknown): unknown {
+  checkNesting(path, value, 'replace');
   if (path.tokens.length === 0) return value;
   const { parent, key } = locateParent(document, path, 'replace');
   if (Array.isArray(parent)) {
@@ -187,8 +219,13 @@ function missing(op: string, path: Pointer): ApiError {
   return failed(`${op} operation does not apply: doc is missing path: ${path.text}`);
 }
 
-function failed(reason: string): ApiError {
-  const error = new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
+/**
+ * kube's generic 422. For most failures kube's own message hides the reason (kept on `cause` for
+ * logs); a resource bound it reports as an UnexpectedServerResponse cause, so the client can tell.
+ */
+function failed(reason: string, options: { visible?: boolean } = {}): ApiError {
+  const details = options.visible ? { causes: [{ reason: 'UnexpectedServerResponse' as const, message: reason }] } : {};
+  const error = new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', details);
   error.cause = new Error(reason);
   return error;
 }

@@ -11,6 +11,8 @@ import {
   KeyExistsError,
   KeyNotFoundError,
   RevisionConflictError,
+  ValueTooLargeError,
+  maxValueBytes,
   type Entry,
   type JsonObject,
   type Storage,
@@ -268,7 +270,7 @@ export class ResourceStore {
           if (generated && attempt < maxGenerateNameAttempts) continue;
           throw errors.alreadyExists(this.ref, candidateMeta.name!);
         }
-        throw error;
+        throw tooLargeOr(error);
       }
     }
   }
@@ -439,7 +441,7 @@ export class ResourceStore {
         // A pinned resourceVersion fails the check above on the next attempt.
         if (error instanceof RevisionConflictError) continue;
         if (error instanceof KeyNotFoundError) throw errors.notFound(this.ref, name);
-        throw error;
+        throw tooLargeOr(error);
       }
     }
   }
@@ -693,3 +695,9 @@ function truncate(text: string): string {
 }
 
 export type { Entry };
+
+/** A value the storage refuses for its size is the client's to shrink: kube's 413. */
+function tooLargeOr(error: unknown): unknown {
+  if (!(error instanceof ValueTooLargeError)) return error;
+  return errors.tooLarge(`Request entity too large: the object would be stored as ${error.bytes} bytes, over the limit of ${maxValueBytes}`);
+}
