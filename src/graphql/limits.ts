@@ -49,7 +49,7 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
     OperationDefinition(operation) {
       const root = operation.operation === 'query' ? context.getSchema().getQueryType() : undefined;
       if (!root) return;
-      const { depth, cost } = measure(context, operation.selectionSet, root, undefined, new Set());
+      const { depth, cost } = measure(context, operation.selectionSet, root, undefined, new Map());
       const name = operation.name ? `operation ${operation.name.value}` : 'the operation';
       if (depth > limits.maxDepth) {
         context.reportError(new GraphQLError(`${name} nests ${depth} fields deep; the limit is ${limits.maxDepth}`, { nodes: [operation], extensions: { limit: 'depth', allowed: limits.maxDepth, requested: depth } }));
@@ -62,8 +62,17 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
   });
 }
 
+/**
+ * What each fragment measures, by fragment and page size (its type condition is fixed): a
+ * fragment is measured once however often it is spread, so a document whose fragments spread each
+ * other twice over (2^n paths through n fragments) costs a walk linear in its size. `pending`
+ * marks a fragment being measured: a spread that reaches it again is a cycle, which
+ * NoFragmentCyclesRule reports, and counts nothing here.
+ */
+type FragmentMeasures = Map<string, Measure | 'pending'>;
+
 /** `pageSize` is the `first` of the field that owns this selection, which sizes a list directly inside it (edges). */
-function measure(context: ValidationContext, selectionSet: SelectionSetNode, parent: GraphQLNamedType, pageSize: number | undefined, fragments: Set<string>): Measure {
+function measure(context: ValidationContext, selectionSet: SelectionSetNode, parent: GraphQLNamedType, pageSize: number | undefined, fragments: FragmentMeasures): Measure {
   const total: Measure = { depth: 0, cost: 0 };
   const add = (part: Measure) => {
     total.depth = Math.max(total.depth, part.depth);
@@ -76,18 +85,26 @@ function measure(context: ValidationContext, selectionSet: SelectionSetNode, par
       const type = selection.typeCondition ? context.getSchema().getType(selection.typeCondition.name.value) : parent;
       if (type) add(measure(context, selection.selectionSet, type, pageSize, fragments));
     } else {
-      const name = selection.name.value;
-      const fragment = context.getFragment(name);
-      // NoFragmentCyclesRule reports cycles; here a cycle just stops counting.
-      if (!fragment || fragments.has(name)) continue;
-      const type = context.getSchema().getType(fragment.typeCondition.name.value);
-      if (type) add(measure(context, fragment.selectionSet, type, pageSize, new Set([...fragments, name])));
+      const fragment = context.getFragment(selection.name.value);
+      const type = fragment && context.getSchema().getType(fragment.typeCondition.name.value);
+      if (!fragment || !type) continue;
+      const key = `${fragment.name.value}\u0000${pageSize ?? ''}`;
+      const known = fragments.get(key);
+      if (known === 'pending') continue;
+      if (known) {
+        add(known);
+        continue;
+      }
+      fragments.set(key, 'pending');
+      const measured = measure(context, fragment.selectionSet, type, pageSize, fragments);
+      fragments.set(key, measured);
+      add(measured);
     }
   }
   return total;
 }
 
-function measureField(context: ValidationContext, field: FieldNode, parent: GraphQLNamedType, pageSize: number | undefined, fragments: Set<string>): Measure {
+function measureField(context: ValidationContext, field: FieldNode, parent: GraphQLNamedType, pageSize: number | undefined, fragments: FragmentMeasures): Measure {
   const definition = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[field.name.value] : undefined;
   // Introspection is answered from the schema, not storage: it only counts for depth.
   const introspection = field.name.value.startsWith('__') || parent.name.startsWith('__');

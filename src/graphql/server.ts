@@ -31,6 +31,12 @@ export interface GraphqlDeps {
 /** Largest request body: a query document with its variables, never bulk data. */
 const maxBodyBytes = 256 * 1024;
 
+/**
+ * Largest document, in tokens, parsed at all: the Ansible plugin's query has about 60, so this is
+ * room for any hand-written query while bounding the parse and every validation rule after it.
+ */
+const maxTokens = 5000;
+
 export function createGraphqlServer(limits: QueryLimits = defaultQueryLimits): ApolloServer<GraphqlContext> {
   return new ApolloServer<GraphqlContext>({
     typeDefs: readSchemaFile(),
@@ -43,6 +49,7 @@ export function createGraphqlServer(limits: QueryLimits = defaultQueryLimits): A
     persistedQueries: false,
     // The API server owns the process's signal handling and shutdown order.
     stopOnTerminationSignals: false,
+    parseOptions: { maxTokens },
     validationRules: [queryLimitsRule(limits)],
     plugins: [ApolloServerPluginLandingPageDisabled()],
   });

@@ -240,6 +240,39 @@ describe('limits and request hygiene', () => {
     expect(server.storage.reads).toBe(0);
   });
 
+  it('measures each fragment once: fragments that spread the next one twice are refused at once, by a user with no rights', async () => {
+    // F0 spreads F1 twice, F1 spreads F2 twice...: 2^levels paths through a document of a few KB.
+    const fanOut = (levels: number) => {
+      const fragments = Array.from({ length: levels }, (_, i) => `fragment F${i} on Cluster { name ...F${i + 1} ...F${i + 1} }`);
+      return `{ clusters(first: 1) { edges { node { ...F0 } } } }\n${fragments.join('\n')}\nfragment F${levels} on Cluster { name }`;
+    };
+    for (const levels of [24, 60]) {
+      server.storage.reads = 0;
+      const { status, code, error } = await failure(fanOut(levels), {}, tokens.dave);
+      expect(status).toBe(400);
+      expect(code).toBe('GRAPHQL_VALIDATION_FAILED');
+      expect(error.extensions.limit).toBe('cost');
+      expect(server.storage.reads).toBe(0);
+    }
+  });
+
+  it('still counts a fragment spread in two places at its full cost in each', async () => {
+    const twice = `{ a: clusters(first: 500) { ...Names } b: clusters(first: 500) { ...Names } }
+      fragment Names on ClusterConnection { edges { node { name machines { name } } } }`;
+    const { error } = await failure(twice, {}, server.adminToken);
+    expect(error.extensions).toMatchObject({ limit: 'cost', requested: 2 * (1 + 1 + 500 * (1 + 1 + 1 + 10)) });
+  });
+
+  it('refuses a document of more than 5,000 tokens before validating it', async () => {
+    server.storage.reads = 0;
+    const aliases = Array.from({ length: 2000 }, (_, i) => `a${i}: __typename`).join(' ');
+    const { status, code, error } = await failure(`{ ${aliases} }`, {}, tokens.dave);
+    expect(status).toBe(400);
+    expect(code).toBe('GRAPHQL_PARSE_FAILED');
+    expect(error.message).toMatch(/Document contains more that 5000 tokens/);
+    expect(server.storage.reads).toBe(0);
+  });
+
   it('prevents CSRF: a simple request without a preflight-forcing header is refused', async () => {
     const query = encodeURIComponent('{ inventory { revision } }');
     const simple = await server.request('GET', `/graphql?query=${query}`, { token: tokens.alice });
