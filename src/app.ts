@@ -13,6 +13,7 @@ import { HealthChecks } from './observability/health.js';
 import { MetricsRegistry } from './observability/metrics.js';
 import type { KindDefinition } from './apiserver/registry/kind.js';
 import { Registry } from './apiserver/registry/registry.js';
+import type { RequestLimits } from './apiserver/http/request-limits.js';
 import { startApiServer } from './apiserver/server.js';
 import { renderKubeconfig } from './apiserver/tls/kubeconfig.js';
 import { ensurePki } from './apiserver/tls/pki.js';
@@ -33,8 +34,8 @@ export interface AppOptions {
   bookmarkIntervalMs?: number;
   /** Watch history kept for resuming watches and paginated lists. */
   historyRetention?: { maxEvents: number; maxAgeMs: number };
-  /** Concurrent requests before 429 (defaults as kube-apiserver: 400 read-only, 200 mutating). */
-  maxInFlight?: { readOnly: number; mutating: number };
+  /** In-flight slots, per-user shares, watches per user and the request deadline (kube-like defaults). */
+  requestLimits?: Partial<RequestLimits>;
   /** Also run the embedded simulated OpenStack and write its clouds.yaml into the data directory. */
   simulatedCloud?: boolean | { port?: number; transitionDelayMs?: number };
   /**
@@ -107,7 +108,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     metrics,
     health,
     bookmarkIntervalMs: options.bookmarkIntervalMs,
-    maxInFlight: options.maxInFlight,
+    limits: options.requestLimits,
   });
 
   const kubeconfigPath = path.join(options.dataDir, 'kubeconfig');

@@ -3,7 +3,7 @@
  * kubectl binary against it.
  */
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,11 +26,22 @@ export interface KubectlResult {
   stderr: string;
 }
 
+/**
+ * `tokenUsers` are bearer-token users besides the admin, by name with their groups; each one's
+ * token is `<name>-token`.
+ */
 export async function startTestServer(
-  options: Partial<Pick<AppOptions, 'bookmarkIntervalMs' | 'historyRetention' | 'kinds' | 'maxInFlight' | 'simulatedCloud' | 'reconciler'>> = {},
+  options: Partial<Pick<AppOptions, 'bookmarkIntervalMs' | 'historyRetention' | 'kinds' | 'requestLimits' | 'simulatedCloud' | 'reconciler'>> & {
+    tokenUsers?: Record<string, string[]>;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-test-'));
-  const app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: [widgetKind, gadgetKind], ...options });
+  const { tokenUsers, ...appOptions } = options;
+  if (tokenUsers) {
+    const records = Object.entries(tokenUsers).map(([user, groups]) => `${user}-token,${user},${user},"${groups.join(',')}"\n`);
+    await writeFile(path.join(dataDir, 'tokens.csv'), records.join(''), { mode: 0o600 });
+  }
+  const app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: [widgetKind, gadgetKind], ...appOptions });
   const env = { ...process.env, KUBECONFIG: app.kubeconfigPath, HOME: dataDir };
   return {
     ...app,

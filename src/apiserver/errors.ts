@@ -191,6 +191,8 @@ function qualified(ref: ResourceRef): string {
   return ref.group ? `${ref.resource}.${ref.group}` : ref.resource;
 }
 
+const closeConnection = { Connection: 'close' };
+
 export const errors = {
   badRequest(message: string): ApiError {
     return new ApiError(400, 'BadRequest', message);
@@ -244,6 +246,14 @@ export const errors = {
   },
   tooLarge(message = 'Request entity too large: limit is 3145728'): ApiError {
     return new ApiError(413, 'RequestEntityTooLarge', message);
+  },
+  /** A body refused before its end: the connection closes, or Node would wait on it for the rest. */
+  bodyTooLarge(limit: number): ApiError {
+    return new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`, undefined, closeConnection);
+  },
+  /** kube's --request-timeout answer; the body may still be arriving, so the connection closes. */
+  requestTimeout(): ApiError {
+    return new ApiError(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded', { retryAfterSeconds: 0 }, closeConnection);
   },
   unsupportedMediaType(message: string): ApiError {
     return new ApiError(415, 'UnsupportedMediaType', message);

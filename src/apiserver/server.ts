@@ -9,11 +9,12 @@ import type { Storage } from '../storage/interface.js';
 import { forbiddenMessage, type Authorizer, type RequestAttributes } from './auth/authorizer.js';
 import { createRequestAuthenticator, type RequestAuthenticator, type TokenAuthenticator } from './auth/authenticator.js';
 import { anonymousUser, type UserInfo } from './auth/user.js';
-import { errors } from './errors.js';
+import { ApiError, errors } from './errors.js';
 import { DiscoveryHandler } from './handlers/discovery.js';
 import { OpenApiHandler } from './handlers/openapi.js';
 import { ResourceHandler } from './handlers/resource.js';
 import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
+import { defaultRequestLimits, InFlightLimiter, startDeadline, type Pool, type RequestLimits } from './http/request-limits.js';
 import { sendError, sendJson } from './http/respond.js';
 import { HealthChecks, healthContentType, type HealthEndpoint } from '../observability/health.js';
 import { MetricsRegistry, metricsContentType } from '../observability/metrics.js';
@@ -32,12 +33,8 @@ export interface ApiServerOptions {
   metrics: MetricsRegistry;
   health: HealthChecks;
   bookmarkIntervalMs?: number;
-  /**
-   * Requests served at once before new ones get 429 + Retry-After, as
-   * kube-apiserver's max-requests-inflight / max-mutating-requests-inflight
-   * (watches are long-running and not counted).
-   */
-  maxInFlight?: { readOnly: number; mutating: number };
+  /** In-flight slots, per-user shares, watches per user and the request deadline (defaultRequestLimits otherwise). */
+  limits?: Partial<RequestLimits>;
   /**
    * Mount further routers (GraphQL, admin API) before the Kubernetes routes;
    * they authenticate and authorize with the server's own `auth`. A function
@@ -66,6 +63,7 @@ export const serverVersion = {
 
 export async function startApiServer(options: ApiServerOptions): Promise<RunningApiServer> {
   const { registry, storage, authorizer, metrics, health } = options;
+  const limits: RequestLimits = { ...defaultRequestLimits, ...options.limits };
   const authenticate = createRequestAuthenticator(options.tokens);
   const requestsTotal = metrics.counter('apiserver_request_total', 'Counter of apiserver requests broken out by verb, group, version, resource, subresource, scope and HTTP code.', [
     'verb',
@@ -105,27 +103,63 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     });
   }
 
-  const releaseExtraRoutes = options.extraRoutes?.(app, { authenticate, authorizer });
+  const limiter = new InFlightLimiter(limits);
+  const admitted = new WeakMap<IncomingMessage, AdmittedRequest>();
 
-  const limits = options.maxInFlight ?? { readOnly: 400, mutating: 200 };
-  const inFlight = { readOnly: 0, mutating: 0 };
-
-  app.use(async (request: IncomingMessage, response: ServerResponse) => {
+  // Every route past the health checks: who asks, a fair share of the in-flight slots, a deadline
+  // and one metrics sample. A failed authentication is kept, not answered: GraphQL answers it in
+  // its own error shape, the Kubernetes routes with a Status.
+  app.use(async (request: IncomingMessage, response: ServerResponse, next: () => void) => {
     const started = process.hrtime.bigint();
     const url = new URL(request.url ?? '/', 'https://localhost');
-    let info: RequestInfo = { kind: 'nonResource', verb: (request.method ?? 'GET').toLowerCase(), path: url.pathname };
-    let slot: keyof typeof inFlight | undefined;
+    const authentication = await authenticate(request).then(
+      (user): Authentication => ({ user }),
+      (error: unknown): Authentication => ({ error }),
+    );
+    const user = authentication.user ?? anonymousUser;
+    const parsed = parseRequestInfoSafely(request.method ?? 'GET', url);
+    const info = 'error' in parsed ? { kind: 'nonResource' as const, verb: (request.method ?? 'GET').toLowerCase(), path: url.pathname } : parsed;
+    const pool: Pool = info.verb === 'watch' ? 'watch' : mutatingMethods.has(request.method ?? 'GET') ? 'mutating' : 'readOnly';
+    response.once('close', () => {
+      const labels = metricLabels(info, user, registry);
+      requestsTotal.inc({ ...labels, scope: user === anonymousUser ? '' : scopeOf(info), code: String(response.statusCode) });
+      if (pool !== 'watch') requestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    let release: () => void;
     try {
-      info = parseRequestInfo(request.method ?? 'GET', url.pathname, url.searchParams);
-      if (info.verb !== 'watch') {
-        slot = mutatingMethods.has(request.method ?? 'GET') ? 'mutating' : 'readOnly';
-        if (inFlight[slot] >= limits[slot]) {
-          slot = undefined;
-          throw errors.tooManyRequests(1);
-        }
-        inFlight[slot]++;
-      }
-      const user = await authenticate(request);
+      release = limiter.acquire(pool, user.name);
+    } catch (error) {
+      sendError(response, error);
+      return;
+    }
+    const stopDeadline = pool === 'watch' ? () => {} : startDeadline(response, limits.requestTimeoutMs);
+    response.once('close', () => {
+      release();
+      stopDeadline();
+    });
+    admitted.set(request, { authentication, parsed, url });
+    next();
+  });
+
+  const releaseExtraRoutes = options.extraRoutes?.(app, {
+    // Authenticated once above; the routes read that outcome instead of verifying again.
+    authenticate: async (request) => {
+      const known = admitted.get(request)?.authentication;
+      if (!known) return authenticate(request);
+      if (known.error !== undefined) throw known.error;
+      return known.user!;
+    },
+    authorizer,
+  });
+
+  app.use(async (request: IncomingMessage, response: ServerResponse) => {
+    const { authentication, parsed, url } = admitted.get(request)!;
+    try {
+      if (authentication.error !== undefined) throw authentication.error;
+      const user = authentication.user!;
+      // A path that cannot be decoded is a bad request, but only a caller we know may learn that.
+      if ('error' in parsed) throw user === anonymousUser ? errors.unauthorized() : parsed.error;
+      const info = parsed;
       const attributes: RequestAttributes =
         info.kind === 'resource'
           ? {
@@ -149,12 +183,6 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       await route(request, response, info, user, url);
     } catch (error) {
       sendError(response, error);
-    } finally {
-      if (slot) inFlight[slot]--;
-      const labels = metricLabels(info);
-      requestsTotal.inc({ ...labels, scope: scopeOf(info), code: String(response.statusCode) });
-      // A watch returns here once streaming starts; its lifetime is not a latency.
-      if (info.verb !== 'watch') requestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     }
   });
 
@@ -215,6 +243,28 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
 
 const mutatingMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** Who a request comes from, or why its credentials did not verify. */
+interface Authentication {
+  user?: UserInfo;
+  error?: unknown;
+}
+
+interface AdmittedRequest {
+  authentication: Authentication;
+  parsed: RequestInfo | { error: ApiError };
+  url: URL;
+}
+
+/** A path whose percent-encoding does not decode is kept as an error, answered once the caller is known. */
+function parseRequestInfoSafely(method: string, url: URL): RequestInfo | { error: ApiError } {
+  try {
+    return parseRequestInfo(method, url.pathname, url.searchParams);
+  } catch (error) {
+    if (error instanceof URIError) return { error: errors.badRequest(`the request path is not valid: ${error.message}`) };
+    throw error;
+  }
+}
+
 /** kube authorizes a list or watch pinned to one name as a request for that name. */
 function nameFromFieldSelector(query: URLSearchParams): string | undefined {
   const selector = query.get('fieldSelector');
@@ -226,12 +276,21 @@ function forbiddenDetails(info: RequestInfo) {
   return { group: info.group, kind: info.resource, ...(info.name ? { name: info.name } : {}) };
 }
 
-function metricLabels(info: RequestInfo): Record<string, string> {
-  if (info.kind === 'resource') {
-    return { verb: info.verb.toUpperCase(), group: info.group, version: info.version, resource: info.resource, subresource: info.subresource ?? '' };
-  }
-  return { verb: info.verb.toUpperCase(), group: '', version: '', resource: '', subresource: '' };
+/**
+ * Labels from the server's own vocabulary only: what an unauthenticated caller sends, and any
+ * group, resource or subresource the registry does not serve, folds into one value, so no client
+ * can grow the number of series.
+ */
+function metricLabels(info: RequestInfo, user: UserInfo, registry: Registry): Record<string, string> {
+  const verb = info.verb.toUpperCase();
+  if (info.kind !== 'resource' || user === anonymousUser) return { verb, group: '', version: '', resource: '', subresource: '' };
+  const served = registry.lookup(info.group, info.version, info.resource);
+  if (!served) return { verb, group: unknownLabel, version: unknownLabel, resource: unknownLabel, subresource: '' };
+  const subresource = info.subresource === undefined ? '' : info.subresource === 'status' && served.definition.subresources.status ? 'status' : unknownLabel;
+  return { verb, group: info.group, version: info.version, resource: info.resource, subresource };
 }
+
+const unknownLabel = 'unknown';
 
 function scopeOf(info: RequestInfo): string {
   if (info.kind !== 'resource') return '';

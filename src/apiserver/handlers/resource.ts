@@ -380,11 +380,19 @@ function parseLimit(value: string | null): number | undefined {
   return limit === 0 ? undefined : limit;
 }
 
+/**
+ * Node fires a timer set past 2^31-1 ms (about 24.8 days) at once, so a longer timeout would end
+ * the watch immediately and send its client into a reconnect loop; kube honours any int64 count
+ * of seconds, and nobody can tell 24.8 days from longer.
+ */
+const maxWatchTimeoutSeconds = Math.floor(0x7fffffff / 1000);
+
+/** 0, like no value, means the server's choice, as in kube. */
 function parseTimeoutSeconds(value: string | null): number | undefined {
   if (value === null || value === '') return undefined;
   const seconds = Number(value);
   if (!Number.isInteger(seconds) || seconds < 0) throw errors.badRequest(`invalid timeoutSeconds "${value}"`);
-  return seconds;
+  return seconds === 0 ? undefined : Math.min(seconds, maxWatchTimeoutSeconds);
 }
 
 function parseBoolean(value: string | null, name: string): boolean | undefined {
