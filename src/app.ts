@@ -2,7 +2,7 @@
  * Composition root: wires storage, PKI, registry and the API server from a
  * data directory. `main.ts` calls it for `npm start`; tests call it directly.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AbacAuthorizer } from './apiserver/auth/abac.js';
 import { LocalAuthorizer, UnionAuthorizer } from './apiserver/auth/authorizer.js';
@@ -24,6 +24,7 @@ import { storageSecretFinalizers } from './reconcile/identity-guard.js';
 import { KindClient } from './reconcile/objects.js';
 import { StorageClusterApiSource, type KindDefinitions } from './reconcile/sources/storage-source.js';
 import { SqliteStorage } from './storage/sqlite.js';
+import { secureDataDir } from './data-dir.js';
 
 export interface AppOptions {
   dataDir: string;
@@ -63,7 +64,7 @@ export interface RunningApp {
 }
 
 export async function startApp(options: AppOptions): Promise<RunningApp> {
-  await mkdir(options.dataDir, { recursive: true });
+  for (const change of await secureDataDir(options.dataDir)) console.warn(`capo-apiserver: ${change}`);
   const pki = await ensurePki(options.dataDir, { serverHosts: [options.host] });
   const storage = SqliteStorage.open(path.join(options.dataDir, 'capo.db'), options.historyRetention ? { historyRetention: options.historyRetention } : {});
 

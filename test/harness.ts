@@ -20,6 +20,9 @@ export interface TestServer extends RunningApp {
   stop(): Promise<void>;
 }
 
+/** Where a started server listens and the kubeconfig whose credentials reach it. */
+export type ServerAddress = Pick<RunningApp, 'url' | 'kubeconfigPath'>;
+
 export interface KubectlResult {
   code: number;
   stdout: string;
@@ -88,7 +91,7 @@ export interface HttpResult {
 
 /** A raw HTTPS request authenticated with the admin client certificate from the kubeconfig. */
 export async function request(
-  server: TestServer,
+  server: ServerAddress,
   method: string,
   urlPath: string,
   options: { headers?: Record<string, string>; body?: string | Buffer; anonymous?: boolean } = {},
@@ -128,7 +131,7 @@ export interface WatchStream {
 }
 
 /** Opens a watch and collects its newline-delimited JSON events. */
-export async function openWatch(server: TestServer, urlPath: string, headers: Record<string, string> = {}): Promise<WatchStream> {
+export async function openWatch(server: ServerAddress, urlPath: string, headers: Record<string, string> = {}): Promise<WatchStream> {
   const { ca, cert, key } = await readCredentials(server);
   return new Promise((resolve, reject) => {
     const req = https.request(`${server.url}${urlPath}`, { ca, cert, key, headers }, (res) => {
@@ -172,7 +175,7 @@ export async function openWatch(server: TestServer, urlPath: string, headers: Re
 }
 
 /** The CA and admin client certificate from the server's kubeconfig. */
-export async function readCredentials(server: TestServer): Promise<{ ca: string; cert: string; key: string }> {
+export async function readCredentials(server: ServerAddress): Promise<{ ca: string; cert: string; key: string }> {
   const config = parseYaml(await readFile(server.kubeconfigPath, 'utf8'));
   const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
   return {

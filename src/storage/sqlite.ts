@@ -31,6 +31,7 @@
  * second server on the same file fails at open instead of reusing revisions.
  */
 import Database from 'better-sqlite3';
+import { closeSync, openSync } from 'node:fs';
 import {
   FutureRevisionError,
   KeyExistsError,
@@ -169,6 +170,8 @@ export class SqliteStorage implements Storage {
   }
 
   static open(path: string, options: SqliteStorageOptions = {}): SqliteStorage {
+    // The database holds Secrets; SQLite gives the WAL and shared-memory files the main file's mode.
+    if (path !== ':memory:') closeSync(openSync(path, 'a', 0o600));
     const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
     try {
       db.pragma('locking_mode = EXCLUSIVE');

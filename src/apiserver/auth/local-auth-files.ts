@@ -49,7 +49,7 @@ export async function ensureLocalAuthFiles(dataDir: string): Promise<LocalAuthFi
     }
   }
   if (savedToken === undefined) await createFile(files.adminTokenFile, adminToken, 0o600);
-  if ((await readIfPresent(files.policyFile)) === undefined) await createFile(files.policyFile, policyFileHeader, 0o644);
+  if ((await readIfPresent(files.policyFile)) === undefined) await createFile(files.policyFile, policyFileHeader, 0o600);
   return files;
 }
 

@@ -118,7 +118,7 @@ async function loadPair(dir: string, name: string): Promise<Pair | undefined> {
 /** Key first, then certificate, each via rename: a crash leaves a mismatched pair, which is regenerated. */
 async function storePair(dir: string, name: string, pair: Pair): Promise<Pair> {
   await writeAtomically(path.join(dir, `${name}.key`), pair.keyPem, 0o600);
-  await writeAtomically(path.join(dir, `${name}.crt`), pair.certPem, 0o644);
+  await writeAtomically(path.join(dir, `${name}.crt`), pair.certPem, 0o600);
   return pair;
 }
 
