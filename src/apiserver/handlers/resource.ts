@@ -375,8 +375,9 @@ function parseSelection(query: URLSearchParams): Selection {
 
 function parseLimit(value: string | null): number | undefined {
   if (value === null || value === '') return undefined;
+  // Decimal digits only, within int64 as kube parses it: `1e30` is no limit a client meant.
+  if (!/^\d{1,18}$/.test(value)) throw errors.badRequest(`invalid limit "${value}": must be a non-negative integer`);
   const limit = Number(value);
-  if (!Number.isInteger(limit) || limit < 0) throw errors.badRequest(`invalid limit "${value}": must be a non-negative integer`);
   return limit === 0 ? undefined : limit;
 }
 

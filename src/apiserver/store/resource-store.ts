@@ -161,6 +161,9 @@ export class ResourceStore {
       const position = decodeContinue(options.continueToken, prefix);
       revision = position.revision;
       startAfter = position.startAfter;
+      // Only this server issues tokens, at revisions it had: a later one was made by hand.
+      const current = await this.storage.currentRevision();
+      if (revision > current) throw errors.badRequest(`continue key is not valid: resource version ${revision} is newer than the server's ${current}`);
       const compacted = await this.storage.compactedRevision();
       if (revision < compacted) {
         const fresh = encodeContinue({ revision: await this.storage.currentRevision(), startAfter });
