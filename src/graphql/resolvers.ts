@@ -4,7 +4,7 @@
  * hosts) never go back to storage.
  */
 import { z } from 'zod';
-import { clusterExtensionsOf, openStackNodesOf, toAnsibleListJson, type AnsibleInventory, type InventorySnapshot } from '../inventory/index.js';
+import { clusterExtensionsOf, openStackNodesOf, toAnsibleListJson, withoutSshKeyReference, type AnsibleInventory, type InventorySnapshot } from '../inventory/index.js';
 import { withErrorCodes } from './errors.js';
 import { clusterKey, InvalidSelectionError, type ClusterRecord, type InventoryRequest } from './inventory-request.js';
 import { jsonScalar } from './json-scalar.js';
@@ -128,7 +128,7 @@ export const resolvers = {
       const { spec, status } = extensionsOf(record);
       const keyReadable = (await inventory.sshPrivateKeySecret(record)) !== undefined;
       return {
-        spec: keyReadable ? spec.extensions : withoutSecretReference(spec.extensions),
+        spec: keyReadable ? spec.extensions : withoutSshKeyReference(spec.extensions),
         status: status.extensions,
         vars: status.vars,
         missing: status.missing,
@@ -206,13 +206,6 @@ function objectKey(meta: { namespace: string; name: string }): string {
 
 function isReady(conditions: { type: string; status: string }[]): boolean {
   return conditions.some((c) => c.type === 'Ready' && c.status === 'True');
-}
-
-function withoutSecretReference(extensions: Record<string, unknown>): Record<string, unknown> {
-  const ssh = z.looseObject({ privateKeySecretRef: z.unknown().optional() }).safeParse(extensions.ssh);
-  if (!ssh.success || ssh.data.privateKeySecretRef === undefined) return extensions;
-  const { privateKeySecretRef: _hidden, ...rest } = ssh.data;
-  return { ...extensions, ssh: rest };
 }
 
 function memoizeOn<K extends object, V>(compute: (key: K) => V): (key: K) => V {

@@ -57,6 +57,29 @@ export function clusterExtensionsOf(snapshot: InventorySnapshot, namespace: stri
   };
 }
 
+/**
+ * The extensions without the SSH key Secret's name, for readers not known to be allowed to get
+ * that Secret: the name tells where the key of every node is.
+ */
+export function withoutSshKeyReference<T extends Record<string, unknown>>(extensions: T): T {
+  const ssh = extensions.ssh;
+  if (typeof ssh !== 'object' || ssh === null || !('privateKeySecretRef' in ssh)) return extensions;
+  const { privateKeySecretRef: _hidden, ...rest } = ssh as Record<string, unknown>;
+  return { ...extensions, ssh: rest };
+}
+
+/**
+ * The ClusterExtension as served to kubectl: one object for every reader, so that a watch and a
+ * resourceVersion mean the same to all of them. Since not every reader may get the SSH key
+ * Secret, its name is left out here; GraphQL names it to those who may (see README).
+ */
+export function servedClusterExtensionOf(snapshot: InventorySnapshot, namespace: string, name: string): JsonObject | undefined {
+  const object = clusterExtensionsOf(snapshot, namespace, name);
+  if (!object) return undefined;
+  const spec = object.spec as { extensions: JsonObject };
+  return { ...object, spec: { ...spec, extensions: withoutSshKeyReference(spec.extensions) } };
+}
+
 function specExtensions(cluster: ClusterView, keepalived: Record<string, string>): JsonObject {
   const extensions: JsonObject = { ...cluster.spec?.extensions };
   const interfaces: JsonObject = { ...cluster.spec?.extensions?.networkInterfaces };

@@ -4,7 +4,7 @@
  */
 export type { InventorySnapshot } from './model.js';
 export { readInventorySnapshot } from './snapshot.js';
-export { clusterExtensionsOf } from './cluster-extensions.js';
+export { clusterExtensionsOf, withoutSshKeyReference } from './cluster-extensions.js';
 export { openStackNodesOf, openStackNodeOf } from './nodes.js';
 export {
   ansibleInventory,

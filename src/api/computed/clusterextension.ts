@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { KindDefinition } from '../../apiserver/registry/kind.js';
-import { clusterExtensionsOf, clusterExtensionKind } from '../../inventory/cluster-extensions.js';
+import { clusterExtensionKind, servedClusterExtensionOf } from '../../inventory/cluster-extensions.js';
 import { clusterExtensionsAffectedBy } from '../../inventory/affected.js';
 import { indexOf } from '../../inventory/model.js';
 import { clusterVariables } from '../../inventory/variables.js';
@@ -96,6 +96,6 @@ export const clusterExtensionResource: KindDefinition = inventoryKind({
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age of the OpenStackCluster' },
   ],
   namesIn: (snapshot) => indexOf(snapshot).clusters.map(({ metadata }) => ({ namespace: metadata.namespace, name: metadata.name })),
-  compute: clusterExtensionsOf,
+  compute: servedClusterExtensionOf,
   affectedBy: clusterExtensionsAffectedBy,
 });

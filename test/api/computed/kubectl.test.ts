@@ -90,6 +90,21 @@ describe('kubectl get', () => {
     expect(await ok(['get', 'cext', '-A', '-l', 'team=b', '-o', 'name'])).toBe('');
   });
 
+  it('never names the SSH key Secret, in get, list, watch or a Table with the object', async () => {
+    const names = (object: any) => object.spec.extensions.ssh;
+    expect(names(JSON.parse(await ok(['get', 'clusterextension', 'c1', '-n', namespace, '-o', 'json'])))).toEqual({ user: 'ubuntu' });
+    expect(names(JSON.parse(await ok(['get', 'cext', '-n', namespace, '-o', 'json'])).items[0])).toEqual({ user: 'ubuntu' });
+    const path = `/apis/extensions.capo-apiserver.io/v1alpha1/namespaces/${namespace}/clusterextensions`;
+    const table = await request(server, 'GET', `${path}?includeObject=Object`, { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+    expect(table.body).not.toContain('c1-ssh');
+    const watch = await openWatch(server, `${path}?watch=true`);
+    try {
+      expect(names((await watch.waitFor(1))[0].object)).toEqual({ user: 'ubuntu' });
+    } finally {
+      watch.close();
+    }
+  });
+
   it('prints every variable in -o yaml, with a resourceVersion from storage', async () => {
     const yaml = await ok(['get', 'clusterextension', 'c1', '-n', namespace, '-o', 'yaml']);
     for (const line of ['kube_network_plugin: cilium', 'master_virtual_vip: 10.6.0.10', 'harbor_addr: 10.6.0.11', 'openstack_region_name: RegionOne', 'c1-md-a:', 'kind: ClusterExtension']) {
