@@ -30,6 +30,8 @@ export interface KubernetesSourceOptions {
   onError?: (error: unknown) => void;
   /** Delays before restoring a failed watch. Default up to 800 ms, doubling up to 30 s, as client-go's reflector. */
   retry?: ExponentialBackoffOptions;
+  /** How long a read or discovery request may go unanswered before it fails. Default 10 s. */
+  requestTimeoutMs?: number;
 }
 
 type ClusterApiKind = 'Cluster' | 'Machine';
@@ -77,6 +79,7 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   private readonly config: KubeConfig;
   private readonly onError: (error: unknown) => void;
   private readonly retry: ExponentialBackoffOptions;
+  private readonly requestTimeoutMs: number;
   private readonly discoveryBackoff: ExponentialBackoff<ClusterApiKind>;
   private readonly listeners = new Set<(change: SourceChange) => void>();
   private readonly secrets = new Map<string, WatchedCollection>();
@@ -93,6 +96,7 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
     this.config = config;
     this.onError = options.onError ?? ((error) => console.error('cluster api source:', error));
     this.retry = { baseMs: 800, maxMs: 30_000, ...options.retry };
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     this.discoveryBackoff = new ExponentialBackoff(this.retry);
   }
 
@@ -141,11 +145,23 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
     const cached = collection.lookup(namespace, name);
     if (cached) return cached.object;
     try {
-      return await get();
+      return await this.withinDeadline(get());
     } catch (error) {
       if (error instanceof ApiException && error.code === 404) return undefined;
       throw new Error(`reading ${kind} ${namespace}/${name}: ${describeKubeError(error)}`, { cause: error });
     }
+  }
+
+  /**
+   * A management cluster that stops answering must not hold a reconcile forever: the caller fails
+   * and retries with its backoff. The request itself is left to its connection's fate.
+   */
+  private withinDeadline<T>(request: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${this.requestTimeoutMs} ms`)), this.requestTimeoutMs);
+    });
+    return Promise.race([request, deadline]).finally(() => clearTimeout(timer));
   }
 
   private secretsIn(namespace: string): WatchedCollection {
@@ -181,7 +197,7 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   private async servedVersion(plural: string): Promise<ClusterApiVersion> {
     for (const version of clusterApiVersions) {
       try {
-        const resources = await this.custom.getAPIResources({ group: clusterApiGroup, version });
+        const resources = await this.withinDeadline(this.custom.getAPIResources({ group: clusterApiGroup, version }));
         if (resources.resources.some((resource) => resource.name === plural)) return version;
       } catch (error) {
         if (error instanceof ApiException && error.code === 404) continue;

@@ -32,10 +32,12 @@ interface Watcher {
   response: ServerResponse;
 }
 
+/** An answer with `status`, or (`hang`) none at all: the request is read and left waiting. */
 interface Fault {
   pattern: RegExp;
   status: number;
   message: string;
+  hang?: boolean;
 }
 
 const capiGroup = 'cluster.x-k8s.io';
@@ -115,6 +117,11 @@ export class FakeKubeApiServer {
     this.faults.push({ pattern, status, message });
   }
 
+  /** Leaves requests whose "METHOD /path[?watch]" matches unanswered until cleared or stopped. */
+  hang(pattern: RegExp): void {
+    this.faults.push({ pattern, status: 0, message: '', hang: true });
+  }
+
   clearFaults(): void {
     this.faults = [];
   }
@@ -153,6 +160,7 @@ export class FakeKubeApiServer {
     const logged = `${request.method} ${url.pathname}${watch ? '?watch' : ''}`;
     this.requests.push(logged);
     const fault = this.faults.find((candidate) => candidate.pattern.test(logged));
+    if (fault?.hang) return;
     if (fault) return status(response, fault.status, fault.message);
     if (request.method !== 'GET') return status(response, 405, `the server does not allow this method on the requested resource`);
 

@@ -55,6 +55,16 @@ async function untilCached(fake: FakeKubeApiServer, read: () => Promise<unknown>
 }
 
 describe('KubernetesClusterApiSource reads', () => {
+  it('fails a read the management cluster never answers, after the request deadline, and reads again once it answers', async () => {
+    server = await FakeKubeApiServer.start(dir, ['v1beta2']);
+    source = KubernetesClusterApiSource.fromKubeconfig(server.kubeconfigPath, { onError: (error) => errors.push(error), requestTimeoutMs: 200 });
+    server.put('secrets', secret('identity', { 'clouds.yaml': 'clouds: {}\n' }));
+    server.hang(/^GET \/api\/v1\/namespaces\/default\/secrets/);
+    await expect(source.getSecret('default', 'identity')).rejects.toThrow('reading Secret default/identity: no answer within 200 ms');
+    server.clearFaults();
+    expect((await source.getSecret('default', 'identity'))?.data['clouds.yaml']?.toString('utf8')).toBe('clouds: {}\n');
+  });
+
   it('reads a Secret over mutual TLS with the kubeconfig, and answers undefined on 404', async () => {
     const { server: fake, source: reader } = await start();
     const stored = fake.put('secrets', secret('identity', { 'clouds.yaml': 'clouds: {}\n', cacert: 'PEM' }));
