@@ -78,6 +78,9 @@ export class ResourceHandler {
     if (info.subresource !== undefined && !(info.subresource === 'status' && definition.subresources.status)) throw errors.pathNotFound();
     const verbs = info.subresource ? ['get', 'patch', 'update'] : verbsOf(definition);
     if (!verbs.includes(info.verb as Verb)) throw errors.methodNotAllowed(store.ref, info.verb);
+    // A collection is created into, never replaced or patched; an object is replaced, never created into.
+    const named = info.name !== undefined;
+    if (named ? info.verb === 'create' : info.verb === 'update' || info.verb === 'patch') throw errors.methodNotAllowed(store.ref, info.verb);
     return { served, store };
   }
 
