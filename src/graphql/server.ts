@@ -18,6 +18,7 @@ import { InventoryAccess } from './access.js';
 import { codedError } from './errors.js';
 import { InventoryRequest } from './inventory-request.js';
 import { defaultQueryLimits, queryLimitsRule, type QueryLimits } from './limits.js';
+import { knownOperationTypesRule } from './operation-types.js';
 import { resolvers, type GraphqlContext } from './resolvers.js';
 import { readSchemaFile } from './schema-file.js';
 
@@ -50,7 +51,7 @@ export function createGraphqlServer(limits: QueryLimits = defaultQueryLimits): A
     // The API server owns the process's signal handling and shutdown order.
     stopOnTerminationSignals: false,
     parseOptions: { maxTokens },
-    validationRules: [queryLimitsRule(limits)],
+    validationRules: [knownOperationTypesRule, queryLimitsRule(limits)],
     plugins: [ApolloServerPluginLandingPageDisabled()],
   });
 }
