@@ -164,9 +164,27 @@ describe('answers that cannot be used', () => {
     ['with a nameless group', { data: { inventory: { revision: '1', groups: [{ hosts: [] }], hosts: [] } } }, 'unexpected inventory from the server: groups[0] must be an object with a name'],
     ['with host names that are not strings', { data: { inventory: { revision: '1', groups: [{ name: 'g', hosts: [1] }], hosts: [] } } }, 'unexpected inventory from the server: groups[0].hosts must be a list of names'],
     ['with host vars that are not an object', { data: { inventory: { revision: '1', groups: [], hosts: [{ name: 'h', vars: [] }] } } }, 'unexpected inventory from the server: hosts[0].vars must be an object'],
+    // Hostile answers: shapes a broken or impersonated server sends to crash the plugin.
+    ['that is not UTF-8', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]).toString('latin1'), 'the answer is not a JSON object: {\u00ff\u00fe}'],
+    ['with errors that are not a list', { errors: { message: 'x' } }, 'the answer has an errors field that is not a list: {"errors":{"message":"x"}}'],
+    ['that is a JSON array', [{ data: {} }], 'the answer is not a JSON object: [{"data":{}}]'],
+    ['with hosts that are not a list', { data: { inventory: { revision: '1', groups: [], hosts: 'all' } } }, 'unexpected inventory from the server: inventory.hosts must be a list'],
   ])('names an answer %s', async (_what, body, message) => {
     stub.reply = () => ({ body });
     expect(await failure({ url: stub.url, token })).toBe(`capo.openstack.inventory: inventory from ${stub.url} (all clusters): ${message}`);
+  });
+
+  it('names an answer nested deeper than Python parses, without a traceback', async () => {
+    stub.reply = () => ({ body: `${'['.repeat(100_000)}${']'.repeat(100_000)}` });
+    // Ansible wraps long words of its message: only the start is compared.
+    expect(await failure({ url: stub.url, token })).toMatch(/\(all clusters\): the answer is not a JSON object: \[\[\[/);
+  });
+
+  it('stops reading an answer larger than any inventory', async () => {
+    stub.reply = () => ({ body: `{"data":"${'x'.repeat(65 * 1024 * 1024)}"}` });
+    expect(await failure({ url: stub.url, token })).toBe(
+      `capo.openstack.inventory: inventory from ${stub.url} (all clusters): the answer is larger than 67108864 bytes; no inventory is that large`,
+    );
   });
 
   it('names groups that contain each other', async () => {

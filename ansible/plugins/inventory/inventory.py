@@ -99,6 +99,7 @@ import hashlib
 import http.client
 import json
 import ssl
+import time
 import urllib.error
 import urllib.request
 
@@ -118,6 +119,10 @@ INVENTORY_QUERY = """query AnsibleInventory($namespace: String, $name: String, $
 }"""
 
 CONFIG_SUFFIXES = ('.capo.yml', '.capo.yaml')
+
+# An inventory of thousands of hosts is a few MiB; past this the answer is not one, and reading on would only fill memory.
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+READ_CHUNK_BYTES = 64 * 1024
 
 # What each GraphQL error code means for the person running Ansible.
 ERROR_HINTS = {
@@ -317,11 +322,12 @@ class InventoryQuery:
         if context is not None:
             handlers.append(urllib.request.HTTPSHandler(context=context))
         opener = urllib.request.build_opener(*handlers)
+        started = time.monotonic()
         try:
             with opener.open(request, timeout=self.timeout) as response:
-                status, reason, raw = response.status, response.reason, response.read()
+                status, reason, raw = response.status, response.reason, self.read_answer(response, started)
         except urllib.error.HTTPError as error:
-            status, reason, raw = error.code, error.reason, error.read()
+            status, reason, raw = error.code, error.reason, self.read_answer(error, started)
             if 300 <= status < 400:
                 raise AnsibleParserError(self.failure('the server redirects to %s; set url to that address' % error.headers.get('Location')))
         except urllib.error.URLError as error:
@@ -329,6 +335,20 @@ class InventoryQuery:
         except (ssl.SSLError, OSError, http.client.HTTPException) as error:
             raise AnsibleParserError(self.failure(self.connection_failure(error)))
         return self.answer(status, reason, raw)
+
+    def read_answer(self, response, started):
+        """The body, bounded in size and, across all its reads, in time: `timeout` alone bounds each read, not a server that drips."""
+        chunks, size = [], 0
+        while True:
+            chunk = response.read(READ_CHUNK_BYTES)
+            if not chunk:
+                return b''.join(chunks)
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise AnsibleParserError(self.failure('the answer is larger than %d bytes; no inventory is that large' % MAX_ANSWER_BYTES))
+            if time.monotonic() - started > 2 * self.timeout:
+                raise AnsibleParserError(self.failure('the server did not finish its answer within %ss (twice the timeout)' % (2 * self.timeout)))
+            chunks.append(chunk)
 
     def connection_failure(self, reason):
         if isinstance(reason, ssl.SSLCertVerificationError):
@@ -344,9 +364,12 @@ class InventoryQuery:
     def answer(self, status, reason, raw):
         try:
             document = json.loads(raw.decode('utf-8'))
-        except ValueError:
+        except (ValueError, RecursionError):
+            # Not JSON, not UTF-8, or nested deeper than Python's parser goes: no answer the plugin can use.
             document = None
         errors = document.get('errors') if isinstance(document, dict) else None
+        if errors is not None and not isinstance(errors, list):
+            raise AnsibleParserError(self.failure('the answer has an errors field that is not a list: %s' % excerpt(raw)))
         if errors:
             raise AnsibleParserError(self.failure(graphql_failure(errors)))
         if status == 401:
