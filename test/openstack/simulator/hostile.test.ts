@@ -33,7 +33,7 @@ interface Case {
   service: Service;
   method?: string;
   path: string;
-  body?: string | Buffer;
+  body?: string | Uint8Array<ArrayBuffer>;
   contentType?: string;
   token?: string | null;
   status: number;
@@ -50,7 +50,7 @@ const cases: Case[] = [
   { name: 'Neutron: a limit past any integer', service: 'neutron', path: '/networks?limit=1e30', status: 400 },
   { name: 'Neutron: a marker that does not exist', service: 'neutron', path: '/networks?limit=1&marker=00000000-0000-0000-0000-000000000000', status: 404 },
   { name: 'Neutron: a body nested 10,000 deep', service: 'neutron', method: 'POST', path: '/networks', body: `{"network":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`, status: 400 },
-  { name: 'Neutron: invalid UTF-8', service: 'neutron', method: 'POST', path: '/networks', body: Buffer.from([0x7b, 0xff, 0x7d]), status: 400 },
+  { name: 'Neutron: invalid UTF-8', service: 'neutron', method: 'POST', path: '/networks', body: new Uint8Array([0x7b, 0xff, 0x7d]), status: 400 },
   { name: 'Neutron: no token', service: 'neutron', path: '/networks', token: null, status: 401 },
   { name: 'Neutron: a forged token', service: 'neutron', path: '/networks', token: 'gAAAAforged', status: 401 },
   { name: 'Nova: a server body of the wrong shape', service: 'nova', method: 'POST', path: '/servers', body: '{"server":"big"}', status: 400 },
