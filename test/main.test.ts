@@ -51,7 +51,9 @@ function exited(child: ChildProcess): Promise<number | null> {
 describe('npm start', () => {
   it('prints every option with --help', async () => {
     const { stdout } = await run('node', [entry, '--help']);
-    for (const option of ['--data-dir', '--port', '--bind-address', '--cloud-port', '--no-simulated-cloud', '--help']) expect(stdout).toContain(option);
+    for (const option of ['--data-dir', '--port', '--bind-address', '--cloud-port', '--no-simulated-cloud', '--max-requests-inflight', '--max-mutating-requests-inflight', '--request-timeout', '--help']) {
+      expect(stdout).toContain(option);
+    }
   });
 
   it('refuses unknown options and bad ports with a clear error', async () => {
@@ -62,6 +64,11 @@ describe('npm start', () => {
       const port = await run('node', [entry, '--port', bad]).catch((error) => error);
       expect(port.code, bad).toBe(2);
       expect(port.stderr).toContain('--port must be an integer from 0 to 65535');
+    }
+    for (const bad of ['60', '1d', '0s', '25h', 'm', '']) {
+      const timeout = await run('node', [entry, '--request-timeout', bad]).catch((error) => error);
+      expect(timeout.code, bad).toBe(2);
+      expect(timeout.stderr).toContain('--request-timeout must be a duration from 1s to 24h such as 60s or 1m30s');
     }
   });
 

@@ -20,6 +20,17 @@ export function integerOption(name: string, value: string, max: number): number 
   return n;
 }
 
+/**
+ * A duration as kube's flags take it (`60s`, `1m30s`, `2h`), in milliseconds; at least a second,
+ * at most a day, since it bounds how long a request may take.
+ */
+export function durationOption(name: string, value: string): number {
+  const match = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(value);
+  const ms = match && value !== '' ? ((Number(match[1] ?? 0) * 60 + Number(match[2] ?? 0)) * 60 + Number(match[3] ?? 0)) * 1000 : Number.NaN;
+  if (!(ms >= 1000 && ms <= 86_400_000)) throw new UsageError(`--${name} must be a duration from 1s to 24h such as 60s or 1m30s, got "${value}"`);
+  return ms;
+}
+
 export interface ServerCommand<O extends ParseArgsOptionsConfig> {
   /** Prefixes an unexpected failure, e.g. `capo-apiserver: <message>`. */
   name: string;

@@ -9,11 +9,15 @@ import path from 'node:path';
 import type { KubectlResult } from '../../harness.js';
 import type { Kubectl } from './flow.js';
 
-const entry = path.resolve(import.meta.dirname, '../../../dist/src/main.js');
+/** The repository, whether this file runs from test/ (vitest) or compiled from dist/test/ (the soak benchmark). */
+const upThree = path.resolve(import.meta.dirname, '../../..');
+const repository = path.basename(upThree) === 'dist' ? path.dirname(upThree) : upThree;
+const entry = path.join(repository, 'dist/src/main.js');
 const startupTimeoutMs = 30_000;
 
 export interface ServerProcess {
   url: string;
+  pid: number;
   /** kubectl with the kubeconfig the server wrote into its data directory. */
   kubectl: Kubectl;
   /** SIGKILL: no shutdown handler runs; resolves once the process is gone. */
@@ -60,6 +64,7 @@ export async function startServerProcess(dataDir: string): Promise<ServerProcess
   });
   return {
     url,
+    pid: child.pid!,
     kubectl: kubectlFor(dataDir),
     async kill() {
       child.kill('SIGKILL');
