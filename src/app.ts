@@ -8,7 +8,7 @@ import { AbacAuthorizer } from './apiserver/auth/abac.js';
 import { LocalAuthorizer, UnionAuthorizer } from './apiserver/auth/authorizer.js';
 import { ensureLocalAuthFiles } from './apiserver/auth/local-auth-files.js';
 import { StaticTokenFile } from './apiserver/auth/token-file.js';
-import { inventoryRoutes } from './graphql/routes.js';
+import { inventoryRoutes } from './inventory-routes.js';
 import { HealthChecks } from './observability/health.js';
 import { MetricsRegistry } from './observability/metrics.js';
 import type { KindDefinition } from './apiserver/registry/kind.js';

@@ -7,8 +7,8 @@ import { chmod, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startApp, type RunningApp } from '../src/app.js';
-import { widgetKind } from './fixtures/widget-kind.js';
-import { request } from './harness.js';
+import { widgetKind } from '../harness/widget-kind.js';
+import { request } from '../harness/test-server.js';
 
 let dataDir: string | undefined;
 

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startApp } from '../../src/app.js';
-import { widgetKind } from '../../test/fixtures/widget-kind.js';
+import { widgetKind } from '../../harness/widget-kind.js';
 
 export interface ServerHello {
   url: string;

@@ -13,8 +13,8 @@ import { ResourceStore } from '../../src/apiserver/store/resource-store.js';
 import type { KindDefinition } from '../../src/apiserver/registry/kind.js';
 import type { JsonObject } from '../../src/storage/interface.js';
 import { sourceRevision, summarize, table } from '../common.js';
-import { teamAObjects } from '../../test/graphql/fixtures.js';
-import { startInventoryServer, tokens, type InventoryServer } from '../../test/graphql/server.js';
+import { teamAObjects } from '../../harness/inventory-fixtures.js';
+import { startInventoryServer, tokens, type InventoryServer } from '../../harness/inventory-server.js';
 
 const query = `query AnsibleInventory($namespace: String, $name: String, $labelSelector: String) {
   inventory(namespace: $namespace, name: $name, labelSelector: $labelSelector) {

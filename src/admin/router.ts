@@ -13,8 +13,8 @@ import { ApiError, errors } from '../apiserver/errors.js';
 import { sendError, sendJson } from '../apiserver/http/respond.js';
 import { toAnsibleListJson } from '../inventory/index.js';
 import type { Storage } from '../storage/interface.js';
-import { ForbiddenError, InventoryAccess } from '../graphql/access.js';
-import { ClusterNotFoundError, InvalidSelectionError, InventoryRequest } from '../graphql/inventory-request.js';
+import { ForbiddenError, InventoryAccess } from '../inventory/access.js';
+import { ClusterNotFoundError, InvalidSelectionError, InventoryRequest } from '../inventory/request.js';
 
 export const adminPrefix = '/admin/v1';
 

@@ -3,8 +3,8 @@
  * each into one explanation), translated from the request layer's errors.
  */
 import { GraphQLError } from './graphql-js.js';
-import { ForbiddenError } from './access.js';
-import { ClusterNotFoundError, InvalidSelectionError } from './inventory-request.js';
+import { ForbiddenError } from '../inventory/access.js';
+import { ClusterNotFoundError, InvalidSelectionError } from '../inventory/request.js';
 
 export type ErrorCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'BAD_USER_INPUT';
 

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { clusterExtensionsOf, openStackNodesOf, toAnsibleListJson, withoutSshKeyReference, type AnsibleInventory, type InventorySnapshot } from '../inventory/index.js';
 import { withErrorCodes } from './errors.js';
-import { clusterKey, InvalidSelectionError, type ClusterRecord, type InventoryRequest } from './inventory-request.js';
+import { clusterKey, InvalidSelectionError, type ClusterRecord, type InventoryRequest } from '../inventory/request.js';
 import { jsonScalar } from './json-scalar.js';
 import { pageSizes } from './limits.js';
 

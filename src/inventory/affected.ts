@@ -2,13 +2,8 @@
  * Which computed objects a stored input contributes to, so that a watch
  * recomputes only those when the input changes.
  */
-import type { JsonObject } from '../storage/interface.js';
+import type { JsonObject, ObjectName } from '../storage/interface.js';
 import { clusterNameOf, indexOf, parseCluster, parseMachine, parseServer, clusterNameLabel, type InventorySnapshot, type MachineView } from './model.js';
-
-export interface ObjectName {
-  namespace: string;
-  name: string;
-}
 
 /** ClusterExtensions: the cluster itself; for a machine or its server, the clusters of its cluster name. */
 export function clusterExtensionsAffectedBy(snapshot: InventorySnapshot, input: JsonObject): ObjectName[] {

@@ -7,7 +7,7 @@
  * Ansible names, and status.missing says why any of them has no value.
  */
 import type { JsonObject } from '../storage/interface.js';
-import { computedApiVersion } from '../api/computed/group.js';
+import { computedApiVersion } from './computed-group.js';
 import { clusterNameOf, indexOf, isControlPlane, type ClusterView, type InventorySnapshot, type MachineView } from './model.js';
 import { computedMetadata } from './objects.js';
 import { readinessCondition } from './readiness.js';

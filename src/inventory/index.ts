@@ -16,5 +16,4 @@ export {
   type AnsibleHost,
   type AnsibleInventory,
 } from './ansible.js';
-export { reservedResources, type FlavorSize, type Reservation, type NodeRole } from './reservations.js';
 export type { MissingVariable, MissingReason } from './variables.js';

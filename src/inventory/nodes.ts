@@ -5,7 +5,7 @@
  * it, with its ports and volumes.
  */
 import type { JsonObject } from '../storage/interface.js';
-import { computedApiVersion } from '../api/computed/group.js';
+import { computedApiVersion } from './computed-group.js';
 import { indexOf, type ClusterView, type InventoryIndex, type InventorySnapshot, type MachineView, type ServerView, clusterNameLabel } from './model.js';
 import { computedMetadata } from './objects.js';
 import { readinessCondition } from './readiness.js';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { isNotFound, type Network } from '../openstack/index.js';
-import { routerQuery, type NeutronFilter } from '../reconcile/neutron-filters.js';
+import { neutronQuery, type NeutronFilter } from '../capo/neutron-query.js';
 import type { CheckContext } from './context.js';
 import { failedCall, outcome } from './outcome.js';
 import type { PreflightCheck } from './report.js';
@@ -29,7 +29,7 @@ export async function checkExternalNetwork(context: CheckContext, wanted: Prefli
   if (wanted !== undefined && 'id' in wanted) return byId(context, wanted.id);
   const filter = wanted === undefined ? {} : networkFilterSchema.parse(wanted.filter);
   // The reconciler's query of CAPO filters, whichever kind it names.
-  const found = await outcome(context.clients.neutron.listNetworks({ ...routerQuery(filter), 'router:external': true }));
+  const found = await outcome(context.clients.neutron.listNetworks({ ...neutronQuery(filter), 'router:external': true }));
   if (!found.ok) return { name, status: 'fail', message: failedCall('listing external networks', found.error) };
   // As in the reconciler, the description is matched here rather than by Neutron.
   const networks = found.value.filter((network) => filter.description === undefined || network.description === filter.description);

@@ -7,8 +7,8 @@
 import { z } from 'zod';
 import { openStackClusterSpec } from '../api/infrastructure/v1beta2/openstackcluster.js';
 import { openStackMachineSpec } from '../api/infrastructure/v1beta2/openstackmachine.js';
-import { desiredRules, type RuleContext } from '../reconcile/cluster/security-groups.js';
-import type { SecurityGroupRole } from '../reconcile/names.js';
+import { desiredRules, type RuleContext } from '../capo/security-group-rules.js';
+import type { SecurityGroupRole } from '../capo/names.js';
 
 /** CAPO's ImageParam after defaulting; ORC image references are checked by ORC, not here. */
 export type ImageRequirement = { id: string } | { filter: { name?: string; tags?: string[] } };

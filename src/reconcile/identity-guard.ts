@@ -7,7 +7,8 @@
  * (ORC protects its credential Secrets the same way).
  */
 import type { JsonObject } from '../storage/interface.js';
-import { metaOf, type KindClient, type ObjectName } from './objects.js';
+import { metaOf, type KindClient } from './objects.js';
+import type { ObjectName } from '../storage/interface.js';
 
 export const identityFinalizer = 'capo-apiserver.io/identity-in-use';
 

@@ -1,49 +1,19 @@
 /**
- * CAPO's Neutron filters (name, description, projectID, tag clauses, and for
- * subnets ipVersion, cidr, gatewayIP) turned into Neutron list queries. The
- * clauses Neutron cannot filter on server side (description, gateway) are
- * applied to the answer, so every clause the user wrote holds.
+ * A CAPO Neutron parameter (an ID, or a filter) resolved to what it names in
+ * the cloud. The clauses Neutron cannot filter on server side (description,
+ * gateway) are applied to the answer, so every clause the user wrote holds;
+ * a parameter matching no resource, or several where one is required, is a
+ * terminal error: retrying cannot make it match.
  */
-import type { NeutronClient, Network, Subnet, TagFilters } from '../openstack/index.js';
+import { neutronQuery, type NeutronParam, type SubnetFilter } from '../capo/neutron-query.js';
+import type { NeutronClient, Network, Subnet } from '../openstack/index.js';
 import { TerminalError } from './controller.js';
-
-export interface NeutronFilter {
-  name?: string;
-  description?: string;
-  projectID?: string;
-  tags?: string[];
-  tagsAny?: string[];
-  notTags?: string[];
-  notTagsAny?: string[];
-}
-
-export interface SubnetFilter extends NeutronFilter {
-  ipVersion?: number;
-  cidr?: string;
-  gatewayIP?: string;
-}
-
-export interface NeutronParam<F = NeutronFilter> {
-  id?: string;
-  filter?: F;
-}
-
-function query(filter: NeutronFilter): TagFilters & { name?: string; project_id?: string } {
-  return {
-    ...(filter.name === undefined ? {} : { name: filter.name }),
-    ...(filter.projectID === undefined ? {} : { project_id: filter.projectID }),
-    ...(filter.tags === undefined ? {} : { tags: filter.tags }),
-    ...(filter.tagsAny === undefined ? {} : { 'tags-any': filter.tagsAny }),
-    ...(filter.notTags === undefined ? {} : { 'not-tags': filter.notTags }),
-    ...(filter.notTagsAny === undefined ? {} : { 'not-tags-any': filter.notTagsAny }),
-  };
-}
 
 /** Exactly one network must match; `what` names the field in the error (e.g. spec.network). */
 export async function resolveNetwork(neutron: NeutronClient, param: NeutronParam, what: string, extra: { 'router:external'?: boolean } = {}): Promise<Network> {
   if (param.id) return neutron.getNetwork(param.id);
   const filter = param.filter ?? {};
-  let networks = await neutron.listNetworks({ ...query(filter), ...extra });
+  let networks = await neutron.listNetworks({ ...neutronQuery(filter), ...extra });
   if (filter.description !== undefined) networks = networks.filter((network) => network.description === filter.description);
   if (networks.length !== 1) throw new TerminalError(`${what} matches ${networks.length} networks; it must match exactly one`);
   return networks[0];
@@ -53,7 +23,7 @@ export async function resolveSubnet(neutron: NeutronClient, param: NeutronParam<
   if (param.id) return neutron.getSubnet(param.id);
   const filter = param.filter ?? {};
   let subnets = await neutron.listSubnets({
-    ...query(filter),
+    ...neutronQuery(filter),
     ...(networkId === undefined ? {} : { network_id: networkId }),
     ...(filter.cidr === undefined ? {} : { cidr: filter.cidr }),
     ...(filter.ipVersion === 4 || filter.ipVersion === 6 ? { ip_version: filter.ipVersion } : {}),
@@ -68,12 +38,8 @@ export async function resolveSubnet(neutron: NeutronClient, param: NeutronParam<
 export async function resolveSecurityGroups(neutron: NeutronClient, param: NeutronParam, what: string, projectId: string): Promise<string[]> {
   if (param.id) return [param.id];
   const filter = param.filter ?? {};
-  let groups = await neutron.listSecurityGroups({ project_id: projectId, ...query(filter) });
+  let groups = await neutron.listSecurityGroups({ project_id: projectId, ...neutronQuery(filter) });
   if (filter.description !== undefined) groups = groups.filter((group) => group.description === filter.description);
   if (groups.length === 0) throw new TerminalError(`${what} matches no security group`);
   return groups.map((group) => group.id);
-}
-
-export function routerQuery(filter: NeutronFilter) {
-  return query(filter);
 }

@@ -15,16 +15,11 @@ import type { KindDefinition, KindVersion } from '../apiserver/registry/kind.js'
 import { groupVersionOf } from '../apiserver/registry/registry.js';
 import { ResourceStore, type Subresource, type WriteOptions } from '../apiserver/store/resource-store.js';
 import { isPlainObject } from '../apiserver/store/object.js';
-import type { JsonObject, Storage } from '../storage/interface.js';
+import type { JsonObject, ObjectName, Storage } from '../storage/interface.js';
 
 /** The reconciler acts as itself: visible in managedFields and to authorization. */
 export const reconcilerUser: UserInfo = { name: 'system:serviceaccount:capo-system:capo-apiserver-reconciler', groups: ['system:masters', 'system:authenticated'] };
 const fieldManager = 'capo-apiserver-reconciler';
-
-export interface ObjectName {
-  namespace: string;
-  name: string;
-}
 
 /** The fields every reconciled object has; the rest is read through the kind's own zod schema. */
 export interface ObjectMeta {

@@ -17,6 +17,12 @@
 
 export type JsonObject = { [key: string]: unknown };
 
+/** Where a namespaced object lives: the name every layer above storage addresses it by. */
+export interface ObjectName {
+  namespace: string;
+  name: string;
+}
+
 /** The largest stored value: the largest body the API accepts, plus room for the server's own metadata. */
 export const maxValueBytes = 4 * 1024 * 1024;
 

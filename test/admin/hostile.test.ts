@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminHooks } from '../../src/admin/router.js';
-import { seed, teamAObjects } from '../graphql/fixtures.js';
-import { startInventoryServer, tokens, type InventoryServer } from '../graphql/server.js';
+import { seed, teamAObjects } from '../../harness/inventory-fixtures.js';
+import { startInventoryServer, tokens, type InventoryServer } from '../../harness/inventory-server.js';
 
 let server: InventoryServer;
 const forced: string[] = [];

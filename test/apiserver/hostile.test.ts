@@ -5,7 +5,7 @@
  * stored has changed (the storage revision is where it was).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, startTestServer, type TestServer } from '../harness.js';
+import { request, startTestServer, type TestServer } from '../../harness/test-server.js';
 
 let server: TestServer;
 const group = '/apis/testing.capo.dev/v1';

@@ -5,7 +5,7 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../harness.js';
+import { startTestServer, type TestServer } from '../../harness/test-server.js';
 
 let server: TestServer;
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import https from 'node:https';
 import tls from 'node:tls';
-import { openWatch, readCredentials, request, startTestServer, type TestServer } from '../harness.js';
+import { openWatch, readCredentials, request, startTestServer, type TestServer } from '../../harness/test-server.js';
 
 const base = '/apis/testing.capo.dev/v1/namespaces/default/widgets';
 const json = { 'Content-Type': 'application/json' };

@@ -3,7 +3,7 @@
  * aggregator depend on, checked over raw HTTPS.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWatch, request, startTestServer, type TestServer } from '../harness.js';
+import { openWatch, request, startTestServer, type TestServer } from '../../harness/test-server.js';
 
 let server: TestServer;
 const base = '/apis/testing.capo.dev/v1/namespaces/default/widgets';

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createAnsibleWorkspace, requireAnsible, type AnsibleWorkspace } from '../ansible/workspace.js';
-import { seed, teamAObjects, teamBObjects } from './fixtures.js';
-import { startInventoryServer, tokens, type InventoryServer } from './server.js';
+import { seed, teamAObjects, teamBObjects } from '../../harness/inventory-fixtures.js';
+import { startInventoryServer, tokens, type InventoryServer } from '../../harness/inventory-server.js';
 
 let server: InventoryServer;
 let workspace: AnsibleWorkspace;

@@ -3,9 +3,9 @@
  * one of 23, however many nested fields ask for machines, nodes and hosts.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cluster, machine, server as openStackServer } from '../inventory/fixtures.js';
-import { seed, teamAObjects, teamBObjects } from './fixtures.js';
-import { startInventoryServer, tokens, type InventoryServer } from './server.js';
+import { cluster, machine, server as openStackServer } from '../../harness/inventory-objects.js';
+import { seed, teamAObjects, teamBObjects } from '../../harness/inventory-fixtures.js';
+import { startInventoryServer, tokens, type InventoryServer } from '../../harness/inventory-server.js';
 
 let server: InventoryServer;
 

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getIntrospectionQuery } from '../../src/graphql/graphql-js.js';
-import { seed, teamAObjects, teamBObjects } from './fixtures.js';
-import { startInventoryServer, tokens, type InventoryServer } from './server.js';
+import { seed, teamAObjects, teamBObjects } from '../../harness/inventory-fixtures.js';
+import { startInventoryServer, tokens, type InventoryServer } from '../../harness/inventory-server.js';
 
 let server: InventoryServer;
 

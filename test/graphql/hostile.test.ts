@@ -5,8 +5,8 @@
  * server stays ready.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seed, teamAObjects } from './fixtures.js';
-import { startInventoryServer, tokens, type InventoryServer } from './server.js';
+import { seed, teamAObjects } from '../../harness/inventory-fixtures.js';
+import { startInventoryServer, tokens, type InventoryServer } from '../../harness/inventory-server.js';
 
 let server: InventoryServer;
 

@@ -6,7 +6,7 @@ import {
   UnknownClusterError,
   type InventorySnapshot,
 } from '../../src/inventory/index.js';
-import { cluster, machine, namespace, reconciled, server } from './fixtures.js';
+import { cluster, machine, namespace, reconciled, server } from '../../harness/inventory-objects.js';
 
 const c1 = [{ namespace, name: 'c1' }];
 

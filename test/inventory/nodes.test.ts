@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openStackNodeOf, openStackNodesOf, type InventorySnapshot } from '../../src/inventory/index.js';
-import { cluster, controlPlaneHostVars, machine, namespace, reconciled, server } from './fixtures.js';
+import { cluster, controlPlaneHostVars, machine, namespace, reconciled, server } from '../../harness/inventory-objects.js';
 
 function withChanges(change: (snapshot: InventorySnapshot) => void): InventorySnapshot {
   const snapshot = reconciled();

@@ -3,7 +3,7 @@ import { readInventorySnapshot } from '../../src/inventory/index.js';
 import { cacheInventory } from '../../src/inventory/snapshot.js';
 import { TooOldRevisionError, type JsonObject, type Storage, type Watch, type WatchRequest } from '../../src/storage/interface.js';
 import { SqliteStorage } from '../../src/storage/sqlite.js';
-import { cluster, machine, server } from './fixtures.js';
+import { cluster, machine, server } from '../../harness/inventory-objects.js';
 
 const opened: SqliteStorage[] = [];
 

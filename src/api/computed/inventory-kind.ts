@@ -5,10 +5,10 @@
 import { z } from 'zod';
 import type { KindDefinition, PrinterColumn } from '../../apiserver/registry/kind.js';
 import type { JsonObject } from '../../storage/interface.js';
-import type { ObjectName } from '../../inventory/affected.js';
+import type { ObjectName } from '../../storage/interface.js';
 import type { InventorySnapshot } from '../../inventory/model.js';
 import { inventoryKinds, snapshotOf } from '../../inventory/snapshot.js';
-import { computedGroup, computedVersion } from './group.js';
+import { computedGroup, computedVersion } from '../../inventory/computed-group.js';
 
 export interface InventoryKindOptions {
   kind: string;

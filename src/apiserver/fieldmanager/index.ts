@@ -23,7 +23,7 @@
  * (scalar/object type mismatches are left to validation).
  */
 import { ApiError, type StatusCause } from '../errors.js';
-import type { StructuralSchema } from '../registry/kind.js';
+import type { StructuralSchema } from '../schema/structural-schema.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { FieldSet } from './fieldset.js';
 import {

@@ -9,7 +9,7 @@
  * - a schema without `type` (int-or-string, free-form) accepts any shape;
  * - `metadata` of the object and of embedded resources is always ObjectMeta.
  */
-import type { StructuralSchema } from '../registry/kind.js';
+import type { StructuralSchema } from '../schema/structural-schema.js';
 import { keyElement, pathToString, type Path, type PathElement } from './path.js';
 import { isMap } from './value.js';
 

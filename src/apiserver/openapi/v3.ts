@@ -14,7 +14,8 @@
  *   patch only for built-in kinds (kubectl sends one where it is listed,
  *   computed from the x-kubernetes-patch-* extensions of the schemas).
  */
-import type { KindDefinition, KindVersion, StructuralSchema, Verb } from '../registry/kind.js';
+import type { KindDefinition, KindVersion, Verb } from '../registry/kind.js';
+import type { StructuralSchema } from '../schema/structural-schema.js';
 import { metaTypeOf, metaTypes, typeMetaSchemas, type MetaTypeName } from '../schema/objectmeta.js';
 import { structuralSchemaOf } from '../schema/structural.js';
 

@@ -17,7 +17,7 @@
  * key is not implemented. Messages never quote field values, which may be secret.
  */
 import { ApiError, errors } from '../errors.js';
-import type { StructuralSchema } from '../registry/kind.js';
+import type { StructuralSchema } from '../schema/structural-schema.js';
 import { cloneJson, isJsonObject, setOwn, type JsonObject } from './json-value.js';
 
 const PATCH = '$patch';

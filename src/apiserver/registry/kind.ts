@@ -25,47 +25,6 @@ export interface PrinterColumn {
   value?: (object: JsonObject) => unknown;
 }
 
-/**
- * An OpenAPI v3 schema restricted to what Kubernetes calls a structural schema,
- * plus the x-kubernetes-* extensions that drive pruning and server-side apply.
- */
-export interface StructuralSchema {
-  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
-  format?: string;
-  description?: string;
-  properties?: Record<string, StructuralSchema>;
-  /** A schema for map values; `true` keeps any value. */
-  additionalProperties?: StructuralSchema | boolean;
-  items?: StructuralSchema;
-  required?: string[];
-  enum?: unknown[];
-  default?: unknown;
-  nullable?: boolean;
-  pattern?: string;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: boolean;
-  exclusiveMaximum?: boolean;
-  multipleOf?: number;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
-  minProperties?: number;
-  maxProperties?: number;
-  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
-  'x-kubernetes-list-map-keys'?: string[];
-  'x-kubernetes-map-type'?: 'atomic' | 'granular';
-  /** How strategic merge patch merges this field: "merge" (lists), "retainKeys" (maps), or both comma-separated. */
-  'x-kubernetes-patch-strategy'?: string;
-  /** The item field that identifies list items for strategic merge patch, e.g. "uid". */
-  'x-kubernetes-patch-merge-key'?: string;
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-  'x-kubernetes-int-or-string'?: boolean;
-  'x-kubernetes-embedded-resource'?: boolean;
-  'x-kubernetes-validations'?: { rule: string; message?: string; messageExpression?: string; fieldPath?: string; reason?: string }[];
-}
-
 export interface KindVersion {
   /** e.g. "v1beta2". */
   name: string;

@@ -5,7 +5,7 @@
  * included). Defaults are copied, and defaulted values are defaulted in turn.
  */
 import type { JsonObject } from '../../storage/interface.js';
-import type { StructuralSchema } from '../registry/kind.js';
+import type { StructuralSchema } from './structural-schema.js';
 
 /** A defaulted copy of the object; the input is left alone. */
 export function applyDefaults(object: JsonObject, schema: StructuralSchema): JsonObject {

@@ -5,7 +5,7 @@
  * each named type once and refer to it, which is why every use of a named
  * type is recorded (see metaTypeOf).
  */
-import type { StructuralSchema } from '../registry/kind.js';
+import type { StructuralSchema } from './structural-schema.js';
 
 export type MetaTypeName = 'ObjectMeta' | 'OwnerReference' | 'ManagedFieldsEntry' | 'Time' | 'FieldsV1';
 

@@ -10,7 +10,7 @@
  * been parsed, so whoever parses the body has to find them.
  */
 import type { JsonObject } from '../../storage/interface.js';
-import type { StructuralSchema } from '../registry/kind.js';
+import type { StructuralSchema } from './structural-schema.js';
 import { objectMetaSchema } from './objectmeta.js';
 
 export interface PruneResult {

@@ -9,15 +9,15 @@
  * of enums. Anything else throws, naming the offending field.
  */
 import { z } from 'zod';
-import type { KindVersion, StructuralSchema } from '../registry/kind.js';
+import type { StructuralSchema, VersionedSchema } from './structural-schema.js';
 import { objectMetaSchema, typeMetaSchemas } from './objectmeta.js';
 
 type JsonSchema = Record<string, unknown>;
 
-const cache = new WeakMap<KindVersion, StructuralSchema>();
+const cache = new WeakMap<VersionedSchema, StructuralSchema>();
 
 /** The structural schema of objects of this version, metadata included. Computed once per version. */
-export function structuralSchemaOf(version: KindVersion): StructuralSchema {
+export function structuralSchemaOf(version: VersionedSchema): StructuralSchema {
   let schema = cache.get(version);
   if (!schema) {
     schema = build(version);
@@ -26,7 +26,7 @@ export function structuralSchemaOf(version: KindVersion): StructuralSchema {
   return schema;
 }
 
-function build(version: KindVersion): StructuralSchema {
+function build(version: VersionedSchema): StructuralSchema {
   const json = z.toJSONSchema(version.schema, {
     target: 'openapi-3.0',
     io: 'input',

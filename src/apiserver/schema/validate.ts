@@ -20,11 +20,11 @@
 import type { z } from 'zod';
 import type { JsonObject } from '../../storage/interface.js';
 import { FieldError } from '../errors.js';
-import type { KindVersion, StructuralSchema } from '../registry/kind.js';
+import type { StructuralSchema, VersionedSchema } from './structural-schema.js';
 import { goQuote } from '../validation/names.js';
 import { kubeFormats, structuralSchemaOf } from './structural.js';
 
-export function validateAgainstSchema(version: KindVersion, object: JsonObject): FieldError[] {
+export function validateAgainstSchema(version: VersionedSchema, object: JsonObject): FieldError[] {
   const schema = fieldsSchema(structuralSchemaOf(version));
   const fields = Object.fromEntries(Object.entries(object).filter(([key]) => !OBJECT_META_FIELDS.has(key)));
 

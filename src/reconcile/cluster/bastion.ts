@@ -8,14 +8,14 @@
  */
 import type { JsonObject } from '../../storage/interface.js';
 import { metaOf } from '../objects.js';
-import { bastionServerName } from '../names.js';
+import { bastionServerName } from '../../capo/names.js';
 import { remove } from '../resource/engine.js';
 import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
 import { serverSpecFor, specHash, type MachineSpec } from '../server-spec.js';
 import { clusterNameLabel } from '../paused.js';
 import { ownedResources, setOwned } from '../owned.js';
 import type { Networking } from './network.js';
-import type { ClusterContext } from './reconciler.js';
+import type { ClusterContext } from './context.js';
 
 export const specHashAnnotation = 'capo-apiserver.io/spec-hash';
 /** How often to look at a bastion being built or removed when no event arrives sooner. */

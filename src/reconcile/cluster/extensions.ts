@@ -5,7 +5,7 @@
  * Credentials are never copied; only endpoints, names and IDs.
  */
 import type { JsonObject } from '../../storage/interface.js';
-import type { ClusterContext } from './reconciler.js';
+import type { ClusterContext } from './context.js';
 
 async function endpointOrUndefined(context: ClusterContext, service: 'compute' | 'network' | 'block-storage'): Promise<string | undefined> {
   try {

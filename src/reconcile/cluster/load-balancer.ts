@@ -11,10 +11,11 @@
  * to create one per retry while it was not).
  */
 import type { FloatingIp, LoadBalancer } from '../../openstack/index.js';
-import { resolveSubnet, type NeutronParam, type SubnetFilter } from '../neutron-filters.js';
+import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
+import { resolveSubnet } from '../neutron-filters.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { TerminalError } from '../controller.js';
-import { apiLoadBalancerName, clusterResourceName, ingressLoadBalancerName, loadBalancerPortName } from '../names.js';
+import { apiLoadBalancerName, clusterResourceName, ingressLoadBalancerName, loadBalancerPortName } from '../../capo/names.js';
 import type { ReconcilePass } from '../pass.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { remove } from '../resource/engine.js';
@@ -24,7 +25,7 @@ import { listenerActuator } from '../resource/listener.js';
 import { loadBalancerActuator } from '../resource/load-balancer.js';
 import { poolActuator } from '../resource/pool.js';
 import type { Networking } from './network.js';
-import type { ClusterContext } from './reconciler.js';
+import type { ClusterContext } from './context.js';
 import { apiServerPorts } from './security-group-step.js';
 
 export interface Endpoint {

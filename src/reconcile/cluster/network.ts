@@ -4,15 +4,16 @@
  * network, subnets and router, looked up once and frozen in status.
  */
 import { isNotFound, type Network, type Router, type Subnet } from '../../openstack/index.js';
-import { resolveNetwork, resolveSubnet, routerQuery, type NeutronFilter, type NeutronParam, type SubnetFilter } from '../neutron-filters.js';
+import { neutronQuery, type NeutronFilter, type NeutronParam, type SubnetFilter } from '../../capo/neutron-query.js';
+import { resolveNetwork, resolveSubnet } from '../neutron-filters.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { TerminalError } from '../controller.js';
-import { clusterResourceName } from '../names.js';
+import { clusterResourceName } from '../../capo/names.js';
 import { remove } from '../resource/engine.js';
 import { networkActuator } from '../resource/network.js';
 import { routerActuator } from '../resource/router.js';
 import { subnetActuator } from '../resource/subnet.js';
-import type { ClusterContext } from './reconciler.js';
+import type { ClusterContext } from './context.js';
 
 export interface Networking {
   ready: boolean;
@@ -190,7 +191,7 @@ async function attachExistingRouter(context: ClusterContext, subnetId: string): 
 async function resolveRouter(context: ClusterContext, param: NonNullable<ClusterContext['spec']['router']>): Promise<Router> {
   const neutron = context.cloud.clients.neutron;
   if (param.id) return neutron.getRouter(param.id);
-  const routers = await neutron.listRouters(routerQuery((param.filter ?? {}) as NeutronFilter));
+  const routers = await neutron.listRouters(neutronQuery((param.filter ?? {}) as NeutronFilter));
   if (routers.length !== 1) throw new TerminalError(`spec.router.filter matches ${routers.length} routers; it must match exactly one`);
   return routers[0];
 }

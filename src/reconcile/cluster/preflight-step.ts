@@ -8,7 +8,7 @@
  */
 import { requirementsOf, runPreflight, summarizeFailures } from '../../preflight/index.js';
 import { isConditionTrue } from '../conditions.js';
-import type { ClusterContext } from './reconciler.js';
+import type { ClusterContext } from './context.js';
 
 const recheckMs = 60_000;
 

@@ -9,17 +9,16 @@
  * critical path rather than the sum of waits. Every ID reaches status right
  * after its create; every wait is a requeue.
  */
-import type { z } from 'zod';
-import type { openStackClusterSpec } from '../../api/infrastructure/v1beta2/openstackcluster.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { isConditionTrue, setCondition } from '../conditions.js';
 import type { Reconcile, ReconcileResult } from '../controller.js';
 import type { CloudConnection } from '../cloud.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
-import { metaOf, type KindClient, type ObjectName } from '../objects.js';
+import { metaOf, type KindClient } from '../objects.js';
 import { ReconcilePass, describeWaits, settleAll } from '../pass.js';
 import { clusterGate, setPaused, type Gate } from '../paused.js';
+import type { ClusterContext, ClusterSpec } from './context.js';
 import { reconcileBastion, deleteBastion } from './bastion.js';
 import { computeExtensions } from './extensions.js';
 import { reconcileApiLoadBalancer, reconcileIngressLoadBalancer, deleteLoadBalancers } from './load-balancer.js';
@@ -27,18 +26,7 @@ import { reconcileNetworking, deleteNetworking } from './network.js';
 import { reconcileSecurityGroups, deleteSecurityGroups, removeDisabledBastionGroup } from './security-group-step.js';
 import { reconcilePreflight } from './preflight-step.js';
 
-export type ClusterSpec = z.output<typeof openStackClusterSpec>;
-
 export const clusterFinalizer = 'openstackcluster.infrastructure.cluster.x-k8s.io';
-
-/** Everything a step needs: the pass (status, records, waits), the spec and the cloud. */
-export interface ClusterContext {
-  pass: ReconcilePass;
-  spec: ClusterSpec;
-  cluster: ObjectName;
-  cloud: CloudConnection;
-  deps: ReconcilerDeps;
-}
 
 export function openStackClusterReconciler(deps: ReconcilerDeps): Reconcile {
   return async (key) => {

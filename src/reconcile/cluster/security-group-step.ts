@@ -7,12 +7,12 @@
  */
 import type { SecurityGroup } from '../../openstack/index.js';
 import type { JsonObject } from '../../storage/interface.js';
-import { securityGroupName, type SecurityGroupRole } from '../names.js';
+import { securityGroupName, type SecurityGroupRole } from '../../capo/names.js';
 import { remove } from '../resource/engine.js';
 import { settleAll } from '../pass.js';
 import { securityGroupActuator, type SecurityGroupDesired } from '../resource/security-group.js';
-import { defaultRules, desiredRules, type ManagedGroupIds } from './security-groups.js';
-import type { ClusterContext } from './reconciler.js';
+import { defaultRules, desiredRules, type ManagedGroupIds } from '../../capo/security-group-rules.js';
+import type { ClusterContext } from './context.js';
 
 const statusFields: Record<SecurityGroupRole, string> = {
   controlplane: 'controlPlaneSecurityGroup',

@@ -8,7 +8,7 @@
  * computes the node's reserved resources from its flavor.
  */
 import type { JsonObject } from '../../storage/interface.js';
-import { reservedResources } from '../../inventory/reservations.js';
+import { reservedResources } from './reservations.js';
 import type { CloudConnection } from '../cloud.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
@@ -16,8 +16,9 @@ import { findCondition } from '../conditions.js';
 import type { Reconcile } from '../controller.js';
 import { closedGate, clusterProvisioned } from '../cluster/reconciler.js';
 import { ownedResources, setOwned } from '../owned.js';
-import { apiLoadBalancerName, ingressLoadBalancerName, memberName } from '../names.js';
-import { metaOf, type ObjectName } from '../objects.js';
+import { apiLoadBalancerName, ingressLoadBalancerName, memberName } from '../../capo/names.js';
+import { metaOf } from '../objects.js';
+import type { ObjectName } from '../../storage/interface.js';
 import { clusterGate, clusterNameLabel, ownerClusterName, setPaused } from '../paused.js';
 import { ReconcilePass, describeWaits } from '../pass.js';
 import { remove } from '../resource/engine.js';

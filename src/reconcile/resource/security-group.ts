@@ -9,20 +9,13 @@
  * Our rules are known by their description, which ends with the owner tag
  * (rules cannot carry tags in the Neutron releases we support).
  */
+import type { SecurityGroupRuleDesired } from '../../capo/security-group-rules.js';
 import type { CreateSecurityGroupRule, NeutronClient, SecurityGroup, SecurityGroupRule } from '../../openstack/index.js';
 import { absentOn404, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
 import { adoptableOf, canonicalAddress, ensureOwnerTags, portHolders, tagCreated, withOwnerMark } from './neutron.js';
 
 /** As `remote_group_id`: the group the rule belongs to, whose ID is unknown until it exists. */
 export const sameGroup = 'self';
-
-/** Neutron's own field names; the description is not compared, since Neutron cannot change a rule and tells rules apart without it. */
-export interface SecurityGroupRuleDesired extends Omit<CreateSecurityGroupRule, 'security_group_id' | 'ethertype' | 'remote_group_id'> {
-  /** Required here: rules compare by it, whatever Neutron's default. */
-  ethertype: 'IPv4' | 'IPv6';
-  /** Another group's ID, or `sameGroup` for the group itself. */
-  remote_group_id?: string;
-}
 
 export interface SecurityGroupDesired {
   name: string;

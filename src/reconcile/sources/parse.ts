@@ -5,7 +5,7 @@
  * between Cluster API releases without breaking the reconciler.
  */
 import { z } from 'zod';
-import type { ObjectName } from '../objects.js';
+import type { ObjectName } from '../../storage/interface.js';
 import { MalformedObjectError, type ClusterApiCluster, type ClusterApiMachine, type SecretData, type SourceKind } from './source.js';
 
 export const clusterApiGroup = 'cluster.x-k8s.io';

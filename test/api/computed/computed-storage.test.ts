@@ -8,7 +8,7 @@ import { openStackNodeResource } from '../../../src/api/computed/openstacknode.j
 import { ComputedStorage } from '../../../src/apiserver/store/computed-storage.js';
 import { StorageError, type JsonObject, type WatchEvent } from '../../../src/storage/interface.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
-import { cluster, machine, server } from '../../inventory/fixtures.js';
+import { cluster, machine, server } from '../../../harness/inventory-objects.js';
 
 const opened: SqliteStorage[] = [];
 afterEach(async () => {

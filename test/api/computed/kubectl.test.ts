@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computedKinds } from '../../../src/api/computed/kinds.js';
 import { infrastructureKinds } from '../../../src/api/infrastructure/kinds.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
-import { kubectlFails, kubectlOk, openWatch, request, startTestServer, type TestServer } from '../../harness.js';
-import { cluster, controlPlaneHostVars, machine, namespace, server as openStackServer } from '../../inventory/fixtures.js';
+import { kubectlFails, kubectlOk, openWatch, request, startTestServer, type TestServer } from '../../../harness/test-server.js';
+import { cluster, controlPlaneHostVars, machine, namespace, server as openStackServer } from '../../../harness/inventory-objects.js';
 
 let server: TestServer;
 

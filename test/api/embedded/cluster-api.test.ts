@@ -10,7 +10,7 @@ import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedClusterApiKinds } from '../../../src/api/embedded/kinds.js';
 import { infrastructureKinds } from '../../../src/api/infrastructure/kinds.js';
-import { request, startTestServer, type TestServer } from '../../harness.js';
+import { request, startTestServer, type TestServer } from '../../../harness/test-server.js';
 import { kubectlExpectations } from './kubectl.js';
 
 const templateVariables: Record<string, string> = {

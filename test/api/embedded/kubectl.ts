@@ -1,6 +1,6 @@
 /** kubectl calls that must succeed or must fail, for the embedded kinds' tests. */
 import { expect } from 'vitest';
-import type { TestServer } from '../../harness.js';
+import type { TestServer } from '../../../harness/test-server.js';
 
 export function kubectlExpectations(server: () => TestServer) {
   return {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedClusterApiKinds } from '../../../src/api/embedded/kinds.js';
 import { infrastructureKinds } from '../../../src/api/infrastructure/kinds.js';
-import { openWatch, request, startTestServer, type TestServer } from '../../harness.js';
+import { openWatch, request, startTestServer, type TestServer } from '../../../harness/test-server.js';
 import { kubectlExpectations } from './kubectl.js';
 
 let server: TestServer;

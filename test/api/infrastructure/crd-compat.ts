@@ -17,7 +17,8 @@ import {
   machineSpecExtensions,
   machineStatusExtensions,
 } from '../../../src/api/infrastructure/extensions.js';
-import type { KindVersion, PrinterColumn, StructuralSchema } from '../../../src/apiserver/registry/kind.js';
+import type { KindVersion, PrinterColumn } from '../../../src/apiserver/registry/kind.js';
+import type { StructuralSchema } from '../../../src/apiserver/schema/structural-schema.js';
 import { structuralSchemaOf } from '../../../src/apiserver/schema/structural.js';
 
 type Node = Record<string, unknown>;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { infrastructureKinds, openStackClusterKind, openStackClusterTemplateKind, openStackMachineTemplateKind } from '../../../src/api/infrastructure/kinds.js';
 import type { KindDefinition } from '../../../src/apiserver/registry/kind.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
-import { request, startTestServer, type TestServer } from '../../harness.js';
+import { request, startTestServer, type TestServer } from '../../../harness/test-server.js';
 
 const group = 'infrastructure.cluster.x-k8s.io';
 const referenceDir = path.resolve('../shared/reference');

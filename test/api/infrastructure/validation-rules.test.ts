@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { infrastructureKinds } from '../../../src/api/infrastructure/kinds.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
-import { request, startTestServer, type TestServer } from '../../harness.js';
+import { request, startTestServer, type TestServer } from '../../../harness/test-server.js';
 
 const group = 'infrastructure.cluster.x-k8s.io';
 let server: TestServer;

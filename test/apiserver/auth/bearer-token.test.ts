@@ -20,7 +20,7 @@ import { ensurePki, type Pki } from '../../../src/apiserver/tls/pki.js';
 import { HealthChecks } from '../../../src/observability/health.js';
 import { MetricsRegistry } from '../../../src/observability/metrics.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
-import { gadgetKind, widgetKind } from '../../fixtures/widget-kind.js';
+import { gadgetKind, widgetKind } from '../../../harness/widget-kind.js';
 
 let dataDir: string;
 let pki: Pki;

@@ -1,4 +1,4 @@
-import type { StructuralSchema } from '../../../src/apiserver/registry/kind.js';
+import type { StructuralSchema } from '../../../src/apiserver/schema/structural-schema.js';
 import { FieldManager, type ManagedFieldsEntry, type WriteContext } from '../../../src/apiserver/fieldmanager/index.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
 

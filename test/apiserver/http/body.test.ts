@@ -3,7 +3,7 @@
  * walker runs, with kube's answers, and that the stored object is untouched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, startTestServer, type TestServer } from '../../harness.js';
+import { request, startTestServer, type TestServer } from '../../../harness/test-server.js';
 
 let server: TestServer;
 const base = '/apis/testing.capo.dev/v1/namespaces/default/widgets';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/apiserver/errors.js';
 import { applyStrategicMergePatch } from '../../../src/apiserver/patch/strategic.js';
-import type { StructuralSchema } from '../../../src/apiserver/registry/kind.js';
+import type { StructuralSchema } from '../../../src/apiserver/schema/structural-schema.js';
 import { objectMetaSchema } from '../../../src/apiserver/schema/objectmeta.js';
 
 const schema: StructuralSchema = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { StructuralSchema } from '../../../src/apiserver/registry/kind.js';
+import type { StructuralSchema } from '../../../src/apiserver/schema/structural-schema.js';
 import { applyDefaults } from '../../../src/apiserver/schema/defaults.js';
 import { structuralSchemaOf } from '../../../src/apiserver/schema/structural.js';
 import { GROUP, v1beta1 } from './sample-kind.js';

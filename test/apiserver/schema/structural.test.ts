@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { KindVersion, StructuralSchema } from '../../../src/apiserver/registry/kind.js';
+import type { KindVersion } from '../../../src/apiserver/registry/kind.js';
+import type { StructuralSchema } from '../../../src/apiserver/schema/structural-schema.js';
 import { objectMetaSchema } from '../../../src/apiserver/schema/objectmeta.js';
 import { structuralSchemaOf } from '../../../src/apiserver/schema/structural.js';
 import { v1beta1 } from './sample-kind.js';

@@ -3,7 +3,7 @@
  * 400 (or 410 for a token whose snapshot is gone), never a 500.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, startTestServer, type TestServer } from '../../harness.js';
+import { request, startTestServer, type TestServer } from '../../../harness/test-server.js';
 
 let server: TestServer;
 const base = '/apis/testing.capo.dev/v1/namespaces/default/widgets';

@@ -8,7 +8,7 @@ import { ResourceStore } from '../../../src/apiserver/store/resource-store.js';
 import { startWatch } from '../../../src/apiserver/store/watch.js';
 import { TooOldRevisionError, type Storage, type WatchRequest } from '../../../src/storage/interface.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
-import { widgetKind } from '../../fixtures/widget-kind.js';
+import { widgetKind } from '../../../harness/widget-kind.js';
 
 let storage: SqliteStorage;
 

@@ -7,11 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { isNotFound } from '../../../src/openstack/index.js';
-import type { TestServer } from '../../harness.js';
-import { CloudCensus, noResources } from './census.js';
+import type { TestServer } from '../../../harness/test-server.js';
+import { CloudCensus, noResources } from '../../../harness/census.js';
 import { startExampleServer, type ExampleServer } from './examples.js';
 import { expectedInventoryChange, expectedResources, readManifests, withoutRules, type Manifest } from './expected.js';
-import { apply, deleteWithoutWaiting, getObject, waitForDeletion, waitForObject, waitForReady } from './flow.js';
+import { apply, deleteWithoutWaiting, getObject, waitForDeletion, waitForObject, waitForReady } from '../../../harness/cluster-flow.js';
 
 const condition = z.looseObject({ type: z.string(), status: z.string(), observedGeneration: z.number().optional() });
 const clusterView = z.looseObject({

@@ -4,7 +4,7 @@
  * simulated cloud; deleting everything leaves nothing of ours behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestServer } from '../../harness.js';
+import type { TestServer } from '../../../harness/test-server.js';
 import { startExampleServer, type ExampleServer } from './examples.js';
 
 let example: ExampleServer;

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { servedKinds } from '../../../src/api/kinds.js';
 import type { SessionOptions } from '../../../src/openstack/index.js';
-import { startTestServer, type TestServer } from '../../harness.js';
+import { startTestServer, type TestServer } from '../../../harness/test-server.js';
 
 export const examplesDir = path.resolve(import.meta.dirname, '../../../examples');
 

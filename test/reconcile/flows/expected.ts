@@ -8,7 +8,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
-import type { ResourceCounts } from './census.js';
+import type { ResourceCounts } from '../../../harness/census.js';
 
 const machineSpec = z.looseObject({
   ports: z.array(z.unknown()).optional(),

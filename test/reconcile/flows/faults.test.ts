@@ -7,11 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../../src/openstack/simulator/host.js';
-import type { TestServer } from '../../harness.js';
-import { CloudCensus, noResources, type ResourceCounts } from './census.js';
+import type { TestServer } from '../../../harness/test-server.js';
+import { CloudCensus, noResources, type ResourceCounts } from '../../../harness/census.js';
 import { startExampleServer, type ExampleServer } from './examples.js';
 import { expectedInventoryChange, expectedResources, readManifests, withoutRules } from './expected.js';
-import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady } from './flow.js';
+import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady } from '../../../harness/cluster-flow.js';
 import { RequestTrace } from './trace.js';
 
 /** A server with the reconciler and the simulated cloud, and the rendered examples, for the tests of one describe. */

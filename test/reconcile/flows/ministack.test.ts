@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { servedKinds } from '../../../src/api/kinds.js';
 import { loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
-import { startTestServer, type TestServer } from '../../harness.js';
+import { startTestServer, type TestServer } from '../../../harness/test-server.js';
 import { clusterManifests, countByKind, remnants, singleCloudYaml, type Remnant } from './ministack-cluster.js';
 
 const cloudsPath = process.env.MINISTACK_CLOUDS;

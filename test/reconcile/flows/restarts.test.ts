@@ -11,11 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
-import { CloudCensus, noResources, type ResourceCounts } from './census.js';
+import { CloudCensus, noResources, type ResourceCounts } from '../../../harness/census.js';
 import { renderExamples } from './examples.js';
 import { expectedInventoryChange, expectedResources, readManifests, withoutRules } from './expected.js';
-import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady } from './flow.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
+import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady } from '../../../harness/cluster-flow.js';
+import { startServerProcess, type ServerProcess } from '../../../harness/server-process.js';
 
 const randomKills = 3;
 

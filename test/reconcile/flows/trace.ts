@@ -2,7 +2,7 @@
  * The reconciler's OpenStack requests as its sessions log them, kept to
  * explain a failure: which creates ran, which failed, and in what order.
  */
-import { collectionPaths, type Duplicate } from './census.js';
+import { collectionPaths, type Duplicate } from '../../../harness/census.js';
 
 export class RequestTrace {
   private readonly lines: string[] = [];

@@ -12,8 +12,8 @@ import {
   sameGroup,
   securityGroupActuator,
   type SecurityGroupDesired,
-  type SecurityGroupRuleDesired,
 } from '../../../src/reconcile/resource/security-group.js';
+import type { SecurityGroupRuleDesired } from '../../../src/capo/security-group-rules.js';
 import { networkWithSubnet, newOwner, SimulatedNeutron, uniqueName } from './simulated-neutron.js';
 
 const groupId = 'a1b2c3d4-0000-4000-8000-000000000001';

@@ -6,8 +6,8 @@
  * also catches what the services create on our behalf, untagged: router
  * ports, load balancer VIP ports, security group rules).
  */
-import { createServiceClients, loadCloud, OpenStackSession, type ServiceClients } from '../../../src/openstack/index.js';
-import type { Simulator } from '../../../src/openstack/simulator/host.js';
+import { createServiceClients, loadCloud, OpenStackSession, type ServiceClients } from '../src/openstack/index.js';
+import type { Simulator } from '../src/openstack/simulator/host.js';
 
 /** The prefix of `capo-apiserver:owner=<uid>`, the tag adoption looks up. */
 const ownerTagPrefix = 'capo-apiserver:owner=';

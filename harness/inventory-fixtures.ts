@@ -3,9 +3,9 @@
  * bastion, SSH key Secret, env=prod) with a control plane machine and
  * `workers` workers, and c2 in team-b (one control plane machine, env=dev).
  */
-import type { JsonObject } from '../../src/storage/interface.js';
-import { cluster, machine, server } from '../inventory/fixtures.js';
-import type { InventoryServer } from './server.js';
+import type { JsonObject } from '../src/storage/interface.js';
+import { cluster, machine, server } from './inventory-objects.js';
+import type { InventoryServer } from './inventory-server.js';
 
 export function workerNames(workers: number): string[] {
   return Array.from({ length: workers }, (_, i) => `c1-md-${String(i).padStart(3, '0')}`);

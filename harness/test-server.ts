@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { startApp, type AppOptions, type RunningApp } from '../src/app.js';
-import { gadgetKind, widgetKind } from './fixtures/widget-kind.js';
+import { gadgetKind, widgetKind } from './widget-kind.js';
 
 export interface TestServer extends RunningApp {
   dataDir: string;

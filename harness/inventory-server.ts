@@ -9,21 +9,21 @@ import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { AbacAuthorizer, type AbacPolicy } from '../../src/apiserver/auth/abac.js';
-import { LocalAuthorizer, UnionAuthorizer } from '../../src/apiserver/auth/authorizer.js';
-import { ensureLocalAuthFiles } from '../../src/apiserver/auth/local-auth-files.js';
-import { StaticTokenFile } from '../../src/apiserver/auth/token-file.js';
-import { Registry } from '../../src/apiserver/registry/registry.js';
-import { startApiServer, type RunningApiServer } from '../../src/apiserver/server.js';
-import { ensurePki, type Pki } from '../../src/apiserver/tls/pki.js';
-import { servedKinds } from '../../src/api/kinds.js';
-import type { AdminHooks } from '../../src/admin/router.js';
-import { inventoryRoutes } from '../../src/graphql/routes.js';
-import type { QueryLimits } from '../../src/graphql/limits.js';
-import { HealthChecks } from '../../src/observability/health.js';
-import { MetricsRegistry } from '../../src/observability/metrics.js';
-import type { JsonObject, ListRequest, Storage } from '../../src/storage/interface.js';
-import { SqliteStorage } from '../../src/storage/sqlite.js';
+import { AbacAuthorizer, type AbacPolicy } from '../src/apiserver/auth/abac.js';
+import { LocalAuthorizer, UnionAuthorizer } from '../src/apiserver/auth/authorizer.js';
+import { ensureLocalAuthFiles } from '../src/apiserver/auth/local-auth-files.js';
+import { StaticTokenFile } from '../src/apiserver/auth/token-file.js';
+import { Registry } from '../src/apiserver/registry/registry.js';
+import { startApiServer, type RunningApiServer } from '../src/apiserver/server.js';
+import { ensurePki, type Pki } from '../src/apiserver/tls/pki.js';
+import { servedKinds } from '../src/api/kinds.js';
+import type { AdminHooks } from '../src/admin/router.js';
+import { inventoryRoutes } from '../src/inventory-routes.js';
+import type { QueryLimits } from '../src/graphql/limits.js';
+import { HealthChecks } from '../src/observability/health.js';
+import { MetricsRegistry } from '../src/observability/metrics.js';
+import type { JsonObject, ListRequest, Storage } from '../src/storage/interface.js';
+import { SqliteStorage } from '../src/storage/sqlite.js';
 
 /** Users of the fixture server, by token. */
 export const tokens = {

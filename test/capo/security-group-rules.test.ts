@@ -1,6 +1,6 @@
 /** The managed security group rules, as CAPO defines them, from group IDs. */
 import { describe, expect, it } from 'vitest';
-import { desiredRules } from '../../../src/reconcile/cluster/security-groups.js';
+import { desiredRules } from '../../src/capo/security-group-rules.js';
 
 const groups = { controlplane: 'cp', worker: 'w', bastion: 'b' };
 const context = { groups, apiServerPorts: [6443, 8443], subnetCidrs: ['10.6.0.0/24'] };

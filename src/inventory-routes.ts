@@ -4,13 +4,13 @@
  * `extraRoutes`, which hands over the server's authenticator and authorizer.
  */
 import type express from 'express';
-import type { Authorizer } from '../apiserver/auth/authorizer.js';
-import type { RequestAuthenticator } from '../apiserver/auth/authenticator.js';
-import { cacheInventory } from '../inventory/snapshot.js';
-import type { Storage } from '../storage/interface.js';
-import { adminHandler, adminPrefix, type AdminHooks } from '../admin/router.js';
-import type { QueryLimits } from './limits.js';
-import { mountGraphql } from './server.js';
+import type { Authorizer } from './apiserver/auth/authorizer.js';
+import type { RequestAuthenticator } from './apiserver/auth/authenticator.js';
+import { cacheInventory } from './inventory/snapshot.js';
+import type { Storage } from './storage/interface.js';
+import { adminHandler, adminPrefix, type AdminHooks } from './admin/router.js';
+import type { QueryLimits } from './graphql/limits.js';
+import { mountGraphql } from './graphql/server.js';
 
 export interface InventoryRoutesDeps {
   storage: Storage;

@@ -4,7 +4,7 @@
  * CAPO shows one convention; unlike CAPO, a name is never enough to adopt a
  * resource (the owner tag is), so these names only have to be readable.
  */
-import type { ObjectName } from './objects.js';
+import type { ObjectName } from '../storage/interface.js';
 
 /** Network, subnet and router of a cluster. */
 export function clusterResourceName(cluster: ObjectName): string {

@@ -4,8 +4,8 @@
  * two workers, their servers, a bastion, and every status extension the
  * reconciler writes.
  */
-import type { JsonObject } from '../../src/storage/interface.js';
-import type { InventorySnapshot } from '../../src/inventory/index.js';
+import type { JsonObject } from '../src/storage/interface.js';
+import type { InventorySnapshot } from '../src/inventory/index.js';
 
 export const namespace = 'team-a';
 const v1beta2 = 'infrastructure.cluster.x-k8s.io/v1beta2';

@@ -5,7 +5,7 @@
  * and what the reconciler last wrote about it.
  */
 import { z } from 'zod';
-import type { KubectlResult } from '../../harness.js';
+import type { KubectlResult } from './test-server.js';
 
 /** kubectl against the server under test; waits pass a timeout longer than their own --timeout. */
 export type Kubectl = (args: string[], options?: { timeoutMs?: number }) => Promise<KubectlResult>;

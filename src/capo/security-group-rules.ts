@@ -5,9 +5,17 @@
  * cloud.
  */
 import type { z } from 'zod';
-import type { managedSecurityGroups, securityGroupRuleSpec } from '../../api/infrastructure/v1beta2/common.js';
-import type { SecurityGroupRuleDesired } from '../resource/security-group.js';
-import type { SecurityGroupRole } from '../names.js';
+import type { managedSecurityGroups, securityGroupRuleSpec } from '../api/infrastructure/v1beta2/common.js';
+import type { CreateSecurityGroupRule } from '../openstack/index.js';
+import type { SecurityGroupRole } from './names.js';
+
+/** Neutron's own field names; the description is not compared, since Neutron cannot change a rule and tells rules apart without it. */
+export interface SecurityGroupRuleDesired extends Omit<CreateSecurityGroupRule, 'security_group_id' | 'ethertype' | 'remote_group_id'> {
+  /** Required here: rules compare by it, whatever Neutron's default. */
+  ethertype: 'IPv4' | 'IPv6';
+  /** Another group's ID, or the security group actuator's `sameGroup` for the group itself. */
+  remote_group_id?: string;
+}
 
 type ManagedSecurityGroups = z.output<typeof managedSecurityGroups>;
 type UserRule = z.output<typeof securityGroupRuleSpec>;

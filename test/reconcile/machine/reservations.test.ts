@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { reservedResources } from '../../src/inventory/index.js';
+import { reservedResources } from '../../../src/reconcile/machine/reservations.js';
 
 /** The worked table of the design notes (GKE columns): vCPUs, RAM in GiB, tiered CPU in millicores, tiered memory in MiB. */
 const workedTable: [number, number, number, number][] = [

@@ -15,7 +15,7 @@ import {
   sshPrivateKeySecretVar,
   type AnsibleInventory,
   type InventorySnapshot,
-} from '../inventory/index.js';
+} from './index.js';
 import type { InventoryAccess } from './access.js';
 
 /** A namespace, label selector, cursor or page size the server cannot use, or a selection whose hosts collide. */

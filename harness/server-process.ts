@@ -6,12 +6,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { KubectlResult } from '../../harness.js';
-import type { Kubectl } from './flow.js';
+import type { KubectlResult } from './test-server.js';
+import type { Kubectl } from './cluster-flow.js';
 
-/** The repository, whether this file runs from test/ (vitest) or compiled from dist/test/ (the soak benchmark). */
-const upThree = path.resolve(import.meta.dirname, '../../..');
-const repository = path.basename(upThree) === 'dist' ? path.dirname(upThree) : upThree;
+/** The repository, whether this file runs from harness/ (vitest) or compiled from dist/harness/ (the soak benchmark). */
+const upOne = path.resolve(import.meta.dirname, '..');
+const repository = path.basename(upOne) === 'dist' ? path.dirname(upOne) : upOne;
 const entry = path.join(repository, 'dist/src/main.js');
 const startupTimeoutMs = 30_000;
 

@@ -1,0 +1,82 @@
+/**
+ * The layering of ARCHITECTURE.md, checked on every `npm test`: each folder of src/ may import
+ * only the folders below it, no module takes part in an import cycle, and src/ never reaches into
+ * the test harness. A wrong import fails the build with the rule's name and comment.
+ *
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+
+/** `from` may import, inside src/, only itself and the folders in `may`. */
+function layer(name, from, may, comment) {
+  return { name, comment, severity: 'error', from: { path: from }, to: { path: '^src/', pathNot: [from, ...may] } };
+}
+
+const storage = '^src/storage/';
+const observability = '^src/observability/';
+const openstack = '^src/openstack/(?!simulator/)';
+const apiserver = '^src/apiserver/';
+const infrastructure = '^src/api/infrastructure/';
+const capo = '^src/capo/';
+const inventory = '^src/inventory/';
+const preflight = '^src/preflight/';
+const cli = '^src/cli/';
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'Modules import one way; a cycle means code that belongs lower down.', from: {}, to: { circular: true } },
+    layer('storage', storage, [], 'The storage contract and its backends know nothing of the API above them.'),
+    layer('observability', observability, [], 'Metrics and health checks are leaves every layer may use.'),
+    layer('openstack-client', openstack, [observability], 'The OpenStack client speaks to clouds; it knows no Kubernetes and no reconciler.'),
+    layer(
+      'simulator',
+      '^src/openstack/simulator/',
+      [cli],
+      'The simulated cloud is written from the services\' behaviour, not from our client, so the fidelity suite compares two independent sides.',
+    ),
+    layer('apiserver', apiserver, [storage, observability], 'The API machinery is generic: it serves whatever kinds it is given and never knows CAPO, the inventory or the reconciler.'),
+    layer('api-infrastructure', infrastructure, [apiserver, storage], 'CAPO\'s kinds are definitions for the API machinery.'),
+    layer('api-embedded', '^src/api/embedded/', [infrastructure, apiserver, storage], 'The embedded Secret, Cluster and Machine kinds are definitions for the API machinery.'),
+    layer('api-computed', '^src/api/computed/', [infrastructure, inventory, apiserver, storage], 'Computed kinds serve what the inventory derives from storage.'),
+    layer('capo', capo, [infrastructure, openstack, storage], 'CAPO\'s conventions (names, security group rules, filters) are data both the reconciler and preflight read.'),
+    layer('inventory', inventory, [infrastructure, apiserver, storage], 'The inventory is read from storage; the reconciler and the APIs that serve it sit above it.'),
+    layer('preflight', preflight, [infrastructure, apiserver, capo, openstack, storage, cli], 'Preflight asks the cloud what a cluster needs; the reconciler runs it, never the reverse.'),
+    layer(
+      'reconcile',
+      '^src/reconcile/',
+      [infrastructure, apiserver, capo, observability, openstack, preflight, storage],
+      'The reconciler watches storage and drives OpenStack; nothing below it imports it.',
+    ),
+    layer('graphql', '^src/graphql/', [inventory, apiserver, storage], 'GraphQL serves the inventory; it shares nothing with the admin API but the inventory.'),
+    layer('admin', '^src/admin/', [inventory, apiserver, storage], 'The admin API serves the inventory; it shares nothing with GraphQL but the inventory.'),
+    layer('cli', cli, [], 'Command-line helpers for the entry points.'),
+    {
+      name: 'cli-from-entry-points',
+      comment: 'Only a command\'s main.ts parses options and runs a server.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '(^|/)main\\.ts$' },
+      to: { path: cli },
+    },
+    {
+      name: 'product-without-harness',
+      comment: 'The product never imports tests, benchmarks or their harness.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(harness|test|bench|scripts)/' },
+    },
+    {
+      name: 'harness-below-tests',
+      comment: 'Tests and benchmarks share the harness; neither imports the other.',
+      severity: 'error',
+      from: { path: '^(harness|bench)/' },
+      to: { path: '^test/' },
+    },
+    { name: 'tests-without-benchmarks', severity: 'error', comment: 'Tests do not import benchmarks.', from: { path: '^(test|harness)/' }, to: { path: '^bench/' } },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^dist/' },
+    // TypeScript 7 has no compiler API yet; swc parses the sources, type-only imports included.
+    parser: 'swc',
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};
