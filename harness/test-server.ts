@@ -141,8 +141,7 @@ export async function openWatch(server: ServerAddress, urlPath: string, headers:
       const ended = new Promise<void>((r) => (endResolve = r));
       res.on('data', (chunk) => {
         buffer += chunk.toString('utf8');
-        let newline: number;
-        while ((newline = buffer.indexOf('\n')) >= 0) {
+        for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
           const line = buffer.slice(0, newline);
           buffer = buffer.slice(newline + 1);
           if (line.trim()) events.push(JSON.parse(line));

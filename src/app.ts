@@ -23,6 +23,7 @@ import { startReconciler, type RunningReconciler } from './reconcile/manager.js'
 import { storageSecretFinalizers } from './reconcile/identity-guard.js';
 import { KindClient } from './reconcile/objects.js';
 import { StorageClusterApiSource, type KindDefinitions } from './reconcile/sources/storage-source.js';
+import type { Storage } from './storage/interface.js';
 import { SqliteStorage } from './storage/sqlite.js';
 import { secureDataDir } from './data-dir.js';
 
@@ -58,7 +59,9 @@ export interface RunningApp {
   /** The embedded cloud's clouds.yaml (clouds `simulator` and `simulator-admin`), when it runs. */
   cloudsYamlPath?: string;
   caPath: string;
-  storage: SqliteStorage;
+  storage: Storage;
+  /** The settings in force on the SQLite connection. */
+  storageSettings(): ReturnType<SqliteStorage['settings']>;
   /** Fails readiness at once, then stops serving and closes storage. */
   close(): Promise<void>;
 }
@@ -147,6 +150,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     cloudsYamlPath,
     caPath,
     storage,
+    storageSettings: () => storage.settings(),
     close: async () => {
       shuttingDown = true;
       await reconciler?.stop();

@@ -387,8 +387,7 @@ async function watchPhase(client: Client, config: Config): Promise<WatchResult> 
             // One timestamp per chunk, taken before any parsing, is the arrival time of every event in it.
             const arrived = performance.now();
             buffered += chunk;
-            let newline: number;
-            while ((newline = buffered.indexOf('\n')) >= 0) {
+            for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
               const line = buffered.slice(0, newline);
               buffered = buffered.slice(newline + 1);
               // A regex over the line is far cheaper than JSON.parse, and client CPU competes with the server's on 2 cores.

@@ -21,24 +21,17 @@ export interface ServerHello {
   sqlite: { journalMode: string; synchronous: string; lockingMode: string };
 }
 
-const SYNCHRONOUS_NAMES = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
-
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(process.env.BENCH_DATA_PARENT ?? os.tmpdir(), 'capo-bench-'));
   const app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: [widgetKind] });
 
-  // Read back from the live connection so the report shows the settings in force, not the intended defaults.
-  const db = app.storage['db'];
   const hello: ServerHello = {
     url: app.url,
     kubeconfigPath: app.kubeconfigPath,
     dataDir,
     pid: process.pid,
-    sqlite: {
-      journalMode: String(db.pragma('journal_mode', { simple: true })).toUpperCase(),
-      synchronous: SYNCHRONOUS_NAMES[Number(db.pragma('synchronous', { simple: true }))] ?? 'unknown',
-      lockingMode: String(db.pragma('locking_mode', { simple: true })).toUpperCase(),
-    },
+    // Read back from the live connection so the report shows the settings in force, not the intended defaults.
+    sqlite: app.storageSettings(),
   };
   process.stdout.write(`${JSON.stringify(hello)}\n`);
 

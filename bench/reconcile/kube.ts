@@ -193,7 +193,10 @@ export class ConditionTimeline {
     let types = this.firstTrue.get(object);
     for (const condition of conditions) {
       if (condition.status !== 'True' || types?.has(condition.type)) continue;
-      if (!types) this.firstTrue.set(object, (types = new Map()));
+      if (!types) {
+        types = new Map();
+        this.firstTrue.set(object, types);
+      }
       types.set(condition.type, at);
     }
     this.notify();

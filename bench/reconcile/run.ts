@@ -242,7 +242,7 @@ async function writeTrace(file: string, stack: Stack, started: number, calls: Ca
     ...calls.map((call) => ({ t: at(call.startMs), end: at(call.endMs), call: `${call.service} ${call.method} ${call.path}`, outcome: call.outcome })),
     ...['OpenStackCluster', 'OpenStackServer', 'OpenStackMachine'].flatMap((kind) => stack.timeline.entries(kind).map((entry) => ({ t: at(entry.atMs), object: `${kind} ${entry.name}`, conditionTrue: entry.type }))),
   ].sort((a, b) => a.t - b.t);
-  await writeFile(file, lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+  await writeFile(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
   log(`(calls and conditions written to ${file})`);
 }
 

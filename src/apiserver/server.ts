@@ -9,15 +9,15 @@ import type { Storage } from '../storage/interface.js';
 import { forbiddenMessage, type Authorizer, type RequestAttributes } from './auth/authorizer.js';
 import { createRequestAuthenticator, type RequestAuthenticator, type TokenAuthenticator } from './auth/authenticator.js';
 import { anonymousUser, type UserInfo } from './auth/user.js';
-import { ApiError, errors } from './errors.js';
+import { type ApiError, errors } from './errors.js';
 import { DiscoveryHandler } from './handlers/discovery.js';
 import { OpenApiHandler } from './handlers/openapi.js';
 import { ResourceHandler } from './handlers/resource.js';
 import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { defaultRequestLimits, InFlightLimiter, startDeadline, type Pool, type RequestLimits } from './http/request-limits.js';
 import { sendError, sendJson } from './http/respond.js';
-import { HealthChecks, healthContentType, type HealthEndpoint } from '../observability/health.js';
-import { MetricsRegistry, metricsContentType } from '../observability/metrics.js';
+import { type HealthChecks, healthContentType, type HealthEndpoint } from '../observability/health.js';
+import { type MetricsRegistry, metricsContentType } from '../observability/metrics.js';
 import type { Registry } from './registry/registry.js';
 import { parseFieldSelector } from './selectors/fields.js';
 
@@ -40,7 +40,7 @@ export interface ApiServerOptions {
    * they authenticate and authorize with the server's own `auth`. A function
    * they return is called once the server has closed, to release what they hold.
    */
-  extraRoutes?: (app: express.Express, auth: { authenticate: RequestAuthenticator; authorizer: Authorizer }) => void | (() => void);
+  extraRoutes?: (app: express.Express, auth: { authenticate: RequestAuthenticator; authorizer: Authorizer }) => (() => void) | undefined;
 }
 
 export interface RunningApiServer {

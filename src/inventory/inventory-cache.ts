@@ -114,7 +114,7 @@ export class InventoryCache {
     if (this.waiters.some((waiter) => waiter.revision <= this.position)) {
       const ready = this.waiters.filter((waiter) => waiter.revision <= this.position);
       this.waiters = this.waiters.filter((waiter) => waiter.revision > this.position);
-      ready.forEach((waiter) => waiter.wake());
+      ready.forEach((waiter) => { waiter.wake(); });
     }
   }
 
@@ -130,7 +130,7 @@ export class InventoryCache {
   private wakeAll(): void {
     const waiting = this.waiters;
     this.waiters = [];
-    waiting.forEach((waiter) => waiter.wake());
+    waiting.forEach((waiter) => { waiter.wake(); });
   }
 
   private build(namespace: string | undefined): InventorySnapshot {

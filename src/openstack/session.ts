@@ -528,7 +528,7 @@ function parseBody<T>(attempt: Attempt, response: RawResponse, schema: z.ZodType
 function unexpected(attempt: Attempt, response: RawResponse, reason: string): OpenStackError {
   return new OpenStackError({
     kind: 'Unexpected',
-    detail: `${response.status} ${http.STATUS_CODES[response.status] ?? ''}`.trimEnd() + ` but ${reason}`,
+    detail: `${response.status}${http.STATUS_CODES[response.status] ? ` ${http.STATUS_CODES[response.status]}` : ''} but ${reason}`,
     service: attempt.service,
     method: attempt.method,
     path: attempt.path,

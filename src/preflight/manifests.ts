@@ -39,7 +39,7 @@ interface InfrastructureKind {
   spec: (object: JsonObject) => unknown;
 }
 
-const templateSpec = (object: JsonObject) => (((object.spec as JsonObject | undefined)?.template as JsonObject | undefined) ?? {}).spec;
+const templateSpec = (object: JsonObject) => ((object.spec as JsonObject | undefined)?.template as JsonObject | undefined)?.spec;
 
 const infrastructureKinds: Record<string, InfrastructureKind> = {
   OpenStackCluster: { converter: openStackClusterConverter, role: 'cluster', spec: (object) => object.spec },

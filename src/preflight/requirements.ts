@@ -4,7 +4,7 @@
  * many of each quota-bound resource it will create. Derived from the
  * v1beta2 (storage) specs of an OpenStackCluster and its machines.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { openStackClusterSpec } from '../api/infrastructure/v1beta2/openstackcluster.js';
 import { openStackMachineSpec } from '../api/infrastructure/v1beta2/openstackmachine.js';
 import { desiredRules, type RuleContext } from '../capo/security-group-rules.js';

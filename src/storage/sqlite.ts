@@ -341,6 +341,16 @@ export class SqliteStorage implements Storage {
     };
   }
 
+  /** The durability settings in force on the open connection (what a benchmark reports beside its figures). */
+  settings(): { journalMode: string; synchronous: string; lockingMode: string } {
+    const pragma = (name: string) => this.db.pragma(name, { simple: true });
+    return {
+      journalMode: String(pragma('journal_mode')).toUpperCase(),
+      synchronous: ['OFF', 'NORMAL', 'FULL', 'EXTRA'][Number(pragma('synchronous'))] ?? 'unknown',
+      lockingMode: String(pragma('locking_mode')).toUpperCase(),
+    };
+  }
+
   async check(): Promise<void> {
     this.assertOpen();
     this.statement('SELECT 1').get();

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWatch, request, startTestServer, type TestServer } from '../../harness/test-server.js';
+import { SqliteStorage } from '../../src/storage/sqlite.js';
 
 let server: TestServer;
 const base = '/apis/testing.capo.dev/v1/namespaces/default/widgets';
@@ -255,6 +256,7 @@ describe('watch', () => {
       for (const name of ['old-1', 'old-2', 'old-3', 'old-4']) {
         await request(small, 'POST', base, { headers: json, body: widget(name) });
       }
+      if (!(small.storage instanceof SqliteStorage)) throw new Error('the test server stores in SQLite');
       await small.storage.compact();
       const res = await request(small, 'GET', `${base}?watch=true&resourceVersion=1`);
       expect(res.status).toBe(410);

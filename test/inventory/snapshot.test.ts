@@ -45,7 +45,12 @@ function counting(storage: Storage): { storage: Storage; reads: () => number; wa
       if (property === 'watch') {
         return (request: WatchRequest) => {
           const running = target.watch(request);
-          const watch = { stop: () => (watches.delete(request), running.stop()) };
+          const watch = {
+            stop: () => {
+              watches.delete(request);
+              running.stop();
+            },
+          };
           watches.set(request, watch);
           return watch;
         };
@@ -106,7 +111,7 @@ describe('readInventorySnapshot', () => {
     expect(second.machines[1]).not.toBe(first.machines[1]);
     expect((second.machines[1].status as JsonObject).instanceState).toBe('SHUTOFF');
     expect(second.servers).toEqual(first.servers);
-    second.servers.forEach((server, i) => expect(server).toBe(first.servers[i]));
+    second.servers.forEach((server, i) => { expect(server).toBe(first.servers[i]); });
     // Another namespace selection is read on its own.
     expect((await readInventorySnapshot(storage, {})).clusters).toHaveLength(2);
   });

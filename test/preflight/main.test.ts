@@ -140,7 +140,7 @@ describe('npm run preflight', () => {
     for (const [args, message] of cases) {
       const { code, stderr } = await preflight(args);
       expect(code, args.join(' ')).toBe(2);
-      expect(stderr, args.join(' ')).toMatch(message instanceof RegExp ? message : new RegExp(`^error: ${escape(message)}`));
+      expect(stderr, args.join(' ')).toMatch(message instanceof RegExp ? message : new RegExp(`^error: ${escapeRegExp(message)}`));
       expect(stderr).toContain('Usage: npm run preflight');
     }
   });
@@ -152,6 +152,7 @@ describe('npm run preflight', () => {
       return file;
     };
     const cases: [string, string, string][] = [
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: an unrendered clusterctl variable, as the user would leave it
       ['unrendered.yaml', clusterManifest.replace('name: ubuntu-22.04', 'name: ${OPENSTACK_IMAGE_NAME}'), 'still holds the variable ${OPENSTACK_IMAGE_NAME}; render the template first'],
       ['old.yaml', 'apiVersion: infrastructure.cluster.x-k8s.io/v1alpha7\nkind: OpenStackCluster\nmetadata: {name: old}\nspec: {}\n', 'apiVersion infrastructure.cluster.x-k8s.io/v1alpha7 is not supported'],
       ['broken.yaml', 'kind: [unclosed\n', 'is not valid YAML at line'],
@@ -170,7 +171,7 @@ describe('npm run preflight', () => {
   });
 });
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 

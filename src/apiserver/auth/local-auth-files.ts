@@ -63,7 +63,7 @@ function adminRecord(token: string): string {
 
 /** The token of the first record for user admin in system:masters, when the token file has one. */
 function adminTokenIn(tokenTable: string, filePath: string): string | undefined {
-  let records;
+  let records: ReturnType<typeof parseCsv>;
   try {
     records = parseCsv(tokenTable);
   } catch (error) {

@@ -239,9 +239,9 @@ function mergeItems(type: ListType, live: readonly unknown[], applied: readonly 
   const rKeys = applied.map((item, i) => serializePathElement(listItemElement(type, item, [], i)));
   // A duplicated live item has no single value to merge with; the applied item replaces it.
   const liveByKey = new Map<string, unknown>();
-  lKeys.forEach((key, i) => liveByKey.set(key, liveByKey.has(key) ? null : live[i]));
+  lKeys.forEach((key, i) => { liveByKey.set(key, liveByKey.has(key) ? null : live[i]); });
   const appliedByKey = new Map<string, unknown>();
-  rKeys.forEach((key, i) => appliedByKey.set(key, applied[i]));
+  rKeys.forEach((key, i) => { appliedByKey.set(key, applied[i]); });
 
   const shared = rKeys.filter((key) => liveByKey.has(key));
   let nextShared = 0;

@@ -483,33 +483,33 @@ function unquote(body: string, quote: string, fail: (reason: string) => never): 
       i += code > 0xffff ? 2 : 1;
       continue;
     }
-    const escape = body[i + 1];
+    const escaped = body[i + 1];
     i += 2;
-    if (escape === undefined) fail('invalid escape at end of quoted string');
-    if (escape in SIMPLE_ESCAPES) {
-      bytes.push(SIMPLE_ESCAPES[escape]);
-    } else if (escape === "'" || escape === '"') {
-      if (escape !== quote) fail(`invalid escape \\${escape} in quoted string`);
-      bytes.push(escape.charCodeAt(0));
-    } else if (escape === 'x' || escape === 'u' || escape === 'U') {
-      const width = escape === 'x' ? 2 : escape === 'u' ? 4 : 8;
+    if (escaped === undefined) fail('invalid escape at end of quoted string');
+    if (escaped in SIMPLE_ESCAPES) {
+      bytes.push(SIMPLE_ESCAPES[escaped]);
+    } else if (escaped === "'" || escaped === '"') {
+      if (escaped !== quote) fail(`invalid escape \\${escaped} in quoted string`);
+      bytes.push(escaped.charCodeAt(0));
+    } else if (escaped === 'x' || escaped === 'u' || escaped === 'U') {
+      const width = escaped === 'x' ? 2 : escaped === 'u' ? 4 : 8;
       const hex = body.slice(i, i + width);
-      if (!new RegExp(`^[0-9a-fA-F]{${width}}$`).test(hex)) fail(`invalid \\${escape} escape in quoted string`);
+      if (!new RegExp(`^[0-9a-fA-F]{${width}}$`).test(hex)) fail(`invalid \\${escaped} escape in quoted string`);
       const code = parseInt(hex, 16);
       i += width;
-      if (escape === 'x') {
+      if (escaped === 'x') {
         bytes.push(code);
       } else {
-        if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) fail(`invalid \\${escape} escape in quoted string`);
+        if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) fail(`invalid \\${escaped} escape in quoted string`);
         pushCodePoint(code);
       }
-    } else if (escape >= '0' && escape <= '7') {
+    } else if (escaped >= '0' && escaped <= '7') {
       const octal = body.slice(i - 1, i + 2);
       if (!/^[0-7]{3}$/.test(octal) || parseInt(octal, 8) > 255) fail('invalid octal escape in quoted string');
       bytes.push(parseInt(octal, 8));
       i += 2;
     } else {
-      fail(`invalid escape \\${escape} in quoted string`);
+      fail(`invalid escape \\${escaped} in quoted string`);
     }
   }
   return Buffer.from(bytes).toString('utf8');

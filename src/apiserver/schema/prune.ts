@@ -59,7 +59,7 @@ function prune(
     return;
   }
   if (Array.isArray(value)) {
-    value.forEach((item, i) => prune(item, schema?.items, `${path}[${i}]`, into, found));
+    value.forEach((item, i) => { prune(item, schema?.items, `${path}[${i}]`, into, found); });
     return;
   }
   if (!isObject(value)) return;

@@ -188,7 +188,7 @@ class SchemaChecks {
 
   private array(value: unknown[], schema: StructuralSchema, path: string): void {
     const items = schema.items;
-    if (items) value.forEach((item, i) => this.node(item, items, `${path}[${i}]`));
+    if (items) value.forEach((item, i) => { this.node(item, items, `${path}[${i}]`); });
     if (schema.minItems !== undefined && value.length < schema.minItems) {
       this.add(path, tooFew(path, value.length, schema.minItems), false);
     }
@@ -289,7 +289,7 @@ function duplicates(value: unknown, schema: StructuralSchema | undefined, path: 
     } else if (listType === 'map') {
       errors.push(...mapListDuplicates(value, schema['x-kubernetes-list-map-keys'] ?? [], path));
     }
-    value.forEach((item, i) => errors.push(...duplicates(item, schema.items, `${path}[${i}]`)));
+    value.forEach((item, i) => { errors.push(...duplicates(item, schema.items, `${path}[${i}]`)); });
   } else if (isObject(value)) {
     const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
     for (const [key, child] of Object.entries(value)) {

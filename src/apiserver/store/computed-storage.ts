@@ -142,7 +142,9 @@ export class ComputedStorage implements Storage {
     readInputEntries(this.storage, this.source.inputs, namespace, request.afterRevision)
       .then(({ revision, entries }) => {
         if (!active) return;
-        entries.forEach((kindEntries, i) => kindEntries.forEach((entry) => state[i].set(entry.key, entry.value)));
+        entries.forEach((kindEntries, i) => {
+          for (const entry of kindEntries) state[i].set(entry.key, entry.value);
+        });
         for (const object of this.source.computeAll(snapshot(revision))) {
           const { namespace: objectNamespace, name } = metaOf(object);
           computed.set(this.keys.key(objectNamespace, name!), object);

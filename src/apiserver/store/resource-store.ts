@@ -653,7 +653,7 @@ export class ResourceStore {
 
   private checkName(meta: ObjectMeta, name: string): void {
     if (meta.name === undefined || meta.name === '') meta.name = name;
-    else if (meta.name !== name) throw errors.badRequest('the name of the object (' + meta.name + ') does not match the name on the URL (' + name + ')');
+    else if (meta.name !== name) throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
   }
 
   private writeContext(version: KindVersion, options: WriteOptions, subresource: Subresource) {

@@ -5,7 +5,7 @@
  */
 import { FutureRevisionError, TooOldRevisionError, type JsonObject, type WatchEvent } from '../../storage/interface.js';
 import type { Storage } from '../../storage/interface.js';
-import { ApiError, errors } from '../errors.js';
+import { type ApiError, errors } from '../errors.js';
 import type { KindVersion } from '../registry/kind.js';
 import { groupVersionOf } from '../registry/registry.js';
 import { metaOf } from './object.js';

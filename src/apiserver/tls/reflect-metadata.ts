@@ -12,9 +12,15 @@ const metadata = new WeakMap<object, Map<PropertyKeyOrNone, Map<unknown, unknown
 
 function ownMap(target: object, property: PropertyKeyOrNone, create: boolean): Map<unknown, unknown> | undefined {
   let byProperty = metadata.get(target);
-  if (!byProperty && create) metadata.set(target, (byProperty = new Map()));
+  if (!byProperty && create) {
+    byProperty = new Map();
+    metadata.set(target, byProperty);
+  }
   let entries = byProperty?.get(property);
-  if (!entries && create && byProperty) byProperty.set(property, (entries = new Map()));
+  if (!entries && create && byProperty) {
+    entries = new Map();
+    byProperty.set(property, entries);
+  }
   return entries;
 }
 

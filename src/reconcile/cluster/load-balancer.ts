@@ -333,7 +333,7 @@ export async function deleteLoadBalancers(context: ClusterContext): Promise<bool
   if (owned(pass)['floatingip/api'] !== undefined) await pass.record((status) => setOwned(status, 'floatingip/api', undefined));
   const ingressChildren = Object.keys(owned(pass)).filter((role) => role.startsWith('ingress/'));
   if (!pass.noteRemoval(await remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: owned(pass)['ingress/loadbalancer'], name: ingressLoadBalancerName(cluster), owner: pass.owner }))) return false;
-  if (ingressChildren.length > 0) await pass.record((status) => ingressChildren.forEach((role) => setOwned(status, role, undefined)));
+  if (ingressChildren.length > 0) await pass.record((status) => ingressChildren.forEach((role) => { setOwned(status, role, undefined); }));
   const recorded = (pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? owned(pass)['loadbalancer/api'];
   if (!pass.noteRemoval(await remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: recorded, name: apiLoadBalancerName(cluster), owner: pass.owner }))) return false;
   const children = Object.keys(owned(pass)).filter((role) => /^(loadbalancer|listener|pool|healthmonitor)\//.test(role));

@@ -211,7 +211,7 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
       ready = false;
       break;
     }
-    let member;
+    let member: Awaited<ReturnType<typeof pass.ensure>>;
     try {
       member = await pass.ensure(memberRole, memberActuator(cloud.clients.octavia, poolId), {
         recordedId,

@@ -41,7 +41,7 @@ function render(text: string): string {
       if (value === undefined) throw new Error(`template variable ${name} has no value`);
       return value;
     })
-    .replace(/\u0000/g, '${');
+    .replaceAll('\u0000', '${');
 }
 
 async function infrastructureDocuments(file: string): Promise<JsonObject[]> {
@@ -182,7 +182,9 @@ function violations(node: CrdNode, value: unknown, at: (string | number)[], fiel
     if (node.maxItems !== undefined && value.length > 0) {
       out.push({ field: fieldPath, describe: 'maxItems', mutate: set(Array.from({ length: node.maxItems + 1 }, (_, i) => uniqueCopy(value[0], i))) });
     }
-    value.forEach((item, i) => node.items && out.push(...violations(node.items, item, [...at, i], `${fieldPath}[${i}]`)));
+    value.forEach((item, i) => {
+      if (node.items) out.push(...violations(node.items, item, [...at, i], `${fieldPath}[${i}]`));
+    });
   }
   return out;
 }

@@ -34,7 +34,7 @@ async function expectUnchanged(name: string, resourceVersion: string): Promise<v
 }
 
 function nested(depth: number): string {
-  return '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+  return `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 }
 
 describe('JSON patch bounds', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errorFromNetwork, errorFromResponse, extractServiceError, parseRetryAfter } from '../../../src/openstack/errors.js';
-import { isNotFound, isRetryable, OpenStackError } from '../../../src/openstack/index.js';
+import { isNotFound, isRetryable, type OpenStackError } from '../../../src/openstack/index.js';
 import type { HttpMethod, ServiceType } from '../../../src/openstack/index.js';
 
 const now = Date.parse('2026-08-01T12:00:00Z');

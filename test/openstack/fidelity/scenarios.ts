@@ -436,6 +436,6 @@ export async function runScenarios(cloud: FidelityCloud, selected: readonly Scen
   for (const scenario of selected.filter((s) => s.alone === true)) results.set(scenario.name, await runScenario(scenario, cloud, seed));
   const together = selected.filter((s) => s.alone !== true);
   const outcomes = await Promise.all(together.map((scenario) => runScenario(scenario, cloud, seed)));
-  together.forEach((scenario, index) => results.set(scenario.name, outcomes[index]!));
+  together.forEach((scenario, index) => { results.set(scenario.name, outcomes[index]!); });
   return results;
 }

@@ -87,7 +87,7 @@ export function expectedResources(manifests: readonly Manifest[]): ResourceCount
   if (subnets === 0) unsupported(where, 'no managedSubnets');
 
   const machines = manifests.filter((object) => object.kind === 'OpenStackMachine');
-  machines.forEach((machine) => checkServerSpec(`OpenStackMachine ${machine.metadata.name}`, machineSpec.parse(machine.spec ?? {})));
+  machines.forEach((machine) => { checkServerSpec(`OpenStackMachine ${machine.metadata.name}`, machineSpec.parse(machine.spec ?? {})); });
   const controlPlane = machines.filter((machine) => machine.metadata.labels?.[controlPlaneLabel] !== undefined).length;
   const workers = machines.length - controlPlane;
 

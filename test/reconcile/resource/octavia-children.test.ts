@@ -105,23 +105,31 @@ describe('building the API server load balancer pass by pass', () => {
         recordedId: ids.listener,
         desired: listenerFor(lb, 6443, { allowed_cidrs: ['10.0.0.0/8'] }),
         owner,
-        record: async (id) => void (ids.listener = id),
+        record: async (id) => {
+          ids.listener = id;
+        },
       });
       if (!listener.ready) return false;
-      const pool = await ensure(poolActuator(octavia), { recordedId: ids.pool, desired: poolFor(lb, listener.resource.id), owner, record: async (id) => void (ids.pool = id) });
+      const pool = await ensure(poolActuator(octavia), { recordedId: ids.pool, desired: poolFor(lb, listener.resource.id), owner, record: async (id) => {
+          ids.pool = id;
+        } });
       if (!pool.ready) return false;
       const monitor = await ensure(healthMonitorActuator(octavia), {
         recordedId: ids.monitor,
         desired: monitorFor(lb, pool.resource.id),
         owner,
-        record: async (id) => void (ids.monitor = id),
+        record: async (id) => {
+          ids.monitor = id;
+        },
       });
       if (!monitor.ready) return false;
       const member = await ensure(memberActuator(octavia, pool.resource.id), {
         recordedId: ids.member,
         desired: memberFor(lb, pool.resource.id, '10.20.0.10'),
         owner,
-        record: async (id) => void (ids.member = id),
+        record: async (id) => {
+          ids.member = id;
+        },
       });
       return member.ready;
     }

@@ -60,7 +60,9 @@ export class SimulatedOctavia {
     let id = recordedId;
     for (let pass = 0; pass < maxPasses; pass += 1) {
       try {
-        const result = await ensure(actuator, { recordedId: id, desired, owner, record: async (recorded) => void (id = recorded) });
+        const result = await ensure(actuator, { recordedId: id, desired, owner, record: async (recorded) => {
+            id = recorded;
+          } });
         passes.push(result);
         if (result.ready) return passes;
       } catch (error) {

@@ -67,7 +67,10 @@ class Objects {
 
   private store(definition: KindDefinition): ResourceStore {
     let store = this.stores.get(definition);
-    if (!store) this.stores.set(definition, (store = new ResourceStore(definition, this.into)));
+    if (!store) {
+      store = new ResourceStore(definition, this.into);
+      this.stores.set(definition, store);
+    }
     return store;
   }
 }

@@ -74,7 +74,11 @@ function validateUpdate(object: JsonObject, old: JsonObject): FieldError[] {
   // The groups' rules may change; adding the block is allowed, removing it is not.
   const groups = objectAt(spec, 'managedSecurityGroups');
   if (groups) {
-    const oldGroups = objectAt(oldSpec, 'managedSecurityGroups') ?? (oldSpec.managedSecurityGroups = {});
+    let oldGroups = objectAt(oldSpec, 'managedSecurityGroups');
+    if (!oldGroups) {
+      oldGroups = {};
+      oldSpec.managedSecurityGroups = oldGroups;
+    }
     deleteFields([groups, oldGroups], ...securityGroupRuleLists, 'allowAllInClusterTraffic');
   }
 

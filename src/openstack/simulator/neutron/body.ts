@@ -5,7 +5,7 @@
  * answered with Neutron's own 400 message.
  */
 import { z } from 'zod';
-import { badRequest, invalidInput, NeutronError, pyList, pyStr } from './errors.js';
+import { badRequest, invalidInput, type NeutronError, pyList, pyStr } from './errors.js';
 import { parseAddress, parseCidr } from './ip.js';
 
 /** A value a validator rejects: `reason` goes into "Invalid input for <attr>. Reason: <reason>."; `error` replaces the whole answer. */
@@ -294,7 +294,7 @@ export function gatewayInfo(v: unknown): GatewayInfo | null {
   const e = dict(v);
   const extra = Object.keys(e).filter((k) => !['network_id', 'enable_snat', 'external_fixed_ips'].includes(k));
   if (extra.length) throw new Invalid(`Unexpected keys supplied: ${extra.join(', ')}`);
-  if (!('network_id' in e)) throw new Invalid("Validation of dictionary's keys failed. Expected keys: ['network_id'] Provided keys: " + pyList(Object.keys(e)));
+  if (!('network_id' in e)) throw new Invalid(`Validation of dictionary's keys failed. Expected keys: ['network_id'] Provided keys: ${pyList(Object.keys(e))}`);
   const info: GatewayInfo = { network_id: uuid(e.network_id) };
   if ('enable_snat' in e) info.enable_snat = boolean(e.enable_snat);
   if ('external_fixed_ips' in e) info.external_fixed_ips = fixedIps(e.external_fixed_ips);

@@ -3,7 +3,7 @@
  * of one key are ORed, keys ANDed, unknown keys rejected), the tag filters,
  * `fields`, `sort_key`/`sort_dir`, and `limit`/`marker` with page links.
  */
-import { badRequest, badResourceRequest, NeutronError, pyList } from './errors.js';
+import { badRequest, badResourceRequest, type NeutronError, pyList } from './errors.js';
 import { boolean, Invalid } from './body.js';
 
 export type View = Record<string, unknown>;

@@ -63,7 +63,7 @@ export class ServerLifecycle {
   /** With one host, an anti-affinity group admits max_server_per_host members (default 1) there. */
   private fitsGroup(server: Server): boolean {
     const group = server.groupId ? this.store.groups.get(server.groupId) : undefined;
-    if (!group || group.policy !== 'anti-affinity') return true;
+    if (group?.policy !== 'anti-affinity') return true;
     const onHost = group.members.filter((id) => id !== server.id && this.store.servers.get(id)?.host === HOST).length;
     return onHost < (group.rules.max_server_per_host ?? 1);
   }

@@ -393,8 +393,8 @@ export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContex
       if (changesBefore !== undefined && s.updatedAt > changesBefore) return false;
       if (tags && !tags.every((t) => s.tags.includes(t))) return false;
       if (tagsAny && !tagsAny.some((t) => s.tags.includes(t))) return false;
-      if (notTags && notTags.every((t) => s.tags.includes(t))) return false;
-      if (notTagsAny && notTagsAny.some((t) => s.tags.includes(t))) return false;
+      if (notTags?.every((t) => s.tags.includes(t))) return false;
+      if (notTagsAny?.some((t) => s.tags.includes(t))) return false;
       if (image !== undefined && s.imageId !== image) return false;
       if (flavor !== undefined && s.flavor.id !== flavor) return false;
       if (one('reservation_id') !== undefined && s.reservationId !== one('reservation_id')) return false;

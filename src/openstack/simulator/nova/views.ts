@@ -64,7 +64,8 @@ export function addressesOf(server: Server, ctx: SimulatorContext): Record<strin
     const port = network.getPort(nic.portId);
     if (!port) continue;
     const label = network.getNetwork(port.network_id)?.name ?? port.network_id;
-    const entries = (addresses[label] ??= []);
+    addresses[label] ??= [];
+    const entries = addresses[label];
     for (const ip of port.fixed_ips) {
       entries.push({ version: ip.ip_address.includes(':') ? 6 : 4, addr: ip.ip_address, 'OS-EXT-IPS:type': 'fixed', 'OS-EXT-IPS-MAC:mac_addr': port.mac_address });
     }

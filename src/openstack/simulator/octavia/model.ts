@@ -81,14 +81,14 @@ export function requireReader(caller: Caller, projectId?: string): void {
   if (!caller.reader || (projectId !== undefined && !caller.globalReader && projectId !== caller.projectId)) throw policyForbidden();
 }
 
-/** A PUT body over the current attributes: what it leaves out keeps its value, and `valueOf` may stand in for what it sets. */
+/** A PUT body over the current attributes: what it leaves out keeps its value, and `convert` may stand in for what it sets. */
 export function withChanges(
   attrs: Record<string, unknown>,
   changes: Record<string, unknown>,
-  valueOf: (key: string, value: unknown) => unknown = (_key, value) => value,
+  convert: (key: string, value: unknown) => unknown = (_key, value) => value,
 ): Record<string, unknown> {
   const merged = { ...attrs };
-  for (const [key, value] of Object.entries(changes)) if (value !== undefined) merged[key] = valueOf(key, value);
+  for (const [key, value] of Object.entries(changes)) if (value !== undefined) merged[key] = convert(key, value);
   return merged;
 }
 
