@@ -6,6 +6,7 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import type { Storage } from '../storage/interface.js';
+import { answerClientErrors } from './http/client-errors.js';
 import { forbiddenMessage, type Authorizer, type RequestAttributes } from './auth/authorizer.js';
 import { createRequestAuthenticator, type RequestAuthenticator, type TokenAuthenticator } from './auth/authenticator.js';
 import { anonymousUser, type UserInfo } from './auth/user.js';
@@ -212,6 +213,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     },
     app,
   );
+  answerClientErrors(server);
   // Watches are long-lived: never cut an idle-looking request.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;

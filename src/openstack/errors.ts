@@ -5,6 +5,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { HttpMethod, ServiceType } from './transport.js';
+import { isJsonObject } from '../storage/json.js';
 
 export type OpenStackErrorKind =
   | 'NotFound'
@@ -228,20 +229,20 @@ export function extractServiceError(body: string): ServiceErrorBody {
 }
 
 function fromJson(json: unknown): ServiceErrorBody {
-  if (!isRecord(json)) return {};
+  if (!isJsonObject(json)) return {};
   const neutron = json.NeutronError;
-  if (isRecord(neutron)) return { message: stringOf(neutron.message), fault: stringOf(neutron.type) };
+  if (isJsonObject(neutron)) return { message: stringOf(neutron.message), fault: stringOf(neutron.type) };
   const keystone = json.error;
-  if (isRecord(keystone)) return { message: stringOf(keystone.message), fault: stringOf(keystone.title) };
+  if (isJsonObject(keystone)) return { message: stringOf(keystone.message), fault: stringOf(keystone.title) };
   if (typeof json.faultstring === 'string') return { message: json.faultstring };
   if (typeof json.message === 'string') return { message: json.message };
   // Placement-style `{"errors":[{"title","detail"}]}`, which Nova relays in some scheduling failures.
-  if (Array.isArray(json.errors) && isRecord(json.errors[0])) {
+  if (Array.isArray(json.errors) && isJsonObject(json.errors[0])) {
     return { message: stringOf(json.errors[0].detail) ?? stringOf(json.errors[0].title), fault: stringOf(json.errors[0].code) };
   }
   // Nova and Cinder: `{"itemNotFound": {"message", "code"}}`, the key naming the fault.
   const keys = Object.keys(json);
-  if (keys.length === 1 && isRecord(json[keys[0]])) {
+  if (keys.length === 1 && isJsonObject(json[keys[0]])) {
     const inner = json[keys[0]] as Record<string, unknown>;
     if (typeof inner.message === 'string') return { message: inner.message, fault: keys[0] };
   }
@@ -367,10 +368,6 @@ function hostOf(url: string): string {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function stringOf(value: unknown): string | undefined {

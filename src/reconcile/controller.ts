@@ -22,7 +22,6 @@
  * only what is in flight, before contending again. Backoff state survives
  * terms, so a flapping lease does not reset retry delays.
  */
-import { deepEqual, isPlainObject } from '../apiserver/store/object.js';
 import type { MetricsRegistry } from '../observability/metrics.js';
 import { TooOldRevisionError, type JsonObject, type Storage, type Watch, type WatchEvent } from '../storage/interface.js';
 import { defaultRateLimiter, type RateLimiter } from './backoff.js';
@@ -30,6 +29,7 @@ import { AlwaysLeader, type LeaderLock } from './leader.js';
 import { reconcileMetrics, type ReconcileMetrics, type ReconcileOutcome } from './metrics.js';
 import { WorkQueue } from './queue.js';
 import { sleep } from './sleep.js';
+import { isJsonObject, jsonEqual } from '../storage/json.js';
 
 export interface ReconcileResult {
   /** Reconcile again after this long even without changes: waiting on OpenStack without holding a worker. */
@@ -282,12 +282,12 @@ export class Controller {
  */
 export function generationOrMetadataChanged(event: WatchEvent): boolean {
   if (event.type !== 'MODIFIED' || event.prevValue === undefined) return true;
-  return !deepEqual(actionableMetadata(event.prevValue), actionableMetadata(event.value));
+  return !jsonEqual(actionableMetadata(event.prevValue), actionableMetadata(event.value));
 }
 
 /** Metadata without the fields every write changes. */
 function actionableMetadata(object: JsonObject): JsonObject {
-  if (!isPlainObject(object.metadata)) return {};
+  if (!isJsonObject(object.metadata)) return {};
   const { resourceVersion: _resourceVersion, managedFields: _managedFields, ...rest } = object.metadata;
   return rest;
 }

@@ -8,7 +8,6 @@
  * why nothing has to poll for another object's progress.
  */
 import type { KindDefinition } from '../apiserver/registry/kind.js';
-import { isPlainObject } from '../apiserver/store/object.js';
 import type { MetricsRegistry } from '../observability/metrics.js';
 import type { SessionOptions } from '../openstack/index.js';
 import type { JsonObject, Storage, Watch, WatchEvent } from '../storage/interface.js';
@@ -26,6 +25,7 @@ import { requirementsOf, runPreflight, type PreflightReport } from '../preflight
 import { WaitSchedule } from './wait-schedule.js';
 import { LoadBalancerTurns } from './lb-turns.js';
 import { IdentityGuard, type SecretFinalizers } from './identity-guard.js';
+import { isJsonObject } from '../storage/json.js';
 
 export interface ReconcilerOptions {
   storage: Storage;
@@ -172,8 +172,8 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
 /** What machines wait for on their cluster: provisioning, and the load balancer pools they join. */
 function routedStatusChanged(before: JsonObject, after: JsonObject): boolean {
   const pick = (object: JsonObject) => {
-    const status = isPlainObject(object.status) ? object.status : {};
-    const extensions = isPlainObject(status.extensions) ? status.extensions : {};
+    const status = isJsonObject(object.status) ? object.status : {};
+    const extensions = isJsonObject(status.extensions) ? status.extensions : {};
     return JSON.stringify([status.initialization, extensions.ownedResources, (object.metadata as JsonObject | undefined)?.deletionTimestamp]);
   };
   return pick(before) !== pick(after);

@@ -13,9 +13,11 @@ import { ApiError } from '../apiserver/errors.js';
 import type { UserInfo } from '../apiserver/auth/user.js';
 import type { KindDefinition, KindVersion } from '../apiserver/registry/kind.js';
 import { groupVersionOf } from '../apiserver/registry/registry.js';
-import { ResourceStore, type Subresource, type WriteOptions } from '../apiserver/store/resource-store.js';
-import { isPlainObject } from '../apiserver/store/object.js';
+import { decodeObject } from '../apiserver/handlers/decode.js';
+import { ResourceStore, type WriteOptions } from '../apiserver/store/resource-store.js';
+import type { Subresource } from '../apiserver/store/strategy.js';
 import type { JsonObject, ObjectName, Storage } from '../storage/interface.js';
+import { isJsonObject } from '../storage/json.js';
 
 /** The reconciler acts as itself: visible in managedFields and to authorization. */
 export const reconcilerUser: UserInfo = { name: 'system:serviceaccount:capo-system:capo-apiserver-reconciler', groups: ['system:masters', 'system:authenticated'] };
@@ -101,7 +103,8 @@ export class KindClient {
   }
 
   async create(namespace: string, body: JsonObject): Promise<JsonObject> {
-    const result = await this.store.create(namespace, { apiVersion: this.apiVersion, kind: this.kind, ...body }, this.version, this.writeOptions());
+    const { object } = this.decode({ apiVersion: this.apiVersion, kind: this.kind, ...body });
+    const result = await this.store.create(namespace, object, this.version, this.writeOptions());
     return result.object;
   }
 
@@ -122,7 +125,7 @@ export class KindClient {
             return current ?? {};
           }
           mutate(current);
-          return current;
+          return this.decode(current).object;
         },
         this.version,
         subresource,
@@ -139,7 +142,7 @@ export class KindClient {
     return this.update(
       target,
       (object) => {
-        if (!isPlainObject(object.status)) object.status = {};
+        if (!isJsonObject(object.status)) object.status = {};
         mutate(object.status as JsonObject);
       },
       'status',
@@ -176,6 +179,11 @@ export class KindClient {
   }
 
   private writeOptions(): WriteOptions {
-    return { dryRun: false, fieldManager, fieldValidation: 'Strict', user: reconcilerUser };
+    return { dryRun: false, fieldManager, user: reconcilerUser };
+  }
+
+  /** As a request body would be: the reconciler writes only fields the schema knows (Strict), defaulted. */
+  private decode(object: JsonObject) {
+    return decodeObject(object, this.definition, this.version, 'Strict');
   }
 }

@@ -32,25 +32,8 @@
  */
 import Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
-import {
-  FutureRevisionError,
-  KeyExistsError,
-  KeyNotFoundError,
-  RevisionConflictError,
-  StorageError,
-  TooOldRevisionError,
-  ValueTooLargeError,
-  maxValueBytes,
-  type Entry,
-  type JsonObject,
-  type ListRequest,
-  type ListResult,
-  type Storage,
-  type Watch,
-  type WatchEvent,
-  type WatchEventType,
-  type WatchRequest,
-} from './interface.js';
+import { FutureRevisionError, KeyExistsError, KeyNotFoundError, RevisionConflictError, StorageError, TooOldRevisionError, ValueTooLargeError, maxValueBytes, type Entry, type JsonObject, type ListRequest, type ListResult, type Storage, type Watch, type WatchEvent, type WatchEventType, type WatchRequest } from './interface.js';
+import { isJsonObject } from './json.js';
 
 export interface HistoryRetention {
   maxEvents: number;
@@ -568,7 +551,7 @@ function serializeWithoutResourceVersion(key: string, value: JsonObject): string
 
 function withoutResourceVersion(value: JsonObject): JsonObject {
   const metadata = value.metadata;
-  if (!isPlainObject(metadata) || !('resourceVersion' in metadata)) return value;
+  if (!isJsonObject(metadata) || !('resourceVersion' in metadata)) return value;
   const metadataCopy = { ...metadata };
   delete metadataCopy.resourceVersion;
   return { ...value, metadata: metadataCopy };
@@ -577,7 +560,7 @@ function withoutResourceVersion(value: JsonObject): JsonObject {
 function parseWithResourceVersion(json: string, revision: number): JsonObject {
   const value = JSON.parse(json) as JsonObject;
   const resourceVersion = String(revision);
-  if (isPlainObject(value.metadata)) value.metadata.resourceVersion = resourceVersion;
+  if (isJsonObject(value.metadata)) value.metadata.resourceVersion = resourceVersion;
   else value.metadata = { resourceVersion };
   return value;
 }
@@ -608,10 +591,6 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
-}
-
-function isPlainObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

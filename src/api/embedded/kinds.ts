@@ -23,6 +23,8 @@ export const secretKind: KindDefinition = {
   subresources: { status: false },
   admission: secretAdmission,
   builtIn: true,
+  // kube's Secret strategy: `kubectl get secrets --field-selector type=kubernetes.io/tls`.
+  selectableFields: ['type'],
 };
 
 export const clusterKind: KindDefinition = {

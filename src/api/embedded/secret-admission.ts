@@ -7,9 +7,10 @@
 import { Buffer } from 'node:buffer';
 import { FieldError } from '../../apiserver/errors.js';
 import type { AdmissionRules } from '../../apiserver/registry/kind.js';
-import { deepEqual, isPlainObject, metaOf } from '../../apiserver/store/object.js';
+import { metaOf } from '../../apiserver/store/object.js';
 import { isConfigMapKey } from '../../apiserver/validation/names.js';
 import type { JsonObject } from '../../storage/interface.js';
+import { isJsonObject, jsonEqual } from '../../storage/json.js';
 
 /** kube's MaxSecretSize, over the decoded values of all keys. */
 const maxSecretBytes = 1024 * 1024;
@@ -36,7 +37,7 @@ function foldStringData(secret: JsonObject): JsonObject {
 }
 
 function isStringMap(value: unknown): value is Record<string, string> {
-  return isPlainObject(value) && Object.values(value).every((item) => typeof item === 'string');
+  return isJsonObject(value) && Object.values(value).every((item) => typeof item === 'string');
 }
 
 function validateSecret(secret: JsonObject): FieldError[] {
@@ -98,7 +99,7 @@ function jsonObjectAt(data: Record<string, string>, key: string): FieldError[] {
   if (!Object.hasOwn(data, key)) return [FieldError.required(`data[${key}]`)];
   if (illegalBase64Offset(data[key]) !== undefined) return [];
   try {
-    if (isPlainObject(JSON.parse(Buffer.from(data[key], 'base64').toString('utf8')))) return [];
+    if (isJsonObject(JSON.parse(Buffer.from(data[key], 'base64').toString('utf8')))) return [];
   } catch {
     // reported below
   }
@@ -110,7 +111,7 @@ function validateImmutability(secret: JsonObject, old: JsonObject): FieldError[]
   if (secret.type !== old.type) errors.push(FieldError.invalid('type', secret.type, 'field is immutable'));
   if (old.immutable === true) {
     if (secret.immutable !== true) errors.push(FieldError.forbidden('immutable', immutableDetail));
-    if (!deepEqual(secret.data ?? {}, old.data ?? {})) errors.push(FieldError.forbidden('data', immutableDetail));
+    if (!jsonEqual(secret.data ?? {}, old.data ?? {})) errors.push(FieldError.forbidden('data', immutableDetail));
   }
   return errors;
 }

@@ -5,13 +5,13 @@
  */
 import { z } from 'zod';
 import type { KindVersion, PrinterColumn } from '../../apiserver/registry/kind.js';
-import { isPlainObject } from '../../apiserver/store/object.js';
 import type { JsonObject } from '../../storage/interface.js';
+import { isJsonObject } from '../../storage/json.js';
 
 // Keys and base64 are checked by the admission rules, whose messages leave the values out.
 const base64Value = z.string().meta({ format: 'base64' });
 
-const countOfKeys = (object: JsonObject): number => (isPlainObject(object.data) ? Object.keys(object.data).length : 0);
+const countOfKeys = (object: JsonObject): number => (isJsonObject(object.data) ? Object.keys(object.data).length : 0);
 
 /** The columns of kubectl's built-in Secret printer. */
 const printerColumns: PrinterColumn[] = [

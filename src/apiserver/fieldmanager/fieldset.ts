@@ -6,15 +6,8 @@
  * Set operations share subtrees with their operands, so a set is only
  * inserted into while it is being built.
  */
-import {
-  comparePathElements,
-  parsePathElement,
-  PathElementSyntaxError,
-  serializePathElement,
-  type Path,
-  type PathElement,
-} from './path.js';
-import { isMap } from './value.js';
+import { comparePathElements, parsePathElement, PathElementSyntaxError, serializePathElement, type Path, type PathElement } from './path.js';
+import { isJsonObject } from '../../storage/json.js';
 
 interface SetNode {
   readonly pe: PathElement;
@@ -134,14 +127,14 @@ export class FieldSet {
   /** Throws PathElementSyntaxError on a malformed document. */
   static fromFieldsV1(fields: unknown): FieldSet {
     const set = new FieldSet();
-    if (!isMap(fields)) throw new PathElementSyntaxError('fieldsV1 must be an object');
+    if (!isJsonObject(fields)) throw new PathElementSyntaxError('fieldsV1 must be an object');
     for (const [key, value] of Object.entries(fields)) {
       if (key === '.') continue;
       const pe = parsePathElement(key);
       if (!pe) continue;
       const children = FieldSet.fromFieldsV1(value);
       // A node without (known) children is a member, whether or not it says ".".
-      const member = children.isEmpty() || (isMap(value) && '.' in value);
+      const member = children.isEmpty() || (isJsonObject(value) && '.' in value);
       const canonical = serializePathElement(pe);
       const existing = set.nodes.get(canonical);
       set.put(canonical, pe, member || (existing?.member ?? false), existing ? existing.children.union(children) : children);

@@ -26,23 +26,12 @@ import { ApiError, type StatusCause } from '../errors.js';
 import type { StructuralSchema } from '../schema/structural-schema.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { FieldSet } from './fieldset.js';
-import {
-  capUpdateManagers,
-  cloneManaged,
-  decodeManagedFields,
-  emptyManaged,
-  encodeManagedFields,
-  identityKey,
-  InvalidManagedFields,
-  isReset,
-  parseIdentityKey,
-  type Managed,
-  type VersionedSet,
-} from './managed.js';
+import { capUpdateManagers, cloneManaged, decodeManagedFields, emptyManaged, encodeManagedFields, identityKey, InvalidManagedFields, isReset, parseIdentityKey, type Managed, type VersionedSet } from './managed.js';
 import { pathToString, type Path } from './path.js';
 import { compileObjectSchema, SchemaMismatch, type Atom } from './schema.js';
 import { compare, ensureNamedFieldsAreMembers, merge, removeItems, toFieldSet, validate, type Comparison } from './typed.js';
-import { clone, compareStrings, deepEqual, goJson, goQuote, isMap } from './value.js';
+import { clone, compareStrings, goJson, goQuote } from './value.js';
+import { isJsonObject, jsonEqual } from '../../storage/json.js';
 
 export type { ManagedFieldsEntry } from './managed.js';
 
@@ -207,7 +196,7 @@ export class FieldManager {
     const conflicts = release(out.fields, this.compare(live, next, ctx), id, force);
     if (conflicts.size > 0) throw new Conflicts(conflicts, out.fields);
 
-    const changed = !deepEqual(live, next);
+    const changed = !jsonEqual(live, next);
     if (changed) out.times.set(id, ctx.now);
     const own = out.fields.get(id);
     if (own) {
@@ -257,7 +246,7 @@ export class FieldManager {
     if (typeof annotation !== 'string' || annotation === '') return undefined;
     try {
       const lastApplied: unknown = JSON.parse(annotation);
-      if (!isMap(lastApplied) || lastApplied.apiVersion !== ctx.apiVersion) return undefined;
+      if (!isJsonObject(lastApplied) || lastApplied.apiVersion !== ctx.apiVersion) return undefined;
       validate(lastApplied, this.atom, false);
       validate(live, this.atom, false);
       const changes = compare(lastApplied, live, this.atom);
@@ -379,7 +368,7 @@ function decodeOrEmpty(entries: unknown): Managed {
 
 function metadataOf(object: JsonObject | undefined): Record<string, unknown> | undefined {
   const metadata = object?.metadata;
-  return isMap(metadata) ? metadata : undefined;
+  return isJsonObject(metadata) ? metadata : undefined;
 }
 
 function managedFieldsOf(object: JsonObject | undefined): unknown {
@@ -388,7 +377,7 @@ function managedFieldsOf(object: JsonObject | undefined): unknown {
 
 function annotationsOf(object: JsonObject): Record<string, unknown> | undefined {
   const annotations = metadataOf(object)?.annotations;
-  return isMap(annotations) ? annotations : undefined;
+  return isJsonObject(annotations) ? annotations : undefined;
 }
 
 function typeMetaOf(object: JsonObject): JsonObject {
@@ -420,7 +409,7 @@ function syncLastApplied(object: JsonObject, applied: JsonObject): void {
   const metadata = metadataOf(config);
   if (metadata && 'annotations' in metadata) {
     const own = metadata.annotations;
-    if (isMap(own) && Object.values(own).every((v) => typeof v === 'string')) delete own[LAST_APPLIED];
+    if (isJsonObject(own) && Object.values(own).every((v) => typeof v === 'string')) delete own[LAST_APPLIED];
     else delete metadata.annotations;
   }
   annotations![LAST_APPLIED] = `${goJson(config)}\n`;

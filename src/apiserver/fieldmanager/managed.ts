@@ -4,7 +4,8 @@
  */
 import { FieldSet } from './fieldset.js';
 import { PathElementSyntaxError } from './path.js';
-import { compareStrings, goJsonString, isMap } from './value.js';
+import { compareStrings, goJsonString } from './value.js';
+import { isJsonObject } from '../../storage/json.js';
 
 export interface ManagedFieldsEntry {
   manager: string;
@@ -70,7 +71,7 @@ export function decodeManagedFields(entries: unknown): Managed {
   if (entries === undefined || entries === null) return managed;
   if (!Array.isArray(entries)) throw new InvalidManagedFields('managedFields must be a list');
   entries.forEach((entry, i) => {
-    if (!isMap(entry)) throw new InvalidManagedFields(`managed fields entry ${i} is not an object`);
+    if (!isJsonObject(entry)) throw new InvalidManagedFields(`managed fields entry ${i} is not an object`);
     const { manager = '', operation, apiVersion, time, fieldsType, fieldsV1, subresource = '' } = entry;
     if (operation !== 'Apply' && operation !== 'Update') throw new InvalidManagedFields('operation must be `Apply` or `Update`');
     if (typeof apiVersion !== 'string' || apiVersion === '') throw new InvalidManagedFields('apiVersion must not be empty');
@@ -105,7 +106,7 @@ function normalizeTime(time: unknown, i: number): string | undefined {
 export function isReset(entries: unknown): boolean {
   if (!Array.isArray(entries)) return false;
   if (entries.length === 0) return true;
-  return entries.length === 1 && isMap(entries[0]) && Object.values(entries[0]).every(isZero);
+  return entries.length === 1 && isJsonObject(entries[0]) && Object.values(entries[0]).every(isZero);
 }
 
 function isZero(value: unknown): boolean {

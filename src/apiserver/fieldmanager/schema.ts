@@ -11,7 +11,7 @@
  */
 import type { StructuralSchema } from '../schema/structural-schema.js';
 import { keyElement, pathToString, type Path, type PathElement } from './path.js';
-import { isMap } from './value.js';
+import { isJsonObject } from '../../storage/json.js';
 
 /** Which shapes a position accepts; a value picks the one matching it. */
 export interface Atom {
@@ -131,7 +131,7 @@ export function shapeOf(atom: Atom, value: unknown): Shape | undefined {
     return atom.scalar ? 'scalar' : undefined;
   }
   if (Array.isArray(value)) return atom.list ? 'list' : undefined;
-  if (isMap(value)) return atom.map ? 'map' : undefined;
+  if (isJsonObject(value)) return atom.map ? 'map' : undefined;
   return undefined;
 }
 
@@ -164,13 +164,13 @@ export function listItemElement(list: ListType, item: unknown, path: Path, index
     throw new SchemaMismatch(`${pathToString(path)}: element ${index}: ${why}`);
   };
   if (list.keys.length === 0) {
-    if (isMap(item)) fail("associative list without keys has an element that's a map type");
+    if (isJsonObject(item)) fail("associative list without keys has an element that's a map type");
     if (Array.isArray(item)) fail('not supported: associative list with lists as elements');
     if (item === null || item === undefined) fail("associative list without keys has an element that's an explicit null");
     return { value: item };
   }
   if (item === null || item === undefined) fail('associative list with keys may not have a null element');
-  if (!isMap(item)) fail('associative list with keys may not have non-map elements');
+  if (!isJsonObject(item)) fail('associative list with keys may not have non-map elements');
   const fields: [string, unknown][] = [];
   const itemFields = list.element.map?.fields;
   for (const key of list.keys) {

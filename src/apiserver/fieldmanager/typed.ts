@@ -7,18 +7,10 @@
  */
 import { FieldSet } from './fieldset.js';
 import { pathToString, serializePathElement, type Path, type PathElement } from './path.js';
-import {
-  fieldType,
-  handlerFor,
-  listItemElement,
-  sameAtom,
-  SchemaMismatch,
-  shapeOf,
-  type Atom,
-  type ListType,
-  type MapType,
-} from './schema.js';
-import { clone, deepEqual, isEmptyMap, isMap, type JsonMap } from './value.js';
+import { fieldType, handlerFor, listItemElement, sameAtom, SchemaMismatch, shapeOf, type Atom, type ListType, type MapType } from './schema.js';
+import { clone, isEmptyMap } from './value.js';
+import { isJsonObject, jsonEqual } from '../../storage/json.js';
+import type { JsonObject } from '../../storage/interface.js';
 
 /**
  * The fields an object sets. Struct fields only appear through their leaves
@@ -39,7 +31,7 @@ function collect(value: unknown, atom: Atom, path: Path, set: FieldSet): void {
     case 'map': {
       const type = atom.map!;
       if (type.atomic) set.insert(path);
-      else if (isMap(value)) {
+      else if (isJsonObject(value)) {
         for (const [key, child] of present(value)) {
           const childPath = [...path, { field: key }];
           collect(child, fieldType(type, key), childPath, set);
@@ -83,7 +75,7 @@ function groupItems(type: ListType, list: readonly unknown[], path: Path): Map<s
   return groups;
 }
 
-function* present(map: JsonMap): Generator<[string, unknown]> {
+function* present(map: JsonObject): Generator<[string, unknown]> {
   for (const [key, value] of Object.entries(map)) if (value !== undefined) yield [key, value];
 }
 
@@ -94,7 +86,7 @@ function* present(map: JsonMap): Generator<[string, unknown]> {
  */
 export function validate(value: unknown, atom: Atom, allowDuplicates: boolean, path: Path = []): void {
   const shape = handlerFor(atom, shapeOf(atom, value));
-  if (shape === 'map' && !atom.map!.atomic && isMap(value)) {
+  if (shape === 'map' && !atom.map!.atomic && isJsonObject(value)) {
     for (const [key, child] of present(value)) validate(child, fieldType(atom.map!, key), allowDuplicates, [...path, { field: key }]);
   } else if (shape === 'list' && atom.list!.relationship !== 'atomic' && Array.isArray(value)) {
     const groups = groupItems(atom.list!, value, path);
@@ -150,13 +142,13 @@ function compareAs(
     leaf.reached = true;
     if (l === undefined) out.added.insert(path);
     else if (r === undefined) out.removed.insert(path);
-    else if (!deepEqual(l, r)) out.modified.insert(path);
+    else if (!jsonEqual(l, r)) out.modified.insert(path);
   };
   if (shape === 'scalar') return compareLeaf();
   if (shape === 'map') {
     const type = atom.map!;
-    const lm = isMap(l) ? l : undefined;
-    const rm = isMap(r) ? r : undefined;
+    const lm = isJsonObject(l) ? l : undefined;
+    const rm = isJsonObject(r) ? r : undefined;
     if (type.atomic || (isEmpty(lm) && isEmpty(rm))) return compareLeaf();
     for (const key of unionKeys(lm, rm)) compareNode(lm?.[key], rm?.[key], fieldType(type, key), [...path, { field: key }], out);
     return;
@@ -174,7 +166,7 @@ function compareAs(
     const itemPath = [...path, pe];
     if (lItems.length <= 1 && rItems.length <= 1) compareNode(lItems[0], rItems[0], type.element, itemPath, out);
     else if (lItems.length >= 2 && rItems.length >= 2) {
-      if (!deepEqual(lItems, rItems)) out.modified.insert(itemPath);
+      if (!jsonEqual(lItems, rItems)) out.modified.insert(itemPath);
     } else if (lItems.length >= 2) {
       if (rItems.length > 0) compareNode(undefined, rItems[0], type.element, itemPath, out);
       out.removed.insert(itemPath);
@@ -185,11 +177,11 @@ function compareAs(
   }
 }
 
-function isEmpty(map: JsonMap | undefined): boolean {
+function isEmpty(map: JsonObject | undefined): boolean {
   return map === undefined || Object.keys(map).length === 0;
 }
 
-function unionKeys(a: JsonMap | undefined, b: JsonMap | undefined): string[] {
+function unionKeys(a: JsonObject | undefined, b: JsonObject | undefined): string[] {
   const keys = new Set<string>();
   for (const map of [a, b]) if (map) for (const [key] of present(map)) keys.add(key);
   return [...keys];
@@ -211,10 +203,10 @@ function mergeAs(shape: 'map' | 'scalar' | 'list', atom: Atom, l: unknown, r: un
   if (shape === 'scalar') return leaf();
   if (shape === 'map') {
     const type: MapType = atom.map!;
-    const lm = isMap(l) ? l : undefined;
-    const rm = isMap(r) ? r : undefined;
+    const lm = isJsonObject(l) ? l : undefined;
+    const rm = isJsonObject(r) ? r : undefined;
     if (type.atomic || (isEmpty(lm) && isEmpty(rm))) return leaf();
-    const out: JsonMap = {};
+    const out: JsonObject = {};
     for (const key of unionKeys(lm, rm)) {
       const value = merge(lm?.[key], rm?.[key], fieldType(type, key));
       if (value !== undefined) out[key] = value;
@@ -294,9 +286,9 @@ export function removeItems(value: unknown, set: FieldSet, atom: Atom): unknown 
     case 'scalar':
       return value;
     case 'map': {
-      if (!isMap(value)) return value;
+      if (!isJsonObject(value)) return value;
       if (Object.keys(value).length === 0 || atom.map!.atomic) return undefined;
-      const out: JsonMap = {};
+      const out: JsonObject = {};
       for (const [key, child] of present(value)) {
         const pe = { field: key };
         if (set.hasMember(pe)) continue;

@@ -3,28 +3,12 @@
  * messages are byte-compared against what kube-apiserver produces, so value
  * ordering, string ordering and JSON/quote escaping follow Go, not JavaScript.
  */
+import { isJsonObject } from '../../storage/json.js';
 
-export type JsonMap = { [key: string]: unknown };
-
-export function isMap(value: unknown): value is JsonMap {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export type JsonObject = { [key: string]: unknown };
 
 export function isEmptyMap(value: unknown): boolean {
-  return isMap(value) && Object.keys(value).length === 0;
-}
-
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    return Array.isArray(b) && a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
-  }
-  if (isMap(a) && isMap(b)) {
-    const keys = Object.keys(a).filter((k) => a[k] !== undefined);
-    if (keys.length !== Object.keys(b).filter((k) => b[k] !== undefined).length) return false;
-    return keys.every((k) => k in b && deepEqual(a[k], b[k]));
-  }
-  return false;
+  return isJsonObject(value) && Object.keys(value).length === 0;
 }
 
 export function clone<T>(value: T): T {
@@ -62,7 +46,7 @@ export function compareValues(a: unknown, b: unknown): number {
     case 3:
       return compareLists(a as unknown[], b as unknown[]);
     case 4:
-      return compareMaps(a as JsonMap, b as JsonMap);
+      return compareMaps(a as JsonObject, b as JsonObject);
     default:
       return 0;
   }
@@ -73,7 +57,7 @@ function typeRank(value: unknown): number {
   if (typeof value === 'string') return 1;
   if (typeof value === 'boolean') return 2;
   if (Array.isArray(value)) return 3;
-  if (isMap(value)) return 4;
+  if (isJsonObject(value)) return 4;
   return 5;
 }
 
@@ -85,7 +69,7 @@ function compareLists(a: unknown[], b: unknown[]): number {
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
-function compareMaps(a: JsonMap, b: JsonMap): number {
+function compareMaps(a: JsonObject, b: JsonObject): number {
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort(compareStrings);
   const aLen = Object.keys(a).length;
   const bLen = Object.keys(b).length;
@@ -109,7 +93,7 @@ function compareMaps(a: JsonMap, b: JsonMap): number {
 export function goJson(value: unknown): string {
   if (typeof value === 'string') return goJsonString(value, true);
   if (Array.isArray(value)) return `[${value.map((v) => goJson(v)).join(',')}]`;
-  if (isMap(value)) {
+  if (isJsonObject(value)) {
     const keys = Object.keys(value)
       .filter((k) => value[k] !== undefined)
       .sort(compareStrings);
@@ -166,7 +150,7 @@ export function valueToString(value: unknown): string {
   if (typeof value === 'string') return goQuote(value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (Array.isArray(value)) return `[${value.map(valueToString).join(',')}]`;
-  const map = value as JsonMap;
+  const map = value as JsonObject;
   return Object.keys(map)
     .sort(compareStrings)
     .map((k) => `${k}=${valueToString(map[k])}`)

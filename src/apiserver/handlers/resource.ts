@@ -22,8 +22,10 @@ import { parseLabelSelector } from '../selectors/labels.js';
 import { structuralSchemaOf } from '../schema/structural.js';
 import { metaOf } from '../store/object.js';
 import { ComputedStorage } from '../store/computed-storage.js';
-import { ResourceStore, type DeleteOptions, type FieldValidation, type Selection, type WriteOptions, type WriteResult } from '../store/resource-store.js';
+import { ResourceStore, type DeleteOptions, type Selection, type WriteOptions, type WriteResult } from '../store/resource-store.js';
+import { decodeObject, type FieldValidation } from './decode.js';
 import { bookmarkObject, startWatch, type ApiEvent } from '../store/watch.js';
+import { WatchStream } from './watch-stream.js';
 
 export interface ResourceHandlerOptions {
   /** How often idle watches get a BOOKMARK (kube: about a minute). */
@@ -136,7 +138,7 @@ export class ResourceHandler {
     }
     const limit = parseLimit(query.get('limit'));
     const result = await store.list(info.namespace, served.version, {
-      ...parseSelection(query),
+      ...parseSelection(query, store),
       limit,
       continueToken: query.get('continue') || undefined,
       resourceVersion: query.get('resourceVersion') ?? undefined,
@@ -186,7 +188,7 @@ export class ResourceHandler {
     }
     const allowWatchBookmarks = parseBoolean(query.get('allowWatchBookmarks'), 'allowWatchBookmarks') ?? false;
     const timeoutSeconds = parseTimeoutSeconds(query.get('timeoutSeconds'));
-    const selection = parseSelection(query);
+    const selection = parseSelection(query, store);
     const { representation, contentType } = negotiated;
     const printer = this.printers.get(served.version)!;
     const includeObject = parseIncludeObject(query.get('includeObject') ?? undefined);
@@ -213,89 +215,48 @@ export class ResourceHandler {
       });
     };
 
-    // Events produced before headers are flushed (initial state) are buffered into the first write.
-    let open = true;
-    const pending: string[] = [];
-    let streaming = false;
-    const write = (chunk: string) => {
-      if (!open) return;
-      if (!streaming) {
-        pending.push(chunk);
-        return;
-      }
-      response.write(chunk);
-      if (response.writableLength > this.options.maxWatchBufferBytes) close();
-    };
-    const emit = (event: ApiEvent) => {
-      // Bookmarks carry only a resourceVersion; they are not transformed into table rows.
-      if (event.type === 'BOOKMARK' && representation.kind === 'Table') {
-        write(`${JSON.stringify({ type: 'BOOKMARK', object: event.object })}\n`);
-        return;
-      }
-      write(encode(event));
-    };
-
-    const active = await startWatch(store, this.storages.get(store)!, info.namespace, served.version, {
-      ...selection,
-      resourceVersion: query.get('resourceVersion') ?? undefined,
-      sendInitialEvents: sendInitialEvents ?? false,
-      allowWatchBookmarks,
-    }, emit, (error) => {
-      write(`${JSON.stringify({ type: 'ERROR', object: error.toStatus() })}\n`);
-      close();
-    });
-    this.options.onWatchCountChange?.(1);
-
-    const timers: NodeJS.Timeout[] = [];
-    const close = () => {
-      if (!open) return;
-      open = false;
-      active.stop();
-      timers.forEach(clearTimeout);
-      timers.forEach(clearInterval);
-      this.options.onWatchCountChange?.(-1);
-      response.end();
-    };
-    const sendBookmark = async () => {
-      if (!open) return;
-      const revision = await active.currentRevision();
-      write(`${JSON.stringify({ type: 'BOOKMARK', object: bookmarkObject(store, served.version, revision) })}\n`);
-    };
-
-    response.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
-    response.flushHeaders();
-    streaming = true;
-    if (pending.length > 0) response.write(pending.join(''));
-    request.on('close', close);
-    response.on('close', close);
-
     // kube bounds watches without timeoutSeconds to 30-60 minutes so load rebalances.
     const durationMs = timeoutSeconds !== undefined ? timeoutSeconds * 1000 : (1800 + Math.random() * 1800) * 1000;
-    timers.push(
-      setTimeout(async () => {
-        if (allowWatchBookmarks) await sendBookmark();
-        close();
-      }, durationMs),
+    const stream = new WatchStream(request, response, {
+      // Bookmarks carry only a resourceVersion; they are not turned into table rows.
+      encode: (event) => (event.type === 'BOOKMARK' && representation.kind === 'Table' ? `${JSON.stringify({ type: 'BOOKMARK', object: event.object })}\n` : encode(event)),
+      bookmark: allowWatchBookmarks ? (revision) => bookmarkObject(store, served.version, revision) : undefined,
+      bookmarkIntervalMs: this.options.bookmarkIntervalMs,
+      durationMs,
+      maxBufferBytes: this.options.maxWatchBufferBytes,
+      onEnd: () => this.options.onWatchCountChange?.(-1),
+    });
+    const active = await startWatch(
+      store,
+      this.storages.get(store)!,
+      info.namespace,
+      served.version,
+      { ...selection, resourceVersion: query.get('resourceVersion') ?? undefined, sendInitialEvents: sendInitialEvents ?? false, allowWatchBookmarks },
+      (event) => stream.emit(event),
+      (error) => stream.fail(error),
     );
-    if (allowWatchBookmarks) timers.push(setInterval(() => void sendBookmark(), this.options.bookmarkIntervalMs));
+    this.options.onWatchCountChange?.(1);
+    stream.start(active, contentType);
   }
 
   // ---- writes --------------------------------------------------------------
 
   private async create(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
-    const decoded = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
+    const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
     const options = writeOptions(request, query, user, 'CreateOptions');
-    const duplicates = duplicateFieldWarnings(decoded, options.fieldValidation);
-    const result = await store.create(info.namespace, decoded.value as JsonObject, served.version, options);
-    respondWrite(response, result, 201, duplicates);
+    const duplicates = duplicateFieldWarnings(body, options.fieldValidation);
+    const { object, warnings } = decodeObject(body.value, served.definition, served.version, options.fieldValidation);
+    const result = await store.create(info.namespace, object, served.version, options);
+    respondWrite(response, result, 201, [...duplicates, ...warnings]);
   }
 
   private async replace(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
-    const decoded = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
+    const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
     const options = writeOptions(request, query, user, 'UpdateOptions');
-    const duplicates = duplicateFieldWarnings(decoded, options.fieldValidation);
-    const result = await store.replace(info.namespace, info.name!, decoded.value as JsonObject, served.version, statusSubresource(info), options);
-    respondWrite(response, result, 200, duplicates);
+    const duplicates = duplicateFieldWarnings(body, options.fieldValidation);
+    const { object, warnings } = decodeObject(body.value, served.definition, served.version, options.fieldValidation);
+    const result = await store.replace(info.namespace, info.name!, object, served.version, statusSubresource(info), options);
+    respondWrite(response, result, 200, [...duplicates, ...warnings]);
   }
 
   private async patch(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
@@ -310,8 +271,9 @@ export class ResourceHandler {
       }
       const applied = decodeYaml(body);
       const duplicates = duplicateFieldWarnings(applied, options.fieldValidation);
-      const result = await store.apply(info.namespace, info.name!, applied.value as JsonObject, served.version, subresource, { ...options, force: force ?? false });
-      return respondWrite(response, result, result.created ? 201 : 200, duplicates);
+      const { object, warnings } = decodeObject(applied.value, served.definition, served.version, options.fieldValidation, { defaults: false });
+      const result = await store.apply(info.namespace, info.name!, object, served.version, subresource, { ...options, force: force ?? false });
+      return respondWrite(response, result, result.created ? 201 : 200, [...duplicates, ...warnings]);
     }
     if (force !== undefined) {
       throw errors.invalid('meta.k8s.io', 'PatchOptions', '', [FieldError.forbidden('force', 'may not be specified for non-apply patch')]);
@@ -334,8 +296,15 @@ export class ResourceHandler {
       const accepted = served.definition.builtIn ? `${mediaTypesForPatch}, ${strategicMergePatch}` : mediaTypesForPatch;
       throw errors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${accepted}`);
     }
-    const result = await store.patch(info.namespace, info.name!, (current) => patchFn(current ?? {}), served.version, subresource, options);
-    respondWrite(response, result, 200);
+    // The patched object is decoded like a body; a retry after a conflict decodes afresh, so its warnings replace the last attempt's.
+    let warnings: string[] = [];
+    const decodePatched = (current: JsonObject | undefined): JsonObject => {
+      const decoded = decodeObject(patchFn(current ?? {}), served.definition, served.version, options.fieldValidation);
+      warnings = decoded.warnings;
+      return decoded.object;
+    };
+    const result = await store.patch(info.namespace, info.name!, decodePatched, served.version, subresource, options);
+    respondWrite(response, result, 200, warnings);
   }
 
   private async delete(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
@@ -346,7 +315,7 @@ export class ResourceHandler {
 
   private async deleteCollection(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
     const options = await deleteOptions(request, query, user);
-    const items = await store.deleteCollection(info.namespace, served.version, parseSelection(query), options);
+    const items = await store.deleteCollection(info.namespace, served.version, parseSelection(query, store), options);
     sendJson(response, 200, { apiVersion: served.groupVersion, kind: listKindOf(served.definition), metadata: {}, items });
   }
 }
@@ -367,12 +336,12 @@ function statusSubresource(info: ResourceRequestInfo): 'status' | undefined {
   return info.subresource === 'status' ? 'status' : undefined;
 }
 
-function parseSelection(query: URLSearchParams): Selection {
+function parseSelection(query: URLSearchParams, store: ResourceStore): Selection {
   const selection: Selection = {};
   const labels = query.get('labelSelector');
   const fields = query.get('fieldSelector');
   if (labels) selection.labelSelector = parseLabelSelector(labels);
-  if (fields) selection.fieldSelector = parseFieldSelector(fields);
+  if (fields) selection.fieldSelector = parseFieldSelector(fields, { fields: store.strategy.selectableFields, builtIn: store.definition.builtIn ?? false });
   return selection;
 }
 
@@ -414,7 +383,8 @@ function parseResourceVersionMatch(value: string | null): 'Exact' | 'NotOlderTha
 
 const fieldValidations: readonly FieldValidation[] = ['Strict', 'Warn', 'Ignore'];
 
-function writeOptions(request: IncomingMessage, query: URLSearchParams, user: UserInfo, optionsKind: string): WriteOptions {
+/** The store's write options, and how this request wants unknown fields handled while decoding. */
+function writeOptions(request: IncomingMessage, query: URLSearchParams, user: UserInfo, optionsKind: string): WriteOptions & { fieldValidation: FieldValidation } {
   const dryRun = query.getAll('dryRun');
   const unsupported = dryRun.filter((v) => v !== 'All');
   if (unsupported.length > 0) {

@@ -18,6 +18,7 @@
  * operators) are rejected when compiling, so a bad kind definition is caught
  * at startup instead of printing empty columns forever.
  */
+import { isJsonObject } from '../../storage/json.js';
 
 export type CompiledJsonPath = (value: unknown) => unknown[];
 
@@ -53,14 +54,10 @@ function run(steps: readonly Step[], input: unknown[]): Outcome {
   return { values: current };
 }
 
-function isMap(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Go iterates a string by bytes, so `.*` and `..` see UTF-8 bytes. */
 function children(value: unknown): unknown[] {
   if (Array.isArray(value)) return value;
-  if (isMap(value)) return Object.values(value);
+  if (isJsonObject(value)) return Object.values(value);
   if (typeof value === 'string') return [...Buffer.from(value, 'utf8')];
   return [];
 }
@@ -69,7 +66,7 @@ function fieldStep(name: string): Step {
   return (input) => {
     const values: unknown[] = [];
     for (const value of input) {
-      if (isMap(value) && Object.hasOwn(value, name)) values.push(value[name]);
+      if (isJsonObject(value) && Object.hasOwn(value, name)) values.push(value[name]);
     }
     return { values };
   };

@@ -6,6 +6,7 @@ import { errors, FieldError } from '../errors.js';
 import type { PrinterColumn } from '../registry/kind.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { compareCodePoints, compileJsonPath, isInt64, type CompiledJsonPath } from './jsonpath.js';
+import { isJsonObject } from '../../storage/json.js';
 
 export interface ColumnDefinition {
   name: string;
@@ -125,7 +126,7 @@ const OBJECT_META_FIELDS = [
 
 /** An object reduced to its ObjectMeta, as kube's PartialObjectMetadata transform does (empty fields omitted). */
 export function partialObjectMetadata(object: JsonObject, apiVersion: string): JsonObject {
-  const source = isMap(object.metadata) ? object.metadata : {};
+  const source = isJsonObject(object.metadata) ? object.metadata : {};
   const metadata: JsonObject = {};
   for (const field of OBJECT_META_FIELDS) {
     const value = source[field];
@@ -174,7 +175,7 @@ export function humanDuration(from: Date, now: Date): string {
 
 function nameOf(object: JsonObject): string {
   const metadata = object.metadata;
-  return isMap(metadata) && typeof metadata.name === 'string' ? metadata.name : '';
+  return isJsonObject(metadata) && typeof metadata.name === 'string' ? metadata.name : '';
 }
 
 /** kube's CRD convertor uses the first JSONPath result only; none is a null cell. */
@@ -270,7 +271,7 @@ function goFormatNumber(value: number): string {
 /** Go's json.Marshal: map keys sorted, <, >, & and line/paragraph separators escaped. */
 function goJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(goJson).join(',')}]`;
-  if (isMap(value)) {
+  if (isJsonObject(value)) {
     const keys = Object.keys(value).sort(compareCodePoints);
     return `{${keys.map((key) => `${goString(key)}:${goJson(value[key])}`).join(',')}}`;
   }
@@ -285,8 +286,8 @@ function goString(text: string): string {
 // ---- rows and metadata ---------------------------------------------------------------
 
 function rowObject(object: JsonObject, request: TableRequest): JsonObject | null {
-  const annotations = isMap(object.metadata) ? object.metadata.annotations : undefined;
-  const endsInitialEvents = isMap(annotations) && annotations[INITIAL_EVENTS_END_ANNOTATION] === 'true';
+  const annotations = isJsonObject(object.metadata) ? object.metadata.annotations : undefined;
+  const endsInitialEvents = isJsonObject(annotations) && annotations[INITIAL_EVENTS_END_ANNOTATION] === 'true';
   if (request.includeObject === 'Metadata' || endsInitialEvents) return partialObjectMetadata(object, request.apiVersion);
   // kube serializes an absent row object as null rather than dropping the key.
   return request.includeObject === 'Object' ? object : null;
@@ -302,12 +303,8 @@ function listMetadata(listMeta: Record<string, unknown>): JsonObject {
   return metadata;
 }
 
-function isMap(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function isEmpty(value: unknown): boolean {
   if (value === undefined || value === null || value === '' || value === 0 || value === false) return true;
   if (Array.isArray(value)) return value.length === 0;
-  return isMap(value) && Object.keys(value).length === 0;
+  return isJsonObject(value) && Object.keys(value).length === 0;
 }

@@ -125,4 +125,10 @@ export interface KindDefinition {
    * gets them from the endpoint.
    */
   builtIn?: boolean;
+  /**
+   * Fields beyond metadata.name and metadata.namespace that field selectors
+   * may test, as dotted paths to scalars (a CRD's selectableFields; `type`
+   * for Secrets). Evaluated on the storage version.
+   */
+  selectableFields?: string[];
 }

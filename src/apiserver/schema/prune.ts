@@ -12,6 +12,7 @@
 import type { JsonObject } from '../../storage/interface.js';
 import type { StructuralSchema } from './structural-schema.js';
 import { objectMetaSchema } from './objectmeta.js';
+import { isJsonObject } from '../../storage/json.js';
 
 export interface PruneResult {
   /** A pruned copy; the input is left alone. */
@@ -31,7 +32,7 @@ export function pruneUnknownFields(object: JsonObject, schema: StructuralSchema)
   const pruned = structuredClone(object);
   const found: Found = { metadata: [], fields: [], embedded: [] };
   const metadataSchema = schema.properties?.metadata ?? objectMetaSchema;
-  if (isObject(pruned.metadata)) prune(pruned.metadata, metadataSchema, 'metadata', found.metadata, found);
+  if (isJsonObject(pruned.metadata)) prune(pruned.metadata, metadataSchema, 'metadata', found.metadata, found);
   prune(pruned, { ...schema, 'x-kubernetes-embedded-resource': true }, '', found.fields, found, true);
   pruneNulls(pruned, schema);
   return {
@@ -62,7 +63,7 @@ function prune(
     value.forEach((item, i) => { prune(item, schema?.items, `${path}[${i}]`, into, found); });
     return;
   }
-  if (!isObject(value)) return;
+  if (!isJsonObject(value)) return;
   for (const [key, child] of Object.entries(value)) {
     if (schema?.['x-kubernetes-embedded-resource'] && META_FIELDS.has(key)) {
       if (!isRoot) pruneEmbeddedMetadata(key, child, path, found);
@@ -93,7 +94,7 @@ function keepUnknown(
     });
     return;
   }
-  if (!isObject(value)) return;
+  if (!isJsonObject(value)) return;
   for (const [key, child] of Object.entries(value)) {
     if (schema['x-kubernetes-embedded-resource'] && META_FIELDS.has(key)) {
       if (!isRoot) pruneEmbeddedMetadata(key, child, path, found);
@@ -105,7 +106,7 @@ function keepUnknown(
 }
 
 function pruneEmbeddedMetadata(key: string, value: unknown, path: string, found: Found): void {
-  if (key === 'metadata' && isObject(value)) {
+  if (key === 'metadata' && isJsonObject(value)) {
     prune(value, objectMetaSchema, join(path, 'metadata'), found.embedded, found);
   }
 }
@@ -116,7 +117,7 @@ function pruneNulls(value: unknown, schema: StructuralSchema | undefined): void 
     for (const item of value) pruneNulls(item, schema?.items);
     return;
   }
-  if (!isObject(value)) return;
+  if (!isJsonObject(value)) return;
   for (const [key, child] of Object.entries(value)) {
     const field = schema?.properties?.[key] ?? mapValues(schema);
     if (child === null && field && !field.nullable && field.default === undefined) delete value[key];
@@ -139,6 +140,3 @@ function join(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

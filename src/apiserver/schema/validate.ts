@@ -23,6 +23,7 @@ import { FieldError } from '../errors.js';
 import type { StructuralSchema, VersionedSchema } from './structural-schema.js';
 import { goQuote } from '../validation/names.js';
 import { kubeFormats, structuralSchemaOf } from './structural.js';
+import { isJsonObject, jsonEqual } from '../../storage/json.js';
 
 export function validateAgainstSchema(version: VersionedSchema, object: JsonObject): FieldError[] {
   const schema = fieldsSchema(structuralSchemaOf(version));
@@ -102,7 +103,7 @@ class SchemaChecks {
     if (schema.enum && !schema.enum.some((allowed) => jsonEqual(allowed, value))) {
       this.add(path, notSupported(path, value, schema.enum), true);
     }
-    if (isObject(value)) this.object(value, schema, path);
+    if (isJsonObject(value)) this.object(value, schema, path);
   }
 
   /** Adds what zod found, unless the OpenAPI checks already spoke about that field. */
@@ -290,7 +291,7 @@ function duplicates(value: unknown, schema: StructuralSchema | undefined, path: 
       errors.push(...mapListDuplicates(value, schema['x-kubernetes-list-map-keys'] ?? [], path));
     }
     value.forEach((item, i) => { errors.push(...duplicates(item, schema.items, `${path}[${i}]`)); });
-  } else if (isObject(value)) {
+  } else if (isJsonObject(value)) {
     const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
     for (const [key, child] of Object.entries(value)) {
       const property = schema.properties?.[key];
@@ -302,14 +303,14 @@ function duplicates(value: unknown, schema: StructuralSchema | undefined, path: 
 }
 
 function mapListDuplicates(items: unknown[], keys: readonly string[], path: string): FieldError[] {
-  const notObject = items.findIndex((item) => item !== null && !isObject(item));
+  const notObject = items.findIndex((item) => item !== null && !isJsonObject(item));
   if (notObject >= 0) {
     const detail = 'must be an object for an array of list-type map';
     return [FieldError.invalid(`${path}[${notObject}]`, items[notObject], detail)];
   }
   // Go marshals maps with sorted keys; the key object is shown that way.
   const keyOf = (item: unknown): JsonObject =>
-    Object.fromEntries([...keys].sort().flatMap((key) => (isObject(item) && key in item ? [[key, item[key]]] : [])));
+    Object.fromEntries([...keys].sort().flatMap((key) => (isJsonObject(item) && key in item ? [[key, item[key]]] : [])));
   const keyObjects = items.map(keyOf);
   return repeats(keyObjects).map((i) => FieldError.duplicate(`${path}[${i}]`, keyObjects[i]));
 }
@@ -373,7 +374,7 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): Found {
   let value = root;
   for (const segment of path) {
     if (Array.isArray(value) && typeof segment === 'number' && segment < value.length) value = value[segment];
-    else if (isObject(value) && typeof segment === 'string' && segment in value) value = value[segment];
+    else if (isJsonObject(value) && typeof segment === 'string' && segment in value) value = value[segment];
     else return { present: false, value: undefined };
   }
   return { present: true, value };
@@ -452,14 +453,10 @@ function compiled(pattern: string): RegExp {
   return regex;
 }
 
-function jsonEqual(a: unknown, b: unknown): boolean {
-  return canonical(a) === canonical(b);
-}
-
 /** JSON with object keys sorted, so equal values have equal text. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isObject(value)) {
+  if (isJsonObject(value)) {
     const entries = Object.keys(value)
       .sort()
       .map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`);
@@ -472,6 +469,3 @@ function join(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

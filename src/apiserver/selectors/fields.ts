@@ -1,7 +1,8 @@
 /**
  * Field selectors with kube's syntax and error texts (apimachinery
- * pkg/fields, plus the default field-label conversion of a runtime.Scheme,
- * which only knows metadata.name and metadata.namespace).
+ * pkg/fields, plus the field-label check: a CRD-like kind knows
+ * metadata.name, metadata.namespace and its selectable fields; a built-in
+ * kind answers with kube's "field label not supported").
  */
 import { Buffer } from 'node:buffer';
 import { errors } from '../errors.js';
@@ -9,17 +10,16 @@ import { goQuote } from '../validation/names.js';
 
 export interface FieldSelector {
   readonly empty: boolean;
-  matches(meta: { name?: string; namespace?: string }): boolean;
+  /** `fields`: the object's value for every selectable field (ResourceStrategy.fieldsOf). */
+  matches(fields: Readonly<Record<string, string>>): boolean;
   /** set when the selector pins metadata.name=X (used by authorization and by watch of a single object) */
   readonly name?: string;
   /** kube's canonical form: terms sorted, values escaped. */
   toString(): string;
 }
 
-type Field = 'metadata.name' | 'metadata.namespace';
-
 interface Term {
-  field: Field;
+  field: string;
   /** `==` is the same requirement as `=`; kube keeps only the two kinds. */
   equal: boolean;
   value: string;
@@ -89,16 +89,19 @@ function escapeValue(value: string): string {
   return value.replace(/[\\,=]/g, (ch) => `\\${ch}`);
 }
 
-function isKnownField(field: string): field is Field {
-  return field === 'metadata.name' || field === 'metadata.namespace';
+/** The fields a kind is checked against, and whether it answers as a built-in kind or as a CRD. */
+export interface KnownFields {
+  fields: readonly string[];
+  builtIn: boolean;
 }
 
 /**
  * Parses a `fieldSelector` query parameter. Throws a 400 ApiError with kube's
  * message for malformed input (checked across all terms first) and then for
- * the first unsupported field.
+ * the first field `known` does not hold; without `known`, any field label
+ * passes (to find a pinned name before the kind is known).
  */
-export function parseFieldSelector(text: string): FieldSelector {
+export function parseFieldSelector(text: string, known?: KnownFields): FieldSelector {
   const parsed: { field: string; equal: boolean; value: string }[] = [];
   for (const part of splitTerms(text).sort(byteOrder)) {
     if (part === '') continue;
@@ -107,18 +110,17 @@ export function parseFieldSelector(text: string): FieldSelector {
     parsed.push({ field: split.lhs, equal: split.op !== '!=', value: unescapeValue(split.rhs) });
   }
   const terms: Term[] = parsed.map(({ field, equal, value }) => {
-    if (!isKnownField(field)) {
-      throw errors.badRequest(`${goQuote(field)} is not a known field selector: only "metadata.name", "metadata.namespace"`);
+    if (known && !known.fields.includes(field)) {
+      if (known.builtIn) throw errors.badRequest(`field label not supported: ${field}`);
+      throw errors.badRequest(`${goQuote(field)} is not a known field selector: only ${known.fields.map(goQuote).join(', ')}`);
     }
     return { field, equal, value };
   });
 
-  const actual = (meta: { name?: string; namespace?: string }, field: Field): string =>
-    (field === 'metadata.name' ? meta.name : meta.namespace) ?? '';
   const pinned = terms.find((t) => t.equal && t.field === 'metadata.name');
   return {
     empty: terms.length === 0,
-    matches: (meta) => terms.every((t) => (actual(meta, t.field) === t.value) === t.equal),
+    matches: (fields) => terms.every((t) => ((fields[t.field] ?? '') === t.value) === t.equal),
     ...(pinned ? { name: pinned.value } : {}),
     toString: () => terms.map((t) => `${t.field}${t.equal ? '=' : '!='}${escapeValue(t.value)}`).join(','),
   };

@@ -1,5 +1,6 @@
 /** Small helpers over untyped Kubernetes objects. */
 import type { JsonObject } from '../../storage/interface.js';
+import { isJsonObject } from '../../storage/json.js';
 
 export type ObjectMeta = {
   name?: string;
@@ -19,33 +20,14 @@ export type ObjectMeta = {
   [key: string]: unknown;
 };
 
-export function isPlainObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The object's metadata, created empty if absent (the object is mutated). */
 export function metaOf(object: JsonObject): ObjectMeta {
-  if (!isPlainObject(object.metadata)) object.metadata = {};
+  if (!isJsonObject(object.metadata)) object.metadata = {};
   return object.metadata as ObjectMeta;
 }
 
 export function clone<T>(value: T): T {
   return structuredClone(value);
-}
-
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((v, i) => deepEqual(v, bb[i]));
-  }
-  const ao = a as JsonObject;
-  const bo = b as JsonObject;
-  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  return ak.length === bk.length && ak.every((k) => Object.hasOwn(bo, k) && deepEqual(ao[k], bo[k]));
 }
 
 /** Everything outside metadata and status: a change here bumps metadata.generation. */

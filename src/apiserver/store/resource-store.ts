@@ -2,43 +2,31 @@
  * The generic store of one kind: Kubernetes object semantics on top of the
  * Storage contract (kube's generic registry Store). It owns server-managed
  * metadata, generation, optimistic concurrency, finalizers and two-phase
- * deletion, the status subresource split, dry runs, version conversion,
- * validation and managedFields. HTTP concerns (decoding, negotiation,
- * streaming) live in handlers/.
+ * deletion, dry runs, version conversion and managedFields, the same for
+ * every kind; what differs between kinds (status subresource, admission,
+ * validation, selectable fields) it asks of the kind's strategy. It receives
+ * decoded objects: request decoding, negotiation and streaming live in
+ * handlers/.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  KeyExistsError,
-  KeyNotFoundError,
-  RevisionConflictError,
-  ValueTooLargeError,
-  maxValueBytes,
-  type Entry,
-  type JsonObject,
-  type Storage,
-} from '../../storage/interface.js';
+import { KeyExistsError, KeyNotFoundError, RevisionConflictError, ValueTooLargeError, maxValueBytes, type Entry, type JsonObject, type Storage } from '../../storage/interface.js';
 import { ApiError, errors, FieldError, type ResourceRef } from '../errors.js';
 import type { KindDefinition, KindVersion } from '../registry/kind.js';
 import { groupVersionOf, storageVersionOf } from '../registry/registry.js';
 import { structuralSchemaOf } from '../schema/structural.js';
-import { pruneUnknownFields } from '../schema/prune.js';
 import { applyDefaults } from '../schema/defaults.js';
-import { validateAgainstSchema } from '../schema/validate.js';
-import { dedupOwnerReferences, validateObjectMetaOnCreate, validateObjectMetaOnUpdate } from '../validation/objectmeta.js';
 import { FieldManager } from '../fieldmanager/index.js';
 import type { LabelSelector } from '../selectors/labels.js';
 import type { FieldSelector } from '../selectors/fields.js';
-import { clone, deepEqual, isPlainObject, metaOf, nowTimestamp, specOf, type ObjectMeta } from './object.js';
+import { clone, metaOf, nowTimestamp, specOf, type ObjectMeta } from './object.js';
+import { strategyFor, type ResourceStrategy, type Subresource } from './strategy.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import type { UserInfo } from '../auth/user.js';
-
-export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
-export type Subresource = 'status' | undefined;
+import { jsonEqual } from '../../storage/json.js';
 
 export interface WriteOptions {
   dryRun: boolean;
   fieldManager: string;
-  fieldValidation: FieldValidation;
   user: UserInfo;
 }
 
@@ -90,6 +78,7 @@ const futureRevisionWaitMs = 3000;
 
 export class ResourceStore {
   readonly ref: ResourceRef;
+  readonly strategy: ResourceStrategy;
   private readonly storageVersion: KindVersion;
   private readonly fieldManagers = new Map<string, FieldManager>();
 
@@ -99,6 +88,7 @@ export class ResourceStore {
   ) {
     this.ref = { group: definition.group, resource: definition.plural };
     this.storageVersion = storageVersionOf(definition);
+    this.strategy = strategyFor(definition, (object, version) => this.toStorage(object, version));
   }
 
   // ---- keys --------------------------------------------------------------
@@ -142,6 +132,14 @@ export class ResourceStore {
 
   // ---- reads -------------------------------------------------------------
 
+  /** Whether a stored object is selected; undefined when the selection selects everything. */
+  matcher(selection: Selection): ((stored: JsonObject) => boolean) | undefined {
+    const { labelSelector, fieldSelector } = selection;
+    if ((!labelSelector || labelSelector.empty) && (!fieldSelector || fieldSelector.empty)) return undefined;
+    return (stored) =>
+      (labelSelector?.matches(metaOf(stored).labels) ?? true) && (fieldSelector?.matches(this.strategy.fieldsOf(stored)) ?? true);
+  }
+
   async get(namespace: string | undefined, name: string, version: KindVersion): Promise<JsonObject> {
     const entry = await this.storage.get(this.key(namespace, name));
     if (!entry) throw errors.notFound(this.ref, name);
@@ -150,7 +148,7 @@ export class ResourceStore {
 
   async list(namespace: string | undefined, version: KindVersion, options: ListOptions): Promise<ListOutput> {
     const prefix = this.prefix(namespace);
-    const filter = selectionFilter(options);
+    const filter = this.matcher(options);
     let revision: number | undefined;
     let startAfter: string | undefined;
 
@@ -223,9 +221,9 @@ export class ResourceStore {
 
   // ---- writes ------------------------------------------------------------
 
-  async create(namespace: string | undefined, body: JsonObject, version: KindVersion, options: WriteOptions): Promise<WriteResult> {
+  /** POST: `object` is decoded (handlers/decode.ts) for `version`. */
+  async create(namespace: string | undefined, object: JsonObject, version: KindVersion, options: WriteOptions): Promise<WriteResult> {
     const warnings: string[] = [];
-    const object = this.admitBody(body, version, options.fieldValidation, warnings);
     const meta = metaOf(object);
     this.bindNamespace(meta, namespace);
     if (meta.resourceVersion) {
@@ -247,7 +245,7 @@ export class ResourceStore {
     warnings: string[],
     trackFields: (object: JsonObject) => JsonObject,
   ): Promise<WriteResult> {
-    const admitted = this.mutateOnAdmission(object);
+    const admitted = this.strategy.canonicalize(object);
     const meta = metaOf(admitted);
     const generated = !meta.name && typeof meta.generateName === 'string';
     for (let attempt = 0; ; attempt++) {
@@ -287,21 +285,19 @@ export class ResourceStore {
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     delete meta.selfLink;
-    // With a status subresource, status is written only through /status.
-    if (this.definition.subresources.status) delete object.status;
+    this.strategy.prepareForCreate(object);
   }
 
-  /** PUT: a full replacement, guarded by the body's resourceVersion. */
+  /** PUT: a full replacement (decoded), guarded by the object's resourceVersion. */
   async replace(
     namespace: string | undefined,
     name: string,
-    body: JsonObject,
+    object: JsonObject,
     version: KindVersion,
     subresource: Subresource,
     options: WriteOptions,
   ): Promise<WriteResult> {
     const warnings: string[] = [];
-    const object = this.admitBody(body, version, options.fieldValidation, warnings);
     const meta = metaOf(object);
     this.bindNamespace(meta, namespace);
     this.checkName(meta, name);
@@ -313,39 +309,34 @@ export class ResourceStore {
     return this.update(namespace, name, version, subresource, options, warnings, () => object, 'update');
   }
 
-  /** PATCH with a JSON or merge patch: `patchFn` maps the current object (request version) to the patched one. */
+  /**
+   * PATCH: `mutate` maps the current object (request version) to the patched,
+   * decoded one; it runs again when a concurrent writer wins.
+   */
   async patch(
     namespace: string | undefined,
     name: string,
-    patchFn: Mutation,
+    mutate: Mutation,
     version: KindVersion,
     subresource: Subresource,
     options: WriteOptions,
   ): Promise<WriteResult> {
-    const warnings: string[] = [];
-    return this.update(
-      namespace,
-      name,
-      version,
-      subresource,
-      options,
-      warnings,
-      (current) => this.admitBody(patchFn(current!), version, options.fieldValidation, warnings),
-      'update',
-    );
+    return this.update(namespace, name, version, subresource, options, [], mutate, 'update');
   }
 
-  /** Server-side apply: merges a partial object owned by `fieldManager`, creating it if missing. */
+  /**
+   * Server-side apply: merges a partial object (decoded without defaults)
+   * owned by `fieldManager`, creating it if missing.
+   */
   async apply(
     namespace: string | undefined,
     name: string,
-    body: JsonObject,
+    applied: JsonObject,
     version: KindVersion,
     subresource: Subresource,
     options: WriteOptions & { force: boolean },
   ): Promise<WriteResult> {
     const warnings: string[] = [];
-    const applied = this.admitBody(body, version, options.fieldValidation, warnings, { defaults: false });
     const meta = metaOf(applied);
     this.bindNamespace(meta, namespace);
     this.checkName(meta, name);
@@ -408,7 +399,7 @@ export class ResourceStore {
       const entry = await this.storage.get(key);
       if (!entry) throw errors.notFound(this.ref, name);
       const current = this.present(entry.value, version);
-      const requested = this.mutateOnAdmission(mutate(clone(current)));
+      const requested = this.strategy.canonicalize(mutate(clone(current)));
       const requestedMeta = metaOf(requested);
       this.bindNamespace(requestedMeta, namespace);
       this.checkName(requestedMeta, name);
@@ -420,14 +411,14 @@ export class ResourceStore {
         throw errors.conflict(this.ref, name, `Precondition failed: UID in precondition: ${requestedMeta.uid}, UID in object meta: ${metaOf(current).uid}`);
       }
 
-      const next = this.mergeWithCurrent(requested, current, subresource);
+      const next = this.strategy.prepareForUpdate(requested, current, subresource);
       this.validate(next, current, version, warnings, options.dryRun);
       const tracked =
         operation === 'apply' ? next : this.fieldManager(version).update(current, next, this.writeContext(version, options, subresource));
       const nextMeta = metaOf(tracked);
-      if (!deepEqual(specOf(tracked), specOf(current))) nextMeta.generation = (metaOf(current).generation ?? 0) + 1;
+      if (!jsonEqual(specOf(tracked), specOf(current))) nextMeta.generation = (metaOf(current).generation ?? 0) + 1;
 
-      const unchanged = deepEqual(withoutResourceVersion(tracked), withoutResourceVersion(current));
+      const unchanged = jsonEqual(withoutResourceVersion(tracked), withoutResourceVersion(current));
       if (unchanged) return { object: current, warnings, created: false };
 
       const stored = this.toStorage(tracked, version);
@@ -447,37 +438,6 @@ export class ResourceStore {
         throw tooLargeOr(error);
       }
     }
-  }
-
-  /**
-   * Carries over what a write may not change: server-managed metadata always;
-   * status on main-resource writes and everything but status on /status writes.
-   */
-  private mergeWithCurrent(requested: JsonObject, current: JsonObject, subresource: Subresource): JsonObject {
-    const currentMeta = metaOf(current);
-    let next: JsonObject;
-    if (subresource === 'status') {
-      next = clone(current);
-      if (requested.status === undefined) delete next.status;
-      else next.status = requested.status;
-    } else {
-      next = requested;
-      if (this.definition.subresources.status) {
-        if (current.status === undefined) delete next.status;
-        else next.status = clone(current.status);
-      }
-    }
-    const meta = metaOf(next);
-    meta.uid = currentMeta.uid;
-    meta.creationTimestamp = currentMeta.creationTimestamp;
-    meta.generation = currentMeta.generation;
-    meta.name = currentMeta.name;
-    if (this.definition.namespaced) meta.namespace = currentMeta.namespace;
-    if (currentMeta.deletionTimestamp === undefined) delete meta.deletionTimestamp;
-    else meta.deletionTimestamp = currentMeta.deletionTimestamp;
-    if (currentMeta.deletionGracePeriodSeconds === undefined) delete meta.deletionGracePeriodSeconds;
-    else meta.deletionGracePeriodSeconds = currentMeta.deletionGracePeriodSeconds;
-    return next;
   }
 
   async delete(namespace: string | undefined, name: string, version: KindVersion, options: DeleteOptions): Promise<DeleteResult> {
@@ -512,7 +472,7 @@ export class ResourceStore {
       }
 
       // Two-phase deletion: mark terminating and let finalizers run.
-      if (meta.deletionTimestamp && deepEqual(finalizers, meta.finalizers ?? [])) return { object: current, deleted: false };
+      if (meta.deletionTimestamp && jsonEqual(finalizers, meta.finalizers ?? [])) return { object: current, deleted: false };
       const next = clone(current);
       const nextMeta = metaOf(next);
       if (!nextMeta.deletionTimestamp) {
@@ -567,76 +527,12 @@ export class ResourceStore {
     }
   }
 
-  // ---- admission -----------------------------------------------------------
-
-  /**
-   * Checks a request body's type, drops unknown fields (reporting them per
-   * fieldValidation) and applies schema defaults.
-   */
-  private admitBody(
-    input: unknown,
-    version: KindVersion,
-    fieldValidation: FieldValidation,
-    warnings: string[],
-    { defaults = true }: { defaults?: boolean } = {},
-  ): JsonObject {
-    if (!isPlainObject(input)) throw errors.badRequest('the body of the request is not a JSON object');
-    const expectedApiVersion = this.groupVersion(version);
-    const body = this.definition.builtIn ? this.withEndpointTypeMeta(input, expectedApiVersion) : input;
-    if (body.kind === undefined || body.kind === '') {
-      throw errors.badRequest(`Object 'Kind' is missing in '${truncate(JSON.stringify(body))}'`);
-    }
-    if (body.apiVersion !== expectedApiVersion) {
-      throw errors.badRequest(
-        `the API version in the data (${String(body.apiVersion ?? '')}) does not match the expected API version (${expectedApiVersion})`,
-      );
-    }
-    if (body.kind !== this.definition.kind) {
-      throw errors.badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${this.definition.kind})`);
-    }
-    if (body.metadata !== undefined && !isPlainObject(body.metadata)) {
-      throw errors.badRequest('metadata must be an object');
-    }
-    const schema = structuralSchemaOf(version);
-    const { object, unknownFields } = pruneUnknownFields(body, schema);
-    if (unknownFields.length > 0) {
-      if (fieldValidation === 'Strict') {
-        throw errors.badRequest(`strict decoding error: ${unknownFields.map((f) => `unknown field "${f}"`).join(', ')}`);
-      }
-      if (fieldValidation === 'Warn') warnings.push(...unknownFields.map((f) => `unknown field "${f}"`));
-    }
-    return defaults ? applyDefaults(object, schema) : object;
-  }
-
-  /** kube decodes a built-in kind's body with the endpoint's apiVersion and kind as defaults. */
-  private withEndpointTypeMeta(body: JsonObject, apiVersion: string): JsonObject {
-    return { ...body, apiVersion: body.apiVersion || apiVersion, kind: body.kind || this.definition.kind };
-  }
-
-  private mutateOnAdmission(object: JsonObject): JsonObject {
-    return this.definition.admission?.mutate?.(object) ?? object;
-  }
-
   private validate(object: JsonObject, old: JsonObject | undefined, version: KindVersion, warnings: string[], dryRun: boolean): void {
-    const meta = metaOf(object);
-    const scope = { namespaced: this.definition.namespaced };
-    if (meta.ownerReferences) {
-      const deduped = dedupOwnerReferences(meta);
-      meta.ownerReferences = deduped.ownerReferences;
-      warnings.push(...deduped.warnings);
-    }
-    const metaResult = old ? validateObjectMetaOnUpdate(meta, metaOf(old), scope) : validateObjectMetaOnCreate(meta, scope);
-    warnings.push(...metaResult.warnings);
-    const fieldErrors = [...metaResult.errors, ...validateAgainstSchema(version, object)];
-    const rules = this.definition.admission;
-    if (fieldErrors.length === 0 && rules) {
-      const stored = this.toStorage(object, version);
-      const context = { dryRun };
-      if (old) fieldErrors.push(...(rules.validateUpdate?.(stored, this.toStorage(old, version), context) ?? []));
-      else fieldErrors.push(...(rules.validateCreate?.(stored, context) ?? []));
-    }
-    if (fieldErrors.length > 0) {
-      throw errors.invalid(this.definition.group, this.definition.kind, meta.name ?? meta.generateName ?? '', fieldErrors);
+    const result = this.strategy.validate(object, old, version, { dryRun });
+    warnings.push(...result.warnings);
+    if (result.errors.length > 0) {
+      const meta = metaOf(object);
+      throw errors.invalid(this.definition.group, this.definition.kind, meta.name ?? meta.generateName ?? '', result.errors);
     }
   }
 
@@ -661,15 +557,6 @@ export class ResourceStore {
   }
 }
 
-export function selectionFilter(selection: Selection): ((value: JsonObject) => boolean) | undefined {
-  const { labelSelector, fieldSelector } = selection;
-  if ((!labelSelector || labelSelector.empty) && (!fieldSelector || fieldSelector.empty)) return undefined;
-  return (value) => {
-    const meta = metaOf(value);
-    return (labelSelector?.matches(meta.labels) ?? true) && (fieldSelector?.matches(meta) ?? true);
-  };
-}
-
 export function parseResourceVersion(text: string): number {
   if (!/^[1-9]\d*$/.test(text)) {
     throw errors.badRequest(`invalid resource version "${text}"`);
@@ -691,10 +578,6 @@ function randomSuffix(): string {
   let suffix = '';
   for (let i = 0; i < 5; i++) suffix += generateNameAlphabet[Math.floor(Math.random() * generateNameAlphabet.length)];
   return suffix;
-}
-
-function truncate(text: string): string {
-  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
 }
 
 export type { Entry };

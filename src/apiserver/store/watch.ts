@@ -9,7 +9,7 @@ import { type ApiError, errors } from '../errors.js';
 import type { KindVersion } from '../registry/kind.js';
 import { groupVersionOf } from '../registry/registry.js';
 import { metaOf } from './object.js';
-import { parseResourceVersion, selectionFilter, type ResourceStore, type Selection } from './resource-store.js';
+import { parseResourceVersion, type ResourceStore, type Selection } from './resource-store.js';
 
 export type ApiEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
 
@@ -45,7 +45,7 @@ export async function startWatch(
   /** The storage ended the watch on its own (e.g. compaction on etcd): the client must relist. */
   fail: (error: ApiError) => void,
 ): Promise<ActiveWatch> {
-  const matches = selectionFilter(options) ?? (() => true);
+  const matches = store.matcher(options) ?? (() => true);
   const present = (value: JsonObject) => store.present(value, version);
   let afterRevision: number;
 

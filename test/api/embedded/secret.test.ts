@@ -205,6 +205,17 @@ describe('watch', () => {
     child.kill();
   });
 
+  it('selects Secrets by type with kubectl --field-selector, as kube-apiserver does, and names any other field as unsupported', async () => {
+    await ok(['apply', '-f', '-'], secret('plain', { type: 'Opaque', data: { a: b64('a') } }));
+    await ok(['apply', '-f', '-'], secret('tls', { type: 'kubernetes.io/tls', data: { 'tls.crt': b64('c'), 'tls.key': b64('k') } }));
+    const tls = (await ok(['get', 'secrets', '--field-selector', 'type=kubernetes.io/tls', '-o', 'name'])).split('\n');
+    expect(tls).toContain('secret/tls');
+    expect(tls).not.toContain('secret/plain');
+    expect(await ok(['get', 'secrets', '--field-selector', 'type!=kubernetes.io/tls,metadata.name=plain', '-o', 'name'])).toBe('secret/plain\n');
+    expect(await fails(['get', 'secrets', '--field-selector', 'data.a=x'])).toContain('field label not supported: data.a');
+    await ok(['delete', 'secret', 'plain', 'tls']);
+  });
+
   it('sends v1 objects and bookmarks on the raw watch', async () => {
     await ok(['apply', '-f', '-'], secret('streamed', { data: { a: b64('a') } }));
     const list = await request(server, 'GET', base);

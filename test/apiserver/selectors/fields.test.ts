@@ -3,6 +3,10 @@ import { parseFieldSelector } from '../../../src/apiserver/selectors/fields.js';
 import { badRequest } from '../kube-messages.js';
 
 const unknown = (field: string) => `${field} is not a known field selector: only "metadata.name", "metadata.namespace"`;
+/** What a CRD-like kind without selectable fields answers to. */
+const crd = { fields: ['metadata.name', 'metadata.namespace'], builtIn: false };
+/** An object's selectable fields, as ResourceStrategy.fieldsOf gives them. */
+const fieldsOf = ({ name, namespace }: { name?: string; namespace?: string }) => ({ 'metadata.name': name ?? '', 'metadata.namespace': namespace ?? '' });
 
 describe('parseFieldSelector: syntax', () => {
   it.each<[string, string, string | undefined]>([
@@ -51,7 +55,7 @@ describe('parseFieldSelector: matching', () => {
     ['metadata.name!=a,metadata.name!=b', { name: 'b' }, false],
     ['metadata.name=a\\,b', { name: 'a,b' }, true],
   ])('%j on %j → %s', (text, meta, expected) => {
-    expect(parseFieldSelector(text).matches(meta)).toBe(expected);
+    expect(parseFieldSelector(text, crd).matches(fieldsOf(meta))).toBe(expected);
   });
 });
 
@@ -77,6 +81,29 @@ describe('parseFieldSelector: errors', () => {
     ['metadata.name=a\\', 'invalid field selector: invalid escape sequence: \\'],
     ['metadata.name=a\\é', 'invalid field selector: invalid escape sequence: \\é'],
   ])('%j', (text, message) => {
-    expect(badRequest(() => parseFieldSelector(text))).toBe(message);
+    expect(badRequest(() => parseFieldSelector(text, crd))).toBe(message);
+  });
+});
+
+describe('parseFieldSelector: selectable fields', () => {
+  const secret = { fields: ['metadata.name', 'metadata.namespace', 'type'], builtIn: true };
+  const gadget = { fields: ['metadata.name', 'metadata.namespace', 'spec.color'], builtIn: false };
+
+  it('matches a kind\'s own field, "" standing for unset', () => {
+    const opaque = parseFieldSelector('type=Opaque', secret);
+    expect(opaque.matches({ 'metadata.name': 'a', 'metadata.namespace': 'ns', type: 'Opaque' })).toBe(true);
+    expect(opaque.matches({ 'metadata.name': 'a', 'metadata.namespace': 'ns', type: 'kubernetes.io/tls' })).toBe(false);
+    expect(parseFieldSelector('spec.color!=', gadget).matches({ 'spec.color': '' })).toBe(false);
+  });
+
+  it('refuses other fields as kube-apiserver does: "field label not supported" for built-in kinds, the list for CRDs', () => {
+    expect(badRequest(() => parseFieldSelector('data=x', secret))).toBe('field label not supported: data');
+    expect(badRequest(() => parseFieldSelector('spec.size=1', gadget))).toBe(
+      '"spec.size" is not a known field selector: only "metadata.name", "metadata.namespace", "spec.color"',
+    );
+  });
+
+  it('accepts any field label when no kind is known yet, so a pinned name can be read first', () => {
+    expect(parseFieldSelector('type=Opaque,metadata.name=a').name).toBe('a');
   });
 });

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import { OpenStackError } from '../../../src/openstack/index.js';
 import type { ServiceRequest, ServiceResponse, ServiceTransport, ServiceType } from '../../../src/openstack/transport.js';
+import { isJsonObject } from '../../../src/storage/json.js';
 
 export interface ObservedError {
   kind: string;
@@ -187,11 +188,11 @@ function shapeOf(value: unknown, shape: Shape): Pick<Observation, 'resource' | '
   const nested: Record<string, string[]> = {};
   for (const at of shape.nested ?? []) {
     const inner = resolve(value, at);
-    if (isRecord(inner)) nested[at] = Object.keys(inner).sort();
+    if (isJsonObject(inner)) nested[at] = Object.keys(inner).sort();
   }
   return {
     resource: shape.resource,
-    keys: isRecord(value) ? Object.keys(value).sort() : [],
+    keys: isJsonObject(value) ? Object.keys(value).sort() : [],
     ...(Object.keys(nested).length === 0 ? {} : { nested }),
   };
 }
@@ -201,15 +202,11 @@ function resolve(value: unknown, at: string): unknown {
   let current = value;
   for (const part of at.split('.')) {
     const match = /^([^[]+)(?:\[(\d+)\])?$/.exec(part);
-    if (match === null || !isRecord(current)) return undefined;
+    if (match === null || !isJsonObject(current)) return undefined;
     current = match[1] === '*' ? Object.values(current)[0] : current[match[1]];
     if (match[2] !== undefined) current = Array.isArray(current) ? current[Number(match[2])] : undefined;
   }
   return current;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Masks what differs between runs, so a recorded message reads the same every time. */
@@ -316,6 +313,6 @@ export async function writeFixture(record: ScenarioRecord): Promise<void> {
 
 function sortedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedKeys);
-  if (!isRecord(value)) return value;
+  if (!isJsonObject(value)) return value;
   return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortedKeys(value[key])]));
 }

@@ -6,7 +6,8 @@
 import { FieldError } from '../../../apiserver/errors.js';
 import type { JsonObject } from '../../../storage/interface.js';
 import type { AdmissionContext } from '../../../apiserver/registry/kind.js';
-import { isObject, isSet, listAt, objectAt, stringAt, valueAt } from './json.js';
+import { isSet, listAt, objectAt, stringAt, valueAt } from './json.js';
+import { isJsonObject } from '../../../storage/json.js';
 
 const regionRuleMessage = 'region is immutable';
 
@@ -21,7 +22,7 @@ export function regionRuleErrors(object: JsonObject, old: JsonObject, paths: rea
     const identityRef = valueAt(object, path);
     const oldIdentityRef = valueAt(old, path);
     // A transition rule only runs where the old object has the node as well.
-    if (!isObject(identityRef) || !isObject(oldIdentityRef)) return [];
+    if (!isJsonObject(identityRef) || !isJsonObject(oldIdentityRef)) return [];
     const hasRegion = isSet(identityRef, 'region');
     const hadRegion = isSet(oldIdentityRef, 'region');
     if (!hasRegion && !hadRegion) return [];
@@ -48,7 +49,7 @@ export function serverSpecCreateErrors(spec: unknown): FieldError[] {
     }
   }
   for (const port of listAt(spec, 'ports') ?? []) {
-    if (isObject(port) && port.enablePortSecurity === false && (listAt(port, 'securityGroups')?.length ?? 0) > 0) {
+    if (isJsonObject(port) && port.enablePortSecurity === false && (listAt(port, 'securityGroups')?.length ?? 0) > 0) {
       errors.push(FieldError.forbidden('spec.ports', 'cannot have security groups when EnablePortSecurity is set to false'));
     }
   }
@@ -74,7 +75,7 @@ export function isTopologyDryRun(object: JsonObject, context: AdmissionContext):
  */
 export function clearAllowedAddressPairs(spec: JsonObject): void {
   for (const port of listAt(spec, 'ports') ?? []) {
-    if (isObject(port)) delete port.allowedAddressPairs;
+    if (isJsonObject(port)) delete port.allowedAddressPairs;
   }
 }
 

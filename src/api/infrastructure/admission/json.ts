@@ -4,36 +4,33 @@
  * are the same nil pointer, slice or map there; these helpers keep that.
  */
 import type { JsonObject } from '../../../storage/interface.js';
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isJsonObject } from '../../../storage/json.js';
 
 /** Whether the field is non-nil once decoded. */
 export function isSet(parent: unknown, key: string): boolean {
-  return isObject(parent) && parent[key] !== undefined && parent[key] !== null;
+  return isJsonObject(parent) && parent[key] !== undefined && parent[key] !== null;
 }
 
 export function objectAt(parent: unknown, key: string): JsonObject | undefined {
-  const value = isObject(parent) ? parent[key] : undefined;
-  return isObject(value) ? value : undefined;
+  const value = isJsonObject(parent) ? parent[key] : undefined;
+  return isJsonObject(value) ? value : undefined;
 }
 
 export function listAt(parent: unknown, key: string): unknown[] | undefined {
-  const value = isObject(parent) ? parent[key] : undefined;
+  const value = isJsonObject(parent) ? parent[key] : undefined;
   return Array.isArray(value) ? value : undefined;
 }
 
 /** A string field as Go reads it, where unset is "". */
 export function stringAt(parent: unknown, key: string): string {
-  const value = isObject(parent) ? parent[key] : undefined;
+  const value = isJsonObject(parent) ? parent[key] : undefined;
   return typeof value === 'string' ? value : '';
 }
 
 /** The value at a dotted path of object fields. */
 export function valueAt(root: unknown, path: string): unknown {
   let value = root;
-  for (const key of path.split('.')) value = isObject(value) ? value[key] : undefined;
+  for (const key of path.split('.')) value = isJsonObject(value) ? value[key] : undefined;
   return value;
 }
 
@@ -43,7 +40,7 @@ export function valueAt(root: unknown, path: string): unknown {
  */
 export function copyAt(root: JsonObject, path: string): JsonObject {
   const value = valueAt(root, path);
-  return isObject(value) ? structuredClone(value) : {};
+  return isJsonObject(value) ? structuredClone(value) : {};
 }
 
 export function deleteFields(objects: readonly (JsonObject | undefined)[], ...keys: string[]): void {
@@ -61,16 +58,16 @@ export interface Equality {
 }
 
 /** Go's reflect.DeepEqual of the decoded values. */
-export function deepEqual(a: unknown, b: unknown, equality: Equality = {}): boolean {
+export function decodedEqual(a: unknown, b: unknown, equality: Equality = {}): boolean {
   if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((item, i) => deepEqual(item, b[i], equality));
+    return a.length === b.length && a.every((item, i) => decodedEqual(item, b[i], equality));
   }
-  if (isObject(a) && isObject(b)) {
+  if (isJsonObject(a) && isJsonObject(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
     return [...keys].every((key) => {
       const unsetA = isUnset(a[key], equality);
       const unsetB = isUnset(b[key], equality);
-      return unsetA || unsetB ? unsetA && unsetB : deepEqual(a[key], b[key], equality);
+      return unsetA || unsetB ? unsetA && unsetB : decodedEqual(a[key], b[key], equality);
     });
   }
   return a === b;

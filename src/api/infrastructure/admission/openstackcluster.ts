@@ -10,7 +10,8 @@ import { FieldError } from '../../../apiserver/errors.js';
 import type { AdmissionRules } from '../../../apiserver/registry/kind.js';
 import type { JsonObject } from '../../../storage/interface.js';
 import { dropExtensions, regionRuleErrors } from './common.js';
-import { copyAt, deepEqual, deleteFields, isObject, isSet, listAt, objectAt, stringAt } from './json.js';
+import { copyAt, decodedEqual, deleteFields, isSet, listAt, objectAt, stringAt } from './json.js';
+import { isJsonObject } from '../../../storage/json.js';
 
 const identityRefPaths = ['spec.identityRef', 'spec.bastion.spec.identityRef'];
 
@@ -113,12 +114,12 @@ function validateUpdate(object: JsonObject, old: JsonObject): FieldError[] {
     if (stringAt(network, 'id') === stringAt(statusNetwork, 'id')) deleteFields([spec, oldSpec], 'network');
   }
 
-  if (!deepEqual(spec, oldSpec)) errors.push(FieldError.forbidden('spec', 'cannot be modified'));
+  if (!decodedEqual(spec, oldSpec)) errors.push(FieldError.forbidden('spec', 'cannot be modified'));
   return errors;
 }
 
 function bastionEnabled(bastion: unknown): boolean {
-  return isObject(bastion) && bastion.enabled !== false;
+  return isJsonObject(bastion) && bastion.enabled !== false;
 }
 
 /**
@@ -134,8 +135,8 @@ function managedSubnetErrors(spec: JsonObject, oldSpec: JsonObject): FieldError[
     return [FieldError.forbidden('spec.managedSubnets', 'cannot add or remove subnets')];
   }
   const errors: FieldError[] = [];
-  const oldByCidr = new Map(oldSubnets.filter(isObject).map((subnet) => [stringAt(subnet, 'cidr'), subnet]));
-  for (const subnet of subnets.filter(isObject)) {
+  const oldByCidr = new Map(oldSubnets.filter(isJsonObject).map((subnet) => [stringAt(subnet, 'cidr'), subnet]));
+  for (const subnet of subnets.filter(isJsonObject)) {
     const cidr = stringAt(subnet, 'cidr');
     const oldSubnet = oldByCidr.get(cidr);
     if (!oldSubnet) {

@@ -6,7 +6,7 @@
 import { FieldError } from '../../../apiserver/errors.js';
 import type { AdmissionRules } from '../../../apiserver/registry/kind.js';
 import { dropExtensions, regionRuleErrors } from './common.js';
-import { copyAt, deepEqual } from './json.js';
+import { copyAt, decodedEqual } from './json.js';
 
 const identityRefPaths = ['spec.template.spec.identityRef', 'spec.template.spec.bastion.spec.identityRef'];
 
@@ -18,7 +18,7 @@ export const openStackClusterTemplateAdmission: AdmissionRules = {
     const oldSpec = copyAt(old, 'spec.template.spec');
     dropExtensions(spec);
     dropExtensions(oldSpec);
-    if (deepEqual(spec, oldSpec)) return [];
+    if (decodedEqual(spec, oldSpec)) return [];
     // CAPO names the kind in the path and reports the whole object as the value.
     return [
       FieldError.invalid(

@@ -4,7 +4,7 @@
 import { FieldError } from '../../../apiserver/errors.js';
 import type { AdmissionRules } from '../../../apiserver/registry/kind.js';
 import { clearAllowedAddressPairs, dropExtensions, regionRuleErrors, serverSpecCreateErrors } from './common.js';
-import { copyAt, deepEqual, deleteFields } from './json.js';
+import { copyAt, decodedEqual, deleteFields } from './json.js';
 
 export const openStackMachineAdmission: AdmissionRules = {
   validateCreate: (object) => serverSpecCreateErrors(object.spec),
@@ -21,7 +21,7 @@ export const openStackMachineAdmission: AdmissionRules = {
       dropExtensions(s);
     }
     // CAPO compares the specs re-encoded with omitempty, where an empty list is left out.
-    if (deepEqual(spec, oldSpec, { emptyListIsUnset: true })) return [];
+    if (decodedEqual(spec, oldSpec, { emptyListIsUnset: true })) return [];
     return [FieldError.forbidden('spec', 'cannot be modified')];
   },
 };

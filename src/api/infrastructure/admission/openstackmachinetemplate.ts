@@ -5,7 +5,7 @@
 import { FieldError } from '../../../apiserver/errors.js';
 import type { AdmissionRules } from '../../../apiserver/registry/kind.js';
 import { clearAllowedAddressPairs, dropExtensions, isTopologyDryRun, regionRuleErrors } from './common.js';
-import { copyAt, deepEqual, isSet, objectAt } from './json.js';
+import { copyAt, decodedEqual, isSet, objectAt } from './json.js';
 
 export const openStackMachineTemplateAdmission: AdmissionRules = {
   validateCreate(object) {
@@ -23,7 +23,7 @@ export const openStackMachineTemplateAdmission: AdmissionRules = {
       clearAllowedAddressPairs(s);
       dropExtensions(s);
     }
-    if (deepEqual(spec, oldSpec)) return [];
+    if (decodedEqual(spec, oldSpec)) return [];
     return [
       FieldError.invalid(
         'spec.template.spec',

@@ -2,19 +2,11 @@
  * OpenStackCluster and OpenStackClusterTemplate, v1beta1 ↔ v1beta2.
  */
 import type { JsonObject } from '../../../storage/interface.js';
-import { invert, isObject, move, type Path } from './json.js';
+import { invert, move, type Path } from './json.js';
 import { capoVersionPair, type Unit } from './lossless.js';
 import { editTemplateSpec, machineSpecToHub, machineSpecToSpoke, machineSpecUnits } from './machine.js';
-import {
-  contractStatusToHub,
-  contractStatusToSpoke,
-  contractStatusUnits,
-  failureDomainsToHub,
-  failureDomainsToSpoke,
-  generationOf,
-  resolvedPortsToHub,
-  resolvedPortsToSpoke,
-} from './status.js';
+import { contractStatusToHub, contractStatusToSpoke, contractStatusUnits, failureDomainsToHub, failureDomainsToSpoke, generationOf, resolvedPortsToHub, resolvedPortsToSpoke } from './status.js';
+import { isJsonObject } from '../../../storage/json.js';
 
 /**
  * v1beta2 groups v1beta1's flat API server fields under `apiServer`, the
@@ -44,16 +36,16 @@ export function clusterSpecToHub(spec: JsonObject): void {
   move(spec, 'disablePortSecurity', network, 'enablePortSecurity', invert);
   if (Object.keys(network).length > 0) spec.managedNetwork = network;
 
-  if (isObject(spec.managedSecurityGroups)) {
+  if (isJsonObject(spec.managedSecurityGroups)) {
     move(spec.managedSecurityGroups, 'allNodesSecurityGroupRules', spec.managedSecurityGroups, 'clusterNodesSecurityGroupRules');
   }
-  if (isObject(spec.bastion) && isObject(spec.bastion.spec)) machineSpecToHub(spec.bastion.spec);
+  if (isJsonObject(spec.bastion) && isJsonObject(spec.bastion.spec)) machineSpecToHub(spec.bastion.spec);
 }
 
 export function clusterSpecToSpoke(spec: JsonObject): void {
   const apiServer = spec.apiServer;
   delete spec.apiServer;
-  if (isObject(apiServer)) {
+  if (isJsonObject(apiServer)) {
     move(apiServer, 'managedLoadBalancer', spec, 'apiServerLoadBalancer');
     move(apiServer, 'enableFloatingIP', spec, 'disableAPIServerFloatingIP', invert);
     move(apiServer, 'floatingIP', spec, 'apiServerFloatingIP');
@@ -65,19 +57,19 @@ export function clusterSpecToSpoke(spec: JsonObject): void {
 
   const router = spec.managedRouter;
   delete spec.managedRouter;
-  if (isObject(router)) move(router, 'externalIPs', spec, 'externalRouterIPs');
+  if (isJsonObject(router)) move(router, 'externalIPs', spec, 'externalRouterIPs');
 
   const network = spec.managedNetwork;
   delete spec.managedNetwork;
-  if (isObject(network)) {
+  if (isJsonObject(network)) {
     move(network, 'mtu', spec, 'networkMTU');
     move(network, 'enablePortSecurity', spec, 'disablePortSecurity', invert);
   }
 
-  if (isObject(spec.managedSecurityGroups)) {
+  if (isJsonObject(spec.managedSecurityGroups)) {
     move(spec.managedSecurityGroups, 'clusterNodesSecurityGroupRules', spec.managedSecurityGroups, 'allNodesSecurityGroupRules');
   }
-  if (isObject(spec.bastion) && isObject(spec.bastion.spec)) machineSpecToSpoke(spec.bastion.spec);
+  if (isJsonObject(spec.bastion) && isJsonObject(spec.bastion.spec)) machineSpecToSpoke(spec.bastion.spec);
 }
 
 /**
@@ -103,26 +95,26 @@ function clusterStatusToHub(status: JsonObject, generation: unknown): void {
   contractStatusToHub(status, generation);
   failureDomainsToHub(status);
   move(status, 'apiServerLoadBalancer', status, 'apiServerManagedLoadBalancer');
-  if (isObject(status.bastion)) resolvedPortsToHub(status.bastion.resolved);
+  if (isJsonObject(status.bastion)) resolvedPortsToHub(status.bastion.resolved);
 }
 
 function clusterStatusToSpoke(status: JsonObject): void {
   contractStatusToSpoke(status);
   failureDomainsToSpoke(status);
   move(status, 'apiServerManagedLoadBalancer', status, 'apiServerLoadBalancer');
-  if (isObject(status.bastion)) resolvedPortsToSpoke(status.bastion.resolved);
+  if (isJsonObject(status.bastion)) resolvedPortsToSpoke(status.bastion.resolved);
 }
 
 const bastionResolvedPorts: Path = ['status', 'bastion', 'resolved', 'ports'];
 
 export const openStackClusterVersions = capoVersionPair('OpenStackCluster', {
   toHub(out) {
-    if (isObject(out.spec)) clusterSpecToHub(out.spec);
-    if (isObject(out.status)) clusterStatusToHub(out.status, generationOf(out));
+    if (isJsonObject(out.spec)) clusterSpecToHub(out.spec);
+    if (isJsonObject(out.status)) clusterStatusToHub(out.status, generationOf(out));
   },
   toSpoke(out) {
-    if (isObject(out.spec)) clusterSpecToSpoke(out.spec);
-    if (isObject(out.status)) clusterStatusToSpoke(out.status);
+    if (isJsonObject(out.spec)) clusterSpecToSpoke(out.spec);
+    if (isJsonObject(out.status)) clusterStatusToSpoke(out.status);
   },
   units: [
     ...clusterSpecUnits(['spec']),
@@ -139,7 +131,7 @@ export const openStackClusterTemplateVersions = capoVersionPair('OpenStackCluste
     editTemplateSpec(out, clusterSpecToHub);
   },
   toSpoke(out) {
-    if (isObject(out.spec) && isObject(out.spec.template)) delete out.spec.template.metadata;
+    if (isJsonObject(out.spec) && isJsonObject(out.spec.template)) delete out.spec.template.metadata;
     editTemplateSpec(out, clusterSpecToSpoke);
   },
   units: [...clusterSpecUnits(['spec', 'template', 'spec']), { spoke: [], hub: [['spec', 'template', 'metadata']] }],

@@ -1,27 +1,15 @@
 /** Small helpers over plain JSON values, as conversion sees objects. */
 import type { JsonObject } from '../../../storage/interface.js';
+import { isJsonObject } from '../../../storage/json.js';
 
 /** A field's location: the keys from the object root down to it. */
 export type Path = readonly string[];
-
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Key order is not significant, array order is. */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
-  if (!isObject(a) || !isObject(b)) return false;
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key], b[key]));
-}
 
 /** The value at a path, or undefined when it or one of its parents is absent. */
 export function getPath(root: unknown, path: Path): unknown {
   let value = root;
   for (const key of path) {
-    if (!isObject(value) || !Object.hasOwn(value, key)) return undefined;
+    if (!isJsonObject(value) || !Object.hasOwn(value, key)) return undefined;
     value = value[key];
   }
   return value;
@@ -31,7 +19,7 @@ export function getPath(root: unknown, path: Path): unknown {
 export function setPath(root: JsonObject, path: Path, value: unknown): void {
   let parent = root;
   for (const key of path.slice(0, -1)) {
-    if (!isObject(parent[key])) parent[key] = {};
+    if (!isJsonObject(parent[key])) parent[key] = {};
     parent = parent[key] as JsonObject;
   }
   parent[path[path.length - 1]] = value;
@@ -54,7 +42,7 @@ export const invert = (value: unknown): boolean => !value;
 export function canonicalJson(value: unknown): string {
   const sorted = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sorted);
-    if (!isObject(v)) return v;
+    if (!isJsonObject(v)) return v;
     return Object.fromEntries(
       Object.keys(v)
         .sort()

@@ -23,7 +23,8 @@
  */
 import type { Converter } from '../../../apiserver/registry/kind.js';
 import type { JsonObject } from '../../../storage/interface.js';
-import { canonicalJson, deepEqual, getPath, isObject, setPath, type Path } from './json.js';
+import { canonicalJson, getPath, setPath, type Path } from './json.js';
+import { isJsonObject, jsonEqual } from '../../../storage/json.js';
 
 export const conversionDataAnnotation = 'cluster.x-k8s.io/conversion-data';
 
@@ -110,9 +111,9 @@ function convert(pair: VersionPair, source: JsonObject, to: Side): JsonObject {
   if (lost.length > 0) {
     const data: JsonObject = { apiVersion: `${group}/${pair[from]}`, kind: pair.kind };
     for (const path of lost.flatMap((unit) => unit[from])) setPath(data, path, getPath(input, path) ?? null);
-    if (!isObject(output.metadata)) output.metadata = {};
+    if (!isJsonObject(output.metadata)) output.metadata = {};
     const metadata = output.metadata as JsonObject;
-    metadata.annotations = { ...(isObject(metadata.annotations) ? metadata.annotations : {}), [conversionDataAnnotation]: canonicalJson(data) };
+    metadata.annotations = { ...(isJsonObject(metadata.annotations) ? metadata.annotations : {}), [conversionDataAnnotation]: canonicalJson(data) };
   }
   return output;
 }
@@ -125,7 +126,7 @@ function convert(pair: VersionPair, source: JsonObject, to: Side): JsonObject {
  */
 function takeStash(source: JsonObject): { input: JsonObject; stash?: JsonObject } {
   const metadata = source.metadata;
-  if (!isObject(metadata) || !isObject(metadata.annotations) || !Object.hasOwn(metadata.annotations, conversionDataAnnotation)) {
+  if (!isJsonObject(metadata) || !isJsonObject(metadata.annotations) || !Object.hasOwn(metadata.annotations, conversionDataAnnotation)) {
     return { input: source };
   }
   const { [conversionDataAnnotation]: data, ...annotations } = metadata.annotations;
@@ -139,7 +140,7 @@ function parseStash(data: unknown): JsonObject | undefined {
   if (typeof data !== 'string') return undefined;
   try {
     const parsed: unknown = JSON.parse(data);
-    return isObject(parsed) ? parsed : undefined;
+    return isJsonObject(parsed) ? parsed : undefined;
   } catch {
     return undefined;
   }
@@ -157,7 +158,7 @@ function restored(object: JsonObject, paths: Path[], stash: JsonObject): JsonObj
     if (value === undefined) continue;
     const parent = getPath(candidate, path.slice(0, -1));
     const key = path[path.length - 1];
-    if (!isObject(parent)) {
+    if (!isJsonObject(parent)) {
       if (value === null) continue;
       return undefined;
     }
@@ -168,5 +169,5 @@ function restored(object: JsonObject, paths: Path[], stash: JsonObject): JsonObj
 }
 
 function samePaths(a: JsonObject, b: JsonObject, paths: Path[]): boolean {
-  return paths.every((path) => deepEqual(getPath(a, path), getPath(b, path)));
+  return paths.every((path) => jsonEqual(getPath(a, path), getPath(b, path)));
 }

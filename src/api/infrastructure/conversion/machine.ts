@@ -3,19 +3,10 @@
  * machine spec they share with the cluster's bastion.
  */
 import type { JsonObject } from '../../../storage/interface.js';
-import { invert, isObject, move, type Path } from './json.js';
+import { invert, move, type Path } from './json.js';
 import { capoVersionPair, type Unit } from './lossless.js';
-import {
-  conditionsToHub,
-  conditionsToSpoke,
-  contractStatusToHub,
-  contractStatusToSpoke,
-  contractStatusUnits,
-  generationOf,
-  portsOf,
-  resolvedPortsToHub,
-  resolvedPortsToSpoke,
-} from './status.js';
+import { conditionsToHub, conditionsToSpoke, contractStatusToHub, contractStatusToSpoke, contractStatusUnits, generationOf, portsOf, resolvedPortsToHub, resolvedPortsToSpoke } from './status.js';
+import { isJsonObject } from '../../../storage/json.js';
 
 /**
  * `flavorID` / `flavor` (a name) became `flavor: {id}` / `flavor: {filter:
@@ -32,9 +23,9 @@ export function machineSpecToHub(spec: JsonObject): void {
 export function machineSpecToSpoke(spec: JsonObject): void {
   const flavor = spec.flavor;
   delete spec.flavor;
-  if (isObject(flavor)) {
+  if (isJsonObject(flavor)) {
     if (Object.hasOwn(flavor, 'id')) spec.flavorID = flavor.id;
-    else if (isObject(flavor.filter) && Object.hasOwn(flavor.filter, 'name')) spec.flavor = flavor.filter.name;
+    else if (isJsonObject(flavor.filter) && Object.hasOwn(flavor.filter, 'name')) spec.flavor = flavor.filter.name;
   }
   for (const port of portsOf(spec)) move(port, 'enablePortSecurity', port, 'disablePortSecurity', invert);
 }
@@ -46,15 +37,15 @@ export function machineSpecUnits(at: Path): Unit[] {
 
 export const openStackMachineVersions = capoVersionPair('OpenStackMachine', {
   toHub(out) {
-    if (isObject(out.spec)) machineSpecToHub(out.spec);
-    if (isObject(out.status)) {
+    if (isJsonObject(out.spec)) machineSpecToHub(out.spec);
+    if (isJsonObject(out.status)) {
       contractStatusToHub(out.status, generationOf(out));
       resolvedPortsToHub(out.status.resolved);
     }
   },
   toSpoke(out) {
-    if (isObject(out.spec)) machineSpecToSpoke(out.spec);
-    if (isObject(out.status)) {
+    if (isJsonObject(out.spec)) machineSpecToSpoke(out.spec);
+    if (isJsonObject(out.status)) {
       contractStatusToSpoke(out.status);
       resolvedPortsToSpoke(out.status.resolved);
     }
@@ -72,17 +63,17 @@ const templateConditions: Path = ['status', 'conditions'];
 export const openStackMachineTemplateVersions = capoVersionPair('OpenStackMachineTemplate', {
   toHub(out) {
     editTemplateSpec(out, machineSpecToHub);
-    if (isObject(out.status)) conditionsToHub(out.status);
+    if (isJsonObject(out.status)) conditionsToHub(out.status);
   },
   toSpoke(out) {
     editTemplateSpec(out, machineSpecToSpoke);
-    if (isObject(out.status)) conditionsToSpoke(out.status);
+    if (isJsonObject(out.status)) conditionsToSpoke(out.status);
   },
   units: [...machineSpecUnits(['spec', 'template', 'spec']), { spoke: [templateConditions], hub: [templateConditions] }],
 });
 
 /** Edits `spec.template.spec` of a template kind, where there is one. */
 export function editTemplateSpec(object: JsonObject, edit: (spec: JsonObject) => void): void {
-  const template = isObject(object.spec) ? object.spec.template : undefined;
-  if (isObject(template) && isObject(template.spec)) edit(template.spec);
+  const template = isJsonObject(object.spec) ? object.spec.template : undefined;
+  if (isJsonObject(template) && isJsonObject(template.spec)) edit(template.spec);
 }

@@ -3,8 +3,9 @@
  * contract) and v1beta2 (metav1 conditions, failure domains as a list).
  */
 import type { JsonObject } from '../../../storage/interface.js';
-import { invert, isObject, move } from './json.js';
+import { invert, move } from './json.js';
 import type { Unit } from './lossless.js';
+import { isJsonObject } from '../../../storage/json.js';
 
 /**
  * v1beta1 conditions carry a severity that metav1 conditions lack, and may
@@ -16,7 +17,7 @@ import type { Unit } from './lossless.js';
 export function conditionsToHub(status: JsonObject, generation?: unknown): void {
   if (!Array.isArray(status.conditions)) return;
   status.conditions = status.conditions.map((condition: unknown) => {
-    if (!isObject(condition)) return condition;
+    if (!isJsonObject(condition)) return condition;
     const out = { ...condition };
     delete out.severity;
     out.reason ??= '';
@@ -30,7 +31,7 @@ export function conditionsToHub(status: JsonObject, generation?: unknown): void 
 export function conditionsToSpoke(status: JsonObject): void {
   if (!Array.isArray(status.conditions)) return;
   status.conditions = status.conditions.map((condition: unknown) => {
-    if (!isObject(condition)) return condition;
+    if (!isJsonObject(condition)) return condition;
     const out = { ...condition };
     delete out.observedGeneration;
     if (out.reason === '') delete out.reason;
@@ -46,7 +47,7 @@ export function conditionsToSpoke(status: JsonObject): void {
  */
 function readyFromConditions(status: JsonObject): void {
   const conditions = Array.isArray(status.conditions) ? status.conditions : [];
-  status.ready = conditions.some((c: unknown) => isObject(c) && c.type === 'Ready' && c.status === 'True');
+  status.ready = conditions.some((c: unknown) => isJsonObject(c) && c.type === 'Ready' && c.status === 'True');
 }
 
 /**
@@ -57,11 +58,11 @@ function readyFromConditions(status: JsonObject): void {
  */
 export function failureDomainsToHub(status: JsonObject): void {
   const domains = status.failureDomains;
-  if (!isObject(domains)) return;
+  if (!isJsonObject(domains)) return;
   status.failureDomains = Object.keys(domains)
     .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
     .map((name) => {
-      const domain = isObject(domains[name]) ? domains[name] : {};
+      const domain = isJsonObject(domains[name]) ? domains[name] : {};
       return { name, ...domain, controlPlane: domain.controlPlane ?? false };
     });
 }
@@ -71,7 +72,7 @@ export function failureDomainsToSpoke(status: JsonObject): void {
   if (!Array.isArray(domains)) return;
   const map: JsonObject = {};
   for (const domain of domains) {
-    if (!isObject(domain)) continue;
+    if (!isJsonObject(domain)) continue;
     const { name, ...spec } = domain;
     if (spec.controlPlane !== true) delete spec.controlPlane;
     Object.defineProperty(map, String(name), { value: spec, enumerable: true, writable: true, configurable: true });
@@ -97,12 +98,12 @@ export function resolvedPortsToSpoke(resolved: unknown): void {
 
 /** The port objects of a machine spec or of a resolved machine spec. */
 export function portsOf(parent: unknown): JsonObject[] {
-  return isObject(parent) && Array.isArray(parent.ports) ? parent.ports.filter(isObject) : [];
+  return isJsonObject(parent) && Array.isArray(parent.ports) ? parent.ports.filter(isJsonObject) : [];
 }
 
 /** The object's generation, which CAPO copies into converted conditions. */
 export function generationOf(object: JsonObject): unknown {
-  return isObject(object.metadata) ? object.metadata.generation : undefined;
+  return isJsonObject(object.metadata) ? object.metadata.generation : undefined;
 }
 
 /**
