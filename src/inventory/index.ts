@@ -12,8 +12,5 @@ export {
   UnknownClusterError,
   InventoryNameConflictError,
   sshPrivateKeySecretVar,
-  type AnsibleGroup,
-  type AnsibleHost,
   type AnsibleInventory,
 } from './ansible.js';
-export type { MissingVariable, MissingReason } from './variables.js';

@@ -1,6 +1,6 @@
 /** The OpenStack client: clouds.yaml, the authenticated session, its error type, and typed calls per service. */
 export { loadCloud } from './clouds.js';
-export type { ApplicationCredentialAuth, CloudConfig, DomainRef, EndpointInterface, LoadCloudInput, PasswordAuth, ProjectRef, UserRef } from './clouds.js';
+export type { CloudConfig } from './clouds.js';
 export { OpenStackError, derivedError, isNotFound, isRetryable } from './errors.js';
 export type { OpenStackErrorKind } from './errors.js';
 export { OpenStackSession } from './session.js';

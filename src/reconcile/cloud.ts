@@ -36,7 +36,6 @@ export const identityRefSchema = z.object({
   cloudName: z.string().min(1),
   region: z.string().optional(),
 });
-export type IdentityRef = z.infer<typeof identityRefSchema>;
 
 const clusterIdentitySchema = z.object({
   spec: z.object({

@@ -56,10 +56,3 @@ export function setCondition(status: JsonObject, generation: number | undefined,
     a.type < b.type ? -1 : a.type > b.type ? 1 : 0,
   ) as unknown as JsonObject[];
 }
-
-export function removeCondition(status: JsonObject, type: string): void {
-  const current = conditionsOf(status);
-  if (current.some((condition) => condition.type === type)) {
-    status.conditions = current.filter((condition) => condition.type !== type) as unknown as JsonObject[];
-  }
-}

@@ -1,10 +1,10 @@
 /** What every reconciler works with; startReconciler builds one of these and shares it. */
 import type { CloudConnections } from './cloud.js';
 import type { IdentityGuard } from './identity-guard.js';
-import type { LoadBalancerTurns } from './lb-turns.js';
+import type { LoadBalancerTurns } from './load-balancer-turns.js';
 import type { KindClient } from './objects.js';
 import type { ClusterApiSource } from './sources/source.js';
-import type { VerifiedResources } from './verified.js';
+import type { VerifiedResources } from './verified-resources.js';
 import type { WaitSchedule } from './wait-schedule.js';
 
 export interface ReconcilerDeps {

@@ -6,7 +6,7 @@
  * at the end of a deletion, the finalizer dropped last.
  */
 import type { JsonObject } from '../storage/interface.js';
-import { describeWaits, type ReconcilePass } from './pass.js';
+import { describeWaits, type ReconcilePass } from './reconcile-pass.js';
 import type { ReconcileResult } from './controller.js';
 import type { ReconcilerDeps } from './deps.js';
 import { identitySecretOf } from './identity-guard.js';

@@ -20,10 +20,10 @@ import { KindClient, metaOf } from './objects.js';
 import { clusterNameLabel } from './paused.js';
 import { openStackServerReconciler } from './server/reconciler.js';
 import type { ClusterApiSource, SourceChange } from './sources/source.js';
-import { VerifiedResources } from './verified.js';
+import { VerifiedResources } from './verified-resources.js';
 import { requirementsOf, runPreflight, type PreflightReport } from '../preflight/index.js';
 import { WaitSchedule } from './wait-schedule.js';
-import { LoadBalancerTurns } from './lb-turns.js';
+import { LoadBalancerTurns } from './load-balancer-turns.js';
 import { IdentityGuard, type SecretFinalizers } from './identity-guard.js';
 import { isJsonObject } from '../storage/json.js';
 

@@ -1,6 +1,6 @@
 /** settleAll: no failure ends a pass while a sibling create is still in flight. */
 import { describe, expect, it } from 'vitest';
-import { settleAll } from '../../src/reconcile/pass.js';
+import { settleAll } from '../../src/reconcile/reconcile-pass.js';
 
 describe('settleAll', () => {
   it('waits for every step before throwing the first failure', async () => {

@@ -7,6 +7,7 @@ import type { PrinterColumn } from '../registry/kind.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { compareCodePoints, compileJsonPath, isInt64, type CompiledJsonPath } from './jsonpath.js';
 import { isJsonObject } from '../../storage/json.js';
+import { initialEventsEndAnnotation } from '../store/watch.js';
 
 export interface ColumnDefinition {
   name: string;
@@ -34,9 +35,6 @@ const CREATION_TIMESTAMP_DESCRIPTION =
 const DEFAULT_COLUMNS: PrinterColumn[] = [
   { name: 'Age', type: 'date', description: CREATION_TIMESTAMP_DESCRIPTION, jsonPath: '.metadata.creationTimestamp' },
 ];
-
-/** Set by the watch cache on the bookmark that ends a watch-list's initial events. */
-const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 
 export class TablePrinter {
   readonly columnDefinitions: ColumnDefinition[];
@@ -287,7 +285,7 @@ function goString(text: string): string {
 
 function rowObject(object: JsonObject, request: TableRequest): JsonObject | null {
   const annotations = isJsonObject(object.metadata) ? object.metadata.annotations : undefined;
-  const endsInitialEvents = isJsonObject(annotations) && annotations[INITIAL_EVENTS_END_ANNOTATION] === 'true';
+  const endsInitialEvents = isJsonObject(annotations) && annotations[initialEventsEndAnnotation] === 'true';
   if (request.includeObject === 'Metadata' || endsInitialEvents) return partialObjectMetadata(object, request.apiVersion);
   // kube serializes an absent row object as null rather than dropping the key.
   return request.includeObject === 'Object' ? object : null;

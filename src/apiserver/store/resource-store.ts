@@ -9,7 +9,7 @@
  * handlers/.
  */
 import { randomUUID } from 'node:crypto';
-import { KeyExistsError, KeyNotFoundError, RevisionConflictError, ValueTooLargeError, maxValueBytes, type Entry, type JsonObject, type Storage } from '../../storage/interface.js';
+import { KeyExistsError, KeyNotFoundError, RevisionConflictError, ValueTooLargeError, maxValueBytes, type JsonObject, type Storage } from '../../storage/interface.js';
 import { ApiError, errors, FieldError, type ResourceRef } from '../errors.js';
 import type { KindDefinition, KindVersion } from '../registry/kind.js';
 import { groupVersionOf, storageVersionOf } from '../registry/registry.js';
@@ -579,8 +579,6 @@ function randomSuffix(): string {
   for (let i = 0; i < 5; i++) suffix += generateNameAlphabet[Math.floor(Math.random() * generateNameAlphabet.length)];
   return suffix;
 }
-
-export type { Entry };
 
 /** A value the storage refuses for its size is the client's to shrink: kube's 413. */
 function tooLargeOr(error: unknown): unknown {

@@ -33,6 +33,7 @@ export interface ActiveWatch {
   currentRevision(): Promise<number>;
 }
 
+/** Set on the bookmark that ends a watch-list's initial events. */
 export const initialEventsEndAnnotation = 'k8s.io/initial-events-end';
 
 export async function startWatch(

@@ -26,95 +26,36 @@ export function createServiceClients(transport: ServiceTransport): ServiceClient
 }
 
 export { CinderClient, GlanceClient, NeutronClient, NovaClient, OctaviaClient };
-export { maxPages } from './common.js';
 export type { TagFilters } from './common.js';
-export { cinderMicroversion } from './cinder.js';
-export type { CinderAbsoluteLimits, CinderAvailabilityZone, CinderQuotaUsage, CreateVolume, Volume, VolumeFilters, VolumeType } from './cinder.js';
-export type { Image, ImageFilters } from './glance.js';
+export type { Volume } from './cinder.js';
+export type { Image } from './glance.js';
 export type {
-  AddressPair,
   AllocationPool,
-  CreateFloatingIp,
-  CreateNetwork,
-  CreatePort,
-  CreateRouter,
-  CreateSecurityGroup,
   CreateSecurityGroupRule,
-  CreateSubnet,
-  CreateTrunk,
-  ExternalGateway,
-  FixedIpFilter,
   FloatingIp,
-  FloatingIpFilters,
   Network,
-  NetworkFilters,
-  NeutronExtension,
-  NeutronQuotaUsage,
   Port,
-  PortFilters,
   Router,
-  RouterFilters,
-  RouterInterface,
   RouterInterfaceSpec,
   SecurityGroup,
-  SecurityGroupFilters,
   SecurityGroupRule,
-  SecurityGroupRuleFilters,
-  SubPort,
   Subnet,
-  SubnetFilters,
   TaggableResource,
   Trunk,
-  TrunkFilters,
   UpdateFloatingIp,
-  UpdateNetwork,
-  UpdatePort,
-  UpdateRouter,
-  UpdateSecurityGroup,
-  UpdateSubnet,
 } from './neutron.js';
-export { novaMicroversion, serverGroupMicroversion } from './nova.js';
+export { novaMicroversion } from './nova.js';
 export type {
-  AttachInterface,
-  AttachVolume,
   BlockDeviceMapping,
-  CreatedServer,
   CreateServer,
-  CreateServerGroup,
   Flavor,
-  InterfaceAttachment,
-  Keypair,
-  NovaAbsoluteLimits,
-  NovaAvailabilityZone,
-  NovaVersion,
   SchedulerHints,
   Server,
-  ServerAddress,
-  ServerFilters,
-  ServerGroup,
-  ServerNetwork,
-  VolumeAttachment,
 } from './nova.js';
 export type {
-  CreateHealthMonitor,
-  CreateListener,
-  CreateLoadBalancer,
-  CreateMember,
-  CreatePool,
   HealthMonitor,
-  HealthMonitorFilters,
   Listener,
-  ListenerFilters,
   LoadBalancer,
-  LoadBalancerFilters,
-  LoadBalancerFlavor,
-  LoadBalancerProvider,
-  LoadBalancerQuota,
   Member,
-  MemberFilters,
-  OctaviaVersion,
   Pool,
-  PoolFilters,
-  UpdateHealthMonitor,
-  UpdateListener,
 } from './octavia.js';

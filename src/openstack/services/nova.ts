@@ -30,7 +30,6 @@ const addressSchema = z.looseObject({
   'OS-EXT-IPS:type': z.string().optional(),
   'OS-EXT-IPS-MAC:mac_addr': z.string().optional(),
 });
-export type ServerAddress = z.infer<typeof addressSchema>;
 
 const serverSchema = z.looseObject({
   id: z.string(),

@@ -9,7 +9,7 @@ import type { openStackClusterSpec } from '../../api/infrastructure/v1beta2/open
 import type { CloudConnection } from '../cloud.js';
 import type { ReconcilerDeps } from '../deps.js';
 import type { ObjectName } from '../../storage/interface.js';
-import type { ReconcilePass } from '../pass.js';
+import type { ReconcilePass } from '../reconcile-pass.js';
 
 export type ClusterSpec = z.output<typeof openStackClusterSpec>;
 

@@ -16,7 +16,7 @@ import { resolveSubnet } from '../neutron-filters.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { TerminalError } from '../controller.js';
 import { apiLoadBalancerName, clusterResourceName, ingressLoadBalancerName, loadBalancerPortName } from '../../capo/names.js';
-import type { ReconcilePass } from '../pass.js';
+import type { ReconcilePass } from '../reconcile-pass.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { remove } from '../resource/engine.js';
 import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';

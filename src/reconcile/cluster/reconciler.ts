@@ -16,7 +16,7 @@ import type { CloudConnection } from '../cloud.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
 import { metaOf, type KindClient } from '../objects.js';
-import { ReconcilePass, describeWaits, settleAll } from '../pass.js';
+import { ReconcilePass, describeWaits, settleAll } from '../reconcile-pass.js';
 import { clusterGate, setPaused, type Gate } from '../paused.js';
 import type { ClusterContext, ClusterSpec } from './context.js';
 import { reconcileBastion, deleteBastion } from './bastion.js';

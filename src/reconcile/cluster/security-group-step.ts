@@ -5,11 +5,10 @@
  * sets with all IDs known, in the same pass and without reading the groups
  * again.
  */
-import type { SecurityGroup } from '../../openstack/index.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { securityGroupName, type SecurityGroupRole } from '../../capo/names.js';
 import { remove } from '../resource/engine.js';
-import { settleAll } from '../pass.js';
+import { settleAll } from '../reconcile-pass.js';
 import { securityGroupActuator, type SecurityGroupDesired } from '../resource/security-group.js';
 import { defaultRules, desiredRules, type ManagedGroupIds } from '../../capo/security-group-rules.js';
 import type { ClusterContext } from './context.js';
@@ -113,5 +112,3 @@ export async function deleteSecurityGroups(context: ClusterContext): Promise<boo
   for (const role of ['bastion', 'worker', 'controlplane'] as const) results.push(await removeGroup(context, role));
   return results.every(Boolean);
 }
-
-export type { SecurityGroup };

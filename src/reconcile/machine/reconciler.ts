@@ -20,7 +20,7 @@ import { apiLoadBalancerName, ingressLoadBalancerName, memberName } from '../../
 import { metaOf } from '../objects.js';
 import type { ObjectName } from '../../storage/interface.js';
 import { clusterGate, clusterNameLabel, ownerClusterName, setPaused } from '../paused.js';
-import { ReconcilePass, describeWaits } from '../pass.js';
+import { ReconcilePass, describeWaits } from '../reconcile-pass.js';
 import { remove } from '../resource/engine.js';
 import { memberActuator } from '../resource/member.js';
 import { LoadBalancerBusyError } from '../resource/octavia.js';

@@ -22,7 +22,7 @@ import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { metaOf } from '../objects.js';
 import { clusterNameLabel, pausedAnnotation, setPausedCondition } from '../paused.js';
-import { ReconcilePass, describeWaits, settleAll } from '../pass.js';
+import { ReconcilePass, describeWaits, settleAll } from '../reconcile-pass.js';
 import { ResourceTerminalError, remove } from '../resource/engine.js';
 import { portActuator, type PortDesired } from '../resource/port.js';
 import { serverActuator, serverAddresses, type ServerDesired } from '../resource/server.js';

@@ -4,13 +4,12 @@
  * template applied with the real kubectl, Machines, printer columns, the
  * status subresource and the CRD-like refusal of strategic merge patch.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedClusterApiKinds } from '../../../src/api/embedded/kinds.js';
 import { infrastructureKinds } from '../../../src/api/infrastructure/kinds.js';
 import { request, startTestServer, type TestServer } from '../../../harness/test-server.js';
+import { capoTemplateDocuments } from '../../reference/capo.js';
 import { kubectlExpectations } from './kubectl.js';
 
 const templateVariables: Record<string, string> = {
@@ -46,15 +45,10 @@ afterAll(async () => {
 const { ok, fails } = kubectlExpectations(() => server);
 
 /** The reference cluster template with clusterctl's ${VAR}s filled in, as one YAML stream of the served kinds. */
-async function referenceTemplate(): Promise<string> {
-  const text = await readFile(path.resolve('../shared/reference/capo-templates/cluster-template.yaml'), 'utf8');
-  const rendered = text.replace(/\$\{(\w+)\}/g, (_, name: string) => {
-    if (!(name in templateVariables)) throw new Error(`no value for template variable ${name}`);
-    return templateVariables[name];
-  });
-  return parseAllDocuments(rendered)
-    .filter((document) => !unservedKinds.has(String(document.get('kind'))))
-    .map((document) => document.toString())
+function referenceTemplate(): string {
+  return capoTemplateDocuments('cluster-template.yaml', templateVariables)
+    .filter((document) => !unservedKinds.has(String(document.kind)))
+    .map((document) => stringify(document))
     .join('---\n');
 }
 
@@ -159,7 +153,7 @@ describe('OpenAPI', () => {
 
 describe('the reference template and Machines', () => {
   it('applies the template: Secret, Cluster and the CAPO objects', async () => {
-    const out = await ok(['apply', '-n', 'default', '-f', '-'], await referenceTemplate());
+    const out = await ok(['apply', '-n', 'default', '-f', '-'], referenceTemplate());
     expect(out.split('\n').filter(Boolean).sort()).toEqual([
       'cluster.cluster.x-k8s.io/quickstart created',
       'openstackcluster.infrastructure.cluster.x-k8s.io/quickstart created',
@@ -173,7 +167,7 @@ describe('the reference template and Machines', () => {
     const identity = JSON.parse(await ok(['get', 'secret', 'quickstart-cloud-config', '-o', 'json']));
     expect(Buffer.from(identity.data['clouds.yaml'], 'base64').toString()).toBe('clouds:\n  openstack: {}\n');
     // Applying the unchanged template again changes nothing.
-    expect(await ok(['apply', '-n', 'default', '-f', '-'], await referenceTemplate())).toContain('cluster.cluster.x-k8s.io/quickstart unchanged');
+    expect(await ok(['apply', '-n', 'default', '-f', '-'], referenceTemplate())).toContain('cluster.cluster.x-k8s.io/quickstart unchanged');
   });
 
   it('creates Machines and prints clusters and machines with Cluster API columns', async () => {
@@ -224,7 +218,7 @@ describe('the reference template and Machines', () => {
   });
 
   it('deletes what the template created', async () => {
-    const out = await ok(['delete', '-n', 'default', '-f', '-'], await referenceTemplate());
+    const out = await ok(['delete', '-n', 'default', '-f', '-'], referenceTemplate());
     expect(out).toContain('secret "quickstart-cloud-config" deleted');
     expect(out).toContain('cluster.cluster.x-k8s.io "quickstart" deleted');
     expect(await ok(['get', 'secrets,clusters', '-o', 'name'])).toBe('');

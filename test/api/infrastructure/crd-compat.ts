@@ -5,11 +5,8 @@
  * up as one readable line. Also the tests every served version shares, for
  * the compatibility suites of each version.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { z } from 'zod';
 import {
   clusterSpecExtensions,
@@ -17,17 +14,12 @@ import {
   machineSpecExtensions,
   machineStatusExtensions,
 } from '../../../src/api/infrastructure/extensions.js';
-import type { KindVersion, PrinterColumn } from '../../../src/apiserver/registry/kind.js';
+import type { KindVersion } from '../../../src/apiserver/registry/kind.js';
 import type { StructuralSchema } from '../../../src/apiserver/schema/structural-schema.js';
 import { structuralSchemaOf } from '../../../src/apiserver/schema/structural.js';
+import { capoCrdVersion } from '../../reference/capo.js';
 
 type Node = Record<string, unknown>;
-
-/** CAPO's CRD for a resource, e.g. `capoCrdFile('openstackclusters')`. */
-export function capoCrdFile(plural: string): string {
-  const url = new URL(`../../../../shared/reference/capo-crds/infrastructure.cluster.x-k8s.io_${plural}.yaml`, import.meta.url);
-  return fileURLToPath(url);
-}
 
 /**
  * The differences between the CRD's schema of `version` and ours, one line
@@ -40,19 +32,14 @@ export function capoCrdFile(plural: string): string {
  * of `ignorePaths` are skipped with everything below them.
  */
 export function crdMismatches(
-  crdFile: string,
+  plural: string,
   version: string,
   ours: StructuralSchema,
   options: { ignorePaths?: RegExp[] } = {},
 ): string[] {
   const walk = new Walk(options.ignorePaths ?? []);
-  walk.node(crdVersion(crdFile, version).schema.openAPIV3Schema, ours as Node, '');
+  walk.node(capoCrdVersion(plural, version).openAPIV3Schema, ours as Node, '');
   return walk.mismatches;
-}
-
-/** The additionalPrinterColumns of a CRD version, shaped like our PrinterColumns. */
-export function crdPrinterColumns(crdFile: string, version: string): PrinterColumn[] {
-  return crdVersion(crdFile, version).additionalPrinterColumns ?? [];
 }
 
 /** Kind versions by the plural of their CRD, e.g. `['openstackclusters', openStackClusterV1beta2]`. */
@@ -61,11 +48,11 @@ export type Kinds = [plural: string, version: KindVersion][];
 /** What every served version of a CAPO kind must pass: its CRD's schema and printer columns. */
 export function itMatchesTheCrds(kinds: Kinds): void {
   it.each(kinds)('%s matches the CRD', (plural, version) => {
-    expect(crdMismatches(capoCrdFile(plural), version.name, structuralSchemaOf(version))).toEqual([]);
+    expect(crdMismatches(plural, version.name, structuralSchemaOf(version))).toEqual([]);
   });
 
   it.each(kinds)('%s has the printer columns of the CRD', (plural, version) => {
-    expect(version.printerColumns).toEqual(crdPrinterColumns(capoCrdFile(plural), version.name));
+    expect(version.printerColumns).toEqual(capoCrdVersion(plural, version.name).additionalPrinterColumns);
   });
 }
 
@@ -98,19 +85,6 @@ function nodeAt(version: KindVersion, path: string): StructuralSchema | undefine
 function structuralOf(schema: z.ZodType): StructuralSchema | undefined {
   const holder: KindVersion = { name: 'v1', served: true, storage: true, schema: z.object({ field: schema }), printerColumns: [] };
   return structuralSchemaOf(holder).properties?.field;
-}
-
-interface CrdVersion {
-  name: string;
-  schema: { openAPIV3Schema: Node };
-  additionalPrinterColumns?: PrinterColumn[];
-}
-
-function crdVersion(crdFile: string, version: string): CrdVersion {
-  const crd = parse(readFileSync(crdFile, 'utf8')) as { spec: { versions: CrdVersion[] } };
-  const found = crd.spec.versions.find((candidate) => candidate.name === version);
-  if (!found) throw new Error(`${crdFile} has no version ${version}`);
-  return found;
 }
 
 /** Keywords whose values must be equal. */

@@ -3,17 +3,16 @@
  * versions; and every validation the CRD schema declares on their fields,
  * violated one at a time, answered with 422 and the field's path.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { infrastructureKinds, openStackClusterKind, openStackClusterTemplateKind, openStackMachineTemplateKind } from '../../../src/api/infrastructure/kinds.js';
 import type { KindDefinition } from '../../../src/apiserver/registry/kind.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
 import { request, startTestServer, type TestServer } from '../../../harness/test-server.js';
+import { capoCrdVersion, capoGroup as group, capoTemplateDocuments } from '../../reference/capo.js';
 
-const group = 'infrastructure.cluster.x-k8s.io';
-const referenceDir = path.resolve('../shared/reference');
 
 const variables: Record<string, string> = {
   CLUSTER_NAME: 'capi-quickstart',
@@ -32,25 +31,6 @@ const variables: Record<string, string> = {
   WORKER_MACHINE_COUNT: '3',
 };
 
-/** clusterctl's substitution: ${VAR}, ${VAR:=default}, and $${...} for a literal ${...}. */
-function render(text: string): string {
-  return text
-    .replace(/\$\$\{/g, '\u0000')
-    .replace(/\$\{([A-Z0-9_]+)(?::=([^}]*))?\}/g, (_, name: string, fallback?: string) => {
-      const value = variables[name] ?? fallback;
-      if (value === undefined) throw new Error(`template variable ${name} has no value`);
-      return value;
-    })
-    .replaceAll('\u0000', '${');
-}
-
-async function infrastructureDocuments(file: string): Promise<JsonObject[]> {
-  const text = render(await readFile(path.join(referenceDir, 'capo-templates', file), 'utf8'));
-  return parseAllDocuments(text)
-    .map((d) => d.toJS() as JsonObject)
-    .filter((d) => typeof d?.apiVersion === 'string' && d.apiVersion.startsWith(`${group}/`));
-}
-
 function kindOf(document: JsonObject): KindDefinition {
   return infrastructureKinds.find((k) => k.kind === document.kind)!;
 }
@@ -68,7 +48,7 @@ let documents: JsonObject[];
 
 beforeAll(async () => {
   server = await startTestServer({ kinds: infrastructureKinds });
-  documents = [...(await infrastructureDocuments('cluster-template.yaml')), ...(await infrastructureDocuments('clusterclass-dev-test.yaml'))];
+  documents = ['cluster-template.yaml', 'clusterclass-dev-test.yaml'].flatMap((file) => capoTemplateDocuments(file, variables, group));
 });
 
 afterAll(async () => {
@@ -207,16 +187,10 @@ function deleteAt(object: JsonObject, at: (string | number)[]): void {
   delete node[at[at.length - 1]];
 }
 
-async function crdSchema(kind: KindDefinition, version: string): Promise<CrdNode> {
-  const { parse } = await import('yaml');
-  const crd = parse(await readFile(path.join(referenceDir, 'capo-crds', `${group}_${kind.plural}.yaml`), 'utf8'));
-  return crd.spec.versions.find((v: { name: string }) => v.name === version).schema.openAPIV3Schema;
-}
-
 describe('invalid variants', () => {
   for (const kind of [openStackClusterKind, openStackClusterTemplateKind, openStackMachineTemplateKind]) {
     it(`rejects each broken constraint of ${kind.kind} with 422 naming the field`, async () => {
-      const schema = await crdSchema(kind, 'v1beta2');
+      const schema = capoCrdVersion(kind.plural, 'v1beta2').openAPIV3Schema as CrdNode;
       const valid = named(documents.find((d) => d.kind === kind.kind)!, '-invalid');
       const spec = violations(schema.properties!.spec, valid.spec, ['spec'], 'spec');
       expect(spec.length).toBeGreaterThan(5);

@@ -14,7 +14,6 @@ import { neutronRouter } from './routes.js';
 import { Store } from './store.js';
 import { createSubnet } from './subnets.js';
 
-export { NeutronError } from './errors.js';
 
 type NetworkPeer = NonNullable<SimulatorPeers['network']>;
 

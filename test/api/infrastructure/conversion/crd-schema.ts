@@ -3,12 +3,10 @@
  * checker (does an object fit a version's schema?) and a seeded random
  * generator of objects that fit it.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
 import type { JsonObject } from '../../../../src/storage/interface.js';
+import { capoCrdVersion } from '../../../reference/capo.js';
 
-export const GROUP = 'infrastructure.cluster.x-k8s.io';
+export { capoGroup as GROUP } from '../../../reference/capo.js';
 
 /** The openAPIV3Schema keywords the checker and the generator read. */
 export interface Schema {
@@ -47,20 +45,9 @@ export const kindsUnderTest: KindUnderTest[] = [
   { kind: 'OpenStackMachineTemplate', plural: 'openstackmachinetemplates' },
 ];
 
-const cache = new Map<string, Schema>();
-
+/** The openAPIV3Schema of a version of CAPO's CRD. */
 export function crdSchema(plural: string, version: string): Schema {
-  const key = `${plural}/${version}`;
-  let schema = cache.get(key);
-  if (!schema) {
-    const file = fileURLToPath(new URL(`../../../../../shared/reference/capo-crds/${GROUP}_${plural}.yaml`, import.meta.url));
-    const crd = parse(readFileSync(file, 'utf8')) as { spec: { versions: { name: string; schema: { openAPIV3Schema: Schema } }[] } };
-    const found = crd.spec.versions.find((v) => v.name === version);
-    if (!found) throw new Error(`${plural} has no version ${version}`);
-    schema = found.schema.openAPIV3Schema;
-    cache.set(key, schema);
-  }
-  return schema;
+  return capoCrdVersion(plural, version).openAPIV3Schema as Schema;
 }
 
 // ---- checker -----------------------------------------------------------------

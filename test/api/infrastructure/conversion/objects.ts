@@ -1,11 +1,9 @@
 /** Realistic objects for the conversion table tests. */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import type { Converter } from '../../../../src/apiserver/registry/kind.js';
 import { conversionDataAnnotation } from '../../../../src/api/infrastructure/conversion/index.js';
 import type { JsonObject } from '../../../../src/storage/interface.js';
+import { capoTemplateDocuments } from '../../../reference/capo.js';
 import { deepFreeze, GROUP } from './crd-schema.js';
 
 /** Values for the clusterctl variables of CAPO's templates. */
@@ -26,21 +24,9 @@ const variables: Record<string, string> = {
   WORKER_MACHINE_COUNT: '2',
 };
 
-/**
- * The CAPO-group documents of a template in `../shared/reference/capo-templates`,
- * with `${VAR}` and `${VAR:=default}` substituted as clusterctl does
- * (`$${...}` is an escaped literal).
- */
+/** The CAPO-group documents of one of CAPO's templates, filled in with the variables above. */
 export function referenceDocuments(file: string): JsonObject[] {
-  const path = fileURLToPath(new URL(`../../../../../shared/reference/capo-templates/${file}`, import.meta.url));
-  const text = readFileSync(path, 'utf8').replace(/(?<!\$)\$\{([A-Z0-9_]+)(?::=([^}]*))?\}/g, (_, name: string, fallback?: string) => {
-    const value = variables[name] ?? fallback;
-    if (value === undefined) throw new Error(`${file}: no value for ${name}`);
-    return value;
-  });
-  return parseAllDocuments(text)
-    .map((document) => document.toJS() as JsonObject)
-    .filter((document) => String(document.apiVersion).startsWith(`${GROUP}/`));
+  return capoTemplateDocuments(file, variables, GROUP);
 }
 
 export const T0 = '2025-03-01T10:00:00Z';

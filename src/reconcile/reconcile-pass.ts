@@ -18,7 +18,7 @@ import type { Owner, ResourceActuator, Waiting } from './resource/actuator.js';
 import { LoadBalancerBusyError } from './resource/octavia.js';
 import { blockedRequeueMs, classify, ensure, retryAfterMs, type Found, type Removal } from './resource/engine.js';
 import { metaOf, type KindClient, type ObjectMeta } from './objects.js';
-import type { VerifiedResources } from './verified.js';
+import type { VerifiedResources } from './verified-resources.js';
 import type { WaitSchedule } from './wait-schedule.js';
 
 export interface Ensured<Resource> {

@@ -1,6 +1,6 @@
 /** What a pass may take from memory: same ID, same generation, within the resync period. */
 import { describe, expect, it } from 'vitest';
-import { VerifiedResources } from '../../src/reconcile/verified.js';
+import { VerifiedResources } from '../../src/reconcile/verified-resources.js';
 
 describe('VerifiedResources', () => {
   it('answers only for the same ID and generation before the period ends', () => {

@@ -1,6 +1,6 @@
 /** Turns on a load balancer: one member change at a time, others wait the settle time without calling Octavia. */
 import { describe, expect, it } from 'vitest';
-import { LoadBalancerTurns } from '../../src/reconcile/lb-turns.js';
+import { LoadBalancerTurns } from '../../src/reconcile/load-balancer-turns.js';
 
 describe('LoadBalancerTurns', () => {
   it('gives one caller the turn and tells the others how long to wait', () => {
