@@ -7,7 +7,7 @@
 import { Buffer } from 'node:buffer';
 import { FieldError } from '../../apiserver/errors.js';
 import type { AdmissionRules } from '../../apiserver/registry/kind.js';
-import { metaOf } from '../../apiserver/store/object.js';
+import { ensureMetadata } from '../../apiserver/store/object.js';
 import { isConfigMapKey } from '../../apiserver/validation/names.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { isJsonObject, jsonEqual } from '../../storage/json.js';
@@ -77,7 +77,7 @@ function typeRequirements(secret: JsonObject, data: Record<string, string>): Fie
   switch (secret.type) {
     case 'kubernetes.io/service-account-token': {
       const annotation = 'kubernetes.io/service-account.name';
-      return metaOf(secret).annotations?.[annotation] ? [] : [FieldError.required(`metadata.annotations[${annotation}]`)];
+      return ensureMetadata(secret).annotations?.[annotation] ? [] : [FieldError.required(`metadata.annotations[${annotation}]`)];
     }
     case 'kubernetes.io/dockercfg':
       return jsonObjectAt(data, '.dockercfg');

@@ -20,7 +20,7 @@ import { listKindOf, verbsOf, type Registry, type ServedResource } from '../regi
 import { parseFieldSelector } from '../selectors/fields.js';
 import { parseLabelSelector } from '../selectors/labels.js';
 import { structuralSchemaOf } from '../schema/structural.js';
-import { metaOf } from '../store/object.js';
+import { ensureMetadata } from '../store/object.js';
 import { ComputedStorage } from '../store/computed-storage.js';
 import { ResourceStore, type DeleteOptions, type Selection, type WriteOptions, type WriteResult } from '../store/resource-store.js';
 import { decodeObject, type FieldValidation } from './decode.js';
@@ -117,7 +117,7 @@ export class ResourceHandler {
     const object = await store.get(info.namespace, info.name!, served.version);
     const { representation } = negotiated;
     if (representation.kind === 'Table') {
-      const table = this.printers.get(served.version)!.toTable([object], { resourceVersion: String(metaOf(object).resourceVersion ?? '') }, {
+      const table = this.printers.get(served.version)!.toTable([object], { resourceVersion: String(ensureMetadata(object).resourceVersion ?? '') }, {
         apiVersion: `meta.k8s.io/${representation.version}`,
         includeObject: parseIncludeObject(query.get('includeObject') ?? undefined),
         withColumnDefinitions: true,
@@ -197,7 +197,7 @@ export class ResourceHandler {
     const encode = (event: ApiEvent): string => {
       // Table rows carry ages and per-watcher column headers; other encodings depend only on the event.
       if (representation.kind === 'Table') {
-        const table = printer.toTable([event.object], { resourceVersion: String(metaOf(event.object).resourceVersion ?? '') }, {
+        const table = printer.toTable([event.object], { resourceVersion: String(ensureMetadata(event.object).resourceVersion ?? '') }, {
           apiVersion: `meta.k8s.io/${representation.version}`,
           includeObject,
           withColumnDefinitions: !tableColumnsSent,
@@ -207,7 +207,7 @@ export class ResourceHandler {
         return `${JSON.stringify({ type: event.type, object: table })}\n`;
       }
       // One revision can yield events of several objects (computed kinds), so the object is part of the key.
-      const { namespace, name } = metaOf(event.object);
+      const { namespace, name } = ensureMetadata(event.object);
       const key = `${event.revision}|${event.type}|${served.groupVersion}|${served.definition.plural}|${namespace ?? ''}/${name}|${representation.kind}|${'version' in representation ? representation.version : ''}`;
       return this.encodings.get(key, () => {
         const object = representation.kind === 'PartialObjectMetadata' ? partialObjectMetadata(event.object, `meta.k8s.io/${representation.version}`) : event.object;

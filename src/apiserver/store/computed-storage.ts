@@ -25,7 +25,7 @@ import {
   type WatchRequest,
 } from '../../storage/interface.js';
 import type { ComputedInputs, ComputedSource, KindDefinition } from '../registry/kind.js';
-import { metaOf } from './object.js';
+import { ensureMetadata } from './object.js';
 import { ResourceStore } from './resource-store.js';
 
 /** Entries per storage read when loading inputs: large, so that reads stay constant for any realistic cluster. */
@@ -146,7 +146,7 @@ export class ComputedStorage implements Storage {
           for (const entry of kindEntries) state[i].set(entry.key, entry.value);
         });
         for (const object of this.source.computeAll(snapshot(revision))) {
-          const { namespace: objectNamespace, name } = metaOf(object);
+          const { namespace: objectNamespace, name } = ensureMetadata(object);
           computed.set(this.keys.key(objectNamespace, name!), object);
         }
         const queued = waiting!;
@@ -182,7 +182,7 @@ export class ComputedStorage implements Storage {
   }
 
   private entryOf(object: JsonObject): Entry {
-    const meta = metaOf(object);
+    const meta = ensureMetadata(object);
     const revision = Number(meta.resourceVersion);
     if (!meta.name || !meta.namespace || !Number.isSafeInteger(revision) || revision <= 0) {
       throw new StorageError(`a computed ${this.definition.kind} needs a namespace, a name and a resourceVersion`);
@@ -241,7 +241,7 @@ async function readInputEntries(
 }
 
 function withResourceVersion(object: JsonObject, revision: number): JsonObject {
-  return { ...object, metadata: { ...metaOf(object), resourceVersion: String(revision) } };
+  return { ...object, metadata: { ...ensureMetadata(object), resourceVersion: String(revision) } };
 }
 
 function commonPrefix(prefixes: string[]): string {

@@ -21,7 +21,7 @@ export type ObjectMeta = {
 };
 
 /** The object's metadata, created empty if absent (the object is mutated). */
-export function metaOf(object: JsonObject): ObjectMeta {
+export function ensureMetadata(object: JsonObject): ObjectMeta {
   if (!isJsonObject(object.metadata)) object.metadata = {};
   return object.metadata as ObjectMeta;
 }

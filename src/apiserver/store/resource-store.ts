@@ -18,7 +18,7 @@ import { applyDefaults } from '../schema/defaults.js';
 import { FieldManager } from '../fieldmanager/index.js';
 import type { LabelSelector } from '../selectors/labels.js';
 import type { FieldSelector } from '../selectors/fields.js';
-import { clone, metaOf, nowTimestamp, specOf, type ObjectMeta } from './object.js';
+import { clone, ensureMetadata, nowTimestamp, specOf, type ObjectMeta } from './object.js';
 import { strategyFor, type ResourceStrategy, type Subresource } from './strategy.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import type { UserInfo } from '../auth/user.js';
@@ -137,7 +137,7 @@ export class ResourceStore {
     const { labelSelector, fieldSelector } = selection;
     if ((!labelSelector || labelSelector.empty) && (!fieldSelector || fieldSelector.empty)) return undefined;
     return (stored) =>
-      (labelSelector?.matches(metaOf(stored).labels) ?? true) && (fieldSelector?.matches(this.strategy.fieldsOf(stored)) ?? true);
+      (labelSelector?.matches(ensureMetadata(stored).labels) ?? true) && (fieldSelector?.matches(this.strategy.fieldsOf(stored)) ?? true);
   }
 
   async get(namespace: string | undefined, name: string, version: KindVersion): Promise<JsonObject> {
@@ -224,7 +224,7 @@ export class ResourceStore {
   /** POST: `object` is decoded (handlers/decode.ts) for `version`. */
   async create(namespace: string | undefined, object: JsonObject, version: KindVersion, options: WriteOptions): Promise<WriteResult> {
     const warnings: string[] = [];
-    const meta = metaOf(object);
+    const meta = ensureMetadata(object);
     this.bindNamespace(meta, namespace);
     if (meta.resourceVersion) {
       throw errors.badRequest('resourceVersion should not be set on objects to be created');
@@ -246,11 +246,11 @@ export class ResourceStore {
     trackFields: (object: JsonObject) => JsonObject,
   ): Promise<WriteResult> {
     const admitted = this.strategy.canonicalize(object);
-    const meta = metaOf(admitted);
+    const meta = ensureMetadata(admitted);
     const generated = !meta.name && typeof meta.generateName === 'string';
     for (let attempt = 0; ; attempt++) {
       const candidate = clone(admitted);
-      const candidateMeta = metaOf(candidate);
+      const candidateMeta = ensureMetadata(candidate);
       if (generated) candidateMeta.name = `${meta.generateName}${randomSuffix()}`;
       this.initializeServerFields(candidate);
       this.validate(candidate, undefined, version, warnings, options.dryRun);
@@ -277,7 +277,7 @@ export class ResourceStore {
   }
 
   private initializeServerFields(object: JsonObject): void {
-    const meta = metaOf(object);
+    const meta = ensureMetadata(object);
     meta.uid = randomUUID();
     meta.creationTimestamp = nowTimestamp();
     meta.generation = 1;
@@ -298,7 +298,7 @@ export class ResourceStore {
     options: WriteOptions,
   ): Promise<WriteResult> {
     const warnings: string[] = [];
-    const meta = metaOf(object);
+    const meta = ensureMetadata(object);
     this.bindNamespace(meta, namespace);
     this.checkName(meta, name);
     if (!meta.resourceVersion) {
@@ -337,7 +337,7 @@ export class ResourceStore {
     options: WriteOptions & { force: boolean },
   ): Promise<WriteResult> {
     const warnings: string[] = [];
-    const meta = metaOf(applied);
+    const meta = ensureMetadata(applied);
     this.bindNamespace(meta, namespace);
     this.checkName(meta, name);
     if (meta.managedFields !== undefined) {
@@ -352,7 +352,7 @@ export class ResourceStore {
     if (!existing) {
       if (subresource) throw errors.notFound(this.ref, name);
       const created = merge(undefined);
-      metaOf(created).namespace = meta.namespace;
+      ensureMetadata(created).namespace = meta.namespace;
       try {
         return await this.insert(created, version, options, warnings, (o) => o);
       } catch (error) {
@@ -370,7 +370,7 @@ export class ResourceStore {
   private scopeApplied(applied: JsonObject, subresource: Subresource): JsonObject {
     if (!this.definition.subresources.status) return applied;
     if (subresource === 'status') {
-      const meta = metaOf(applied);
+      const meta = ensureMetadata(applied);
       const scoped: JsonObject = { apiVersion: applied.apiVersion, kind: applied.kind, metadata: { name: meta.name, namespace: meta.namespace } };
       if (applied.status !== undefined) scoped.status = applied.status;
       return scoped;
@@ -400,23 +400,23 @@ export class ResourceStore {
       if (!entry) throw errors.notFound(this.ref, name);
       const current = this.present(entry.value, version);
       const requested = this.strategy.canonicalize(mutate(clone(current)));
-      const requestedMeta = metaOf(requested);
+      const requestedMeta = ensureMetadata(requested);
       this.bindNamespace(requestedMeta, namespace);
       this.checkName(requestedMeta, name);
       const pinnedVersion = requestedMeta.resourceVersion;
       if (pinnedVersion !== undefined && pinnedVersion !== '' && pinnedVersion !== String(entry.modRevision)) {
         throw errors.modified(this.ref, name);
       }
-      if (requestedMeta.uid && requestedMeta.uid !== metaOf(current).uid) {
-        throw errors.conflict(this.ref, name, `Precondition failed: UID in precondition: ${requestedMeta.uid}, UID in object meta: ${metaOf(current).uid}`);
+      if (requestedMeta.uid && requestedMeta.uid !== ensureMetadata(current).uid) {
+        throw errors.conflict(this.ref, name, `Precondition failed: UID in precondition: ${requestedMeta.uid}, UID in object meta: ${ensureMetadata(current).uid}`);
       }
 
       const next = this.strategy.prepareForUpdate(requested, current, subresource);
       this.validate(next, current, version, warnings, options.dryRun);
       const tracked =
         operation === 'apply' ? next : this.fieldManager(version).update(current, next, this.writeContext(version, options, subresource));
-      const nextMeta = metaOf(tracked);
-      if (!jsonEqual(specOf(tracked), specOf(current))) nextMeta.generation = (metaOf(current).generation ?? 0) + 1;
+      const nextMeta = ensureMetadata(tracked);
+      if (!jsonEqual(specOf(tracked), specOf(current))) nextMeta.generation = (ensureMetadata(current).generation ?? 0) + 1;
 
       const unchanged = jsonEqual(withoutResourceVersion(tracked), withoutResourceVersion(current));
       if (unchanged) return { object: current, warnings, created: false };
@@ -446,7 +446,7 @@ export class ResourceStore {
       const entry = await this.storage.get(key);
       if (!entry) throw errors.notFound(this.ref, name);
       const current = this.present(entry.value, version);
-      const meta = metaOf(current);
+      const meta = ensureMetadata(current);
       this.checkPreconditions(name, meta, options.preconditions);
 
       const finalizers = [...(meta.finalizers ?? [])];
@@ -474,7 +474,7 @@ export class ResourceStore {
       // Two-phase deletion: mark terminating and let finalizers run.
       if (meta.deletionTimestamp && jsonEqual(finalizers, meta.finalizers ?? [])) return { object: current, deleted: false };
       const next = clone(current);
-      const nextMeta = metaOf(next);
+      const nextMeta = ensureMetadata(next);
       if (!nextMeta.deletionTimestamp) {
         nextMeta.deletionTimestamp = nowTimestamp();
         nextMeta.deletionGracePeriodSeconds = 0;
@@ -503,7 +503,7 @@ export class ResourceStore {
     const { items } = await this.list(namespace, version, selection);
     const results: JsonObject[] = [];
     for (const item of items) {
-      const meta = metaOf(item);
+      const meta = ensureMetadata(item);
       try {
         results.push((await this.delete(meta.namespace, meta.name!, version, options)).object);
       } catch (error) {
@@ -531,7 +531,7 @@ export class ResourceStore {
     const result = this.strategy.validate(object, old, version, { dryRun });
     warnings.push(...result.warnings);
     if (result.errors.length > 0) {
-      const meta = metaOf(object);
+      const meta = ensureMetadata(object);
       throw errors.invalid(this.definition.group, this.definition.kind, meta.name ?? meta.generateName ?? '', result.errors);
     }
   }
@@ -565,13 +565,13 @@ export function parseResourceVersion(text: string): number {
 }
 
 function withoutResourceVersion(object: JsonObject): JsonObject {
-  const copy = { ...object, metadata: { ...metaOf(object) } };
+  const copy = { ...object, metadata: { ...ensureMetadata(object) } };
   delete (copy.metadata as ObjectMeta).resourceVersion;
   return copy;
 }
 
 function withResourceVersion(object: JsonObject, revision: number): JsonObject {
-  return { ...object, metadata: { ...metaOf(object), resourceVersion: String(revision) } };
+  return { ...object, metadata: { ...ensureMetadata(object), resourceVersion: String(revision) } };
 }
 
 function randomSuffix(): string {

@@ -13,7 +13,7 @@ import type { FieldError } from '../errors.js';
 import { validateAgainstSchema } from '../schema/validate.js';
 import { dedupOwnerReferences, validateObjectMetaOnCreate, validateObjectMetaOnUpdate } from '../validation/objectmeta.js';
 import type { JsonObject } from '../../storage/interface.js';
-import { clone, metaOf } from './object.js';
+import { clone, ensureMetadata } from './object.js';
 import { isJsonObject } from '../../storage/json.js';
 
 /** The subresource a write goes to: the main resource, or status. */
@@ -54,7 +54,7 @@ export function strategyFor(definition: KindDefinition, toStorage: (object: Json
     },
 
     prepareForUpdate(requested, current, subresource) {
-      const currentMeta = metaOf(current);
+      const currentMeta = ensureMetadata(current);
       let next: JsonObject;
       if (subresource === 'status') {
         next = clone(current);
@@ -67,7 +67,7 @@ export function strategyFor(definition: KindDefinition, toStorage: (object: Json
           else next.status = clone(current.status);
         }
       }
-      const meta = metaOf(next);
+      const meta = ensureMetadata(next);
       meta.uid = currentMeta.uid;
       meta.creationTimestamp = currentMeta.creationTimestamp;
       meta.generation = currentMeta.generation;
@@ -85,14 +85,14 @@ export function strategyFor(definition: KindDefinition, toStorage: (object: Json
     },
 
     validate(object, old, version, context) {
-      const meta = metaOf(object);
+      const meta = ensureMetadata(object);
       const warnings: string[] = [];
       if (meta.ownerReferences) {
         const deduped = dedupOwnerReferences(meta);
         meta.ownerReferences = deduped.ownerReferences;
         warnings.push(...deduped.warnings);
       }
-      const metaResult = old ? validateObjectMetaOnUpdate(meta, metaOf(old), scope) : validateObjectMetaOnCreate(meta, scope);
+      const metaResult = old ? validateObjectMetaOnUpdate(meta, ensureMetadata(old), scope) : validateObjectMetaOnCreate(meta, scope);
       warnings.push(...metaResult.warnings);
       const errors = [...metaResult.errors, ...validateAgainstSchema(version, object)];
       const rules = definition.admission;

@@ -8,7 +8,7 @@ import type { Storage } from '../../storage/interface.js';
 import { type ApiError, errors } from '../errors.js';
 import type { KindVersion } from '../registry/kind.js';
 import { groupVersionOf } from '../registry/registry.js';
-import { metaOf } from './object.js';
+import { ensureMetadata } from './object.js';
 import { parseResourceVersion, type ResourceStore, type Selection } from './resource-store.js';
 
 export type ApiEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
@@ -112,6 +112,6 @@ export function bookmarkObject(store: ResourceStore, version: KindVersion, revis
     apiVersion: groupVersionOf(store.definition.group, version.name),
     metadata: { resourceVersion: String(revision) },
   };
-  if (initialEventsEnd) metaOf(object).annotations = { [initialEventsEndAnnotation]: 'true' };
+  if (initialEventsEnd) ensureMetadata(object).annotations = { [initialEventsEndAnnotation]: 'true' };
   return object;
 }
