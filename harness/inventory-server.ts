@@ -24,6 +24,7 @@ import { HealthChecks } from '../src/observability/health.js';
 import { MetricsRegistry } from '../src/observability/metrics.js';
 import type { JsonObject, ListRequest, Storage } from '../src/storage/interface.js';
 import { SqliteStorage } from '../src/storage/sqlite.js';
+import { staticAuthentication } from '../src/apiserver/auth/authenticator.js';
 
 /** Users of the fixture server, by token. */
 export const tokens = {
@@ -120,11 +121,11 @@ export async function startInventoryServer(options: { admin?: AdminHooks; limits
   const server: RunningApiServer = await startApiServer({
     host: '127.0.0.1',
     port: 0,
-    tls: { key: pki.serverKeyPem, cert: pki.serverCertPem, clientCa: pki.caCertPem },
+    tls: { key: pki.serverKeyPem, cert: pki.serverCertPem },
+    authentication: staticAuthentication(pki.caCertPem, tokenFile),
     registry: new Registry(servedKinds),
     storage: sqlite,
     authorizer: new UnionAuthorizer([new LocalAuthorizer(), policyFile]),
-    tokens: tokenFile,
     metrics: new MetricsRegistry(),
     health: new HealthChecks(),
     extraRoutes: (app, auth) => inventoryRoutes({ storage, ...auth, admin: options.admin, limits: options.limits })(app),

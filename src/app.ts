@@ -26,6 +26,7 @@ import { StorageClusterApiSource, type KindDefinitions } from './reconcile/sourc
 import type { Storage } from './storage/interface.js';
 import { SqliteStorage } from './storage/sqlite.js';
 import { secureDataDir } from './data-dir.js';
+import { staticAuthentication } from './apiserver/auth/authenticator.js';
 
 export interface AppOptions {
   dataDir: string;
@@ -94,11 +95,11 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const server = await startApiServer({
     host: options.host,
     port: options.port,
-    tls: { key: pki.serverKeyPem, cert: pki.serverCertPem, clientCa: pki.caCertPem },
+    tls: { key: pki.serverKeyPem, cert: pki.serverCertPem },
+    authentication: staticAuthentication(pki.caCertPem, tokens),
     registry: new Registry(kinds),
     storage,
     authorizer: new UnionAuthorizer([new LocalAuthorizer(), policies]),
-    tokens,
     extraRoutes: (app, auth) =>
       inventoryRoutes({
         storage,

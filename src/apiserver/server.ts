@@ -8,7 +8,7 @@ import express from 'express';
 import type { Storage } from '../storage/interface.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { forbiddenMessage, type Authorizer, type RequestAttributes } from './auth/authorizer.js';
-import { createRequestAuthenticator, type RequestAuthenticator, type TokenAuthenticator } from './auth/authenticator.js';
+import { acceptedCaPem, createRequestAuthenticator, type AuthenticationConfig, type RequestAuthenticator } from './auth/authenticator.js';
 import { anonymousUser, type UserInfo } from './auth/user.js';
 import { type ApiError, errors } from './errors.js';
 import { DiscoveryHandler } from './handlers/discovery.js';
@@ -25,12 +25,12 @@ import { parseFieldSelector } from './selectors/fields.js';
 export interface ApiServerOptions {
   host: string;
   port: number;
-  tls: { key: string; cert: string; clientCa: string };
+  tls: { key: string; cert: string };
+  /** Who may authenticate how: client CAs, the front proxy, bearer tokens. */
+  authentication: AuthenticationConfig;
   registry: Registry;
   storage: Storage;
   authorizer: Authorizer;
-  /** Bearer tokens (StaticTokenFile); without it only client certificates authenticate. */
-  tokens?: TokenAuthenticator;
   metrics: MetricsRegistry;
   health: HealthChecks;
   bookmarkIntervalMs?: number;
@@ -65,7 +65,7 @@ export const serverVersion = {
 export async function startApiServer(options: ApiServerOptions): Promise<RunningApiServer> {
   const { registry, storage, authorizer, metrics, health } = options;
   const limits: RequestLimits = { ...defaultRequestLimits, ...options.limits };
-  const authenticate = createRequestAuthenticator(options.tokens);
+  const authenticate = createRequestAuthenticator(options.authentication);
   const requestsTotal = metrics.counter('apiserver_request_total', 'Counter of apiserver requests broken out by verb, group, version, resource, subresource, scope and HTTP code.', [
     'verb',
     'group',
@@ -207,12 +207,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     {
       key: options.tls.key,
       cert: options.tls.cert,
-      ca: options.tls.clientCa,
+      ca: acceptedCaPem(options.authentication.current()),
       requestCert: true,
       rejectUnauthorized: false,
     },
     app,
   );
+  options.authentication.onChange?.(() => {
+    server.setSecureContext({ key: options.tls.key, cert: options.tls.cert, ca: acceptedCaPem(options.authentication.current()) });
+  });
   answerClientErrors(server);
   // Watches are long-lived: never cut an idle-looking request.
   server.requestTimeout = 0;

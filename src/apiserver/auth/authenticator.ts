@@ -1,52 +1,130 @@
 /**
- * Who a request comes from, tried in kube-apiserver's order: a client
- * certificate that verifies against our CA, then a bearer token, then
- * system:anonymous (which the authorizers deny, so it ends as 401).
+ * Who a request comes from, tried in kube-apiserver's order, first success winning:
+ * 1. a front proxy (kube-apiserver's aggregator) whose certificate verifies against the
+ *    requestheader CA names the user in X-Remote-* headers (request-header.ts);
+ * 2. a client certificate that verifies against the client CA names the user (CN) and groups (O);
+ * 3. a bearer token, through the token authenticator (a token file, or TokenReview);
+ * then system:anonymous, which the authorizers deny. A credential that was presented and failed,
+ * with nothing succeeding after it, is a 401.
+ *
+ * The CAs come from an AuthenticationConfig and may change while the server runs (kube-apiserver
+ * rotates them in its extension-apiserver-authentication ConfigMap), so each chain is verified here
+ * against the CA in force rather than by the TLS handshake.
  */
+import type { X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { errors } from '../errors.js';
 import { identityFromCertificate } from '../tls/pki.js';
+import { authenticateRequestHeader, type RequestHeaderConfig } from './request-header.js';
 import { anonymousUser, authenticated, type UserInfo } from './user.js';
+import { parsePemBundle, presentedChain, verifyClientChain, type ChainVerdict } from './x509-chain.js';
 
 export interface TokenAuthenticator {
-  /** The user a bearer token belongs to, or undefined when the token is unknown. */
+  /** The user a bearer token belongs to, or undefined when the token is unknown; rejects when it cannot tell. */
   authenticateToken(token: string): Promise<UserInfo | undefined>;
+}
+
+/** The certificate authorities in force, and what the TLS handshake offers to clients. */
+export interface CertificateAuthorities {
+  /** Client certificates from these roots name a user directly. */
+  clientCa: X509Certificate[];
+  /** Requests through kube-apiserver's aggregator; absent when the server is not behind one. */
+  requestHeader?: RequestHeaderConfig;
+}
+
+export interface AuthenticationConfig {
+  current(): CertificateAuthorities;
+  /** Calls `listener` after the authorities change, so the TLS handshake can offer the new ones. */
+  onChange?(listener: () => void): void;
+  /** Without it bearer tokens are ignored, as kube-apiserver ignores them with no token authenticator. */
+  tokens?: TokenAuthenticator;
+}
+
+/** Fixed authorities: the embedded server's own CA, and its token file when there is one. */
+export function staticAuthentication(clientCaPem: string, tokens?: TokenAuthenticator): AuthenticationConfig {
+  const authorities: CertificateAuthorities = { clientCa: parsePemBundle(clientCaPem) };
+  return { current: () => authorities, tokens };
+}
+
+/** Every root a client certificate may chain to, as PEM: the CA list the TLS handshake sends. */
+export function acceptedCaPem(authorities: CertificateAuthorities): string {
+  const roots = [...authorities.clientCa, ...(authorities.requestHeader?.clientCa ?? [])];
+  return [...new Set(roots.map((root) => root.toString()))].join('\n');
 }
 
 /** Resolves to the request's user; rejects with a 401 Status for credentials that do not verify. */
 export type RequestAuthenticator = (request: IncomingMessage) => Promise<UserInfo>;
 
-/** Without `tokens`, bearer tokens are ignored, as kube-apiserver ignores them with no token authenticator configured. */
-export function createRequestAuthenticator(tokens?: TokenAuthenticator): RequestAuthenticator {
+export function createRequestAuthenticator(config: AuthenticationConfig): RequestAuthenticator {
   return async (request) => {
-    const socket = request.socket as TLSSocket;
-    const certificate = certificateUser(socket);
-    if (certificate !== 'unverified' && certificate !== undefined) return certificate;
-    const token = bearerToken(request.headers.authorization);
-    if (tokens && token !== undefined) {
-      const user = await tokens.authenticateToken(token);
-      if (!user) throw errors.unauthorized();
-      return user;
+    const authorities = config.current();
+    const presented = presentedCertificate(request.socket as TLSSocket);
+    const failures: string[] = [];
+
+    const frontProxy = authorities.requestHeader;
+    if (frontProxy) {
+      const certificate = presented && { ...presented, verdict: presented.verify(frontProxy.clientCa) };
+      const outcome = authenticateRequestHeader(request, certificate, frontProxy);
+      if (outcome && 'user' in outcome) return outcome.user;
+      if (outcome) failures.push(outcome.error);
     }
-    if (certificate === 'unverified') throw errors.unauthorized();
+    if (presented) {
+      const verdict = presented.verify(authorities.clientCa);
+      if (verdict.verified) return authenticated(presented.identity.user, presented.identity.groups);
+      // The front proxy's own certificate, sent without user headers, is not a failed client certificate.
+      if (!frontProxy || !presented.verify(frontProxy.clientCa).verified) failures.push(verdict.reason);
+    }
+    const token = bearerToken(request.headers.authorization);
+    if (config.tokens && token !== undefined) {
+      const user = await config.tokens.authenticateToken(token).catch(() => undefined);
+      if (user) return user;
+      failures.push('invalid bearer token');
+    }
+    if (failures.length > 0) throw errors.unauthorized();
     return anonymousUser;
   };
 }
 
-/** A TLS connection's client certificate cannot change, and decoding it is costly, so it is read once per connection. */
-const certificateUsers = new WeakMap<TLSSocket, UserInfo>();
+interface Presented {
+  chain: X509Certificate[];
+  commonName: string;
+  identity: { user: string; groups: string[] };
+  /** The chain checked against a set of roots, remembered per set. */
+  verify(roots: X509Certificate[]): ChainVerdict;
+}
 
-function certificateUser(socket: TLSSocket): UserInfo | 'unverified' | undefined {
-  const known = certificateUsers.get(socket);
-  if (known) return known;
-  const peer = socket.getPeerCertificate?.();
-  if (!peer || Object.keys(peer).length === 0) return undefined;
-  if (!socket.authorized) return 'unverified';
-  const identity = identityFromCertificate(peer);
-  const user = authenticated(identity.user, identity.groups);
-  certificateUsers.set(socket, user);
-  return user;
+/**
+ * A TLS connection's client certificate cannot change, and parsing and verifying it is costly, so
+ * both are done once per connection (per set of roots, which change only when the CAs rotate).
+ */
+const presentedCertificates = new WeakMap<TLSSocket, Presented | null>();
+
+function presentedCertificate(socket: TLSSocket): Presented | undefined {
+  const known = presentedCertificates.get(socket);
+  if (known !== undefined) return known ?? undefined;
+  const chain = presentedChain(socket);
+  if (chain.length === 0) {
+    presentedCertificates.set(socket, null);
+    return undefined;
+  }
+  const identity = identityFromCertificate(socket.getPeerCertificate());
+  const verdicts = new WeakMap<X509Certificate[], ChainVerdict>();
+  const presented: Presented = {
+    chain,
+    commonName: identity.user,
+    identity,
+    verify: (roots) => {
+      let verdict = verdicts.get(roots);
+      if (!verdict) {
+        verdict = verifyClientChain(chain, roots);
+        verdicts.set(roots, verdict);
+      }
+      return verdict;
+    },
+  };
+  presentedCertificates.set(socket, presented);
+  return presented;
 }
 
 /** `Authorization: Bearer <token>`, read as kube does: scheme case-insensitive, anything else means no token. */

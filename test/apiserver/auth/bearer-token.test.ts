@@ -21,6 +21,7 @@ import { HealthChecks } from '../../../src/observability/health.js';
 import { MetricsRegistry } from '../../../src/observability/metrics.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
 import { gadgetKind, widgetKind } from '../../../harness/widget-kind.js';
+import { staticAuthentication } from '../../../src/apiserver/auth/authenticator.js';
 
 let dataDir: string;
 let pki: Pki;
@@ -49,11 +50,11 @@ beforeAll(async () => {
   server = await startApiServer({
     host: '127.0.0.1',
     port: 0,
-    tls: { key: pki.serverKeyPem, cert: pki.serverCertPem, clientCa: pki.caCertPem },
+    tls: { key: pki.serverKeyPem, cert: pki.serverCertPem },
+    authentication: staticAuthentication(pki.caCertPem, tokens),
     registry: new Registry([widgetKind, gadgetKind]),
     storage,
     authorizer: new UnionAuthorizer([new LocalAuthorizer(), policies]),
-    tokens,
     metrics: new MetricsRegistry(),
     health: new HealthChecks(),
   });
