@@ -8,11 +8,13 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { startApp, type AppOptions, type RunningApp } from '../src/app.js';
+import { embeddedCredentials, startApp, type AppOptions, type RunningApp } from '../src/app.js';
 import { gadgetKind, widgetKind } from './widget-kind.js';
 
 export interface TestServer extends RunningApp {
   dataDir: string;
+  kubeconfigPath: string;
+  tokenPath: string;
   /** Runs kubectl; it is killed after timeoutMs (default 60 s). */
   kubectl(args: string[], options?: { input?: string; env?: Record<string, string>; timeoutMs?: number }): Promise<KubectlResult>;
   /** Starts a long-running kubectl (e.g. get -w); caller kills it. */
@@ -20,8 +22,11 @@ export interface TestServer extends RunningApp {
   stop(): Promise<void>;
 }
 
-/** Where a started server listens and the kubeconfig whose credentials reach it. */
-export type ServerAddress = Pick<RunningApp, 'url' | 'kubeconfigPath'>;
+/** Where an embedded server listens, and the admin kubeconfig it wrote. */
+export interface ServerAddress {
+  url: string;
+  kubeconfigPath: string;
+}
 
 export interface KubectlResult {
   code: number;
@@ -45,9 +50,11 @@ export async function startTestServer(
     await writeFile(path.join(dataDir, 'tokens.csv'), records.join(''), { mode: 0o600 });
   }
   const app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: [widgetKind, gadgetKind], ...appOptions });
-  const env = { ...process.env, KUBECONFIG: app.kubeconfigPath, HOME: dataDir };
+  const credentials = embeddedCredentials(app);
+  const env = { ...process.env, KUBECONFIG: credentials.kubeconfigPath, HOME: dataDir };
   return {
     ...app,
+    ...credentials,
     dataDir,
     async kubectl(args, { input, env: extraEnv, timeoutMs = 60_000 } = {}) {
       return new Promise((resolve) => {

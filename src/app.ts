@@ -4,10 +4,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AbacAuthorizer } from './apiserver/auth/abac.js';
-import { LocalAuthorizer, UnionAuthorizer } from './apiserver/auth/authorizer.js';
-import { ensureLocalAuthFiles } from './apiserver/auth/local-auth-files.js';
-import { StaticTokenFile } from './apiserver/auth/token-file.js';
+import { delegatedAccess, localAccess, type DelegatedAccessOptions } from './access.js';
 import { inventoryRoutes } from './inventory-routes.js';
 import { HealthChecks } from './observability/health.js';
 import { MetricsRegistry } from './observability/metrics.js';
@@ -22,11 +19,12 @@ import { startSimulator, type Simulator } from './openstack/simulator/host.js';
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
 import { storageSecretFinalizers } from './reconcile/identity-guard.js';
 import { KindClient } from './reconcile/objects.js';
+import { KubernetesClusterApiSource } from './reconcile/sources/kubernetes-source.js';
+import type { ClusterApiSource } from './reconcile/sources/source.js';
 import { StorageClusterApiSource, type KindDefinitions } from './reconcile/sources/storage-source.js';
 import type { Storage } from './storage/interface.js';
 import { SqliteStorage } from './storage/sqlite.js';
 import { secureDataDir } from './data-dir.js';
-import { staticAuthentication } from './apiserver/auth/authenticator.js';
 
 export interface AppOptions {
   dataDir: string;
@@ -46,17 +44,25 @@ export interface AppOptions {
    * and Machines from this server's own storage, so they are served too.
    */
   reconciler?: { resyncPeriodMs?: number; workers?: number; sessionOptions?: SessionOptions };
+  /**
+   * Serve behind kube-apiserver's aggregator: authentication and authorization are delegated to the
+   * management cluster, and the reconciler reads Secrets, Clusters and Machines there.
+   */
+  aggregated?: DelegatedAccessOptions;
+  /** The serving certificate and key (PEM); default: the data directory's PKI. */
+  servingCertificate?: { cert: string; key: string };
 }
 
 export interface RunningApp {
   url: string;
-  /** The admin bearer token file (for GraphQL and kubectl --token) and the token and policy files. */
-  tokenPath: string;
+  /** The admin bearer token file (for GraphQL and kubectl --token), in the embedded mode. */
+  tokenPath?: string;
   metrics: MetricsRegistry;
   /** The embedded simulated cloud, when it runs (tests inject faults through it). */
   cloud?: Simulator;
   reconciler?: RunningReconciler;
-  kubeconfigPath: string;
+  /** A kubeconfig for the admin, in the embedded mode (aggregated: use the management cluster's). */
+  kubeconfigPath?: string;
   /** The embedded cloud's clouds.yaml (clouds `simulator` and `simulator-admin`), when it runs. */
   cloudsYamlPath?: string;
   caPath: string;
@@ -84,10 +90,11 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     ['readyz'],
   );
 
-  // Bearer tokens (kube's token-file format) and per-namespace ABAC policies live in the data directory beside the PKI.
-  const authFiles = await ensureLocalAuthFiles(options.dataDir);
-  const tokens = await StaticTokenFile.open(authFiles.tokenFile);
-  const policies = await AbacAuthorizer.open(authFiles.policyFile);
+  // Embedded: bearer tokens (kube's token-file format) and per-namespace ABAC policies live in the data
+  // directory beside the PKI. Aggregated: the management cluster decides.
+  const access = options.aggregated ? await delegatedAccess(options.aggregated) : await localAccess(options.dataDir, pki.caCertPem);
+  const accessCheck = access.check;
+  if (accessCheck) health.add('authn-config', accessCheck, ['readyz']);
   const metrics = new MetricsRegistry();
   // Started after the server (it needs the storage the server opened); the admin routes reach it once it exists.
   let reconciler: RunningReconciler | undefined;
@@ -95,11 +102,11 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const server = await startApiServer({
     host: options.host,
     port: options.port,
-    tls: { key: pki.serverKeyPem, cert: pki.serverCertPem },
-    authentication: staticAuthentication(pki.caCertPem, tokens),
+    tls: options.servingCertificate ?? { key: pki.serverKeyPem, cert: pki.serverCertPem },
+    authentication: access.authentication,
     registry: new Registry(kinds),
     storage,
-    authorizer: new UnionAuthorizer([new LocalAuthorizer(), policies]),
+    authorizer: access.authorizer,
     extraRoutes: (app, auth) =>
       inventoryRoutes({
         storage,
@@ -116,34 +123,26 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     limits: options.requestLimits,
   });
 
-  const kubeconfigPath = path.join(options.dataDir, 'kubeconfig');
+  const kubeconfigPath = options.aggregated ? undefined : path.join(options.dataDir, 'kubeconfig');
   const caPath = path.join(options.dataDir, 'pki', 'ca.crt');
-  await writeFile(
-    kubeconfigPath,
-    renderKubeconfig({ server: server.url, caCertPem: pki.caCertPem, clientCertPem: pki.adminCertPem, clientKeyPem: pki.adminKeyPem }),
-    { mode: 0o600 },
-  );
+  if (kubeconfigPath) {
+    await writeFile(
+      kubeconfigPath,
+      renderKubeconfig({ server: server.url, caCertPem: pki.caCertPem, clientCertPem: pki.adminCertPem, clientKeyPem: pki.adminKeyPem }),
+      { mode: 0o600 },
+    );
+  }
 
   const simulated = options.simulatedCloud === true ? {} : options.simulatedCloud || undefined;
   const cloud = simulated ? await startSimulator({ transitionDelayMs: 2000, ...simulated }) : undefined;
   const cloudsYamlPath = cloud ? path.join(options.dataDir, 'clouds.yaml') : undefined;
   if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
 
-  const sourceKinds = options.reconciler ? embeddedSourceKinds(kinds) : undefined;
-  reconciler = sourceKinds
-    ? startReconciler({
-        storage,
-        kinds,
-        source: new StorageClusterApiSource(storage, sourceKinds),
-        secretFinalizers: storageSecretFinalizers(new KindClient(sourceKinds.secret, storage)),
-        metrics,
-        ...options.reconciler,
-      })
-    : undefined;
+  reconciler = options.reconciler ? startReconciler({ storage, kinds, metrics, ...clusterApiSource(options, storage), ...options.reconciler }) : undefined;
 
   return {
     url: server.url,
-    tokenPath: authFiles.adminTokenFile,
+    tokenPath: access.adminTokenPath,
     metrics,
     cloud,
     reconciler,
@@ -157,11 +156,26 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
       await reconciler?.stop();
       await server.close();
       await cloud?.close();
-      tokens.close();
-      policies.close();
+      access.close();
       await storage.close();
     },
   };
+}
+
+/** The admin kubeconfig and token an embedded server wrote; an aggregated one has none. */
+export function embeddedCredentials(app: RunningApp): { kubeconfigPath: string; tokenPath: string } {
+  if (!app.kubeconfigPath || !app.tokenPath) throw new Error('the server runs aggregated: use the management cluster\'s credentials');
+  return { kubeconfigPath: app.kubeconfigPath, tokenPath: app.tokenPath };
+}
+
+/**
+ * Where the reconciler reads Secrets, Clusters and Machines: the management cluster when aggregated,
+ * else this server's own storage (and only then does it hold the identity Secrets' finalizer itself).
+ */
+function clusterApiSource(options: AppOptions, storage: Storage): { source: ClusterApiSource; secretFinalizers?: ReturnType<typeof storageSecretFinalizers> } {
+  if (options.aggregated) return { source: KubernetesClusterApiSource.fromKubeconfig(options.aggregated.kubeconfig) };
+  const sourceKinds = embeddedSourceKinds(options.kinds);
+  return { source: new StorageClusterApiSource(storage, sourceKinds), secretFinalizers: storageSecretFinalizers(new KindClient(sourceKinds.secret, storage)) };
 }
 
 /** Without a kube-apiserver, the Secrets, Clusters and Machines the reconciler reads are objects of this server. */

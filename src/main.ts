@@ -1,9 +1,13 @@
 #!/usr/bin/env node
-/** `npm start`: the API server on the embedded defaults (SQLite, local PKI). */
+/**
+ * `npm start`: the API server, on the embedded defaults (SQLite, local PKI, simulated cloud) or,
+ * with --kubeconfig or in a pod, aggregated behind the management cluster's kube-apiserver.
+ */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { servedKinds } from './api/kinds.js';
+import { aggregatedKinds, servedKinds } from './api/kinds.js';
 import { startApp } from './app.js';
-import { durationOption, integerOption, runServer } from './cli/serve.js';
+import { durationOption, integerOption, listOption, runServer, UsageError } from './cli/serve.js';
 
 const usage = `Usage: npm start -- [options]
 
@@ -18,17 +22,42 @@ By default it also runs the embedded simulated OpenStack cloud on
 --cloud-port and writes its clouds.yaml there (OS_CLIENT_CONFIG_FILE=
 <data-dir>/clouds.yaml, cloud "simulator"); examples/ points at it.
 
+With --kubeconfig, or when running in a pod, it serves aggregated behind the
+management cluster's kube-apiserver (registered with APIServices): only the CAPO
+and computed kinds, authentication and authorization delegated to the cluster
+(front-proxy certificates, client certificates, TokenReview,
+SubjectAccessReview), Secrets, Clusters and Machines read from the cluster, and
+no simulated cloud unless --simulated-cloud.
+
 Options:
   --data-dir DIR        where the database, PKI and kubeconfig live (default: ./data)
-  --port PORT           HTTPS port (default: 6443; 0 picks a free port)
+  --port, --secure-port PORT  HTTPS port (default: 6443; 0 picks a free port)
   --bind-address ADDR   address to listen on (default: 127.0.0.1)
+  --tls-cert-file FILE, --tls-private-key-file FILE
+                        serving certificate and key (default: the data directory's PKI)
   --cloud-port PORT     port of the simulated cloud (default: 6445; 0 picks a free port)
   --no-simulated-cloud  do not run the simulated cloud (use identity Secrets of real clouds)
+  --simulated-cloud     run the simulated cloud in the aggregated mode too
   --max-requests-inflight N           read-only requests served at once before 429 (default: 400)
   --max-mutating-requests-inflight N  writes served at once before 429 (default: 200); one user
                                       may hold a quarter of either at most
   --request-timeout DURATION          deadline of every request but watches, reading its body
                                       included, e.g. 60s, 1m30s (default: 1m0s)
+
+Aggregated mode (the flags of k8s.io/apiserver's delegated authentication and authorization):
+  --kubeconfig FILE                   the management cluster (default in a pod: its service account)
+  --authentication-kubeconfig FILE    where TokenReviews and the authentication ConfigMap are read (default: --kubeconfig)
+  --authorization-kubeconfig FILE     where SubjectAccessReviews go (default: --kubeconfig)
+  --authentication-skip-lookup        do not read kube-system/extension-apiserver-authentication; flags only
+  --client-ca-file FILE               CA of client certificates that name users (default: from the ConfigMap)
+  --requestheader-client-ca-file FILE CA of the front proxy's certificate (default: from the ConfigMap)
+  --requestheader-allowed-names LIST  common names the front proxy may use, comma-separated (empty: any)
+  --requestheader-username-headers LIST, --requestheader-uid-headers LIST,
+  --requestheader-group-headers LIST, --requestheader-extra-headers-prefix LIST
+                                      the front proxy's identity headers (default: from the ConfigMap,
+                                      else X-Remote-User, X-Remote-Uid, X-Remote-Group, X-Remote-Extra-)
+  --authorization-always-allow-paths LIST  paths allowed without a SubjectAccessReview
+                                      (default: /healthz,/readyz,/livez)
   -h, --help            print this help and exit
 `;
 
@@ -38,6 +67,22 @@ runServer({
   options: {
     'data-dir': { type: 'string', default: './data' },
     port: { type: 'string', default: '6443' },
+    'secure-port': { type: 'string' },
+    'tls-cert-file': { type: 'string' },
+    'tls-private-key-file': { type: 'string' },
+    'simulated-cloud': { type: 'boolean', default: false },
+    kubeconfig: { type: 'string' },
+    'authentication-kubeconfig': { type: 'string' },
+    'authorization-kubeconfig': { type: 'string' },
+    'authentication-skip-lookup': { type: 'boolean', default: false },
+    'client-ca-file': { type: 'string' },
+    'requestheader-client-ca-file': { type: 'string' },
+    'requestheader-allowed-names': { type: 'string' },
+    'requestheader-username-headers': { type: 'string' },
+    'requestheader-uid-headers': { type: 'string' },
+    'requestheader-group-headers': { type: 'string' },
+    'requestheader-extra-headers-prefix': { type: 'string' },
+    'authorization-always-allow-paths': { type: 'string' },
     'bind-address': { type: 'string', default: '127.0.0.1' },
     'cloud-port': { type: 'string', default: '6445' },
     'no-simulated-cloud': { type: 'boolean', default: false },
@@ -46,10 +91,12 @@ runServer({
     'request-timeout': { type: 'string', default: '1m0s' },
   },
   async start(values) {
-    const port = integerOption('port', values.port, 65535);
+    const port = values['secure-port'] !== undefined ? integerOption('secure-port', values['secure-port'], 65535) : integerOption('port', values.port, 65535);
     const dataDir = path.resolve(values['data-dir']);
     const cloudPort = integerOption('cloud-port', values['cloud-port'], 65535);
-    const simulatedCloud = values['no-simulated-cloud'] ? false : { port: cloudPort };
+    // In a pod the management cluster is the one the pod runs in.
+    const aggregated = values.kubeconfig !== undefined || process.env.KUBERNETES_SERVICE_HOST !== undefined;
+    const simulatedCloud = values['no-simulated-cloud'] || (aggregated && !values['simulated-cloud']) ? false : { port: cloudPort };
     const requestLimits = {
       maxInFlight: {
         readOnly: integerOption('max-requests-inflight', values['max-requests-inflight'], 100_000),
@@ -57,12 +104,46 @@ runServer({
       },
       requestTimeoutMs: durationOption('request-timeout', values['request-timeout']),
     };
-    const app = await startApp({ dataDir, host: values['bind-address'], port, kinds: servedKinds, simulatedCloud, reconciler: {}, requestLimits });
+    const app = await startApp({
+      dataDir,
+      host: values['bind-address'],
+      port,
+      kinds: aggregated ? aggregatedKinds : servedKinds,
+      simulatedCloud,
+      reconciler: {},
+      requestLimits,
+      servingCertificate: await servingCertificate(values['tls-cert-file'], values['tls-private-key-file']),
+      aggregated: aggregated
+        ? {
+            kubeconfig: values.kubeconfig,
+            authenticationKubeconfig: values['authentication-kubeconfig'],
+            authorizationKubeconfig: values['authorization-kubeconfig'],
+            skipLookup: values['authentication-skip-lookup'],
+            clientCaFile: values['client-ca-file'],
+            requestHeaderClientCaFile: values['requestheader-client-ca-file'],
+            requestHeaderAllowedNames: listOption(values['requestheader-allowed-names']),
+            requestHeaderUsernameHeaders: listOption(values['requestheader-username-headers']),
+            requestHeaderUidHeaders: listOption(values['requestheader-uid-headers']),
+            requestHeaderGroupHeaders: listOption(values['requestheader-group-headers']),
+            requestHeaderExtraHeadersPrefix: listOption(values['requestheader-extra-headers-prefix']),
+            alwaysAllowPaths: listOption(values['authorization-always-allow-paths']),
+          }
+        : undefined,
+    });
     return {
       close: () => app.close(),
       announcement:
-        `capo-apiserver serving on ${app.url}\n  data directory: ${dataDir}\n  kubeconfig:     ${app.kubeconfigPath}\n  reconciler:     running\n` +
+        `capo-apiserver serving on ${app.url}${aggregated ? ' (aggregated)' : ''}\n  data directory: ${dataDir}\n` +
+        (app.kubeconfigPath ? `  kubeconfig:     ${app.kubeconfigPath}\n` : '') +
+        '  reconciler:     running\n' +
         (app.cloud ? `  simulated cloud: ${app.cloud.url} (${app.cloudsYamlPath}; clouds: simulator, simulator-admin)\n` : ''),
     };
   },
 });
+
+/** kube-apiserver's pair of flags: both or neither. */
+async function servingCertificate(certFile: string | undefined, keyFile: string | undefined): Promise<{ cert: string; key: string } | undefined> {
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) throw new UsageError('--tls-cert-file and --tls-private-key-file go together');
+  return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
+}

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { chmod, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startApp, type RunningApp } from '../src/app.js';
+import { embeddedCredentials, startApp, type RunningApp } from '../src/app.js';
 import { widgetKind } from '../harness/widget-kind.js';
 import { request } from '../harness/test-server.js';
 
@@ -32,7 +32,7 @@ async function modes(dir: string): Promise<Record<string, string>> {
 
 async function writeSomething(app: RunningApp): Promise<void> {
   const body = JSON.stringify({ apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name: `w${Date.now()}` }, spec: { color: 'red' } });
-  const res = await request(app, 'POST', '/apis/testing.capo.dev/v1/namespaces/default/widgets', { headers: { 'Content-Type': 'application/json' }, body });
+  const res = await request({ url: app.url, ...embeddedCredentials(app) }, 'POST', '/apis/testing.capo.dev/v1/namespaces/default/widgets', { headers: { 'Content-Type': 'application/json' }, body });
   expect(res.status, res.body).toBe(201);
 }
 

@@ -51,7 +51,33 @@ function exited(child: ChildProcess): Promise<number | null> {
 describe('npm start', () => {
   it('prints every option with --help', async () => {
     const { stdout } = await run('node', [entry, '--help']);
-    for (const option of ['--data-dir', '--port', '--bind-address', '--cloud-port', '--no-simulated-cloud', '--max-requests-inflight', '--max-mutating-requests-inflight', '--request-timeout', '--help']) {
+    for (const option of [
+      '--data-dir',
+      '--port',
+      '--secure-port',
+      '--bind-address',
+      '--tls-cert-file',
+      '--tls-private-key-file',
+      '--cloud-port',
+      '--no-simulated-cloud',
+      '--simulated-cloud',
+      '--max-requests-inflight',
+      '--max-mutating-requests-inflight',
+      '--request-timeout',
+      '--kubeconfig',
+      '--authentication-kubeconfig',
+      '--authorization-kubeconfig',
+      '--authentication-skip-lookup',
+      '--client-ca-file',
+      '--requestheader-client-ca-file',
+      '--requestheader-allowed-names',
+      '--requestheader-username-headers',
+      '--requestheader-uid-headers',
+      '--requestheader-group-headers',
+      '--requestheader-extra-headers-prefix',
+      '--authorization-always-allow-paths',
+      '--help',
+    ]) {
       expect(stdout).toContain(option);
     }
   });

@@ -10,7 +10,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startApp } from '../../src/app.js';
+import { embeddedCredentials, startApp } from '../../src/app.js';
 import { widgetKind } from '../../harness/widget-kind.js';
 
 export interface ServerHello {
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
 
   const hello: ServerHello = {
     url: app.url,
-    kubeconfigPath: app.kubeconfigPath,
+    kubeconfigPath: embeddedCredentials(app).kubeconfigPath,
     dataDir,
     pid: process.pid,
     // Read back from the live connection so the report shows the settings in force, not the intended defaults.

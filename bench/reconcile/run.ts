@@ -28,7 +28,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { servedKinds } from '../../src/api/kinds.js';
-import { startApp, type RunningApp } from '../../src/app.js';
+import { embeddedCredentials, startApp, type RunningApp } from '../../src/app.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
 import { KindClient } from '../../src/reconcile/objects.js';
 import { pool, sourceRevision, summarize, table } from '../common.js';
@@ -162,7 +162,7 @@ async function startStack(options: { resyncPeriodMs?: number; cloudMaxInFlight: 
     return { kind, prefix: new KindClient(definition, app.storage).prefix };
   });
   const timeline = await ConditionTimeline.start(app.storage, watched);
-  const api = new ApiClient(app.url, app.kubeconfigPath, servedKinds);
+  const api = new ApiClient(app.url, embeddedCredentials(app).kubeconfigPath, servedKinds);
   return {
     app,
     cloud,

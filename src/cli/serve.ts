@@ -31,6 +31,15 @@ export function durationOption(name: string, value: string): number {
   return ms;
 }
 
+/** A comma-separated list flag, as kube's StringSlice flags take it; absent stays undefined, empty is an empty list. */
+export function listOption(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
 export interface ServerCommand<O extends ParseArgsOptionsConfig> {
   /** Prefixes an unexpected failure, e.g. `capo-apiserver: <message>`. */
   name: string;

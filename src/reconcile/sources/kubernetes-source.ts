@@ -21,6 +21,7 @@
  */
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { ExponentialBackoff, type ExponentialBackoffOptions } from '../backoff.js';
+import { loadKubeconfig } from './kubeconfig.js';
 import { clusterApiGroup, clusterApiVersions, parseCluster, parseMachine, parseSecret, type ClusterApiVersion } from './parse.js';
 import type { ClusterApiCluster, ClusterApiMachine, ClusterApiSource, SecretData, SourceChange, SourceKind } from './source.js';
 import { describeKubeError, WatchedCollection } from './watched-collection.js';
@@ -47,21 +48,7 @@ type KubeList = KubernetesListObject<KubernetesObject>;
 export class KubernetesClusterApiSource implements ClusterApiSource {
   /** From the kubeconfig at `path`, or else as kubectl finds one: $KUBECONFIG, ~/.kube/config, then the pod's service account. */
   static fromKubeconfig(path?: string, options: KubernetesSourceOptions = {}): KubernetesClusterApiSource {
-    const config = new KubeConfig();
-    const where = path ?? '(default)';
-    try {
-      if (path === undefined) config.loadFromDefault();
-      else config.loadFromFile(path);
-    } catch (error) {
-      throw new Error(`cannot load kubeconfig ${where}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    }
-    const cluster = config.getCurrentCluster();
-    if (!cluster) throw new Error(`kubeconfig ${where} has no current context with a cluster`);
-    // What client-node settles for when it finds no configuration at all; it refuses plain HTTP anyway.
-    if (path === undefined && cluster.server === 'http://localhost:8080') {
-      throw new Error('no kubeconfig found: set KUBECONFIG, create ~/.kube/config, or run in a pod with a service account');
-    }
-    return new KubernetesClusterApiSource(config, options);
+    return new KubernetesClusterApiSource(loadKubeconfig(path), options);
   }
 
   /** With the service account of the pod this runs in. */

@@ -1,0 +1,149 @@
+/**
+ * A throwaway Kubernetes control plane (etcd + kube-apiserver, real binaries built by
+ * ../shared/k8s/build.sh) on loopback ports of its own, through ../shared/k8s/up.sh, for the tests
+ * that run this server aggregated behind it. Also what those tests need around it: kubectl with the
+ * admin kubeconfig, certificates signed by the cluster's CAs, and registering a loopback server
+ * behind APIServices.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const upScript = fileURLToPath(new URL('../../shared/k8s/up.sh', import.meta.url));
+const binaries = path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'capo-k8s', 'bins');
+
+/** Why a control plane cannot start here, or undefined when it can. */
+export function controlPlaneUnavailable(): string | undefined {
+  if (!existsSync(upScript)) return `no ${upScript}`;
+  if (!existsSync(path.join(binaries, 'kube-apiserver'))) return `no kube-apiserver in ${binaries} (run ../shared/k8s/build.sh k8s etcd)`;
+  return undefined;
+}
+
+export interface ControlPlane {
+  dir: string;
+  /** The admin kubeconfig (system:masters). */
+  kubeconfig: string;
+  caCert: string;
+  frontProxyCaCert: string;
+  kubectl(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** A key and certificate signed by the cluster CA (`ca`) or the front-proxy CA, with the given subject and extensions. */
+  certificate(name: string, subject: string, extensions: string, ca?: 'ca' | 'front-proxy-ca', days?: number): Promise<{ cert: string; key: string }>;
+  stop(): Promise<void>;
+}
+
+export async function startControlPlane(): Promise<ControlPlane> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'capo-k8s-'));
+  const base = await freePortRun(4);
+  const env = { ...process.env, K8S_DIR: dir, ETCD_PORT: String(base), APISERVER_PORT: String(base + 2), BINS: binaries };
+  await run('bash', [upScript, 'start'], { env, timeout: 180_000 });
+  const kubeconfig = path.join(dir, 'admin.kubeconfig');
+  const pki = path.join(dir, 'pki');
+  return {
+    dir,
+    kubeconfig,
+    caCert: path.join(pki, 'ca.crt'),
+    frontProxyCaCert: path.join(pki, 'front-proxy-ca.crt'),
+    kubectl: (args, input) =>
+      new Promise((resolve) => {
+        const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+        });
+        if (input !== undefined) child.stdin?.end(input);
+      }),
+    async certificate(name, subject, extensions, ca = 'ca', days = 30) {
+      const key = path.join(pki, `${name}.key`);
+      const csr = path.join(pki, `${name}.csr`);
+      const cert = path.join(pki, `${name}.crt`);
+      const extfile = path.join(pki, `${name}.ext`);
+      await writeFile(extfile, `keyUsage=critical,digitalSignature,keyEncipherment\n${extensions}\n`);
+      await run('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-subj', subject, '-out', csr]);
+      await run('openssl', ['x509', '-req', '-in', csr, '-CA', path.join(pki, `${ca}.crt`), '-CAkey', path.join(pki, `${ca}.key`), '-CAcreateserial', '-days', String(days), '-extfile', extfile, '-out', cert]);
+      return { cert: await readFile(cert, 'utf8'), key: await readFile(key, 'utf8') };
+    },
+    async stop() {
+      await run('bash', [upScript, 'stop'], { env, timeout: 120_000 });
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Registers a server listening on 127.0.0.1:`port` behind kube-apiserver for each group-version:
+ * a Service without a selector, an FQDN EndpointSlice naming 127.0.0.1 (kube refuses loopback
+ * addresses in the other kinds), and one APIService per group-version trusting `caBundle`.
+ */
+export async function registerAggregatedServer(
+  plane: ControlPlane,
+  options: { namespace: string; service: string; port: number; caBundlePem: string; groupVersions: { group: string; version: string }[] },
+): Promise<void> {
+  const { namespace, service, port } = options;
+  const documents = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: service, namespace }, spec: { ports: [{ name: 'https', port: 443 }] } },
+    {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: service, namespace, labels: { 'kubernetes.io/service-name': service } },
+      addressType: 'FQDN',
+      endpoints: [{ addresses: ['127.0.0.1'] }],
+      ports: [{ name: 'https', port }],
+    },
+    ...options.groupVersions.map(({ group, version }, index) => ({
+      apiVersion: 'apiregistration.k8s.io/v1',
+      kind: 'APIService',
+      metadata: { name: `${version}.${group}` },
+      spec: {
+        group,
+        version,
+        groupPriorityMinimum: 1000,
+        // Listed newest first: the first is the group's preferred version.
+        versionPriority: 100 - index,
+        caBundle: Buffer.from(options.caBundlePem).toString('base64'),
+        service: { namespace, name: service, port: 443 },
+      },
+    })),
+  ];
+  const applied = await plane.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: documents }));
+  if (applied.code !== 0) throw new Error(`registering the APIServices: ${applied.stderr}`);
+  const names = options.groupVersions.map(({ group, version }) => `apiservice/${version}.${group}`);
+  const available = await plane.kubectl(['wait', '--for=condition=Available', '--timeout=90s', ...names]);
+  if (available.code !== 0) {
+    const status = await plane.kubectl(['get', 'apiservices', ...names.map((name) => name.split('/')[1]), '-o', 'yaml']);
+    throw new Error(`the APIServices did not become Available: ${available.stderr}\n${status.stdout}`);
+  }
+}
+
+/** The first of `count` consecutive free loopback ports (up.sh puts etcd's peer port beside its client port). */
+async function freePortRun(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const first = await freePort();
+    const ports = Array.from({ length: count }, (_, i) => first + i);
+    if (first + count < 65536 && (await Promise.all(ports.map(isFree))).every(Boolean)) return first;
+  }
+  throw new Error(`no run of ${count} free ports on 127.0.0.1`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}

@@ -1,0 +1,64 @@
+/**
+ * Who may do what, in each of the two modes. Embedded: the server's own CA, a token file and an
+ * ABAC policy file in the data directory. Aggregated: what kube-apiserver delegates to an extension
+ * API server (its extension-apiserver-authentication ConfigMap or the equivalent flags, TokenReview,
+ * SubjectAccessReview), with the management cluster's kubeconfigs. Part of the composition root.
+ */
+import { AbacAuthorizer } from './apiserver/auth/abac.js';
+import { staticAuthentication, type AuthenticationConfig } from './apiserver/auth/authenticator.js';
+import { LocalAuthorizer, UnionAuthorizer, type Authorizer } from './apiserver/auth/authorizer.js';
+import { DelegatedAuthentication, type DelegatedAuthenticationFlags } from './apiserver/auth/delegated/authentication.js';
+import { SubjectAccessReviewAuthorizer } from './apiserver/auth/delegated/subject-access-review.js';
+import { TokenReviewAuthenticator } from './apiserver/auth/delegated/token-review.js';
+import { ensureLocalAuthFiles } from './apiserver/auth/local-auth-files.js';
+import { StaticTokenFile } from './apiserver/auth/token-file.js';
+import { loadKubeconfig } from './reconcile/sources/kubeconfig.js';
+
+export interface Access {
+  authentication: AuthenticationConfig;
+  authorizer: Authorizer;
+  /** A readiness check, when access depends on something outside the process. */
+  check?: () => void;
+  /** The admin bearer token file (embedded only). */
+  adminTokenPath?: string;
+  close(): void;
+}
+
+/** The flags of k8s.io/apiserver's delegated authentication and authorization. */
+export interface DelegatedAccessOptions extends DelegatedAuthenticationFlags {
+  /** The management cluster; undefined: in-cluster configuration, else $KUBECONFIG or ~/.kube/config. */
+  kubeconfig?: string;
+  /** Where TokenReviews and the ConfigMap are read (default: kubeconfig). */
+  authenticationKubeconfig?: string;
+  /** Where SubjectAccessReviews go (default: kubeconfig). */
+  authorizationKubeconfig?: string;
+  /** Paths allowed without a review (default /healthz, /readyz, /livez). */
+  alwaysAllowPaths?: string[];
+}
+
+export async function localAccess(dataDir: string, clientCaPem: string): Promise<Access> {
+  const files = await ensureLocalAuthFiles(dataDir);
+  const tokens = await StaticTokenFile.open(files.tokenFile);
+  const policies = await AbacAuthorizer.open(files.policyFile);
+  return {
+    authentication: staticAuthentication(clientCaPem, tokens),
+    authorizer: new UnionAuthorizer([new LocalAuthorizer(), policies]),
+    adminTokenPath: files.adminTokenFile,
+    close: () => {
+      tokens.close();
+      policies.close();
+    },
+  };
+}
+
+export async function delegatedAccess(options: DelegatedAccessOptions): Promise<Access> {
+  const authenticationConfig = loadKubeconfig(options.authenticationKubeconfig ?? options.kubeconfig);
+  const authorizationConfig = loadKubeconfig(options.authorizationKubeconfig ?? options.kubeconfig);
+  const authentication = await DelegatedAuthentication.start(options, authenticationConfig, new TokenReviewAuthenticator(authenticationConfig));
+  return {
+    authentication,
+    authorizer: new SubjectAccessReviewAuthorizer(authorizationConfig, { alwaysAllowPaths: options.alwaysAllowPaths }),
+    check: () => authentication.check(),
+    close: () => authentication.stop(),
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * The server aggregated behind a real kube-apiserver: registered with APIServices for every
+ * group-version it serves, it is found Available, kubectl reaches it through kube-apiserver, and
+ * authentication and authorization are the management cluster's (front-proxy certificates and
+ * SubjectAccessReview). Straight to its port, forged identity headers and a front-proxy
+ * certificate with a name that is not allowed get nowhere.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aggregatedKinds } from '../../src/api/kinds.js';
+import { startApp, type RunningApp } from '../../src/app.js';
+import { controlPlaneUnavailable, registerAggregatedServer, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';
+
+const unavailable = controlPlaneUnavailable();
+const group = 'infrastructure.cluster.x-k8s.io';
+const namespace = 'capo-system';
+const service = 'capo-apiserver';
+
+let plane: ControlPlane;
+let app: RunningApp;
+let dataDir: string;
+let serverCa: string;
+let frontProxy: { cert: string; key: string };
+let intruder: { cert: string; key: string };
+
+/** Every group-version the server serves, newest first within a group (the order APIServices prefer). */
+function servedGroupVersions(): { group: string; version: string }[] {
+  const seen = new Map<string, { group: string; version: string }>();
+  for (const kind of aggregatedKinds) {
+    for (const version of kind.versions) if (version.served) seen.set(`${kind.group}/${version.name}`, { group: kind.group, version: version.name });
+  }
+  const rank = (version: string) => (version.startsWith('v1beta') ? 0 : 1) * 100 - Number(version.replace(/\D/g, ''));
+  return [...seen.values()].sort((a, b) => a.group.localeCompare(b.group) || rank(a.version) - rank(b.version));
+}
+
+/** A request straight to the server's port, with whatever certificate and headers a test gives. */
+function direct(
+  urlPath: string,
+  options: { method?: string; cert?: string; key?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: string }> {
+  const { method = 'GET', cert, key, headers } = options;
+  return new Promise((resolve, reject) => {
+    const request = https.request(new URL(urlPath, app.url), { method, ca: serverCa, cert, key, headers, servername: `${service}.${namespace}.svc` }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregated behind kube-apiserver' : `aggregated behind kube-apiserver (skipped: ${unavailable})`, () => {
+  beforeAll(async () => {
+    plane = await startControlPlane();
+    const serving = await plane.certificate('capo-apiserver', '/CN=capo-apiserver', `extendedKeyUsage=serverAuth\nsubjectAltName=DNS:${service}.${namespace}.svc,IP:127.0.0.1`);
+    serverCa = readFileSync(plane.caCert, 'utf8');
+    frontProxy = await plane.certificate('test-front-proxy', '/CN=front-proxy-client', 'extendedKeyUsage=clientAuth', 'front-proxy-ca');
+    intruder = await plane.certificate('intruder', '/CN=intruder', 'extendedKeyUsage=clientAuth', 'front-proxy-ca');
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-aggregated-'));
+    app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: aggregatedKinds, servingCertificate: serving, aggregated: { kubeconfig: plane.kubeconfig } });
+    await registerAggregatedServer(plane, { namespace, service, port: Number(new URL(app.url).port), caBundlePem: serverCa, groupVersions: servedGroupVersions() });
+    const rbac = await plane.kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } },
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'Role',
+            metadata: { name: 'osc-reader', namespace: 'team-a' },
+            rules: [{ apiGroups: [group], resources: ['openstackclusters'], verbs: ['get', 'list', 'watch'] }],
+          },
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'RoleBinding',
+            metadata: { name: 'reader', namespace: 'team-a' },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'osc-reader' },
+            subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'reader' }],
+          },
+        ],
+      }),
+    );
+    if (rbac.code !== 0) throw new Error(rbac.stderr);
+  }, 300_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await plane?.stop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  }, 120_000);
+
+  it('is discovered and served through kube-apiserver by kubectl', async () => {
+    const resources = await plane.kubectl(['api-resources', `--api-group=${group}`, '-o', 'name']);
+    expect(resources.stdout.split('\n')).toEqual(expect.arrayContaining([`openstackclusters.${group}`, `openstackmachines.${group}`]));
+    const manifest = {
+      apiVersion: `${group}/v1beta2`,
+      kind: 'OpenStackCluster',
+      metadata: { name: 'demo', namespace: 'team-a' },
+      spec: { identityRef: { cloudName: 'openstack', name: 'demo-cloud-config' } },
+    };
+    const applied = await plane.kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
+    expect(applied.stderr).toBe('');
+    expect(applied.stdout).toContain(`openstackcluster.${group}/demo created`);
+    const read = JSON.parse((await plane.kubectl(['get', 'osc', 'demo', '-n', 'team-a', '-o', 'json'])).stdout);
+    expect(read.spec.identityRef).toEqual(manifest.spec.identityRef);
+    // The admin went through the aggregator: kube-apiserver's front proxy named it to us.
+    expect(read.metadata.managedFields[0].manager).toBe('kubectl-client-side-apply');
+    const wide = await plane.kubectl(['get', 'openstackclusters', '-A', '-o', 'wide']);
+    expect(wide.stdout).toMatch(/^NAMESPACE\s+NAME\s+CLUSTER\s+NETWORK\s+ENDPOINT\s+BASTION IP\s+AGE/);
+  });
+
+  it('asks the management cluster who may do what (SubjectAccessReview)', async () => {
+    const asReader = (urlPath: string) => direct(urlPath, { ...frontProxy, headers: { 'X-Remote-User': 'reader', 'X-Remote-Group': 'system:authenticated' } });
+    expect((await asReader(`/apis/${group}/v1beta2/namespaces/team-a/openstackclusters`)).status).toBe(200);
+    const elsewhere = await asReader(`/apis/${group}/v1beta2/namespaces/default/openstackclusters`);
+    expect(elsewhere.status).toBe(403);
+    expect(JSON.parse(elsewhere.body).message).toContain('User "reader" cannot list resource "openstackclusters"');
+    const deleting = await direct(`/apis/${group}/v1beta2/namespaces/team-a/openstackclusters/demo`, {
+      method: 'DELETE',
+      ...frontProxy,
+      headers: { 'X-Remote-User': 'reader' },
+    });
+    expect(deleting.status).toBe(403);
+  });
+
+  it('believes identity headers only from the allowed front proxy', async () => {
+    const forged = { 'X-Remote-User': 'admin', 'X-Remote-Group': 'system:masters' };
+    const listPath = `/apis/${group}/v1beta2/openstackclusters`;
+    // No certificate: the headers are dropped, and anonymous may not list.
+    expect((await direct(listPath, { headers: forged })).status).toBe(401);
+    // A front-proxy CA certificate whose name is not among the allowed ones.
+    expect((await direct(listPath, { ...intruder, headers: forged })).status).toBe(401);
+    // The real front proxy's certificate, naming the admin.
+    expect((await direct(listPath, { ...frontProxy, headers: forged })).status).toBe(200);
+  });
+
+  it('answers health checks without asking anyone', async () => {
+    expect(await direct('/readyz')).toEqual({ status: 200, body: 'ok' });
+  });
+});
