@@ -22,6 +22,8 @@ const binaries = path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(),
 export function controlPlaneUnavailable(): string | undefined {
   if (!existsSync(upScript)) return `no ${upScript}`;
   if (!existsSync(path.join(binaries, 'kube-apiserver'))) return `no kube-apiserver in ${binaries} (run ../shared/k8s/build.sh k8s etcd)`;
+  // up.sh falls back to Debian's etcd-server.
+  if (!existsSync(path.join(binaries, 'etcd')) && !existsSync('/usr/bin/etcd')) return `no etcd in ${binaries} or /usr/bin (run ../shared/k8s/build.sh etcd)`;
   return undefined;
 }
 

@@ -8,6 +8,7 @@
  */
 import { AuthorizationV1Api, type KubeConfig, type V1SubjectAccessReviewSpec } from '@kubernetes/client-node';
 import { LRUCache } from 'lru-cache';
+import { reviewTimeoutMs, withDeadline } from './deadline.js';
 import type { Authorizer, Decision, RequestAttributes } from '../authorizer.js';
 
 export interface SubjectAccessReviewOptions {
@@ -17,11 +18,14 @@ export interface SubjectAccessReviewOptions {
   alwaysAllowGroups?: string[];
   cacheTtlMs?: number;
   cacheSize?: number;
+  /** How long a review may take (default 10 s). */
+  timeoutMs?: number;
 }
 
 export const defaultAlwaysAllowPaths = ['/healthz', '/readyz', '/livez'];
 
 export class SubjectAccessReviewAuthorizer implements Authorizer {
+  private readonly timeoutMs: number;
   private readonly api: AuthorizationV1Api;
   private readonly decisions: LRUCache<string, Decision>;
   private readonly alwaysAllowPaths: string[];
@@ -29,6 +33,7 @@ export class SubjectAccessReviewAuthorizer implements Authorizer {
 
   constructor(kubeconfig: KubeConfig, options: SubjectAccessReviewOptions = {}) {
     this.api = kubeconfig.makeApiClient(AuthorizationV1Api);
+    this.timeoutMs = options.timeoutMs ?? reviewTimeoutMs;
     this.decisions = new LRUCache({ max: options.cacheSize ?? 10_000, ttl: options.cacheTtlMs ?? 10_000 });
     this.alwaysAllowPaths = options.alwaysAllowPaths ?? defaultAlwaysAllowPaths;
     this.alwaysAllowGroups = options.alwaysAllowGroups ?? ['system:masters'];
@@ -41,7 +46,7 @@ export class SubjectAccessReviewAuthorizer implements Authorizer {
     const key = JSON.stringify(spec);
     const known = this.decisions.get(key);
     if (known) return known;
-    const review = await this.api.createSubjectAccessReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } });
+    const review = await withDeadline(this.api.createSubjectAccessReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } }), this.timeoutMs, 'SubjectAccessReview');
     const status = review.status;
     const decision: Decision = { allowed: status?.allowed === true && status.denied !== true, reason: status?.reason || status?.evaluationError || undefined };
     this.decisions.set(key, decision);
