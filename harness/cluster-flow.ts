@@ -95,3 +95,40 @@ export async function waitForObject<T>(kubectl: Kubectl, reference: string, what
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
+
+/** Each reconciler, by the kind it reconciles: its `controller` label in /metrics. */
+const controllers = { openstackclusters: 'openstackcluster', openstackmachines: 'openstackmachine', openstackservers: 'openstackserver' } as const;
+
+/**
+ * Waits until every reconciler has finished at least one reconcile of each of its objects since the
+ * server started (for a server just restarted: it has looked at everything again) and its queue
+ * is empty, read from the server's /metrics (reconcile_duration_seconds_count, reconcile_queue_depth).
+ */
+export async function waitForReconciledOnce(kubectl: Kubectl, timeoutSeconds: number): Promise<void> {
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  const objects: Record<string, number> = {};
+  for (const resource of Object.keys(controllers)) {
+    const listed = await kubectl(['get', resource, '-A', '-o', 'name']);
+    objects[resource] = listed.stdout.split('\n').filter(Boolean).length;
+  }
+  for (;;) {
+    const metrics = (await kubectl(['get', '--raw', '/metrics'])).stdout;
+    const lagging = Object.entries(controllers).filter(([resource, controller]) => {
+      const reconciles = sampleSum(metrics, 'reconcile_duration_seconds_count', controller);
+      return reconciles < objects[resource] || sampleSum(metrics, 'reconcile_queue_depth', controller) > 0;
+    });
+    if (lagging.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`reconcilers ${lagging.map(([, controller]) => controller).join(', ')} did not go through their objects within ${timeoutSeconds}s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** The sum of a family's samples for one controller, in the Prometheus text format. */
+function sampleSum(metrics: string, family: string, controller: string): number {
+  let sum = 0;
+  for (const line of metrics.split('\n')) {
+    if (line.startsWith(`${family}{`) && line.includes(`controller="${controller}"`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+

@@ -1,18 +1,20 @@
 /**
- * `npm start` as its own process: the compiled CLI on a data directory that
+ * `npm start` as its own process: the CLI on a data directory that
  * outlives it, so a test can kill it with SIGKILL at any moment and start it
  * again on the same database, as an operator's supervisor would.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { KubectlResult } from './test-server.js';
 import type { Kubectl } from './cluster-flow.js';
+import { sourceEntry } from './typescript-process.js';
 
-/** The repository, whether this file runs from harness/ (vitest) or compiled from dist/harness/ (the soak benchmark). */
-const upOne = path.resolve(import.meta.dirname, '..');
-const repository = path.basename(upOne) === 'dist' ? path.dirname(upOne) : upOne;
-const entry = path.join(repository, 'dist/src/main.js');
+/**
+ * The server's entry point: from the sources when this file runs under vitest (harness/), the
+ * compiled one when it runs compiled from dist/harness/ (the soak benchmark measures the build).
+ */
+const compiled = path.basename(path.resolve(import.meta.dirname, '..')) === 'dist';
+const serverEntry = compiled ? [path.resolve(import.meta.dirname, '..', 'src/main.js')] : sourceEntry('src/main.ts');
 const startupTimeoutMs = 30_000;
 
 export interface ServerProcess {
@@ -39,10 +41,9 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-/** Starts `node dist/src/main.js` on the data directory, with no embedded cloud; resolves once it announces its URL. */
+/** Starts the server on the data directory, with no embedded cloud; resolves once it announces its URL. */
 export async function startServerProcess(dataDir: string): Promise<ServerProcess> {
-  if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` first (npm test does)`);
-  const child = spawn(process.execPath, [entry, '--data-dir', dataDir, '--port', '0', '--no-simulated-cloud'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...serverEntry, '--data-dir', dataDir, '--port', '0', '--no-simulated-cloud'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));

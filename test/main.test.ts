@@ -1,5 +1,5 @@
 /**
- * The `npm start` entry point as a user runs it: the compiled CLI in its own
+ * The `npm start` entry point as a user runs it: the CLI (from its sources) in its own
  * process, its data directory, kubectl with the kubeconfig it writes, and a
  * clean shutdown on SIGTERM.
  */
@@ -10,15 +10,15 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OpenStackSession, createServiceClients, loadCloud } from '../src/openstack/index.js';
+import { sourceEntry } from '../harness/typescript-process.js';
 
 const run = promisify(execFile);
-const entry = path.resolve('dist/src/main.js');
+const entry = sourceEntry('src/main.ts');
 let dataDir: string;
 
 beforeAll(async () => {
-  if (!existsSync(entry)) await run('npx', ['tsc', '-p', '.']);
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-main-'));
 });
 
@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 function start(args: string[]): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn('node', [entry, ...args]);
+  const child = spawn('node', [...entry, ...args]);
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -50,7 +50,7 @@ function exited(child: ChildProcess): Promise<number | null> {
 
 describe('npm start', () => {
   it('prints every option with --help', async () => {
-    const { stdout } = await run('node', [entry, '--help']);
+    const { stdout } = await run('node', [...entry, '--help']);
     for (const option of [
       '--data-dir',
       '--port',
@@ -83,16 +83,16 @@ describe('npm start', () => {
   });
 
   it('refuses unknown options and bad ports with a clear error', async () => {
-    const unknown = await run('node', [entry, '--bogus']).catch((error) => error);
+    const unknown = await run('node', [...entry, '--bogus']).catch((error) => error);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("Unknown option '--bogus'");
     for (const bad of ['abc', '', '0x50', '1e3', '70000']) {
-      const port = await run('node', [entry, '--port', bad]).catch((error) => error);
+      const port = await run('node', [...entry, '--port', bad]).catch((error) => error);
       expect(port.code, bad).toBe(2);
       expect(port.stderr).toContain('--port must be an integer from 0 to 65535');
     }
     for (const bad of ['60', '1d', '0s', '25h', 'm', '']) {
-      const timeout = await run('node', [entry, '--request-timeout', bad]).catch((error) => error);
+      const timeout = await run('node', [...entry, '--request-timeout', bad]).catch((error) => error);
       expect(timeout.code, bad).toBe(2);
       expect(timeout.stderr).toContain('--request-timeout must be a duration from 1s to 24h such as 60s or 1m30s');
     }
@@ -143,7 +143,7 @@ describe('npm start', () => {
           else if (status === 0) return;
         }
       });
-      while (acknowledged.length < 200) await new Promise((r) => setTimeout(r, 10));
+      await vi.waitFor(() => expect(acknowledged.length).toBeGreaterThanOrEqual(200), { timeout: 30_000, interval: 10 });
       server.child.kill('SIGKILL');
       writing = false;
       await Promise.all(writers);

@@ -32,6 +32,7 @@ import { startServerProcess, type ServerProcess } from '../../harness/server-pro
 import { mb, sampleProcess, sourceRevision, table } from '../common.js';
 import { RawClient } from '../raw-client.js';
 import { clusterObjects, loadExamples, type KubeObject } from '../reconcile/manifests.js';
+import { freshSeed, seededRandom } from '../../src/openstack/simulator/seeded-random.js';
 
 // ---- configuration ---------------------------------------------------------
 
@@ -47,17 +48,8 @@ const [killMinSeconds, killMaxSeconds] = values['kill-every'].split('-').map(Num
 if (!(minutes > 0) || !(killMinSeconds > 0) || !(killMaxSeconds >= killMinSeconds)) {
   throw new Error('usage: --minutes N (> 0) --kill-every MIN-MAX (seconds) [--seed N]');
 }
-const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
+const seed = values.seed === undefined ? freshSeed() : Number(values.seed);
 
-/** mulberry32: a small seeded generator, so a run's kill times and operations can be replayed. */
-function seededRandom(state: number): () => number {
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = seededRandom(seed);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -4,8 +4,8 @@
  */
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../harness/test-server.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { request, startTestServer, type TestServer } from '../../harness/test-server.js';
 
 let server: TestServer;
 
@@ -202,10 +202,8 @@ describe('watch, wait and delete', () => {
     const child = server.spawnKubectl(['get', 'widgets', '--watch', '--output-watch-events', '-o', 'jsonpath={.type} {.object.metadata.name}{"\\n"}', '--field-selector', 'metadata.name=watched']);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
-    const waitFor = async (text: string) => {
-      for (let i = 0; i < 200 && !output.includes(text); i++) await new Promise((r) => setTimeout(r, 50));
-      expect(output).toContain(text);
-    };
+    // Each event is a line kubectl prints: wait for the line, not for time to pass.
+    const waitFor = (text: string) => vi.waitFor(() => expect(output).toContain(text), { timeout: 10_000, interval: 10 });
     await waitFor('ADDED watched');
     await ok(['label', 'widget', 'watched', 'stage=two']);
     await waitFor('MODIFIED watched');
@@ -216,8 +214,11 @@ describe('watch, wait and delete', () => {
 
   it('waits for a condition', async () => {
     await ok(['create', '-f', '-'], widget('waited', { color: 'red' }));
+    const watchers = async () => Number(/^apiserver_registered_watchers (\d+)/m.exec((await request(server, 'GET', '/metrics')).body)?.[1] ?? 0);
+    const before = await watchers();
     const waiting = server.kubectl(['wait', '--for=condition=Ready', 'widget/waited', '--timeout=30s']);
-    await new Promise((r) => setTimeout(r, 1000));
+    // The condition changes only once kubectl wait watches the object, so it must see it happen.
+    await vi.waitFor(async () => expect(await watchers()).toBeGreaterThan(before), { timeout: 10_000, interval: 20 });
     await ok(['patch', 'widget', 'waited', '--subresource=status', '--type=merge', '-p', '{"status":{"conditions":[{"type":"Ready","status":"True"}]}}']);
     const result = await waiting;
     expect(result.stderr).toBe('');

@@ -1,9 +1,8 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   FutureRevisionError,
   KeyExistsError,
@@ -15,8 +14,8 @@ import {
   type WatchEvent,
 } from '../../src/storage/interface.js';
 import { SqliteStorage, type SqliteStorageOptions } from '../../src/storage/sqlite.js';
+import { sourceEntry } from '../../harness/typescript-process.js';
 
-const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 const opened: SqliteStorage[] = [];
 const temporaryDirectories: string[] = [];
@@ -421,18 +420,9 @@ describe('SqliteStorage history retention', () => {
 });
 
 describe('SqliteStorage crash safety', () => {
-  const compiledModule = join(projectRoot, 'dist/src/storage/sqlite.js');
-  const writer = fileURLToPath(new URL('./fixtures/crash-writer.mjs', import.meta.url));
-
-  beforeAll(() => {
-    // Other files' type errors do not stop tsc from emitting, so the exit status is not the signal.
-    if (!existsSync(compiledModule)) spawnSync('npx', ['tsc', '-p', '.'], { cwd: projectRoot, stdio: 'ignore' });
-    expect(existsSync(compiledModule)).toBe(true);
-  });
-
   it('keeps every acknowledged write after kill -9', async () => {
     const path = temporaryDatabasePath();
-    const child = spawn(process.execPath, [writer, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...sourceEntry('test/storage/fixtures/crash-writer.ts'), path], { stdio: ['ignore', 'pipe', 'inherit'] });
     const acknowledged = new Map<string, number>();
     let buffered = '';
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -17,6 +17,7 @@ import { createKeystoneSimulator, seedUsers, type KeystoneSimulator } from './ke
 import { createNeutronSimulator } from './neutron/index.js';
 import { createNovaSimulator } from './nova/index.js';
 import { createOctaviaSimulator } from './octavia/index.js';
+import { freshSeed, seededRandom } from './seeded-random.js';
 
 const serviceTypes = ['identity', 'network', 'compute', 'load-balancer', 'image', 'block-storage'] as const;
 
@@ -53,6 +54,8 @@ export interface SimulatorOptions {
   latency?: LatencyRule[];
   /** The services besides Keystone (always present: the host validates tokens through it); default all five. */
   services?: SimulatedServiceFactory[];
+  /** Seed of the rolls that decide which requests a fault with a `rate` hits; default a fresh one, printed when such a fault is added. */
+  faultSeed?: number;
 }
 
 export interface Simulator {
@@ -61,6 +64,8 @@ export interface Simulator {
   /** clouds.yaml with `<cloudName>` (user demo, project demo) and `<cloudName>-admin` (user admin, project admin). */
   cloudsYaml(cloudName?: string): string;
   faults: { add(rule: FaultRule): void; clear(): void };
+  /** The seed of the fault rolls: the same seed and requests give the same faults. */
+  faultSeed: number;
   /** Makes every token issued so far expired; later requests with them get 401. */
   expireTokens(): void;
   /** `limit` Infinity = unlimited. Throws for an unknown project. */
@@ -145,6 +150,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   for (const factory of options.services ?? defaultServices) services.push(factory(ctx));
 
   const faults: ActiveFault[] = [];
+  const faultSeed = options.faultSeed ?? freshSeed();
+  const faultRoll = seededRandom(faultSeed);
+  let seedPrinted = false;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -164,7 +172,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       let failure: FaultRule | undefined;
       for (const fault of faults) {
         if (fault.remaining <= 0 || !matches(fault.rule, fault.pattern, service.type, req)) continue;
-        if (Math.random() >= (fault.rule.rate ?? 1)) continue;
+        if (fault.rule.rate !== undefined && faultRoll() >= fault.rule.rate) continue;
         fault.remaining -= 1;
         delay += fault.rule.latencyMs ?? 0;
         if (fault.rule.status !== undefined && !failure) failure = fault.rule;
@@ -258,10 +266,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     faults: {
       add(rule) {
         const parsed = faultRuleSchema.parse(rule);
+        // A run whose faults depend on chance says how to replay it.
+        if (parsed.rate !== undefined && options.faultSeed === undefined && !seedPrinted) {
+          seedPrinted = true;
+          process.stderr.write(`simulated cloud: injecting faults by chance with seed ${faultSeed} (faultSeed ${faultSeed} replays them)\n`);
+        }
         faults.push({ rule: parsed, pattern: parsed.path ? new RegExp(parsed.path) : undefined, remaining: parsed.times ?? Infinity });
       },
       clear: () => void faults.splice(0),
     },
+    faultSeed,
     expireTokens: () => keystone.expireTokens(),
     setQuota(project, resource, limit) {
       const projectId = keystone.resolveProject(project);

@@ -2,7 +2,7 @@
  * The computed kinds on top of real storage: reads, and watches that turn
  * input events into computed events at the input's revision.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clusterExtensionResource } from '../../../src/api/computed/clusterextension.js';
 import { openStackNodeResource } from '../../../src/api/computed/openstacknode.js';
 import { ComputedStorage } from '../../../src/apiserver/store/computed-storage.js';
@@ -33,13 +33,15 @@ async function reconciledStorage(): Promise<SqliteStorage> {
   return storage;
 }
 
-async function until<T>(read: () => T | undefined, what: string): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = read();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
+function until<T>(read: () => T | undefined, what: string): Promise<T> {
+  return vi.waitFor(
+    () => {
+      const value = read();
+      if (value === undefined) throw new Error(`still waiting for ${what}`);
+      return value;
+    },
+    { timeout: 5_000, interval: 5 },
+  );
 }
 
 async function changeStatus(storage: SqliteStorage, object: JsonObject, change: (status: Record<string, any>) => void): Promise<number> {

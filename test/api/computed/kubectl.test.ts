@@ -4,7 +4,7 @@
  * written through the API.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { computedKinds } from '../../../src/api/computed/kinds.js';
 import { infrastructureKinds } from '../../../src/api/infrastructure/kinds.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
@@ -167,8 +167,7 @@ describe('kubectl get -w', () => {
       lines,
       child,
       async next(count) {
-        for (let i = 0; i < 500 && lines.length < count; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-        if (lines.length < count) throw new Error(`expected ${count} watch lines, got ${JSON.stringify(lines)}`);
+        await vi.waitFor(() => expect(lines.length, JSON.stringify(lines)).toBeGreaterThanOrEqual(count), { timeout: 10_000, interval: 10 });
         return lines.slice(0, count);
       },
     };
@@ -201,7 +200,7 @@ describe('kubectl get -w', () => {
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     const rows = async (count: number) => {
-      for (let i = 0; i < 500 && output.trim().split('\n').length < count; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      await vi.waitFor(() => expect(output.trim().split('\n').length, output).toBeGreaterThanOrEqual(count), { timeout: 10_000, interval: 10 });
       return output.trim().split('\n');
     };
     try {

@@ -4,7 +4,7 @@
  * apply, patch and edit, immutability, kube's validation messages without
  * the secret values, and watches.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { embeddedClusterApiKinds } from '../../../src/api/embedded/kinds.js';
 import { infrastructureKinds } from '../../../src/api/infrastructure/kinds.js';
 import { openWatch, request, startTestServer, type TestServer } from '../../../harness/test-server.js';
@@ -192,10 +192,7 @@ describe('watch', () => {
     const child = server.spawnKubectl(['get', 'secrets', '--watch', '--output-watch-events', '-o', 'jsonpath={.type} {.object.metadata.name}{"\\n"}', '--field-selector', 'metadata.name=watched']);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
-    const waitFor = async (text: string) => {
-      for (let i = 0; i < 200 && !output.includes(text); i++) await new Promise((r) => setTimeout(r, 50));
-      expect(output).toContain(text);
-    };
+    const waitFor = (text: string) => vi.waitFor(() => expect(output).toContain(text), { timeout: 10_000, interval: 10 });
     await ok(['apply', '-f', '-'], secret('watched', { data: { a: b64('a') } }));
     await waitFor('ADDED watched');
     await ok(['label', 'secret', 'watched', 'stage=two']);

@@ -3,7 +3,7 @@
  * the OpenStack simulator, so request shapes and response schemas are
  * checked against services that enforce them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isNotFound, loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
 import { createServiceClients, type ServiceClients } from '../../../src/openstack/services/index.js';
 import type { ServiceType } from '../../../src/openstack/transport.js';
@@ -32,14 +32,15 @@ afterAll(async () => {
 });
 
 /** Polls `read` until `done` holds for its result, as a reconciler's requeues would. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  return vi.waitFor(
+    async () => {
+      const value = await read();
+      if (!done(value)) throw new Error(`still waiting; last value: ${JSON.stringify(value)}`);
+      return value;
+    },
+    { timeout: timeoutMs, interval: 20 },
+  );
 }
 
 async function gone(read: () => Promise<unknown>): Promise<void> {

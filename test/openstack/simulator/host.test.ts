@@ -40,6 +40,27 @@ describe('simulator host', () => {
     expect((await call(demo, 'GET', `${sim.url}/image/v2/images`)).status).toBe(200);
   });
 
+  it('rolls faults from its seed: the same seed hits the same requests', async () => {
+    const hits = async (faultSeed: number) => {
+      const seeded = await start({ faultSeed });
+      try {
+        expect(seeded.faultSeed).toBe(faultSeed);
+        const session = await login(seeded);
+        seeded.faults.add({ service: 'image', status: 500, rate: 0.5 });
+        const statuses: number[] = [];
+        for (let i = 0; i < 24; i++) statuses.push((await call(session, 'GET', `${seeded.url}/image/v2/images`)).status);
+        return statuses;
+      } finally {
+        await seeded.close();
+      }
+    };
+    const first = await hits(2026);
+    expect(await hits(2026)).toEqual(first);
+    expect(first).toContain(500);
+    expect(first).toContain(200);
+    expect(await hits(7)).not.toEqual(first);
+  });
+
   it('applies rate 0 as never', async () => {
     sim.faults.add({ service: 'image', status: 500, rate: 0 });
     expect((await call(demo, 'GET', `${sim.url}/image/v2/images`)).status).toBe(200);

@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
 
@@ -115,8 +115,13 @@ describe.skipIf(!openstackCli)('the openstack CLI against the simulator', () => 
   it('creates and lists volumes', async () => {
     const volume = await openstack('volume', 'create', '--size', '1', 'v1');
     expect(volume).toMatchObject({ name: 'v1', size: 1, status: 'creating' });
-    await new Promise((r) => setTimeout(r, 200));
-    const volumes = (await openstack('volume', 'list')) as { ID: string; Name: string; Status: string }[];
-    expect(volumes).toContainEqual(expect.objectContaining({ ID: volume.id, Name: 'v1', Status: 'available' }));
+    // creating → available takes the simulator's transition delay: list until it shows.
+    await vi.waitFor(
+      async () => {
+        const volumes = (await openstack('volume', 'list')) as { ID: string; Name: string; Status: string }[];
+        expect(volumes).toContainEqual(expect.objectContaining({ ID: volume.id, Name: 'v1', Status: 'available' }));
+      },
+      { timeout: 20_000, interval: 100 },
+    );
   });
 });

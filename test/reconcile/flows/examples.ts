@@ -33,7 +33,8 @@ export interface ExampleServer {
 export async function startExampleServer(sessionOptions: SessionOptions = {}): Promise<ExampleServer> {
   const server = await startTestServer({
     kinds: servedKinds,
-    simulatedCloud: { port: 0, transitionDelayMs: 100 },
+    // FAULT_SEED replays the injected faults of a run that printed it.
+    simulatedCloud: { port: 0, transitionDelayMs: 100, faultSeed: process.env.FAULT_SEED === undefined ? undefined : Number(process.env.FAULT_SEED) },
     reconciler: { resyncPeriodMs: 60_000, sessionOptions },
   });
   const manifests = await renderExamples(server.cloud!.url);

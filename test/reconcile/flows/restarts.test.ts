@@ -9,17 +9,24 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
+import { freshSeed, seededRandom } from '../../../src/openstack/simulator/seeded-random.js';
 import { CloudCensus, noResources, type ResourceCounts } from '../../../harness/census.js';
 import { renderExamples } from './examples.js';
 import { expectedInventoryChange, expectedResources, readManifests, withoutRules } from './expected.js';
-import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady } from '../../../harness/cluster-flow.js';
+import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady, waitForReconciledOnce } from '../../../harness/cluster-flow.js';
 import { startServerProcess, type ServerProcess } from '../../../harness/server-process.js';
 
 const randomKills = 3;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The kill moments come from this seed; TEST_SEED replays a run that printed it. */
+const seed = process.env.TEST_SEED === undefined ? freshSeed() : Number(process.env.TEST_SEED);
+console.log(`restarts: kill moments from TEST_SEED=${seed}`);
+const random = seededRandom(seed);
+
+/** Lets the server work for a while before a kill: the moment is the test's input, not a wait for something. */
+const workFor = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A cloud, the rendered examples and a server process on its own data directory, for the tests of one describe. */
 class Scene {
@@ -63,7 +70,7 @@ class Scene {
     const { counts, duplicates } = await this.census.ours();
     const held = Object.values(counts).reduce((sum, n) => sum + n, 0);
     const wanted = Object.values(this.expected).reduce((sum, n) => sum + n, 0);
-    this.kills.push(`${moment} (${held}/${wanted} resources held)`);
+    this.kills.push(`${moment} (${held}/${wanted} resources held; TEST_SEED=${seed})`);
     expect(duplicates, `after ${this.kills.join(', ')}`).toEqual([]);
     this.server = await startServerProcess(this.dataDir);
   }
@@ -71,8 +78,8 @@ class Scene {
   /** Lets the server work for a random 0.5 to 4 s before each kill. */
   async killAtRandomMoments(phase: string): Promise<void> {
     for (let kill = 1; kill <= randomKills; kill++) {
-      const afterMs = 500 + Math.floor(Math.random() * 3500);
-      await sleep(afterMs);
+      const afterMs = 500 + Math.floor(random() * 3500);
+      await workFor(afterMs);
       await this.killAndRestart(`${phase} kill ${kill} after ${(afterMs / 1000).toFixed(1)}s`);
     }
   }
@@ -104,8 +111,8 @@ describe('the example cluster across kill -9 at random moments', () => {
     // A restart of a converged server adopts everything and creates nothing.
     await scene.killAndRestart('kill at steady state');
     await waitForReady(scene.kubectl, 'demo', 60);
-    // Ready is already stored, so the wait returns at once; the restarted reconciler needs a moment to look at everything again.
-    await sleep(5_000);
+    // Ready is already stored, so the wait returns at once: wait until the restarted reconcilers have gone through every object.
+    await waitForReconciledOnce(scene.kubectl, 60);
     await scene.expectExactlyTheExpectedResources('after a restart at steady state');
   }, 180_000);
 
@@ -131,7 +138,7 @@ describe('the example cluster across a kill -9 between a create and its owner ta
     const baseline = scene.sim.inventory().network?.networks ?? 0;
     scene.sim.faults.add({ service: 'network', method: 'PUT', path: '^/v2\\.0/networks/[^/]+/tags$', latencyMs: 3_000, status: 503, times: 1 });
     await apply(scene.kubectl, scene.manifests);
-    while ((scene.sim.inventory().network?.networks ?? 0) === baseline) await sleep(20);
+    await vi.waitFor(() => expect(scene.sim.inventory().network?.networks ?? 0).toBeGreaterThan(baseline), { timeout: 30_000, interval: 20 });
     await scene.killAndRestart('kill after the network POST, before its tags');
 
     await waitForReady(scene.kubectl, 'demo', 120);

@@ -4,6 +4,7 @@
  * generator of objects that fit it.
  */
 import type { JsonObject } from '../../../../src/storage/interface.js';
+import { seededRandom } from '../../../../src/openstack/simulator/seeded-random.js';
 import { capoCrdVersion } from '../../../reference/capo.js';
 
 export { capoGroup as GROUP } from '../../../reference/capo.js';
@@ -105,18 +106,6 @@ function objectViolations(value: unknown, schema: Schema, path: string): string[
 
 // ---- generator ---------------------------------------------------------------
 
-/** mulberry32: small, fast and good enough to drive a generator. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Domains that CAPO's Go types (or CEL rules) impose where the v1beta1
  * structural schema says only `string`; v1beta2 spells some of them as
@@ -145,7 +134,7 @@ export class ObjectGenerator {
   private readonly density: number;
 
   constructor(seed: number) {
-    this.random = prng(seed);
+    this.random = seededRandom(seed);
     this.density = 0.3 + 0.65 * this.random();
   }
 
