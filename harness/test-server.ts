@@ -39,7 +39,7 @@ export interface KubectlResult {
  * token is `<name>-token`.
  */
 export async function startTestServer(
-  options: Partial<Pick<AppOptions, 'bookmarkIntervalMs' | 'historyRetention' | 'kinds' | 'requestLimits' | 'simulatedCloud' | 'reconciler'>> & {
+  options: Partial<Pick<AppOptions, 'bookmarkIntervalMs' | 'historyRetention' | 'kinds' | 'requestLimits' | 'simulatedCloud' | 'reconciler' | 'logger'>> & {
     tokenUsers?: Record<string, string[]>;
   } = {},
 ): Promise<TestServer> {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { delegatedAccess, localAccess, type DelegatedAccessOptions } from './access.js';
 import { inventoryRoutes } from './inventory-routes.js';
 import { HealthChecks } from './observability/health.js';
+import { createLogger, type Logger } from './observability/log.js';
 import { MetricsRegistry } from './observability/metrics.js';
 import type { KindDefinition } from './apiserver/registry/kind.js';
 import { Registry } from './apiserver/registry/registry.js';
@@ -49,6 +50,8 @@ export interface AppOptions {
    * management cluster, and the reconciler reads Secrets, Clusters and Machines there.
    */
   aggregated?: DelegatedAccessOptions;
+  /** Where logs go (default: info and above, JSON lines on stderr). */
+  logger?: Logger;
   /** The serving certificate and key (PEM); default: the data directory's PKI. */
   servingCertificate?: { cert: string; key: string };
 }
@@ -74,9 +77,14 @@ export interface RunningApp {
 }
 
 export async function startApp(options: AppOptions): Promise<RunningApp> {
-  for (const change of await secureDataDir(options.dataDir)) console.warn(`capo-apiserver: ${change}`);
+  const logger = options.logger ?? createLogger();
+  for (const change of await secureDataDir(options.dataDir)) logger.warn({ component: 'data-dir', dataDir: options.dataDir }, change);
   const pki = await ensurePki(options.dataDir, { serverHosts: [options.host] });
-  const storage = SqliteStorage.open(path.join(options.dataDir, 'capo.db'), options.historyRetention ? { historyRetention: options.historyRetention } : {});
+  const storageLog = logger.child({ component: 'storage' });
+  const storage = SqliteStorage.open(path.join(options.dataDir, 'capo.db'), {
+    ...(options.historyRetention && { historyRetention: options.historyRetention }),
+    onError: (error) => storageLog.error({ err: error }, 'storage error'),
+  });
 
   let shuttingDown = false;
   const health = new HealthChecks();
@@ -118,6 +126,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
         },
       })(app),
     metrics,
+    logger: logger.child({ component: 'apiserver' }),
     health,
     bookmarkIntervalMs: options.bookmarkIntervalMs,
     limits: options.requestLimits,
@@ -138,7 +147,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const cloudsYamlPath = cloud ? path.join(options.dataDir, 'clouds.yaml') : undefined;
   if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
 
-  reconciler = options.reconciler ? startReconciler({ storage, kinds, metrics, ...clusterApiSource(options, storage), ...options.reconciler }) : undefined;
+  reconciler = options.reconciler
+    ? startReconciler({ storage, kinds, metrics, logger: logger.child({ component: 'reconcile' }), ...clusterApiSource(options, storage), ...options.reconciler })
+    : undefined;
 
   return {
     url: server.url,

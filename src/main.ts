@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { aggregatedKinds, servedKinds } from './api/kinds.js';
 import { startApp } from './app.js';
+import { createLogger } from './observability/log.js';
 import { durationOption, integerOption, listOption, runServer, UsageError } from './cli/serve.js';
 
 const usage = `Usage: npm start -- [options]
@@ -58,6 +59,8 @@ Aggregated mode (the flags of k8s.io/apiserver's delegated authentication and au
                                       else X-Remote-User, X-Remote-Uid, X-Remote-Group, X-Remote-Extra-)
   --authorization-always-allow-paths LIST  paths allowed without a SubjectAccessReview
                                       (default: /healthz,/readyz,/livez)
+  -v, --v N             log verbosity, as klog's: 0 info, 1-3 adds request and reconcile lines (debug),
+                        4 and up everything (trace); logs are JSON lines on stderr (default: 0)
   -h, --help            print this help and exit
 `;
 
@@ -89,6 +92,7 @@ runServer({
     'max-requests-inflight': { type: 'string', default: '400' },
     'max-mutating-requests-inflight': { type: 'string', default: '200' },
     'request-timeout': { type: 'string', default: '1m0s' },
+    v: { type: 'string', short: 'v', default: '0' },
   },
   async start(values) {
     const port = values['secure-port'] !== undefined ? integerOption('secure-port', values['secure-port'], 65535) : integerOption('port', values.port, 65535);
@@ -112,6 +116,7 @@ runServer({
       simulatedCloud,
       reconciler: {},
       requestLimits,
+      logger: createLogger({ verbosity: integerOption('v', values.v, 10) }),
       servingCertificate: await servingCertificate(values['tls-cert-file'], values['tls-private-key-file']),
       aggregated: aggregated
         ? {

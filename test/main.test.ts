@@ -76,6 +76,7 @@ describe('npm start', () => {
       '--requestheader-group-headers',
       '--requestheader-extra-headers-prefix',
       '--authorization-always-allow-paths',
+      '--v',
       '--help',
     ]) {
       expect(stdout).toContain(option);

@@ -469,11 +469,11 @@ async function overheadSeries(pid: number, all: Clients, call: ReadCall, inFligh
 }
 
 /** The session's own counters, read back through the Prometheus text it would expose. */
-function sessionCounters(registry: MetricsRegistry): { tokenIssues: number; requests: number; byStatus: Map<string, number> } {
+async function sessionCounters(registry: MetricsRegistry): Promise<{ tokenIssues: number; requests: number; byStatus: Map<string, number> }> {
   let tokenIssues = 0;
   let requests = 0;
   const byStatus = new Map<string, number>();
-  for (const line of registry.render().split('\n')) {
+  for (const line of (await registry.scrape()).body.split('\n')) {
     const issues = /^openstack_token_issues_total (\S+)$/.exec(line);
     if (issues) tokenIssues = Number(issues[1]);
     const request = /^openstack_api_requests_total\{.*status="([^"]*)".*\} (\S+)$/.exec(line);
@@ -599,7 +599,7 @@ async function main(): Promise<void> {
     log('[4/4] memory...');
     await memoryAt('end');
     const end = sampleProcess(pid);
-    const counters = sessionCounters(registry);
+    const counters = await sessionCounters(registry);
 
     log('\nSimulator throughput (raw node:http client, keep-alive, one pre-issued token)');
     log(

@@ -2,6 +2,7 @@
  * The HTTPS API server: authentication, authorization, routing and request
  * metrics around the discovery, OpenAPI and resource handlers.
  */
+import { randomUUID } from 'node:crypto';
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
@@ -18,7 +19,8 @@ import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { defaultRequestLimits, InFlightLimiter, startDeadline, type Pool, type RequestLimits } from './http/request-limits.js';
 import { sendError, sendJson } from './http/respond.js';
 import { type HealthChecks, healthContentType, type HealthEndpoint } from '../observability/health.js';
-import { type MetricsRegistry, metricsContentType } from '../observability/metrics.js';
+import { fallbackLogger, type Logger } from '../observability/log.js';
+import type { MetricsRegistry } from '../observability/metrics.js';
 import type { Registry } from './registry/registry.js';
 import { parseFieldSelector } from './selectors/fields.js';
 
@@ -32,6 +34,8 @@ export interface ApiServerOptions {
   storage: Storage;
   authorizer: Authorizer;
   metrics: MetricsRegistry;
+  /** Request lines at debug level (-v 1), with the Audit-Id each response carries. */
+  logger?: Logger;
   health: HealthChecks;
   bookmarkIntervalMs?: number;
   /** In-flight slots, per-user shares, watches per user and the request deadline (defaultRequestLimits otherwise). */
@@ -66,6 +70,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
   const { registry, storage, authorizer, metrics, health } = options;
   const limits: RequestLimits = { ...defaultRequestLimits, ...options.limits };
   const authenticate = createRequestAuthenticator(options.authentication);
+  const log = options.logger ?? fallbackLogger;
   const requestsTotal = metrics.counter('apiserver_request_total', 'Counter of apiserver requests broken out by verb, group, version, resource, subresource, scope and HTTP code.', [
     'verb',
     'group',
@@ -112,6 +117,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
   // its own error shape, the Kubernetes routes with a Status.
   app.use(async (request: IncomingMessage, response: ServerResponse, next: () => void) => {
     const started = process.hrtime.bigint();
+    const requestId = auditId(request.headers['audit-id']);
+    response.setHeader('Audit-Id', requestId);
     const url = new URL(request.url ?? '/', 'https://localhost');
     const authentication = await authenticate(request).then(
       (user): Authentication => ({ user }),
@@ -124,7 +131,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     response.once('close', () => {
       const labels = metricLabels(info, user, registry);
       requestsTotal.inc({ ...labels, scope: user === anonymousUser ? '' : scopeOf(info), code: String(response.statusCode) });
-      if (pool !== 'watch') requestDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      if (pool !== 'watch') requestDuration.observe(labels, seconds);
+      const target = info.kind === 'resource' ? { resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name } : { path: info.path };
+      log.debug({ requestId, verb: info.verb, ...target, user: user.name, code: response.statusCode, durationMs: Math.round(seconds * 1000) }, 'request');
     });
     let release: () => void;
     try {
@@ -195,8 +205,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     if (openapi.handle(request, response, url.pathname, url.searchParams)) return;
     if (url.pathname === '/version' || url.pathname === '/version/') return sendJson(response, 200, serverVersion);
     if (url.pathname === '/metrics') {
-      const body = metrics.render();
-      response.writeHead(200, { 'Content-Type': metricsContentType });
+      const { body, contentType } = await metrics.scrape();
+      response.writeHead(200, { 'Content-Type': contentType });
       response.end(body);
       return;
     }
@@ -247,6 +257,15 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
 }
 
 const mutatingMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The request's audit id: the one kube-apiserver's aggregator passes along (so its audit log and
+ * ours name the same request), else a new one; a value that does not look like an id is replaced.
+ */
+function auditId(header: string | string[] | undefined): string {
+  const given = Array.isArray(header) ? header[0] : header;
+  return given && /^[A-Za-z0-9-]{1,64}$/.test(given) ? given : randomUUID();
+}
 
 /** Who a request comes from, or why its credentials did not verify. */
 interface Authentication {

@@ -30,6 +30,7 @@ import { reconcileMetrics, type ReconcileMetrics, type ReconcileOutcome } from '
 import { WorkQueue } from './queue.js';
 import { sleep } from './sleep.js';
 import { isJsonObject, jsonEqual } from '../storage/json.js';
+import { fallbackLogger, type Logger } from '../observability/log.js';
 
 export interface ReconcileResult {
   /** Reconcile again after this long even without changes: waiting on OpenStack without holding a worker. */
@@ -62,8 +63,10 @@ export interface ControllerOptions {
   /** Retry delays after errors. Default defaultRateLimiter(). */
   rateLimiter?: RateLimiter<string>;
   metrics?: MetricsRegistry;
-  /** Receives reconcile errors (with their key) and list failures. Default console.error. */
+  /** Receives reconcile errors (with their key) and list failures. Default: logged as an error with the controller and key. */
   onError?: (error: unknown, key?: string) => void;
+  /** Where each reconcile's outcome goes at debug level (-v 1), and errors when onError is not given. */
+  logger?: Logger;
 }
 
 const resyncJitter = 0.2;
@@ -84,6 +87,7 @@ export class Controller {
   private readonly rateLimiter: RateLimiter<string>;
   private readonly metrics: ReconcileMetrics | undefined;
   private readonly onError: (error: unknown, key?: string) => void;
+  private readonly log: Logger;
   private readonly stopped = new AbortController();
   /** Keys present as of the last list and the watch since; detects deletions missed between terms. */
   private known = new Set<string>();
@@ -103,7 +107,8 @@ export class Controller {
     this.rateLimiter = options.rateLimiter ?? defaultRateLimiter<string>();
     this.metrics = options.metrics && reconcileMetrics(options.metrics, options.name);
     // One line per failure: the message carries the service, request, status and request id; stacks are noise in a log.
-    this.onError = options.onError ?? ((error, key) => console.error(`controller ${this.name}${key ? ` ${key}` : ''}: ${error instanceof Error ? error.message : String(error)}`));
+    this.log = (options.logger ?? fallbackLogger).child({ controller: this.name });
+    this.onError = options.onError ?? ((error, key) => this.log.error({ key, err: error }, 'reconcile failed'));
     // Without the slash, the prefix of machines would also watch machinesets.
     if (!this.prefix.endsWith('/')) throw new Error(`controller ${this.name}: prefix must end with "/", got ${this.prefix}`);
     if (!Number.isInteger(this.workers) || this.workers < 1) throw new Error(`controller ${this.name}: workers must be a positive integer`);
@@ -269,7 +274,10 @@ export class Controller {
       this.onError(error, key);
     }
     queue.done(key);
-    this.metrics?.reconciled(outcome, (performance.now() - startedAt) / 1000);
+    const seconds = (performance.now() - startedAt) / 1000;
+    this.metrics?.reconciled(outcome, seconds);
+    // The key is the object's storage key, which names its kind, namespace and name: what request lines name too.
+    this.log.debug({ key, outcome, durationMs: Math.round(seconds * 1000) }, 'reconciled');
   }
 }
 

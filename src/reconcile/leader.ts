@@ -25,6 +25,7 @@ import {
   type Storage,
 } from '../storage/interface.js';
 import { sleep } from './sleep.js';
+import { fallbackLogger } from '../observability/log.js';
 
 export interface LeaderLock {
   /**
@@ -64,7 +65,7 @@ export interface StorageLeaseLockOptions {
   renewDeadlineMs?: number;
   /** Interval of renewals and of acquisition attempts. Default 2 s. */
   retryPeriodMs?: number;
-  /** Receives storage errors while acquiring or renewing, which are retried. Default console.error. */
+  /** Receives storage errors while acquiring or renewing, which are retried. Default: logged as an error. */
   onError?: (error: unknown) => void;
 }
 
@@ -115,7 +116,7 @@ export class StorageLeaseLock implements LeaderLock {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
-    this.onError = options.onError ?? ((error) => console.error(`lease ${this.name}:`, error));
+    this.onError = options.onError ?? ((error) => fallbackLogger.error({ component: 'reconcile', lease: this.name, err: error }, 'leader lease error'));
     if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(this.name)) throw new Error(`lease name ${JSON.stringify(this.name)} is not a DNS subdomain`);
     if (this.identity === '') throw new Error('lease identity must not be empty');
     if (!(this.leaseDurationMs > this.renewDeadlineMs && this.renewDeadlineMs > this.retryPeriodMs && this.retryPeriodMs > 0)) {

@@ -8,6 +8,7 @@
  * why nothing has to poll for another object's progress.
  */
 import type { KindDefinition } from '../apiserver/registry/kind.js';
+import { fallbackLogger, type Logger } from '../observability/log.js';
 import type { MetricsRegistry } from '../observability/metrics.js';
 import type { SessionOptions } from '../openstack/index.js';
 import type { JsonObject, Storage, Watch, WatchEvent } from '../storage/interface.js';
@@ -40,6 +41,8 @@ export interface ReconcilerOptions {
   sessionOptions?: SessionOptions;
   concurrency?: { perCloud: number; total: number };
   onError?: (error: unknown, key?: string) => void;
+  /** The reconciler's logger; each controller logs under its name. */
+  logger?: Logger;
   /** Finalizers on identity Secrets while they are in use; without it (no write access) Secrets are not protected. */
   secretFinalizers?: SecretFinalizers;
 }
@@ -64,6 +67,7 @@ function kindNamed(kinds: KindDefinition[], kind: string): KindDefinition {
 
 export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const { storage, kinds, source } = options;
+  const reportError = options.onError ?? ((error: unknown) => (options.logger ?? fallbackLogger).error({ err: error }, 'routing a change between objects failed'));
   const clusters = new KindClient(kindNamed(kinds, 'OpenStackCluster'), storage);
   const machines = new KindClient(kindNamed(kinds, 'OpenStackMachine'), storage);
   const servers = new KindClient(kindNamed(kinds, 'OpenStackServer'), storage);
@@ -79,6 +83,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     metrics: options.metrics,
     shouldEnqueue: generationOrMetadataChanged,
     onError: options.onError,
+    logger: options.logger,
   };
   const guard = new IdentityGuard(options.secretFinalizers, [clusters, machines, servers]);
   const deps = { clusters, machines, servers, source, clouds, verified, guard, schedule: new WaitSchedule(), turns: new LoadBalancerTurns() };
@@ -103,11 +108,11 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     followChanges(storage, clusters.prefix, (event) => {
       if (event.type === 'MODIFIED' && event.prevValue !== undefined && !routedStatusChanged(event.prevValue, event.value)) return;
       const meta = metaOf(event.value);
-      void machinesOfCluster(meta.namespace, meta.labels?.[clusterNameLabel] ?? meta.name).catch((error) => options.onError?.(error));
+      void machinesOfCluster(meta.namespace, meta.labels?.[clusterNameLabel] ?? meta.name).catch(reportError);
     }),
   ];
   const sourceWatch = source.watch((change) => {
-    void routeSourceChange(change).catch((error) => options.onError?.(error));
+    void routeSourceChange(change).catch(reportError);
   });
 
   async function routeSourceChange(change: SourceChange): Promise<void> {

@@ -34,6 +34,7 @@ import Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
 import { FutureRevisionError, KeyExistsError, KeyNotFoundError, RevisionConflictError, StorageError, TooOldRevisionError, ValueTooLargeError, maxValueBytes, type Entry, type JsonObject, type ListRequest, type ListResult, type Storage, type Watch, type WatchEvent, type WatchEventType, type WatchRequest } from './interface.js';
 import { isJsonObject } from './json.js';
+import { fallbackLogger } from '../observability/log.js';
 
 export interface HistoryRetention {
   maxEvents: number;
@@ -47,7 +48,7 @@ export interface SqliteStorageOptions {
   synchronous?: 'FULL' | 'NORMAL';
   /** How often history is compacted. Default 30 s. */
   compactionIntervalMs?: number;
-  /** Receives errors no caller can be told about: a throwing watch callback, a failed periodic compaction. Default console.error. */
+  /** Receives errors no caller can be told about: a throwing watch callback, a failed periodic compaction. Default: logged as an error. */
   onError?: (error: unknown) => void;
 }
 
@@ -174,7 +175,7 @@ export class SqliteStorage implements Storage {
       return new SqliteStorage(
         db,
         { ...DEFAULT_RETENTION, ...options.historyRetention },
-        options.onError ?? ((error) => console.error('sqlite storage:', error)),
+        options.onError ?? ((error) => fallbackLogger.error({ component: 'storage', err: error }, 'sqlite storage error')),
         options.compactionIntervalMs ?? DEFAULT_COMPACTION_INTERVAL_MS,
         revision,
         revision,

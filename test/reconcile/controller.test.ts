@@ -266,7 +266,7 @@ describe('Controller outcomes', () => {
     expect(limiter.forgotten).toEqual(['flaky']);
     expect(errors).toEqual([new Error('409 Conflict'), new Error('409 Conflict')]);
 
-    const metrics = registry.render();
+    const metrics = (await registry.scrape()).body;
     expect(metrics).toContain('reconcile_retries_total{controller="openstackmachine"} 2');
     expect(metrics).toContain('reconcile_queue_adds_total{controller="openstackmachine"} 3');
     expect(metrics).toContain('reconcile_queue_depth{controller="openstackmachine"} 0');

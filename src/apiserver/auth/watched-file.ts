@@ -7,9 +7,10 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { fallbackLogger } from '../../observability/log.js';
 
 export interface WatchedFileOptions {
-  /** Receives reload failures, which no request can be told about. Default console.error. */
+  /** Receives reload failures, which no request can be told about. Default: logged as an error. */
   onError?: (error: Error) => void;
 }
 
@@ -40,7 +41,7 @@ export class WatchedFile<T> {
   ) {
     this.lastRead = text;
     this.value = value;
-    this.onError = options.onError ?? ((error) => console.error(error.message));
+    this.onError = options.onError ?? ((error) => fallbackLogger.error({ component: 'auth', err: error }, 'reloading a watched file failed'));
     // The directory, not the file: a file replaced by rename (editors, Secret
     // volume symlink swaps) would leave a watch on the old inode silent. The
     // directory may also hold a busy database, so other names are ignored.

@@ -25,9 +25,10 @@ import { loadKubeconfig } from './kubeconfig.js';
 import { clusterApiGroup, clusterApiVersions, parseCluster, parseMachine, parseSecret, type ClusterApiVersion } from './parse.js';
 import type { ClusterApiCluster, ClusterApiMachine, ClusterApiSource, SecretData, SourceChange, SourceKind } from './source.js';
 import { describeKubeError, WatchedCollection } from './watched-collection.js';
+import { fallbackLogger } from '../../observability/log.js';
 
 export interface KubernetesSourceOptions {
-  /** Receives failed watches and discovery, and throwing listeners. Default console.error. */
+  /** Receives failed watches and discovery, and throwing listeners. Default: logged as an error. */
   onError?: (error: unknown) => void;
   /** Delays before restoring a failed watch. Default up to 800 ms, doubling up to 30 s, as client-go's reflector. */
   retry?: ExponentialBackoffOptions;
@@ -81,7 +82,7 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
     this.core = config.makeApiClient(CoreV1Api);
     this.custom = config.makeApiClient(CustomObjectsApi);
     this.config = config;
-    this.onError = options.onError ?? ((error) => console.error('cluster api source:', error));
+    this.onError = options.onError ?? ((error) => fallbackLogger.error({ component: 'cluster-api-source', err: error }, 'cluster api source error'));
     this.retry = { baseMs: 800, maxMs: 30_000, ...options.retry };
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     this.discoveryBackoff = new ExponentialBackoff(this.retry);

@@ -17,6 +17,7 @@ import type { ObjectName } from '../../storage/interface.js';
 import { sleep } from '../sleep.js';
 import { parseCluster, parseMachine, parseSecret } from './parse.js';
 import type { ClusterApiCluster, ClusterApiMachine, ClusterApiSource, SecretData, SourceChange, SourceKind } from './source.js';
+import { fallbackLogger } from '../../observability/log.js';
 
 export interface KindDefinitions {
   secret: KindDefinition;
@@ -25,7 +26,7 @@ export interface KindDefinitions {
 }
 
 export interface StorageSourceOptions {
-  /** Receives ended watches, failed lists and throwing listeners. Default console.error. */
+  /** Receives ended watches, failed lists and throwing listeners. Default: logged as an error. */
   onError?: (error: unknown) => void;
   /** Delays before listing again after a failed list. Default up to 1 s, doubling up to 30 s. */
   retry?: ExponentialBackoffOptions;
@@ -55,7 +56,7 @@ export class StorageClusterApiSource implements ClusterApiSource {
         throw new Error(`the ${kind} definition must be the namespaced kind ${kind}, got ${client.definition.kind}`);
       }
     }
-    this.onError = options.onError ?? ((error) => console.error('cluster api source:', error));
+    this.onError = options.onError ?? ((error) => fallbackLogger.error({ component: 'cluster-api-source', err: error }, 'cluster api source error'));
     this.retry = { baseMs: 1000, maxMs: 30_000, ...options.retry };
   }
 

@@ -343,7 +343,7 @@ describe('OpenStackSession against a stand-in', () => {
     await s.request('network', { method: 'GET', path: '/v2.0/networks' }, anything);
     // A second session on the same registry shares the families.
     await (await session({}, { metrics: registry })).request('network', { method: 'GET', path: '/v2.0/networks' }, anything);
-    const text = registry.render();
+    const text = (await registry.scrape()).body;
     expect(text).toContain('openstack_api_requests_total{service="network",method="GET",status="503"} 1\n');
     expect(text).toContain('openstack_api_requests_total{service="network",method="GET",status="200"} 2\n');
     expect(text).toContain('openstack_api_requests_total{service="identity",method="POST",status="201"} 2\n');

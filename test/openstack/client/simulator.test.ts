@@ -52,10 +52,10 @@ describe('OpenStackSession against the simulator', () => {
   });
 
   it('re-authenticates after the tokens expire', async () => {
-    const before = tokenIssues();
+    const before = await tokenIssues();
     simulator.expireTokens();
     await session.request('image', { method: 'GET', path: '/v2/images' }, images);
-    expect(tokenIssues()).toBe(before + 1);
+    expect(await tokenIssues()).toBe(before + 1);
   });
 
   it('retries injected 503s on reads', async () => {
@@ -63,7 +63,7 @@ describe('OpenStackSession against the simulator', () => {
     try {
       const listed = await session.request('image', { method: 'GET', path: '/v2/images' }, images);
       expect(listed.status).toBe(200);
-      expect(registry.render()).toMatch(/openstack_api_requests_total\{service="image",method="GET",status="503"\} 2\n/);
+      expect((await registry.scrape()).body).toMatch(/openstack_api_requests_total\{service="image",method="GET",status="503"\} 2\n/);
     } finally {
       simulator.faults.clear();
     }
@@ -83,7 +83,7 @@ describe('OpenStackSession against the simulator', () => {
   });
 });
 
-function tokenIssues(): number {
-  const match = /^openstack_token_issues_total (\d+)$/m.exec(registry.render());
+async function tokenIssues(): Promise<number> {
+  const match = /^openstack_token_issues_total (\d+)$/m.exec((await registry.scrape()).body);
   return Number(match?.[1]);
 }
