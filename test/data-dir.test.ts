@@ -9,6 +9,7 @@ import path from 'node:path';
 import { embeddedCredentials, startApp, type RunningApp } from '../src/app.js';
 import { widgetKind } from '../harness/widget-kind.js';
 import { request } from '../harness/test-server.js';
+import { createLogger, type Logger } from '../src/observability/log.js';
 
 let dataDir: string | undefined;
 
@@ -16,8 +17,8 @@ afterEach(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-async function start(dir: string): Promise<RunningApp> {
-  return startApp({ dataDir: dir, host: '127.0.0.1', port: 0, kinds: [widgetKind] });
+async function start(dir: string, logger?: Logger): Promise<RunningApp> {
+  return startApp({ dataDir: dir, host: '127.0.0.1', port: 0, kinds: [widgetKind], logger });
 }
 
 /** Every path below `dir` with its permission bits. */
@@ -56,14 +57,7 @@ describe('data directory permissions', () => {
     for (const entry of await readdir(dataDir, { recursive: true })) await chmod(path.join(dataDir, entry), entry === 'pki' ? 0o755 : 0o644);
     await chmod(dataDir, 0o755);
     const warnings: string[] = [];
-    const original = console.warn;
-    console.warn = (line: string) => warnings.push(line);
-    let app: RunningApp;
-    try {
-      app = await start(dataDir);
-    } finally {
-      console.warn = original;
-    }
+    const app = await start(dataDir, createLogger({ destination: { write: (line: string) => void warnings.push(JSON.parse(line).msg) } }));
     try {
       await writeSomething(app);
       for (const [entry, mode] of Object.entries(await modes(dataDir))) expect(`${entry} ${mode}`).toBe(`${entry} ${entry === '.' || entry === 'pki' ? '700' : '600'}`);

@@ -9,6 +9,7 @@
  */
 import type { KindDefinition } from '../apiserver/registry/kind.js';
 import { fallbackLogger, type Logger } from '../observability/log.js';
+import type { ReconcilerDeps } from './deps.js';
 import type { MetricsRegistry } from '../observability/metrics.js';
 import type { SessionOptions } from '../openstack/index.js';
 import type { JsonObject, Storage, Watch, WatchEvent } from '../storage/interface.js';
@@ -65,16 +66,33 @@ function kindNamed(kinds: KindDefinition[], kind: string): KindDefinition {
   return found;
 }
 
-export function startReconciler(options: ReconcilerOptions): RunningReconciler {
+/** What the three reconcilers share: clients of their kinds, the cloud connections and the caches between passes. */
+export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
   const { storage, kinds, source } = options;
-  const reportError = options.onError ?? ((error: unknown) => (options.logger ?? fallbackLogger).error({ err: error }, 'routing a change between objects failed'));
   const clusters = new KindClient(kindNamed(kinds, 'OpenStackCluster'), storage);
   const machines = new KindClient(kindNamed(kinds, 'OpenStackMachine'), storage);
   const servers = new KindClient(kindNamed(kinds, 'OpenStackServer'), storage);
   const identities = new KindClient(kindNamed(kinds, 'OpenStackClusterIdentity'), storage);
-  const resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
-  const verified = new VerifiedResources(resyncPeriodMs);
   const clouds = new CloudConnections({ source, identities, metrics: options.metrics, sessionOptions: options.sessionOptions, concurrency: options.concurrency });
+  return {
+    clusters,
+    machines,
+    servers,
+    source,
+    clouds,
+    verified: new VerifiedResources(options.resyncPeriodMs ?? 10 * 60_000),
+    guard: new IdentityGuard(options.secretFinalizers, [clusters, machines, servers]),
+    schedule: new WaitSchedule(),
+    turns: new LoadBalancerTurns(),
+  };
+}
+
+export function startReconciler(options: ReconcilerOptions): RunningReconciler {
+  const { storage, source } = options;
+  const reportError = options.onError ?? ((error: unknown) => (options.logger ?? fallbackLogger).error({ err: error }, 'routing a change between objects failed'));
+  const resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
+  const deps = reconcilerDeps(options);
+  const { clusters, machines, servers, clouds } = deps;
   const common = {
     storage,
     resyncPeriodMs,
@@ -85,8 +103,6 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     onError: options.onError,
     logger: options.logger,
   };
-  const guard = new IdentityGuard(options.secretFinalizers, [clusters, machines, servers]);
-  const deps = { clusters, machines, servers, source, clouds, verified, guard, schedule: new WaitSchedule(), turns: new LoadBalancerTurns() };
   const clusterController = new Controller({ ...common, name: 'openstackcluster', prefix: clusters.prefix, reconcile: openStackClusterReconciler(deps) });
   const machineController = new Controller({ ...common, name: 'openstackmachine', prefix: machines.prefix, reconcile: openStackMachineReconciler(deps) });
   const serverController = new Controller({ ...common, name: 'openstackserver', prefix: servers.prefix, reconcile: openStackServerReconciler(deps) });

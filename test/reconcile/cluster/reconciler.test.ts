@@ -1,0 +1,103 @@
+/**
+ * The OpenStackCluster reconciler one pass at a time: its gates (no Cluster yet, paused), the
+ * finalizer before any cloud call, conditions at the object's generation, a transient failure
+ * retried and an authentication failure reported, and deletion in reverse order with the
+ * finalizer last.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterFinalizer } from '../../../src/reconcile/cluster/reconciler.js';
+import type { JsonObject } from '../../../src/storage/interface.js';
+import { condition, isReady, lastRequest, startSteps, type Steps } from '../steps.js';
+
+let steps: Steps;
+
+beforeAll(async () => {
+  steps = await startSteps();
+  await steps.apply('00-cloud-credentials.yaml');
+  // Without the bastion, whose OpenStackServer has a reconciler of its own.
+  const [cluster] = await steps.documents('02-openstackcluster.yaml');
+  delete (cluster.spec as JsonObject).bastion;
+  await steps.applyObjects([cluster]);
+});
+
+afterAll(async () => {
+  await steps?.stop();
+});
+
+const meta = (object: JsonObject | undefined) => object?.metadata as Record<string, any>;
+
+describe('the OpenStackCluster reconciler', () => {
+  it('waits for its Cluster without touching the cloud', async () => {
+    expect(await steps.pass('cluster', 'demo')).toEqual({});
+    const cluster = await steps.get('cluster', 'demo');
+    expect(condition(cluster, 'Ready')).toMatchObject({ status: 'False', reason: 'WaitingForCluster' });
+    expect(steps.requests).toEqual([]);
+  });
+
+  it('waits while its Cluster is paused, saying so', async () => {
+    await steps.apply('01-cluster.yaml');
+    await steps.kubectl(['patch', 'clusters.cluster.x-k8s.io', 'demo', '--type=merge', '-p', '{"spec":{"paused":true}}']);
+    await steps.pass('cluster', 'demo');
+    const cluster = await steps.get('cluster', 'demo');
+    expect(condition(cluster, 'Paused')).toMatchObject({ status: 'True', reason: 'Paused', message: 'Cluster default/demo is paused' });
+    expect(meta(cluster).finalizers).toBeUndefined();
+    expect(steps.requests).toEqual([]);
+    await steps.kubectl(['patch', 'clusters.cluster.x-k8s.io', 'demo', '--type=merge', '-p', '{"spec":{"paused":false}}']);
+  });
+
+  it('holds its finalizer before the first cloud request', async () => {
+    await steps.pass('cluster', 'demo');
+    expect(meta(await steps.get('cluster', 'demo')).finalizers).toContain(clusterFinalizer);
+    expect(steps.requests.filter((line) => / (POST|PUT|DELETE) /.test(line) && !line.startsWith('identity '))).toEqual([]);
+  });
+
+  it('retries a transient failure and reaches Ready with every condition at the current generation', async () => {
+    steps.cloud.faults.add({ service: 'network', method: 'POST', path: '^/v2\\.0/networks$', status: 503, times: 1 });
+    await expect(steps.pass('cluster', 'demo')).rejects.toThrow(/503/);
+    expect(condition(await steps.get('cluster', 'demo'), 'Ready')).toMatchObject({ status: 'False', reason: 'OpenStackError', message: expect.stringMatching(/^will retry: /) });
+    const ready = await steps.until([['cluster', 'demo']], isReady, 60_000);
+    const generation = meta(ready).generation;
+    const conditions = (ready?.status as JsonObject).conditions as Record<string, unknown>[];
+    expect(conditions.map((c) => c.type)).toEqual(expect.arrayContaining(['Ready', 'OpenStackAuthenticationSucceeded', 'Paused']));
+    // Each condition says which generation it was judged on: this pass's, except the preflight
+    // checks, which run before anything is built (the reconciler's own spec.controlPlaneEndpoint
+    // write comes later and bumps the generation).
+    for (const c of conditions) {
+      if (c.type === 'PreflightChecksPassed') expect(c.observedGeneration).toBeLessThanOrEqual(generation);
+      else expect(c.observedGeneration, String(c.type)).toBe(generation);
+    }
+    expect(ready?.status).toMatchObject({ network: { id: expect.any(String) }, apiServerManagedLoadBalancer: { id: expect.any(String) } });
+    expect(steps.requests.filter((line) => /^network POST \/v2\.0\/networks /.test(line)).map((line) => line.split(' ')[3])).toEqual(['503', '201']);
+  });
+
+  it('deletes the load balancers before the router, the router before the network, and its finalizer last', async () => {
+    const before = steps.requests.length;
+    await steps.kubectl(['delete', 'openstackcluster', 'demo', '--wait=false']);
+    await steps.until([['cluster', 'demo']], (object) => object === undefined, 60_000);
+    const deletions = steps.requests.slice(before).filter((line) => / DELETE /.test(line));
+    const lastLoadBalancer = lastRequest(deletions, /^load-balancer DELETE \/v2\/lbaas\/loadbalancers\//);
+    const router = lastRequest(deletions, /^network DELETE \/v2\.0\/routers\//);
+    const network = lastRequest(deletions, /^network DELETE \/v2\.0\/networks\//);
+    expect(lastLoadBalancer).toBeGreaterThanOrEqual(0);
+    expect(lastLoadBalancer).toBeLessThan(router);
+    expect(router).toBeLessThan(network);
+    // The finalizer went last: nothing of the cluster is left in the cloud.
+    expect(steps.cloud.inventory()['load-balancer']?.loadbalancers ?? 0).toBe(0);
+    expect(steps.cloud.inventory().network?.routers ?? 0).toBe(0);
+  });
+
+  it('reports credentials the cloud refuses as a failed authentication', async () => {
+    await steps.kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+        kind: 'OpenStackCluster',
+        metadata: { name: 'nocreds', namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': 'demo' } },
+        spec: { identityRef: { name: 'missing-secret', cloudName: 'openstack' } },
+      }),
+    );
+    const cluster = await steps.until([['cluster', 'nocreds']], (object) => condition(object, 'OpenStackAuthenticationSucceeded') !== undefined);
+    expect(condition(cluster, 'OpenStackAuthenticationSucceeded')).toMatchObject({ status: 'False', reason: 'OpenStackAuthenticationFailed' });
+    expect(condition(cluster, 'Ready')?.status).toBe('False');
+  });
+});
