@@ -16,7 +16,9 @@ let networkId: string;
 beforeAll(async () => {
   steps = await startSteps();
   await provisionExampleCluster(steps);
-  networkId = ((await steps.get('cluster', 'demo'))?.status as { network: { id: string } }).network.id;
+  const cluster = await steps.get('cluster', 'demo');
+  networkId = (cluster?.status as { network: { id: string } } | undefined)?.network.id ?? '';
+  expect(networkId).not.toBe('');
 }, 90_000);
 
 afterAll(async () => {
