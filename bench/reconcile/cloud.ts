@@ -14,7 +14,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { createCinderSimulator } from '../../src/openstack/simulator/cinder.js';
+import { createCinderSimulator } from '../../src/openstack/simulator/cinder/index.js';
 import type { SimulatedService, SimulatedServiceFactory, SimulatedServiceType, SimulatorContext } from '../../src/openstack/simulator/framework.js';
 import { createGlanceSimulator } from '../../src/openstack/simulator/glance.js';
 import { startSimulator, type Simulator } from '../../src/openstack/simulator/host.js';

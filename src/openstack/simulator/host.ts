@@ -10,7 +10,7 @@ import type { Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { stringify } from 'yaml';
 import { z } from 'zod';
-import { createCinderSimulator } from './cinder.js';
+import { createCinderSimulator } from './cinder/index.js';
 import { SimulatorError, type FaultRule, type SimulatedService, type SimulatedServiceFactory, type SimulatedServiceType, type SimulatorContext, type SimulatorPeers } from './framework.js';
 import { createGlanceSimulator } from './glance.js';
 import { createKeystoneSimulator, seedUsers, type KeystoneSimulator } from './keystone.js';

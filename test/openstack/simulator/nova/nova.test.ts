@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCinderSimulator } from '../../../../src/openstack/simulator/cinder.js';
+import { createCinderSimulator } from '../../../../src/openstack/simulator/cinder/index.js';
 import { createGlanceSimulator } from '../../../../src/openstack/simulator/glance.js';
 import type { Simulator } from '../../../../src/openstack/simulator/host.js';
 import { createNeutronSimulator } from '../../../../src/openstack/simulator/neutron/index.js';
