@@ -16,7 +16,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { z } from 'zod';
 import { createCinderSimulator } from '../../src/openstack/simulator/cinder/index.js';
 import type { SimulatedService, SimulatedServiceFactory, SimulatedServiceType, SimulatorContext } from '../../src/openstack/simulator/framework.js';
-import { createGlanceSimulator } from '../../src/openstack/simulator/glance.js';
+import { createGlanceSimulator } from '../../src/openstack/simulator/glance/index.js';
 import { startSimulator, type Simulator } from '../../src/openstack/simulator/host.js';
 import { createNeutronSimulator } from '../../src/openstack/simulator/neutron/index.js';
 import { createNovaSimulator } from '../../src/openstack/simulator/nova/index.js';

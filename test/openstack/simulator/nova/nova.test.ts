@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCinderSimulator } from '../../../../src/openstack/simulator/cinder/index.js';
-import { createGlanceSimulator } from '../../../../src/openstack/simulator/glance.js';
+import { createGlanceSimulator } from '../../../../src/openstack/simulator/glance/index.js';
 import type { Simulator } from '../../../../src/openstack/simulator/host.js';
 import { createNeutronSimulator } from '../../../../src/openstack/simulator/neutron/index.js';
 import { createNovaSimulator } from '../../../../src/openstack/simulator/nova/index.js';
