@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { createCinderSimulator } from './cinder/index.js';
 import { SimulatorError, type FaultRule, type SimulatedService, type SimulatedServiceFactory, type SimulatedServiceType, type SimulatorContext, type SimulatorPeers } from './framework.js';
 import { createGlanceSimulator } from './glance/index.js';
-import { createKeystoneSimulator, seedUsers, type KeystoneSimulator } from './keystone.js';
+import { createKeystoneSimulator, seedUsers, type KeystoneSimulator } from './keystone/index.js';
 import { createNeutronSimulator } from './neutron/index.js';
 import { createNovaSimulator } from './nova/index.js';
 import { createOctaviaSimulator } from './octavia/index.js';
