@@ -29,6 +29,10 @@ export function controlPlaneUnavailable(): string | undefined {
 
 export interface ControlPlane {
   dir: string;
+  /** kube-apiserver's URL. */
+  url: string;
+  /** The admin's client certificate and key (system:masters), PEM. */
+  admin: { cert: string; key: string };
   /** The admin kubeconfig (system:masters). */
   kubeconfig: string;
   caCert: string;
@@ -48,6 +52,8 @@ export async function startControlPlane(): Promise<ControlPlane> {
   const pki = path.join(dir, 'pki');
   return {
     dir,
+    url: `https://127.0.0.1:${base + 2}`,
+    admin: { cert: await readFile(path.join(pki, 'admin.crt'), 'utf8'), key: await readFile(path.join(pki, 'admin.key'), 'utf8') },
     kubeconfig,
     caCert: path.join(pki, 'ca.crt'),
     frontProxyCaCert: path.join(pki, 'front-proxy-ca.crt'),

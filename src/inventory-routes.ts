@@ -1,6 +1,7 @@
 /**
- * The inventory APIs on the API server's HTTPS port: GraphQL at /graphql and
- * the REST admin API at /admin/v1. Pass the result as startApiServer's
+ * The inventory APIs on the API server's HTTPS port: GraphQL at /graphql (and under
+ * /apis/extensions.capo-apiserver.io/v1alpha1, for clients behind kube-apiserver) and the REST
+ * admin API at /admin/v1. Pass the result as startApiServer's
  * `extraRoutes`, which hands over the server's authenticator and authorizer.
  */
 import type express from 'express';

@@ -21,6 +21,7 @@ import { defaultQueryLimits, queryLimitsRule, type QueryLimits } from './limits.
 import { knownOperationTypesRule } from './operation-types.js';
 import { resolvers, type GraphqlContext } from './resolvers.js';
 import { readSchemaFile } from './schema-file.js';
+import { computedApiVersion } from '../inventory/computed-group.js';
 
 export interface GraphqlDeps {
   storage: Storage;
@@ -56,13 +57,19 @@ export function createGraphqlServer(limits: QueryLimits = defaultQueryLimits): A
   });
 }
 
-/** POST (and GET, with CSRF prevention's header rule) /graphql on `app`. */
+/**
+ * POST (and GET, with CSRF prevention's header rule) on `app` at /graphql and under the computed
+ * kinds' group-version, where kube-apiserver's aggregator routes it (it authorizes the call as
+ * verb `create` on resource `graphql`), so clients reach it with their kubeconfig.
+ */
+const graphqlPaths = ['/graphql', `/apis/${computedApiVersion}/graphql`];
+
 export function mountGraphql(app: express.Express, deps: GraphqlDeps): void {
   const server = createGraphqlServer(deps.limits);
   // extraRoutes mounts synchronously; requests that arrive before the start completes wait for it.
   server.startInBackgroundHandlingStartupErrorsByLoggingAndFailingAllRequests();
   app.all(
-    '/graphql',
+    graphqlPaths,
     express.json({ limit: maxBodyBytes }),
     expressMiddleware(server, {
       context: async ({ req }) => {

@@ -9,10 +9,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregatedKinds } from '../../src/api/kinds.js';
 import { startApp, type RunningApp } from '../../src/app.js';
+import { createAnsibleWorkspace, requireAnsible } from '../ansible/workspace.js';
 import { controlPlaneUnavailable, registerAggregatedServer, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';
 
 const unavailable = controlPlaneUnavailable();
@@ -175,6 +177,48 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
     expect(asBot.status).toBe(403);
     expect(JSON.parse(asBot.body).message).toContain('User "system:serviceaccount:team-a:bot"');
     expect((await direct(listPath, { headers: { Authorization: 'Bearer not-a-token' } })).status).toBe(401);
+  });
+
+  it('answers GraphQL under its group-version through kube-apiserver, with the caller\'s credentials', async () => {
+    const answered = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = https.request(
+        new URL('/apis/extensions.capo-apiserver.io/v1alpha1/graphql', plane.url),
+        { method: 'POST', ca: serverCa, ...plane.admin, headers: { 'Content-Type': 'application/json' } },
+        (response) => {
+          let body = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk) => (body += chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+        },
+      );
+      request.on('error', reject);
+      request.end(JSON.stringify({ query: '{ clusters(namespace: "team-a") { totalCount edges { node { name } } } }' }));
+    });
+    expect(answered.status, answered.body).toBe(200);
+    expect(JSON.parse(answered.body)).toEqual({ data: { clusters: { totalCount: 1, edges: [{ node: { name: 'demo' } }] } } });
+  });
+
+  it('gives the Ansible plugin its inventory through kube-apiserver, with a kubeconfig', async () => {
+    await requireAnsible();
+    const workspace = await createAnsibleWorkspace();
+    try {
+      const file = await workspace.writeConfig('mgmt.capo.yml', { plugin: 'capo.openstack.inventory', kubeconfig: plane.kubeconfig, namespace: 'team-a' });
+      const result = await workspace.inventory(['-i', file, '--list']);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toHaveProperty('all');
+    } finally {
+      await workspace.close();
+    }
+  });
+
+  it('has install manifests (deploy/) that kube-apiserver accepts', async () => {
+    const deploy = fileURLToPath(new URL('../../deploy', import.meta.url));
+    const applied = await plane.kubectl(['apply', '--dry-run=server', '-k', deploy]);
+    expect(applied.stderr).toBe('');
+    for (const object of ['deployment.apps/capo-apiserver', 'service/capo-apiserver', 'apiservice.apiregistration.k8s.io/v1beta2.infrastructure.cluster.x-k8s.io', 'poddisruptionbudget.policy/capo-apiserver']) {
+      expect(applied.stdout).toContain(object);
+    }
   });
 
   it('answers health checks without asking anyone', async () => {

@@ -202,7 +202,7 @@ describe('settings', () => {
     const file = await writeCase({ token });
     const result = await workspace.inventory(['-i', file, '--list']);
     expect(result.code).not.toBe(0);
-    expect(result.messages).toContain(`with auto plugin: capo.openstack.inventory: url is not set; set url in ${file} or CAPO_GRAPHQL_URL`);
+    expect(result.messages).toContain(`with auto plugin: capo.openstack.inventory: url is not set; set url or kubeconfig in ${file}, or CAPO_GRAPHQL_URL`);
   });
 
   it('needs an http or https url', async () => {

@@ -18,7 +18,10 @@ description:
     server value stays text.
   - The configuration file name must end in C(.capo.yml) or C(.capo.yaml), or the file must be a
     YAML file whose C(plugin) key is C(capo.openstack.inventory).
-  - Relative paths (C(token_file), C(ca_cert)) are resolved from the current directory.
+  - Relative paths (C(token_file), C(ca_cert), C(kubeconfig)) are resolved from the current directory.
+  - With C(kubeconfig), the server, its CA and the credentials (a token, a token file or a client
+    certificate) come from a context of a kubeconfig, and the request goes through kube-apiserver to
+    capo-apiserver's aggregated group-version; C(url), C(token) and C(ca_cert), when set, still win.
 extends_documentation_fragment:
   - constructed
   - inventory_cache
@@ -29,10 +32,21 @@ options:
     required: true
     choices: ['capo.openstack.inventory']
   url:
-    description: The GraphQL endpoint, for example C(https://127.0.0.1:6443/graphql).
+    description:
+      - The GraphQL endpoint, for example C(https://127.0.0.1:6443/graphql).
+      - With C(kubeconfig) and no C(url), the context's server followed by
+        C(/apis/extensions.capo-apiserver.io/v1alpha1/graphql).
     type: str
     env:
       - name: CAPO_GRAPHQL_URL
+  kubeconfig:
+    description: A kubeconfig whose context names the management cluster and the credentials to use.
+    type: path
+    env:
+      - name: CAPO_KUBECONFIG
+  context:
+    description: The kubeconfig context to use. Unset means the kubeconfig's current-context.
+    type: str
   token:
     description:
       - Bearer token sent to the server. When both are set, C(token) is used and C(token_file) ignored.
@@ -84,6 +98,12 @@ keyed_groups:
 compose:
   ansible_user: "'debian'"
 
+# Through the management cluster's kube-apiserver, with a kubeconfig (token or client certificate)
+plugin: capo.openstack.inventory
+kubeconfig: ~/.kube/config
+context: mgmt-admin
+namespace: team-a
+
 # Every cluster labelled env=prod, cached for ten minutes between runs
 plugin: capo.openstack.inventory
 url: https://capo.example.com/graphql
@@ -95,13 +115,18 @@ cache_connection: ~/.cache/capo-inventory
 cache_timeout: 600
 """
 
+import base64
 import hashlib
 import http.client
 import json
+import os
 import ssl
+import tempfile
 import time
 import urllib.error
 import urllib.request
+
+import yaml
 
 from ansible.errors import AnsibleError, AnsibleParserError
 from ansible.inventory.helpers import get_group_vars
@@ -119,6 +144,9 @@ INVENTORY_QUERY = """query AnsibleInventory($namespace: String, $name: String, $
 }"""
 
 CONFIG_SUFFIXES = ('.capo.yml', '.capo.yaml')
+
+# Where kube-apiserver's aggregator routes GraphQL to capo-apiserver.
+AGGREGATED_GRAPHQL_PATH = '/apis/extensions.capo-apiserver.io/v1alpha1/graphql'
 
 # An inventory of thousands of hosts is a few MiB; past this the answer is not one, and reading on would only fill memory.
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
@@ -231,6 +259,9 @@ class InventoryQuery:
     def __init__(self, url, token, namespace, cluster, label_selector, ca_cert, validate_certs, timeout):
         self.url = url
         self.token = token
+        # From a kubeconfig: PEM text of the server's CA and of a client certificate and key.
+        self.ca_data = None
+        self.client_cert = None
         self.namespace = namespace
         self.cluster = cluster
         self.label_selector = label_selector
@@ -240,17 +271,28 @@ class InventoryQuery:
 
     @classmethod
     def from_options(cls, get_option, path):
-        url = get_option('url')
+        kube = KubeconfigContext.load(get_option('kubeconfig'), get_option('context')) if get_option('kubeconfig') else None
+        url = get_option('url') or (kube.server.rstrip('/') + AGGREGATED_GRAPHQL_PATH if kube else None)
         if not url:
-            raise AnsibleParserError('%s: url is not set; set url in %s or CAPO_GRAPHQL_URL' % (InventoryModule.NAME, path))
+            raise AnsibleParserError('%s: url is not set; set url or kubeconfig in %s, or CAPO_GRAPHQL_URL' % (InventoryModule.NAME, path))
         if not url.startswith(('https://', 'http://')):
             raise AnsibleParserError('%s: url %s must start with https:// or http://' % (InventoryModule.NAME, url))
         timeout = get_option('timeout')
         if timeout is None or timeout <= 0:
             raise AnsibleParserError('%s: timeout must be a positive number of seconds, got %s' % (InventoryModule.NAME, timeout))
+        validate_certs = get_option('validate_certs') and not (kube and kube.insecure)
         query = cls(url, None, get_option('namespace') or None, get_option('cluster') or None, get_option('label_selector') or None,
-                    get_option('ca_cert'), get_option('validate_certs'), timeout)
-        query.token = query.read_token(get_option('token'), get_option('token_file'), path)
+                    get_option('ca_cert'), validate_certs, timeout)
+        token, token_file = get_option('token'), get_option('token_file')
+        if kube:
+            query.ca_data = None if get_option('ca_cert') else kube.ca_data
+            query.client_cert = kube.client_cert
+            if not token and not token_file:
+                token, token_file = kube.token, kube.token_file
+            # A client certificate alone is a credential: no token is needed.
+            if not token and not token_file and kube.client_cert:
+                return query
+        query.token = query.read_token(token, token_file, path)
         return query
 
     def read_token(self, token, token_file, path):
@@ -298,7 +340,15 @@ class InventoryQuery:
             context.verify_mode = ssl.CERT_NONE
             return context
         try:
-            return ssl.create_default_context(cafile=self.ca_cert) if self.ca_cert else ssl.create_default_context()
+            if self.ca_cert:
+                context = ssl.create_default_context(cafile=self.ca_cert)
+            elif self.ca_data:
+                context = ssl.create_default_context(cadata=self.ca_data)
+            else:
+                context = ssl.create_default_context()
+            if self.client_cert:
+                load_client_certificate(context, *self.client_cert)
+            return context
         except ssl.SSLError as error:
             raise AnsibleParserError(self.failure('ca_cert %s holds no PEM certificate: %s' % (self.ca_cert, error.reason or error)))
         except OSError as error:
@@ -311,12 +361,10 @@ class InventoryQuery:
             'operationName': 'AnsibleInventory',
             'variables': {'namespace': self.namespace, 'name': self.cluster, 'labelSelector': self.label_selector},
         }).encode('utf-8')
-        request = urllib.request.Request(self.url, data=body, method='POST', headers={
-            'Authorization': 'Bearer %s' % self.token,
-            'Content-Type': 'application/json',
-            'Accept': 'application/json',
-            'User-Agent': InventoryModule.NAME,
-        })
+        headers = {'Content-Type': 'application/json', 'Accept': 'application/json', 'User-Agent': InventoryModule.NAME}
+        if self.token:
+            headers['Authorization'] = 'Bearer %s' % self.token
+        request = urllib.request.Request(self.url, data=body, method='POST', headers=headers)
         handlers = [NoRedirects()]
         context = self.tls_context()
         if context is not None:
@@ -452,3 +500,86 @@ def validated_inventory(inventory, query):
             bad(where, 'an object with a name')
         result['hosts'].append({'name': host['name'], 'vars': variables(host.get('vars'), where + '.vars')})
     return result
+
+
+class KubeconfigContext:
+    """The server, CA and credentials of one context of a kubeconfig, as kubectl reads them."""
+
+    def __init__(self, server, ca_data, insecure, token, token_file, client_cert):
+        self.server = server
+        self.ca_data = ca_data
+        self.insecure = insecure
+        self.token = token
+        self.token_file = token_file
+        self.client_cert = client_cert
+
+    @classmethod
+    def load(cls, path, context_name):
+        where = 'kubeconfig %s' % path
+        try:
+            with open(path, 'r') as handle:
+                config = yaml.safe_load(handle)
+        except OSError as error:
+            raise AnsibleParserError('%s: cannot read %s: %s' % (InventoryModule.NAME, where, error.strerror or error))
+        except yaml.YAMLError as error:
+            raise AnsibleParserError('%s: %s is not YAML: %s' % (InventoryModule.NAME, where, error))
+        if not isinstance(config, dict):
+            raise AnsibleParserError('%s: %s is not a kubeconfig' % (InventoryModule.NAME, where))
+        base = os.path.dirname(os.path.abspath(path))
+        name = context_name or config.get('current-context')
+        if not name:
+            raise AnsibleParserError('%s: %s has no current-context; set context' % (InventoryModule.NAME, where))
+        context = named(config, 'contexts', 'context', name, where)
+        cluster = named(config, 'clusters', 'cluster', context.get('cluster'), where)
+        user = named(config, 'users', 'user', context.get('user'), where) if context.get('user') else {}
+        if user.get('exec') or user.get('auth-provider'):
+            raise AnsibleParserError('%s: %s user %s authenticates through a plugin (exec or auth-provider), which this plugin does not run; '
+                                     'use a token, a token file or a client certificate' % (InventoryModule.NAME, where, context.get('user')))
+        server = cluster.get('server')
+        if not server:
+            raise AnsibleParserError('%s: %s cluster %s has no server' % (InventoryModule.NAME, where, context.get('cluster')))
+        certificate = pem(user, 'client-certificate', base, where)
+        key = pem(user, 'client-key', base, where)
+        return cls(server, pem(cluster, 'certificate-authority', base, where), bool(cluster.get('insecure-skip-tls-verify')),
+                   user.get('token'), resolve(user.get('tokenFile'), base), (certificate, key) if certificate and key else None)
+
+
+def named(config, collection, field, name, where):
+    for entry in config.get(collection) or []:
+        if isinstance(entry, dict) and entry.get('name') == name and isinstance(entry.get(field), dict):
+            return entry[field]
+    raise AnsibleParserError('%s: %s has no %s named %s' % (InventoryModule.NAME, where, field, name))
+
+
+def resolve(path, base):
+    return os.path.join(base, os.path.expanduser(path)) if path else None
+
+
+def pem(section, key, base, where):
+    """PEM text from `<key>-data` (base64) or the file `<key>` (relative to the kubeconfig), as kubectl reads them."""
+    data = section.get(key + '-data')
+    if data:
+        try:
+            return base64.b64decode(data).decode('utf-8')
+        except (ValueError, UnicodeDecodeError):
+            raise AnsibleParserError('%s: %s %s-data is not base64 of a PEM file' % (InventoryModule.NAME, where, key))
+    path = resolve(section.get(key), base)
+    if not path:
+        return None
+    try:
+        with open(path, 'r') as handle:
+            return handle.read()
+    except OSError as error:
+        raise AnsibleParserError('%s: %s cannot read %s %s: %s' % (InventoryModule.NAME, where, key, path, error.strerror or error))
+
+
+def load_client_certificate(context, certificate, key):
+    """ssl reads a certificate chain only from files: the PEM text goes through owner-only temporary files, removed at once."""
+    with tempfile.TemporaryDirectory(prefix='capo-inventory-') as directory:
+        paths = []
+        for name, text in (('client.crt', certificate), ('client.key', key)):
+            path = os.path.join(directory, name)
+            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), 'w') as handle:
+                handle.write(text)
+            paths.append(path)
+        context.load_cert_chain(*paths)

@@ -1,0 +1,22 @@
+# capo-apiserver's image for deploy/: built with the npm commands CI runs, shipped with only what
+# the server runs (dist/src, production dependencies, schema.graphql), as a non-root user on a
+# read-only root filesystem (the data directory is a volume).
+FROM node:24-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+COPY scripts/use-node.sh scripts/
+RUN . scripts/use-node.sh && npm ci
+COPY . .
+RUN . scripts/use-node.sh && npm run build && npm prune --omit=dev
+
+FROM node:24-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /src/package.json /src/schema.graphql ./
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist/src ./dist/src
+USER 65532:65532
+EXPOSE 6443
+VOLUME ["/var/lib/capo-apiserver"]
+ENTRYPOINT ["node", "dist/src/main.js"]
+CMD ["--data-dir=/var/lib/capo-apiserver", "--bind-address=0.0.0.0"]
