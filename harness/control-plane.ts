@@ -1,5 +1,6 @@
 /**
- * A throwaway Kubernetes control plane (etcd + kube-apiserver, real binaries built by
+ * A throwaway Kubernetes control plane (etcd + kube-apiserver, and kube-controller-manager when
+ * asked; real binaries built by
  * ../shared/k8s/build.sh) on loopback ports of its own, through ../shared/k8s/up.sh, for the tests
  * that run this server aggregated behind it. Also what those tests need around it: kubectl with the
  * admin kubeconfig, certificates signed by the cluster's CAs, and registering a loopback server
@@ -43,10 +44,11 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-export async function startControlPlane(): Promise<ControlPlane> {
+/** With `controllerManager`, kube-controller-manager runs too (namespace deletion, garbage collection). */
+export async function startControlPlane(options: { controllerManager?: boolean } = {}): Promise<ControlPlane> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'capo-k8s-'));
   const base = await freePortRun(4);
-  const env = { ...process.env, K8S_DIR: dir, ETCD_PORT: String(base), APISERVER_PORT: String(base + 2), BINS: binaries };
+  const env = { ...process.env, K8S_DIR: dir, ETCD_PORT: String(base), APISERVER_PORT: String(base + 2), BINS: binaries, ...(options.controllerManager && { KCM: '1' }) };
   await run('bash', [upScript, 'start'], { env, timeout: 180_000 });
   const kubeconfig = path.join(dir, 'admin.kubeconfig');
   const pki = path.join(dir, 'pki');
@@ -127,25 +129,20 @@ export async function registerAggregatedServer(
   }
 }
 
-/** The first of `count` consecutive free loopback ports (up.sh puts etcd's peer port beside its client port). */
+/**
+ * The first of `count` consecutive free loopback ports (up.sh puts etcd's peer port beside its
+ * client port, kube-controller-manager beside kube-apiserver). They are taken below Linux's
+ * ephemeral range (32768 and up), where outgoing connections would otherwise grab one between this
+ * check and the binaries' bind; the starting point follows the process id, so parallel runs differ.
+ */
 async function freePortRun(count: number): Promise<number> {
+  const slots = 3000;
   for (let attempt = 0; attempt < 50; attempt++) {
-    const first = await freePort();
+    const first = 20_000 + ((process.pid + attempt * 7919) % slots) * count;
     const ports = Array.from({ length: count }, (_, i) => first + i);
-    if (first + count < 65536 && (await Promise.all(ports.map(isFree))).every(Boolean)) return first;
+    if ((await Promise.all(ports.map(isFree))).every(Boolean)) return first;
   }
-  throw new Error(`no run of ${count} free ports on 127.0.0.1`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+  throw new Error(`no run of ${count} free ports on 127.0.0.1 between 20000 and 32000`);
 }
 
 function isFree(port: number): Promise<boolean> {

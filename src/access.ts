@@ -4,6 +4,7 @@
  * API server (its extension-apiserver-authentication ConfigMap or the equivalent flags, TokenReview,
  * SubjectAccessReview), with the management cluster's kubeconfigs. Part of the composition root.
  */
+import { KubernetesNamespaceLifecycle, type NamespaceLifecycle } from './apiserver/admission/namespace-lifecycle.js';
 import { AbacAuthorizer } from './apiserver/auth/abac.js';
 import { staticAuthentication, type AuthenticationConfig } from './apiserver/auth/authenticator.js';
 import { LocalAuthorizer, UnionAuthorizer, type Authorizer } from './apiserver/auth/authorizer.js';
@@ -21,6 +22,8 @@ export interface Access {
   check?: () => void;
   /** The admin bearer token file (embedded only). */
   adminTokenPath?: string;
+  /** Namespaces of the management cluster, for creates (aggregated only: embedded mode has no Namespace objects). */
+  namespaceLifecycle?: NamespaceLifecycle;
   close(): void;
 }
 
@@ -55,10 +58,16 @@ export async function delegatedAccess(options: DelegatedAccessOptions): Promise<
   const authenticationConfig = loadKubeconfig(options.authenticationKubeconfig ?? options.kubeconfig);
   const authorizationConfig = loadKubeconfig(options.authorizationKubeconfig ?? options.kubeconfig);
   const authentication = await DelegatedAuthentication.start(options, authenticationConfig, new TokenReviewAuthenticator(authenticationConfig));
+  const namespaces = new KubernetesNamespaceLifecycle(loadKubeconfig(options.kubeconfig));
+  namespaces.start();
   return {
     authentication,
     authorizer: new SubjectAccessReviewAuthorizer(authorizationConfig, { alwaysAllowPaths: options.alwaysAllowPaths }),
     check: () => authentication.check(),
-    close: () => authentication.stop(),
+    namespaceLifecycle: namespaces,
+    close: () => {
+      authentication.stop();
+      namespaces.stop();
+    },
   };
 }

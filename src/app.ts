@@ -115,6 +115,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     registry: new Registry(kinds),
     storage,
     authorizer: access.authorizer,
+    namespaceLifecycle: access.namespaceLifecycle,
     extraRoutes: (app, auth) =>
       inventoryRoutes({
         storage,

@@ -59,7 +59,7 @@ function direct(
 
 describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregated behind kube-apiserver' : `aggregated behind kube-apiserver (skipped: ${unavailable})`, () => {
   beforeAll(async () => {
-    plane = await startControlPlane();
+    plane = await startControlPlane({ controllerManager: true });
     const serving = await plane.certificate('capo-apiserver', '/CN=capo-apiserver', `extendedKeyUsage=serverAuth\nsubjectAltName=DNS:${service}.${namespace}.svc,IP:127.0.0.1`);
     serverCa = readFileSync(plane.caCert, 'utf8');
     frontProxy = await plane.certificate('test-front-proxy', '/CN=front-proxy-client', 'extendedKeyUsage=clientAuth', 'front-proxy-ca');
@@ -210,6 +210,40 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
     } finally {
       await workspace.close();
     }
+  });
+
+  it('creates nothing in a namespace that is missing or being deleted, and is emptied by the namespace controller', async () => {
+    const cluster = (namespace: string, name: string, metadata: Record<string, unknown> = {}) =>
+      JSON.stringify({ apiVersion: `${group}/v1beta2`, kind: 'OpenStackCluster', metadata: { name, namespace, ...metadata }, spec: { identityRef: { cloudName: 'openstack', name: 'cloud' } } });
+    const missing = await plane.kubectl(['create', '-f', '-'], cluster('nowhere', 'c'));
+    expect(missing.stderr).toContain('namespaces "nowhere" not found');
+
+    expect((await plane.kubectl(['create', 'namespace', 'doomed'])).code).toBe(0);
+    expect((await plane.kubectl(['create', '-f', '-'], cluster('doomed', 'held', { finalizers: ['testing.capo.dev/hold'] }))).code).toBe(0);
+    expect((await plane.kubectl(['delete', 'namespace', 'doomed', '--wait=false'])).code).toBe(0);
+    // kube-controller-manager's namespace controller deletes our object; its finalizer keeps it, and the namespace, terminating.
+    const terminating = await plane.kubectl(['wait', '--for=jsonpath={.metadata.deletionTimestamp}', 'osc/held', '-n', 'doomed', '--timeout=60s']);
+    expect(terminating.code, terminating.stderr).toBe(0);
+    const refused = await plane.kubectl(['create', '-f', '-'], cluster('doomed', 'late'));
+    expect(refused.stderr).toContain('unable to create new content in namespace doomed because it is being terminated');
+    await plane.kubectl(['patch', 'osc', 'held', '-n', 'doomed', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    const gone = await plane.kubectl(['wait', '--for=delete', 'namespace/doomed', '--timeout=90s']);
+    expect(gone.code, gone.stderr).toBe(0);
+  });
+
+  it('lets the garbage collector delete objects whose owner in kube-apiserver is gone', async () => {
+    expect((await plane.kubectl(['create', 'configmap', 'owner', '-n', 'team-a'])).code).toBe(0);
+    const uid = (await plane.kubectl(['get', 'configmap', 'owner', '-n', 'team-a', '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    const owned = {
+      apiVersion: `${group}/v1beta2`,
+      kind: 'OpenStackCluster',
+      metadata: { name: 'owned', namespace: 'team-a', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid }] },
+      spec: { identityRef: { cloudName: 'openstack', name: 'cloud' } },
+    };
+    expect((await plane.kubectl(['create', '-f', '-'], JSON.stringify(owned))).code).toBe(0);
+    expect((await plane.kubectl(['delete', 'configmap', 'owner', '-n', 'team-a'])).code).toBe(0);
+    const collected = await plane.kubectl(['wait', '--for=delete', 'osc/owned', '-n', 'team-a', '--timeout=90s']);
+    expect(collected.code, collected.stderr).toBe(0);
   });
 
   it('has install manifests (deploy/) that kube-apiserver accepts', async () => {

@@ -26,6 +26,7 @@ import { ResourceStore, type DeleteOptions, type Selection, type WriteOptions, t
 import { decodeObject, type FieldValidation } from './decode.js';
 import { bookmarkObject, startWatch, type ApiEvent } from '../store/watch.js';
 import { WatchStream } from './watch-stream.js';
+import type { NamespaceLifecycle } from '../admission/namespace-lifecycle.js';
 
 export interface ResourceHandlerOptions {
   /** How often idle watches get a BOOKMARK (kube: about a minute). */
@@ -33,6 +34,8 @@ export interface ResourceHandlerOptions {
   /** Watches slower than this many buffered bytes are closed, as kube drops slow watchers. */
   maxWatchBufferBytes: number;
   onWatchCountChange?: (delta: number) => void;
+  /** Refuses creates into namespaces that are missing or being deleted (aggregated mode). */
+  namespaceLifecycle?: NamespaceLifecycle;
 }
 
 type Target = { served: ServedResource; store: ResourceStore; info: ResourceRequestInfo; user: UserInfo; query: URLSearchParams };
@@ -241,11 +244,16 @@ export class ResourceHandler {
 
   // ---- writes --------------------------------------------------------------
 
+  private async admitCreate(store: ResourceStore, namespace: string | undefined, name: string): Promise<void> {
+    if (namespace !== undefined) await this.options.namespaceLifecycle?.admitCreate(namespace, store.ref, name);
+  }
+
   private async create(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
     const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
     const options = writeOptions(request, query, user, 'CreateOptions');
     const duplicates = duplicateFieldWarnings(body, options.fieldValidation);
     const { object, warnings } = decodeObject(body.value, served.definition, served.version, options.fieldValidation);
+    await this.admitCreate(store, info.namespace, String((object.metadata as { name?: unknown } | undefined)?.name ?? ''));
     const result = await store.create(info.namespace, object, served.version, options);
     respondWrite(response, result, 201, [...duplicates, ...warnings]);
   }
@@ -272,6 +280,8 @@ export class ResourceHandler {
       const applied = decodeYaml(body);
       const duplicates = duplicateFieldWarnings(applied, options.fieldValidation);
       const { object, warnings } = decodeObject(applied.value, served.definition, served.version, options.fieldValidation, { defaults: false });
+      // An apply that would create is a create to admission.
+      if (this.options.namespaceLifecycle && !(await store.exists(info.namespace, info.name!))) await this.admitCreate(store, info.namespace, info.name!);
       const result = await store.apply(info.namespace, info.name!, object, served.version, subresource, { ...options, force: force ?? false });
       return respondWrite(response, result, result.created ? 201 : 200, [...duplicates, ...warnings]);
     }

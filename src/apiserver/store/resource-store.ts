@@ -146,6 +146,10 @@ export class ResourceStore {
     return this.present(entry.value, version);
   }
 
+  async exists(namespace: string | undefined, name: string): Promise<boolean> {
+    return (await this.storage.get(this.key(namespace, name))) !== undefined;
+  }
+
   async list(namespace: string | undefined, version: KindVersion, options: ListOptions): Promise<ListOutput> {
     const prefix = this.prefix(namespace);
     const filter = this.matcher(options);
