@@ -246,6 +246,20 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
     expect(collected.code, collected.stderr).toBe(0);
   });
 
+  it('carries Cluster API\'s contract labels on CRDs that take no traffic from the APIServices', async () => {
+    const crds = fileURLToPath(new URL('../../deploy/contract-crds.yaml', import.meta.url));
+    const applied = await plane.kubectl(['apply', '-f', crds]);
+    expect(applied.code, applied.stderr).toBe(0);
+    const established = await plane.kubectl(['wait', '--for=condition=Established', `crd/openstackclusters.${group}`, '--timeout=30s']);
+    expect(established.code, established.stderr).toBe(0);
+    const labels = JSON.parse((await plane.kubectl(['get', 'crd', `openstackclusters.${group}`, '-o', 'jsonpath={.metadata.labels}'])).stdout);
+    expect(labels).toMatchObject({ 'cluster.x-k8s.io/v1beta2': 'v1beta2' });
+    // Still ours: the APIService stays Available and requests keep reaching this server.
+    expect((await plane.kubectl(['wait', '--for=condition=Available', `apiservice/v1beta2.${group}`, '--timeout=30s'])).code).toBe(0);
+    const read = await plane.kubectl(['get', 'osc', 'demo', '-n', 'team-a', '-o', 'jsonpath={.spec.identityRef.name}']);
+    expect(read.stdout).toBe('demo-cloud-config');
+  });
+
   it('has install manifests (deploy/) that kube-apiserver accepts', async () => {
     const deploy = fileURLToPath(new URL('../../deploy', import.meta.url));
     const applied = await plane.kubectl(['apply', '--dry-run=server', '-k', deploy]);
