@@ -6,9 +6,9 @@
  * admin kubeconfig, certificates signed by the cluster's CAs, and registering a loopback server
  * behind APIServices.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,11 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const upScript = fileURLToPath(new URL('../../shared/k8s/up.sh', import.meta.url));
 const binaries = path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'capo-k8s', 'bins');
+
+/** Why the Cluster API manager cannot run here, or undefined when it can. */
+export function clusterApiUnavailable(): string | undefined {
+  return controlPlaneUnavailable() ?? (existsSync(path.join(binaries, 'capi-manager')) ? undefined : `no capi-manager in ${binaries} (run ../shared/k8s/build.sh capi)`);
+}
 
 /** Why a control plane cannot start here, or undefined when it can. */
 export function controlPlaneUnavailable(): string | undefined {
@@ -44,12 +49,15 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-/** With `controllerManager`, kube-controller-manager runs too (namespace deletion, garbage collection). */
-export async function startControlPlane(options: { controllerManager?: boolean } = {}): Promise<ControlPlane> {
+/**
+ * With `controllerManager`, kube-controller-manager runs too (namespace deletion, garbage
+ * collection); `crds` names CRD sets of ../shared/k8s to apply (e.g. `capi`).
+ */
+export async function startControlPlane(options: { controllerManager?: boolean; crds?: string[] } = {}): Promise<ControlPlane> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'capo-k8s-'));
   const base = await freePortRun(4);
   const env = { ...process.env, K8S_DIR: dir, ETCD_PORT: String(base), APISERVER_PORT: String(base + 2), BINS: binaries, ...(options.controllerManager && { KCM: '1' }) };
-  await run('bash', [upScript, 'start'], { env, timeout: 180_000 });
+  await run('bash', [upScript, 'start', ...(options.crds ?? [])], { env, timeout: 180_000 });
   const kubeconfig = path.join(dir, 'admin.kubeconfig');
   const pki = path.join(dir, 'pki');
   return {
@@ -151,4 +159,57 @@ function isFree(port: number): Promise<boolean> {
     server.once('error', () => resolve(false));
     server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+export interface ClusterApiManager {
+  /** Its log, for a failure message. */
+  log(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real Cluster API core manager against the control plane, on ports of its own (webhook,
+ * health, diagnostics), with a self-signed webhook certificate; resolves once it reports healthy.
+ */
+export async function startClusterApiManager(plane: ControlPlane): Promise<ClusterApiManager> {
+  const certDir = path.join(plane.dir, 'capi-webhook');
+  await mkdir(certDir, { recursive: true });
+  const webhook = await plane.certificate('capi-webhook', '/CN=capi-webhook', 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1');
+  await writeFile(path.join(certDir, 'tls.crt'), webhook.cert);
+  await writeFile(path.join(certDir, 'tls.key'), webhook.key);
+  const base = await freePortRun(3);
+  const logFile = path.join(plane.dir, 'capi-manager.log');
+  const output = await open(logFile, 'w');
+  const child = spawn(
+    path.join(binaries, 'capi-manager'),
+    [
+      `--kubeconfig=${plane.kubeconfig}`,
+      '--leader-elect=false',
+      `--webhook-cert-dir=${certDir}`,
+      `--webhook-port=${base}`,
+      `--health-addr=127.0.0.1:${base + 1}`,
+      `--diagnostics-address=127.0.0.1:${base + 2}`,
+      '--insecure-diagnostics',
+    ],
+    { stdio: ['ignore', output.fd, output.fd] },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const healthy = await fetch(`http://127.0.0.1:${base + 1}/readyz`).then((response) => response.ok, () => false);
+    if (healthy) break;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`capi-manager did not become ready:\n${(await readFile(logFile, 'utf8')).slice(-3000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return {
+    log: () => readFile(logFile, 'utf8'),
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      await output.close();
+    },
+  };
 }

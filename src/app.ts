@@ -148,8 +148,10 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const cloudsYamlPath = cloud ? path.join(options.dataDir, 'clouds.yaml') : undefined;
   if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
 
-  reconciler = options.reconciler
-    ? startReconciler({ storage, kinds, metrics, logger: logger.child({ component: 'reconcile' }), ...clusterApiSource(options, storage), ...options.reconciler })
+  // The source is the composition root's: it outlives the reconciler's listeners and is closed last.
+  const sources = options.reconciler ? clusterApiSource(options, storage) : undefined;
+  reconciler = options.reconciler && sources
+    ? startReconciler({ storage, kinds, metrics, logger: logger.child({ component: 'reconcile' }), ...sources, ...options.reconciler })
     : undefined;
 
   return {
@@ -166,6 +168,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     close: async () => {
       shuttingDown = true;
       await reconciler?.stop();
+      await sources?.source.close();
       await server.close();
       await cloud?.close();
       access.close();

@@ -84,20 +84,24 @@ describe('npm start', () => {
   });
 
   it('refuses unknown options and bad ports with a clear error', async () => {
-    const unknown = await run('node', [...entry, '--bogus']).catch((error) => error);
+    // Each case is its own process; they run side by side.
+    const attempt = (args: string[]): Promise<{ code?: number; stderr: string }> => run('node', [...entry, ...args]).catch((error) => error as { code: number; stderr: string });
+    const [unknown, ports, timeouts] = await Promise.all([
+      attempt(['--bogus']),
+      Promise.all(['abc', '', '0x50', '1e3', '70000'].map((bad) => attempt(['--port', bad]).then((result) => ({ bad, result })))),
+      Promise.all(['60', '1d', '0s', '25h', 'm', ''].map((bad) => attempt(['--request-timeout', bad]).then((result) => ({ bad, result })))),
+    ]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("Unknown option '--bogus'");
-    for (const bad of ['abc', '', '0x50', '1e3', '70000']) {
-      const port = await run('node', [...entry, '--port', bad]).catch((error) => error);
-      expect(port.code, bad).toBe(2);
-      expect(port.stderr).toContain('--port must be an integer from 0 to 65535');
+    for (const { bad, result } of ports) {
+      expect(result.code, bad).toBe(2);
+      expect(result.stderr).toContain('--port must be an integer from 0 to 65535');
     }
-    for (const bad of ['60', '1d', '0s', '25h', 'm', '']) {
-      const timeout = await run('node', [...entry, '--request-timeout', bad]).catch((error) => error);
-      expect(timeout.code, bad).toBe(2);
-      expect(timeout.stderr).toContain('--request-timeout must be a duration from 1s to 24h such as 60s or 1m30s');
+    for (const { bad, result } of timeouts) {
+      expect(result.code, bad).toBe(2);
+      expect(result.stderr).toContain('--request-timeout must be a duration from 1s to 24h such as 60s or 1m30s');
     }
-  });
+  }, 180_000);
 
   it('serves on its data directory, works with kubectl and stops cleanly on SIGTERM', async () => {
     const server = await start(['--data-dir', dataDir, '--port', '0', '--cloud-port', '0']);
