@@ -1,12 +1,13 @@
 /**
  * The inventory APIs on the API server's HTTPS port: GraphQL at /graphql (and under
  * /apis/extensions.capo-apiserver.io/v1alpha1, for clients behind kube-apiserver) and the REST
- * admin API at /admin/v1. Pass the result as startApiServer's
+ * admin API at /admin/v1 (and /apis/extensions.capo-apiserver.io/v1alpha1/admin). Pass the result as startApiServer's
  * `extraRoutes`, which hands over the server's authenticator and authorizer.
  */
 import type express from 'express';
 import type { Authorizer } from './apiserver/auth/authorizer.js';
 import type { RequestAuthenticator } from './apiserver/auth/authenticator.js';
+import { computedApiVersion } from './inventory/computed-group.js';
 import { cacheInventory } from './inventory/snapshot.js';
 import type { Storage } from './storage/interface.js';
 import { adminHandler, adminPrefix, type AdminHooks } from './admin/router.js';
@@ -28,7 +29,8 @@ export function inventoryRoutes(deps: InventoryRoutesDeps): (app: express.Expres
   return (app) => {
     mountGraphql(app, deps);
     const admin = adminHandler({ ...deps, hooks: deps.admin });
-    app.use(adminPrefix, (request, response) => admin(request, response));
+    // Also under the computed kinds' group-version, where kube-apiserver's aggregator routes it.
+    app.use([adminPrefix, `/apis/${computedApiVersion}/admin`], (request, response) => admin(request, response));
     return cacheInventory(deps.storage);
   };
 }

@@ -198,6 +198,12 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
     expect(JSON.parse(answered.body)).toEqual({ data: { clusters: { totalCount: 1, edges: [{ node: { name: 'demo' } }] } } });
   });
 
+  it('serves the admin API under its group-version through kube-apiserver', async () => {
+    const queue = await plane.kubectl(['get', '--raw', '/apis/extensions.capo-apiserver.io/v1alpha1/admin/queue']);
+    expect(queue.stderr).toBe('');
+    expect(JSON.parse(queue.stdout)).toEqual({ controllers: [] });
+  });
+
   it('gives the Ansible plugin its inventory through kube-apiserver, with a kubeconfig', async () => {
     await requireAnsible();
     const workspace = await createAnsibleWorkspace();
