@@ -28,6 +28,7 @@ let dataDir: string;
 let serverCa: string;
 let frontProxy: { cert: string; key: string };
 let intruder: { cert: string; key: string };
+let expired: { cert: string; key: string };
 
 /** Every group-version the server serves, newest first within a group (the order APIServices prefer). */
 function servedGroupVersions(): { group: string; version: string }[] {
@@ -64,6 +65,8 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
     serverCa = readFileSync(plane.caCert, 'utf8');
     frontProxy = await plane.certificate('test-front-proxy', '/CN=front-proxy-client', 'extendedKeyUsage=clientAuth', 'front-proxy-ca');
     intruder = await plane.certificate('intruder', '/CN=intruder', 'extendedKeyUsage=clientAuth', 'front-proxy-ca');
+    // Valid for no time at all: expired by the time a test presents it.
+    expired = await plane.certificate('expired-front-proxy', '/CN=front-proxy-client', 'extendedKeyUsage=clientAuth', 'front-proxy-ca', 0);
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-aggregated-'));
     app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: aggregatedKinds, servingCertificate: serving, aggregated: { kubeconfig: plane.kubeconfig } });
     await registerAggregatedServer(plane, { namespace, service, port: Number(new URL(app.url).port), caBundlePem: serverCa, groupVersions: servedGroupVersions() });
@@ -139,6 +142,8 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
     expect((await direct(listPath, { headers: forged })).status).toBe(401);
     // A front-proxy CA certificate whose name is not among the allowed ones.
     expect((await direct(listPath, { ...intruder, headers: forged })).status).toBe(401);
+    // The allowed name, from the right CA, but expired.
+    expect((await direct(listPath, { ...expired, headers: forged })).status).toBe(401);
     // The real front proxy's certificate, naming the admin.
     expect((await direct(listPath, { ...frontProxy, headers: forged })).status).toBe(200);
   });
