@@ -7,13 +7,14 @@
  * behind APIServices.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { pollUntil } from './poll.js';
 
 const run = promisify(execFile);
 const upScript = fileURLToPath(new URL('../../shared/k8s/up.sh', import.meta.url));
@@ -21,8 +22,11 @@ const binaries = path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(),
 
 /** Why the Cluster API manager cannot run here, or undefined when it can. */
 export function clusterApiUnavailable(): string | undefined {
-  return controlPlaneUnavailable() ?? (existsSync(path.join(binaries, 'capi-manager')) ? undefined : `no capi-manager in ${binaries} (run ../shared/k8s/build.sh capi)`);
+  const missing = clusterApiManagers.find((name) => !existsSync(path.join(binaries, name)));
+  return controlPlaneUnavailable() ?? (missing === undefined ? undefined : `no ${missing} in ${binaries} (run ../shared/k8s/build.sh capi)`);
 }
+
+const clusterApiManagers = ['capi-manager', 'capi-kubeadm-bootstrap-manager', 'capi-kubeadm-control-plane-manager'] as const;
 
 /** Why a control plane cannot start here, or undefined when it can. */
 export function controlPlaneUnavailable(): string | undefined {
@@ -32,6 +36,13 @@ export function controlPlaneUnavailable(): string | undefined {
   if (!existsSync(path.join(binaries, 'etcd')) && !existsSync('/usr/bin/etcd')) return `no etcd in ${binaries} or /usr/bin (run ../shared/k8s/build.sh etcd)`;
   return undefined;
 }
+
+const kubeadmProviderCrds = [
+  'kubeadmconfigs.bootstrap.cluster.x-k8s.io',
+  'kubeadmconfigtemplates.bootstrap.cluster.x-k8s.io',
+  'kubeadmcontrolplanes.controlplane.cluster.x-k8s.io',
+  'kubeadmcontrolplanetemplates.controlplane.cluster.x-k8s.io',
+];
 
 export interface ControlPlane {
   dir: string;
@@ -46,6 +57,10 @@ export interface ControlPlane {
   kubectl(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
   /** A key and certificate signed by the cluster CA (`ca`) or the front-proxy CA, with the given subject and extensions. */
   certificate(name: string, subject: string, extensions: string, ca?: 'ca' | 'front-proxy-ca', days?: number): Promise<{ cert: string; key: string }>;
+  /** Freezes kube-apiserver (SIGSTOP): connections are accepted and nothing answers, until `resume`. */
+  freezeApiServer(): Promise<{ resume(): void }>;
+  /** Stops kube-apiserver (etcd keeps its data) until `start` runs it again with the same arguments and resolves once it is ready. */
+  stopApiServer(): Promise<{ start(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -60,6 +75,12 @@ export async function startControlPlane(options: { controllerManager?: boolean; 
   await run('bash', [upScript, 'start', ...(options.crds ?? [])], { env, timeout: 180_000 });
   const kubeconfig = path.join(dir, 'admin.kubeconfig');
   const pki = path.join(dir, 'pki');
+  const apiServerPid = async () => Number((await readFile(path.join(dir, 'kube-apiserver.pid'), 'utf8')).trim());
+  if (options.crds?.includes('capi')) {
+    // clusterctl labels the kubeadm providers' CRDs with the contract they implement; the CRDs as
+    // built from Go modules carry no labels, and Cluster API resolves template versions by them.
+    await run('kubectl', ['--kubeconfig', kubeconfig, 'label', '--overwrite', 'crd', ...kubeadmProviderCrds, 'cluster.x-k8s.io/v1beta2=v1beta2']);
+  }
   return {
     dir,
     url: `https://127.0.0.1:${base + 2}`,
@@ -69,7 +90,9 @@ export async function startControlPlane(options: { controllerManager?: boolean; 
     frontProxyCaCert: path.join(pki, 'front-proxy-ca.crt'),
     kubectl: (args, input) =>
       new Promise((resolve) => {
-        const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+        // A `kubectl wait --timeout=…` is given that long, and a minute more to answer.
+        const waitSeconds = Number(args.find((arg) => arg.startsWith('--timeout='))?.match(/^--timeout=(\d+)s$/)?.[1] ?? 0);
+        const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000 + waitSeconds * 1000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
           resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
         });
         if (input !== undefined) child.stdin?.end(input);
@@ -83,6 +106,31 @@ export async function startControlPlane(options: { controllerManager?: boolean; 
       await run('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-subj', subject, '-out', csr]);
       await run('openssl', ['x509', '-req', '-in', csr, '-CA', path.join(pki, `${ca}.crt`), '-CAkey', path.join(pki, `${ca}.key`), '-CAcreateserial', '-days', String(days), '-extfile', extfile, '-out', cert]);
       return { cert: await readFile(cert, 'utf8'), key: await readFile(key, 'utf8') };
+    },
+    async freezeApiServer() {
+      const pid = await apiServerPid();
+      process.kill(pid, 'SIGSTOP');
+      return { resume: () => process.kill(pid, 'SIGCONT') };
+    },
+    async stopApiServer() {
+      const pid = await apiServerPid();
+      const [binary, ...args] = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
+      process.kill(pid, 'SIGTERM');
+      await pollUntil('kube-apiserver to exit', async () => (processGone(pid) ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
+      return {
+        async start() {
+          const log = await open(path.join(dir, 'kube-apiserver.log'), 'a');
+          const child = spawn(binary, args, { detached: true, stdio: ['ignore', log.fd, log.fd] });
+          child.unref();
+          await log.close();
+          // up.sh stop finds it by this file, as it finds what it started.
+          await writeFile(path.join(dir, 'kube-apiserver.pid'), `${child.pid}\n`);
+          await pollUntil('kube-apiserver to be ready again', async () => ((await run('kubectl', ['--kubeconfig', kubeconfig, 'get', '--raw', '/readyz']).then(() => true, () => false)) ? true : undefined), {
+            timeoutMs: 120_000,
+            intervalMs: 250,
+          });
+        },
+      };
     },
     async stop() {
       await run('bash', [upScript, 'stop'], { env, timeout: 120_000 });
@@ -143,11 +191,25 @@ export async function registerAggregatedServer(
  * ephemeral range (32768 and up), where outgoing connections would otherwise grab one between this
  * check and the binaries' bind; the starting point follows the process id, so parallel runs differ.
  */
+/** Exited: no such process, or a zombie no one reaps (a container's init may not). */
+function processGone(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? true;
+  } catch {
+    return true;
+  }
+}
+
+const handedOut = new Set<number>();
+
 async function freePortRun(count: number): Promise<number> {
   const slots = 3000;
   for (let attempt = 0; attempt < 50; attempt++) {
     const first = 20_000 + ((process.pid + attempt * 7919) % slots) * count;
     const ports = Array.from({ length: count }, (_, i) => first + i);
+    // Runs handed out earlier may not be bound yet: never hand them out twice.
+    if (ports.some((port) => handedOut.has(port))) continue;
+    for (const port of ports) handedOut.add(port);
     if ((await Promise.all(ports.map(isFree))).every(Boolean)) return first;
   }
   throw new Error(`no run of ${count} free ports on 127.0.0.1 between 20000 and 32000`);
@@ -167,21 +229,25 @@ export interface ClusterApiManager {
   stop(): Promise<void>;
 }
 
+/** The Cluster API managers ../shared/k8s/build.sh capi builds: the core one and kubeadm's bootstrap and control-plane providers. */
+export type ClusterApiManagerName = (typeof clusterApiManagers)[number];
+
 /**
- * The real Cluster API core manager against the control plane, on ports of its own (webhook,
- * health, diagnostics), with a self-signed webhook certificate; resolves once it reports healthy.
+ * One real Cluster API manager against the control plane, unchanged, on ports of its own (webhook,
+ * health, diagnostics), with a certificate for its webhook server; resolves once it reports
+ * healthy. `featureGates` are passed as the manager takes them (e.g. `ClusterTopology=true`).
  */
-export async function startClusterApiManager(plane: ControlPlane): Promise<ClusterApiManager> {
-  const certDir = path.join(plane.dir, 'capi-webhook');
+export async function startClusterApiManager(plane: ControlPlane, name: ClusterApiManagerName = 'capi-manager', featureGates: string[] = []): Promise<ClusterApiManager> {
+  const certDir = path.join(plane.dir, `${name}-webhook`);
   await mkdir(certDir, { recursive: true });
-  const webhook = await plane.certificate('capi-webhook', '/CN=capi-webhook', 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1');
+  const webhook = await plane.certificate(`${name}-webhook`, `/CN=${name}-webhook`, 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1');
   await writeFile(path.join(certDir, 'tls.crt'), webhook.cert);
   await writeFile(path.join(certDir, 'tls.key'), webhook.key);
   const base = await freePortRun(3);
-  const logFile = path.join(plane.dir, 'capi-manager.log');
+  const logFile = path.join(plane.dir, `${name}.log`);
   const output = await open(logFile, 'w');
   const child = spawn(
-    path.join(binaries, 'capi-manager'),
+    path.join(binaries, name),
     [
       `--kubeconfig=${plane.kubeconfig}`,
       '--leader-elect=false',
@@ -190,6 +256,7 @@ export async function startClusterApiManager(plane: ControlPlane): Promise<Clust
       `--health-addr=127.0.0.1:${base + 1}`,
       `--diagnostics-address=127.0.0.1:${base + 2}`,
       '--insecure-diagnostics',
+      ...(featureGates.length > 0 ? [`--feature-gates=${featureGates.join(',')}`] : []),
     ],
     { stdio: ['ignore', output.fd, output.fd] },
   );
@@ -200,7 +267,7 @@ export async function startClusterApiManager(plane: ControlPlane): Promise<Clust
     if (healthy) break;
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`capi-manager did not become ready:\n${(await readFile(logFile, 'utf8')).slice(-3000)}`);
+      throw new Error(`${name} did not become ready:\n${(await readFile(logFile, 'utf8')).slice(-3000)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }

@@ -18,8 +18,8 @@ import { loadKubeconfig } from './reconcile/sources/kubeconfig.js';
 export interface Access {
   authentication: AuthenticationConfig;
   authorizer: Authorizer;
-  /** A readiness check, when access depends on something outside the process. */
-  check?: () => void;
+  /** Readiness checks by name, for what access follows outside the process (each throws with why it is not current). */
+  checks: Record<string, () => void>;
   /** The admin bearer token file (embedded only). */
   adminTokenPath?: string;
   /** Namespaces of the management cluster, for creates (aggregated only: embedded mode has no Namespace objects). */
@@ -47,6 +47,7 @@ export async function localAccess(dataDir: string, clientCaPem: string): Promise
     authentication: staticAuthentication(clientCaPem, tokens),
     authorizer: new UnionAuthorizer([new LocalAuthorizer(), policies]),
     adminTokenPath: files.adminTokenFile,
+    checks: {},
     close: () => {
       tokens.close();
       policies.close();
@@ -63,7 +64,10 @@ export async function delegatedAccess(options: DelegatedAccessOptions): Promise<
   return {
     authentication,
     authorizer: new SubjectAccessReviewAuthorizer(authorizationConfig, { alwaysAllowPaths: options.alwaysAllowPaths }),
-    check: () => authentication.check(),
+    checks: {
+      'extension-apiserver-authentication': () => authentication.check(),
+      'namespace-informer': () => namespaces.check(),
+    },
     namespaceLifecycle: namespaces,
     close: () => {
       authentication.stop();

@@ -101,8 +101,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   // Embedded: bearer tokens (kube's token-file format) and per-namespace ABAC policies live in the data
   // directory beside the PKI. Aggregated: the management cluster decides.
   const access = options.aggregated ? await delegatedAccess(options.aggregated) : await localAccess(options.dataDir, pki.caCertPem);
-  const accessCheck = access.check;
-  if (accessCheck) health.add('authn-config', accessCheck, ['readyz']);
+  for (const [name, check] of Object.entries(access.checks)) health.add(name, check, ['readyz']);
   const metrics = new MetricsRegistry();
   // Started after the server (it needs the storage the server opened); the admin routes reach it once it exists.
   let reconciler: RunningReconciler | undefined;
@@ -150,6 +149,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
 
   // The source is the composition root's: it outlives the reconciler's listeners and is closed last.
   const sources = options.reconciler ? clusterApiSource(options, storage) : undefined;
+  const sourceCheck = sources?.source.check?.bind(sources.source);
+  // Not ready while the reconciler's view of Secrets, Clusters and Machines is not followed (it reads them live meanwhile).
+  if (sourceCheck) health.add('cluster-api-informers', sourceCheck, ['readyz']);
   reconciler = options.reconciler && sources
     ? startReconciler({ storage, kinds, metrics, logger: logger.child({ component: 'reconcile' }), ...sources, ...options.reconciler })
     : undefined;

@@ -1,31 +1,26 @@
 /**
- * The real Cluster API core manager driving our kinds: a real kube-apiserver (with
+ * The real Cluster API managers driving our kinds: a real kube-apiserver (with
  * kube-controller-manager and Cluster API's CRDs), this server aggregated behind it with its
- * reconciler and the simulated cloud, and capi-manager unchanged. The example's Cluster, one control
+ * reconciler and the simulated cloud, and Cluster API's core manager (with ClusterTopology on) and
+ * kubeadm's bootstrap and control-plane managers, unchanged. The example's Cluster, one control
  * plane and one worker Machine are applied to kube-apiserver; Cluster API owns our objects, reads
  * what our reconciler provisions and takes the Machines to Provisioned, also those a
  * MachineDeployment clones from our OpenStackMachineTemplate; deleting the Cluster leaves nothing
- * in the cloud.
+ * in the cloud. Then a Cluster of CAPO's reference ClusterClass: the topology controller builds our
+ * objects from our templates with the class's patches, kubeadm's control plane provisions its
+ * machine through them, and deleting it leaves nothing either.
  */
-import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { aggregatedKinds } from '../../src/api/kinds.js';
-import { startApp, type RunningApp } from '../../src/app.js';
+import type { RunningApp } from '../../src/app.js';
 import type { JsonObject } from '../../src/storage/interface.js';
+import { startAggregatedServer, type AggregatedServer } from '../../harness/aggregated-server.js';
 import { CloudCensus, noResources } from '../../harness/census.js';
-import {
-  clusterApiUnavailable,
-  registerAggregatedServer,
-  startClusterApiManager,
-  startControlPlane,
-  type ClusterApiManager,
-  type ControlPlane,
-} from '../../harness/control-plane.js';
+import { clusterApiUnavailable, startClusterApiManager, startControlPlane, type ClusterApiManager, type ControlPlane } from '../../harness/control-plane.js';
+import { renderCapoTemplate } from '../reference/capo.js';
 import { renderExamples } from '../reconcile/flows/examples.js';
 
 const unavailable = clusterApiUnavailable();
@@ -33,11 +28,16 @@ const group = 'infrastructure.cluster.x-k8s.io';
 const machines = ['demo-control-plane-0', 'demo-md-0-0'];
 
 let plane: ControlPlane;
+let server: AggregatedServer;
 let app: RunningApp;
-let manager: ClusterApiManager;
+let managers: ClusterApiManager[] = [];
 let census: CloudCensus;
-let dataDir: string;
 let manifests: string;
+
+/** The managers' logs, newest lines last, for a failure message. */
+async function managerLogs(characters = 4000): Promise<string> {
+  return (await Promise.all(managers.map(async (manager) => (await manager.log()).slice(-characters)))).join('\n');
+}
 
 /** The example without its bastion, with two of its machines, as one YAML stream. */
 async function exampleManifests(dir: string): Promise<string> {
@@ -47,7 +47,7 @@ async function exampleManifests(dir: string): Promise<string> {
   }
   const kept = documents.filter((document) => !['Machine', 'OpenStackMachine'].includes(String(document.kind)) || machines.includes(String((document.metadata as JsonObject).name)));
   for (const document of kept) if (document.kind === 'OpenStackCluster') delete (document.spec as JsonObject).bastion;
-  const file = path.join(dataDir, 'example.yaml');
+  const file = path.join(dir, 'example.yaml');
   await writeFile(file, kept.map((document) => stringify(document)).join('---\n'));
   return file;
 }
@@ -55,48 +55,32 @@ async function exampleManifests(dir: string): Promise<string> {
 describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real Cluster API over our kinds' : `the real Cluster API over our kinds (skipped: ${unavailable})`, () => {
   beforeAll(async () => {
     plane = await startControlPlane({ controllerManager: true, crds: ['capi'] });
-    const serving = await plane.certificate('capo-apiserver', '/CN=capo-apiserver', 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:capo-apiserver.capo-system.svc,IP:127.0.0.1');
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-capi-'));
-    app = await startApp({
-      dataDir,
-      host: '127.0.0.1',
-      port: 0,
-      kinds: aggregatedKinds,
-      servingCertificate: serving,
-      aggregated: { kubeconfig: plane.kubeconfig },
-      simulatedCloud: { port: 0, transitionDelayMs: 100 },
-      reconciler: { resyncPeriodMs: 60_000 },
-    });
-    const groupVersions = [...new Set(aggregatedKinds.flatMap((kind) => kind.versions.map((version) => `${kind.group}/${version.name}`)))]
-      .map((groupVersion) => ({ group: groupVersion.split('/')[0], version: groupVersion.split('/')[1] }))
-      .sort((a, b) => a.group.localeCompare(b.group) || (a.version === 'v1beta2' ? -1 : b.version === 'v1beta2' ? 1 : a.version.localeCompare(b.version)));
-    await registerAggregatedServer(plane, {
-      namespace: 'capo-system',
-      service: 'capo-apiserver',
-      port: Number(new URL(app.url).port),
-      caBundlePem: readFileSync(plane.caCert, 'utf8'),
-      groupVersions,
-    });
+    server = await startAggregatedServer(plane, { simulatedCloud: { port: 0, transitionDelayMs: 100 }, reconciler: { resyncPeriodMs: 60_000 } });
+    app = server.app;
     const crds = await plane.kubectl(['apply', '-f', fileURLToPath(new URL('../../deploy/contract-crds.yaml', import.meta.url))]);
     if (crds.code !== 0) throw new Error(crds.stderr);
-    manager = await startClusterApiManager(plane);
+    managers = await Promise.all([
+      startClusterApiManager(plane, 'capi-manager', ['ClusterTopology=true']),
+      startClusterApiManager(plane, 'capi-kubeadm-bootstrap-manager'),
+      startClusterApiManager(plane, 'capi-kubeadm-control-plane-manager', ['ClusterTopology=true']),
+    ]);
     census = await CloudCensus.open(app.cloud!);
     manifests = await renderExamples(app.cloud!.url);
   }, 600_000);
 
   afterAll(async () => {
     census?.close();
-    await manager?.stop();
-    await app?.close();
+    await Promise.all(managers.map((manager) => manager.stop()));
+    await server?.close();
     await plane?.stop();
-    for (const dir of [dataDir, manifests]) if (dir) await rm(dir, { recursive: true, force: true });
+    if (manifests) await rm(manifests, { recursive: true, force: true });
   }, 120_000);
 
   it('takes Machines to Provisioned over what our reconciler builds', async () => {
     const applied = await plane.kubectl(['apply', '-f', await exampleManifests(manifests)]);
     expect(applied.code, applied.stderr).toBe(0);
     const provisioned = await plane.kubectl(['wait', '--for=jsonpath={.status.phase}=Provisioned', ...machines.map((name) => `machine/${name}`), '--timeout=300s']);
-    expect(provisioned.code, `${provisioned.stderr}\n${(await manager.log()).slice(-4000)}`).toBe(0);
+    expect(provisioned.code, `${provisioned.stderr}\n${await managerLogs()}`).toBe(0);
     for (const name of machines) {
       const machine = JSON.parse((await plane.kubectl(['get', 'machine', name, '-o', 'json'])).stdout);
       const infra = JSON.parse((await plane.kubectl(['get', `openstackmachines.${group}`, name, '-o', 'json'])).stdout);
@@ -146,9 +130,9 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real
     const selector = 'cluster.x-k8s.io/deployment-name=demo-md-1';
     const created = await plane.kubectl(['wait', '--for=jsonpath={.status.replicas}=2', 'machinedeployment/demo-md-1', '--timeout=120s']);
     const status = (await plane.kubectl(['get', 'machinedeployment,machineset', '-o', 'yaml'])).stdout;
-    expect(created.code, `${created.stderr}\n${status.slice(-3000)}\n${(await manager.log()).slice(-6000)}`).toBe(0);
+    expect(created.code, `${created.stderr}\n${status.slice(-3000)}\n${await managerLogs(6000)}`).toBe(0);
     const provisioned = await plane.kubectl(['wait', '--for=jsonpath={.status.phase}=Provisioned', 'machines', '-l', selector, '--timeout=300s']);
-    expect(provisioned.code, `${provisioned.stderr}\n${(await manager.log()).slice(-4000)}`).toBe(0);
+    expect(provisioned.code, `${provisioned.stderr}\n${await managerLogs()}`).toBe(0);
     const cloned = JSON.parse((await plane.kubectl(['get', `openstackmachines.${group}`, '-l', selector, '-o', 'json'])).stdout).items;
     expect(cloned).toHaveLength(2);
     for (const infra of cloned) {
@@ -161,8 +145,87 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real
   it('deletes everything when the Cluster is deleted, leaving nothing in the cloud', async () => {
     expect((await plane.kubectl(['delete', 'cluster', 'demo', '--wait=false'])).code).toBe(0);
     const gone = await plane.kubectl(['wait', '--for=delete', 'cluster/demo', '--timeout=300s']);
-    expect(gone.code, `${gone.stderr}\n${(await manager.log()).slice(-4000)}`).toBe(0);
+    expect(gone.code, `${gone.stderr}\n${await managerLogs()}`).toBe(0);
     expect((await plane.kubectl(['get', `openstackmachines.${group}`, '-A', '-o', 'name'])).stdout).toBe('');
+    expect((await census.ours()).counts).toEqual(noResources);
+  }, 400_000);
+
+  it('builds a Cluster of CAPO\'s reference ClusterClass from our templates, and provisions its control plane', async () => {
+    const identity = await plane.kubectl(['apply', '-f', path.join(manifests, '00-cloud-credentials.yaml')]);
+    expect(identity.code, identity.stderr).toBe(0);
+    const classApplied = await plane.kubectl(['apply', '-f', '-'], renderCapoTemplate('clusterclass-dev-test.yaml', {}));
+    expect(classApplied.code, classApplied.stderr).toBe(0);
+    const cluster = {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Cluster',
+      metadata: { name: 'topo', namespace: 'default' },
+      spec: {
+        clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] } },
+        topology: {
+          classRef: { name: 'dev-test' },
+          version: 'v1.33.1',
+          controlPlane: { replicas: 1 },
+          workers: {
+            machineDeployments: [
+              // The rollout and every variable the class's patches read are given: Cluster API's defaulting webhook is not registered here.
+              { class: 'default-worker', name: 'md-0', replicas: 1, rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } } },
+            ],
+          },
+          variables: [
+            { name: 'identityRef', value: { name: 'demo-cloud-config', cloudName: 'openstack' } },
+            { name: 'imageName', value: 'ubuntu-22.04' },
+            { name: 'addImageVersion', value: false },
+            { name: 'imageRef', value: '' },
+            { name: 'injectIgnitionSysext', value: false },
+            { name: 'allowedCIDRs', value: [] },
+            { name: 'bastion', value: { enabled: false } },
+          ],
+        },
+      },
+    };
+    const applied = await plane.kubectl(['apply', '-f', '-'], JSON.stringify(cluster));
+    expect(applied.code, applied.stderr).toBe(0);
+    const selector = 'cluster.x-k8s.io/cluster-name=topo';
+
+    // The infrastructure cluster, from our OpenStackClusterTemplate with the class's identityRef patch.
+    const provisioned = await plane.kubectl(['wait', '--for=jsonpath={.status.initialization.infrastructureProvisioned}=true', 'cluster/topo', '--timeout=180s']);
+    const classStatus = (await plane.kubectl(['get', 'clusterclass', 'dev-test', '-o', 'jsonpath={.status}'])).stdout;
+    expect(provisioned.code, `${provisioned.stderr}\n${classStatus}\n${await managerLogs()}`).toBe(0);
+    const owner = JSON.parse((await plane.kubectl(['get', 'cluster', 'topo', '-o', 'json'])).stdout);
+    const [infraCluster] = JSON.parse((await plane.kubectl(['get', `openstackclusters.${group}`, '-l', selector, '-o', 'json'])).stdout).items;
+    expect(owner.spec.infrastructureRef).toEqual({ apiGroup: group, kind: 'OpenStackCluster', name: infraCluster.metadata.name });
+    expect(infraCluster.metadata.labels['capo.e2e.test/template-metadata']).toBe('propagated');
+    expect(infraCluster.metadata.annotations['cluster.x-k8s.io/cloned-from-name']).toBe('dev-test-openstackcluster');
+    expect(infraCluster.spec.identityRef).toEqual({ type: 'Secret', name: 'demo-cloud-config', cloudName: 'openstack' });
+    expect(infraCluster.spec.managedSubnets).toEqual([expect.objectContaining({ cidr: '10.6.0.0/24' })]);
+    expect(infraCluster.metadata.ownerReferences).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'Cluster', name: 'topo', uid: owner.metadata.uid })]));
+
+    // kubeadm's control plane takes a Machine through our OpenStackMachineTemplate, patched by the class.
+    const controlPlane = 'cluster.x-k8s.io/control-plane';
+    const controlPlaneCreated = await plane.kubectl(['wait', '--for=jsonpath={.status.controlPlane.replicas}=1', 'cluster/topo', '--timeout=120s']);
+    expect(controlPlaneCreated.code, `${controlPlaneCreated.stderr}\n${await managerLogs()}`).toBe(0);
+    const machineUp = await plane.kubectl(['wait', '--for=jsonpath={.status.phase}=Provisioned', 'machines', '-l', `${selector},${controlPlane}`, '--timeout=300s']);
+    const machines = (await plane.kubectl(['get', 'machines,kubeadmcontrolplanes,kubeadmconfigs', '-o', 'yaml'])).stdout;
+    expect(machineUp.code, `${machineUp.stderr}\n${machines.slice(-3000)}\n${await managerLogs()}`).toBe(0);
+    const [controlPlaneMachine] = JSON.parse((await plane.kubectl(['get', `openstackmachines.${group}`, '-l', `${selector},${controlPlane}`, '-o', 'json'])).stdout).items;
+    expect(controlPlaneMachine.spec.flavor).toEqual({ filter: { name: 'm1.medium' } });
+    expect(controlPlaneMachine.spec.image).toEqual({ filter: { name: 'ubuntu-22.04' } });
+    expect(controlPlaneMachine.status.initialization.provisioned).toBe(true);
+
+    // Workers: once the control plane reports its version, the topology adds the MachineDeployment, cloned from our worker template.
+    const workers = `${selector},topology.cluster.x-k8s.io/deployment-name=md-0`;
+    const workerUp = await plane.kubectl(['wait', '--for=jsonpath={.status.workers.replicas}=1', 'cluster/topo', '--timeout=180s']);
+    expect(workerUp.code, `${workerUp.stderr}\n${await managerLogs()}`).toBe(0);
+    const [worker] = JSON.parse((await plane.kubectl(['get', `openstackmachines.${group}`, '-l', workers, '-o', 'json'])).stdout).items;
+    expect(worker.spec.flavor).toEqual({ filter: { name: 'm1.small' } });
+    expect(worker.spec.image).toEqual({ filter: { name: 'ubuntu-22.04' } });
+  }, 600_000);
+
+  it('deletes the topology Cluster and everything built for it, leaving nothing in the cloud', async () => {
+    expect((await plane.kubectl(['delete', 'cluster', 'topo', '--wait=false'])).code).toBe(0);
+    const gone = await plane.kubectl(['wait', '--for=delete', 'cluster/topo', '--timeout=300s']);
+    expect(gone.code, `${gone.stderr}\n${await managerLogs()}`).toBe(0);
+    expect((await plane.kubectl(['get', `openstackmachines.${group},openstackclusters.${group}`, '-A', '-o', 'name'])).stdout).toBe('');
     expect((await census.ours()).counts).toEqual(noResources);
   }, 400_000);
 });

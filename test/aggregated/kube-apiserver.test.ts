@@ -5,40 +5,23 @@
  * SubjectAccessReview). Straight to its port, forged identity headers and a front-proxy
  * certificate with a name that is not allowed get nowhere.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aggregatedKinds } from '../../src/api/kinds.js';
-import { startApp, type RunningApp } from '../../src/app.js';
+import type { RunningApp } from '../../src/app.js';
 import { createAnsibleWorkspace, requireAnsible } from '../ansible/workspace.js';
-import { controlPlaneUnavailable, registerAggregatedServer, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';
+import { startAggregatedServer, type AggregatedServer } from '../../harness/aggregated-server.js';
+import { controlPlaneUnavailable, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';
 
 const unavailable = controlPlaneUnavailable();
 const group = 'infrastructure.cluster.x-k8s.io';
-const namespace = 'capo-system';
-const service = 'capo-apiserver';
 
 let plane: ControlPlane;
+let server: AggregatedServer;
 let app: RunningApp;
-let dataDir: string;
-let serverCa: string;
 let frontProxy: { cert: string; key: string };
 let intruder: { cert: string; key: string };
 let expired: { cert: string; key: string };
-
-/** Every group-version the server serves, newest first within a group (the order APIServices prefer). */
-function servedGroupVersions(): { group: string; version: string }[] {
-  const seen = new Map<string, { group: string; version: string }>();
-  for (const kind of aggregatedKinds) {
-    for (const version of kind.versions) if (version.served) seen.set(`${kind.group}/${version.name}`, { group: kind.group, version: version.name });
-  }
-  const rank = (version: string) => (version.startsWith('v1beta') ? 0 : 1) * 100 - Number(version.replace(/\D/g, ''));
-  return [...seen.values()].sort((a, b) => a.group.localeCompare(b.group) || rank(a.version) - rank(b.version));
-}
 
 /** A request straight to the server's port, with whatever certificate and headers a test gives. */
 function direct(
@@ -47,7 +30,7 @@ function direct(
 ): Promise<{ status: number; body: string }> {
   const { method = 'GET', cert, key, headers } = options;
   return new Promise((resolve, reject) => {
-    const request = https.request(new URL(urlPath, app.url), { method, ca: serverCa, cert, key, headers, servername: `${service}.${namespace}.svc` }, (response) => {
+    const request = https.request(new URL(urlPath, app.url), { method, ca: server.serverCa, cert, key, headers, servername: server.serverName }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk) => (body += chunk));
@@ -61,15 +44,12 @@ function direct(
 describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregated behind kube-apiserver' : `aggregated behind kube-apiserver (skipped: ${unavailable})`, () => {
   beforeAll(async () => {
     plane = await startControlPlane({ controllerManager: true });
-    const serving = await plane.certificate('capo-apiserver', '/CN=capo-apiserver', `extendedKeyUsage=serverAuth\nsubjectAltName=DNS:${service}.${namespace}.svc,IP:127.0.0.1`);
-    serverCa = readFileSync(plane.caCert, 'utf8');
     frontProxy = await plane.certificate('test-front-proxy', '/CN=front-proxy-client', 'extendedKeyUsage=clientAuth', 'front-proxy-ca');
     intruder = await plane.certificate('intruder', '/CN=intruder', 'extendedKeyUsage=clientAuth', 'front-proxy-ca');
     // Valid for no time at all: expired by the time a test presents it.
     expired = await plane.certificate('expired-front-proxy', '/CN=front-proxy-client', 'extendedKeyUsage=clientAuth', 'front-proxy-ca', 0);
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-aggregated-'));
-    app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: aggregatedKinds, servingCertificate: serving, aggregated: { kubeconfig: plane.kubeconfig } });
-    await registerAggregatedServer(plane, { namespace, service, port: Number(new URL(app.url).port), caBundlePem: serverCa, groupVersions: servedGroupVersions() });
+    server = await startAggregatedServer(plane);
+    app = server.app;
     const rbac = await plane.kubectl(
       ['apply', '-f', '-'],
       JSON.stringify({
@@ -97,9 +77,8 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
   }, 300_000);
 
   afterAll(async () => {
-    await app?.close();
+    await server?.close();
     await plane?.stop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   }, 120_000);
 
   it('is discovered and served through kube-apiserver by kubectl', async () => {
@@ -188,7 +167,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
     const answered = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const request = https.request(
         new URL('/apis/extensions.capo-apiserver.io/v1alpha1/graphql', plane.url),
-        { method: 'POST', ca: serverCa, ...plane.admin, headers: { 'Content-Type': 'application/json' } },
+        { method: 'POST', ca: server.serverCa, ...plane.admin, headers: { 'Content-Type': 'application/json' } },
         (response) => {
           let body = '';
           response.setEncoding('utf8');

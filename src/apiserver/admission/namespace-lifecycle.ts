@@ -6,7 +6,8 @@
  * through an informer, with a live read when the cache has not seen a namespace yet (it may have
  * just been created), as kube's plugin does.
  */
-import { CoreV1Api, type KubeConfig, makeInformer, type V1Namespace } from '@kubernetes/client-node';
+import { CONNECT, CoreV1Api, ERROR, type KubeConfig, makeInformer, type V1Namespace } from '@kubernetes/client-node';
+import { reviewTimeoutMs, withDeadline } from '../auth/delegated/deadline.js';
 import { errors } from '../errors.js';
 
 export interface NamespaceLifecycle {
@@ -18,14 +19,25 @@ export class KubernetesNamespaceLifecycle implements NamespaceLifecycle {
   private readonly core: CoreV1Api;
   private readonly informer;
   private stopped = false;
+  /** Why namespaces are not followed right now, from a failed list or watch until the next connect. */
+  private failure: string | undefined;
 
   constructor(kubeconfig: KubeConfig) {
     this.core = kubeconfig.makeApiClient(CoreV1Api);
     this.informer = makeInformer<V1Namespace>(kubeconfig, '/api/v1/namespaces', () => this.core.listNamespace());
     // A failed list or watch is retried; until then admission reads namespaces live.
-    this.informer.on('error', () => {
+    this.informer.on(ERROR, (error: unknown) => {
+      this.failure = `watching /api/v1/namespaces: ${error instanceof Error ? error.message : String(error)}`;
       if (!this.stopped) setTimeout(() => void this.informer.start().catch(() => undefined), 2_000).unref();
     });
+    this.informer.on(CONNECT, () => {
+      this.failure = undefined;
+    });
+  }
+
+  /** For the readiness check: throws while namespaces are read live because their watch failed. */
+  check(): void {
+    if (this.failure) throw new Error(this.failure);
   }
 
   start(): void {
@@ -53,7 +65,7 @@ export class KubernetesNamespaceLifecycle implements NamespaceLifecycle {
 
   private async read(namespace: string): Promise<V1Namespace | undefined> {
     try {
-      return await this.core.readNamespace({ name: namespace });
+      return await withDeadline(this.core.readNamespace({ name: namespace }), reviewTimeoutMs, `reading namespace ${namespace}`);
     } catch (error) {
       if (error && typeof error === 'object' && 'code' in error && error.code === 404) return undefined;
       throw errors.internal(`cannot read namespace ${namespace} from the management cluster: ${error instanceof Error ? error.message : String(error)}`);

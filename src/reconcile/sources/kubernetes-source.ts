@@ -74,6 +74,8 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   private readonly clusterApi = new Map<ClusterApiKind, Promise<ServedCollection>>();
   private readonly collections = new Set<WatchedCollection>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Why a kind could not be discovered, until it is. */
+  private readonly discoveryProblems = new Map<ClusterApiKind, string>();
   /** Clusters and Machines are watched from the first watch() on, for as long as the source lives. */
   private watchingClusterApi = false;
   private closed = false;
@@ -111,6 +113,12 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
       for (const kind of ['Cluster', 'Machine'] as const) this.keepWatching(kind);
     }
     return { stop: () => this.listeners.delete(listener) };
+  }
+
+  /** For the readiness check: throws with every collection not followed right now (reads then go to kube-apiserver). */
+  check(): void {
+    const problems = [...this.discoveryProblems.values(), ...[...this.collections].map((collection) => collection.problem())].filter((problem) => problem !== undefined);
+    if (problems.length > 0) throw new Error(problems.join('; '));
   }
 
   async close(): Promise<void> {
@@ -198,9 +206,13 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   /** Starts the kind's watch for listeners, retrying discovery until it works or the source closes. */
   private keepWatching(kind: ClusterApiKind): void {
     this.served(kind).then(
-      () => this.discoveryBackoff.forget(kind),
+      () => {
+        this.discoveryBackoff.forget(kind);
+        this.discoveryProblems.delete(kind);
+      },
       (error: unknown) => {
         if (this.closed) return;
+        this.discoveryProblems.set(kind, error instanceof Error ? error.message : String(error));
         this.onError(error);
         const timer = setTimeout(() => {
           this.timers.delete(timer);

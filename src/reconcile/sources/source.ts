@@ -52,6 +52,8 @@ export interface ClusterApiSource {
   getMachine(namespace: string, name: string): Promise<ClusterApiMachine | undefined>;
   /** Every change (add/update/delete) of a Secret, Cluster or Machine, so dependants can be requeued. */
   watch(listener: (change: SourceChange) => void): { stop(): void };
+  /** For the readiness check, when the source follows something outside the process: throws with why it does not right now. */
+  check?(): void;
   close(): Promise<void>;
 }
 

@@ -28,6 +28,8 @@ export class WatchedCollection {
   private readonly backoff: ExponentialBackoff<string>;
   /** The cache reflects a list and a running watch. */
   private current = false;
+  /** Why the cache is not current, after a failure and until a start succeeds. */
+  private lastFailure: string | undefined;
   private failures = 0;
   private stopped = false;
   private restart: NodeJS.Timeout | undefined;
@@ -45,6 +47,11 @@ export class WatchedCollection {
     return this.current ? { object: this.informer.get(name, namespace) } : undefined;
   }
 
+  /** Why the collection is not followed right now, or undefined while it is (or has not failed yet). */
+  problem(): string | undefined {
+    return this.current ? undefined : this.lastFailure;
+  }
+
   stop(): void {
     this.stopped = true;
     this.current = false;
@@ -58,6 +65,7 @@ export class WatchedCollection {
     await this.informer.start();
     if (this.stopped || this.failures !== failuresBefore) return;
     this.current = true;
+    this.lastFailure = undefined;
     this.backoff.forget(this.options.path);
   }
 
@@ -66,7 +74,8 @@ export class WatchedCollection {
     this.current = false;
     // Stopping aborts the watch request, which ListWatch reports as an error too.
     if (this.stopped) return;
-    this.options.onError(new Error(`watching ${this.options.path}: ${describeKubeError(error)}`, { cause: error }));
+    this.lastFailure = `watching ${this.options.path}: ${describeKubeError(error)}`;
+    this.options.onError(new Error(this.lastFailure, { cause: error }));
     clearTimeout(this.restart);
     this.restart = setTimeout(() => void this.start(), this.backoff.when(this.options.path));
   }

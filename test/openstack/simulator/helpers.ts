@@ -1,5 +1,6 @@
 /** Shared set-up for the simulator tests: a running simulator and authenticated fetch. */
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../../src/openstack/simulator/host.js';
+import { pollUntil } from '../../../harness/poll.js';
 
 export interface Session {
   token: string;
@@ -52,12 +53,6 @@ export async function call(session: Session | string, method: string, url: strin
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
-export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+export function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+  return pollUntil('the simulator', probe, { timeoutMs });
 }

@@ -4,7 +4,8 @@
  * from the `kube-system/extension-apiserver-authentication` ConfigMap kube-apiserver publishes,
  * watched so that a rotated CA takes effect without a restart. Until the ConfigMap has been read
  * (it may be missing or unreadable, RBAC not yet granted) the flags alone are in force and the
- * `authn-config` readiness check fails with the reason.
+ * `extension-apiserver-authentication` readiness check fails with the reason; once read, its
+ * settings stay in force while kube-apiserver is out of reach (the check fails meanwhile).
  */
 import { readFile } from 'node:fs/promises';
 import { CoreV1Api, type KubeConfig, type V1ConfigMap, Watch } from '@kubernetes/client-node';
@@ -57,6 +58,8 @@ export class DelegatedAuthentication implements AuthenticationConfig {
   private authorities: CertificateAuthorities;
   private readonly listeners: (() => void)[] = [];
   private problem: string | undefined;
+  /** When the ConfigMap was last applied (undefined: never). */
+  private readAt: string | undefined;
   private watch: AbortController | undefined;
   private stopped = false;
 
@@ -110,7 +113,9 @@ export class DelegatedAuthentication implements AuthenticationConfig {
       this.apply(configMap);
       resourceVersion = configMap.metadata?.resourceVersion;
     } catch (error) {
-      this.problem = `unable to read ${where}: ${describe(error)}; only the authentication flags are in force (the server's service account needs the extension-apiserver-authentication-reader role in ${namespace})`;
+      this.problem = this.readAt
+        ? `unable to read ${where}: ${describe(error)}; what was read at ${this.readAt} stays in force`
+        : `unable to read ${where}: ${describe(error)}; only the authentication flags are in force (the server's service account needs the extension-apiserver-authentication-reader role in ${namespace})`;
     }
     const restart = (delayMs: number) => {
       if (!this.stopped) setTimeout(() => void this.follow(kubeconfig), delayMs).unref();
@@ -141,6 +146,7 @@ export class DelegatedAuthentication implements AuthenticationConfig {
     try {
       this.authorities = resolve(this.flags, this.files, parsed.data);
       this.problem = undefined;
+      this.readAt = new Date().toISOString();
     } catch (error) {
       this.problem = `configmap ${authenticationConfigMap.namespace}/${authenticationConfigMap.name}: ${describe(error)}`;
       return;
