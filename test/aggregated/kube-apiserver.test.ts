@@ -12,6 +12,7 @@ import type { RunningApp } from '../../src/app.js';
 import { createAnsibleWorkspace, requireAnsible } from '../ansible/workspace.js';
 import { startAggregatedServer, type AggregatedServer } from '../../harness/aggregated-server.js';
 import { controlPlaneUnavailable, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';
+import { pollUntil } from '../../harness/poll.js';
 
 const unavailable = controlPlaneUnavailable();
 const group = 'infrastructure.cluster.x-k8s.io';
@@ -26,9 +27,9 @@ let expired: { cert: string; key: string };
 /** A request straight to the server's port, with whatever certificate and headers a test gives. */
 function direct(
   urlPath: string,
-  options: { method?: string; cert?: string; key?: string; headers?: Record<string, string> } = {},
+  options: { method?: string; cert?: string; key?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<{ status: number; body: string }> {
-  const { method = 'GET', cert, key, headers } = options;
+  const { method = 'GET', cert, key, headers, body: requestBody } = options;
   return new Promise((resolve, reject) => {
     const request = https.request(new URL(urlPath, app.url), { method, ca: server.serverCa, cert, key, headers, servername: server.serverName }, (response) => {
       let body = '';
@@ -37,7 +38,7 @@ function direct(
       response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
     });
     request.on('error', reject);
-    request.end();
+    request.end(requestBody);
   });
 }
 
@@ -258,6 +259,65 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
       expect(applied.stdout).toContain(object);
     }
   });
+
+  it('fails closed when TokenReview and SubjectAccessReview do not answer, and remembers nothing of it', async () => {
+    const token = (await plane.kubectl(['create', 'token', 'bot', '-n', 'team-a'])).stdout.trim();
+    const carol = await plane.certificate('carol', '/CN=carol', 'extendedKeyUsage=clientAuth');
+    const listPath = `/apis/${group}/v1beta2/namespaces/team-a/openstackclusters`;
+    const frozen = await plane.freezeApiServer();
+    let answers: { status: number; body: string }[];
+    try {
+      // Each review has 10 s; the administrator's certificate (system:masters) needs none.
+      answers = await Promise.all([direct(listPath, { headers: { Authorization: `Bearer ${token}` } }), direct(listPath, carol), direct(listPath, plane.admin)]);
+    } finally {
+      frozen.resume();
+    }
+    const [byToken, byCarol, byAdmin] = answers;
+    expect(byToken.status).toBe(401);
+    expect(byCarol.status).toBe(500);
+    expect(JSON.parse(byCarol.body)).toMatchObject({ kind: 'Status', reason: 'InternalError', code: 500 });
+    expect(byAdmin.status).toBe(200);
+    // Once kube-apiserver answers again, so do the reviews: the failures were not cached.
+    const asBot = await direct(listPath, { headers: { Authorization: `Bearer ${token}` } });
+    expect(asBot.status).toBe(403);
+    expect(JSON.parse(asBot.body).message).toContain('User "system:serviceaccount:team-a:bot"');
+    expect(JSON.parse((await direct(listPath, carol)).body).message).toContain('User "carol" cannot list resource "openstackclusters"');
+  }, 120_000);
+
+  it('keeps serving what it stores while the management cluster is gone, reports not ready, and recovers by itself', async () => {
+    const listPath = `/apis/${group}/v1beta2/openstackclusters`;
+    const readBefore = await direct(listPath, plane.admin);
+    expect(readBefore.status).toBe(200);
+    const stopped = await plane.stopApiServer();
+    try {
+      const readDuring = await direct(listPath, plane.admin);
+      expect(readDuring.status).toBe(200);
+      expect(JSON.parse(readDuring.body)).toEqual(JSON.parse(readBefore.body));
+      const notReady = await pollUntil('readiness to report the management cluster gone', async () => {
+        const answer = await direct('/readyz?verbose');
+        return answer.status === 500 && answer.body.includes('[-]namespace-informer failed') ? answer : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 200 });
+      expect(notReady.body).toContain('[-]extension-apiserver-authentication failed');
+      expect(notReady.body).toContain('[+]storage ok');
+      expect((await direct('/livez')).status).toBe(200);
+      // A create needs the namespace from the management cluster: refused, not admitted blind.
+      const create = await direct(`/apis/${group}/v1beta2/namespaces/fresh/openstackclusters`, {
+        method: 'POST',
+        ...plane.admin,
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ apiVersion: `${group}/v1beta2`, kind: 'OpenStackCluster', metadata: { name: 'blind' }, spec: { identityRef: { cloudName: 'openstack', name: 'cloud' } } }),
+      });
+      expect(create.status).toBe(500);
+    } finally {
+      await stopped.start();
+    }
+    await pollUntil('readiness after the management cluster is back', async () => ((await direct('/readyz')).status === 200 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200 });
+    // Nothing stored changed, and kubectl reaches the server through kube-apiserver again.
+    expect(JSON.parse((await direct(listPath, plane.admin)).body)).toEqual(JSON.parse(readBefore.body));
+    expect((await plane.kubectl(['wait', '--for=condition=Available', `apiservice/v1beta2.${group}`, '--timeout=60s'])).code).toBe(0);
+    const listed = await plane.kubectl(['get', `openstackclusters.${group}`, '-A', '-o', 'name']);
+    expect(listed.code, listed.stderr).toBe(0);
+  }, 240_000);
 
   it('answers health checks without asking anyone', async () => {
     expect(await direct('/readyz')).toEqual({ status: 200, body: 'ok' });
