@@ -202,7 +202,7 @@ function processGone(pid: number): boolean {
 
 const handedOut = new Set<number>();
 
-async function freePortRun(count: number): Promise<number> {
+export async function freePortRun(count: number): Promise<number> {
   const slots = 3000;
   for (let attempt = 0; attempt < 50; attempt++) {
     const first = 20_000 + ((process.pid + attempt * 7919) % slots) * count;

@@ -25,6 +25,7 @@ import type { ClusterApiSource } from './reconcile/sources/source.js';
 import { StorageClusterApiSource, type KindDefinitions } from './reconcile/sources/storage-source.js';
 import type { Storage } from './storage/interface.js';
 import { SqliteStorage } from './storage/sqlite.js';
+import { EtcdStorage, defaultEtcdPrefix, type EtcdStorageOptions } from './storage/etcd.js';
 import { secureDataDir } from './data-dir.js';
 
 export interface AppOptions {
@@ -52,6 +53,8 @@ export interface AppOptions {
   aggregated?: DelegatedAccessOptions;
   /** Where logs go (default: info and above, JSON lines on stderr). */
   logger?: Logger;
+  /** Store objects in etcd (several replicas can share it) instead of the data directory's SQLite database. */
+  etcd?: EtcdStorageOptions;
   /** The serving certificate and key (PEM); default: the data directory's PKI. */
   servingCertificate?: { cert: string; key: string };
 }
@@ -70,8 +73,8 @@ export interface RunningApp {
   cloudsYamlPath?: string;
   caPath: string;
   storage: Storage;
-  /** The settings in force on the SQLite connection. */
-  storageSettings(): ReturnType<SqliteStorage['settings']>;
+  /** The storage backend and the settings in force on it (what a benchmark prints beside its figures). */
+  storageSettings(): StorageSettings;
   /** Fails readiness at once, then stops serving and closes storage. */
   close(): Promise<void>;
 }
@@ -81,10 +84,10 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   for (const change of await secureDataDir(options.dataDir)) logger.warn({ component: 'data-dir', dataDir: options.dataDir }, change);
   const pki = await ensurePki(options.dataDir, { serverHosts: [options.host] });
   const storageLog = logger.child({ component: 'storage' });
-  const storage = SqliteStorage.open(path.join(options.dataDir, 'capo.db'), {
-    ...(options.historyRetention && { historyRetention: options.historyRetention }),
-    onError: (error) => storageLog.error({ err: error }, 'storage error'),
-  });
+  const onStorageError = (error: unknown) => storageLog.error({ err: error }, 'storage error');
+  const { storage, settings: storageSettings } = options.etcd
+    ? await openEtcd(options.etcd, onStorageError)
+    : openSqlite(path.join(options.dataDir, 'capo.db'), options.historyRetention, onStorageError);
 
   let shuttingDown = false;
   const health = new HealthChecks();
@@ -166,7 +169,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     cloudsYamlPath,
     caPath,
     storage,
-    storageSettings: () => storage.settings(),
+    storageSettings,
     close: async () => {
       shuttingDown = true;
       await reconciler?.stop();
@@ -177,6 +180,20 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
       await storage.close();
     },
   };
+}
+
+export type StorageSettings =
+  | ({ backend: 'sqlite' } & ReturnType<SqliteStorage['settings']>)
+  | { backend: 'etcd'; servers: string[]; prefix: string };
+
+function openSqlite(file: string, historyRetention: AppOptions['historyRetention'], onError: (error: unknown) => void): { storage: Storage; settings: () => StorageSettings } {
+  const storage = SqliteStorage.open(file, { ...(historyRetention && { historyRetention }), onError });
+  return { storage, settings: () => ({ backend: 'sqlite', ...storage.settings() }) };
+}
+
+async function openEtcd(options: EtcdStorageOptions, onError: (error: unknown) => void): Promise<{ storage: Storage; settings: () => StorageSettings }> {
+  const storage = await EtcdStorage.open({ onError, ...options });
+  return { storage, settings: () => ({ backend: 'etcd', servers: options.servers, prefix: options.prefix ?? defaultEtcdPrefix }) };
 }
 
 /** The admin kubeconfig and token an embedded server wrote; an aggregated one has none. */

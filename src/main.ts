@@ -8,6 +8,7 @@ import path from 'node:path';
 import { aggregatedKinds, servedKinds } from './api/kinds.js';
 import { startApp } from './app.js';
 import { createLogger } from './observability/log.js';
+import type { EtcdStorageOptions } from './storage/etcd.js';
 import { durationOption, integerOption, listOption, runServer, UsageError } from './cli/serve.js';
 
 const usage = `Usage: npm start -- [options]
@@ -44,6 +45,13 @@ Options:
                                       may hold a quarter of either at most
   --request-timeout DURATION          deadline of every request but watches, reading its body
                                       included, e.g. 60s, 1m30s (default: 1m0s)
+
+Storage (kube-apiserver's flag names):
+  --storage sqlite|etcd  where objects live (default: sqlite, in --data-dir)
+  --etcd-servers LIST    etcd client URLs, comma-separated (with --storage etcd)
+  --etcd-prefix PREFIX   every key of this server lives under it (default: /capo-apiserver)
+  --etcd-cafile FILE, --etcd-certfile FILE, --etcd-keyfile FILE
+                         TLS to etcd: its CA, and this server's client certificate and key
 
 Aggregated mode (the flags of k8s.io/apiserver's delegated authentication and authorization):
   --kubeconfig FILE                   the management cluster (default in a pod: its service account)
@@ -93,6 +101,12 @@ runServer({
     'max-mutating-requests-inflight': { type: 'string', default: '200' },
     'request-timeout': { type: 'string', default: '1m0s' },
     v: { type: 'string', short: 'v', default: '0' },
+    storage: { type: 'string', default: 'sqlite' },
+    'etcd-servers': { type: 'string' },
+    'etcd-prefix': { type: 'string' },
+    'etcd-cafile': { type: 'string' },
+    'etcd-certfile': { type: 'string' },
+    'etcd-keyfile': { type: 'string' },
   },
   async start(values) {
     const port = values['secure-port'] !== undefined ? integerOption('secure-port', values['secure-port'], 65535) : integerOption('port', values.port, 65535);
@@ -110,6 +124,7 @@ runServer({
     };
     const app = await startApp({
       dataDir,
+      etcd: etcdOptions(values),
       host: values['bind-address'],
       port,
       kinds: aggregated ? aggregatedKinds : servedKinds,
@@ -147,6 +162,26 @@ runServer({
 });
 
 /** kube-apiserver's pair of flags: both or neither. */
+/** The etcd backend's options when --storage etcd, checked as kube-apiserver checks them. */
+function etcdOptions(values: { storage: string; 'etcd-servers'?: string; 'etcd-prefix'?: string; 'etcd-cafile'?: string; 'etcd-certfile'?: string; 'etcd-keyfile'?: string }): EtcdStorageOptions | undefined {
+  const etcdFlags = ['etcd-servers', 'etcd-prefix', 'etcd-cafile', 'etcd-certfile', 'etcd-keyfile'] as const;
+  if (values.storage === 'sqlite') {
+    const stray = etcdFlags.find((flag) => values[flag] !== undefined);
+    if (stray) throw new UsageError(`--${stray} needs --storage etcd`);
+    return undefined;
+  }
+  if (values.storage !== 'etcd') throw new UsageError(`--storage must be sqlite or etcd, not ${JSON.stringify(values.storage)}`);
+  const servers = listOption(values['etcd-servers']) ?? [];
+  if (servers.length === 0) throw new UsageError('--storage etcd needs --etcd-servers');
+  for (const server of servers) {
+    if (!URL.canParse(server) || !['http:', 'https:'].includes(new URL(server).protocol)) throw new UsageError(`--etcd-servers: ${JSON.stringify(server)} is not an http(s) URL`);
+  }
+  if ((values['etcd-certfile'] === undefined) !== (values['etcd-keyfile'] === undefined)) throw new UsageError('--etcd-certfile and --etcd-keyfile go together');
+  const prefix = values['etcd-prefix'];
+  if (prefix !== undefined && !prefix.startsWith('/')) throw new UsageError('--etcd-prefix must start with /');
+  return { servers, prefix, caFile: values['etcd-cafile'], certFile: values['etcd-certfile'], keyFile: values['etcd-keyfile'] };
+}
+
 async function servingCertificate(certFile: string | undefined, keyFile: string | undefined): Promise<{ cert: string; key: string } | undefined> {
   if (certFile === undefined && keyFile === undefined) return undefined;
   if (certFile === undefined || keyFile === undefined) throw new UsageError('--tls-cert-file and --tls-private-key-file go together');

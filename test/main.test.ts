@@ -5,13 +5,14 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OpenStackSession, createServiceClients, loadCloud } from '../src/openstack/index.js';
+import { etcdUnavailable, startEtcd } from '../harness/etcd.js';
 import { sourceEntry } from '../harness/typescript-process.js';
 
 const run = promisify(execFile);
@@ -76,6 +77,12 @@ describe('npm start', () => {
       '--requestheader-group-headers',
       '--requestheader-extra-headers-prefix',
       '--authorization-always-allow-paths',
+      '--storage',
+      '--etcd-servers',
+      '--etcd-prefix',
+      '--etcd-cafile',
+      '--etcd-certfile',
+      '--etcd-keyfile',
       '--v',
       '--help',
     ]) {
@@ -102,6 +109,56 @@ describe('npm start', () => {
       expect(result.stderr).toContain('--request-timeout must be a duration from 1s to 24h such as 60s or 1m30s');
     }
   }, 180_000);
+
+  it('refuses storage flags that do not fit together', async () => {
+    const attempt = (args: string[]): Promise<{ code?: number; stderr: string }> => run('node', [...entry, ...args]).catch((error) => error as { code: number; stderr: string });
+    const cases: [string[], string][] = [
+      [['--storage', 'mysql'], '--storage must be sqlite or etcd, not "mysql"'],
+      [['--storage', 'etcd'], '--storage etcd needs --etcd-servers'],
+      [['--etcd-servers', 'http://127.0.0.1:2379'], '--etcd-servers needs --storage etcd'],
+      [['--storage', 'etcd', '--etcd-servers', '127.0.0.1:2379'], '--etcd-servers: "127.0.0.1:2379" is not an http(s) URL'],
+      [['--storage', 'etcd', '--etcd-servers', 'http://127.0.0.1:2379', '--etcd-certfile', 'client.crt'], '--etcd-certfile and --etcd-keyfile go together'],
+    ];
+    const results = await Promise.all(cases.map(([args]) => attempt(args)));
+    results.forEach((result, i) => {
+      expect(result.code, cases[i]![0].join(' ')).toBe(2);
+      expect(result.stderr).toContain(cases[i]![1]);
+    });
+  }, 120_000);
+
+  it.skipIf(etcdUnavailable() !== undefined)(`runs several servers on one etcd, each serving the others' writes and watches${etcdUnavailable() ? ` (skipped: ${etcdUnavailable()})` : ''}`, async () => {
+    const etcd = await startEtcd();
+    const directories = await Promise.all([0, 1].map(() => mkdtemp(path.join(os.tmpdir(), 'capo-replica-'))));
+    const replicas = await Promise.all(directories.map((dir) => start(['--data-dir', dir, '--port', '0', '--no-simulated-cloud', '--storage', 'etcd', '--etcd-servers', etcd.servers.join(',')])));
+    try {
+      const kubectl = (index: number, args: string[]) => run('kubectl', args, { env: { ...process.env, KUBECONFIG: path.join(directories[index]!, 'kubeconfig'), HOME: directories[index]! } });
+      expect(existsSync(path.join(directories[0]!, 'capo.db'))).toBe(false);
+      const watcher = spawn('kubectl', ['get', 'secrets', '-n', 'default', '-w', '-o', 'name'], {
+        env: { ...process.env, KUBECONFIG: path.join(directories[1]!, 'kubeconfig'), HOME: directories[1]! },
+      });
+      let watched = '';
+      const seen = new Promise<void>((resolve) => {
+        watcher.stdout.on('data', (chunk) => {
+          watched += chunk;
+          if (watched.includes('secret/shared')) resolve();
+        });
+      });
+      const manifest = path.join(directories[0]!, 'secret.json');
+      await writeFile(manifest, JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'shared', namespace: 'default' }, stringData: { k: 'v' } }));
+      await kubectl(0, ['apply', '-f', manifest]);
+      await seen;
+      watcher.kill();
+      const read = JSON.parse((await kubectl(1, ['get', 'secret', 'shared', '-n', 'default', '-o', 'json'])).stdout);
+      expect(Buffer.from(read.data.k, 'base64').toString()).toBe('v');
+      await kubectl(1, ['delete', 'secret', 'shared', '-n', 'default']);
+      await expect(kubectl(0, ['get', 'secret', 'shared', '-n', 'default'])).rejects.toMatchObject({ stderr: expect.stringContaining('NotFound') });
+    } finally {
+      for (const replica of replicas) replica.child.kill('SIGTERM');
+      await Promise.all(replicas.map((replica) => exited(replica.child)));
+      await etcd.stop();
+      for (const dir of directories) await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('serves on its data directory, works with kubectl and stops cleanly on SIGTERM', async () => {
     const server = await start(['--data-dir', dataDir, '--port', '0', '--cloud-port', '0']);

@@ -25,13 +25,15 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(process.env.BENCH_DATA_PARENT ?? os.tmpdir(), 'capo-bench-'));
   const app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: [widgetKind] });
 
+  const settings = app.storageSettings();
+  if (settings.backend !== 'sqlite') throw new Error('the benchmark server runs on SQLite');
   const hello: ServerHello = {
     url: app.url,
     kubeconfigPath: embeddedCredentials(app).kubeconfigPath,
     dataDir,
     pid: process.pid,
     // Read back from the live connection so the report shows the settings in force, not the intended defaults.
-    sqlite: app.storageSettings(),
+    sqlite: settings,
   };
   process.stdout.write(`${JSON.stringify(hello)}\n`);
 

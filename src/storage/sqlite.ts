@@ -32,8 +32,9 @@
  */
 import Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
-import { FutureRevisionError, KeyExistsError, KeyNotFoundError, RevisionConflictError, StorageError, TooOldRevisionError, ValueTooLargeError, maxValueBytes, type Entry, type JsonObject, type ListRequest, type ListResult, type Storage, type Watch, type WatchEvent, type WatchEventType, type WatchRequest } from './interface.js';
-import { isJsonObject } from './json.js';
+import { FutureRevisionError, KeyExistsError, KeyNotFoundError, RevisionConflictError, StorageError, TooOldRevisionError, type Entry, type JsonObject, type ListRequest, type ListResult, type Storage, type Watch, type WatchEvent, type WatchEventType, type WatchRequest } from './interface.js';
+import { prefixUpperBound } from './key-range.js';
+import { deepFreeze, parseWithResourceVersion, serializeWithoutResourceVersion } from './values.js';
 import { fallbackLogger } from '../observability/log.js';
 
 export interface HistoryRetention {
@@ -540,32 +541,6 @@ export class SqliteStorage implements Storage {
   }
 }
 
-function serializeWithoutResourceVersion(key: string, value: JsonObject): string {
-  const json = JSON.stringify(withoutResourceVersion(value));
-  // Length counts UTF-16 units, at most the byte count; only a value near the limit pays for the exact count.
-  if (json.length * 3 > maxValueBytes) {
-    const bytes = Buffer.byteLength(json);
-    if (bytes > maxValueBytes) throw new ValueTooLargeError(key, bytes);
-  }
-  return json;
-}
-
-function withoutResourceVersion(value: JsonObject): JsonObject {
-  const metadata = value.metadata;
-  if (!isJsonObject(metadata) || !('resourceVersion' in metadata)) return value;
-  const metadataCopy = { ...metadata };
-  delete metadataCopy.resourceVersion;
-  return { ...value, metadata: metadataCopy };
-}
-
-function parseWithResourceVersion(json: string, revision: number): JsonObject {
-  const value = JSON.parse(json) as JsonObject;
-  const resourceVersion = String(revision);
-  if (isJsonObject(value.metadata)) value.metadata.resourceVersion = resourceVersion;
-  else value.metadata = { resourceVersion };
-  return value;
-}
-
 function toEntry(row: ObjectRow): Entry {
   return {
     key: row.key,
@@ -586,14 +561,6 @@ function toWatchEvent(row: EventRow): WatchEvent {
   return deepFreeze(event);
 }
 
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
-
 /**
  * Keys are compared bytewise (UTF-8) by SQLite, so a range scan, unlike LIKE,
  * matches exactly the keys starting with the prefix and uses the primary key.
@@ -607,22 +574,4 @@ function keyRange(prefix: string, startAfter: string | undefined): KeyRange {
 function keyRangeCondition(range: KeyRange): string {
   const lower = `key ${range.lowerInclusive ? '>=' : '>'} @lower`;
   return range.upper === undefined ? lower : `${lower} AND key < @upper`;
-}
-
-/**
- * An exclusive upper bound for the keys starting with `prefix`: the prefix with
- * its last code point incremented. UTF-8 preserves code point order, so this
- * holds bytewise too. Undefined when no bound exists (empty prefix).
- */
-function prefixUpperBound(prefix: string): string | undefined {
-  const codePoints = Array.from(prefix);
-  while (codePoints.length > 0) {
-    const last = codePoints.pop()!.codePointAt(0)!;
-    if (last < 0x10ffff) {
-      // Surrogates are not code points UTF-8 can encode.
-      const next = last === 0xd7ff ? 0xe000 : last + 1;
-      return codePoints.join('') + String.fromCodePoint(next);
-    }
-  }
-  return undefined;
 }

@@ -5,16 +5,21 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   FutureRevisionError,
-  KeyExistsError,
-  KeyNotFoundError,
-  RevisionConflictError,
   StorageError,
   TooOldRevisionError,
-  type JsonObject,
   type WatchEvent,
 } from '../../src/storage/interface.js';
 import { SqliteStorage, type SqliteStorageOptions } from '../../src/storage/sqlite.js';
 import { sourceEntry } from '../../harness/typescript-process.js';
+import { describeStorageConformance, object, resourceVersionOf } from './conformance.js';
+
+describeStorageConformance('SQLite', {
+  // History kept until a test compacts it; the periodic compaction never runs within a test.
+  open: async ({ onError }) => SqliteStorage.open(':memory:', { historyRetention: { maxAgeMs: 0 }, compactionIntervalMs: 3_600_000, onError }),
+  compactAll: async (storage) => {
+    await (storage as SqliteStorage).compact();
+  },
+});
 
 
 const opened: SqliteStorage[] = [];
@@ -30,14 +35,6 @@ function temporaryDatabasePath(): string {
   const directory = mkdtempSync(join(tmpdir(), 'capo-sqlite-test-'));
   temporaryDirectories.push(directory);
   return join(directory, 'store.db');
-}
-
-function object(name: string, spec: JsonObject = {}): JsonObject {
-  return { metadata: { name }, spec };
-}
-
-function resourceVersionOf(value: JsonObject): unknown {
-  return (value.metadata as JsonObject).resourceVersion;
 }
 
 function recordEvents(storage: SqliteStorage, prefix: string, afterRevision: number): WatchEvent[] {
@@ -83,43 +80,6 @@ describe('SqliteStorage writes and reads', () => {
     const first = await storage.get('/a/x');
     (first!.value.spec as { list: number[] }).list.push(3);
     expect((await storage.get('/a/x'))!.value.spec).toEqual({ list: [1] });
-  });
-
-  it('rejects duplicate creates and writes to missing keys', async () => {
-    const storage = openStorage();
-    await storage.create('/a/x', object('x'));
-    await expect(storage.create('/a/x', object('x'))).rejects.toBeInstanceOf(KeyExistsError);
-    await expect(storage.update('/a/missing', object('m'), 1)).rejects.toBeInstanceOf(KeyNotFoundError);
-    await expect(storage.delete('/a/missing')).rejects.toBeInstanceOf(KeyNotFoundError);
-    expect(await storage.currentRevision()).toBe(1);
-  });
-
-  it('rejects updates and deletes on a stale modRevision', async () => {
-    const storage = openStorage();
-    await storage.create('/a/x', object('x'));
-    await storage.update('/a/x', object('x', { v: 2 }), 1);
-    await expect(storage.update('/a/x', object('x', { v: 3 }), 1)).rejects.toMatchObject({
-      constructor: RevisionConflictError,
-      expected: 1,
-      actual: 2,
-    });
-    await expect(storage.delete('/a/x', 1)).rejects.toBeInstanceOf(RevisionConflictError);
-    expect((await storage.get('/a/x'))!.value.spec).toEqual({ v: 2 });
-  });
-
-  it('lets exactly one of two concurrent read-modify-write cycles win', async () => {
-    const storage = openStorage();
-    await storage.create('/a/counter', object('counter', { count: 0 }));
-    const increment = async () => {
-      const entry = (await storage.get('/a/counter'))!;
-      const count = (entry.value.spec as { count: number }).count;
-      return storage.update('/a/counter', object('counter', { count: count + 1 }), entry.modRevision);
-    };
-    const outcomes = await Promise.allSettled([increment(), increment()]);
-    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
-    const [failure] = outcomes.filter((outcome) => outcome.status === 'rejected');
-    expect((failure as PromiseRejectedResult).reason).toBeInstanceOf(RevisionConflictError);
-    expect((await storage.get('/a/counter'))!.value.spec).toEqual({ count: 1 });
   });
 
   it('executes writes of one tick in order, so later checks see earlier writes', async () => {
@@ -178,62 +138,9 @@ describe('SqliteStorage writes and reads', () => {
     expect(await openStorage(path).get('/a/x')).toMatchObject({ modRevision: 1 });
   });
 
-  it('reports readiness through check()', async () => {
-    const storage = openStorage();
-    await expect(storage.check()).resolves.toBeUndefined();
-    await storage.close();
-    await expect(storage.check()).rejects.toBeInstanceOf(StorageError);
-  });
 });
 
 describe('SqliteStorage list', () => {
-  async function fill(storage: SqliteStorage, keys: string[]): Promise<void> {
-    await Promise.all(keys.map((key) => storage.create(key, object(key))));
-  }
-
-  it('matches a true string prefix, in ascending key order', async () => {
-    const storage = openStorage();
-    await fill(storage, ['/a/ns2/x', '/a/ns/b', '/a/ns/a', '/a/nsx', '/a/n_/y', '/a/n%/z', '/a/ns']);
-    const keys = async (prefix: string) => (await storage.list(prefix)).entries.map((entry) => entry.key);
-    expect(await keys('/a/ns/')).toEqual(['/a/ns/a', '/a/ns/b']);
-    expect(await keys('/a/n_/')).toEqual(['/a/n_/y']);
-    expect(await keys('/a/n%/')).toEqual(['/a/n%/z']);
-    expect(await keys('')).toHaveLength(7);
-  });
-
-  it('paginates with limit and startAfter', async () => {
-    const storage = openStorage();
-    const all = Array.from({ length: 25 }, (_, i) => `/p/item-${String(i).padStart(2, '0')}`);
-    await fill(storage, all);
-    const seen: string[] = [];
-    const pages: boolean[] = [];
-    let startAfter: string | undefined;
-    for (;;) {
-      const page = await storage.list('/p/', { limit: 10, startAfter });
-      seen.push(...page.entries.map((entry) => entry.key));
-      pages.push(page.more);
-      if (!page.more) break;
-      startAfter = page.entries.at(-1)!.key;
-    }
-    expect(seen).toEqual(all);
-    expect(pages).toEqual([true, true, false]);
-    expect((await storage.list('/p/', { limit: 25 })).more).toBe(false);
-  });
-
-  it('applies the filter before the limit', async () => {
-    const storage = openStorage();
-    await Promise.all(
-      Array.from({ length: 20 }, (_, i) => storage.create(`/f/${String(i).padStart(2, '0')}`, object(`o${i}`, { even: i % 2 === 0 }))),
-    );
-    const isEven = (value: JsonObject) => (value.spec as { even: boolean }).even;
-    const first = await storage.list('/f/', { limit: 4, filter: isEven });
-    expect(first.entries.map((entry) => entry.key)).toEqual(['/f/00', '/f/02', '/f/04', '/f/06']);
-    expect(first.more).toBe(true);
-    const last = await storage.list('/f/', { limit: 4, filter: isEven, startAfter: '/f/13' });
-    expect(last.entries.map((entry) => entry.key)).toEqual(['/f/14', '/f/16', '/f/18']);
-    expect(last.more).toBe(false);
-  });
-
   it('reads a past snapshot unaffected by later creates, updates and deletes', async () => {
     const storage = openStorage();
     await storage.create('/s/a', object('a', { v: 1 }));
@@ -259,17 +166,6 @@ describe('SqliteStorage list', () => {
       ['/s/c', '4', 4],
     ]);
     expect((await storage.list('/s/')).entries.map((entry) => entry.key)).toEqual(['/s/a', '/s/c', '/s/d']);
-  });
-
-  it('keeps the pages of one list consistent while writes happen between them', async () => {
-    const storage = openStorage();
-    await fill(storage, ['/k/1', '/k/2', '/k/3', '/k/4']);
-    const first = await storage.list('/k/', { limit: 2 });
-    await storage.delete('/k/3');
-    await storage.create('/k/35', object('new'));
-    const second = await storage.list('/k/', { limit: 2, revision: first.revision, startAfter: first.entries.at(-1)!.key });
-    expect(second.entries.map((entry) => entry.key)).toEqual(['/k/3', '/k/4']);
-    expect(second.more).toBe(false);
   });
 
   it('refuses revisions that are compacted or in the future', async () => {
@@ -301,34 +197,6 @@ describe('SqliteStorage watch', () => {
     expect(events.map((event) => resourceVersionOf(event.value))).toEqual(['2', '3', '4', '5', '6', '7']);
   });
 
-  it('carries the previous state, and for deletes the last state at the deletion revision', async () => {
-    const storage = openStorage();
-    const events = recordEvents(storage, '/w/', 0);
-    await storage.create('/w/a', object('a', { v: 1 }));
-    await storage.update('/w/a', object('a', { v: 2 }), 1);
-    await storage.delete('/w/a');
-
-    const [added, modified, deleted] = events;
-    expect(added.prevValue).toBeUndefined();
-    expect(modified.value).toMatchObject({ metadata: { resourceVersion: '2' }, spec: { v: 2 } });
-    expect(modified.prevValue).toMatchObject({ metadata: { resourceVersion: '1' }, spec: { v: 1 } });
-    expect(deleted).toMatchObject({ type: 'DELETED', revision: 3, value: { metadata: { resourceVersion: '3' }, spec: { v: 2 } } });
-    expect(deleted.prevValue).toMatchObject({ metadata: { resourceVersion: '2' }, spec: { v: 2 } });
-
-    const replayed = recordEvents(storage, '/w/', 0);
-    expect(replayed).toEqual(events);
-  });
-
-  it('delivers only keys under the prefix', async () => {
-    const storage = openStorage();
-    const events = recordEvents(storage, '/w/ns/', 0);
-    await storage.create('/w/ns2/x', object('x'));
-    await storage.create('/w/ns/y', object('y'));
-    await storage.create('/w/n', object('n'));
-    expect(events.map((event) => event.key)).toEqual(['/w/ns/y']);
-    expect(recordEvents(storage, '/w/ns/', 0).map((event) => event.key)).toEqual(['/w/ns/y']);
-  });
-
   it('shares deep-frozen event values between watchers', async () => {
     const storage = openStorage();
     const first = recordEvents(storage, '/w/', 0);
@@ -338,38 +206,6 @@ describe('SqliteStorage watch', () => {
     expect(() => {
       (first[0].value.spec as { nested: { v: number } }).nested.v = 2;
     }).toThrow(TypeError);
-  });
-
-  it('stops delivering after stop(), even when called from the callback', async () => {
-    const storage = openStorage();
-    const received: number[] = [];
-    const watch = storage.watch({
-      prefix: '/w/',
-      afterRevision: 0,
-      onEvent: (event) => {
-        received.push(event.revision);
-        if (event.revision === 2) watch.stop();
-      },
-    });
-    await Promise.all([storage.create('/w/a', object('a')), storage.create('/w/b', object('b')), storage.create('/w/c', object('c'))]);
-    await storage.create('/w/d', object('d'));
-    expect(received).toEqual([1, 2]);
-  });
-
-  it('isolates a throwing watcher from other watchers and from the write', async () => {
-    const errors: unknown[] = [];
-    const storage = openStorage(':memory:', { onError: (error) => errors.push(error) });
-    storage.watch({
-      prefix: '/w/',
-      afterRevision: 0,
-      onEvent: () => {
-        throw new Error('broken watcher');
-      },
-    });
-    const events = recordEvents(storage, '/w/', 0);
-    await expect(storage.create('/w/a', object('a'))).resolves.toMatchObject({ modRevision: 1 });
-    expect(events).toHaveLength(1);
-    expect(errors).toHaveLength(1);
   });
 
   it('does not repeat events to a watcher started while a batch is pending', async () => {

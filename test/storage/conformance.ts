@@ -1,0 +1,298 @@
+/**
+ * The storage contract (src/storage/interface.ts), one suite for every backend: each backend's test
+ * file calls `describeStorageConformance` with a way to open a fresh store. Nothing here assumes
+ * a backend of its own: revisions are read relative to the store's current one (an etcd is shared
+ * between tests and replicas), keys live under a prefix of each test's own, and watch events are
+ * awaited as they arrive (an etcd watch delivers after the write is acknowledged).
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  FutureRevisionError,
+  KeyExistsError,
+  KeyNotFoundError,
+  RevisionConflictError,
+  StorageError,
+  TooOldRevisionError,
+  type JsonObject,
+  type Storage,
+  type WatchEvent,
+} from '../../src/storage/interface.js';
+
+export interface StorageBackend {
+  /** A store over the backend's data (fresh, or the same data for a second replica of it). */
+  open(options: { onError?: (error: unknown) => void }): Promise<Storage>;
+  /** Compacts the store's history through at least its current revision. */
+  compactAll(storage: Storage): Promise<void>;
+}
+
+export function object(name: string, spec: JsonObject = {}): JsonObject {
+  return { metadata: { name }, spec };
+}
+
+export function resourceVersionOf(value: JsonObject): unknown {
+  return (value.metadata as JsonObject).resourceVersion;
+}
+
+/** A watch's events as they arrive, and a way to await the next ones. */
+export class EventRecorder {
+  readonly events: WatchEvent[] = [];
+  error: StorageError | undefined;
+  private waiters: { count: number; resolve: () => void }[] = [];
+
+  onEvent = (event: WatchEvent): void => {
+    this.events.push(event);
+    this.wake();
+  };
+
+  onError = (error: StorageError): void => {
+    this.error = error;
+    this.wake();
+  };
+
+  /** Resolves once `count` events (or an error) have arrived. */
+  until(count: number): Promise<WatchEvent[]> {
+    if (this.events.length >= count || this.error) return Promise.resolve(this.events);
+    return new Promise((resolve) => this.waiters.push({ count, resolve: () => resolve(this.events) }));
+  }
+
+  private wake(): void {
+    this.waiters = this.waiters.filter((waiter) => {
+      const done = this.events.length >= waiter.count || this.error !== undefined;
+      if (done) waiter.resolve();
+      return !done;
+    });
+  }
+}
+
+/** The error a watch from `afterRevision` is refused with, thrown at once or reported through onError. */
+async function refusal(storage: Storage, prefix: string, afterRevision: number): Promise<unknown> {
+  const recorder = new EventRecorder();
+  try {
+    storage.watch({ prefix, afterRevision, onEvent: recorder.onEvent, onError: recorder.onError });
+  } catch (error) {
+    return error;
+  }
+  await recorder.until(Number.POSITIVE_INFINITY);
+  return recorder.error;
+}
+
+export function describeStorageConformance(name: string, backend: StorageBackend): void {
+  const opened: Storage[] = [];
+  let prefix: string;
+  let base: number;
+
+  async function openStorage(options: { onError?: (error: unknown) => void } = {}): Promise<Storage> {
+    const storage = await backend.open(options);
+    opened.push(storage);
+    prefix = `/conformance/${randomUUID().slice(0, 8)}/`;
+    base = await storage.currentRevision();
+    return storage;
+  }
+
+  function watch(storage: Storage, afterRevision: number, under = prefix): EventRecorder {
+    const recorder = new EventRecorder();
+    storage.watch({ prefix: under, afterRevision, onEvent: recorder.onEvent, onError: recorder.onError });
+    return recorder;
+  }
+
+  afterEach(async () => {
+    for (const storage of opened.splice(0)) await storage.close();
+  });
+
+  describe(`${name}: the storage contract`, () => {
+    it('creates, gets, updates and deletes, each write at the next revision, which is the resourceVersion', async () => {
+      const storage = await openStorage();
+      const key = `${prefix}a`;
+      const created = await storage.create(key, { ...object('a'), metadata: { name: 'a', resourceVersion: '999' } });
+      expect(created.modRevision).toBeGreaterThan(base);
+      expect(created).toMatchObject({ key, createRevision: created.modRevision, value: { metadata: { name: 'a', resourceVersion: String(created.modRevision) } } });
+      expect(await storage.get(key)).toEqual(created);
+      const updated = await storage.update(key, object('a', { v: 2 }), created.modRevision);
+      expect(updated.modRevision).toBeGreaterThan(created.modRevision);
+      expect(updated).toMatchObject({ createRevision: created.modRevision, value: { spec: { v: 2 }, metadata: { resourceVersion: String(updated.modRevision) } } });
+      const deleted = await storage.delete(key, updated.modRevision);
+      expect(deleted.modRevision).toBeGreaterThan(updated.modRevision);
+      expect(deleted.value).toMatchObject({ spec: { v: 2 }, metadata: { resourceVersion: String(deleted.modRevision) } });
+      expect(await storage.get(key)).toBeUndefined();
+      expect(await storage.currentRevision()).toBeGreaterThanOrEqual(deleted.modRevision);
+    });
+
+    it('refuses duplicate creates, writes to missing keys and stale revisions', async () => {
+      const storage = await openStorage();
+      const key = `${prefix}a`;
+      const created = await storage.create(key, object('a'));
+      await expect(storage.create(key, object('a'))).rejects.toBeInstanceOf(KeyExistsError);
+      await expect(storage.update(`${prefix}missing`, object('m'), 1)).rejects.toBeInstanceOf(KeyNotFoundError);
+      await expect(storage.delete(`${prefix}missing`)).rejects.toBeInstanceOf(KeyNotFoundError);
+      const updated = await storage.update(key, object('a', { v: 2 }), created.modRevision);
+      await expect(storage.update(key, object('a', { v: 3 }), created.modRevision)).rejects.toMatchObject({ expected: created.modRevision, actual: updated.modRevision });
+      await expect(storage.delete(key, created.modRevision)).rejects.toBeInstanceOf(RevisionConflictError);
+      expect((await storage.get(key))?.value).toMatchObject({ spec: { v: 2 } });
+    });
+
+    it('lets exactly one of two concurrent read-modify-write cycles win', async () => {
+      const storage = await openStorage();
+      const key = `${prefix}counter`;
+      const created = await storage.create(key, object('counter', { n: 0 }));
+      const outcomes = await Promise.allSettled([1, 2].map((n) => storage.update(key, object('counter', { n }), created.modRevision)));
+      expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+      expect(outcomes.find((outcome) => outcome.status === 'rejected')?.reason).toBeInstanceOf(RevisionConflictError);
+    });
+
+    it('lists a true prefix in key order, in pages, with the filter applied before the limit', async () => {
+      const storage = await openStorage();
+      const keys = ['ns2/x', 'ns/b', 'ns/a', 'nsx', 'n_/y', 'n%/z', 'ns'].map((key) => `${prefix}${key}`);
+      await Promise.all(keys.map((key, i) => storage.create(key, object(key, { even: i % 2 === 0 }))));
+      const keysUnder = async (under: string) => (await storage.list(`${prefix}${under}`)).entries.map((entry) => entry.key.slice(prefix.length));
+      expect(await keysUnder('ns/')).toEqual(['ns/a', 'ns/b']);
+      expect(await keysUnder('n_/')).toEqual(['n_/y']);
+      expect(await keysUnder('n%/')).toEqual(['n%/z']);
+      const seen: string[] = [];
+      const mores: boolean[] = [];
+      let startAfter: string | undefined;
+      for (;;) {
+        const page = await storage.list(prefix, { limit: 3, startAfter });
+        seen.push(...page.entries.map((entry) => entry.key));
+        mores.push(page.more);
+        if (!page.more) break;
+        startAfter = page.entries.at(-1)!.key;
+      }
+      expect(seen).toEqual([...keys].sort());
+      expect(mores).toEqual([true, true, false]);
+      const even = await storage.list(prefix, { limit: 2, filter: (value) => (value.spec as { even: boolean }).even });
+      expect(even.entries).toHaveLength(2);
+      expect(even.more).toBe(true);
+      expect(even.entries.every((entry) => (entry.value.spec as { even: boolean }).even)).toBe(true);
+    });
+
+    it('reads a past snapshot, and pages of one list at one revision whatever is written between them', async () => {
+      const storage = await openStorage();
+      const a = await storage.create(`${prefix}a`, object('a', { v: 1 }));
+      const b = await storage.create(`${prefix}b`, object('b', { v: 1 }));
+      const c = await storage.create(`${prefix}c`, object('c', { v: 1 }));
+      const first = await storage.list(prefix, { limit: 1 });
+      await storage.update(`${prefix}a`, object('a', { v: 2 }), a.modRevision);
+      await storage.delete(`${prefix}b`, b.modRevision);
+      await storage.create(`${prefix}bb`, object('bb'));
+      await storage.delete(`${prefix}c`, c.modRevision);
+      const rest = await storage.list(prefix, { revision: first.revision, startAfter: first.entries[0]!.key });
+      expect(first.entries.map((entry) => entry.key)).toEqual([`${prefix}a`]);
+      expect(rest.revision).toBe(first.revision);
+      expect(rest.entries.map((entry) => [entry.key, resourceVersionOf(entry.value)])).toEqual([
+        [`${prefix}b`, String(b.modRevision)],
+        [`${prefix}c`, String(c.modRevision)],
+      ]);
+      const now = await storage.list(prefix);
+      expect(now.entries.map((entry) => [entry.key, (entry.value.spec as { v?: number }).v])).toEqual([
+        [`${prefix}a`, 2],
+        [`${prefix}bb`, undefined],
+      ]);
+    });
+
+    it('refuses lists at revisions compacted away or not yet reached', async () => {
+      const storage = await openStorage();
+      const first = await storage.create(`${prefix}a`, object('a'));
+      await storage.create(`${prefix}b`, object('b'));
+      await backend.compactAll(storage);
+      expect(await storage.compactedRevision()).toBeGreaterThan(first.modRevision);
+      await expect(storage.list(prefix, { revision: first.modRevision })).rejects.toBeInstanceOf(TooOldRevisionError);
+      const current = await storage.currentRevision();
+      await expect(storage.list(prefix, { revision: current + 1000 })).rejects.toBeInstanceOf(FutureRevisionError);
+      expect((await storage.list(prefix)).entries).toHaveLength(2);
+    });
+
+    it('watches: replays history after a revision, then live events in revision order, each with its previous state', async () => {
+      const storage = await openStorage();
+      const a = await storage.create(`${prefix}a`, object('a', { v: 1 }));
+      const recorder = watch(storage, base);
+      const updated = await storage.update(`${prefix}a`, object('a', { v: 2 }), a.modRevision);
+      const deleted = await storage.delete(`${prefix}a`);
+      await storage.create(`${prefix}b`, object('b'));
+      const events = await recorder.until(4);
+      expect(events.map((event) => [event.type, event.key])).toEqual([
+        ['ADDED', `${prefix}a`],
+        ['MODIFIED', `${prefix}a`],
+        ['DELETED', `${prefix}a`],
+        ['ADDED', `${prefix}b`],
+      ]);
+      const revisions = events.map((event) => event.revision);
+      expect(revisions).toEqual([...revisions].sort((x, y) => x - y));
+      expect(events.map((event) => resourceVersionOf(event.value))).toEqual(revisions.map(String));
+      const [added, modified, gone] = events;
+      expect(added!.prevValue).toBeUndefined();
+      expect(modified).toMatchObject({ revision: updated.modRevision, value: { spec: { v: 2 } }, prevValue: { spec: { v: 1 }, metadata: { resourceVersion: String(a.modRevision) } } });
+      expect(gone).toMatchObject({ revision: deleted.modRevision, value: { spec: { v: 2 }, metadata: { resourceVersion: String(deleted.modRevision) } } });
+      expect(gone!.prevValue).toMatchObject({ metadata: { resourceVersion: String(updated.modRevision) } });
+      // A second watch from the same revision sees the same history.
+      expect(await watch(storage, base).until(4)).toEqual(events);
+    });
+
+    it('watches only keys under the prefix, and not after stop(), even from the callback', async () => {
+      const storage = await openStorage();
+      const received: string[] = [];
+      const stopping = storage.watch({
+        prefix: `${prefix}ns/`,
+        afterRevision: base,
+        onEvent: (event) => {
+          received.push(event.key);
+          if (received.length === 1) stopping.stop();
+        },
+      });
+      const everything = watch(storage, base);
+      for (const key of ['ns2/x', 'ns/y', 'n', 'ns/z']) await storage.create(`${prefix}${key}`, object(key));
+      const all = await everything.until(4);
+      expect(all).toHaveLength(4);
+      const under = watch(storage, base, `${prefix}ns/`);
+      expect((await under.until(2)).map((event) => event.key)).toEqual([`${prefix}ns/y`, `${prefix}ns/z`]);
+      expect(received).toEqual([`${prefix}ns/y`]);
+    });
+
+    it('isolates a throwing watcher from the others and from the write', async () => {
+      const errors: unknown[] = [];
+      let reported!: () => void;
+      const errorReported = new Promise<void>((resolve) => (reported = resolve));
+      const storage = await openStorage({
+        onError: (error) => {
+          errors.push(error);
+          reported();
+        },
+      });
+      storage.watch({
+        prefix,
+        afterRevision: base,
+        onEvent: () => {
+          throw new Error('broken watcher');
+        },
+      });
+      const healthy = watch(storage, base);
+      await expect(storage.create(`${prefix}a`, object('a'))).resolves.toBeDefined();
+      await storage.create(`${prefix}b`, object('b'));
+      expect(await healthy.until(2)).toHaveLength(2);
+      await errorReported;
+      expect(errors[0]).toMatchObject({ message: 'broken watcher' });
+    });
+
+    it('refuses watches from compacted or future revisions', async () => {
+      const storage = await openStorage();
+      const first = await storage.create(`${prefix}a`, object('a'));
+      await storage.create(`${prefix}b`, object('b'));
+      const current = await storage.currentRevision();
+      expect(await refusal(storage, prefix, current + 1000)).toBeInstanceOf(FutureRevisionError);
+      await backend.compactAll(storage);
+      expect(await refusal(storage, prefix, first.modRevision - 1)).toBeInstanceOf(TooOldRevisionError);
+      const compacted = await storage.compactedRevision();
+      const live = watch(storage, compacted);
+      const c = await storage.create(`${prefix}c`, object('c'));
+      expect((await live.until(1)).map((event) => event.revision)).toEqual([c.modRevision]);
+    });
+
+    it('reports readiness, and refuses work once closed', async () => {
+      const storage = await openStorage();
+      await expect(storage.check()).resolves.toBeUndefined();
+      await storage.close();
+      await expect(storage.get(`${prefix}a`)).rejects.toBeInstanceOf(StorageError);
+      await expect(storage.check()).rejects.toBeInstanceOf(StorageError);
+    });
+  });
+}
