@@ -33,10 +33,10 @@ export function servedGroupVersions(): { group: string; version: string }[] {
   return [...seen.values()].sort((a, b) => a.group.localeCompare(b.group) || rank(a.version) - rank(b.version));
 }
 
-/** Starts the app aggregated behind `plane` (with what else `options` asks for: the simulated cloud, the reconciler) and registers it. */
+/** Starts the app aggregated behind `plane` (with what else `options` asks for: the simulated cloud, the reconciler, leader election) and registers it. */
 export async function startAggregatedServer(
   plane: ControlPlane,
-  options: Pick<AppOptions, 'simulatedCloud' | 'reconciler'> = {},
+  options: Pick<AppOptions, 'simulatedCloud' | 'reconciler' | 'leaderElection'> = {},
 ): Promise<AggregatedServer> {
   const serverName = `${service}.${namespace}.svc`;
   const serving = await plane.certificate(service, `/CN=${service}`, `extendedKeyUsage=serverAuth\nsubjectAltName=DNS:${serverName},IP:127.0.0.1`);

@@ -22,6 +22,8 @@ export interface ServerProcess {
   pid: number;
   /** kubectl with the kubeconfig the server wrote into its data directory. */
   kubectl: Kubectl;
+  /** Everything it printed so far (its JSON log lines included). */
+  output(): string;
   /** SIGKILL: no shutdown handler runs; resolves once the process is gone. */
   kill(): Promise<void>;
 }
@@ -41,9 +43,9 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-/** Starts the server on the data directory, with no embedded cloud; resolves once it announces its URL. */
-export async function startServerProcess(dataDir: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...serverEntry, '--data-dir', dataDir, '--port', '0', '--no-simulated-cloud'], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts the server on the data directory, with no embedded cloud and `extraArgs`; resolves once it announces its URL. */
+export async function startServerProcess(dataDir: string, extraArgs: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...serverEntry, '--data-dir', dataDir, '--port', '0', '--no-simulated-cloud', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -67,6 +69,7 @@ export async function startServerProcess(dataDir: string): Promise<ServerProcess
     url,
     pid: child.pid!,
     kubectl: kubectlFor(dataDir),
+    output: () => output,
     async kill() {
       child.kill('SIGKILL');
       await exited(child);

@@ -18,6 +18,10 @@ import { ensurePki } from './apiserver/tls/pki.js';
 import type { SessionOptions } from './openstack/index.js';
 import { startSimulator, type Simulator } from './openstack/simulator/host.js';
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
+import { fencedStorage } from './reconcile/fenced-storage.js';
+import { fenceOf, StorageLeaseLock } from './reconcile/leader.js';
+import { loadKubeconfig } from './reconcile/sources/kubeconfig.js';
+import { KubernetesLeaseStorage } from './reconcile/sources/kubernetes-lease.js';
 import { storageSecretFinalizers } from './reconcile/identity-guard.js';
 import { KindClient } from './reconcile/objects.js';
 import { KubernetesClusterApiSource } from './reconcile/sources/kubernetes-source.js';
@@ -46,6 +50,12 @@ export interface AppOptions {
    * and Machines from this server's own storage, so they are served too.
    */
   reconciler?: { resyncPeriodMs?: number; workers?: number; sessionOptions?: SessionOptions };
+  /**
+   * Run the reconciler only while this replica holds the leader lease (several servers on one etcd,
+   * or in a management cluster): in the management cluster as a coordination.k8s.io Lease in
+   * `namespace`, otherwise in storage. Its writes to storage and to the cloud are fenced by the lease.
+   */
+  leaderElection?: LeaderElectionOptions;
   /**
    * Serve behind kube-apiserver's aggregator: authentication and authorization are delegated to the
    * management cluster, and the reconciler reads Secrets, Clusters and Machines there.
@@ -155,8 +165,20 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const sourceCheck = sources?.source.check?.bind(sources.source);
   // Not ready while the reconciler's view of Secrets, Clusters and Machines is not followed (it reads them live meanwhile).
   if (sourceCheck) health.add('cluster-api-informers', sourceCheck, ['readyz']);
+  const reconcileLog = logger.child({ component: 'reconcile' });
+  const leader = options.reconciler && options.leaderElection ? leaderLock(options.leaderElection, options.aggregated, storage, reconcileLog) : undefined;
+  const fence = leader && fenceOf(leader);
   reconciler = options.reconciler && sources
-    ? startReconciler({ storage, kinds, metrics, logger: logger.child({ component: 'reconcile' }), ...sources, ...options.reconciler })
+    ? startReconciler({
+        ...sources,
+        ...options.reconciler,
+        storage: fence ? fencedStorage(storage, fence) : storage,
+        kinds,
+        metrics,
+        logger: reconcileLog,
+        leader,
+        sessionOptions: { ...options.reconciler.sessionOptions, fence },
+      })
     : undefined;
 
   return {
@@ -173,6 +195,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     close: async () => {
       shuttingDown = true;
       await reconciler?.stop();
+      await leader?.release();
       await sources?.source.close();
       await server.close();
       await cloud?.close();
@@ -180,6 +203,28 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
       await storage.close();
     },
   };
+}
+
+export interface LeaderElectionOptions {
+  /** The lease's name (kube's --leader-elect-resource-name). */
+  name: string;
+  /** Where the Lease lives in the management cluster (kube's --leader-elect-resource-namespace). */
+  namespace: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+function leaderLock(election: LeaderElectionOptions, aggregated: DelegatedAccessOptions | undefined, storage: Storage, logger: Logger): StorageLeaseLock {
+  const { name, namespace, ...timing } = election;
+  const leases = aggregated ? new KubernetesLeaseStorage(loadKubeconfig(aggregated.kubeconfig), namespace) : storage;
+  const lock = new StorageLeaseLock({ storage: leases, name, ...timing, onError: (error) => logger.warn({ err: error, lease: name }, 'leader lease: retrying') });
+  lock.acquire(new AbortController().signal).then(
+    () => logger.info({ lease: name, identity: lock.identity }, 'leading: this replica runs the reconciler'),
+    () => undefined,
+  );
+  lock.onLost(() => logger.warn({ lease: name, identity: lock.identity }, 'lost the leader lease: the reconciler pauses until this replica leads again'));
+  return lock;
 }
 
 export type StorageSettings =

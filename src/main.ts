@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { aggregatedKinds, servedKinds } from './api/kinds.js';
-import { startApp } from './app.js';
+import { startApp, type LeaderElectionOptions } from './app.js';
 import { createLogger } from './observability/log.js';
 import type { EtcdStorageOptions } from './storage/etcd.js';
 import { durationOption, integerOption, listOption, runServer, UsageError } from './cli/serve.js';
@@ -52,6 +52,16 @@ Storage (kube-apiserver's flag names):
   --etcd-prefix PREFIX   every key of this server lives under it (default: /capo-apiserver)
   --etcd-cafile FILE, --etcd-certfile FILE, --etcd-keyfile FILE
                          TLS to etcd: its CA, and this server's client certificate and key
+
+Leader election of the reconciler (kube controllers' flag names):
+  --leader-elect true|false            run the reconciler only while holding the leader lease
+                                       (default: true with --storage etcd, false with sqlite)
+  --leader-elect-lease-duration D      how long others wait for a silent leader (default: 15s)
+  --leader-elect-renew-deadline D      how long the leader leads without renewing (default: 10s)
+  --leader-elect-retry-period D        between renewals and attempts (default: 2s)
+  --leader-elect-resource-name NAME    the lease (default: capo-apiserver)
+  --leader-elect-resource-namespace NS where its Lease lives in the management cluster
+                                       (default: the pod's namespace, else capo-system)
 
 Aggregated mode (the flags of k8s.io/apiserver's delegated authentication and authorization):
   --kubeconfig FILE                   the management cluster (default in a pod: its service account)
@@ -102,6 +112,12 @@ runServer({
     'request-timeout': { type: 'string', default: '1m0s' },
     v: { type: 'string', short: 'v', default: '0' },
     storage: { type: 'string', default: 'sqlite' },
+    'leader-elect': { type: 'string' },
+    'leader-elect-lease-duration': { type: 'string', default: '15s' },
+    'leader-elect-renew-deadline': { type: 'string', default: '10s' },
+    'leader-elect-retry-period': { type: 'string', default: '2s' },
+    'leader-elect-resource-name': { type: 'string', default: 'capo-apiserver' },
+    'leader-elect-resource-namespace': { type: 'string' },
     'etcd-servers': { type: 'string' },
     'etcd-prefix': { type: 'string' },
     'etcd-cafile': { type: 'string' },
@@ -125,6 +141,7 @@ runServer({
     const app = await startApp({
       dataDir,
       etcd: etcdOptions(values),
+      leaderElection: await leaderElectionOptions(values),
       host: values['bind-address'],
       port,
       kinds: aggregated ? aggregatedKinds : servedKinds,
@@ -162,6 +179,36 @@ runServer({
 });
 
 /** kube-apiserver's pair of flags: both or neither. */
+/** Leader election as kube controllers configure it; undefined when off. */
+async function leaderElectionOptions(values: {
+  storage: string;
+  'leader-elect'?: string;
+  'leader-elect-lease-duration': string;
+  'leader-elect-renew-deadline': string;
+  'leader-elect-retry-period': string;
+  'leader-elect-resource-name': string;
+  'leader-elect-resource-namespace'?: string;
+}): Promise<LeaderElectionOptions | undefined> {
+  const elect = values['leader-elect'] ?? String(values.storage === 'etcd');
+  if (elect !== 'true' && elect !== 'false') throw new UsageError(`--leader-elect must be true or false, not ${JSON.stringify(elect)}`);
+  if (elect === 'false') return undefined;
+  const leaseDurationMs = durationOption('leader-elect-lease-duration', values['leader-elect-lease-duration']);
+  const renewDeadlineMs = durationOption('leader-elect-renew-deadline', values['leader-elect-renew-deadline']);
+  const retryPeriodMs = durationOption('leader-elect-retry-period', values['leader-elect-retry-period']);
+  if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > retryPeriodMs)) {
+    throw new UsageError('--leader-elect-lease-duration must exceed --leader-elect-renew-deadline, which must exceed --leader-elect-retry-period');
+  }
+  const name = values['leader-elect-resource-name'];
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name)) throw new UsageError(`--leader-elect-resource-name must be a DNS subdomain, not ${JSON.stringify(name)}`);
+  const namespace = values['leader-elect-resource-namespace'] ?? (await podNamespace()) ?? 'capo-system';
+  return { name, namespace, leaseDurationMs, renewDeadlineMs, retryPeriodMs };
+}
+
+/** The namespace of the pod this runs in, from its service account, or undefined outside a pod. */
+async function podNamespace(): Promise<string | undefined> {
+  return (await readFile('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').catch(() => undefined))?.trim() || undefined;
+}
+
 /** The etcd backend's options when --storage etcd, checked as kube-apiserver checks them. */
 function etcdOptions(values: { storage: string; 'etcd-servers'?: string; 'etcd-prefix'?: string; 'etcd-cafile'?: string; 'etcd-certfile'?: string; 'etcd-keyfile'?: string }): EtcdStorageOptions | undefined {
   const etcdFlags = ['etcd-servers', 'etcd-prefix', 'etcd-cafile', 'etcd-certfile', 'etcd-keyfile'] as const;

@@ -83,6 +83,12 @@ describe('npm start', () => {
       '--etcd-cafile',
       '--etcd-certfile',
       '--etcd-keyfile',
+      '--leader-elect',
+      '--leader-elect-lease-duration',
+      '--leader-elect-renew-deadline',
+      '--leader-elect-retry-period',
+      '--leader-elect-resource-name',
+      '--leader-elect-resource-namespace',
       '--v',
       '--help',
     ]) {
@@ -110,7 +116,7 @@ describe('npm start', () => {
     }
   }, 180_000);
 
-  it('refuses storage flags that do not fit together', async () => {
+  it('refuses storage and leader election flags that do not fit together', async () => {
     const attempt = (args: string[]): Promise<{ code?: number; stderr: string }> => run('node', [...entry, ...args]).catch((error) => error as { code: number; stderr: string });
     const cases: [string[], string][] = [
       [['--storage', 'mysql'], '--storage must be sqlite or etcd, not "mysql"'],
@@ -118,6 +124,8 @@ describe('npm start', () => {
       [['--etcd-servers', 'http://127.0.0.1:2379'], '--etcd-servers needs --storage etcd'],
       [['--storage', 'etcd', '--etcd-servers', '127.0.0.1:2379'], '--etcd-servers: "127.0.0.1:2379" is not an http(s) URL'],
       [['--storage', 'etcd', '--etcd-servers', 'http://127.0.0.1:2379', '--etcd-certfile', 'client.crt'], '--etcd-certfile and --etcd-keyfile go together'],
+      [['--leader-elect', 'yes'], '--leader-elect must be true or false, not "yes"'],
+      [['--leader-elect', 'true', '--leader-elect-renew-deadline', '20s'], '--leader-elect-lease-duration must exceed --leader-elect-renew-deadline'],
     ];
     const results = await Promise.all(cases.map(([args]) => attempt(args)));
     results.forEach((result, i) => {

@@ -38,6 +38,11 @@ export interface SessionOptions {
   now?: () => number;
   /** Waits between retries; tests replace it to run backoff instantly. */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Runs before every attempt of a service request that changes the cloud (any method but GET and
+   * HEAD; not token requests) and throws to refuse it: a replica that lost its leader lease stops here.
+   */
+  fence?: () => void;
 }
 
 /** What the current token is scoped to. */
@@ -135,6 +140,7 @@ export class OpenStackSession implements ServiceTransport {
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly log: (line: string) => void;
+  private readonly fence: (() => void) | undefined;
 
   /** Reads the CA file named in clouds.yaml, if any; does not contact the cloud (the first request authenticates). */
   static async create(cloud: CloudConfig, options: SessionOptions = {}): Promise<OpenStackSession> {
@@ -164,6 +170,7 @@ export class OpenStackSession implements ServiceTransport {
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.log = options.logger ?? (() => undefined);
+    this.fence = options.fence;
   }
 
   async request<T>(service: ServiceType, request: ServiceRequest, schema: z.ZodType<T>): Promise<ServiceResponse<T>> {
@@ -221,7 +228,8 @@ export class OpenStackSession implements ServiceTransport {
     const expect = request.expect;
     const accepts = (status: number) => (expect === undefined ? status >= 200 && status < 300 : expect.includes(status));
     const idempotent = request.idempotent ?? (request.method === 'GET' || request.method === 'HEAD');
-    const response = await this.withRetries(attempt, idempotent, accepts);
+    // Every attempt of a request that changes the cloud passes the fence; token requests change nothing.
+    const response = await this.withRetries(attempt, idempotent, accepts, request.method !== 'GET' && request.method !== 'HEAD');
     return {
       status: response.status,
       body: parseBody(attempt, response, schema),
@@ -314,9 +322,10 @@ export class OpenStackSession implements ServiceTransport {
   }
 
   /** Sends `attempt` until accepted, a failure that must not be repeated, or the retries run out. */
-  private async withRetries(attempt: Attempt, idempotent: boolean, accepts: (status: number) => boolean): Promise<RawResponse> {
+  private async withRetries(attempt: Attempt, idempotent: boolean, accepts: (status: number) => boolean, fenced = false): Promise<RawResponse> {
     const budget = this.budgetFor(attempt.service);
     for (let tries = 0; ; tries++) {
+      if (fenced) this.fence?.();
       let error: OpenStackError;
       try {
         const response = await this.exchange(attempt, tries);

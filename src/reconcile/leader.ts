@@ -9,9 +9,16 @@
  *   clock skew between replicas cannot shorten a lease;
  * - renewDeadline < leaseDuration, so a holder cut off from the store stops
  *   before anyone may take over.
- * Leadership is a hint, not a fence: a reconcile in flight when the lease is
- * lost still finishes, so reconcilers must stay idempotent and write with
- * optimistic concurrency.
+ * Fencing: isLeader() also compares the renew deadline with the monotonic
+ * clock, so a holder paused past its deadline (SIGSTOP, a long GC, a frozen
+ * VM) knows it lost the lease before any timer has run; `fenceOf` turns that
+ * into a check every write of the reconciler passes first (storage writes
+ * and OpenStack calls that change something). Reconcilers still stay
+ * idempotent and write with optimistic concurrency.
+ *
+ * The lease record lives in whatever holds objects with compare-and-swap:
+ * this server's storage (SQLite, etcd), or a coordination.k8s.io Lease in
+ * the management cluster (sources/kubernetes-lease.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -53,8 +60,22 @@ export class AlwaysLeader implements LeaderLock {
   async release(): Promise<void> {}
 }
 
+/** What a lease record needs: read, create and compare-and-swap, with the storage contract's errors. */
+export type LeaseStorage = Pick<Storage, 'get' | 'create' | 'update'>;
+
+export class NotLeaderError extends Error {
+  override name = 'NotLeaderError';
+}
+
+/** A check that throws NotLeaderError unless `lock` leads right now. */
+export function fenceOf(lock: LeaderLock): () => void {
+  return () => {
+    if (!lock.isLeader()) throw new NotLeaderError('this replica does not hold the leader lease');
+  };
+}
+
 export interface StorageLeaseLockOptions {
-  storage: Storage;
+  storage: LeaseStorage;
   /** The lease lives at /leases/<name>; replicas contending for one role share it. */
   name: string;
   /** Unique per replica. Default: hostname and a random UUID, so a restarted process is a new candidate. */
@@ -90,7 +111,7 @@ interface Held {
 
 export class StorageLeaseLock implements LeaderLock {
   readonly identity: string;
-  private readonly storage: Storage;
+  private readonly storage: LeaseStorage;
   private readonly name: string;
   private readonly key: string;
   private readonly leaseDurationMs: number;
@@ -107,6 +128,8 @@ export class StorageLeaseLock implements LeaderLock {
   private renewing: Promise<void> | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
+  /** When (monotonic) leadership ends without a renewal. */
+  private deadlineAt = 0;
 
   constructor(options: StorageLeaseLockOptions) {
     this.storage = options.storage;
@@ -133,7 +156,7 @@ export class StorageLeaseLock implements LeaderLock {
   }
 
   isLeader(): boolean {
-    return this.held !== undefined;
+    return this.held !== undefined && performance.now() < this.deadlineAt;
   }
 
   onLost(cb: () => void): void {
@@ -258,7 +281,8 @@ export class StorageLeaseLock implements LeaderLock {
 
   private armDeadline(renewalStartedAt: number): void {
     clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = setTimeout(() => this.lose(), renewalStartedAt + this.renewDeadlineMs - performance.now());
+    this.deadlineAt = renewalStartedAt + this.renewDeadlineMs;
+    this.deadlineTimer = setTimeout(() => this.lose(), this.deadlineAt - performance.now());
   }
 
   private lose(): void {

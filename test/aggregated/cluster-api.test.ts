@@ -20,6 +20,7 @@ import type { JsonObject } from '../../src/storage/interface.js';
 import { startAggregatedServer, type AggregatedServer } from '../../harness/aggregated-server.js';
 import { CloudCensus, noResources } from '../../harness/census.js';
 import { clusterApiUnavailable, startClusterApiManager, startControlPlane, type ClusterApiManager, type ControlPlane } from '../../harness/control-plane.js';
+import { pollUntil } from '../../harness/poll.js';
 import { renderCapoTemplate } from '../reference/capo.js';
 import { renderExamples } from '../reconcile/flows/examples.js';
 
@@ -55,7 +56,12 @@ async function exampleManifests(dir: string): Promise<string> {
 describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real Cluster API over our kinds' : `the real Cluster API over our kinds (skipped: ${unavailable})`, () => {
   beforeAll(async () => {
     plane = await startControlPlane({ controllerManager: true, crds: ['capi'] });
-    server = await startAggregatedServer(plane, { simulatedCloud: { port: 0, transitionDelayMs: 100 }, reconciler: { resyncPeriodMs: 60_000 } });
+    server = await startAggregatedServer(plane, {
+      simulatedCloud: { port: 0, transitionDelayMs: 100 },
+      reconciler: { resyncPeriodMs: 60_000 },
+      // The reconciler runs while it holds a coordination.k8s.io Lease in the management cluster.
+      leaderElection: { name: 'capo-apiserver', namespace: 'capo-system' },
+    });
     app = server.app;
     const crds = await plane.kubectl(['apply', '-f', fileURLToPath(new URL('../../deploy/contract-crds.yaml', import.meta.url))]);
     if (crds.code !== 0) throw new Error(crds.stderr);
@@ -75,6 +81,19 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real
     await plane?.stop();
     if (manifests) await rm(manifests, { recursive: true, force: true });
   }, 120_000);
+
+  it('elects its reconciler with a Lease in the management cluster', async () => {
+    const readLease = async () => JSON.parse((await plane.kubectl(['get', 'lease', 'capo-apiserver', '-n', 'capo-system', '-o', 'json'])).stdout);
+    const lease = await readLease();
+    expect(lease.spec).toMatchObject({ holderIdentity: expect.stringMatching(/.+_.+/), leaseDurationSeconds: 15, leaseTransitions: 0 });
+    // The holder renews it every retry period (2 s).
+    const renewed = await pollUntil('a renewal of the lease', async () => {
+      const again = await readLease();
+      return again.metadata.resourceVersion !== lease.metadata.resourceVersion ? again : undefined;
+    }, { timeoutMs: 15_000, intervalMs: 250 });
+    expect(renewed.spec.holderIdentity).toBe(lease.spec.holderIdentity);
+    expect(Date.parse(renewed.spec.renewTime)).toBeGreaterThan(Date.parse(lease.spec.renewTime));
+  });
 
   it('takes Machines to Provisioned over what our reconciler builds', async () => {
     const applied = await plane.kubectl(['apply', '-f', await exampleManifests(manifests)]);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AlwaysLeader, StorageLeaseLock, type StorageLeaseLockOptions } from '../../src/reconcile/leader.js';
+import { AlwaysLeader, fenceOf, NotLeaderError, StorageLeaseLock, type StorageLeaseLockOptions } from '../../src/reconcile/leader.js';
 import { StorageError, type JsonObject, type Storage } from '../../src/storage/interface.js';
 import { SqliteStorage } from '../../src/storage/sqlite.js';
 
@@ -16,6 +16,7 @@ beforeEach(() => {
 
 afterEach(async () => {
   for (const lock of locks.splice(0)) await lock.release().catch(() => undefined);
+  vi.restoreAllMocks();
   vi.useRealTimers();
   await storage.close();
 });
@@ -190,6 +191,18 @@ describe('StorageLeaseLock', () => {
     expect(released.error()).toBeInstanceOf(Error);
     expect(b.isLeader()).toBe(false);
     expect(await leaseSpec()).toMatchObject({ holderIdentity: 'a' });
+  });
+
+  it('stops leading the moment its renew deadline passes, before any timer has run (a paused process), and its fence refuses', async () => {
+    const a = lock('a');
+    await a.acquire(new AbortController().signal);
+    const fence = fenceOf(a);
+    expect(fence).not.toThrow();
+    // The monotonic clock moves on while the process is stopped; no timer has fired yet when it resumes.
+    const resumedAt = performance.now() + timing.renewDeadlineMs + 1;
+    vi.spyOn(performance, 'now').mockReturnValue(resumedAt);
+    expect(a.isLeader()).toBe(false);
+    expect(fence).toThrow(NotLeaderError);
   });
 
   it('refuses timing that would let a cut-off holder overlap its successor', () => {
