@@ -59,7 +59,7 @@ export interface ControlPlane {
   certificate(name: string, subject: string, extensions: string, ca?: 'ca' | 'front-proxy-ca', days?: number): Promise<{ cert: string; key: string }>;
   /** Freezes kube-apiserver (SIGSTOP): connections are accepted and nothing answers, until `resume`. */
   freezeApiServer(): Promise<{ resume(): void }>;
-  /** Stops kube-apiserver (etcd keeps its data) until `start` runs it again with the same arguments and resolves once it is ready. */
+  /** Kills kube-apiserver (SIGKILL; etcd keeps its data) until `start` runs it again with the same arguments and resolves once it is ready. */
   stopApiServer(): Promise<{ start(): Promise<void> }>;
   stop(): Promise<void>;
 }
@@ -115,8 +115,9 @@ export async function startControlPlane(options: { controllerManager?: boolean; 
     async stopApiServer() {
       const pid = await apiServerPid();
       const [binary, ...args] = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
-      process.kill(pid, 'SIGTERM');
-      await pollUntil('kube-apiserver to exit', async () => (processGone(pid) ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
+      // As a crash takes it: a graceful stop may wait long on its in-flight requests.
+      process.kill(pid, 'SIGKILL');
+      await pollUntil('kube-apiserver to exit', async () => (processGone(pid) ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
       return {
         async start() {
           const log = await open(path.join(dir, 'kube-apiserver.log'), 'a');
