@@ -1,5 +1,5 @@
 /**
- * A real etcd on loopback for the storage tests: etcd 3.6 as ../shared/k8s/build.sh etcd builds it
+ * A real etcd (one member, or a cluster of three) on loopback for the storage tests: etcd 3.6 as ../shared/k8s/build.sh etcd builds it
  * (~/.cache/capo-k8s/bins/etcd), else Debian's etcd-server; a fresh data directory, ports below the
  * ephemeral range, stopped (and its data removed) by `stop`.
  */
@@ -20,44 +20,75 @@ export function etcdUnavailable(): string | undefined {
 }
 
 export interface RunningEtcd {
-  /** Client URLs. */
+  /** Client URLs, one per member. */
   servers: string[];
+  /** SIGKILL of one member (by index); the others keep the cluster's quorum when there are three. */
+  killMember(index: number): Promise<void>;
+  /** Starts a killed member again on its data directory; resolves once it answers. */
+  restartMember(index: number): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startEtcd(): Promise<RunningEtcd> {
+interface Member {
+  child: ChildProcess;
+  exited: Promise<void>;
+  client: string;
+  args: string[];
+}
+
+/** A fresh etcd cluster of `members` members (1 or 3) on loopback, resolved once every member answers. */
+export async function startEtcd(members: 1 | 3 = 1): Promise<RunningEtcd> {
   if (binary === undefined) throw new Error(etcdUnavailable());
   const dir = await mkdtemp(path.join(os.tmpdir(), 'capo-etcd-'));
-  const port = await freePortRun(2);
-  const client = `http://127.0.0.1:${port}`;
-  const peer = `http://127.0.0.1:${port + 1}`;
+  const port = await freePortRun(2 * members);
+  const names = Array.from({ length: members }, (_, i) => `member-${i}`);
+  const peerUrl = (i: number) => `http://127.0.0.1:${port + 2 * i + 1}`;
+  const initialCluster = names.map((name, i) => `${name}=${peerUrl(i)}`).join(',');
   const log = await open(path.join(dir, 'etcd.log'), 'w');
-  const child: ChildProcess = spawn(
-    binary,
-    [
-      '--name=test',
-      `--data-dir=${path.join(dir, 'data')}`,
+  const launch = (client: string, args: string[]): Member => {
+    const child = spawn(binary, args, { stdio: ['ignore', log.fd, log.fd] });
+    return { child, client, args, exited: new Promise<void>((resolve) => child.once('exit', () => resolve())) };
+  };
+  const answers = (member: Member) =>
+    pollUntil('etcd to answer', async () => ((await fetch(`${member.client}/health`).then((response) => response.ok, () => false)) ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
+  const running: Member[] = names.map((name, i) => {
+    const client = `http://127.0.0.1:${port + 2 * i}`;
+    return launch(client, [
+      `--name=${name}`,
+      `--data-dir=${path.join(dir, name)}`,
       `--listen-client-urls=${client}`,
       `--advertise-client-urls=${client}`,
-      `--listen-peer-urls=${peer}`,
-      `--initial-advertise-peer-urls=${peer}`,
-      `--initial-cluster=test=${peer}`,
+      `--listen-peer-urls=${peerUrl(i)}`,
+      `--initial-advertise-peer-urls=${peerUrl(i)}`,
+      `--initial-cluster=${initialCluster}`,
+      '--initial-cluster-state=new',
       '--log-level=warn',
-    ],
-    { stdio: ['ignore', log.fd, log.fd] },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    ]);
+  });
   try {
-    await pollUntil('etcd to answer', async () => ((await fetch(`${client}/health`).then((response) => response.ok, () => false)) ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
+    for (const member of running) await answers(member);
   } catch (error) {
-    child.kill('SIGKILL');
+    for (const member of running) member.child.kill('SIGKILL');
     throw new Error(`${String(error)}\n${await readFile(path.join(dir, 'etcd.log'), 'utf8')}`);
   }
   return {
-    servers: [client],
+    servers: running.map((member) => member.client),
+    async killMember(index) {
+      const member = running[index]!;
+      member.child.kill('SIGKILL');
+      await member.exited;
+    },
+    async restartMember(index) {
+      const member = running[index]!;
+      running[index] = launch(member.client, member.args);
+      await answers(running[index]!);
+    },
     async stop() {
-      child.kill('SIGTERM');
-      await exited;
+      for (const member of running) member.child.kill('SIGTERM');
+      await Promise.all(running.map((member) => member.exited));
       await log.close();
       await rm(dir, { recursive: true, force: true });
     },

@@ -16,7 +16,7 @@
  * previous interval, and compacts etcd to it; so at least one interval of history stays for
  * watches and snapshot lists. The key also tells every replica how far history was compacted.
  */
-import type { Etcd3, IKeyValue, IResponseHeader, IWatchResponse, Watcher as EtcdWatcher } from 'etcd3';
+import type { Etcd3, IKeyValue, IRangeResponse, IResponseHeader, IWatchResponse, Watcher as EtcdWatcher } from 'etcd3';
 import { Etcd3 as EtcdClient } from 'etcd3';
 import { readFileSync } from 'node:fs';
 import { fallbackLogger } from '../observability/log.js';
@@ -69,6 +69,8 @@ export class EtcdStorage implements Storage {
   private readonly client: Etcd3;
   private readonly prefix: string;
   private readonly compactKey: Buffer;
+  /** Written in every write's transaction: its mod revision is this store's current revision. */
+  private readonly writeKey: Buffer;
   private readonly requestTimeoutMs: number;
   private readonly onError: (error: unknown) => void;
   private readonly watchers = new Set<EtcdWatcher>();
@@ -87,7 +89,9 @@ export class EtcdStorage implements Storage {
       ...(rootCertificate && { credentials: { rootCertificate, certChain: read(options.certFile), privateKey: read(options.keyFile) } }),
     });
     this.prefix = (options.prefix ?? defaultEtcdPrefix).replace(/\/+$/, '');
-    this.compactKey = Buffer.from(`${this.prefix}/compact_rev_key`);
+    // Beside the objects (`<prefix>/...`), never inside a range or watch of them.
+    this.compactKey = Buffer.from(`${this.prefix}#compact_rev_key`);
+    this.writeKey = Buffer.from(`${this.prefix}#last_write`);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     this.onError = options.onError ?? ((error) => fallbackLogger.error({ component: 'storage', err: error }, 'etcd storage error'));
     const interval = options.compactionIntervalMs ?? defaultCompactionIntervalMs;
@@ -109,9 +113,10 @@ export class EtcdStorage implements Storage {
     return storage;
   }
 
+  /** The revision of this store's latest write: etcd's own revision also counts other tenants' writes, which no watch of ours sees. */
   async currentRevision(): Promise<number> {
-    const response = await this.call(() => this.client.kv.range({ key: this.compactKey, count_only: true }, this.deadline()));
-    return revisionOf(response.header);
+    const response = await this.call(() => this.client.kv.range({ key: this.writeKey }, this.deadline()));
+    return response.kvs[0] ? Number(response.kvs[0].mod_revision) : 0;
   }
 
   async compactedRevision(): Promise<number> {
@@ -129,19 +134,26 @@ export class EtcdStorage implements Storage {
   async list(prefix: string, request: ListRequest = {}): Promise<ListResult> {
     const { revision, startAfter, limit, filter } = request;
     if (revision !== undefined && revision < this.compacted) throw new TooOldRevisionError(revision, this.compacted);
-    const rangeEnd = Buffer.from(prefixUpperBound(this.prefix + prefix)!);
-    let from = startAfter !== undefined && startAfter >= prefix ? `${this.etcdKey(startAfter)}\0` : this.etcdKey(prefix);
+    const rangeEnd = Buffer.from(prefixUpperBound(this.etcdPrefix(prefix))!);
+    let from = startAfter !== undefined && startAfter >= prefix ? `${this.etcdKey(startAfter)}\0` : this.etcdPrefix(prefix);
     let listRevision = revision;
     const entries: Entry[] = [];
     for (;;) {
       // Without a filter, one more than the limit tells whether more follow.
       const want = filter || !limit ? pageSize : limit - entries.length + 1;
-      const pinned = listRevision;
-      const response = await this.call(
-        () => this.client.kv.range({ key: Buffer.from(from), range_end: rangeEnd, limit: want, ...(pinned !== undefined && { revision: pinned }) }, this.deadline()),
-        pinned,
-      );
-      listRevision ??= revisionOf(response.header);
+      const page = { key: Buffer.from(from), range_end: rangeEnd, limit: want };
+      let response: IRangeResponse;
+      if (listRevision === undefined) {
+        // The first page and the store's last write in one snapshot: the list is as of that write, which
+        // is where later pages and a watch resume (nothing of ours changed up to etcd's revision).
+        const read = await this.call(() => this.client.kv.txn({ success: [{ request_range: { key: this.writeKey } }, { request_range: page }] }, this.deadline()));
+        const lastWrite = read.responses[0]!.response_range.kvs[0];
+        listRevision = lastWrite ? Number(lastWrite.mod_revision) : 0;
+        response = read.responses[1]!.response_range;
+      } else {
+        const pinned = listRevision;
+        response = await this.call(() => this.client.kv.range({ ...page, revision: pinned }, this.deadline()), pinned);
+      }
       for (const kv of response.kvs) {
         const entry = this.toEntry(kv);
         if (filter && !filter(entry.value)) continue;
@@ -157,7 +169,10 @@ export class EtcdStorage implements Storage {
     const etcdKey = Buffer.from(this.etcdKey(key));
     const json = Buffer.from(serializeWithoutResourceVersion(key, value));
     const response = await this.call(() =>
-      this.client.kv.txn({ compare: [{ key: etcdKey, target: 'Create', result: 'Equal', create_revision: 0 }], success: [{ request_put: { key: etcdKey, value: json } }] }, this.deadline()),
+      this.client.kv.txn(
+        { compare: [{ key: etcdKey, target: 'Create', result: 'Equal', create_revision: 0 }], success: [{ request_put: { key: etcdKey, value: json } }, this.recordWrite()] },
+        this.deadline(),
+      ),
     );
     if (!response.succeeded) throw new KeyExistsError(key);
     const revision = revisionOf(response.header);
@@ -171,7 +186,7 @@ export class EtcdStorage implements Storage {
       this.client.kv.txn(
         {
           compare: [{ key: etcdKey, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision }],
-          success: [{ request_put: { key: etcdKey, value: json, prev_kv: true } }],
+          success: [{ request_put: { key: etcdKey, value: json, prev_kv: true } }, this.recordWrite()],
           failure: [{ request_range: { key: etcdKey } }],
         },
         this.deadline(),
@@ -190,7 +205,10 @@ export class EtcdStorage implements Storage {
         ? { key: etcdKey, target: 'Create' as const, result: 'Greater' as const, create_revision: 0 }
         : { key: etcdKey, target: 'Mod' as const, result: 'Equal' as const, mod_revision: expectedModRevision };
     const response = await this.call(() =>
-      this.client.kv.txn({ compare: [guard], success: [{ request_delete_range: { key: etcdKey, prev_kv: true } }], failure: [{ request_range: { key: etcdKey } }] }, this.deadline()),
+      this.client.kv.txn(
+        { compare: [guard], success: [{ request_delete_range: { key: etcdKey, prev_kv: true } }, this.recordWrite()], failure: [{ request_range: { key: etcdKey } }] },
+        this.deadline(),
+      ),
     );
     if (!response.succeeded) throw this.casFailure(key, expectedModRevision ?? 0, response.responses[0]?.response_range.kvs[0]);
     const revision = revisionOf(response.header);
@@ -222,7 +240,7 @@ export class EtcdStorage implements Storage {
       const current = await this.currentRevision();
       if (afterRevision > current) return end(new FutureRevisionError(afterRevision, current));
       if (!active) return;
-      const range = this.client.watch().prefix(this.etcdKey(prefix)).withPreviousKV().startRevision(String(afterRevision + 1));
+      const range = this.client.watch().prefix(this.etcdPrefix(prefix)).withPreviousKV().startRevision(String(afterRevision + 1));
       watcher = range.watcher();
       this.watchers.add(watcher);
       watcher.on('data', (response: IWatchResponse) => {
@@ -241,7 +259,8 @@ export class EtcdStorage implements Storage {
       watcher.on('error', () => void this.classifyWatchEnd(delivered).then(end, end));
     };
     start().catch((error: unknown) => end(error instanceof StorageError ? error : new StorageError(describe(error), { cause: error })));
-    return { stop };
+    // Only what arrived: events still in flight from etcd may sit below any revision read now.
+    return { stop, progress: async () => delivered };
   }
 
   async check(): Promise<void> {
@@ -256,7 +275,8 @@ export class EtcdStorage implements Storage {
     const response = await this.call(() => this.client.kv.range({ key: this.compactKey }, this.deadline()));
     const record = response.kvs[0];
     const { compacted, mark } = record ? parseCompaction(record.value) : { compacted: 0, mark: 0 };
-    const current = revisionOf(response.header);
+    // Marks are this store's revisions, so no list or watch it hands out is older than what it compacts.
+    const current = await this.currentRevision();
     const claimed = await this.call(() =>
       this.client.kv.txn(
         {
@@ -288,6 +308,15 @@ export class EtcdStorage implements Storage {
 
   private etcdKey(key: string): string {
     return this.prefix + key;
+  }
+
+  /** Keys all start with `/`, so the store's whole range is `<prefix>/`, leaving `<prefix>#...` to the store's own records. */
+  private etcdPrefix(prefix: string): string {
+    return this.prefix + (prefix === '' ? '/' : prefix);
+  }
+
+  private recordWrite(): { request_put: { key: Buffer; value: Buffer } } {
+    return { request_put: { key: this.writeKey, value: Buffer.alloc(0) } };
   }
 
   private storageKey(kv: IKeyValue): string {

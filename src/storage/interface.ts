@@ -75,7 +75,7 @@ export interface WatchRequest {
   prefix: string;
   /** Deliver events with revision > afterRevision. */
   afterRevision: number;
-  /** Called in revision order, synchronously after each commit. Must not throw. */
+  /** Called in revision order, after the commit (SQLite: synchronously; etcd: as etcd delivers). Must not throw. */
   onEvent: (event: WatchEvent) => void;
   /**
    * Called at most once if a running watch ends on its own, e.g. when etcd
@@ -87,10 +87,20 @@ export interface WatchRequest {
 
 export interface Watch {
   stop(): void;
+  /**
+   * A revision through which every event of this watch has been delivered, so a bookmark may carry
+   * it. SQLite delivers on commit, so that is the current revision; etcd delivers later, so it is
+   * what this watch has seen.
+   */
+  progress(): Promise<number>;
 }
 
 export interface Storage {
-  /** Latest committed revision (0 for an empty store). */
+  /**
+   * The revision of the latest write to this store (0 for an empty store). Watches of the whole store
+   * reach it, so waiting for it is waiting for that write's event (on a shared etcd, other tenants'
+   * writes do not count).
+   */
   currentRevision(): Promise<number>;
   /** Oldest revision whose history is still available to watches and snapshot reads. */
   compactedRevision(): Promise<number>;

@@ -323,6 +323,8 @@ export class SqliteStorage implements Storage {
         watcher.active = false;
         this.watchers.delete(watcher);
       },
+      // Events are published on commit, before any promise of that batch settles.
+      progress: () => this.currentRevision(),
     };
   }
 

@@ -50,6 +50,7 @@ function counting(storage: Storage): { storage: Storage; reads: () => number; wa
               watches.delete(request);
               running.stop();
             },
+            progress: () => running.progress(),
           };
           watches.set(request, watch);
           return watch;

@@ -287,6 +287,21 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       expect((await live.until(1)).map((event) => event.revision)).toEqual([c.modRevision]);
     });
 
+    it('names its latest write as the current revision, lists as of it, and vouches for what a watch was given', async () => {
+      const storage = await openStorage();
+      const a = await storage.create(`${prefix}a`, object('a'));
+      expect(await storage.currentRevision()).toBe(a.modRevision);
+      expect((await storage.list(prefix)).revision).toBe(a.modRevision);
+      const recorder = new EventRecorder();
+      const running = storage.watch({ prefix, afterRevision: base, onEvent: recorder.onEvent, onError: recorder.onError });
+      expect(await running.progress()).toBeGreaterThanOrEqual(base);
+      const b = await storage.create(`${prefix}b`, object('b'));
+      const events = await recorder.until(2);
+      expect(await running.progress()).toBeGreaterThanOrEqual(events.at(-1)!.revision);
+      expect(events.at(-1)!.revision).toBe(b.modRevision);
+      running.stop();
+    });
+
     it('reports readiness, and refuses work once closed', async () => {
       const storage = await openStorage();
       await expect(storage.check()).resolves.toBeUndefined();

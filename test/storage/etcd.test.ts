@@ -5,8 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdStorage } from '../../src/storage/etcd.js';
-import { TooOldRevisionError } from '../../src/storage/interface.js';
+import { StorageError, TooOldRevisionError } from '../../src/storage/interface.js';
 import { etcdUnavailable, startEtcd, type RunningEtcd } from '../../harness/etcd.js';
+import { pollUntil } from '../../harness/poll.js';
 import { EventRecorder, describeStorageConformance, object } from './conformance.js';
 
 const unavailable = etcdUnavailable();
@@ -46,6 +47,34 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'etcd sto
     }
   });
 
+  it('keeps to its own writes on an etcd shared with another tenant: revisions, lists, watches and compaction', async () => {
+    const ours = await EtcdStorage.open({ servers: etcd.servers, prefix: '/tenant-ours', compactionIntervalMs: 0 });
+    const theirs = await EtcdStorage.open({ servers: etcd.servers, prefix: '/tenant-theirs', compactionIntervalMs: 0 });
+    try {
+      const written = await ours.create('/registry/x', object('x'));
+      for (let i = 0; i < 3; i++) await theirs.create(`/registry/${i}`, object(`t${i}`));
+      // Their writes move etcd's revision, not ours: a list is as of our write, and nothing waits for theirs.
+      expect(await ours.currentRevision()).toBe(written.modRevision);
+      const listed = await ours.list('');
+      expect(listed.revision).toBe(written.modRevision);
+      expect(listed.entries.map((entry) => entry.key)).toEqual(['/registry/x']);
+      const recorder = new EventRecorder();
+      const watching = ours.watch({ prefix: '', afterRevision: listed.revision, onEvent: recorder.onEvent, onError: recorder.onError });
+      const next = await ours.create('/registry/y', object('y'));
+      expect((await recorder.until(1)).map((event) => [event.key, event.revision])).toEqual([['/registry/y', next.modRevision]]);
+      watching.stop();
+      // Compaction never passes our own revision, so the list a client holds can still be resumed.
+      await compactAll(ours);
+      expect(await ours.compactedRevision()).toBeLessThanOrEqual(await ours.currentRevision());
+      const resumed = new EventRecorder();
+      ours.watch({ prefix: '', afterRevision: await ours.currentRevision(), onEvent: resumed.onEvent, onError: resumed.onError });
+      const last = await ours.create('/registry/z', object('z'));
+      expect((await resumed.until(1)).map((event) => event.revision)).toEqual([last.modRevision]);
+    } finally {
+      await Promise.all([ours.close(), theirs.close()]);
+    }
+  });
+
   it('ends a watch from history another replica compacted with TooOldRevisionError, which a relist recovers from', async () => {
     const storage = await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 });
     const other = await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 });
@@ -70,4 +99,72 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'etcd sto
       await Promise.all([storage.close(), other.close()]);
     }
   });
+
+  it('carries on when etcd restarts under it: writes resume, and a watch continues without losing or repeating an event', async () => {
+    const storage = await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 });
+    try {
+      const before = await storage.create('/restart/before', object('before'));
+      const recorder = new EventRecorder();
+      storage.watch({ prefix: '/restart/', afterRevision: before.modRevision - 1, onEvent: recorder.onEvent, onError: recorder.onError });
+      await recorder.until(1);
+      await etcd.killMember(0);
+      await expect(storage.get('/restart/before')).rejects.toBeInstanceOf(StorageError);
+      await etcd.restartMember(0);
+      const after = await pollUntil('a write once etcd is back', () => storage.create('/restart/after', object('after')).catch(() => undefined), { timeoutMs: 30_000, intervalMs: 200 });
+      const events = await recorder.until(2);
+      expect(events.map((event) => [event.key, event.revision])).toEqual([
+        ['/restart/before', before.modRevision],
+        ['/restart/after', after.modRevision],
+      ]);
+      expect(recorder.error).toBeUndefined();
+    } finally {
+      await storage.close();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'etcd storage on a three-member cluster' : `etcd storage on a three-member cluster (skipped: ${unavailable})`, () => {
+  let cluster: RunningEtcd;
+
+  beforeAll(async () => {
+    cluster = await startEtcd(3);
+  }, 60_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('goes on writing when a member dies under write load, losing no acknowledged write', async () => {
+    const storage = await EtcdStorage.open({ servers: cluster.servers, compactionIntervalMs: 0 });
+    const acknowledged = new Map<string, number>();
+    const failures: unknown[] = [];
+    let written = 0;
+    const writer = async (id: number) => {
+      for (let i = 0; i < 150; i++) {
+        const key = `/load/${id}/${i}`;
+        try {
+          acknowledged.set(key, (await storage.create(key, object(key))).modRevision);
+        } catch (error) {
+          failures.push(error);
+        }
+        written++;
+      }
+    };
+    try {
+      const writers = Promise.all([0, 1, 2, 3].map(writer));
+      await pollUntil('writes under way', async () => (written >= 100 ? true : undefined), { timeoutMs: 30_000 });
+      await cluster.killMember(0);
+      await writers;
+      // The client moves to the members that are left: nearly every write lands, and every acknowledged one is there.
+      expect(acknowledged.size, `failed writes: ${failures.map(String).join('; ')}`).toBeGreaterThanOrEqual(600 - 8);
+      const listed = await storage.list('/load/');
+      for (const [key, revision] of acknowledged) expect(listed.entries.find((entry) => entry.key === key)?.modRevision, key).toBe(revision);
+      // And a store opened afterwards works on the two members left.
+      const later = await EtcdStorage.open({ servers: cluster.servers.slice(1), compactionIntervalMs: 0 });
+      expect((await later.list('/load/')).entries).toHaveLength(listed.entries.length);
+      await later.close();
+    } finally {
+      await storage.close();
+    }
+  }, 120_000);
 });

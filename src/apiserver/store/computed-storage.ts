@@ -155,7 +155,8 @@ export class ComputedStorage implements Storage {
       })
       .catch(fail);
 
-    return { stop };
+    // Events held back until the inputs are read have not been delivered yet.
+    return { stop, progress: async () => (waiting ? request.afterRevision : underlying.progress()) };
   }
 
   async create(): Promise<Entry> {

@@ -79,9 +79,8 @@ export async function startWatch(
     });
     return {
       stop: () => watch.stop(),
-      // Events are delivered synchronously after each commit, so everything
-      // committed so far has reached this watcher.
-      currentRevision: async () => Math.max(delivered, await storage.currentRevision()),
+      // What storage vouches this watch has been given: on etcd, events arrive after their commit.
+      currentRevision: async () => Math.max(delivered, await watch.progress()),
     };
   } catch (error) {
     if (error instanceof TooOldRevisionError) throw expired(error);
