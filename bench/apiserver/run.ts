@@ -39,6 +39,8 @@ interface Config {
   updates: number;
   updateIntervalMs: number;
   cpuProfDir?: string;
+  /** The server stores in this etcd instead of SQLite. */
+  etcdServers?: string;
 }
 
 const usage = `Usage: node dist/bench/apiserver/run.js [options]
@@ -46,6 +48,7 @@ const usage = `Usage: node dist/bench/apiserver/run.js [options]
   --objects N        objects created (default 10000)
   --watchers N       concurrent watches (default 500)
   --updates N        updates delivered to every watcher (default 200)
+  --etcd-servers L   store in etcd (client URLs, comma-separated) instead of SQLite
   --cpu-prof DIR     run the server under node --cpu-prof, writing the profile to DIR;
                      summarize it with: node dist/bench/apiserver/profile.js DIR
 `;
@@ -58,6 +61,7 @@ function parseConfig(): Config {
       watchers: { type: 'string' },
       updates: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      'etcd-servers': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -85,6 +89,7 @@ function parseConfig(): Config {
     updates: integer(values.updates, quick ? 50 : 200, 'updates'),
     updateIntervalMs: 20,
     cpuProfDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : undefined,
+    etcdServers: values['etcd-servers'],
   };
 }
 
@@ -108,7 +113,8 @@ interface ServerProcess {
 async function startServer(config: Config): Promise<ServerProcess> {
   const entry = fileURLToPath(new URL('./server.js', import.meta.url));
   const nodeArgs = config.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${config.cpuProfDir}`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, entry], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const env = { ...process.env, ...(config.etcdServers && { BENCH_ETCD_SERVERS: config.etcdServers }) };
+  const child = spawn(process.execPath, [...nodeArgs, entry], { stdio: ['pipe', 'pipe', 'inherit'], env });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const hello = await new Promise<ServerHello>((resolve, reject) => {
     let buffered = '';
@@ -536,11 +542,13 @@ async function main(): Promise<void> {
   if (config.cpuProfDir) mkdirSync(config.cpuProfDir, { recursive: true });
   const server = await startServer(config);
   const { hello } = server;
-  const { sqlite } = hello;
+  const { storage } = hello;
   log(`server: pid ${hello.pid} at ${hello.url}, data dir ${hello.dataDir}${config.cpuProfDir ? `, CPU profile to ${config.cpuProfDir}` : ''}`);
   log(
-    `durability: SQLite journal_mode=${sqlite.journalMode}, synchronous=${sqlite.synchronous}, locking_mode=${sqlite.lockingMode}; ` +
-      `every write is acknowledged only after its group commit is fsynced, so acknowledged writes survive kill -9 (and, with FULL, power loss)`,
+    storage.backend === 'sqlite'
+      ? `durability: SQLite journal_mode=${storage.journalMode}, synchronous=${storage.synchronous}, locking_mode=${storage.lockingMode}; ` +
+          `every write is acknowledged only after its group commit is fsynced, so acknowledged writes survive kill -9 (and, with FULL, power loss)`
+      : `durability: etcd at ${storage.servers.join(', ')} under ${storage.prefix}; every write is acknowledged after etcd commits it (fsynced by a quorum of members)`,
   );
   log(
     `load: ${config.objects} objects, ${config.gets} gets, ${config.concurrency} in flight; LIST x${config.listRepetitions}; ` +

@@ -10,7 +10,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { embeddedCredentials, startApp } from '../../src/app.js';
+import { embeddedCredentials, startApp, type StorageSettings } from '../../src/app.js';
 import { widgetKind } from '../../harness/widget-kind.js';
 
 export interface ServerHello {
@@ -18,22 +18,30 @@ export interface ServerHello {
   kubeconfigPath: string;
   dataDir: string;
   pid: number;
-  sqlite: { journalMode: string; synchronous: string; lockingMode: string };
+  storage: StorageSettings;
 }
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(process.env.BENCH_DATA_PARENT ?? os.tmpdir(), 'capo-bench-'));
-  const app = await startApp({ dataDir, host: '127.0.0.1', port: 0, kinds: [widgetKind] });
+  // BENCH_ETCD_SERVERS (run.ts --etcd-servers) puts the objects in etcd, under a prefix of this run's own.
+  const etcdServers = process.env.BENCH_ETCD_SERVERS?.split(',').filter(Boolean);
+  const app = await startApp({
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    kinds: [widgetKind],
+    // One client holds every watcher of the fan-out phase: above the per-user bound a server protects itself with.
+    requestLimits: { maxWatchesPerUser: 2_000 },
+    ...(etcdServers && { etcd: { servers: etcdServers, prefix: `/capo-bench-${process.pid}` } }),
+  });
 
-  const settings = app.storageSettings();
-  if (settings.backend !== 'sqlite') throw new Error('the benchmark server runs on SQLite');
   const hello: ServerHello = {
     url: app.url,
     kubeconfigPath: embeddedCredentials(app).kubeconfigPath,
     dataDir,
     pid: process.pid,
     // Read back from the live connection so the report shows the settings in force, not the intended defaults.
-    sqlite: settings,
+    storage: app.storageSettings(),
   };
   process.stdout.write(`${JSON.stringify(hello)}\n`);
 
