@@ -56,8 +56,9 @@ Storage (kube-apiserver's flag names):
 Leader election of the reconciler (kube controllers' flag names):
   --leader-elect true|false            run the reconciler only while holding the leader lease
                                        (default: true with --storage etcd, false with sqlite)
-  --leader-elect-lease-duration D      how long others wait for a silent leader (default: 15s)
-  --leader-elect-renew-deadline D      how long the leader leads without renewing (default: 10s)
+  --leader-elect-lease-duration D      how long others wait for a silent leader (default: 12s, so a
+                                       replica takes over within 15s of the leader's death)
+  --leader-elect-renew-deadline D      how long the leader leads without renewing (default: 8s)
   --leader-elect-retry-period D        between renewals and attempts (default: 2s)
   --leader-elect-resource-name NAME    the lease (default: capo-apiserver)
   --leader-elect-resource-namespace NS where its Lease lives in the management cluster
@@ -113,8 +114,8 @@ runServer({
     v: { type: 'string', short: 'v', default: '0' },
     storage: { type: 'string', default: 'sqlite' },
     'leader-elect': { type: 'string' },
-    'leader-elect-lease-duration': { type: 'string', default: '15s' },
-    'leader-elect-renew-deadline': { type: 'string', default: '10s' },
+    'leader-elect-lease-duration': { type: 'string', default: '12s' },
+    'leader-elect-renew-deadline': { type: 'string', default: '8s' },
     'leader-elect-retry-period': { type: 'string', default: '2s' },
     'leader-elect-resource-name': { type: 'string', default: 'capo-apiserver' },
     'leader-elect-resource-namespace': { type: 'string' },

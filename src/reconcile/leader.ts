@@ -80,9 +80,9 @@ export interface StorageLeaseLockOptions {
   name: string;
   /** Unique per replica. Default: hostname and a random UUID, so a restarted process is a new candidate. */
   identity?: string;
-  /** How long others wait for a silent holder. Default 15 s. */
+  /** How long others wait for a silent holder. Default 12 s: with one retry period, a takeover within 15 s. */
   leaseDurationMs?: number;
-  /** How long the holder keeps leading without a successful renewal. Default 10 s. */
+  /** How long the holder keeps leading without a successful renewal. Default 8 s. */
   renewDeadlineMs?: number;
   /** Interval of renewals and of acquisition attempts. Default 2 s. */
   retryPeriodMs?: number;
@@ -136,8 +136,8 @@ export class StorageLeaseLock implements LeaderLock {
     this.name = options.name;
     this.key = `/leases/${options.name}`;
     this.identity = options.identity ?? `${hostname()}_${randomUUID()}`;
-    this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
-    this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+    this.leaseDurationMs = options.leaseDurationMs ?? 12_000;
+    this.renewDeadlineMs = options.renewDeadlineMs ?? 8_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
     this.onError = options.onError ?? ((error) => fallbackLogger.error({ component: 'reconcile', lease: this.name, err: error }, 'leader lease error'));
     if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(this.name)) throw new Error(`lease name ${JSON.stringify(this.name)} is not a DNS subdomain`);

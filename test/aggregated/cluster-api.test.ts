@@ -85,7 +85,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real
   it('elects its reconciler with a Lease in the management cluster', async () => {
     const readLease = async () => JSON.parse((await plane.kubectl(['get', 'lease', 'capo-apiserver', '-n', 'capo-system', '-o', 'json'])).stdout);
     const lease = await readLease();
-    expect(lease.spec).toMatchObject({ holderIdentity: expect.stringMatching(/.+_.+/), leaseDurationSeconds: 15, leaseTransitions: 0 });
+    expect(lease.spec).toMatchObject({ holderIdentity: expect.stringMatching(/.+_.+/), leaseDurationSeconds: 12, leaseTransitions: 0 });
     // The holder renews it every retry period (2 s).
     const renewed = await pollUntil('a renewal of the lease', async () => {
       const again = await readLease();
