@@ -186,12 +186,6 @@ export async function registerAggregatedServer(
   }
 }
 
-/**
- * The first of `count` consecutive free loopback ports (up.sh puts etcd's peer port beside its
- * client port, kube-controller-manager beside kube-apiserver). They are taken below Linux's
- * ephemeral range (32768 and up), where outgoing connections would otherwise grab one between this
- * check and the binaries' bind; the starting point follows the process id, so parallel runs differ.
- */
 /** Exited: no such process, or a zombie no one reaps (a container's init may not). */
 function processGone(pid: number): boolean {
   try {
@@ -201,8 +195,15 @@ function processGone(pid: number): boolean {
   }
 }
 
+/** Port runs already handed out in this process. */
 const handedOut = new Set<number>();
 
+/**
+ * The first of `count` consecutive free loopback ports (up.sh puts etcd's peer port beside its
+ * client port, kube-controller-manager beside kube-apiserver). They are taken below Linux's
+ * ephemeral range (32768 and up), where outgoing connections would otherwise grab one between this
+ * check and the binaries' bind; the starting point follows the process id, so parallel runs differ.
+ */
 export async function freePortRun(count: number): Promise<number> {
   const slots = 3000;
   for (let attempt = 0; attempt < 50; attempt++) {
@@ -262,15 +263,18 @@ export async function startClusterApiManager(plane: ControlPlane, name: ClusterA
     { stdio: ['ignore', output.fd, output.fd] },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const healthy = await fetch(`http://127.0.0.1:${base + 1}/readyz`).then((response) => response.ok, () => false);
-    if (healthy) break;
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${name} did not become ready:\n${(await readFile(logFile, 'utf8')).slice(-3000)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
+  try {
+    await pollUntil(
+      `${name} to report healthy`,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+        return (await fetch(`http://127.0.0.1:${base + 1}/readyz`).then((response) => response.ok, () => false)) ? true : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${name} did not become ready (${String(error)}):\n${(await readFile(logFile, 'utf8')).slice(-3000)}`);
   }
   return {
     log: () => readFile(logFile, 'utf8'),

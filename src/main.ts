@@ -8,6 +8,7 @@ import path from 'node:path';
 import { aggregatedKinds, servedKinds } from './api/kinds.js';
 import { startApp, type LeaderElectionOptions } from './app.js';
 import { createLogger } from './observability/log.js';
+import { dnsSubdomain } from './reconcile/leader.js';
 import type { EtcdStorageOptions } from './storage/etcd.js';
 import { durationOption, integerOption, listOption, runServer, UsageError } from './cli/serve.js';
 
@@ -179,7 +180,6 @@ runServer({
   },
 });
 
-/** kube-apiserver's pair of flags: both or neither. */
 /** Leader election as kube controllers configure it; undefined when off. */
 async function leaderElectionOptions(values: {
   storage: string;
@@ -200,7 +200,7 @@ async function leaderElectionOptions(values: {
     throw new UsageError('--leader-elect-lease-duration must exceed --leader-elect-renew-deadline, which must exceed --leader-elect-retry-period');
   }
   const name = values['leader-elect-resource-name'];
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name)) throw new UsageError(`--leader-elect-resource-name must be a DNS subdomain, not ${JSON.stringify(name)}`);
+  if (!dnsSubdomain.test(name)) throw new UsageError(`--leader-elect-resource-name must be a DNS subdomain, not ${JSON.stringify(name)}`);
   const namespace = values['leader-elect-resource-namespace'] ?? (await podNamespace()) ?? 'capo-system';
   return { name, namespace, leaseDurationMs, renewDeadlineMs, retryPeriodMs };
 }
@@ -230,6 +230,7 @@ function etcdOptions(values: { storage: string; 'etcd-servers'?: string; 'etcd-p
   return { servers, prefix, caFile: values['etcd-cafile'], certFile: values['etcd-certfile'], keyFile: values['etcd-keyfile'] };
 }
 
+/** kube-apiserver's pair of flags: both or neither. */
 async function servingCertificate(certFile: string | undefined, keyFile: string | undefined): Promise<{ cert: string; key: string } | undefined> {
   if (certFile === undefined && keyFile === undefined) return undefined;
   if (certFile === undefined || keyFile === undefined) throw new UsageError('--tls-cert-file and --tls-private-key-file go together');

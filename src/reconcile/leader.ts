@@ -60,6 +60,9 @@ export class AlwaysLeader implements LeaderLock {
   async release(): Promise<void> {}
 }
 
+/** What a lease's name must be, as a Kubernetes object's name (RFC 1123 subdomain). */
+export const dnsSubdomain = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
 /** What a lease record needs: read, create and compare-and-swap, with the storage contract's errors. */
 export type LeaseStorage = Pick<Storage, 'get' | 'create' | 'update'>;
 
@@ -140,7 +143,7 @@ export class StorageLeaseLock implements LeaderLock {
     this.renewDeadlineMs = options.renewDeadlineMs ?? 8_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
     this.onError = options.onError ?? ((error) => fallbackLogger.error({ component: 'reconcile', lease: this.name, err: error }, 'leader lease error'));
-    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(this.name)) throw new Error(`lease name ${JSON.stringify(this.name)} is not a DNS subdomain`);
+    if (!dnsSubdomain.test(this.name)) throw new Error(`lease name ${JSON.stringify(this.name)} is not a DNS subdomain`);
     if (this.identity === '') throw new Error('lease identity must not be empty');
     if (!(this.leaseDurationMs > this.renewDeadlineMs && this.renewDeadlineMs > this.retryPeriodMs && this.retryPeriodMs > 0)) {
       throw new Error('lease timing needs leaseDurationMs > renewDeadlineMs > retryPeriodMs > 0');

@@ -12,7 +12,7 @@
  * write is acknowledged (in revision order per watch), and other replicas' writes arrive too.
  *
  * Compaction, as kube-apiserver does it and safe with several replicas: every interval one replica
- * wins a compare-and-swap on `<prefix>/compact_rev_key` that records the revision seen at the
+ * wins a compare-and-swap on `<prefix>#compact_rev_key` that records the revision seen at the
  * previous interval, and compacts etcd to it; so at least one interval of history stays for
  * watches and snapshot lists. The key also tells every replica how far history was compacted.
  */

@@ -16,6 +16,7 @@ import {
   TooOldRevisionError,
   type JsonObject,
   type Storage,
+  type Watch,
   type WatchEvent,
 } from '../../src/storage/interface.js';
 
@@ -34,26 +35,31 @@ export function resourceVersionOf(value: JsonObject): unknown {
   return (value.metadata as JsonObject).resourceVersion;
 }
 
-/** A watch's events as they arrive, and a way to await the next ones. */
+/** A watch of `prefix` after `afterRevision` (thrown at once if storage refuses it): its events as they arrive, its error, and a way to await them. */
 export class EventRecorder {
   readonly events: WatchEvent[] = [];
   error: StorageError | undefined;
+  readonly watch: Watch;
   private waiters: { count: number; resolve: () => void }[] = [];
 
-  onEvent = (event: WatchEvent): void => {
-    this.events.push(event);
-    this.wake();
-  };
-
-  onError = (error: StorageError): void => {
-    this.error = error;
-    this.wake();
-  };
+  constructor(storage: Storage, prefix: string, afterRevision: number) {
+    this.watch = storage.watch({ prefix, afterRevision, onEvent: (event) => this.onEvent(event), onError: (error) => this.onError(error) });
+  }
 
   /** Resolves once `count` events (or an error) have arrived. */
   until(count: number): Promise<WatchEvent[]> {
     if (this.events.length >= count || this.error) return Promise.resolve(this.events);
     return new Promise((resolve) => this.waiters.push({ count, resolve: () => resolve(this.events) }));
+  }
+
+  private onEvent(event: WatchEvent): void {
+    this.events.push(event);
+    this.wake();
+  }
+
+  private onError(error: StorageError): void {
+    this.error = error;
+    this.wake();
   }
 
   private wake(): void {
@@ -67,9 +73,9 @@ export class EventRecorder {
 
 /** The error a watch from `afterRevision` is refused with, thrown at once or reported through onError. */
 async function refusal(storage: Storage, prefix: string, afterRevision: number): Promise<unknown> {
-  const recorder = new EventRecorder();
+  let recorder: EventRecorder;
   try {
-    storage.watch({ prefix, afterRevision, onEvent: recorder.onEvent, onError: recorder.onError });
+    recorder = new EventRecorder(storage, prefix, afterRevision);
   } catch (error) {
     return error;
   }
@@ -91,9 +97,7 @@ export function describeStorageConformance(name: string, backend: StorageBackend
   }
 
   function watch(storage: Storage, afterRevision: number, under = prefix): EventRecorder {
-    const recorder = new EventRecorder();
-    storage.watch({ prefix: under, afterRevision, onEvent: recorder.onEvent, onError: recorder.onError });
-    return recorder;
+    return new EventRecorder(storage, under, afterRevision);
   }
 
   afterEach(async () => {
@@ -292,14 +296,13 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       const a = await storage.create(`${prefix}a`, object('a'));
       expect(await storage.currentRevision()).toBe(a.modRevision);
       expect((await storage.list(prefix)).revision).toBe(a.modRevision);
-      const recorder = new EventRecorder();
-      const running = storage.watch({ prefix, afterRevision: base, onEvent: recorder.onEvent, onError: recorder.onError });
-      expect(await running.progress()).toBeGreaterThanOrEqual(base);
+      const recorder = watch(storage, base);
+      expect(await recorder.watch.progress()).toBeGreaterThanOrEqual(base);
       const b = await storage.create(`${prefix}b`, object('b'));
       const events = await recorder.until(2);
-      expect(await running.progress()).toBeGreaterThanOrEqual(events.at(-1)!.revision);
+      expect(await recorder.watch.progress()).toBeGreaterThanOrEqual(events.at(-1)!.revision);
       expect(events.at(-1)!.revision).toBe(b.modRevision);
-      running.stop();
+      recorder.watch.stop();
     });
 
     it('reports readiness, and refuses work once closed', async () => {

@@ -37,8 +37,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'etcd sto
     const [a, b] = await Promise.all([0, 1].map(() => EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 })));
     try {
       const after = await b.currentRevision();
-      const recorder = new EventRecorder();
-      b.watch({ prefix: '/replicas/', afterRevision: after, onEvent: recorder.onEvent });
+      const recorder = new EventRecorder(b, '/replicas/', after);
       const created = await a.create('/replicas/x', object('x'));
       expect((await recorder.until(1))[0]).toMatchObject({ type: 'ADDED', revision: created.modRevision });
       expect(await b.get('/replicas/x')).toEqual(created);
@@ -58,16 +57,14 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'etcd sto
       const listed = await ours.list('');
       expect(listed.revision).toBe(written.modRevision);
       expect(listed.entries.map((entry) => entry.key)).toEqual(['/registry/x']);
-      const recorder = new EventRecorder();
-      const watching = ours.watch({ prefix: '', afterRevision: listed.revision, onEvent: recorder.onEvent, onError: recorder.onError });
+      const recorder = new EventRecorder(ours, '', listed.revision);
       const next = await ours.create('/registry/y', object('y'));
       expect((await recorder.until(1)).map((event) => [event.key, event.revision])).toEqual([['/registry/y', next.modRevision]]);
-      watching.stop();
+      recorder.watch.stop();
       // Compaction never passes our own revision, so the list a client holds can still be resumed.
       await compactAll(ours);
       expect(await ours.compactedRevision()).toBeLessThanOrEqual(await ours.currentRevision());
-      const resumed = new EventRecorder();
-      ours.watch({ prefix: '', afterRevision: await ours.currentRevision(), onEvent: resumed.onEvent, onError: resumed.onError });
+      const resumed = new EventRecorder(ours, '', await ours.currentRevision());
       const last = await ours.create('/registry/z', object('z'));
       expect((await resumed.until(1)).map((event) => event.revision)).toEqual([last.modRevision]);
     } finally {
@@ -83,16 +80,14 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'etcd sto
       for (let i = 0; i < 3; i++) await other.create(`/compaction/${i}`, object(`o${i}`));
       await compactAll(other);
       // `storage` has not heard of the compaction: etcd cancels the watch, and it ends with the contract's error.
-      const late = new EventRecorder();
-      storage.watch({ prefix: '/compaction/', afterRevision: start, onEvent: late.onEvent, onError: late.onError });
+      const late = new EventRecorder(storage, '/compaction/', start);
       await late.until(Number.POSITIVE_INFINITY);
       expect(late.events).toEqual([]);
       expect(late.error).toBeInstanceOf(TooOldRevisionError);
       // The relist: the current state at one revision, then a watch from it.
       const listed = await other.list('/compaction/');
       expect(listed.entries).toHaveLength(3);
-      const resumed = new EventRecorder();
-      other.watch({ prefix: '/compaction/', afterRevision: listed.revision, onEvent: resumed.onEvent, onError: resumed.onError });
+      const resumed = new EventRecorder(other, '/compaction/', listed.revision);
       const next = await other.create('/compaction/3', object('o3'));
       expect((await resumed.until(1)).map((event) => event.revision)).toEqual([next.modRevision]);
     } finally {
@@ -104,8 +99,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'etcd sto
     const storage = await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 });
     try {
       const before = await storage.create('/restart/before', object('before'));
-      const recorder = new EventRecorder();
-      storage.watch({ prefix: '/restart/', afterRevision: before.modRevision - 1, onEvent: recorder.onEvent, onError: recorder.onError });
+      const recorder = new EventRecorder(storage, '/restart/', before.modRevision - 1);
       await recorder.until(1);
       await etcd.killMember(0);
       await expect(storage.get('/restart/before')).rejects.toBeInstanceOf(StorageError);
