@@ -3,9 +3,12 @@
  * so leader election needs nothing of this server's storage and shows where Kubernetes
  * controllers' leases show (`kubectl get leases -n <namespace>`). It offers the lease lock the
  * storage contract's three calls: the Lease's resourceVersion is the revision compared on update.
+ * Each call has the 10 s deadline of every call to the management cluster, so a kube-apiserver that
+ * stops answering cannot hold a renewal, or the release at shutdown, forever.
  */
 import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 import { KeyExistsError, KeyNotFoundError, RevisionConflictError, type Entry, type JsonObject } from '../../storage/interface.js';
+import { reviewTimeoutMs, withDeadline } from '../../apiserver/auth/delegated/deadline.js';
 import type { LeaseStorage } from '../leader.js';
 
 export class KubernetesLeaseStorage implements LeaseStorage {
@@ -20,7 +23,7 @@ export class KubernetesLeaseStorage implements LeaseStorage {
 
   async get(key: string): Promise<Entry | undefined> {
     try {
-      return toEntry(key, await this.api.readNamespacedLease({ name: leaseName(key), namespace: this.namespace }));
+      return toEntry(key, await withDeadline(this.api.readNamespacedLease({ name: leaseName(key), namespace: this.namespace }), reviewTimeoutMs, 'reading the leader Lease'));
     } catch (error) {
       if (error instanceof ApiException && error.code === 404) return undefined;
       throw error;
@@ -29,7 +32,7 @@ export class KubernetesLeaseStorage implements LeaseStorage {
 
   async create(key: string, value: JsonObject): Promise<Entry> {
     try {
-      return toEntry(key, await this.api.createNamespacedLease({ namespace: this.namespace, body: this.body(key, value) }));
+      return toEntry(key, await withDeadline(this.api.createNamespacedLease({ namespace: this.namespace, body: this.body(key, value) }), reviewTimeoutMs, 'creating the leader Lease'));
     } catch (error) {
       if (error instanceof ApiException && error.code === 409) throw new KeyExistsError(key);
       throw error;
@@ -40,7 +43,7 @@ export class KubernetesLeaseStorage implements LeaseStorage {
     const body = this.body(key, value);
     body.metadata = { ...body.metadata, resourceVersion: String(expectedModRevision) };
     try {
-      return toEntry(key, await this.api.replaceNamespacedLease({ name: leaseName(key), namespace: this.namespace, body }));
+      return toEntry(key, await withDeadline(this.api.replaceNamespacedLease({ name: leaseName(key), namespace: this.namespace, body }), reviewTimeoutMs, 'renewing the leader Lease'));
     } catch (error) {
       if (error instanceof ApiException && error.code === 409) throw new RevisionConflictError(key, expectedModRevision, -1);
       if (error instanceof ApiException && error.code === 404) throw new KeyNotFoundError(key);
