@@ -17,7 +17,13 @@ import { promisify } from 'node:util';
 import { pollUntil } from './poll.js';
 
 const run = promisify(execFile);
-const upScript = fileURLToPath(new URL('../../shared/k8s/up.sh', import.meta.url));
+/** ../shared beside the repository, found from the checkout's root whether this runs from its source or from dist/. */
+export const sharedDirectory = path.join(repositoryRoot(path.dirname(fileURLToPath(import.meta.url))), '..', 'shared');
+const upScript = path.join(sharedDirectory, 'k8s', 'up.sh');
+
+function repositoryRoot(from: string): string {
+  return existsSync(path.join(from, 'package.json')) || path.dirname(from) === from ? from : repositoryRoot(path.dirname(from));
+}
 const binaries = path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'capo-k8s', 'bins');
 
 /** Why the Cluster API manager cannot run here, or undefined when it can. */
@@ -48,6 +54,8 @@ export interface ControlPlane {
   dir: string;
   /** kube-apiserver's URL. */
   url: string;
+  /** etcd's client URL (plain HTTP on loopback), for a server sharing kube-apiserver's etcd. */
+  etcdServers: string[];
   /** The admin's client certificate and key (system:masters), PEM. */
   admin: { cert: string; key: string };
   /** The admin kubeconfig (system:masters). */
@@ -84,6 +92,7 @@ export async function startControlPlane(options: { controllerManager?: boolean; 
   return {
     dir,
     url: `https://127.0.0.1:${base + 2}`,
+    etcdServers: [`http://127.0.0.1:${base}`],
     admin: { cert: await readFile(path.join(pki, 'admin.crt'), 'utf8'), key: await readFile(path.join(pki, 'admin.key'), 'utf8') },
     kubeconfig,
     caCert: path.join(pki, 'ca.crt'),

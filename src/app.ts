@@ -30,6 +30,7 @@ import { StorageClusterApiSource, type KindDefinitions } from './reconcile/sourc
 import type { Storage } from './storage/interface.js';
 import { SqliteStorage } from './storage/sqlite.js';
 import { EtcdStorage, defaultEtcdPrefix, type EtcdStorageOptions } from './storage/etcd.js';
+import { WatchCache } from './storage/watch-cache.js';
 import { secureDataDir } from './data-dir.js';
 
 export interface AppOptions {
@@ -65,6 +66,8 @@ export interface AppOptions {
   logger?: Logger;
   /** Store objects in etcd (several replicas can share it) instead of the data directory's SQLite database. */
   etcd?: EtcdStorageOptions;
+  /** Serve watches and current lists from memory, fed by one storage watch (kube-apiserver's --watch-cache; default true). */
+  watchCache?: boolean;
   /** The serving certificate and key (PEM); default: the data directory's PKI. */
   servingCertificate?: { cert: string; key: string };
 }
@@ -82,7 +85,10 @@ export interface RunningApp {
   /** The embedded cloud's clouds.yaml (clouds `simulator` and `simulator-admin`), when it runs. */
   cloudsYamlPath?: string;
   caPath: string;
+  /** What every reader in this process goes through: the watch cache over the backend, or the backend. */
   storage: Storage;
+  /** The backend itself, for what reaches past the cache on purpose (compacting its history now, say). */
+  backend: SqliteStorage | EtcdStorage;
   /** The storage backend and the settings in force on it (what a benchmark prints beside its figures). */
   storageSettings(): StorageSettings;
   /** Fails readiness at once, then stops serving and closes storage. */
@@ -95,9 +101,13 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const pki = await ensurePki(options.dataDir, { serverHosts: [options.host] });
   const storageLog = logger.child({ component: 'storage' });
   const onStorageError = (error: unknown) => storageLog.error({ err: error }, 'storage error');
-  const { storage, settings: storageSettings } = options.etcd
+  const { storage: backend, settings: backendSettings } = options.etcd
     ? await openEtcd(options.etcd, onStorageError)
     : openSqlite(path.join(options.dataDir, 'capo.db'), options.historyRetention, onStorageError);
+  // Every reader of storage in this process (API watches and lists, computed kinds, inventory, reconcilers) goes through it.
+  const watchCache = options.watchCache ?? true;
+  const storage = watchCache ? new WatchCache(backend, { onError: onStorageError }) : backend;
+  const storageSettings = () => ({ ...backendSettings(), watchCache });
 
   let shuttingDown = false;
   const health = new HealthChecks();
@@ -191,6 +201,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     cloudsYamlPath,
     caPath,
     storage,
+    backend,
     storageSettings,
     close: async () => {
       shuttingDown = true;
@@ -227,16 +238,16 @@ function leaderLock(election: LeaderElectionOptions, aggregated: DelegatedAccess
   return lock;
 }
 
-export type StorageSettings =
-  | ({ backend: 'sqlite' } & ReturnType<SqliteStorage['settings']>)
-  | { backend: 'etcd'; servers: string[]; prefix: string };
+type BackendSettings = ({ backend: 'sqlite' } & ReturnType<SqliteStorage['settings']>) | { backend: 'etcd'; servers: string[]; prefix: string };
 
-function openSqlite(file: string, historyRetention: AppOptions['historyRetention'], onError: (error: unknown) => void): { storage: Storage; settings: () => StorageSettings } {
+export type StorageSettings = BackendSettings & { watchCache: boolean };
+
+function openSqlite(file: string, historyRetention: AppOptions['historyRetention'], onError: (error: unknown) => void): { storage: SqliteStorage; settings: () => BackendSettings } {
   const storage = SqliteStorage.open(file, { ...(historyRetention && { historyRetention }), onError });
   return { storage, settings: () => ({ backend: 'sqlite', ...storage.settings() }) };
 }
 
-async function openEtcd(options: EtcdStorageOptions, onError: (error: unknown) => void): Promise<{ storage: Storage; settings: () => StorageSettings }> {
+async function openEtcd(options: EtcdStorageOptions, onError: (error: unknown) => void): Promise<{ storage: EtcdStorage; settings: () => BackendSettings }> {
   const storage = await EtcdStorage.open({ onError, ...options });
   return { storage, settings: () => ({ backend: 'etcd', servers: options.servers, prefix: options.prefix ?? defaultEtcdPrefix }) };
 }

@@ -10,7 +10,7 @@ import { startApp, type LeaderElectionOptions } from './app.js';
 import { createLogger } from './observability/log.js';
 import { dnsSubdomain } from './reconcile/leader.js';
 import type { EtcdStorageOptions } from './storage/etcd.js';
-import { durationOption, integerOption, listOption, runServer, UsageError } from './cli/serve.js';
+import { booleanOption, durationOption, integerOption, listOption, runServer, UsageError } from './cli/serve.js';
 
 const usage = `Usage: npm start -- [options]
 
@@ -53,6 +53,7 @@ Storage (kube-apiserver's flag names):
   --etcd-prefix PREFIX   every key of this server lives under it (default: /capo-apiserver)
   --etcd-cafile FILE, --etcd-certfile FILE, --etcd-keyfile FILE
                          TLS to etcd: its CA, and this server's client certificate and key
+  --watch-cache true|false  serve watches and lists from memory, fed by one storage watch (default: true)
 
 Leader election of the reconciler (kube controllers' flag names):
   --leader-elect true|false            run the reconciler only while holding the leader lease
@@ -125,6 +126,7 @@ runServer({
     'etcd-cafile': { type: 'string' },
     'etcd-certfile': { type: 'string' },
     'etcd-keyfile': { type: 'string' },
+    'watch-cache': { type: 'string', default: 'true' },
   },
   async start(values) {
     const port = values['secure-port'] !== undefined ? integerOption('secure-port', values['secure-port'], 65535) : integerOption('port', values.port, 65535);
@@ -143,6 +145,7 @@ runServer({
     const app = await startApp({
       dataDir,
       etcd: etcdOptions(values),
+      watchCache: booleanOption('watch-cache', values['watch-cache']),
       leaderElection: await leaderElectionOptions(values),
       host: values['bind-address'],
       port,
@@ -190,9 +193,7 @@ async function leaderElectionOptions(values: {
   'leader-elect-resource-name': string;
   'leader-elect-resource-namespace'?: string;
 }): Promise<LeaderElectionOptions | undefined> {
-  const elect = values['leader-elect'] ?? String(values.storage === 'etcd');
-  if (elect !== 'true' && elect !== 'false') throw new UsageError(`--leader-elect must be true or false, not ${JSON.stringify(elect)}`);
-  if (elect === 'false') return undefined;
+  if (!booleanOption('leader-elect', values['leader-elect'] ?? String(values.storage === 'etcd'))) return undefined;
   const leaseDurationMs = durationOption('leader-elect-lease-duration', values['leader-elect-lease-duration']);
   const renewDeadlineMs = durationOption('leader-elect-renew-deadline', values['leader-elect-renew-deadline']);
   const retryPeriodMs = durationOption('leader-elect-retry-period', values['leader-elect-retry-period']);

@@ -1,19 +1,23 @@
 /**
- * API server benchmark: durable creates, gets, large lists and watch fan-out
- * against the real server (bench/apiserver/server.ts) running in a separate
- * process, over HTTPS with the admin client certificate. Prints figures
- * beside their targets; it is a measurement, not a test, so a missed target
- * does not fail the run (a wrong answer from the server does).
+ * API server benchmark: durable creates, gets, large lists and watch fan-out of
+ * valid OpenStackClusters (v1beta2), against the real server
+ * (bench/apiserver/server.ts) running in a separate process, over HTTPS with an
+ * admin client certificate. With --beside-kube the same load runs, in the same
+ * run, against this server on SQLite, this server on etcd, and kube-apiserver
+ * serving CAPO's own CRDs on that same etcd (../shared/k8s), and the figures are
+ * printed side by side. It is a measurement, not a test, so a missed target
+ * does not fail the run (a wrong answer from a server does).
  *
- *   npm run bench:apiserver                     # the full run
+ *   npm run bench:apiserver                     # the full run, this server on SQLite
+ *   npm run bench:apiserver -- --beside-kube    # SQLite, etcd and kube-apiserver side by side
  *   npm run bench:apiserver -- --quick          # a small run that checks the harness
  *   npm run bench:apiserver -- --cpu-prof DIR   # then: node dist/bench/apiserver/profile.js DIR
  *
  * Every phase is a bounded loop on loopback, sized to finish in about a
- * minute on 2 cores; the server stops when this process exits.
+ * minute per server on 2 cores; the servers stop when this process exits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
@@ -25,6 +29,7 @@ import { parse as parseYaml } from 'yaml';
 import type { ServerHello } from './server.js';
 import { mb, monotonicUs, type PhaseMark, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
 import { RawClient } from '../raw-client.js';
+import { controlPlaneUnavailable, sharedDirectory, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';
 
 // ---- configuration ---------------------------------------------------------
 
@@ -41,6 +46,9 @@ interface Config {
   cpuProfDir?: string;
   /** The server stores in this etcd instead of SQLite. */
   etcdServers?: string;
+  /** Also this server on kube-apiserver's etcd, and kube-apiserver itself with CAPO's CRDs. */
+  besideKube: boolean;
+  watchCache: boolean;
 }
 
 const usage = `Usage: node dist/bench/apiserver/run.js [options]
@@ -49,6 +57,9 @@ const usage = `Usage: node dist/bench/apiserver/run.js [options]
   --watchers N       concurrent watches (default 500)
   --updates N        updates delivered to every watcher (default 200)
   --etcd-servers L   store in etcd (client URLs, comma-separated) instead of SQLite
+  --beside-kube      start a control plane (../shared/k8s) and run the same load against this
+                     server on SQLite, on the control plane's etcd, and kube-apiserver with CAPO's CRDs
+  --no-watch-cache   run this server without its watch cache (kube-apiserver: --watch-cache=false)
   --cpu-prof DIR     run the server under node --cpu-prof, writing the profile to DIR;
                      summarize it with: node dist/bench/apiserver/profile.js DIR
 `;
@@ -62,6 +73,8 @@ function parseConfig(): Config {
       updates: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'etcd-servers': { type: 'string' },
+      'beside-kube': { type: 'boolean', default: false },
+      'no-watch-cache': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -90,12 +103,16 @@ function parseConfig(): Config {
     updateIntervalMs: 20,
     cpuProfDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : undefined,
     etcdServers: values['etcd-servers'],
+    besideKube: values['beside-kube'] ?? false,
+    watchCache: !values['no-watch-cache'],
   };
 }
 
-const group = 'testing.capo.dev';
+const group = 'infrastructure.cluster.x-k8s.io';
 const namespace = 'bench';
-const collectionPath = `/apis/${group}/v1/namespaces/${namespace}/widgets`;
+const collectionPath = `/apis/${group}/v1beta2/namespaces/${namespace}/openstackclusters`;
+/** CAPO's CRDs as this repository checks compatibility against them. */
+const capoCrds = path.join(sharedDirectory, 'reference', 'capo-crds');
 const tableAccept = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 
 // ---- statistics ------------------------------------------------------------
@@ -110,10 +127,10 @@ interface ServerProcess {
   stop(): Promise<void>;
 }
 
-async function startServer(config: Config): Promise<ServerProcess> {
+async function startServer(config: Config, etcdServers: string | undefined): Promise<ServerProcess> {
   const entry = fileURLToPath(new URL('./server.js', import.meta.url));
   const nodeArgs = config.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${config.cpuProfDir}`] : [];
-  const env = { ...process.env, ...(config.etcdServers && { BENCH_ETCD_SERVERS: config.etcdServers }) };
+  const env = { ...process.env, BENCH_WATCH_CACHE: String(config.watchCache), ...(etcdServers && { BENCH_ETCD_SERVERS: etcdServers }) };
   const child = spawn(process.execPath, [...nodeArgs, entry], { stdio: ['pipe', 'pipe', 'inherit'], env });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const hello = await new Promise<ServerHello>((resolve, reject) => {
@@ -238,20 +255,28 @@ async function measured<T>(pid: number, name: string, body: () => Promise<T>): P
   };
 }
 
-const objectName = (index: number) => `w-${String(index).padStart(6, '0')}`;
+const objectName = (index: number) => `c-${String(index).padStart(6, '0')}`;
 
-function widget(index: number): string {
+/** A valid OpenStackCluster (CAPO v1beta2) of the size a real one has, its fields varied by index. */
+function openStackCluster(index: number): string {
   return JSON.stringify({
-    apiVersion: `${group}/v1`,
-    kind: 'Widget',
+    apiVersion: `${group}/v1beta2`,
+    kind: 'OpenStackCluster',
     metadata: {
       name: objectName(index),
-      labels: { app: 'bench', shard: `s${index % 16}`, tier: index % 2 === 0 ? 'front' : 'back' },
+      labels: { 'cluster.x-k8s.io/cluster-name': objectName(index), shard: `s${index % 16}`, tier: index % 2 === 0 ? 'front' : 'back' },
     },
     spec: {
-      color: ['red', 'green', 'blue'][index % 3],
-      replicas: index % 5,
-      ports: [{ name: 'http', port: 8080 }],
+      identityRef: { name: `cloud-${index % 7}`, cloudName: 'openstack' },
+      managedSubnets: [{ cidr: `10.${index % 250}.0.0/24`, dnsNameservers: ['192.0.2.53'] }],
+      apiServer: { managedLoadBalancer: { enabled: true } },
+      managedSecurityGroups: {
+        allowAllInClusterTraffic: false,
+        clusterNodesSecurityGroupRules: [
+          { name: 'vxlan', description: 'Cilium VXLAN between nodes', direction: 'ingress', etherType: 'IPv4', protocol: 'udp', portRangeMin: 8472, portRangeMax: 8472, remoteManagedGroups: ['controlplane', 'worker'] },
+        ],
+      },
+      bastion: { enabled: index % 3 === 0, spec: { flavor: { filter: { name: 'm1.tiny' } }, image: { filter: { name: 'ubuntu-22.04' } } } },
       tags: ['bench', `t${index % 7}`],
     },
   });
@@ -270,7 +295,7 @@ async function createPhase(client: Client, config: Config) {
   const latencies = new Float64Array(config.objects);
   let bytes = 0;
   await pool(config.objects, config.concurrency, async (i) => {
-    const body = widget(i);
+    const body = openStackCluster(i);
     bytes += body.length;
     const response = await client.expect(201, 'POST', collectionPath, { body });
     latencies[i] = response.ms;
@@ -317,8 +342,10 @@ async function pagedWalks(client: Client, config: Config) {
       const query = `?limit=${config.pageSize}${token ? `&continue=${encodeURIComponent(token)}` : ''}`;
       const response = await client.expect(200, 'GET', `${collectionPath}${query}`);
       pages++;
-      // The list metadata precedes the items, so the token is near the start; a regex spares parsing every page inside the timing.
-      token = /"continue":"([^"]+)"/.exec(response.body.subarray(0, 2048).toString('utf8'))?.[1];
+      // The list metadata precedes the items (this server) or follows them (kube-apiserver's unstructured lists), so the
+      // token is near one end; a regex over both spares parsing every page inside the timing.
+      const ends = `${response.body.subarray(0, 2048).toString('utf8')}\n${response.body.subarray(-2048).toString('utf8')}`;
+      token = /"continue":"([^"]+)"/.exec(ends)?.[1];
       if (walk === 0) bodies.push(response.body);
     } while (token);
     walks.push(performance.now() - started);
@@ -330,14 +357,15 @@ async function pagedWalks(client: Client, config: Config) {
   return { walks: summarize(walks), pages };
 }
 
-async function listPhase(client: Client, config: Config) {
-  const plain = await marked('lists: JSON', () =>
+/** `phase` names the marks of the sub-phases, for the RSS peaks and the CPU profile. */
+async function listPhase(client: Client, config: Config, phase: (name: string) => string) {
+  const plain = await marked(phase('lists: JSON'), () =>
     repeatedList(client, config, undefined, (body) => {
       const items = JSON.parse(body.toString('utf8')).items.length;
       if (items !== config.objects) throw new Error(`LIST returned ${items} items, expected ${config.objects}`);
     }),
   );
-  const table = await marked('lists: Table', () =>
+  const table = await marked(phase('lists: Table'), () =>
     repeatedList(client, config, tableAccept, (body) => {
       const parsed = JSON.parse(body.toString('utf8'));
       if (parsed.kind !== 'Table' || parsed.rows?.length !== config.objects) {
@@ -345,7 +373,7 @@ async function listPhase(client: Client, config: Config) {
       }
     }),
   );
-  const paged = await marked('lists: paged', () => pagedWalks(client, config));
+  const paged = await marked(phase('lists: paged'), () => pagedWalks(client, config));
   return { plain: plain.latencies, plainBytes: plain.bytes, table: table.latencies, tableBytes: table.bytes, walks: paged.walks, pages: paged.pages };
 }
 
@@ -363,7 +391,7 @@ interface WatchResult {
   drainMs: number;
 }
 
-async function watchPhase(client: Client, config: Config): Promise<WatchResult> {
+async function watchPhase(client: Client, config: Config, phase: (name: string) => string): Promise<WatchResult> {
   const { watchers, updates } = config;
   const rv = JSON.parse((await client.expect(200, 'GET', `${collectionPath}?limit=1`)).body.toString('utf8')).metadata.resourceVersion as string;
 
@@ -420,13 +448,14 @@ async function watchPhase(client: Client, config: Config): Promise<WatchResult> 
     });
 
   const openStarted = performance.now();
-  await marked('watch: open', () => pool(watchers, 50, openOne));
+  await marked(phase('watch: open'), () => pool(watchers, 50, openOne));
   const openSeconds = (performance.now() - openStarted) / 1000;
   // Lets the last handshakes' follow-up work settle on the server before the clock starts.
   await new Promise((r) => setTimeout(r, 500));
 
   const patchLatencies: number[] = [];
   const patches: Promise<void>[] = [];
+  let patchFailure: unknown;
   const updatesStartUs = monotonicUs();
   const started = performance.now();
   for (let seq = 0; seq < updates; seq++) {
@@ -435,12 +464,18 @@ async function watchPhase(client: Client, config: Config): Promise<WatchResult> 
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     // Spread over distinct objects so every patch is a real change.
     const name = objectName((seq * 37) % config.objects);
-    const body = JSON.stringify({ metadata: { labels: { benchseq: String(seq) } }, spec: { replicas: seq % 7 } });
+    // Metadata only: CAPO's validation forbids changing an OpenStackCluster's spec.
+    const body = JSON.stringify({ metadata: { labels: { benchseq: String(seq) }, annotations: { 'bench.capo.dev/sent': new Date().toISOString() } } });
     sentAt[seq] = performance.now();
     patches.push(
-      client.expect(200, 'PATCH', `${collectionPath}/${name}`, { body, contentType: 'application/merge-patch+json' }).then((r) => {
-        patchLatencies.push(r.ms);
-      }),
+      client.expect(200, 'PATCH', `${collectionPath}/${name}`, { body, contentType: 'application/merge-patch+json' }).then(
+        (r) => {
+          patchLatencies.push(r.ms);
+        },
+        (error: unknown) => {
+          patchFailure ??= error;
+        },
+      ),
     );
   }
   const updateSpanSeconds = (performance.now() - started) / 1000;
@@ -451,10 +486,11 @@ async function watchPhase(client: Client, config: Config): Promise<WatchResult> 
   const deadline = lastSent + 30_000;
   while (deliveries < expected && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   const drainMs = performance.now() - lastSent;
-  phaseMarks.push({ name: 'watch: updates', startUs: updatesStartUs, endUs: monotonicUs() });
+  phaseMarks.push({ name: phase('watch: updates'), startUs: updatesStartUs, endUs: monotonicUs() });
 
   for (const req of requests) req.destroy();
   watchAgent.destroy();
+  if (patchFailure) throw patchFailure;
 
   const delivered = new Float64Array(deliveries);
   const first = new Float64Array(updates).fill(Infinity);
@@ -520,11 +556,198 @@ function probeFdatasync(parent: string): Summary {
   return summarize(samples);
 }
 
+// ---- servers under test ----------------------------------------------------
+
+/** One server the load runs against: its client, the process whose RSS and CPU count, and how it stores. */
+interface Target {
+  name: string;
+  durability: string;
+  client: Client;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+async function ourServer(config: Config, name: string, etcdServers: string | undefined, log: (text: string) => void): Promise<Target> {
+  const server = await startServer(config, etcdServers);
+  const { hello } = server;
+  const { storage } = hello;
+  log(`${name}: pid ${hello.pid} at ${hello.url}, watch cache ${storage.watchCache ? 'on' : 'off'}${config.cpuProfDir ? `, CPU profile to ${config.cpuProfDir}` : ''}`);
+  const durability =
+    storage.backend === 'sqlite'
+      ? `SQLite journal_mode=${storage.journalMode}, synchronous=${storage.synchronous}, locking_mode=${storage.lockingMode}; ` +
+        'every write is acknowledged only after its group commit is fsynced, so acknowledged writes survive kill -9 (and, with FULL, power loss)'
+      : `etcd at ${storage.servers.join(', ')} under ${storage.prefix}; every write is acknowledged after etcd commits it`;
+  const client = new Client(new URL(hello.url), readCredentials(hello.kubeconfigPath), 64);
+  return {
+    name,
+    durability,
+    client,
+    pid: hello.pid,
+    stop: async () => {
+      client.agent.destroy();
+      await server.stop();
+    },
+  };
+}
+
+/** kube-apiserver of a fresh control plane serving CAPO's CRDs (its etcd is where `ours on etcd` stores too). */
+async function kubeApiServer(plane: ControlPlane, log: (text: string) => void): Promise<Target> {
+  for (const args of [
+    ['apply', '--server-side', '-f', capoCrds],
+    ['wait', '--for=condition=Established', `crd/openstackclusters.${group}`, '--timeout=60s'],
+    ['create', 'namespace', namespace],
+  ]) {
+    const result = await plane.kubectl(args);
+    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr}`);
+  }
+  const pid = Number(readFileSync(path.join(plane.dir, 'kube-apiserver.pid'), 'utf8').trim());
+  log(`kube-apiserver: pid ${pid} at ${plane.url}, CAPO's CRDs from ${capoCrds}`);
+  const client = new Client(new URL(plane.url), { ca: readFileSync(plane.caCert, 'utf8'), ...plane.admin }, 64);
+  return {
+    name: 'kube-apiserver',
+    durability: `etcd at ${plane.etcdServers.join(', ')} under /registry; every write is acknowledged after etcd commits it`,
+    client,
+    pid,
+    stop: async () => client.agent.destroy(),
+  };
+}
+
+interface Figures {
+  create: { value: Awaited<ReturnType<typeof createPhase>>; cost: PhaseCost };
+  get: { value: Awaited<ReturnType<typeof getPhase>>; cost: PhaseCost };
+  list: { value: Awaited<ReturnType<typeof listPhase>>; cost: PhaseCost };
+  watch: { value: WatchResult; cost: PhaseCost };
+  rssKb: { start: number; afterCreate: number; afterGet: number; afterList: number; afterWatch: number; hwm: number };
+  peakMb: (phase: string) => string;
+}
+
+/** The four phases against one server. */
+async function runLoad(target: Target, config: Config, log: (text: string) => void): Promise<Figures> {
+  const { client, pid } = target;
+  const prefix = (phase: string) => `${target.name}: ${phase}`;
+  const baseline = sampleProcess(pid);
+  const rss = startRssSampler(pid);
+  log(`\n[${target.name}] [1/4] creating ${config.objects} OpenStackClusters...`);
+  const create = await measured(pid, prefix('creates'), () => createPhase(client, config));
+  const afterCreate = sampleProcess(pid);
+  log(`      ${(config.objects / create.cost.wallSeconds).toFixed(0)} creates/s`);
+
+  log(`[${target.name}] [2/4] ${config.gets} gets...`);
+  const get = await measured(pid, prefix('gets'), () => getPhase(client, config));
+  const afterGet = sampleProcess(pid);
+  log(`      ${(config.gets / get.cost.wallSeconds).toFixed(0)} gets/s`);
+
+  log(`[${target.name}] [3/4] LIST x${config.listRepetitions} (JSON), x${config.listRepetitions} (Table), ${config.pagedWalks} paged walks...`);
+  const list = await measured(pid, prefix('lists'), () => listPhase(client, config, prefix));
+  const afterList = sampleProcess(pid);
+  log(`      LIST p50 ${ms(list.value.plain.p50)} ms, p99 ${ms(list.value.plain.p99)} ms`);
+
+  log(`[${target.name}] [4/4] ${config.watchers} watchers, ${config.updates} updates...`);
+  const watch = await measured(pid, prefix('watch'), () => watchPhase(client, config, prefix));
+  // Give the server a moment to notice the closed watches before reading its memory.
+  await new Promise((r) => setTimeout(r, 500));
+  const afterWatch = sampleProcess(pid);
+  rss.stop();
+  log(`      watch p99 ${ms(watch.value.delays.p99)} ms, ${watch.value.deliveries}/${watch.value.expected} deliveries`);
+  return {
+    create,
+    get,
+    list,
+    watch,
+    rssKb: { start: baseline.rssKb, afterCreate: afterCreate.rssKb, afterGet: afterGet.rssKb, afterList: afterList.rssKb, afterWatch: afterWatch.rssKb, hwm: afterWatch.hwmKb },
+    peakMb: (phase) => mb(rss.peakKb(phaseMarks.find((m) => m.name === prefix(phase))!)),
+  };
+}
+
 // ---- report ----------------------------------------------------------------
 
 function costLine(name: string, cost: PhaseCost): string[] {
   const share = (seconds: number) => `${seconds.toFixed(1)} (${((100 * seconds) / cost.wallSeconds).toFixed(0)}%)`;
   return [name, cost.wallSeconds.toFixed(1), share(cost.serverCpuSeconds), share(cost.clientCpuSeconds), share(cost.otherCpuSeconds), cost.stealSeconds.toFixed(1)];
+}
+
+/** A figure per server, and whether it meets its target (higher or lower is better) and beats kube-apiserver's. */
+interface Row {
+  figure: string;
+  cells: (f: Figures) => string;
+  /** The number compared: against the target, and with kube-apiserver's. */
+  value?: (f: Figures) => number;
+  better?: 'higher' | 'lower';
+  target?: { text: string; value: number };
+}
+
+function rows(config: Config): Row[] {
+  const rate = (count: number, seconds: number) => count / seconds;
+  return [
+    { figure: `durable creates/s (${config.objects} POSTs, ${config.concurrency} in flight)`, cells: (f) => `${rate(config.objects, f.create.cost.wallSeconds).toFixed(0)}/s`, value: (f) => rate(config.objects, f.create.cost.wallSeconds), better: 'higher', target: { text: '>= 800/s', value: 800 } },
+    { figure: '  create latency p50 / p99', cells: (f) => `${ms(f.create.value.latencies.p50)} / ${ms(f.create.value.latencies.p99)} ms` },
+    { figure: `gets/s (${config.gets} GETs by name, ${config.concurrency} in flight)`, cells: (f) => `${rate(config.gets, f.get.cost.wallSeconds).toFixed(0)}/s`, value: (f) => rate(config.gets, f.get.cost.wallSeconds), better: 'higher', target: { text: '>= 4,000/s', value: 4000 } },
+    { figure: '  get latency p50 / p99', cells: (f) => `${ms(f.get.value.latencies.p50)} / ${ms(f.get.value.latencies.p99)} ms` },
+    { figure: `LIST ${config.objects} JSON p50 / p99 (n=${config.listRepetitions})`, cells: (f) => `${ms(f.list.value.plain.p50)} / ${ms(f.list.value.plain.p99)} ms`, value: (f) => f.list.value.plain.p99, better: 'lower', target: { text: 'p99 <= 400 ms', value: 400 } },
+    { figure: '  LIST response size', cells: (f) => `${(f.list.value.plainBytes / 2 ** 20).toFixed(1)} MiB` },
+    { figure: `LIST ${config.objects} as Table p50 / p99`, cells: (f) => `${ms(f.list.value.table.p50)} / ${ms(f.list.value.table.p99)} ms`, value: (f) => f.list.value.table.p99, better: 'lower' },
+    { figure: `paged LIST walk, limit=${config.pageSize}, p50 / max`, cells: (f) => `${ms(f.list.value.walks.p50)} / ${ms(f.list.value.walks.max)} ms`, value: (f) => f.list.value.walks.p50, better: 'lower' },
+    { figure: `watch delivery p50 / p99 / max (${config.watchers} watchers)`, cells: (f) => `${ms(f.watch.value.delays.p50)} / ${ms(f.watch.value.delays.p99)} / ${ms(f.watch.value.delays.max)} ms`, value: (f) => f.watch.value.delays.p99, better: 'lower', target: { text: 'p99 <= 50 ms', value: 50 } },
+    { figure: '  deliveries', cells: (f) => `${f.watch.value.deliveries} of ${f.watch.value.expected}${f.watch.value.unexpectedEvents ? `, ${f.watch.value.unexpectedEvents} unexpected` : ''}` },
+    { figure: '  per update: last watcher p50 / p99', cells: (f) => `${ms(f.watch.value.lastDelivery.p50)} / ${ms(f.watch.value.lastDelivery.p99)} ms` },
+    { figure: '  PATCH latency p50 / p99 (while fanning out)', cells: (f) => `${ms(f.watch.value.patchLatencies.p50)} / ${ms(f.watch.value.patchLatencies.p99)} ms` },
+    { figure: `RSS after ${config.objects} creates`, cells: (f) => `${mb(f.rssKb.afterCreate)} MB`, value: (f) => f.rssKb.afterCreate / 1024, better: 'lower', target: { text: '<= 250 MB', value: 250 } },
+    { figure: '  RSS at start / after gets / LISTs / watch', cells: (f) => `${mb(f.rssKb.start)} / ${mb(f.rssKb.afterGet)} / ${mb(f.rssKb.afterList)} / ${mb(f.rssKb.afterWatch)} MB` },
+    { figure: '  peak RSS during JSON LISTs / watch; of the run', cells: (f) => `${f.peakMb('lists: JSON')} / ${f.peakMb('watch')}; ${mb(f.rssKb.hwm)} MB` },
+    {
+      figure: 'server CPU s: creates / gets / LISTs / watch',
+      cells: (f) => [f.create, f.get, f.list, f.watch].map((phase) => phase.cost.serverCpuSeconds.toFixed(1)).join(' / '),
+      value: (f) => [f.create, f.get, f.list, f.watch].reduce((sum, phase) => sum + phase.cost.serverCpuSeconds, 0),
+      better: 'lower',
+    },
+  ];
+}
+
+function report(config: Config, results: { target: Target; figures: Figures }[], log: (text: string) => void): void {
+  // The targets are stated for the full-size run; a smaller run only checks the harness.
+  const fullSize = config.objects === 10_000 && config.watchers === 500 && config.updates === 200;
+  const kube = results.find((result) => result.target.name === 'kube-apiserver');
+  const ours = results.filter((result) => result !== kube);
+  const judged = ours.at(-1)!;
+  const verdict = (row: Row): string => {
+    if (!row.value || !row.better) return '';
+    const mine = row.value(judged.figures);
+    const beats = (theirs: number) => (row.better === 'higher' ? mine > theirs : mine < theirs);
+    const parts: string[] = [];
+    if (row.target) parts.push(!fullSize ? 'n/a (not full size)' : beats(row.target.value) || mine === row.target.value ? 'target met' : 'target MISSED');
+    if (kube) parts.push(beats(row.value(kube.figures)) ? 'ahead of kube' : 'BEHIND kube');
+    return parts.join(', ');
+  };
+  log('\nResults');
+  log(
+    table([
+      ['figure', ...results.map((result) => result.target.name), 'target', `${judged.target.name}: verdict`],
+      ...rows(config).map((row) => [row.figure, ...results.map((result) => row.cells(result.figures)), row.target?.text ?? '', verdict(row)]),
+    ]),
+  );
+  for (const { target, figures } of results) {
+    log(`\nWhere the time went on ${target.name} (CPU seconds, % of one core)`);
+    log(
+      table([
+        ['phase', 'wall s', 'server CPU s', 'client CPU s', 'other processes CPU s', 'steal s'],
+        costLine('creates', figures.create.cost),
+        costLine('gets', figures.get.cost),
+        costLine('LISTs', figures.list.cost),
+        costLine('watch (open + updates + drain)', figures.watch.cost),
+      ]),
+    );
+    const w = figures.watch.value;
+    log(
+      `notes: ${figures.create.value.requestBytes.toFixed(0)} B per create, ${figures.get.value.responseBytes.toFixed(0)} B per GET response; ` +
+        `${config.watchers} watches opened in ${w.openSeconds.toFixed(1)} s; ${config.updates} updates sent over ${w.updateSpanSeconds.toFixed(1)} s, ` +
+        `all delivered ${ms(w.drainMs)} ms after the last PATCH was answered.`,
+    );
+    const costs = [figures.create.cost, figures.get.cost, figures.list.cost, figures.watch.cost];
+    if (costs.some((cost) => cost.otherCpuSeconds / cost.wallSeconds > 0.1 || cost.stealSeconds / cost.wallSeconds > 0.1)) {
+      log(`warning: other processes (or the hypervisor) took more than 10% of a core during a phase on ${target.name}; those figures are disturbed`);
+    }
+  }
+  log(`\npercentiles are nearest-rank, so with ${config.listRepetitions} samples p99 is the maximum; etcd's own CPU and memory are counted for neither server.`);
 }
 
 async function main(): Promise<void> {
@@ -538,114 +761,44 @@ async function main(): Promise<void> {
   log(`code: git ${sourceRevision()}`);
   const fsync = probeFdatasync(dataParent);
   log(`disk: ${dataParent} is ${filesystemOf(dataParent)}; 4 KiB write+fdatasync p50 ${ms(fsync.p50)} ms, p99 ${ms(fsync.p99)} ms`);
-
-  if (config.cpuProfDir) mkdirSync(config.cpuProfDir, { recursive: true });
-  const server = await startServer(config);
-  const { hello } = server;
-  const { storage } = hello;
-  log(`server: pid ${hello.pid} at ${hello.url}, data dir ${hello.dataDir}${config.cpuProfDir ? `, CPU profile to ${config.cpuProfDir}` : ''}`);
   log(
-    storage.backend === 'sqlite'
-      ? `durability: SQLite journal_mode=${storage.journalMode}, synchronous=${storage.synchronous}, locking_mode=${storage.lockingMode}; ` +
-          `every write is acknowledged only after its group commit is fsynced, so acknowledged writes survive kill -9 (and, with FULL, power loss)`
-      : `durability: etcd at ${storage.servers.join(', ')} under ${storage.prefix}; every write is acknowledged after etcd commits it (fsynced by a quorum of members)`,
-  );
-  log(
-    `load: ${config.objects} objects, ${config.gets} gets, ${config.concurrency} in flight; LIST x${config.listRepetitions}; ` +
+    `load: ${config.objects} OpenStackClusters (v1beta2), ${config.gets} gets, ${config.concurrency} in flight; LIST x${config.listRepetitions}; ` +
       `${config.watchers} watchers x ${config.updates} updates every ${config.updateIntervalMs} ms`,
   );
+  if (config.cpuProfDir) mkdirSync(config.cpuProfDir, { recursive: true });
 
-  const client = new Client(new URL(hello.url), readCredentials(hello.kubeconfigPath), 64);
-  const pid = hello.pid;
+  if (config.besideKube) {
+    const unavailable = controlPlaneUnavailable() ?? (existsSync(capoCrds) ? undefined : `no CAPO CRDs at ${capoCrds}`);
+    if (unavailable) throw new Error(`--beside-kube: ${unavailable}`);
+  }
+  const plane = config.besideKube ? await startControlPlane() : undefined;
+  if (plane) log(`control plane: kube-apiserver at ${plane.url}, etcd at ${plane.etcdServers.join(', ')} (../shared/k8s)`);
+  const starts: { name: string; start: () => Promise<Target> }[] = plane
+    ? [
+        { name: 'ours on SQLite', start: () => ourServer(config, 'ours on SQLite', undefined, log) },
+        { name: 'ours on etcd', start: () => ourServer(config, 'ours on etcd', plane.etcdServers.join(','), log) },
+        { name: 'kube-apiserver', start: () => kubeApiServer(plane, log) },
+      ]
+    : [{ name: 'capo-apiserver', start: () => ourServer(config, 'capo-apiserver', config.etcdServers, log) }];
+  const results: { target: Target; figures: Figures }[] = [];
   try {
-    const baseline = sampleProcess(pid);
-    const rss = startRssSampler(pid);
-    log(`\n[1/4] creating ${config.objects} widgets...`);
-    const create = await measured(pid, 'creates', () => createPhase(client, config));
-    const afterCreate = sampleProcess(pid);
-    log(`      ${(config.objects / create.cost.wallSeconds).toFixed(0)} creates/s`);
-
-    log(`[2/4] ${config.gets} gets...`);
-    const get = await measured(pid, 'gets', () => getPhase(client, config));
-    const afterGet = sampleProcess(pid);
-    log(`      ${(config.gets / get.cost.wallSeconds).toFixed(0)} gets/s`);
-
-    log(`[3/4] LIST x${config.listRepetitions} (JSON), x${config.listRepetitions} (Table), ${config.pagedWalks} paged walks...`);
-    const list = await measured(pid, 'lists', () => listPhase(client, config));
-    const afterList = sampleProcess(pid);
-    log(`      LIST p50 ${ms(list.value.plain.p50)} ms, p99 ${ms(list.value.plain.p99)} ms`);
-
-    log(`[4/4] ${config.watchers} watchers, ${config.updates} updates...`);
-    const watch = await measured(pid, 'watch', () => watchPhase(client, config));
-    // Give the server a moment to notice the closed watches before reading its memory.
-    await new Promise((r) => setTimeout(r, 500));
-    const afterWatch = sampleProcess(pid);
-    rss.stop();
-    const peakDuring = (name: string) => mb(rss.peakKb(phaseMarks.find((m) => m.name === name)!));
-    log(`      watch p99 ${ms(watch.value.delays.p99)} ms, ${watch.value.deliveries}/${watch.value.expected} deliveries`);
-
-    const c = create.value;
-    const g = get.value;
-    const l = list.value;
-    const w = watch.value;
-    const createRate = config.objects / create.cost.wallSeconds;
-    const getRate = config.gets / get.cost.wallSeconds;
-    const deliveriesOk = w.deliveries === w.expected && w.unexpectedEvents === 0;
-    // The targets are stated for the full-size run; a smaller run only checks the harness.
-    const fullSize = config.objects === 10_000 && config.watchers === 500 && config.updates === 200;
-    const verdict = (ok: boolean) => (!fullSize ? 'n/a (not full size)' : ok ? 'met' : 'MISSED');
-
-    log('\nResults');
-    log(
-      table([
-        ['figure', 'measured', 'target', ''],
-        [`durable creates/s (${config.objects} POSTs, ${config.concurrency} in flight)`, `${createRate.toFixed(0)}/s`, '>= 800/s', verdict(createRate >= 800)],
-        ['  create latency p50 / p99', `${ms(c.latencies.p50)} / ${ms(c.latencies.p99)} ms`, '', ''],
-        [`gets/s (${config.gets} GETs by name, ${config.concurrency} in flight)`, `${getRate.toFixed(0)}/s`, '>= 4,000/s', verdict(getRate >= 4000)],
-        ['  get latency p50 / p99', `${ms(g.latencies.p50)} / ${ms(g.latencies.p99)} ms`, '', ''],
-        [`LIST ${config.objects} JSON p50 / p99 (n=${l.plain.count})`, `${ms(l.plain.p50)} / ${ms(l.plain.p99)} ms`, 'p99 <= 400 ms', verdict(l.plain.p99 <= 400)],
-        ['  LIST response size', `${(l.plainBytes / 2 ** 20).toFixed(1)} MiB`, '', ''],
-        [`LIST ${config.objects} as Table p50 / p99 (n=${l.table.count})`, `${ms(l.table.p50)} / ${ms(l.table.p99)} ms`, '', ''],
-        ['  Table response size', `${(l.tableBytes / 2 ** 20).toFixed(1)} MiB`, '', ''],
-        [`paged LIST walk, limit=${config.pageSize} (${l.pages} pages) p50 / max (n=${l.walks.count})`, `${ms(l.walks.p50)} / ${ms(l.walks.max)} ms`, '', ''],
-        [`watch delivery p50 / p99 / max (${config.watchers} watchers)`, `${ms(w.delays.p50)} / ${ms(w.delays.p99)} / ${ms(w.delays.max)} ms`, 'p99 <= 50 ms', verdict(w.delays.p99 <= 50)],
-        ['  deliveries', `${w.deliveries} of ${w.expected}${w.unexpectedEvents ? `, ${w.unexpectedEvents} unexpected` : ''}`, `${w.expected}`, deliveriesOk ? 'met' : 'MISSED'],
-        ['  per update: first watcher p50 / p99', `${ms(w.firstDelivery.p50)} / ${ms(w.firstDelivery.p99)} ms`, '', ''],
-        ['  per update: last watcher p50 / p99', `${ms(w.lastDelivery.p50)} / ${ms(w.lastDelivery.p99)} ms`, '', ''],
-        ['  PATCH latency p50 / p99 (while fanning out)', `${ms(w.patchLatencies.p50)} / ${ms(w.patchLatencies.p99)} ms`, '', ''],
-        [`server RSS after ${config.objects} creates`, `${mb(afterCreate.rssKb)} MB`, '<= 250 MB', verdict(afterCreate.rssKb / 1024 <= 250)],
-        ['  RSS after gets / after LISTs / after watch', `${mb(afterGet.rssKb)} / ${mb(afterList.rssKb)} / ${mb(afterWatch.rssKb)} MB`, '', ''],
-        ['  peak RSS during creates / gets / watch', `${peakDuring('creates')} / ${peakDuring('gets')} / ${peakDuring('watch')} MB`, '', ''],
-        ['  peak RSS during JSON LISTs / Table LISTs / paged', `${peakDuring('lists: JSON')} / ${peakDuring('lists: Table')} / ${peakDuring('lists: paged')} MB`, '', ''],
-        ['  peak RSS of the run (VmHWM)', `${mb(afterWatch.hwmKb)} MB`, '', ''],
-      ]),
-    );
-    log('\nWhere the time went (CPU seconds, % of one core; the server runs JS on one thread, plus GC and I/O helper threads)');
-    log(
-      table([
-        ['phase', 'wall s', 'server CPU s', 'client CPU s', 'other processes CPU s', 'steal s'],
-        costLine('creates', create.cost),
-        costLine('gets', get.cost),
-        costLine('LISTs', list.cost),
-        costLine('watch (open + updates + drain)', watch.cost),
-      ]),
-    );
-    log(
-      `\nnotes: request size ${c.requestBytes.toFixed(0)} B per create, ${g.responseBytes.toFixed(0)} B per GET response; ` +
-        `server RSS at start ${mb(baseline.rssKb)} MB; ${config.watchers} watches opened in ${w.openSeconds.toFixed(1)} s; ` +
-        `${config.updates} updates sent over ${w.updateSpanSeconds.toFixed(1)} s, all delivered ${ms(w.drainMs)} ms after the last PATCH was answered ` +
-        `(the server fans an event out before it answers the write); ` +
-        `percentiles are nearest-rank, so with ${config.listRepetitions} samples p99 is the maximum.`,
-    );
-    const disturbed = [create.cost, get.cost, list.cost, watch.cost].some((cost) => cost.otherCpuSeconds / cost.wallSeconds > 0.1 || cost.stealSeconds / cost.wallSeconds > 0.1);
-    if (disturbed) log('warning: other processes (or the hypervisor) took more than 10% of a core during a phase; those figures are disturbed, rerun on a quiet machine');
-    if (!deliveriesOk) {
+    for (const { start } of starts) {
+      const target = await start();
+      try {
+        log(`durability (${target.name}): ${target.durability}`);
+        results.push({ target, figures: await runLoad(target, config, log) });
+      } finally {
+        await target.stop();
+      }
+    }
+    report(config, results, log);
+    const short = results.filter(({ figures }) => figures.watch.value.deliveries !== figures.watch.value.expected || figures.watch.value.unexpectedEvents > 0);
+    for (const { target, figures } of short) {
       process.exitCode = 1;
-      log(`error: expected ${w.expected} watch deliveries, got ${w.deliveries} (${w.unexpectedEvents} unexpected events)`);
+      log(`error: ${target.name}: expected ${figures.watch.value.expected} watch deliveries, got ${figures.watch.value.deliveries} (${figures.watch.value.unexpectedEvents} unexpected events)`);
     }
   } finally {
-    client.agent.destroy();
-    await server.stop();
+    await plane?.stop();
     if (config.cpuProfDir) {
       writeFileSync(path.join(config.cpuProfDir, 'phases.json'), `${JSON.stringify(phaseMarks, null, 2)}\n`);
       log(`\nserver CPU profile and phases.json written to ${config.cpuProfDir}; summarize with: node dist/bench/apiserver/profile.js ${config.cpuProfDir}`);

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { embeddedCredentials, startApp, type StorageSettings } from '../../src/app.js';
-import { widgetKind } from '../../harness/widget-kind.js';
+import { aggregatedKinds } from '../../src/api/kinds.js';
 
 export interface ServerHello {
   url: string;
@@ -25,13 +25,17 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(process.env.BENCH_DATA_PARENT ?? os.tmpdir(), 'capo-bench-'));
   // BENCH_ETCD_SERVERS (run.ts --etcd-servers) puts the objects in etcd, under a prefix of this run's own.
   const etcdServers = process.env.BENCH_ETCD_SERVERS?.split(',').filter(Boolean);
+  // BENCH_WATCH_CACHE=false (run.ts --no-watch-cache) measures the server without its watch cache.
+  const watchCache = process.env.BENCH_WATCH_CACHE !== 'false';
   const app = await startApp({
     dataDir,
     host: '127.0.0.1',
     port: 0,
-    kinds: [widgetKind],
+    // What it serves behind kube-apiserver: the CAPO kinds and the computed ones.
+    kinds: aggregatedKinds,
     // One client holds every watcher of the fan-out phase: above the per-user bound a server protects itself with.
     requestLimits: { maxWatchesPerUser: 2_000 },
+    watchCache,
     ...(etcdServers && { etcd: { servers: etcdServers, prefix: `/capo-bench-${process.pid}` } }),
   });
 

@@ -31,6 +31,12 @@ export function durationOption(name: string, value: string): number {
   return ms;
 }
 
+/** A boolean flag that takes a value, as kube's `--leader-elect=false`. */
+export function booleanOption(name: string, value: string): boolean {
+  if (value !== 'true' && value !== 'false') throw new UsageError(`--${name} must be true or false, not ${JSON.stringify(value)}`);
+  return value === 'true';
+}
+
 /** A comma-separated list flag, as kube's StringSlice flags take it; absent stays undefined, empty is an empty list. */
 export function listOption(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;

@@ -285,7 +285,7 @@ export class StorageLeaseLock implements LeaderLock {
   private armDeadline(renewalStartedAt: number): void {
     clearTimeout(this.deadlineTimer);
     this.deadlineAt = renewalStartedAt + this.renewDeadlineMs;
-    this.deadlineTimer = setTimeout(() => this.lose(), this.deadlineAt - performance.now());
+    this.deadlineTimer = setTimeout(() => this.lose(), Math.max(0, this.deadlineAt - performance.now()));
   }
 
   private lose(): void {

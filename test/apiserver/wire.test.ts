@@ -256,8 +256,8 @@ describe('watch', () => {
       for (const name of ['old-1', 'old-2', 'old-3', 'old-4']) {
         await request(small, 'POST', base, { headers: json, body: widget(name) });
       }
-      if (!(small.storage instanceof SqliteStorage)) throw new Error('the test server stores in SQLite');
-      await small.storage.compact();
+      if (!(small.backend instanceof SqliteStorage)) throw new Error('the test server stores in SQLite');
+      await small.backend.compact();
       const res = await request(small, 'GET', `${base}?watch=true&resourceVersion=1`);
       expect(res.status).toBe(410);
       expect(res.json()).toMatchObject({ kind: 'Status', reason: 'Expired', code: 410, message: expect.stringContaining('too old resource version: 1') });

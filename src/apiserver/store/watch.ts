@@ -62,6 +62,9 @@ export async function startWatch(
   } else {
     afterRevision = parseResourceVersion(rv);
     await store.waitForRevision(afterRevision);
+    // Answered before the stream starts, as kube's watch cache does: a 410 the client sees as a status, not as an event.
+    const compacted = await storage.compactedRevision();
+    if (afterRevision < compacted) throw expired(new TooOldRevisionError(afterRevision, compacted));
   }
 
   let delivered = afterRevision;

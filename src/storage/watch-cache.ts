@@ -1,0 +1,355 @@
+/**
+ * The watch cache (kube-apiserver's cacher): one storage watch feeds an in-memory copy of the store
+ * and a window of its recent events, and every watch and every current list of this server is served
+ * from them. A thousand `kubectl get -w`, the computed kinds, the inventory and the reconcilers then
+ * cost the backend one watch instead of one each, and a list of 10,000 objects is a walk over sorted
+ * keys instead of a range read and 10,000 JSON parses.
+ *
+ * One watch covers the whole store, where kube opens one per resource. Every write of this server
+ * lands in that range (on etcd each write also stamps the store's last-write key, in the same
+ * revision), so the cache knows exactly when it has caught up with a revision: a consistent list
+ * reads the store's current revision and waits until the cache reaches it (kube asks etcd for a
+ * progress notification for the same purpose, which the etcd3 package does not expose). Keys are
+ * bucketed by nothing: one sorted array serves every prefix, so a namespace's list is a sub-range.
+ *
+ * What goes past the cache, to the store itself: gets and writes (they must see the latest state and
+ * compare against it), lists pinned at a revision other than the cache's (pages of a list that
+ * started earlier), watches from before the event window, and everything while the cache is loading
+ * or relisting. A storage watch that ends (compacted past, say) is replaced by a fresh list and
+ * watch; the watches served from the old copy end with the same error, so their clients relist.
+ *
+ * Values handed out (list entries, event values) are deep-frozen and shared between callers.
+ */
+import { performance } from 'node:perf_hooks';
+import { fallbackLogger } from '../observability/log.js';
+import {
+  FutureRevisionError,
+  StorageError,
+  TooOldRevisionError,
+  type Entry,
+  type JsonObject,
+  type ListRequest,
+  type ListResult,
+  type Storage,
+  type Watch,
+  type WatchEvent,
+  type WatchRequest,
+} from './interface.js';
+import { deepFreeze } from './values.js';
+
+export interface WatchCacheOptions {
+  /** Recent events kept for watches resuming from a revision: at most this many (default 10,000)… */
+  windowEvents?: number;
+  /** …and none older than this (default 75 s, kube's eventFreshDuration). */
+  windowMs?: number;
+  /** How long a list waits for the cache to reach the store's revision before reading the store (default 3 s). */
+  freshnessWaitMs?: number;
+  /** Receives errors no caller can be told about (a throwing watch callback). Default: logged. */
+  onError?: (error: unknown) => void;
+}
+
+/** A watch served from the cache. */
+interface Subscriber {
+  prefix: string;
+  afterRevision: number;
+  onEvent: (event: WatchEvent) => void;
+  onError?: (error: StorageError) => void;
+  /** The revision through which this watch has been given every event. */
+  delivered: number;
+  active: boolean;
+}
+
+/** One load of the cache: a list and the storage watch that follows it. */
+interface Copy {
+  entries: Map<string, Entry>;
+  /** `entries`' keys in order. */
+  keys: string[];
+  /** Events after `windowStart`, in revision order, from `head` on. */
+  events: WatchEvent[];
+  eventTimes: number[];
+  head: number;
+  /** Every event after this revision is in `events`. */
+  windowStart: number;
+  /** The revision the copy reflects: the list's, then each event's. */
+  revision: number;
+  subscribers: Set<Subscriber>;
+  watch?: Watch;
+}
+
+interface Waiter {
+  revision: number;
+  wake: () => void;
+}
+
+const reloadDelayMs = 1000;
+
+export class WatchCache implements Storage {
+  private readonly windowEvents: number;
+  private readonly windowMs: number;
+  private readonly freshnessWaitMs: number;
+  private readonly onError: (error: unknown) => void;
+  private copy?: Copy;
+  private waiters: Waiter[] = [];
+  private reload?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly store: Storage,
+    options: WatchCacheOptions = {},
+  ) {
+    this.windowEvents = options.windowEvents ?? 10_000;
+    this.windowMs = options.windowMs ?? 75_000;
+    this.freshnessWaitMs = options.freshnessWaitMs ?? 3000;
+    this.onError = options.onError ?? ((error) => fallbackLogger.error({ component: 'storage', err: error }, 'watch cache error'));
+    void this.load();
+  }
+
+  currentRevision(): Promise<number> {
+    return this.store.currentRevision();
+  }
+
+  compactedRevision(): Promise<number> {
+    return this.store.compactedRevision();
+  }
+
+  get(key: string): Promise<Entry | undefined> {
+    return this.store.get(key);
+  }
+
+  create(key: string, value: JsonObject): Promise<Entry> {
+    return this.store.create(key, value);
+  }
+
+  update(key: string, value: JsonObject, expectedModRevision: number): Promise<Entry> {
+    return this.store.update(key, value, expectedModRevision);
+  }
+
+  delete(key: string, expectedModRevision?: number): Promise<Entry> {
+    return this.store.delete(key, expectedModRevision);
+  }
+
+  check(): Promise<void> {
+    return this.store.check();
+  }
+
+  async list(prefix: string, request: ListRequest = {}): Promise<ListResult> {
+    if (this.closed) throw new StorageError('storage is closed');
+    if (!this.copy) return this.store.list(prefix, request);
+    if (request.revision === undefined) {
+      // Consistent: as of at least every write acknowledged before this call.
+      const current = await this.store.currentRevision();
+      if (!(await this.reach(current))) return this.store.list(prefix, request);
+    }
+    const copy = this.copy;
+    if (!copy || (request.revision !== undefined && request.revision !== copy.revision)) return this.store.list(prefix, request);
+    return readRange(copy, prefix, request);
+  }
+
+  watch(request: WatchRequest): Watch {
+    if (this.closed) throw new StorageError('storage is closed');
+    const subscriber: Subscriber = { ...request, delivered: request.afterRevision, active: true };
+    let direct: Watch | undefined;
+    const end = (error: StorageError) => {
+      if (!subscriber.active) return;
+      subscriber.active = false;
+      subscriber.onError?.(error);
+    };
+    const start = async () => {
+      const copy = this.copy;
+      if (!copy || request.afterRevision < copy.windowStart) {
+        direct = this.store.watch(request);
+        if (!subscriber.active) direct.stop();
+        return;
+      }
+      // Only a watch resuming from the past can fall behind compaction; only one from ahead of the copy can be in the future.
+      if (request.afterRevision < copy.revision) {
+        const compacted = await this.store.compactedRevision();
+        if (request.afterRevision < compacted) return end(new TooOldRevisionError(request.afterRevision, compacted));
+      } else if (request.afterRevision > copy.revision) {
+        const current = await this.store.currentRevision();
+        if (request.afterRevision > current) return end(new FutureRevisionError(request.afterRevision, current));
+      }
+      if (!subscriber.active) return;
+      if (this.copy !== copy) return start();
+      this.subscribe(copy, subscriber);
+    };
+    start().catch((error: unknown) => end(error instanceof StorageError ? error : new StorageError(String(error), { cause: error })));
+    return {
+      stop: () => {
+        subscriber.active = false;
+        this.copy?.subscribers.delete(subscriber);
+        direct?.stop();
+      },
+      progress: async () => (direct ? direct.progress() : subscriber.delivered),
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.reload);
+    this.copy?.watch?.stop();
+    if (this.copy) for (const subscriber of this.copy.subscribers) subscriber.active = false;
+    this.copy = undefined;
+    this.wake(Number.POSITIVE_INFINITY);
+    await this.store.close();
+  }
+
+  /** Lists the whole store and watches from there; retried until it works or the cache closes. */
+  private async load(): Promise<void> {
+    try {
+      const listed = await this.store.list('');
+      if (this.closed) return;
+      const copy: Copy = {
+        entries: new Map(listed.entries.map((entry) => [entry.key, deepFreeze(entry)])),
+        keys: listed.entries.map((entry) => entry.key),
+        events: [],
+        eventTimes: [],
+        head: 0,
+        windowStart: listed.revision,
+        revision: listed.revision,
+        subscribers: new Set(),
+      };
+      copy.watch = this.store.watch({
+        prefix: '',
+        afterRevision: listed.revision,
+        onEvent: (event) => this.apply(copy, event),
+        onError: (error) => this.invalidate(copy, error),
+      });
+      this.copy = copy;
+      this.wake(copy.revision);
+    } catch (error) {
+      if (this.closed) return;
+      if (!(error instanceof TooOldRevisionError)) this.onError(error);
+      this.reload = setTimeout(() => void this.load(), error instanceof TooOldRevisionError ? 0 : reloadDelayMs);
+    }
+  }
+
+  /** The storage watch ended: watches served from this copy end too (their clients relist), and the cache loads again. */
+  private invalidate(copy: Copy, error: StorageError): void {
+    if (this.copy !== copy) return;
+    this.copy = undefined;
+    for (const subscriber of copy.subscribers) {
+      if (!subscriber.active) continue;
+      subscriber.active = false;
+      subscriber.onError?.(error);
+    }
+    if (!this.closed) void this.load();
+  }
+
+  private apply(copy: Copy, event: WatchEvent): void {
+    if (event.revision <= copy.revision) return;
+    const index = lowerBound(copy.keys, event.key);
+    const present = copy.keys[index] === event.key;
+    if (event.type === 'DELETED') {
+      if (present) copy.keys.splice(index, 1);
+      copy.entries.delete(event.key);
+    } else {
+      if (!present) copy.keys.splice(index, 0, event.key);
+      const createRevision = event.type === 'ADDED' ? event.revision : (copy.entries.get(event.key)?.createRevision ?? event.revision);
+      copy.entries.set(event.key, { key: event.key, value: event.value, createRevision, modRevision: event.revision });
+    }
+    this.remember(copy, event);
+    copy.revision = event.revision;
+    for (const subscriber of copy.subscribers) this.deliver(subscriber, event);
+    if (this.copy === copy) this.wake(copy.revision);
+  }
+
+  /** Keeps the event in the window, dropping what the window no longer holds. */
+  private remember(copy: Copy, event: WatchEvent): void {
+    const now = performance.now();
+    copy.events.push(event);
+    copy.eventTimes.push(now);
+    const outOfWindow = () => copy.events.length - copy.head > this.windowEvents || now - copy.eventTimes[copy.head]! > this.windowMs;
+    while (copy.head < copy.events.length && outOfWindow()) {
+      copy.windowStart = copy.events[copy.head]!.revision;
+      copy.head++;
+    }
+    if (copy.head > 1024 && copy.head * 2 > copy.events.length) {
+      copy.events = copy.events.slice(copy.head);
+      copy.eventTimes = copy.eventTimes.slice(copy.head);
+      copy.head = 0;
+    }
+  }
+
+  /** Replays the window after the subscriber's revision, then streams live events to it. */
+  private subscribe(copy: Copy, subscriber: Subscriber): void {
+    let low = copy.head;
+    let high = copy.events.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (copy.events[middle]!.revision <= subscriber.afterRevision) low = middle + 1;
+      else high = middle;
+    }
+    for (let index = low; index < copy.events.length && subscriber.active; index++) this.deliver(subscriber, copy.events[index]!);
+    if (subscriber.active) {
+      subscriber.delivered = Math.max(subscriber.delivered, copy.revision);
+      copy.subscribers.add(subscriber);
+    }
+  }
+
+  private deliver(subscriber: Subscriber, event: WatchEvent): void {
+    if (!subscriber.active || event.revision <= subscriber.delivered) return;
+    subscriber.delivered = event.revision;
+    if (!event.key.startsWith(subscriber.prefix)) return;
+    try {
+      subscriber.onEvent(event);
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+
+  /** Resolves true once the cache reflects `revision`, false if it does not within the freshness wait. */
+  private reach(revision: number): Promise<boolean> {
+    if (this.copy && this.copy.revision >= revision) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((waiter) => waiter !== entry);
+        resolve(false);
+      }, this.freshnessWaitMs);
+      const entry: Waiter = {
+        revision,
+        wake: () => {
+          clearTimeout(timer);
+          resolve(this.copy !== undefined && this.copy.revision >= revision);
+        },
+      };
+      this.waiters.push(entry);
+    });
+  }
+
+  private wake(revision: number): void {
+    if (!this.waiters.some((waiter) => waiter.revision <= revision)) return;
+    const ready = this.waiters.filter((waiter) => waiter.revision <= revision);
+    this.waiters = this.waiters.filter((waiter) => waiter.revision > revision);
+    for (const waiter of ready) waiter.wake();
+  }
+}
+
+/** A list of `prefix` served from the copy, with the storage contract's paging and filtering. */
+function readRange(copy: Copy, prefix: string, request: ListRequest): ListResult {
+  const { startAfter, limit, filter } = request;
+  let index = startAfter !== undefined && startAfter >= prefix ? lowerBound(copy.keys, `${startAfter}\0`) : lowerBound(copy.keys, prefix);
+  const entries: Entry[] = [];
+  for (; index < copy.keys.length; index++) {
+    const key = copy.keys[index]!;
+    if (!key.startsWith(prefix)) break;
+    const entry = copy.entries.get(key)!;
+    if (filter && !filter(entry.value)) continue;
+    if (limit && entries.length === limit) return { entries, revision: copy.revision, more: true };
+    entries.push(entry);
+  }
+  return { entries, revision: copy.revision, more: false };
+}
+
+/** The first index whose key is not below `key`. */
+function lowerBound(keys: string[], key: string): number {
+  let low = 0;
+  let high = keys.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (keys[middle]! < key) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
