@@ -20,6 +20,7 @@ import { startSimulator, type Simulator } from './openstack/simulator/host.js';
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
 import { fencedStorage } from './reconcile/fenced-storage.js';
 import { fenceOf, StorageLeaseLock } from './reconcile/leader.js';
+import { clusterSharding, ShardedLeadership, type MemberStorage } from './reconcile/shards.js';
 import { loadKubeconfig } from './reconcile/sources/kubeconfig.js';
 import { KubernetesLeaseStorage } from './reconcile/sources/kubernetes-lease.js';
 import { storageSecretFinalizers } from './reconcile/identity-guard.js';
@@ -176,8 +177,11 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   // Not ready while the reconciler's view of Secrets, Clusters and Machines is not followed (it reads them live meanwhile).
   if (sourceCheck) health.add('cluster-api-informers', sourceCheck, ['readyz']);
   const reconcileLog = logger.child({ component: 'reconcile' });
-  const leader = options.reconciler && options.leaderElection ? leaderLock(options.leaderElection, options.aggregated, storage, reconcileLog) : undefined;
-  const fence = leader && fenceOf(leader);
+  const election = options.reconciler ? options.leaderElection : undefined;
+  const leases = election && leaseStorage(election, options.aggregated, storage);
+  const sharded = election && leases && (election.shards ?? 1) > 1 ? shardedLeadership(election, leases, reconcileLog) : undefined;
+  const leader = sharded ?? (election && leases ? leaderLock(election, leases, reconcileLog) : undefined);
+  const fence = sharded ? () => sharded.fence() : leader && fenceOf(leader);
   reconciler = options.reconciler && sources
     ? startReconciler({
         ...sources,
@@ -187,9 +191,11 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
         metrics,
         logger: reconcileLog,
         leader,
+        sharding: sharded && clusterSharding(sharded),
         sessionOptions: { ...options.reconciler.sessionOptions, fence },
       })
     : undefined;
+  if (sharded && reconciler) sharded.onMembers((count) => reconciler?.clouds.shareLimitsAmong(count));
 
   return {
     url: server.url,
@@ -224,11 +230,24 @@ export interface LeaderElectionOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /** Above 1, the reconciler is sharded by cluster across the replicas, one lease per shard (reconcile/shards.ts). */
+  shards?: number;
 }
 
-function leaderLock(election: LeaderElectionOptions, aggregated: DelegatedAccessOptions | undefined, storage: Storage, logger: Logger): StorageLeaseLock {
-  const { name, namespace, ...timing } = election;
-  const leases = aggregated ? new KubernetesLeaseStorage(loadKubeconfig(aggregated.kubeconfig), namespace) : storage;
+/** Leases live in the management cluster when there is one, else in this server's storage. */
+function leaseStorage(election: LeaderElectionOptions, aggregated: DelegatedAccessOptions | undefined, storage: Storage): MemberStorage {
+  return aggregated ? new KubernetesLeaseStorage(loadKubeconfig(aggregated.kubeconfig), election.namespace) : storage;
+}
+
+function shardedLeadership(election: LeaderElectionOptions, leases: MemberStorage, logger: Logger): ShardedLeadership {
+  const { name, namespace: _namespace, shards = 1, ...timing } = election;
+  const leadership = new ShardedLeadership({ storage: leases, name, shards, ...timing, onError: (error) => logger.warn({ err: error, lease: name }, 'shard leases: retrying') });
+  leadership.onAcquired((shard) => logger.info({ lease: name, shard, identity: leadership.identity }, 'reconciling a shard: its clusters are this replica\'s'));
+  return leadership;
+}
+
+function leaderLock(election: LeaderElectionOptions, leases: MemberStorage, logger: Logger): StorageLeaseLock {
+  const { name, namespace: _namespace, shards: _shards, ...timing } = election;
   const lock = new StorageLeaseLock({ storage: leases, name, ...timing, onError: (error) => logger.warn({ err: error, lease: name }, 'leader lease: retrying') });
   lock.acquire(new AbortController().signal).then(
     () => logger.info({ lease: name, identity: lock.identity }, 'leading: this replica runs the reconciler'),

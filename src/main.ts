@@ -65,6 +65,9 @@ Leader election of the reconciler (kube controllers' flag names):
   --leader-elect-resource-name NAME    the lease (default: capo-apiserver)
   --leader-elect-resource-namespace NS where its Lease lives in the management cluster
                                        (default: the pod's namespace, else capo-system)
+  --reconcile-shards N                 shard the reconciler by cluster across the replicas, one lease
+                                       per shard, each cloud's limits split between them (default: 1,
+                                       one leader; needs --leader-elect)
 
 Aggregated mode (the flags of k8s.io/apiserver's delegated authentication and authorization):
   --kubeconfig FILE                   the management cluster (default in a pod: its service account)
@@ -121,6 +124,7 @@ runServer({
     'leader-elect-retry-period': { type: 'string', default: '2s' },
     'leader-elect-resource-name': { type: 'string', default: 'capo-apiserver' },
     'leader-elect-resource-namespace': { type: 'string' },
+    'reconcile-shards': { type: 'string', default: '1' },
     'etcd-servers': { type: 'string' },
     'etcd-prefix': { type: 'string' },
     'etcd-cafile': { type: 'string' },
@@ -192,8 +196,14 @@ async function leaderElectionOptions(values: {
   'leader-elect-retry-period': string;
   'leader-elect-resource-name': string;
   'leader-elect-resource-namespace'?: string;
+  'reconcile-shards': string;
 }): Promise<LeaderElectionOptions | undefined> {
-  if (!booleanOption('leader-elect', values['leader-elect'] ?? String(values.storage === 'etcd'))) return undefined;
+  const shards = integerOption('reconcile-shards', values['reconcile-shards'], 1024);
+  if (shards < 1) throw new UsageError('--reconcile-shards must be at least 1');
+  if (!booleanOption('leader-elect', values['leader-elect'] ?? String(values.storage === 'etcd'))) {
+    if (shards > 1) throw new UsageError('--reconcile-shards needs --leader-elect: replicas share the shards through leases');
+    return undefined;
+  }
   const leaseDurationMs = durationOption('leader-elect-lease-duration', values['leader-elect-lease-duration']);
   const renewDeadlineMs = durationOption('leader-elect-renew-deadline', values['leader-elect-renew-deadline']);
   const retryPeriodMs = durationOption('leader-elect-retry-period', values['leader-elect-retry-period']);
@@ -203,7 +213,7 @@ async function leaderElectionOptions(values: {
   const name = values['leader-elect-resource-name'];
   if (!dnsSubdomain.test(name)) throw new UsageError(`--leader-elect-resource-name must be a DNS subdomain, not ${JSON.stringify(name)}`);
   const namespace = values['leader-elect-resource-namespace'] ?? (await podNamespace()) ?? 'capo-system';
-  return { name, namespace, leaseDurationMs, renewDeadlineMs, retryPeriodMs };
+  return { name, namespace, leaseDurationMs, renewDeadlineMs, retryPeriodMs, shards };
 }
 
 /** The namespace of the pod this runs in, from its service account, or undefined outside a pod. */

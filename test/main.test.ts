@@ -80,6 +80,7 @@ describe('npm start', () => {
       '--authorization-always-allow-paths',
       '--storage',
       '--watch-cache',
+      '--reconcile-shards',
       '--etcd-servers',
       '--etcd-prefix',
       '--etcd-cafile',
@@ -127,6 +128,9 @@ describe('npm start', () => {
       [['--storage', 'etcd', '--etcd-servers', '127.0.0.1:2379'], '--etcd-servers: "127.0.0.1:2379" is not an http(s) URL'],
       [['--storage', 'etcd', '--etcd-servers', 'http://127.0.0.1:2379', '--etcd-certfile', 'client.crt'], '--etcd-certfile and --etcd-keyfile go together'],
       [['--leader-elect', 'yes'], '--leader-elect must be true or false, not "yes"'],
+      [['--reconcile-shards', '0'], '--reconcile-shards must be at least 1'],
+      [['--reconcile-shards', '4'], '--reconcile-shards needs --leader-elect'],
+      [['--watch-cache', 'off'], '--watch-cache must be true or false, not "off"'],
       [['--leader-elect', 'true', '--leader-elect-renew-deadline', '20s'], '--leader-elect-lease-duration must exceed --leader-elect-renew-deadline'],
     ];
     const results = await Promise.all(cases.map(([args]) => attempt(args)));

@@ -82,6 +82,11 @@ export class CloudConnections {
     this.limiter = new ConcurrencyLimiter({ perGroup: perCloud, total });
   }
 
+  /** Replicas of a sharded reconciler split each cloud's limits (see ConcurrencyLimiter.shareAmong). */
+  shareLimitsAmong(replicas: number): void {
+    this.limiter.shareAmong(replicas);
+  }
+
   /** Clients for `identityRef` as used from `namespace`; IdentityError when the Secret or cloud entry is missing or malformed. */
   async connect(namespace: string, identityRef: unknown): Promise<CloudConnection> {
     const parsed = identityRefSchema.safeParse(identityRef);

@@ -21,6 +21,11 @@
  * the lock is lost the watch stops, queued work is dropped and workers finish
  * only what is in flight, before contending again. Backoff state survives
  * terms, so a flapping lease does not reset retry delays.
+ *
+ * Sharding (shards.ts): with `sharding`, a term runs while any shard is held;
+ * every key is still listed and watched (to know each object's shard), but
+ * only keys of held shards are reconciled, each inside its shard's context so
+ * that fencing checks that shard's lease; taking a shard enqueues its keys.
  */
 import type { MetricsRegistry } from '../observability/metrics.js';
 import { TooOldRevisionError, type JsonObject, type Storage, type Watch, type WatchEvent } from '../storage/interface.js';
@@ -45,6 +50,15 @@ export class TerminalError extends Error {
   override name = 'TerminalError';
 }
 
+/** Which objects this replica reconciles, when the reconciler is sharded across replicas. */
+export interface Sharding {
+  shardOf(value: JsonObject): number;
+  holds(shard: number): boolean;
+  /** Runs a reconcile as work of its shard (writes are fenced by that shard's lease). */
+  within<T>(shard: number, fn: () => T): T;
+  onAcquired(cb: (shard: number) => void): void;
+}
+
 export interface ControllerOptions {
   /** Names the controller in metrics and error reports. */
   name: string;
@@ -58,6 +72,8 @@ export interface ControllerOptions {
   resyncPeriodMs?: number;
   /** Default AlwaysLeader (one replica). The controller never releases the lock: its owner does. */
   leader?: LeaderLock;
+  /** Reconcile only the objects of held shards. Default: every object (one leader). */
+  sharding?: Sharding;
   /** Which watch events enqueue their key, e.g. generationOrMetadataChanged. Default: all. */
   shouldEnqueue?: (event: WatchEvent) => boolean;
   /** Retry delays after errors. Default defaultRateLimiter(). */
@@ -83,6 +99,9 @@ export class Controller {
   private readonly workers: number;
   private readonly resyncPeriodMs: number;
   private readonly leader: LeaderLock;
+  private readonly sharding: Sharding | undefined;
+  /** Each known key's shard, from the list and the watch (a deleted key's from its last state, until reconciled). */
+  private readonly shardOfKey = new Map<string, number>();
   private readonly shouldEnqueue: (event: WatchEvent) => boolean;
   private readonly rateLimiter: RateLimiter<string>;
   private readonly metrics: ReconcileMetrics | undefined;
@@ -103,6 +122,7 @@ export class Controller {
     this.workers = options.workers ?? 10;
     this.resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
     this.leader = options.leader ?? new AlwaysLeader();
+    this.sharding = options.sharding;
     this.shouldEnqueue = options.shouldEnqueue ?? (() => true);
     this.rateLimiter = options.rateLimiter ?? defaultRateLimiter<string>();
     this.metrics = options.metrics && reconcileMetrics(options.metrics, options.name);
@@ -114,6 +134,9 @@ export class Controller {
     if (!Number.isInteger(this.workers) || this.workers < 1) throw new Error(`controller ${this.name}: workers must be a positive integer`);
     if (!(this.resyncPeriodMs >= 0)) throw new Error(`controller ${this.name}: resyncPeriodMs must be >= 0`);
     this.leader.onLost(() => this.term?.abort());
+    this.sharding?.onAcquired((shard) => {
+      for (const [key, keyShard] of this.shardOfKey) if (keyShard === shard) this.queue?.add(key);
+    });
   }
 
   /** Starts contending for leadership and reconciling while leading; stop() ends it. */
@@ -218,16 +241,24 @@ export class Controller {
     let page = await this.storage.list(this.prefix, { limit: listPageSize });
     const revision = page.revision;
     for (;;) {
-      for (const entry of page.entries) keys.add(entry.key);
+      for (const entry of page.entries) {
+        keys.add(entry.key);
+        this.recordShard(entry.key, entry.value);
+      }
       if (!page.more) return { keys, revision };
       const startAfter = page.entries[page.entries.length - 1].key;
       page = await this.storage.list(this.prefix, { revision, startAfter, limit: listPageSize });
     }
   }
 
+  private recordShard(key: string, value: JsonObject): void {
+    if (this.sharding) this.shardOfKey.set(key, this.sharding.shardOf(value));
+  }
+
   private observe(queue: WorkQueue<string>, event: WatchEvent): void {
     if (event.type === 'DELETED') this.known.delete(event.key);
     else this.known.add(event.key);
+    this.recordShard(event.key, event.value);
     let enqueue = true;
     try {
       enqueue = this.shouldEnqueue(event);
@@ -251,8 +282,17 @@ export class Controller {
   private async process(queue: WorkQueue<string>, key: string): Promise<void> {
     const startedAt = performance.now();
     let outcome: ReconcileOutcome;
+    const shard = this.shardOfKey.get(key);
+    if (this.sharding && (shard === undefined || !this.sharding.holds(shard))) {
+      // Another replica's object (or one not listed yet, which the watch brings): taking its shard enqueues it again.
+      if (!this.known.has(key)) this.shardOfKey.delete(key);
+      queue.forget(key);
+      queue.done(key);
+      return;
+    }
     try {
-      const { requeueAfterMs } = await this.reconcile(key);
+      const { requeueAfterMs } = this.sharding ? await this.sharding.within(shard!, () => this.reconcile(key)) : await this.reconcile(key);
+      if (!this.known.has(key)) this.shardOfKey.delete(key);
       queue.forget(key);
       if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
         outcome = 'requeue';

@@ -91,6 +91,12 @@ export interface StorageLeaseLockOptions {
   retryPeriodMs?: number;
   /** Receives storage errors while acquiring or renewing, which are retried. Default: logged as an error. */
   onError?: (error: unknown) => void;
+  /**
+   * Asked before taking the lease from no one (released or expired); while it says no, the lock only
+   * watches the lease, timing its holder as usual. Sharding (shards.ts) uses it so that the replica a
+   * shard is assigned to takes it, at once when its holder dies. Default: always.
+   */
+  mayAcquire?: () => boolean;
 }
 
 /** The fields of coordination.k8s.io/v1 LeaseSpec that leader election uses. */
@@ -121,6 +127,7 @@ export class StorageLeaseLock implements LeaderLock {
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private readonly onError: (error: unknown) => void;
+  private readonly mayAcquire: () => boolean;
   private readonly lostCallbacks: (() => void)[] = [];
   /** Set exactly while leading. */
   private held: Held | undefined;
@@ -143,6 +150,7 @@ export class StorageLeaseLock implements LeaderLock {
     this.renewDeadlineMs = options.renewDeadlineMs ?? 8_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
     this.onError = options.onError ?? ((error) => fallbackLogger.error({ component: 'reconcile', lease: this.name, err: error }, 'leader lease error'));
+    this.mayAcquire = options.mayAcquire ?? (() => true);
     if (!dnsSubdomain.test(this.name)) throw new Error(`lease name ${JSON.stringify(this.name)} is not a DNS subdomain`);
     if (this.identity === '') throw new Error('lease identity must not be empty');
     if (!(this.leaseDurationMs > this.renewDeadlineMs && this.renewDeadlineMs > this.retryPeriodMs && this.retryPeriodMs > 0)) {
@@ -209,6 +217,7 @@ export class StorageLeaseLock implements LeaderLock {
     const entry = await this.storage.get(this.key);
     const now = new Date().toISOString();
     if (entry === undefined) {
+      if (!this.mayAcquire()) return false;
       const spec = this.specFor(undefined, now);
       try {
         return this.won(await this.storage.create(this.key, leaseObject(this.name, spec)), spec, startedAt);
@@ -226,6 +235,7 @@ export class StorageLeaseLock implements LeaderLock {
       const validMs = current ? current.leaseDurationSeconds * 1000 : this.leaseDurationMs;
       if (performance.now() - this.observed.at < validMs) return false;
     }
+    if (holder !== this.identity && !this.mayAcquire()) return false;
     const spec = this.specFor(current, now);
     try {
       return this.won(await this.storage.update(this.key, leaseObject(this.name, spec), entry.modRevision), spec, startedAt);

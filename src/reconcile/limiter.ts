@@ -22,10 +22,25 @@ export class ConcurrencyLimiter {
   /** Map order is the round-robin order: a group served goes to the back. */
   private readonly waiting = new Map<string, (() => void)[]>();
 
-  constructor(private readonly limits: ConcurrencyLimits) {
-    for (const [name, value] of Object.entries(limits)) {
+  /** The limits in force: the configured ones, or this replica's share of them. */
+  private limits: ConcurrencyLimits;
+
+  constructor(private readonly configured: ConcurrencyLimits) {
+    for (const [name, value] of Object.entries(configured)) {
       if (!Number.isInteger(value) || value < 1) throw new Error(`concurrency limit ${name} must be a positive integer, got ${value}`);
     }
+    this.limits = configured;
+  }
+
+  /**
+   * Keeps to one of `replicas` equal shares of the configured limits (at least one call each), so
+   * replicas of a sharded reconciler together stay within what one cloud was given. Calls running
+   * above a lowered limit finish; no new one starts until the group is under it.
+   */
+  shareAmong(replicas: number): void {
+    const share = (limit: number) => Math.max(1, Math.floor(limit / Math.max(1, replicas)));
+    this.limits = { perGroup: share(this.configured.perGroup), total: share(this.configured.total) };
+    this.dispatch();
   }
 
   /** Runs fn once group and the total are below their limits; settles as fn does. */

@@ -15,7 +15,7 @@ import type { SessionOptions } from '../openstack/index.js';
 import type { JsonObject, Storage, Watch, WatchEvent } from '../storage/interface.js';
 import { CloudConnections } from './cloud.js';
 import { openStackClusterReconciler } from './cluster/reconciler.js';
-import { Controller, generationOrMetadataChanged } from './controller.js';
+import { Controller, generationOrMetadataChanged, type Sharding } from './controller.js';
 import type { LeaderLock } from './leader.js';
 import { openStackMachineReconciler } from './machine/reconciler.js';
 import { KindClient, metaOf } from './objects.js';
@@ -35,6 +35,8 @@ export interface ReconcilerOptions {
   kinds: KindDefinition[];
   source: ClusterApiSource;
   leader?: LeaderLock;
+  /** Reconcile only the clusters of the shards this replica holds (shards.ts). */
+  sharding?: Sharding;
   metrics?: MetricsRegistry;
   /** Per-object full re-read; default 10 minutes. */
   resyncPeriodMs?: number;
@@ -98,6 +100,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     resyncPeriodMs,
     workers: options.workers,
     leader: options.leader,
+    sharding: options.sharding,
     metrics: options.metrics,
     shouldEnqueue: generationOrMetadataChanged,
     onError: options.onError,

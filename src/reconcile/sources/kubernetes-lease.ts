@@ -7,11 +7,11 @@
  * stops answering cannot hold a renewal, or the release at shutdown, forever.
  */
 import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
-import { KeyExistsError, KeyNotFoundError, RevisionConflictError, type Entry, type JsonObject } from '../../storage/interface.js';
+import { KeyExistsError, KeyNotFoundError, RevisionConflictError, type Entry, type JsonObject, type ListResult } from '../../storage/interface.js';
 import { reviewTimeoutMs, withDeadline } from '../../apiserver/auth/delegated/deadline.js';
-import type { LeaseStorage } from '../leader.js';
+import type { MemberStorage } from '../shards.js';
 
-export class KubernetesLeaseStorage implements LeaseStorage {
+export class KubernetesLeaseStorage implements MemberStorage {
   private readonly api: CoordinationV1Api;
 
   constructor(
@@ -47,6 +47,26 @@ export class KubernetesLeaseStorage implements LeaseStorage {
     } catch (error) {
       if (error instanceof ApiException && error.code === 409) throw new RevisionConflictError(key, expectedModRevision, -1);
       if (error instanceof ApiException && error.code === 404) throw new KeyNotFoundError(key);
+      throw error;
+    }
+  }
+
+  /** The Leases of the namespace whose keys start with `prefix` (the members of a sharded reconciler). */
+  async list(prefix: string): Promise<ListResult> {
+    const namePrefix = leaseName(prefix);
+    const list = await withDeadline(this.api.listNamespacedLease({ namespace: this.namespace }), reviewTimeoutMs, 'listing Leases');
+    const entries = list.items.filter((lease) => lease.metadata?.name?.startsWith(namePrefix)).map((lease) => toEntry(`${prefix.slice(0, prefix.lastIndexOf('/') + 1)}${lease.metadata!.name}`, lease));
+    return { entries, revision: Number(list.metadata?.resourceVersion ?? 0), more: false };
+  }
+
+  async delete(key: string, expectedModRevision?: number): Promise<Entry> {
+    try {
+      const preconditions = expectedModRevision === undefined ? undefined : { resourceVersion: String(expectedModRevision) };
+      await withDeadline(this.api.deleteNamespacedLease({ name: leaseName(key), namespace: this.namespace, body: { preconditions } }), reviewTimeoutMs, 'deleting a Lease');
+      return { key, value: {}, createRevision: 0, modRevision: expectedModRevision ?? 0 };
+    } catch (error) {
+      if (error instanceof ApiException && error.code === 404) throw new KeyNotFoundError(key);
+      if (error instanceof ApiException && error.code === 409) throw new RevisionConflictError(key, expectedModRevision ?? 0, -1);
       throw error;
     }
   }
