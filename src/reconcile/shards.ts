@@ -199,7 +199,7 @@ export class ShardedLeadership implements LeaderLock {
   private async run(): Promise<void> {
     const signal = this.stopped.signal;
     void this.member.acquire(signal).catch(() => undefined);
-    this.locks.forEach((lock, shard) => this.contend(lock, shard));
+    for (const [shard, lock] of this.locks.entries()) this.contend(lock, shard);
     while (!signal.aborted) {
       try {
         await this.rebalance();
