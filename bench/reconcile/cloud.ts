@@ -18,6 +18,7 @@ import { createCinderSimulator } from '../../src/openstack/simulator/cinder/inde
 import type { SimulatedService, SimulatedServiceFactory, SimulatedServiceType, SimulatorContext } from '../../src/openstack/simulator/framework.js';
 import { createGlanceSimulator } from '../../src/openstack/simulator/glance/index.js';
 import { startSimulator, type Simulator } from '../../src/openstack/simulator/host.js';
+import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
 import { createNeutronSimulator } from '../../src/openstack/simulator/neutron/index.js';
 import { createNovaSimulator } from '../../src/openstack/simulator/nova/index.js';
 import { createOctaviaSimulator } from '../../src/openstack/simulator/octavia/index.js';
@@ -161,4 +162,53 @@ export async function startBenchCloud(options: BenchCloudOptions): Promise<Bench
     },
     close: () => simulator.close(),
   };
+}
+
+/** Enough quota for every cluster, and public addresses for three floating IPs or gateways each. */
+export async function prepareForScale(cloud: BenchCloud, clusters: number): Promise<void> {
+  for (const resource of ['instances', 'cores', 'ram', 'network', 'subnet', 'port', 'router', 'floatingip', 'security_group', 'security_group_rule', 'volumes', 'gigabytes']) {
+    cloud.simulator.setQuota('demo', resource, Infinity);
+  }
+  const session = await OpenStackSession.create(loadCloud({ cloudsYaml: cloud.simulator.cloudsYaml(), cloudName: 'simulator-admin' }));
+  try {
+    const { neutron } = createServiceClients(session);
+    const [external] = await neutron.listNetworks({ name: 'public' });
+    if (!external) throw new Error('the simulator has no public network');
+    // 172.24.4.0/24 holds about 250 addresses; each cluster takes a router gateway and two floating IPs.
+    const prefix = Math.min(24, 32 - Math.ceil(Math.log2(clusters * 3 + 8)));
+    await neutron.createSubnet({ network_id: external.id, cidr: `172.25.0.0/${prefix}`, ip_version: 4, name: 'public-bench', enable_dhcp: false });
+  } finally {
+    session.close();
+  }
+}
+
+/** The cloud's resources by `<service> <kind>`. */
+export function inventory(cloud: BenchCloud): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const [service, kinds] of Object.entries(cloud.simulator.inventory())) {
+    for (const [kind, count] of Object.entries(kinds ?? {})) counts.set(`${service} ${kind}`, count);
+  }
+  return counts;
+}
+
+export function inventoryDelta(before: Map<string, number>, after: Map<string, number>): [string, number][] {
+  return [...after].map(([key, count]): [string, number] => [key, count - (before.get(key) ?? 0)]).filter(([, delta]) => delta !== 0);
+}
+
+/**
+ * A second load balancer or server for one object is a leak; the figures of such a run count its
+ * calls too, so a run says so loudly: one warning per kind whose count is off.
+ */
+export function duplicateWarnings(created: [string, number][], shape: { controlPlane: number; workers: number; ingressPorts: number }, clusters: number): string[] {
+  const count = (kind: string) => created.find(([key]) => key === kind)?.[1] ?? 0;
+  const machines = clusters * (shape.controlPlane + shape.workers);
+  const expected: [string, number][] = [
+    ['load-balancer loadbalancers', clusters * (shape.ingressPorts > 0 ? 2 : 1)],
+    ['network networks', clusters],
+    ['network routers', clusters],
+    ['compute servers', clusters + machines],
+  ];
+  return expected
+    .filter(([kind, want]) => count(kind) !== want)
+    .map(([kind, want]) => `WARNING: ${count(kind)} ${kind} in the cloud for ${clusters} cluster(s) with ${machines} machines in all and a bastion each; expected ${want}`);
 }

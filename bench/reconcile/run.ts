@@ -29,12 +29,11 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { servedKinds } from '../../src/api/kinds.js';
 import { embeddedCredentials, startApp, type RunningApp } from '../../src/app.js';
-import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
 import { KindClient } from '../../src/reconcile/objects.js';
 import { pool, sourceRevision, summarize, table } from '../common.js';
 import { byRequestShape, byServiceMethod, CallLog, countBy, peakConcurrency, type Call } from './calls.js';
-import { realisticProfile, startBenchCloud, type BenchCloud, type CloudProfile } from './cloud.js';
-import { clusterSteps, criticalPath, type ClusterShape } from './critical-path.js';
+import { duplicateWarnings, inventory, inventoryDelta, prepareForScale, realisticProfile, startBenchCloud, type BenchCloud, type CloudProfile } from './cloud.js';
+import { clusterSteps, criticalPath } from './critical-path.js';
 import { ApiClient, ConditionTimeline } from './kube.js';
 import { clusterObjects, clusterShape, loadExamples, type ClusterObjects, type KubeObject } from './manifests.js';
 
@@ -207,34 +206,7 @@ async function readyTimes(stack: Stack, objects: { kind: string; namespace: stri
 }
 
 /** Resources in the cloud by service and type, seed data included. */
-function inventory(cloud: BenchCloud): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const [service, kinds] of Object.entries(cloud.simulator.inventory())) {
-    for (const [kind, count] of Object.entries(kinds ?? {})) counts.set(`${service} ${kind}`, count);
-  }
-  return counts;
-}
-
-function inventoryDelta(before: Map<string, number>, after: Map<string, number>): [string, number][] {
-  return [...after].map(([key, count]): [string, number] => [key, count - (before.get(key) ?? 0)]).filter(([, delta]) => delta !== 0);
-}
-
 // ---- figure 1 and 3: time to Ready, then steady state --------------------------
-
-/** A second load balancer or server for one object is a leak; the figures of such a run count its calls too, so say so loudly. */
-function checkNoDuplicates(created: [string, number][], shape: ClusterShape, clusters: number): void {
-  const count = (kind: string) => created.find(([key]) => key === kind)?.[1] ?? 0;
-  const machines = clusters * (shape.controlPlane + shape.workers);
-  const expected: [string, number][] = [
-    ['load-balancer loadbalancers', clusters * (shape.ingressPorts > 0 ? 2 : 1)],
-    ['network networks', clusters],
-    ['network routers', clusters],
-    ['compute servers', clusters + machines],
-  ];
-  for (const [kind, want] of expected) {
-    if (count(kind) !== want) log(`WARNING: ${count(kind)} ${kind} in the cloud for ${clusters} cluster(s) with ${machines} machines in all and a bastion each; expected ${want}`);
-  }
-}
 
 async function writeTrace(file: string, stack: Stack, started: number, calls: Call[]): Promise<void> {
   const at = (ms: number) => Number(((ms - started) / 1000).toFixed(3));
@@ -311,7 +283,7 @@ async function timeToReadyAndSteadyState(config: Config, profile: CloudProfile):
     log(`\nOpenStack calls until all Ready: ${converging.length} (${converging.filter((call) => call.retry > 0).length} retries), peak ${peakConcurrency(converging)} in flight`);
     checkLoadBalancerPace(stack);
     const owned = inventoryDelta(before, inventory(stack.cloud));
-    checkNoDuplicates(owned, shape, 1);
+    for (const warning of duplicateWarnings(owned, shape, 1)) log(warning);
     // The cluster, its machines, and a server for each machine and the bastion.
     await steadyState(config, stack, finished, 1 + 2 * machines.length + 1, owned);
   } finally {
@@ -404,31 +376,13 @@ async function callsPerObject(config: Config, profile: CloudProfile): Promise<vo
     log(`\nOutcomes: ${statuses.join(', ')}`);
     const created = inventoryDelta(before, inventory(stack.cloud));
     log(`\nCreated in the cloud: ${created.map(([kind, count]) => `${kind} ${count}`).join(', ')}`);
-    checkNoDuplicates(created, clusterShape(objects), 1);
+    for (const warning of duplicateWarnings(created, clusterShape(objects), 1)) log(warning);
   } finally {
     await stack.stop();
   }
 }
 
 // ---- figure 4: many clusters at once -----------------------------------------------
-
-/** Enough quota for every cluster, and public addresses for three floating IPs or gateways each. */
-async function prepareForScale(cloud: BenchCloud, clusters: number): Promise<void> {
-  for (const resource of ['instances', 'cores', 'ram', 'network', 'subnet', 'port', 'router', 'floatingip', 'security_group', 'security_group_rule', 'volumes', 'gigabytes']) {
-    cloud.simulator.setQuota('demo', resource, Infinity);
-  }
-  const session = await OpenStackSession.create(loadCloud({ cloudsYaml: cloud.simulator.cloudsYaml(), cloudName: 'simulator-admin' }));
-  try {
-    const { neutron } = createServiceClients(session);
-    const [external] = await neutron.listNetworks({ name: 'public' });
-    if (!external) throw new Error('the simulator has no public network');
-    // 172.24.4.0/24 holds about 250 addresses; each cluster takes a router gateway and two floating IPs.
-    const prefix = Math.min(24, 32 - Math.ceil(Math.log2(clusters * 3 + 8)));
-    await neutron.createSubnet({ network_id: external.id, cidr: `172.25.0.0/${prefix}`, ip_version: 4, name: 'public-bench', enable_dhcp: false });
-  } finally {
-    session.close();
-  }
-}
 
 async function manyClusters(config: Config, profile: CloudProfile): Promise<void> {
   const workers = config.machinesPerCluster - controlPlaneMachines;
@@ -454,7 +408,7 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
     const readyAt = await readyTimes(stack, [...clusterKeys, ...machineKeys], config.convergeTimeoutMs);
     const finished = Math.max(...readyAt);
     const cpu = process.cpuUsage(cpuBefore);
-    checkNoDuplicates(inventoryDelta(inventoryBefore, inventory(stack.cloud)), clusterShape(clusters[0]), config.clusters);
+    for (const warning of duplicateWarnings(inventoryDelta(inventoryBefore, inventory(stack.cloud)), clusterShape(clusters[0]), config.clusters)) log(warning);
     const passes = passesBetween(passesBefore, await reconcilePasses(stack));
     const calls = stack.calls.between(started, finished);
     const clusterReady = summarize(readyAt.slice(0, clusterKeys.length).map((at) => (at - started) / 1000));

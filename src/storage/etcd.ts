@@ -17,7 +17,8 @@
  * watches and snapshot lists. The key also tells every replica how far history was compacted.
  */
 import type { Etcd3, IKeyValue, IRangeResponse, IResponseHeader, IWatchResponse, Watcher as EtcdWatcher } from 'etcd3';
-import { Etcd3 as EtcdClient } from 'etcd3';
+import { Etcd3 as EtcdClient, GRPCUnavailableError } from 'etcd3';
+import { circuitBreaker, ConsecutiveBreaker, handleType, noop, retry, type IPolicy } from 'cockatiel';
 import { readFileSync } from 'node:fs';
 import { fallbackLogger } from '../observability/log.js';
 import {
@@ -85,7 +86,7 @@ export class EtcdStorage implements Storage {
     const rootCertificate = read(options.caFile);
     this.client = new EtcdClient({
       hosts: options.servers,
-      // etcd3's default fault handling stays: a request that finds a member unavailable is retried on another.
+      faultHandling: faultHandling(options.servers.length),
       ...(rootCertificate && { credentials: { rootCertificate, certChain: read(options.certFile), privateKey: read(options.keyFile) } }),
     });
     this.prefix = (options.prefix ?? defaultEtcdPrefix).replace(/\/+$/, '');
@@ -377,6 +378,23 @@ export class EtcdStorage implements Storage {
       throw new StorageError(`etcd: ${message}`, { cause: error });
     }
   }
+}
+
+/**
+ * etcd3's defaults retry every "recoverable" error three times and open a five-second circuit
+ * breaker per member after three in a row; a request past its deadline counts, and its retries
+ * fail at once (the deadline has passed), so one slow moment under load shut a replica off from
+ * its only etcd for five seconds, failing every request meanwhile. Here a request is retried on
+ * another member only when one was unreachable (UNAVAILABLE), never after its deadline (it may
+ * have been applied), and the breaker, which only helps steer away from a dead member, exists only
+ * when there is another member to steer to, opening on unreachable members alone, for a second.
+ */
+function faultHandling(members: number): { host: () => IPolicy; global: IPolicy } {
+  const unreachable = handleType(GRPCUnavailableError);
+  return {
+    host: () => (members > 1 ? circuitBreaker(unreachable, { halfOpenAfter: 1000, breaker: new ConsecutiveBreaker(3) }) : noop),
+    global: retry(unreachable, { maxAttempts: Math.min(members, 3) - 1 }),
+  };
 }
 
 function revisionOf(header: IResponseHeader): number {
