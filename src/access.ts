@@ -4,16 +4,13 @@
  * API server (its extension-apiserver-authentication ConfigMap or the equivalent flags, TokenReview,
  * SubjectAccessReview), with the management cluster's kubeconfigs. Part of the composition root.
  */
-import { KubernetesNamespaceLifecycle, type NamespaceLifecycle } from './apiserver/admission/namespace-lifecycle.js';
+import type { NamespaceLifecycle } from './apiserver/admission/namespace-lifecycle.js';
 import { AbacAuthorizer } from './apiserver/auth/abac.js';
 import { staticAuthentication, type AuthenticationConfig } from './apiserver/auth/authenticator.js';
 import { LocalAuthorizer, UnionAuthorizer, type Authorizer } from './apiserver/auth/authorizer.js';
-import { DelegatedAuthentication, type DelegatedAuthenticationFlags } from './apiserver/auth/delegated/authentication.js';
-import { SubjectAccessReviewAuthorizer } from './apiserver/auth/delegated/subject-access-review.js';
-import { TokenReviewAuthenticator } from './apiserver/auth/delegated/token-review.js';
+import type { DelegatedAuthenticationFlags } from './apiserver/auth/delegated/authentication.js';
 import { ensureLocalAuthFiles } from './apiserver/auth/local-auth-files.js';
 import { StaticTokenFile } from './apiserver/auth/token-file.js';
-import { loadKubeconfig } from './reconcile/sources/kubeconfig.js';
 
 export interface Access {
   authentication: AuthenticationConfig;
@@ -55,7 +52,15 @@ export async function localAccess(dataDir: string, clientCaPem: string): Promise
   };
 }
 
+/** Loaded only in this mode: @kubernetes/client-node, which it needs, costs about 90 MB of memory. */
 export async function delegatedAccess(options: DelegatedAccessOptions): Promise<Access> {
+  const [{ KubernetesNamespaceLifecycle }, { DelegatedAuthentication }, { SubjectAccessReviewAuthorizer }, { TokenReviewAuthenticator }, { loadKubeconfig }] = await Promise.all([
+    import('./apiserver/admission/namespace-lifecycle.js'),
+    import('./apiserver/auth/delegated/authentication.js'),
+    import('./apiserver/auth/delegated/subject-access-review.js'),
+    import('./apiserver/auth/delegated/token-review.js'),
+    import('./reconcile/sources/kubeconfig.js'),
+  ]);
   const authenticationConfig = loadKubeconfig(options.authenticationKubeconfig ?? options.kubeconfig);
   const authorizationConfig = loadKubeconfig(options.authorizationKubeconfig ?? options.kubeconfig);
   const authentication = await DelegatedAuthentication.start(options, authenticationConfig, new TokenReviewAuthenticator(authenticationConfig));

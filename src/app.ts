@@ -21,16 +21,13 @@ import { startReconciler, type RunningReconciler } from './reconcile/manager.js'
 import { fencedStorage } from './reconcile/fenced-storage.js';
 import { fenceOf, StorageLeaseLock } from './reconcile/leader.js';
 import { clusterSharding, ShardedLeadership, type MemberStorage } from './reconcile/shards.js';
-import { loadKubeconfig } from './reconcile/sources/kubeconfig.js';
-import { KubernetesLeaseStorage } from './reconcile/sources/kubernetes-lease.js';
 import { storageSecretFinalizers } from './reconcile/identity-guard.js';
 import { KindClient } from './reconcile/objects.js';
-import { KubernetesClusterApiSource } from './reconcile/sources/kubernetes-source.js';
 import type { ClusterApiSource } from './reconcile/sources/source.js';
 import { StorageClusterApiSource, type KindDefinitions } from './reconcile/sources/storage-source.js';
 import type { Storage } from './storage/interface.js';
 import { SqliteStorage } from './storage/sqlite.js';
-import { EtcdStorage, defaultEtcdPrefix, type EtcdStorageOptions } from './storage/etcd.js';
+import type { EtcdStorage, EtcdStorageOptions } from './storage/etcd.js';
 import { WatchCache } from './storage/watch-cache.js';
 import { secureDataDir } from './data-dir.js';
 
@@ -172,13 +169,13 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
 
   // The source is the composition root's: it outlives the reconciler's listeners and is closed last.
-  const sources = options.reconciler ? clusterApiSource(options, storage) : undefined;
+  const sources = options.reconciler ? await clusterApiSource(options, storage) : undefined;
   const sourceCheck = sources?.source.check?.bind(sources.source);
   // Not ready while the reconciler's view of Secrets, Clusters and Machines is not followed (it reads them live meanwhile).
   if (sourceCheck) health.add('cluster-api-informers', sourceCheck, ['readyz']);
   const reconcileLog = logger.child({ component: 'reconcile' });
   const election = options.reconciler ? options.leaderElection : undefined;
-  const leases = election && leaseStorage(election, options.aggregated, storage);
+  const leases = election && (await leaseStorage(election, options.aggregated, storage));
   const sharded = election && leases && (election.shards ?? 1) > 1 ? shardedLeadership(election, leases, reconcileLog) : undefined;
   const leader = sharded ?? (election && leases ? leaderLock(election, leases, reconcileLog) : undefined);
   const fence = sharded ? () => sharded.fence() : leader && fenceOf(leader);
@@ -235,8 +232,10 @@ export interface LeaderElectionOptions {
 }
 
 /** Leases live in the management cluster when there is one, else in this server's storage. */
-function leaseStorage(election: LeaderElectionOptions, aggregated: DelegatedAccessOptions | undefined, storage: Storage): MemberStorage {
-  return aggregated ? new KubernetesLeaseStorage(loadKubeconfig(aggregated.kubeconfig), election.namespace) : storage;
+async function leaseStorage(election: LeaderElectionOptions, aggregated: DelegatedAccessOptions | undefined, storage: Storage): Promise<MemberStorage> {
+  if (!aggregated) return storage;
+  const [{ KubernetesLeaseStorage }, { loadKubeconfig }] = await Promise.all([import('./reconcile/sources/kubernetes-lease.js'), import('./reconcile/sources/kubeconfig.js')]);
+  return new KubernetesLeaseStorage(loadKubeconfig(aggregated.kubeconfig), election.namespace);
 }
 
 function shardedLeadership(election: LeaderElectionOptions, leases: MemberStorage, logger: Logger): ShardedLeadership {
@@ -266,7 +265,9 @@ function openSqlite(file: string, historyRetention: AppOptions['historyRetention
   return { storage, settings: () => ({ backend: 'sqlite', ...storage.settings() }) };
 }
 
+/** etcd's client (gRPC, protobuf) is loaded only when used: about 40 MB of memory. */
 async function openEtcd(options: EtcdStorageOptions, onError: (error: unknown) => void): Promise<{ storage: EtcdStorage; settings: () => BackendSettings }> {
+  const { EtcdStorage, defaultEtcdPrefix } = await import('./storage/etcd.js');
   const storage = await EtcdStorage.open({ onError, ...options });
   return { storage, settings: () => ({ backend: 'etcd', servers: options.servers, prefix: options.prefix ?? defaultEtcdPrefix }) };
 }
@@ -281,8 +282,11 @@ export function embeddedCredentials(app: RunningApp): { kubeconfigPath: string; 
  * Where the reconciler reads Secrets, Clusters and Machines: the management cluster when aggregated,
  * else this server's own storage (and only then does it hold the identity Secrets' finalizer itself).
  */
-function clusterApiSource(options: AppOptions, storage: Storage): { source: ClusterApiSource; secretFinalizers?: ReturnType<typeof storageSecretFinalizers> } {
-  if (options.aggregated) return { source: KubernetesClusterApiSource.fromKubeconfig(options.aggregated.kubeconfig) };
+async function clusterApiSource(options: AppOptions, storage: Storage): Promise<{ source: ClusterApiSource; secretFinalizers?: ReturnType<typeof storageSecretFinalizers> }> {
+  if (options.aggregated) {
+    const { KubernetesClusterApiSource } = await import('./reconcile/sources/kubernetes-source.js');
+    return { source: KubernetesClusterApiSource.fromKubeconfig(options.aggregated.kubeconfig) };
+  }
   const sourceKinds = embeddedSourceKinds(options.kinds);
   return { source: new StorageClusterApiSource(storage, sourceKinds), secretFinalizers: storageSecretFinalizers(new KindClient(sourceKinds.secret, storage)) };
 }

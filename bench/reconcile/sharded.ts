@@ -11,7 +11,7 @@
  *   npm run bench:sharded -- --clusters 100 --replicas 3     # a smaller run
  *   npm run bench:sharded -- --quick                         # 12 clusters x 4 machines: checks the harness
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -42,7 +42,7 @@ const usage = `Usage: node dist/bench/reconcile/sharded.js [options]
   --machines N            machines per cluster, ${controlPlaneMachines} of them control plane (default 10)
   --replicas N            replicas of the server (default 3)
   --shards N              --reconcile-shards of every replica (default 12)
-  --cloud-max-in-flight N the cloud answers 429 beyond N requests in flight (default 48)
+  --cloud-max-in-flight N the cloud answers 429 beyond N requests in flight (default 12, as bench/reconcile figure 4)
   --quick                 12 clusters x 4 machines
 `;
 
@@ -76,9 +76,9 @@ function parseConfig(): Config {
     machinesPerCluster: integer('machines', values.machines, quick ? 4 : 10, controlPlaneMachines + 1),
     replicas: integer('replicas', values.replicas, 3),
     shards: integer('shards', values.shards, 12),
-    cloudMaxInFlight: integer('cloud-max-in-flight', values['cloud-max-in-flight'], 48),
-    // Generous: a minute, plus three seconds per cluster.
-    convergeTimeoutMs: 60_000 + clusters * 3_000,
+    cloudMaxInFlight: integer('cloud-max-in-flight', values['cloud-max-in-flight'], 12),
+    // Generous: a minute, plus ten seconds per cluster.
+    convergeTimeoutMs: 60_000 + clusters * 10_000,
   };
 }
 
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < config.replicas; i++) {
       const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-sharded-'));
       directories.push(dataDir);
-      replicas.push(await startServerProcess(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.servers.join(','), '--reconcile-shards', String(config.shards)]));
+      replicas.push(await startServerProcess(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.servers.join(','), '--reconcile-shards', String(config.shards), '-v', '1']));
     }
     await pollUntil('every shard to be taken', async () => (new Set(replicas.flatMap((replica) => [...shardsTakenBy(replica)])).size === config.shards ? true : undefined), {
       timeoutMs: 60_000,
@@ -152,11 +152,16 @@ async function main(): Promise<void> {
       return [{ kind: 'OpenStackCluster', object: cluster }, ...machines.map((machine) => ({ kind: 'OpenStackMachine', object: machine }))];
     });
     const readyAt = () => keys.map(({ kind, object }) => timeline.trueAt(kind, namespaceOf(object), object.metadata.name, 'Ready'));
+    // A line every 30 s tells a slow run from a stuck one.
+    const progress = setInterval(() => {
+      log(`  ${fixed((performance.now() - started) / 1000, 0)} s: ${readyAt().filter((at) => at !== undefined).length} of ${keys.length} Ready, ${cloud.front.served} calls, ${cloud.front.rejected} 429s`);
+    }, 30_000);
     await timeline.waitUntil(
       () => readyAt().every((at) => at !== undefined),
       config.convergeTimeoutMs,
       () => `${readyAt().filter((at) => at === undefined).length} of ${keys.length} objects not Ready after ${fixed(config.convergeTimeoutMs / 1000, 0)} s`,
     );
+    clearInterval(progress);
     const times = readyAt() as number[];
     const finished = Math.max(...times);
     const wallS = (finished - started) / 1000;
@@ -189,6 +194,11 @@ async function main(): Promise<void> {
     log(table(rows));
     timeline.stop();
     for (const api of apis) api.close();
+  } catch (error) {
+    // What each replica logged, for the post-mortem of a run that did not converge.
+    for (const [i, replica] of replicas.entries()) await writeFile(path.join(os.tmpdir(), `sharded-replica-${i}.log`), replica.output());
+    log(`replica logs in ${path.join(os.tmpdir(), 'sharded-replica-<n>.log')}`);
+    throw error;
   } finally {
     await Promise.all(replicas.map((replica) => replica.kill()));
     await observer.close();

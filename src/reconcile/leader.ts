@@ -170,6 +170,15 @@ export class StorageLeaseLock implements LeaderLock {
     return this.held !== undefined && performance.now() < this.deadlineAt;
   }
 
+  /**
+   * Whether this replica has the lease and has not lost or released it, even if a renewal is late
+   * right now (isLeader, which fences writes, says no until it lands). What decides whose work an
+   * object is: a late renewal must not drop work that stays ours once it lands.
+   */
+  holdsLease(): boolean {
+    return this.held !== undefined;
+  }
+
   onLost(cb: () => void): void {
     this.lostCallbacks.push(cb);
   }

@@ -159,7 +159,7 @@ export class WorkQueue<K extends string> {
       this.delayTimerAt = Number.POSITIVE_INFINITY;
       for (const key of this.delayed.takeReady(performance.now())) this.add(key);
       this.armDelayTimer();
-    }, next - performance.now());
+    }, Math.max(0, next - performance.now()));
   }
 }
 

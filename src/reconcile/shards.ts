@@ -155,8 +155,13 @@ export class ShardedLeadership implements LeaderLock {
     return this.locks.some((lock) => lock.isLeader());
   }
 
+  /**
+   * Whether a shard is this replica's work: its lease is held, even while a renewal is late. Writes
+   * are fenced by the stricter check (fence), so work done meanwhile fails and is retried rather
+   * than dropped; dropping it on a late renewal would strand its objects until their resync.
+   */
   holds(shard: number): boolean {
-    return this.locks[shard]?.isLeader() ?? false;
+    return this.locks[shard]?.holdsLease() ?? false;
   }
 
   /** The shards held now. */
@@ -172,7 +177,7 @@ export class ShardedLeadership implements LeaderLock {
   /** Throws NotLeaderError unless the shard of the work in progress is held right now. */
   fence(): void {
     const shard = this.context.getStore();
-    if (shard === undefined || !this.holds(shard)) throw new NotLeaderError(`this replica does not hold the lease of shard ${shard ?? '(none)'}`);
+    if (shard === undefined || !this.locks[shard]?.isLeader()) throw new NotLeaderError(`this replica does not hold the lease of shard ${shard ?? '(none)'}`);
   }
 
   /** cb runs when this replica takes a shard: its objects need reconciling here now. */

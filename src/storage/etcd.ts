@@ -16,7 +16,7 @@
  * previous interval, and compacts etcd to it; so at least one interval of history stays for
  * watches and snapshot lists. The key also tells every replica how far history was compacted.
  */
-import type { Etcd3, IKeyValue, IRangeResponse, IResponseHeader, IWatchResponse, Watcher as EtcdWatcher } from 'etcd3';
+import type { Etcd3, IKeyValue, IRangeResponse, IResponseHeader, IWatchCreateRequest, IWatchResponse, Watcher as EtcdWatcher } from 'etcd3';
 import { Etcd3 as EtcdClient, GRPCUnavailableError } from 'etcd3';
 import { circuitBreaker, ConsecutiveBreaker, handleType, noop, retry, type IPolicy } from 'cockatiel';
 import { readFileSync } from 'node:fs';
@@ -244,6 +244,14 @@ export class EtcdStorage implements Storage {
       const range = this.client.watch().prefix(this.etcdPrefix(prefix)).withPreviousKV().startRevision(String(afterRevision + 1));
       watcher = range.watcher();
       this.watchers.add(watcher);
+      // etcd3 resumes a reconnected watch after the header revision of the last response it read, and
+      // a response's header is etcd's revision when it was sent: events of a catch-up still on the way
+      // would be skipped. The create request it is about to send resumes after what this watch delivered.
+      watcher.on('connecting', (request) => {
+        // What etcd3 hands this event is the watcher's own create request, the one it writes next.
+        (request as IWatchCreateRequest).start_revision = String(delivered + 1);
+      });
+      watcher.on('disconnected', (error: unknown) => this.onError(new StorageError(`etcd watch stream lost (${describe(error)}): resuming after revision ${delivered}`)));
       watcher.on('data', (response: IWatchResponse) => {
         for (const event of response.events) {
           if (!active) return;

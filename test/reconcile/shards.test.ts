@@ -100,6 +100,19 @@ describe('shard leases', () => {
     expect(() => owner.fence()).toThrow(NotLeaderError);
   });
 
+  it('keeps a shard its work while a renewal is late, fencing its writes until the renewal lands', async () => {
+    const store = sharedStore();
+    const { replica } = store.start('a');
+    const [shard] = (await balanced([replica]))[0]!;
+    // The process stalls past its renew deadline (a long GC, CPU starvation): no timer has run yet.
+    const stalledUntil = performance.now() + timing.renewDeadlineMs + 50;
+    while (performance.now() < stalledUntil) {
+      // busy: the event loop is blocked, as in a stall
+    }
+    expect(replica.holds(shard!)).toBe(true);
+    expect(() => replica.within(shard!, () => replica.fence())).toThrow(NotLeaderError);
+  });
+
   it('gives a replica that joins late its share, taken from the others', async () => {
     const store = sharedStore();
     const first = ['a', 'b'].map((identity) => store.start(identity).replica);
