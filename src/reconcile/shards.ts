@@ -150,9 +150,13 @@ export class ShardedLeadership implements LeaderLock {
     });
   }
 
-  /** Whether this replica holds any shard. */
+  /**
+   * Whether this replica holds any shard's lease, even while a renewal is late: controllers keep their
+   * term through a stall and its writes are fenced per shard, so nothing waits for an acquisition that
+   * will not come because the shards never left.
+   */
   isLeader(): boolean {
-    return this.locks.some((lock) => lock.isLeader());
+    return this.locks.some((lock) => lock.holdsLease());
   }
 
   /**
@@ -166,7 +170,7 @@ export class ShardedLeadership implements LeaderLock {
 
   /** The shards held now. */
   held(): number[] {
-    return this.locks.flatMap((lock, shard) => (lock.isLeader() ? [shard] : []));
+    return this.locks.flatMap((lock, shard) => (lock.holdsLease() ? [shard] : []));
   }
 
   /** Runs `fn` as work of `shard`: `fence` checks that shard's lease inside it. */
@@ -261,7 +265,7 @@ export class ShardedLeadership implements LeaderLock {
     const owners = assignShards(members, this.shards);
     this.assigned = new Set(owners.flatMap((owner, shard) => (owner === this.identity ? [shard] : [])));
     for (const [shard, lock] of this.locks.entries()) {
-      if (lock.isLeader() && !this.assigned.has(shard)) {
+      if (lock.holdsLease() && !this.assigned.has(shard)) {
         await lock.release();
         this.contend(lock, shard);
       }
