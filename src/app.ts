@@ -20,7 +20,7 @@ import { startSimulator, type Simulator } from './openstack/simulator/host.js';
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
 import { fencedStorage } from './reconcile/fenced-storage.js';
 import { fenceOf, StorageLeaseLock } from './reconcile/leader.js';
-import { clusterSharding, ShardedLeadership, type MemberStorage } from './reconcile/shards.js';
+import { ShardedLeadership, type MemberStorage } from './reconcile/shards.js';
 import { storageSecretFinalizers } from './reconcile/identity-guard.js';
 import { KindClient } from './reconcile/objects.js';
 import type { ClusterApiSource } from './reconcile/sources/source.js';
@@ -188,7 +188,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
         metrics,
         logger: reconcileLog,
         leader,
-        sharding: sharded && clusterSharding(sharded),
+        sharding: sharded,
         sessionOptions: { ...options.reconciler.sessionOptions, fence },
       })
     : undefined;

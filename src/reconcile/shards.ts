@@ -49,21 +49,8 @@ export interface ShardedLeadershipOptions {
 const forgetMemberAfterMs = 60 * 60_000;
 
 /** Which shard an object of `namespace` belonging to cluster `clusterName` is in. */
-export function shardOf(namespace: string, clusterName: string, shards: number): number {
+export function clusterShard(namespace: string, clusterName: string, shards: number): number {
   return createHash('sha256').update(`${namespace}/${clusterName}`).digest().readUInt32BE(0) % shards;
-}
-
-/** The controllers' view of a sharded leadership: an object is in the shard of its cluster. */
-export function clusterSharding(leadership: ShardedLeadership): Sharding {
-  return {
-    shardOf: (value: JsonObject) => {
-      const meta = metaOf(value);
-      return shardOf(meta.namespace, ownerClusterName(value) ?? meta.name, leadership.shards);
-    },
-    holds: (shard) => leadership.holds(shard),
-    within: (shard, fn) => leadership.within(shard, fn),
-    onAcquired: (cb) => leadership.onAcquired(cb),
-  };
 }
 
 /**
@@ -87,7 +74,7 @@ function rank(member: string, shard: number): number {
   return createHash('sha256').update(`${member}#${shard}`).digest().readUInt32BE(0);
 }
 
-export class ShardedLeadership implements LeaderLock {
+export class ShardedLeadership implements LeaderLock, Sharding {
   readonly identity: string;
   readonly shards: number;
   private readonly storage: MemberStorage;
@@ -99,7 +86,7 @@ export class ShardedLeadership implements LeaderLock {
   private readonly locks: StorageLeaseLock[];
   private readonly context = new AsyncLocalStorage<number>();
   /** Member lease revisions as last seen and when (monotonic). */
-  private readonly seen = new Map<string, { modRevision: number; at: number; holder: string }>();
+  private readonly seen = new Map<string, { modRevision: number; at: number }>();
   private assigned = new Set<number>();
   private members: string[] = [];
   private readonly acquiredCallbacks: ((shard: number) => void)[] = [];
@@ -157,6 +144,12 @@ export class ShardedLeadership implements LeaderLock {
    */
   isLeader(): boolean {
     return this.locks.some((lock) => lock.holdsLease());
+  }
+
+  /** An object is in the shard of its cluster (its own name for an OpenStackCluster without an owner). */
+  shardOf(value: JsonObject): number {
+    const meta = metaOf(value);
+    return clusterShard(meta.namespace, ownerClusterName(value) ?? meta.name, this.shards);
   }
 
   /**
@@ -252,7 +245,7 @@ export class ShardedLeadership implements LeaderLock {
       const spec = entry.value.spec as { holderIdentity?: string } | undefined;
       const holder = spec?.holderIdentity ?? '';
       const previous = this.seen.get(entry.key);
-      const current = previous?.modRevision === entry.modRevision ? previous : { modRevision: entry.modRevision, at: now, holder };
+      const current = previous?.modRevision === entry.modRevision ? previous : { modRevision: entry.modRevision, at: now };
       this.seen.set(entry.key, current);
       if (holder !== '' && now - current.at < this.leaseDurationMs) alive.add(holder);
       if (now - current.at > forgetMemberAfterMs) await this.storage.delete(entry.key, entry.modRevision).catch(() => undefined);

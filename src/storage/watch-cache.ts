@@ -274,14 +274,8 @@ export class WatchCache implements Storage {
 
   /** Replays the window after the subscriber's revision, then streams live events to it. */
   private subscribe(copy: Copy, subscriber: Subscriber): void {
-    let low = copy.head;
-    let high = copy.events.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (copy.events[middle]!.revision <= subscriber.afterRevision) low = middle + 1;
-      else high = middle;
-    }
-    for (let index = low; index < copy.events.length && subscriber.active; index++) this.deliver(subscriber, copy.events[index]!);
+    const first = partitionPoint(copy.head, copy.events.length, (index) => copy.events[index]!.revision <= subscriber.afterRevision);
+    for (let index = first; index < copy.events.length && subscriber.active; index++) this.deliver(subscriber, copy.events[index]!);
     if (subscriber.active) {
       subscriber.delivered = Math.max(subscriber.delivered, copy.revision);
       copy.subscribers.add(subscriber);
@@ -344,11 +338,14 @@ function readRange(copy: Copy, prefix: string, request: ListRequest): ListResult
 
 /** The first index whose key is not below `key`. */
 function lowerBound(keys: string[], key: string): number {
-  let low = 0;
-  let high = keys.length;
+  return partitionPoint(0, keys.length, (index) => keys[index]! < key);
+}
+
+/** The first index in [low, high) where `before` stops holding (it holds for a prefix of the range). */
+function partitionPoint(low: number, high: number, before: (index: number) => boolean): number {
   while (low < high) {
     const middle = (low + high) >>> 1;
-    if (keys[middle]! < key) low = middle + 1;
+    if (before(middle)) low = middle + 1;
     else high = middle;
   }
   return low;

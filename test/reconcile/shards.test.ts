@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StorageError, type Storage } from '../../src/storage/interface.js';
 import { SqliteStorage } from '../../src/storage/sqlite.js';
 import { NotLeaderError } from '../../src/reconcile/leader.js';
-import { ShardedLeadership, assignShards, shardOf, type MemberStorage } from '../../src/reconcile/shards.js';
+import { ShardedLeadership, assignShards, clusterShard, type MemberStorage } from '../../src/reconcile/shards.js';
 import { pollUntil } from '../../harness/poll.js';
 
 const timing = { leaseDurationMs: 900, renewDeadlineMs: 600, retryPeriodMs: 100 };
@@ -68,8 +68,8 @@ describe('shard leases', () => {
     for (const member of members) expect(owners.filter((owner) => owner === member).length).toBeLessThanOrEqual(6);
     expect(new Set(owners)).toEqual(new Set(members));
     // An object's shard depends on its cluster only.
-    expect(shardOf('default', 'demo', 16)).toBe(shardOf('default', 'demo', 16));
-    expect(new Set(Array.from({ length: 200 }, (_, i) => shardOf('default', `c${i}`, 16))).size).toBe(16);
+    expect(clusterShard('default', 'demo', 16)).toBe(clusterShard('default', 'demo', 16));
+    expect(new Set(Array.from({ length: 200 }, (_, i) => clusterShard('default', `c${i}`, 16))).size).toBe(16);
   });
 
   it('spreads the shards over three replicas, each held by exactly one', async () => {

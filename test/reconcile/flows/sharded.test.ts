@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
-import { shardOf } from '../../../src/reconcile/shards.js';
+import { clusterShard } from '../../../src/reconcile/shards.js';
 import { CloudCensus, noResources, resourceKinds, type ResourceCounts } from '../../../harness/census.js';
 import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady, type Kubectl } from '../../../harness/cluster-flow.js';
 import { etcdUnavailable, startEtcd, type RunningEtcd } from '../../../harness/etcd.js';
@@ -85,7 +85,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'three re
     // Every shard is taken by someone, each replica taking some.
     await pollUntil('every shard to be taken', async () => (new Set(replicas.flatMap(shardsTakenBy)).size === shards ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
     for (const dir of manifests) await apply(replicas[0]!.kubectl, dir);
-    const firstShard = shardOf(namespaces[0]!, 'demo', shards);
+    const firstShard = clusterShard(namespaces[0]!, 'demo', shards);
     const victim = await pollUntil('the holder of the first cluster\'s shard', async () => replicas.find((replica) => shardsTakenBy(replica).includes(firstShard)), { timeoutMs: 30_000, intervalMs: 50 });
     await pollUntil('the first cluster to be worked on', async () => ((await census.ours()).counts.networks > 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
     await victim.kill();
