@@ -7,6 +7,7 @@
  * behind APIServices.
  */
 import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -113,7 +114,9 @@ export async function startControlPlane(options: { controllerManager?: boolean; 
       const extfile = path.join(pki, `${name}.ext`);
       await writeFile(extfile, `keyUsage=critical,digitalSignature,keyEncipherment\n${extensions}\n`);
       await run('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-subj', subject, '-out', csr]);
-      await run('openssl', ['x509', '-req', '-in', csr, '-CA', path.join(pki, `${ca}.crt`), '-CAkey', path.join(pki, `${ca}.key`), '-CAcreateserial', '-days', String(days), '-extfile', extfile, '-out', cert]);
+      // A random serial per certificate: -CAcreateserial shares one serial file, which certificates signed in parallel corrupt.
+      const serial = `0x${randomBytes(16).toString('hex')}`;
+      await run('openssl', ['x509', '-req', '-in', csr, '-CA', path.join(pki, `${ca}.crt`), '-CAkey', path.join(pki, `${ca}.key`), '-set_serial', serial, '-days', String(days), '-extfile', extfile, '-out', cert]);
       return { cert: await readFile(cert, 'utf8'), key: await readFile(key, 'utf8') };
     },
     async freezeApiServer() {
