@@ -77,7 +77,7 @@ export const clusterExtensionResource: KindDefinition = inventoryKind({
   kind: clusterExtensionKind,
   plural: 'clusterextensions',
   singular: 'clusterextension',
-  shortNames: ['cext'],
+  shortNames: ['cext', 'cexts'],
   description:
     'Every infrastructure variable the Ansible bootstrap of one cluster reads, computed from its OpenStackCluster, OpenStackMachines and OpenStackServers. Read-only.',
   spec,

@@ -89,7 +89,7 @@ export const openStackNodeResource: KindDefinition = inventoryKind({
   kind: openStackNodeKind,
   plural: 'openstacknodes',
   singular: 'openstacknode',
-  shortNames: ['osknode'],
+  shortNames: ['osknode', 'osknodes'],
   description: 'A node of a cluster, computed from its OpenStackMachine, OpenStackServer and OpenStackCluster. Read-only.',
   spec,
   status,

@@ -50,8 +50,8 @@ afterAll(async () => {
 describe('discovery and explain', () => {
   it('lists both kinds as read-only, with their short names', async () => {
     const out = await ok(['api-resources', '--api-group=extensions.capo-apiserver.io', '-o', 'wide']);
-    expect(out).toMatch(/^clusterextensions\s+cext\s+extensions\.capo-apiserver\.io\/v1alpha1\s+true\s+ClusterExtension\s+get,list,watch/m);
-    expect(out).toMatch(/^openstacknodes\s+osknode\s+extensions\.capo-apiserver\.io\/v1alpha1\s+true\s+OpenStackNode\s+get,list,watch/m);
+    expect(out).toMatch(/^clusterextensions\s+cext,cexts\s+extensions\.capo-apiserver\.io\/v1alpha1\s+true\s+ClusterExtension\s+get,list,watch/m);
+    expect(out).toMatch(/^openstacknodes\s+osknode,osknodes\s+extensions\.capo-apiserver\.io\/v1alpha1\s+true\s+OpenStackNode\s+get,list,watch/m);
   });
 
   it('explains the status and where each variable comes from', async () => {
@@ -81,6 +81,10 @@ describe('kubectl get', () => {
 
   it('prints openstacknodes with STATUS, ROLES and PROFILE, and selects by label', async () => {
     const table = (await ok(['get', 'osknode', '-n', namespace])).trim().split('\n');
+    // The plural of the short name, as the seed document writes it, names the same kind.
+    expect(await ok(['get', 'osknodes', '-n', namespace, '-o', 'name'])).toBe(
+      'openstacknode.extensions.capo-apiserver.io/c1-cp-0\nopenstacknode.extensions.capo-apiserver.io/c1-md-a\n',
+    );
     expect(table[0]).toMatch(/^NAME\s+STATUS\s+ROLES\s+PROFILE\s+AGE$/);
     expect(table.slice(1)).toEqual([expect.stringMatching(/^c1-cp-0\s+Running\s+control-plane\s+m1\.large\s+\d+s$/), expect.stringMatching(/^c1-md-a\s+Running\s+worker\s+m1\.medium\s+\d+s$/)]);
     const wide = (await ok(['get', 'openstacknodes', 'c1-md-a', '-n', namespace, '-o', 'wide'])).trim().split('\n');
