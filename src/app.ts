@@ -43,7 +43,7 @@ export interface AppOptions {
   /** In-flight slots, per-user shares, watches per user and the request deadline (kube-like defaults). */
   requestLimits?: Partial<RequestLimits>;
   /** Also run the embedded simulated OpenStack and write its clouds.yaml into the data directory. */
-  simulatedCloud?: boolean | { port?: number; transitionDelayMs?: number; faultSeed?: number };
+  simulatedCloud?: boolean | { port?: number; transitionDelayMs?: number; faultSeed?: number; availabilityZones?: string[] };
   /**
    * Run the reconciler. In the embedded default it reads Secrets, Clusters
    * and Machines from this server's own storage, so they are served too.

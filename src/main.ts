@@ -41,6 +41,7 @@ Options:
   --cloud-port PORT     port of the simulated cloud (default: 6445; 0 picks a free port)
   --no-simulated-cloud  do not run the simulated cloud (use identity Secrets of real clouds)
   --simulated-cloud     run the simulated cloud in the aggregated mode too
+  --simulated-zones A,B availability zones of the simulated cloud, one compute host each (default: nova)
   --max-requests-inflight N           read-only requests served at once before 429 (default: 400)
   --max-mutating-requests-inflight N  writes served at once before 429 (default: 200); one user
                                       may hold a quarter of either at most
@@ -113,6 +114,7 @@ runServer({
     'bind-address': { type: 'string', default: '127.0.0.1' },
     'cloud-port': { type: 'string', default: '6445' },
     'no-simulated-cloud': { type: 'boolean', default: false },
+    'simulated-zones': { type: 'string', default: 'nova' },
     'max-requests-inflight': { type: 'string', default: '400' },
     'max-mutating-requests-inflight': { type: 'string', default: '200' },
     'request-timeout': { type: 'string', default: '1m0s' },
@@ -138,7 +140,7 @@ runServer({
     const cloudPort = integerOption('cloud-port', values['cloud-port'], 65535);
     // In a pod the management cluster is the one the pod runs in.
     const aggregated = values.kubeconfig !== undefined || process.env.KUBERNETES_SERVICE_HOST !== undefined;
-    const simulatedCloud = values['no-simulated-cloud'] || (aggregated && !values['simulated-cloud']) ? false : { port: cloudPort };
+    const simulatedCloud = values['no-simulated-cloud'] || (aggregated && !values['simulated-cloud']) ? false : { port: cloudPort, availabilityZones: listOption(values['simulated-zones']) };
     const requestLimits = {
       maxInFlight: {
         readOnly: integerOption('max-requests-inflight', values['max-requests-inflight'], 100_000),

@@ -11,6 +11,8 @@ export interface ReconcilerDeps {
   clusters: KindClient;
   machines: KindClient;
   servers: KindClient;
+  /** OpenStackMachineTemplates, whose status reports a machine's capacity. */
+  templates: KindClient;
   source: ClusterApiSource;
   clouds: CloudConnections;
   verified: VerifiedResources;

@@ -2,10 +2,12 @@
  * The steps every reconciler takes around its own work, in CAPO's order:
  * nothing while the object is paused or waits for its owner, the finalizer
  * stored before anything is created in OpenStack (its write triggers the
- * next pass), the identity Secret protected while the object needs it; and
- * at the end of a deletion, the finalizer dropped last.
+ * next pass), the identity Secret protected while the object needs it, the
+ * authentication reported as a condition; and at the end of a deletion, the
+ * finalizer dropped last.
  */
 import type { JsonObject } from '../storage/interface.js';
+import type { CloudConnection } from './cloud.js';
 import { describeWaits, type ReconcilePass } from './reconcile-pass.js';
 import type { ReconcileResult } from './controller.js';
 import type { ReconcilerDeps } from './deps.js';
@@ -40,4 +42,22 @@ export async function finishDeletion(deps: ReconcilerDeps, pass: ReconcilePass, 
 export function deletionProgress(pass: ReconcilePass, type: string, blockedReason: string): void {
   const blocked = pass.blockedBy.length > 0;
   pass.condition({ type, status: 'False', reason: blocked ? blockedReason : 'Deleting', message: blocked ? pass.blockedBy.join('; ') : describeWaits(pass.waiting) });
+}
+
+/** Clients for `identityRef`, authenticated; CAPO's OpenStackAuthenticationSucceeded condition says whether that worked. */
+export async function authenticate(deps: ReconcilerDeps, pass: ReconcilePass, identityRef: unknown): Promise<CloudConnection> {
+  try {
+    const cloud = await deps.clouds.connect(pass.meta.namespace, identityRef);
+    await cloud.session.authenticate();
+    pass.condition({ type: 'OpenStackAuthenticationSucceeded', status: 'True', reason: 'Succeeded' });
+    return cloud;
+  } catch (error) {
+    pass.condition({
+      type: 'OpenStackAuthenticationSucceeded',
+      status: 'False',
+      reason: 'OpenStackAuthenticationFailed',
+      message: error instanceof Error ? error.message : String(error),
+    });
+    throw error;
+  }
 }

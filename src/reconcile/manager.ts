@@ -1,9 +1,10 @@
 /**
- * Runs the three reconcilers (OpenStackCluster, OpenStackMachine,
- * OpenStackServer) on one storage, and routes changes between them: a
- * server's status wakes its machine (or the cluster, for the bastion), a
- * cluster becoming provisioned wakes its machines, and a Secret, Cluster or
- * Machine from the source wakes the objects that read it. Each reconciler
+ * Runs the reconcilers (OpenStackCluster, OpenStackMachine, OpenStackServer,
+ * OpenStackMachineTemplate) on one storage, and routes changes between them:
+ * a server's status wakes its machine (or the cluster, for the bastion), a
+ * cluster becoming provisioned wakes its machines, a new cluster its
+ * templates, and a Secret, Cluster or Machine from the source wakes the
+ * objects that read it. Each reconciler
  * still only reacts to its own spec and metadata changes; these routes are
  * why nothing has to poll for another object's progress.
  */
@@ -19,8 +20,9 @@ import { Controller, generationOrMetadataChanged, type Sharding } from './contro
 import type { LeaderLock } from './leader.js';
 import { openStackMachineReconciler } from './machine/reconciler.js';
 import { KindClient, metaOf } from './objects.js';
-import { clusterNameLabel } from './paused.js';
+import { clusterNameLabel, ownerClusterName } from './paused.js';
 import { openStackServerReconciler } from './server/reconciler.js';
+import { openStackMachineTemplateReconciler } from './template/reconciler.js';
 import type { ClusterApiSource, SourceChange } from './sources/source.js';
 import { VerifiedResources } from './verified-resources.js';
 import { requirementsOf, runPreflight, type PreflightReport } from '../preflight/index.js';
@@ -68,18 +70,20 @@ function kindNamed(kinds: KindDefinition[], kind: string): KindDefinition {
   return found;
 }
 
-/** What the three reconcilers share: clients of their kinds, the cloud connections and the caches between passes. */
+/** What the reconcilers share: clients of their kinds, the cloud connections and the caches between passes. */
 export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
   const { storage, kinds, source } = options;
   const clusters = new KindClient(kindNamed(kinds, 'OpenStackCluster'), storage);
   const machines = new KindClient(kindNamed(kinds, 'OpenStackMachine'), storage);
   const servers = new KindClient(kindNamed(kinds, 'OpenStackServer'), storage);
+  const templates = new KindClient(kindNamed(kinds, 'OpenStackMachineTemplate'), storage);
   const identities = new KindClient(kindNamed(kinds, 'OpenStackClusterIdentity'), storage);
   const clouds = new CloudConnections({ source, identities, metrics: options.metrics, sessionOptions: options.sessionOptions, concurrency: options.concurrency });
   return {
     clusters,
     machines,
     servers,
+    templates,
     source,
     clouds,
     verified: new VerifiedResources(options.resyncPeriodMs ?? 10 * 60_000),
@@ -94,7 +98,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const reportError = options.onError ?? ((error: unknown) => (options.logger ?? fallbackLogger).error({ err: error }, 'routing a change between objects failed'));
   const resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
   const deps = reconcilerDeps(options);
-  const { clusters, machines, servers, clouds } = deps;
+  const { clusters, machines, servers, templates, clouds } = deps;
   const common = {
     storage,
     resyncPeriodMs,
@@ -109,11 +113,18 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const clusterController = new Controller({ ...common, name: 'openstackcluster', prefix: clusters.prefix, reconcile: openStackClusterReconciler(deps) });
   const machineController = new Controller({ ...common, name: 'openstackmachine', prefix: machines.prefix, reconcile: openStackMachineReconciler(deps) });
   const serverController = new Controller({ ...common, name: 'openstackserver', prefix: servers.prefix, reconcile: openStackServerReconciler(deps) });
-  const controllers = [clusterController, machineController, serverController];
+  const templateController = new Controller({ ...common, name: 'openstackmachinetemplate', prefix: templates.prefix, reconcile: openStackMachineTemplateReconciler(deps) });
+  const controllers = [clusterController, machineController, serverController, templateController];
 
   const machinesOfCluster = async (namespace: string, clusterName: string) => {
     for (const machine of await machines.list(namespace, { [clusterNameLabel]: clusterName })) {
       machineController.enqueue(machines.keyOf({ namespace, name: metaOf(machine).name }));
+    }
+  };
+  // Templates name their Cluster by label or by owner reference (Cluster API sets the latter).
+  const templatesOfCluster = async (namespace: string, clusterName: string) => {
+    for (const template of await templates.list(namespace)) {
+      if (ownerClusterName(template) === clusterName) templateController.enqueue(templates.keyOf({ namespace, name: metaOf(template).name }));
     }
   };
   const routes = [
@@ -125,8 +136,10 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       }
     }),
     followChanges(storage, clusters.prefix, (event) => {
-      if (event.type === 'MODIFIED' && event.prevValue !== undefined && !routedStatusChanged(event.prevValue, event.value)) return;
       const meta = metaOf(event.value);
+      // A template without identityRef of its own waits for the OpenStackCluster's.
+      if (event.type === 'ADDED') void templatesOfCluster(meta.namespace, meta.labels?.[clusterNameLabel] ?? meta.name).catch(reportError);
+      if (event.type === 'MODIFIED' && event.prevValue !== undefined && !routedStatusChanged(event.prevValue, event.value)) return;
       void machinesOfCluster(meta.namespace, meta.labels?.[clusterNameLabel] ?? meta.name).catch(reportError);
     }),
   ];
@@ -144,6 +157,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       for (const cluster of await clusters.list(namespace, { [clusterNameLabel]: name })) clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
       clusterController.enqueue(clusters.keyOf({ namespace, name }));
       await machinesOfCluster(namespace, name);
+      await templatesOfCluster(namespace, name);
       return;
     }
     // A Secret: identities of clusters (machines use theirs through the server) and user data of servers.
@@ -165,6 +179,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     openstackclusters: [clusterController, clusters],
     openstackmachines: [machineController, machines],
     openstackservers: [serverController, servers],
+    openstackmachinetemplates: [templateController, templates],
   };
   return {
     controllers,

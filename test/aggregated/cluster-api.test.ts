@@ -159,6 +159,12 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real
       expect(infra.metadata.ownerReferences).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'Machine' })]));
       expect(infra.status.initialization.provisioned).toBe(true);
     }
+    // Cluster API made the Cluster the template's owner; the template reports a machine's capacity, for autoscaling from zero.
+    const capacity = await plane.kubectl(['wait', '--for=jsonpath={.status.capacity.memory}=2Gi', `openstackmachinetemplates.${group}/demo-md-1`, '--timeout=60s']);
+    expect(capacity.code, `${capacity.stderr}\n${(await plane.kubectl(['get', `openstackmachinetemplates.${group}/demo-md-1`, '-o', 'yaml'])).stdout}`).toBe(0);
+    const reported = JSON.parse((await plane.kubectl(['get', `openstackmachinetemplates.${group}/demo-md-1`, '-o', 'json'])).stdout);
+    expect(reported.metadata.ownerReferences).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'Cluster', name: 'demo' })]));
+    expect(reported.status.capacity).toEqual({ cpu: '1', memory: '2Gi', storage: '20Gi' });
   }, 400_000);
 
   it('deletes everything when the Cluster is deleted, leaving nothing in the cloud', async () => {

@@ -119,9 +119,18 @@ const ownedResources = z
   .optional()
   .describe('IDs of OpenStack resources created for this object that have no CAPO status field, by role (e.g. listener/6443, volume/root).');
 
+const zoneNames = z.array(z.string()).meta({ 'x-kubernetes-list-type': 'atomic' });
+
 export const clusterStatusExtensions = z
   .object({
     ownedResources,
+    availabilityZones: z
+      .object({
+        compute: zoneNames.optional().describe('Nova availability zones (the failure domains are those available).'),
+        volume: zoneNames.optional().describe('Cinder availability zones, for topology-aware volumes (cinder-csi); absent without Cinder.'),
+      })
+      .optional()
+      .describe('Availability zones of the cloud, read once when the cluster is first reconciled.'),
     networking: z
       .object({
         cilium: z

@@ -96,6 +96,8 @@ export interface SimulatorContext {
    * the other services, so factories may call this.
    */
   projectIdByName(name: string): string | undefined;
+  /** The cloud's availability zones, Nova's and Cinder's alike; the first is Cinder's default. */
+  availabilityZones: readonly string[];
   /** Delay (ms) of asynchronous status transitions (BUILD -> ACTIVE, PENDING_CREATE -> ACTIVE, creating -> available). */
   transitionDelayMs: number;
   /**

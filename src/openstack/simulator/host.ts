@@ -48,6 +48,8 @@ export interface SimulatorOptions {
   host?: string;
   /** Delay of asynchronous status transitions; default 200 ms (real clouds take seconds). */
   transitionDelayMs?: number;
+  /** Availability zones, each with one compute host; default ministack's one, `nova`. */
+  availabilityZones?: string[];
   /** Token lifetime; default 1 h. */
   tokenLifetimeMs?: number;
   /** Fixed latency per service/operation, applied to every matching request. */
@@ -140,6 +142,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     // Keystone's factory never calls this, so `keystone` is initialised by the time anything does.
     projectIdByName: (name) => keystone.projectId(name),
     transitionDelayMs: options.transitionDelayMs ?? 200,
+    availabilityZones: options.availabilityZones && options.availabilityZones.length > 0 ? [...options.availabilityZones] : ['nova'],
     peers,
   };
 

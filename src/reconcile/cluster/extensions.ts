@@ -35,6 +35,7 @@ export async function computeExtensions(context: ClusterContext): Promise<void> 
 
   const extensions = prune({
     ownedResources: previous.ownedResources,
+    availabilityZones: previous.availabilityZones,
     openStack: {
       mgmt: new URL(cloud.cloud.authUrl).hostname,
       keystone: cloud.cloud.authUrl,

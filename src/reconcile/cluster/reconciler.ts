@@ -10,11 +10,11 @@
  * after its create; every wait is a requeue.
  */
 import type { JsonObject } from '../../storage/interface.js';
+import { isJsonObject } from '../../storage/json.js';
 import { isConditionTrue, setCondition } from '../conditions.js';
 import type { Reconcile, ReconcileResult } from '../controller.js';
-import type { CloudConnection } from '../cloud.js';
 import type { ReconcilerDeps } from '../deps.js';
-import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
+import { authenticate, deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
 import { metaOf, type KindClient } from '../objects.js';
 import { ReconcilePass, describeWaits, settleAll } from '../reconcile-pass.js';
 import { clusterGate, setPaused, type Gate } from '../paused.js';
@@ -42,7 +42,7 @@ export function openStackClusterReconciler(deps: ReconcilerDeps): Reconcile {
     pass.observe((status) => setPaused(status, pass.generation, gate));
     let error: unknown;
     try {
-      const cloud = await connect(deps, pass, object);
+      const cloud = await authenticate(deps, pass, ((object.spec ?? {}) as ClusterSpec).identityRef);
       const context: ClusterContext = { pass, spec: (object.spec ?? {}) as ClusterSpec, cluster: name, cloud, deps };
       if (meta.deletionTimestamp !== undefined) return await reconcileDelete(context);
       await reconcileNormal(context);
@@ -51,24 +51,6 @@ export function openStackClusterReconciler(deps: ReconcilerDeps): Reconcile {
     }
     return pass.finish(error, { type: 'Ready', reason: 'OpenStackError' });
   };
-}
-
-async function connect(deps: ReconcilerDeps, pass: ReconcilePass, object: JsonObject): Promise<CloudConnection> {
-  const spec = (object.spec ?? {}) as ClusterSpec;
-  try {
-    const cloud = await deps.clouds.connect(pass.meta.namespace, spec.identityRef);
-    await cloud.session.authenticate();
-    pass.condition({ type: 'OpenStackAuthenticationSucceeded', status: 'True', reason: 'Succeeded' });
-    return cloud;
-  } catch (error) {
-    pass.condition({
-      type: 'OpenStackAuthenticationSucceeded',
-      status: 'False',
-      reason: 'OpenStackAuthenticationFailed',
-      message: error instanceof Error ? error.message : String(error),
-    });
-    throw error;
-  }
 }
 
 async function reconcileNormal(context: ClusterContext): Promise<void> {
@@ -113,11 +95,17 @@ async function reconcileNormal(context: ClusterContext): Promise<void> {
   }
 }
 
-/** Availability zones, read once: a transient answer must not make failure domains churn (CAPO main does the same). */
+/**
+ * Availability zones, read once: a transient answer must not make failure
+ * domains churn (CAPO main does the same). Nova's available zones are the
+ * failure domains; Nova's and Cinder's both go to the extensions, for
+ * storage classes that follow the zones.
+ */
 async function reconcileFailureDomains(context: ClusterContext): Promise<void> {
   const { pass, spec, cloud } = context;
-  if (Array.isArray(pass.status.failureDomains) && pass.status.failureDomains.length > 0) return;
-  const zones = await cloud.clients.nova.listAvailabilityZones();
+  const extensions = isJsonObject(pass.status.extensions) ? pass.status.extensions : {};
+  if (Array.isArray(pass.status.failureDomains) && pass.status.failureDomains.length > 0 && extensions.availabilityZones !== undefined) return;
+  const [zones, volumeZones] = await Promise.all([cloud.clients.nova.listAvailabilityZones(), volumeZonesOf(context)]);
   const allowed = spec.controlPlaneAvailabilityZones;
   const domains = zones
     .filter((zone) => zone.zoneState.available)
@@ -127,8 +115,23 @@ async function reconcileFailureDomains(context: ClusterContext): Promise<void> {
     }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   pass.observe((status) => {
-    status.failureDomains = domains;
+    if (!Array.isArray(status.failureDomains) || status.failureDomains.length === 0) status.failureDomains = domains;
+    status.extensions = {
+      ...extensions,
+      availabilityZones: { compute: zones.map((zone) => zone.zoneName).sort(), ...(volumeZones ? { volume: volumeZones } : {}) },
+    };
   });
+}
+
+/** Cinder's zones; undefined for a cloud without Cinder. */
+async function volumeZonesOf(context: ClusterContext): Promise<string[] | undefined> {
+  const { cloud } = context;
+  try {
+    await cloud.session.endpoint('block-storage');
+  } catch {
+    return undefined;
+  }
+  return (await cloud.clients.cinder.listAvailabilityZones()).map((zone) => zone.zoneName).sort();
 }
 
 async function reconcileDelete(context: ClusterContext): Promise<ReconcileResult> {

@@ -37,6 +37,8 @@ interface MachineContext {
   openStackCluster: JsonObject | undefined;
   owner: ClusterApiMachine | undefined;
   deps: ReconcilerDeps;
+  /** Control plane placements of one cluster are chosen one after the other. */
+  placements: OneAtATime;
 }
 
 /** How soon to look again when no event is expected to bring the machine back (the cluster or server events usually come first). */
@@ -44,6 +46,7 @@ const waitRequeueMs = 15_000;
 const flavorTtlMs = 10 * 60_000;
 
 export function openStackMachineReconciler(deps: ReconcilerDeps): Reconcile {
+  const placements = new OneAtATime();
   return async (key) => {
     const name = deps.machines.nameOf(key);
     const object = await deps.machines.get(name);
@@ -63,6 +66,7 @@ export function openStackMachineReconciler(deps: ReconcilerDeps): Reconcile {
       openStackCluster: await deps.clusters.get({ namespace: name.namespace, name: infraName }),
       owner: await ownerMachine(deps.source, object),
       deps,
+      placements,
     };
     let error: unknown;
     try {
@@ -109,7 +113,8 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
   }
   const server = await deps.servers.get(machine);
   if (!server) {
-    await createServer(context, owner);
+    const cluster = ownerClusterName(pass.object) ?? '';
+    await context.placements.run(`${machine.namespace}/${cluster}`, () => createServer(context, owner));
     pass.condition({ type: 'Ready', status: 'False', reason: 'InstanceNotReady', message: 'creating the OpenStackServer' });
     return;
   }
@@ -144,24 +149,64 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
 async function createServer(context: MachineContext, owner: ClusterApiMachine): Promise<void> {
   const { pass, deps, machine, openStackCluster } = context;
   const clusterStatus = (openStackCluster!.status as JsonObject | undefined) ?? {};
+  const controlPlane = isControlPlane(context);
+  const clusterName = ownerClusterName(pass.object) ?? '';
   const spec = serverSpecFor({
     machineSpec: context.spec,
     clusterSpec: (openStackCluster!.spec as JsonObject | undefined) ?? {},
     clusterStatus,
-    role: isControlPlane(context) ? 'controlplane' : 'worker',
-    availabilityZone: owner.failureDomain,
+    role: controlPlane ? 'controlplane' : 'worker',
+    availabilityZone: owner.failureDomain ?? (controlPlane ? await leastUsedControlPlaneDomain(deps, machine.namespace, clusterName, clusterStatus) : undefined),
     userDataSecretName: owner.bootstrapDataSecretName,
   });
-  const labels = { ...(pass.meta.labels ?? {}) };
   await deps.servers.create(machine.namespace, {
     metadata: {
       name: machine.name,
       namespace: machine.namespace,
-      labels: { ...labels, [clusterNameLabel]: ownerClusterName(pass.object) ?? '' },
+      labels: { ...pass.meta.labels, [clusterNameLabel]: clusterName, ...(controlPlane ? { [controlPlaneLabel]: '' } : {}) },
       ownerReferences: [{ apiVersion: deps.machines.apiVersion, kind: 'OpenStackMachine', name: machine.name, uid: pass.meta.uid, controller: true, blockOwnerDeletion: true }],
     },
     spec,
   });
+}
+
+/**
+ * The zone of a control plane machine whose Machine names no failure domain
+ * (nothing like KubeadmControlPlane chose one, as in the embedded mode): the
+ * control plane failure domain with the fewest of the cluster's control plane
+ * servers, the first by name on a tie. CAPO leaves the choice to Nova, which
+ * may put them all in one zone (CAPO #2560). With one domain there is no
+ * choice to make, and the server asks for no zone, as CAPO's does.
+ */
+async function leastUsedControlPlaneDomain(deps: ReconcilerDeps, namespace: string, clusterName: string, clusterStatus: JsonObject): Promise<string | undefined> {
+  const domains = ((clusterStatus.failureDomains as { name: string; controlPlane?: boolean }[] | undefined) ?? []).filter((domain) => domain.controlPlane === true).map((domain) => domain.name);
+  if (domains.length < 2) return undefined;
+  const used = new Map(domains.map((domain) => [domain, 0]));
+  for (const server of await deps.servers.list(namespace, { [clusterNameLabel]: clusterName, [controlPlaneLabel]: '' })) {
+    const zone = (server.spec as { availabilityZone?: string } | undefined)?.availabilityZone;
+    if (zone !== undefined && used.has(zone) && metaOf(server).deletionTimestamp === undefined) used.set(zone, used.get(zone)! + 1);
+  }
+  return [...used.entries()].sort(([a, countA], [b, countB]) => countA - countB || (a < b ? -1 : a > b ? 1 : 0))[0][0];
+}
+
+/** Runs tasks of the same key one after the other. */
+class OneAtATime {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    const result = previous.then(task);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tails.set(key, tail);
+    try {
+      return await result;
+    } finally {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
 }
 
 /** providerID is set once: openstack://<region>/<server ID>, the region being identityRef's (usually empty). */

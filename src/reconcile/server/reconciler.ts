@@ -19,6 +19,7 @@ import { portName, volumeName } from '../../capo/names.js';
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
 import { resolveNetwork, resolveSecurityGroups, resolveSubnet } from '../neutron-filters.js';
 import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
+import { resolveFlavorId, resolveImageId } from '../lookups.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { metaOf } from '../objects.js';
 import { clusterNameLabel, pausedAnnotation, setPausedCondition } from '../paused.js';
@@ -66,8 +67,6 @@ interface ServerContext {
   deps: ReconcilerDeps;
 }
 
-/** Flavors and images by name change rarely; many servers resolving them at once share one lookup. */
-const lookupTtlMs = 5 * 60_000;
 /** How soon to look for bootstrap data that is not there yet, when no Secret event comes first. */
 const userDataRequeueMs = 15_000;
 
@@ -199,16 +198,9 @@ async function resolve(context: ServerContext): Promise<Resolved> {
   const current = resolvedOf(pass.status);
   if (current.imageID && current.flavorID && current.ports && (current.serverGroupID || !spec.serverGroup)) return current;
   const { nova, neutron } = cloud.clients;
-  const imageID = current.imageID ?? (await resolveImage(context));
+  const imageID = current.imageID ?? (await resolveImageId(cloud, spec.image));
   const flavorID =
-    current.flavorID ??
-    spec.flavorID ??
-    (await (async () => {
-      const flavors = await cloud.memo('flavors', lookupTtlMs, () => nova.listFlavors());
-      const flavor = flavors.find((candidate) => candidate.name === spec.flavor);
-      if (!flavor) throw new TerminalError(`flavor "${spec.flavor}" does not exist`);
-      return flavor.id;
-    })());
+    current.flavorID ?? (await resolveFlavorId(cloud, spec));
   let serverGroupID = current.serverGroupID;
   if (!serverGroupID && spec.serverGroup) {
     if (spec.serverGroup.id) serverGroupID = spec.serverGroup.id;
@@ -260,18 +252,6 @@ async function resolve(context: ServerContext): Promise<Resolved> {
     status.resolved = next as unknown as JsonObject;
   });
   return next;
-}
-
-async function resolveImage(context: ServerContext): Promise<string> {
-  const { spec, cloud } = context;
-  if (spec.image.id) return spec.image.id;
-  if (spec.image.imageRef) throw new TerminalError('image.imageRef (an ORC Image) is not supported: give image.id or image.filter');
-  const filter = spec.image.filter ?? {};
-  const images = await cloud.memo(`image:${JSON.stringify(filter)}`, lookupTtlMs, () => cloud.clients.glance.findImages(filter));
-  if (images.length !== 1) {
-    throw new TerminalError(`image filter ${JSON.stringify(filter)} matches ${images.length} images; it must match exactly one`);
-  }
-  return images[0].id;
 }
 
 /** Base64 user data from the Secret's `value` key; 'missing' (and a wait) while the Secret is not there yet. */

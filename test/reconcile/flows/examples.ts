@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { servedKinds } from '../../../src/api/kinds.js';
 import type { SessionOptions } from '../../../src/openstack/index.js';
+import type { SimulatorOptions } from '../../../src/openstack/simulator/host.js';
 import { startTestServer, type TestServer } from '../../../harness/test-server.js';
 
 export const examplesDir = path.resolve(import.meta.dirname, '../../../examples');
@@ -29,12 +30,15 @@ export interface ExampleServer {
   stop(): Promise<void>;
 }
 
-/** The embedded default as `npm start` runs it (reconciler, simulated cloud with quick transitions), with examples/ ready to apply. */
-export async function startExampleServer(sessionOptions: SessionOptions = {}): Promise<ExampleServer> {
+/**
+ * The embedded default as `npm start` runs it (reconciler, simulated cloud with quick transitions), with examples/ ready to apply.
+ * `cloud` shapes the simulated cloud, e.g. its availability zones.
+ */
+export async function startExampleServer(sessionOptions: SessionOptions = {}, cloud: Pick<SimulatorOptions, 'availabilityZones'> = {}): Promise<ExampleServer> {
   const server = await startTestServer({
     kinds: servedKinds,
     // FAULT_SEED replays the injected faults of a run that printed it.
-    simulatedCloud: { port: 0, transitionDelayMs: 100, faultSeed: process.env.FAULT_SEED === undefined ? undefined : Number(process.env.FAULT_SEED) },
+    simulatedCloud: { port: 0, transitionDelayMs: 100, faultSeed: process.env.FAULT_SEED === undefined ? undefined : Number(process.env.FAULT_SEED), ...cloud },
     reconciler: { resyncPeriodMs: 60_000, sessionOptions },
   });
   const manifests = await renderExamples(server.cloud!.url);

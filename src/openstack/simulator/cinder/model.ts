@@ -100,9 +100,10 @@ export class CinderStore {
   readonly volumes = new Map<string, Volume>();
   readonly types = new Map<string, VolumeType>();
   readonly defaultType: VolumeType;
-  readonly zones = ['nova'];
+  readonly zones: readonly string[];
 
   constructor(readonly ctx: SimulatorContext) {
+    this.zones = ctx.availabilityZones;
     this.defaultType = { id: ctx.newId(), name: '__DEFAULT__', description: 'Default Volume Type', extraSpecs: {} };
     this.types.set(this.defaultType.id, this.defaultType);
   }
@@ -185,7 +186,7 @@ export class CinderStore {
       if (!found) throw new SimulatorError(404, `Volume type with name ${spec.volume_type} could not be found.`, 'VolumeTypeNotFoundByName');
       type = found;
     }
-    const zone = spec.availability_zone ?? 'nova';
+    const zone = spec.availability_zone ?? this.zones[0];
     if (!this.zones.includes(zone)) throw new SimulatorError(400, `Invalid input received: Availability zone '${zone}' is invalid.`);
     this.checkQuota(scope.projectId, size);
     const now = this.ctx.clock.now();

@@ -1,7 +1,11 @@
-/** Flavors: read-only, seeded with ministack's m1.* set. */
+/**
+ * Flavors, seeded with ministack's m1.* set. Only an admin creates and
+ * deletes them (os-flavor-manage), as a cloud operator offers a new size.
+ */
 import type { Router } from 'express';
+import { z } from 'zod';
 import type { SimulatorContext } from '../framework.js';
-import { notFound } from './errors.js';
+import { conflict, invalidName, notFound, parseBody, policyForbidden } from './errors.js';
 import { callerOf, computeUrls, pageOf, queryOne, type Flavor, type NovaStore } from './model.js';
 
 function flavorDetail(flavor: Flavor, minor: number, links: ReturnType<typeof computeUrls>['links']) {
@@ -22,6 +26,29 @@ function flavorDetail(flavor: Flavor, minor: number, links: ReturnType<typeof co
     ...(minor >= 61 ? { extra_specs: { ...flavor.extraSpecs } } : {}),
   };
 }
+
+const createSchema = z
+  .object({
+    flavor: z
+      .object({
+        name: z
+          .string()
+          .min(1)
+          .max(255)
+          .refine((name) => name.trim() === name, invalidName('printable characters. Can not start or end with whitespace.')),
+        id: z.string().min(1).max(255).nullable().optional(),
+        ram: z.coerce.number().int().min(1),
+        vcpus: z.coerce.number().int().min(1),
+        disk: z.coerce.number().int().min(0),
+        'OS-FLV-EXT-DATA:ephemeral': z.coerce.number().int().min(0).optional(),
+        swap: z.union([z.literal(''), z.coerce.number().int().min(0)]).optional(),
+        rxtx_factor: z.coerce.number().positive().optional(),
+        'os-flavor-access:is_public': z.boolean().optional(),
+        description: z.string().max(65535).nullable().optional(),
+      })
+      .strict(),
+  })
+  .strict();
 
 export function flavorRoutes(api: Router, store: NovaStore, ctx: SimulatorContext): void {
   const urls = computeUrls(ctx);
@@ -61,6 +88,35 @@ export function flavorRoutes(api: Router, store: NovaStore, ctx: SimulatorContex
 
   api.get('/flavors/:id', (req, res) => {
     res.json({ flavor: flavorDetail(find(req.params.id), callerOf(res).minor, urls.links) });
+  });
+
+  api.post('/flavors', (req, res) => {
+    const caller = callerOf(res);
+    if (!caller.admin) throw policyForbidden('os_compute_api:os-flavor-manage:create');
+    const body = parseBody(createSchema, req.body).flavor;
+    const id = body.id ?? ctx.newId();
+    if ([...store.flavors.values()].some((flavor) => flavor.name === body.name)) throw conflict(`Flavor with name ${body.name} already exists.`);
+    if (store.flavors.has(id)) throw conflict(`Flavor with ID ${id} already exists.`);
+    const flavor: Flavor = {
+      id,
+      name: body.name,
+      vcpus: body.vcpus,
+      ram: body.ram,
+      disk: body.disk,
+      ephemeral: body['OS-FLV-EXT-DATA:ephemeral'] ?? 0,
+      swap: body.swap === undefined || body.swap === '' ? 0 : body.swap,
+      isPublic: body['os-flavor-access:is_public'] ?? true,
+      description: body.description ?? null,
+      extraSpecs: {},
+    };
+    store.flavors.set(id, flavor);
+    res.json({ flavor: flavorDetail(flavor, caller.minor, urls.links) });
+  });
+
+  api.delete('/flavors/:id', (req, res) => {
+    if (!callerOf(res).admin) throw policyForbidden('os_compute_api:os-flavor-manage:delete');
+    store.flavors.delete(find(req.params.id).id);
+    res.status(202).end();
   });
 
   api.get('/flavors/:id/os-extra_specs', (req, res) => {

@@ -1,6 +1,7 @@
 /**
  * A simulated Nova (Zed, microversions 2.1-2.93) with one fake compute host
- * `ministack` in AZ `nova`, as ministack's FakeDriver setup has.
+ * per availability zone: by default `ministack` in AZ `nova`, as ministack's
+ * FakeDriver setup has.
  */
 import express from 'express';
 import type { SimulatedService, SimulatorContext } from '../framework.js';
@@ -9,7 +10,7 @@ import { flavorRoutes } from './flavors.js';
 import { keypairRoutes } from './keypairs.js';
 import { ServerLifecycle } from './lifecycle.js';
 import { MAX_MINOR, MIN_MINOR, negotiateMicroversion } from './microversion.js';
-import { DEFAULT_AZ, HOST, callerOf, createStore, isoTime, quotaOf, type NovaStore } from './model.js';
+import { callerOf, createStore, isoTime, quotaOf, type NovaStore } from './model.js';
 import { serverGroupRoutes } from './server-groups.js';
 import { serverResourceRoutes } from './server-resources.js';
 import { serverRoutes } from './servers.js';
@@ -44,8 +45,9 @@ function versionDocuments(ctx: SimulatorContext) {
 }
 
 function miscRoutes(api: express.Router, store: NovaStore, ctx: SimulatorContext): void {
+  const zones = [...new Set(store.hosts.map((host) => host.zone))];
   api.get('/os-availability-zone', (_req, res) => {
-    res.json({ availabilityZoneInfo: [{ zoneName: DEFAULT_AZ, zoneState: { available: true }, hosts: null }] });
+    res.json({ availabilityZoneInfo: zones.map((zoneName) => ({ zoneName, zoneState: { available: true }, hosts: null })) });
   });
 
   api.get('/os-availability-zone/detail', (_req, res) => {
@@ -53,8 +55,12 @@ function miscRoutes(api: express.Router, store: NovaStore, ctx: SimulatorContext
     const service = { available: true, active: true, updated_at: isoTime(ctx.clock.now()).replace('Z', '.000000') };
     res.json({
       availabilityZoneInfo: [
-        { zoneName: 'internal', zoneState: { available: true }, hosts: { [HOST]: { 'nova-conductor': service, 'nova-scheduler': service } } },
-        { zoneName: DEFAULT_AZ, zoneState: { available: true }, hosts: { [HOST]: { 'nova-compute': service } } },
+        { zoneName: 'internal', zoneState: { available: true }, hosts: { [store.hosts[0].name]: { 'nova-conductor': service, 'nova-scheduler': service } } },
+        ...zones.map((zoneName) => ({
+          zoneName,
+          zoneState: { available: true },
+          hosts: Object.fromEntries(store.hosts.filter((host) => host.zone === zoneName).map((host) => [host.name, { 'nova-compute': service }])),
+        })),
       ],
     });
   });
@@ -99,7 +105,7 @@ function miscRoutes(api: express.Router, store: NovaStore, ctx: SimulatorContext
 }
 
 export function createNovaSimulator(ctx: SimulatorContext): SimulatedService {
-  const store = createStore();
+  const store = createStore(ctx.availabilityZones);
   const lifecycle = new ServerLifecycle(store, ctx);
   const documents = versionDocuments(ctx);
 

@@ -5,7 +5,7 @@
  */
 import { SimulatorError, type PeerPort, type SimulatorContext } from '../framework.js';
 import { conflict, notFound } from './errors.js';
-import { DEFAULT_AZ, HOST, type BlockDevice, type Fault, type Nic, type NovaStore, type Server } from './model.js';
+import type { BlockDevice, ComputeHost, Fault, Nic, NovaStore, Server } from './model.js';
 
 const NO_VALID_HOST = 'No valid host was found. There are not enough hosts available.';
 /** Deleted servers kept for `changes-since` listings. */
@@ -60,19 +60,34 @@ export class ServerLifecycle {
     this.touch(server);
   }
 
-  /** With one host, an anti-affinity group admits max_server_per_host members (default 1) there. */
-  private fitsGroup(server: Server): boolean {
+  /**
+   * The scheduler's filters: the requested zone and host, then the server
+   * group (anti-affinity admits max_server_per_host members per host, default
+   * 1; affinity keeps to the members' host). Its weighing spreads: the host
+   * with the fewest servers wins, the first one on a tie.
+   */
+  private pickHost(server: Server): ComputeHost | undefined {
     const group = server.groupId ? this.store.groups.get(server.groupId) : undefined;
-    if (group?.policy !== 'anti-affinity') return true;
-    const onHost = group.members.filter((id) => id !== server.id && this.store.servers.get(id)?.host === HOST).length;
-    return onHost < (group.rules.max_server_per_host ?? 1);
+    const membersOn = (host: ComputeHost) => (group?.members ?? []).filter((id) => id !== server.id && this.store.servers.get(id)?.host === host.name).length;
+    const memberHosts = this.store.hosts.filter((host) => membersOn(host) > 0);
+    const candidates = this.store.hosts.filter(
+      (host) =>
+        (server.availabilityZone === null || host.zone === server.availabilityZone) &&
+        (server.requestedHost === undefined || host.name === server.requestedHost) &&
+        (group?.policy !== 'anti-affinity' || membersOn(host) < (group.rules.max_server_per_host ?? 1)) &&
+        (group?.policy !== 'affinity' || memberHosts.length === 0 || memberHosts.includes(host)),
+    );
+    const load = (host: ComputeHost) => [...this.store.servers.values()].filter((other) => other.host === host.name).length;
+    return candidates.reduce<ComputeHost | undefined>((best, host) => (best === undefined || load(host) < load(best) ? host : best), undefined);
   }
 
   private schedule(id: string): void {
     const server = this.current(id, 'building');
     if (!server) return;
-    if (!this.fitsGroup(server)) return this.fail(server, NO_VALID_HOST);
-    server.host = HOST;
+    const host = this.pickHost(server);
+    if (!host) return this.fail(server, NO_VALID_HOST);
+    server.host = host.name;
+    server.availabilityZone = host.zone;
     server.taskState = 'spawning';
     this.touch(server);
     const toCreate = server.blockDevices.filter((bd) => bd.destinationType === 'volume' && !bd.volumeId);
@@ -83,8 +98,8 @@ export class ServerLifecycle {
         if (!storage) throw new SimulatorError(503, 'The block storage service is unavailable.');
         const volume = storage.createVolume(server.projectId, {
           size: bd.volumeSize ?? 1,
+          // Nova leaves the zone to Cinder (cross_az_attach is on by default).
           ...(bd.sourceType === 'image' && bd.uuid ? { imageRef: bd.uuid } : {}),
-          availability_zone: DEFAULT_AZ,
         });
         bd.volumeId = volume.id;
         bd.createdByNova = true;
@@ -142,7 +157,7 @@ export class ServerLifecycle {
   }
 
   bindPort(server: Server, portId: string): PeerPort {
-    return this.requireNetwork().updatePort(portId, { device_id: server.id, device_owner: `compute:${DEFAULT_AZ}`, 'binding:host_id': HOST });
+    return this.requireNetwork().updatePort(portId, { device_id: server.id, device_owner: `compute:${server.availabilityZone}`, 'binding:host_id': server.host ?? '' });
   }
 
   createPort(server: Server, networkId: string, fixedIp?: string): PeerPort {
@@ -151,17 +166,17 @@ export class ServerLifecycle {
       network_id: networkId,
       name: '',
       device_id: server.id,
-      device_owner: `compute:${DEFAULT_AZ}`,
+      device_owner: `compute:${server.availabilityZone}`,
       ...(fixedIp ? { fixed_ips: [{ ip_address: fixedIp }] } : {}),
     });
-    return network.updatePort(port.id, { 'binding:host_id': HOST });
+    return network.updatePort(port.id, { 'binding:host_id': server.host ?? '' });
   }
 
   attachBlockDevice(server: Server, bd: BlockDevice): void {
     const storage = this.ctx.peers.blockStorage;
     if (!storage || !bd.volumeId) throw new SimulatorError(503, 'The block storage service is unavailable.');
     bd.device ??= bd.bootIndex === 0 ? '/dev/vda' : this.nextDevice(server);
-    bd.attachmentId = storage.attachVolume(bd.volumeId, { serverId: server.id, device: bd.device, hostName: HOST });
+    bd.attachmentId = storage.attachVolume(bd.volumeId, { serverId: server.id, device: bd.device, hostName: server.host ?? '' });
   }
 
   releaseNic(nic: Nic): void {

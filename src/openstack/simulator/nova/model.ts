@@ -7,9 +7,16 @@ import { SimulatorError, type SimulatorContext, type TokenScope } from '../frame
 import { notFound } from './errors.js';
 import { minorOf } from './microversion.js';
 
-/** The single fake compute host, as in ministack (FakeDriver, AZ `nova`). */
-export const HOST = 'ministack';
-export const DEFAULT_AZ = 'nova';
+/** A fake compute host (FakeDriver) and the availability zone it is in. */
+export interface ComputeHost {
+  name: string;
+  zone: string;
+}
+
+/** One host per zone: ministack's own `ministack` in the first, `ministack-2`, `ministack-3`, ... in the others. */
+function hostsOf(zones: readonly string[]): ComputeHost[] {
+  return zones.map((zone, index) => ({ name: index === 0 ? 'ministack' : `ministack-${index + 1}`, zone }));
+}
 
 /** nova.conf's default quotas, for projects whose limits nobody set (ministack raises only demo's instances/cores/ram). */
 const defaultQuotas: Record<string, number> = {
@@ -109,7 +116,10 @@ export interface Server {
   metadata: Record<string, string>;
   tags: string[];
   description: string | null;
+  /** What was asked for, until the scheduler sets its host's (as Nova records instance.availability_zone). */
   availabilityZone: string | null;
+  /** The host an admin asked for (`zone:host` or `host`); the scheduler places the server there. */
+  requestedHost?: string;
   host: string | null;
   vmState: string;
   taskState: string | null;
@@ -137,6 +147,7 @@ export interface Server {
 
 export interface NovaStore {
   servers: Map<string, Server>;
+  hosts: ComputeHost[];
   /** Deleted servers, which `changes-since` listings still report (as DELETED). */
   deleted: Map<string, Server>;
   flavors: Map<string, Flavor>;
@@ -159,7 +170,7 @@ const seedFlavor = (id: string, name: string, vcpus: number, ram: number, disk: 
   extraSpecs: {},
 });
 
-export function createStore(): NovaStore {
+export function createStore(zones: readonly string[]): NovaStore {
   // ministack's flavors (ids 1-3), plus devstack's m1.large for tests that need a bigger one.
   const flavors = [
     seedFlavor('1', 'm1.tiny', 1, 512, 1),
@@ -169,6 +180,7 @@ export function createStore(): NovaStore {
   ];
   return {
     servers: new Map(),
+    hosts: hostsOf(zones),
     deleted: new Map(),
     flavors: new Map(flavors.map((f) => [f.id, f])),
     keypairs: [],

@@ -9,8 +9,6 @@ import type { SimulatorContext } from '../framework.js';
 import { badRequest, conflict, forbidden, invalidState, parseBody, policyForbidden } from './errors.js';
 import type { ServerLifecycle } from './lifecycle.js';
 import {
-  DEFAULT_AZ,
-  HOST,
   callerOf,
   computeUrls,
   pageOf,
@@ -200,20 +198,23 @@ export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContex
     const maxCount = spec.max_count ?? minCount;
     if (minCount > maxCount) throw badRequest('min_count must be <= max_count');
 
+    const knownHost = (name: string) => {
+      if (!store.hosts.some((host) => host.name === name)) throw badRequest(`Compute host ${name} could not be found.`);
+      return name;
+    };
     let availabilityZone: string | null = null;
+    let requestedHost: string | undefined;
     if (spec.availability_zone) {
       const [zone, forcedHost] = spec.availability_zone.split(':');
       if (forcedHost !== undefined && !caller.admin) throw policyForbidden('os_compute_api:servers:create:forced_host');
-      if (forcedHost && forcedHost !== HOST) throw badRequest(`Compute host ${forcedHost} could not be found.`);
-      if (zone && zone !== DEFAULT_AZ) throw badRequest('The requested availability zone is not available');
+      if (forcedHost) requestedHost = knownHost(forcedHost);
+      if (zone && !store.hosts.some((host) => host.zone === zone)) throw badRequest('The requested availability zone is not available');
       availabilityZone = zone || null;
     }
-    const requestedHost = spec.host;
-    const requestedNode = spec.hypervisor_hostname;
-    if (requestedHost || requestedNode) {
+    if (spec.host || spec.hypervisor_hostname) {
       if (!caller.admin) throw policyForbidden('compute:servers:create:requested_destination');
-      if (requestedHost && requestedHost !== HOST) throw badRequest(`Compute host ${requestedHost} could not be found.`);
-      if (requestedNode && requestedNode !== HOST) throw badRequest(`Compute host ${requestedNode} could not be found.`);
+      if (spec.hypervisor_hostname) requestedHost = knownHost(spec.hypervisor_hostname);
+      if (spec.host) requestedHost = knownHost(spec.host);
     }
 
     const imageRef = spec.imageRef ?? '';
@@ -268,6 +269,7 @@ export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContex
         tags: [...new Set(spec.tags ?? [])],
         description: spec.description ?? null,
         availabilityZone,
+        ...(requestedHost === undefined ? {} : { requestedHost }),
         host: null,
         vmState: 'building',
         taskState: 'scheduling',
@@ -404,7 +406,7 @@ export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContex
         if (ip6 && !addresses.some((a) => a.version === 6 && ip6.test(a.addr))) return false;
       }
       if (extendedFilters) {
-        if (one('availability_zone') !== undefined && (s.host ? DEFAULT_AZ : (s.availabilityZone ?? '')) !== one('availability_zone')) return false;
+        if (one('availability_zone') !== undefined && (s.availabilityZone ?? '') !== one('availability_zone')) return false;
         if (one('key_name') !== undefined && s.keyName !== one('key_name')) return false;
         if (one('user_id') !== undefined && s.userId !== one('user_id')) return false;
         if (one('vm_state') !== undefined && s.vmState !== one('vm_state')) return false;

@@ -1,7 +1,7 @@
 /** How Nova shows a server, per microversion and per caller (admins see OS-EXT-SRV-ATTR:*). */
 import { createHash } from 'node:crypto';
 import type { SimulatorContext } from '../framework.js';
-import { DEFAULT_AZ, computeUrls, isoTime, naiveTime, type Caller, type Server } from './model.js';
+import { computeUrls, isoTime, naiveTime, type Caller, type Server } from './model.js';
 
 /** nova.api.openstack.common._STATE_MAP, for the states the simulator reaches. */
 function statusOf(server: Pick<Server, 'vmState' | 'taskState'>): string {
@@ -115,8 +115,7 @@ export function serverDetail(server: Server, caller: Caller, ctx: SimulatorConte
     view.fault = { code: server.fault.code, created: isoTime(server.fault.created), message: server.fault.message };
   }
   if (progressStatuses.has(status)) view.progress = 0;
-  // A server's AZ is its host's once scheduled, else what was asked for.
-  view['OS-EXT-AZ:availability_zone'] = server.host ? DEFAULT_AZ : (server.availabilityZone ?? '');
+  view['OS-EXT-AZ:availability_zone'] = server.availabilityZone ?? '';
   view.config_drive = server.configDrive ? 'True' : '';
   view.key_name = server.keyName;
   view['OS-SRV-USG:launched_at'] = server.launchedAt === null ? null : naiveTime(server.launchedAt);

@@ -21,6 +21,7 @@ const ctx: SimulatorContext = {
   setQuota: (project, resource, limit) => void quotas.set(`${project}/${resource}`, limit),
   projectIdByName: (name) => projects[name],
   transitionDelayMs: 0,
+  availabilityZones: ['nova'],
   peers: {},
 };
 

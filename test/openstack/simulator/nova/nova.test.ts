@@ -378,6 +378,23 @@ describe('nova flavors, keypairs, availability zones', () => {
     expect((await nova(demo, 'GET', '/flavors/1/os-extra_specs')).body).toEqual({ extra_specs: {} });
   });
 
+  it('lets only an admin create and delete a flavor, with its ephemeral disk', async () => {
+    const body = { flavor: { name: 'm1.ephemeral', ram: 3072, vcpus: 3, disk: 25, 'OS-FLV-EXT-DATA:ephemeral': 10 } };
+    expect((await nova(demo, 'POST', '/flavors', body)).body).toEqual({
+      forbidden: { code: 403, message: "Policy doesn't allow os_compute_api:os-flavor-manage:create to be performed." },
+    });
+    const created = await nova(admin, 'POST', '/flavors', body, '2.75');
+    expect(created.status).toBe(200);
+    expect(created.body.flavor).toMatchObject({ name: 'm1.ephemeral', ram: 3072, vcpus: 3, disk: 25, 'OS-FLV-EXT-DATA:ephemeral': 10, swap: 0, 'os-flavor-access:is_public': true });
+    const id = created.body.flavor.id as string;
+    expect((await nova(demo, 'GET', `/flavors/${id}`)).body.flavor).toMatchObject({ name: 'm1.ephemeral', 'OS-FLV-EXT-DATA:ephemeral': 10 });
+    expect((await nova(admin, 'POST', '/flavors', body)).body).toEqual({ conflictingRequest: { code: 409, message: 'Flavor with name m1.ephemeral already exists.' } });
+    expect((await nova(admin, 'POST', '/flavors', { flavor: { name: 'no-ram', vcpus: 1, disk: 0 } })).status).toBe(400);
+    expect((await nova(demo, 'DELETE', `/flavors/${id}`)).status).toBe(403);
+    expect((await nova(admin, 'DELETE', `/flavors/${id}`)).status).toBe(202);
+    expect((await nova(demo, 'GET', `/flavors/${id}`)).status).toBe(404);
+  });
+
   it('generates, imports, lists and deletes keypairs', async () => {
     const generated = await nova(demo, 'POST', '/os-keypairs', { keypair: { name: 'gen' } }, '2.1');
     expect(generated.status).toBe(200);
