@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { aggregatedKinds } from '../src/api/kinds.js';
+import type { KindDefinition } from '../src/apiserver/registry/kind.js';
 import { startApp, type AppOptions, type RunningApp } from '../src/app.js';
 import { registerAggregatedServer, type ControlPlane } from './control-plane.js';
 
@@ -24,9 +25,9 @@ const namespace = 'capo-system';
 const service = 'capo-apiserver';
 
 /** Every group-version the server serves, newest first within a group (the order APIServices prefer). */
-export function servedGroupVersions(): { group: string; version: string }[] {
+export function servedGroupVersions(kinds: KindDefinition[] = aggregatedKinds): { group: string; version: string }[] {
   const seen = new Map<string, { group: string; version: string }>();
-  for (const kind of aggregatedKinds) {
+  for (const kind of kinds) {
     for (const version of kind.versions) if (version.served) seen.set(`${kind.group}/${version.name}`, { group: kind.group, version: version.name });
   }
   const rank = (version: string) => (version.startsWith('v1beta') ? 0 : 1) * 100 - Number(version.replace(/\D/g, ''));
@@ -36,7 +37,7 @@ export function servedGroupVersions(): { group: string; version: string }[] {
 /** Starts the app aggregated behind `plane` (with what else `options` asks for: the simulated cloud, the reconciler, leader election) and registers it. */
 export async function startAggregatedServer(
   plane: ControlPlane,
-  options: Pick<AppOptions, 'simulatedCloud' | 'reconciler' | 'leaderElection'> = {},
+  options: Pick<AppOptions, 'simulatedCloud' | 'reconciler' | 'leaderElection'> & { kinds?: KindDefinition[] } = {},
 ): Promise<AggregatedServer> {
   const serverName = `${service}.${namespace}.svc`;
   const serving = await plane.certificate(service, `/CN=${service}`, `extendedKeyUsage=serverAuth\nsubjectAltName=DNS:${serverName},IP:127.0.0.1`);
@@ -46,12 +47,12 @@ export async function startAggregatedServer(
     dataDir,
     host: '127.0.0.1',
     port: 0,
-    kinds: aggregatedKinds,
+    kinds: options.kinds ?? aggregatedKinds,
     servingCertificate: serving,
     aggregated: { kubeconfig: plane.kubeconfig },
     ...options,
   });
-  await registerAggregatedServer(plane, { namespace, service, port: Number(new URL(app.url).port), caBundlePem: serverCa, groupVersions: servedGroupVersions() });
+  await registerAggregatedServer(plane, { namespace, service, port: Number(new URL(app.url).port), caBundlePem: serverCa, groupVersions: servedGroupVersions(options.kinds) });
   return {
     app,
     serverCa,

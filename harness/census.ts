@@ -26,6 +26,7 @@ export const resourceKinds = [
   'pools',
   'healthMonitors',
   'members',
+  'images',
 ] as const;
 export type ResourceKind = (typeof resourceKinds)[number];
 export type ResourceCounts = Record<ResourceKind, number>;
@@ -66,6 +67,7 @@ export const collectionPaths: Record<ResourceKind, string> = {
   pools: '/lbaas/pools',
   healthMonitors: '/lbaas/healthmonitors',
   members: '/members',
+  images: '/v2/images',
 };
 
 type Inventory = ReturnType<Simulator['inventory']>;
@@ -109,7 +111,7 @@ export class CloudCensus {
 
   /** Every resource of ours by kind, and the names held twice. Faults must be off: a census does not retry a 409. */
   async ours(): Promise<Census> {
-    const { neutron, nova, octavia } = this.clients;
+    const { neutron, nova, octavia, glance } = this.clients;
     const pools = await octavia.listPools();
     const members = (await Promise.all(pools.map((pool) => octavia.listMembers(pool.id)))).flat();
     const listed: Record<ResourceKind, readonly Tagged[]> = {
@@ -127,6 +129,7 @@ export class CloudCensus {
       pools,
       healthMonitors: await octavia.listHealthMonitors(),
       members,
+      images: await glance.listImages(),
     };
     const counts = {} as ResourceCounts;
     const duplicates: Duplicate[] = [];

@@ -33,6 +33,11 @@ export function clusterApiUnavailable(): string | undefined {
   return controlPlaneUnavailable() ?? (missing === undefined ? undefined : `no ${missing} in ${binaries} (run ../shared/k8s/build.sh capi)`);
 }
 
+/** Why ORC's CRDs cannot be installed here, or undefined when they can. */
+export function orcUnavailable(): string | undefined {
+  return controlPlaneUnavailable() ?? (existsSync(path.join(binaries, '..', 'orc-crds')) ? undefined : `no ORC CRDs in ${path.join(binaries, '..', 'orc-crds')} (run ../shared/k8s/build.sh orc)`);
+}
+
 const clusterApiManagers = ['capi-manager', 'capi-kubeadm-bootstrap-manager', 'capi-kubeadm-control-plane-manager'] as const;
 
 /** Why a control plane cannot start here, or undefined when it can. */

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { aggregatedKinds, servedKinds } from './api/kinds.js';
+import { aggregatedKinds, aggregatedKindsBesideOrc, servedKinds } from './api/kinds.js';
 import { startApp, type LeaderElectionOptions } from './app.js';
 import { createLogger } from './observability/log.js';
 import { dnsSubdomain } from './reconcile/leader.js';
@@ -42,6 +42,9 @@ Options:
   --no-simulated-cloud  do not run the simulated cloud (use identity Secrets of real clouds)
   --simulated-cloud     run the simulated cloud in the aggregated mode too
   --simulated-zones A,B availability zones of the simulated cloud, one compute host each (default: nova)
+  --orc-images served|external  ORC Images (openstack.k-orc.cloud) that image.imageRef names: served
+                        here (default), or, in the aggregated mode with ORC installed in the
+                        management cluster, ORC's own read from there
   --max-requests-inflight N           read-only requests served at once before 429 (default: 400)
   --max-mutating-requests-inflight N  writes served at once before 429 (default: 200); one user
                                       may hold a quarter of either at most
@@ -115,6 +118,7 @@ runServer({
     'cloud-port': { type: 'string', default: '6445' },
     'no-simulated-cloud': { type: 'boolean', default: false },
     'simulated-zones': { type: 'string', default: 'nova' },
+    'orc-images': { type: 'string', default: 'served' },
     'max-requests-inflight': { type: 'string', default: '400' },
     'max-mutating-requests-inflight': { type: 'string', default: '200' },
     'request-timeout': { type: 'string', default: '1m0s' },
@@ -141,6 +145,9 @@ runServer({
     // In a pod the management cluster is the one the pod runs in.
     const aggregated = values.kubeconfig !== undefined || process.env.KUBERNETES_SERVICE_HOST !== undefined;
     const simulatedCloud = values['no-simulated-cloud'] || (aggregated && !values['simulated-cloud']) ? false : { port: cloudPort, availabilityZones: listOption(values['simulated-zones']) };
+    const orcImages = values['orc-images'];
+    if (orcImages !== 'served' && orcImages !== 'external') throw new UsageError(`--orc-images must be served or external, not "${orcImages}"`);
+    if (orcImages === 'external' && !aggregated) throw new UsageError('--orc-images=external reads ORC\'s Images from a management cluster: it needs --kubeconfig or a pod');
     const requestLimits = {
       maxInFlight: {
         readOnly: integerOption('max-requests-inflight', values['max-requests-inflight'], 100_000),
@@ -155,7 +162,7 @@ runServer({
       leaderElection: await leaderElectionOptions(values),
       host: values['bind-address'],
       port,
-      kinds: aggregated ? aggregatedKinds : servedKinds,
+      kinds: aggregated ? (orcImages === 'external' ? aggregatedKindsBesideOrc : aggregatedKinds) : servedKinds,
       simulatedCloud,
       reconciler: {},
       requestLimits,

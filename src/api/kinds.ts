@@ -3,8 +3,12 @@ import type { KindDefinition } from '../apiserver/registry/kind.js';
 import { computedKinds } from './computed/kinds.js';
 import { embeddedClusterApiKinds } from './embedded/kinds.js';
 import { infrastructureKinds } from './infrastructure/kinds.js';
+import { orcKinds } from './orc/kinds.js';
 
-export const servedKinds: KindDefinition[] = [...infrastructureKinds, ...embeddedClusterApiKinds, ...computedKinds];
+export const servedKinds: KindDefinition[] = [...infrastructureKinds, ...orcKinds, ...embeddedClusterApiKinds, ...computedKinds];
 
-/** Behind kube-apiserver, core Secrets and Cluster API kinds are the management cluster's. */
-export const aggregatedKinds: KindDefinition[] = [...infrastructureKinds, ...computedKinds];
+/** Behind kube-apiserver, core Secrets and Cluster API kinds are the management cluster's; ORC's Image is served unless ORC is installed there. */
+export const aggregatedKinds: KindDefinition[] = [...infrastructureKinds, ...orcKinds, ...computedKinds];
+
+/** With --orc-images=external: ORC, installed in the management cluster, serves its Image itself. */
+export const aggregatedKindsBesideOrc: KindDefinition[] = aggregatedKinds.filter((kind) => !orcKinds.includes(kind));

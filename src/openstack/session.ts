@@ -16,6 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
+import type { Readable } from 'node:stream';
 import https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,6 +121,7 @@ interface Attempt {
   url: string;
   headers: Record<string, string>;
   body?: string;
+  stream?: Readable;
 }
 
 interface RawResponse {
@@ -224,10 +226,11 @@ export class OpenStackSession implements ServiceTransport {
       url: this.endpointOf(token, service) + relative + query,
       headers,
       ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
+      ...(request.stream === undefined ? {} : { stream: request.stream }),
     };
     const expect = request.expect;
     const accepts = (status: number) => (expect === undefined ? status >= 200 && status < 300 : expect.includes(status));
-    const idempotent = request.idempotent ?? (request.method === 'GET' || request.method === 'HEAD');
+    const idempotent = request.stream === undefined && (request.idempotent ?? (request.method === 'GET' || request.method === 'HEAD'));
     // Every attempt of a request that changes the cloud passes the fence; token requests change nothing.
     const response = await this.withRetries(attempt, idempotent, accepts, request.method !== 'GET' && request.method !== 'HEAD');
     return {
@@ -348,7 +351,8 @@ export class OpenStackSession implements ServiceTransport {
         error = thrown;
       }
       if (!isRetryable(error)) budget.refill();
-      const delay = this.retryDelay(error, idempotent, tries);
+      // A stream has been read (at least in part): it cannot be sent again.
+      const delay = attempt.stream === undefined ? this.retryDelay(error, idempotent, tries) : undefined;
       if (delay === undefined || !budget.take()) throw error;
       await this.sleep(delay);
     }
@@ -370,6 +374,7 @@ export class OpenStackSession implements ServiceTransport {
     const started = performance.now();
     const headers: Record<string, string> = { 'User-Agent': userAgent, Accept: 'application/json', ...attempt.headers };
     if (attempt.body !== undefined) headers['Content-Type'] = 'application/json';
+    if (attempt.stream !== undefined) headers['Content-Type'] = 'application/octet-stream';
     let outcome = 'error';
     let requestId: string | undefined;
     try {
@@ -377,11 +382,17 @@ export class OpenStackSession implements ServiceTransport {
         method: attempt.method,
         headers,
         ...(attempt.body === undefined ? {} : { body: attempt.body }),
+        ...(attempt.stream === undefined ? {} : { body: attempt.stream }),
         responseType: 'text',
         throwHttpErrors: false,
         followRedirect: false,
         retry: { limit: 0 },
-        timeout: { connect: Math.min(connectTimeoutMs, this.timeoutMs), secureConnect: Math.min(connectTimeoutMs, this.timeoutMs), request: this.timeoutMs },
+        timeout: {
+          connect: Math.min(connectTimeoutMs, this.timeoutMs),
+          secureConnect: Math.min(connectTimeoutMs, this.timeoutMs),
+          // An upload takes as long as its data; only a stall ends it.
+          ...(attempt.stream === undefined ? { request: this.timeoutMs } : { socket: this.timeoutMs }),
+        },
         agent: this.agents,
         https: { rejectUnauthorized: this.cloud.verify, ...(this.ca === undefined ? {} : { certificateAuthority: this.ca }) },
       });

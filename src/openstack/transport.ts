@@ -3,6 +3,7 @@
  * errors, metrics) and the typed per-service calls. Service modules only
  * describe requests and response shapes; the session does the rest.
  */
+import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 
 /** Keystone catalog service types we talk to. */
@@ -16,6 +17,12 @@ export interface ServiceRequest {
   path: string;
   query?: Record<string, string | number | boolean | readonly string[] | undefined>;
   body?: unknown;
+  /**
+   * Raw data instead of a JSON body (Glance image content), sent as
+   * application/octet-stream. It can be read once, so the request is never
+   * retried, and it has no overall deadline, only one on idleness.
+   */
+  stream?: Readable;
   /** Service microversion (Nova: X-OpenStack-Nova-API-Version / OpenStack-API-Version). */
   microversion?: string;
   /**

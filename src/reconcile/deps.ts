@@ -1,4 +1,5 @@
 /** What every reconciler works with; startReconciler builds one of these and shares it. */
+import type { JsonObject } from '../storage/interface.js';
 import type { CloudConnections } from './cloud.js';
 import type { IdentityGuard } from './identity-guard.js';
 import type { LoadBalancerTurns } from './load-balancer-turns.js';
@@ -13,6 +14,10 @@ export interface ReconcilerDeps {
   servers: KindClient;
   /** OpenStackMachineTemplates, whose status reports a machine's capacity. */
   templates: KindClient;
+  /** ORC Images, when served here. */
+  images: KindClient | undefined;
+  /** An ORC Image by namespace and name, served here or ORC's own (--orc-images=external); `image.imageRef` resolves through it. */
+  readOrcImage: ((namespace: string, name: string) => Promise<JsonObject | undefined>) | undefined;
   source: ClusterApiSource;
   clouds: CloudConnections;
   verified: VerifiedResources;

@@ -36,8 +36,14 @@ export function storageSecretFinalizers(secrets: KindClient): SecretFinalizers {
   };
 }
 
-/** The identity Secret an object names (type Secret only: a ClusterIdentity's Secret is shared across namespaces and managed by its owner). */
+/**
+ * The identity Secret an object names: CAPO's identityRef (type Secret only: a
+ * ClusterIdentity's Secret is shared across namespaces and managed by its
+ * owner), or an ORC object's cloudCredentialsRef.
+ */
 export function identitySecretOf(object: JsonObject, fallback?: JsonObject): ObjectName | undefined {
+  const credentials = (object.spec as { cloudCredentialsRef?: { secretName?: string } } | undefined)?.cloudCredentialsRef;
+  if (credentials?.secretName) return { namespace: metaOf(object).namespace, name: credentials.secretName };
   const ref = ((object.spec as JsonObject | undefined)?.identityRef ?? (fallback?.spec as JsonObject | undefined)?.identityRef) as { type?: string; name?: string } | undefined;
   if (!ref?.name || (ref.type ?? 'Secret') !== 'Secret') return undefined;
   return { namespace: metaOf(object).namespace, name: ref.name };

@@ -25,10 +25,22 @@ export async function resolveFlavorId(cloud: CloudConnection, spec: { flavor?: s
   return flavor.id;
 }
 
-/** The image's ID: `id` as given, else the one image the filter matches. */
-export async function resolveImageId(cloud: CloudConnection, image: ImageParam): Promise<string> {
+/** A dependency failed for good (an ORC Image that cannot be made available): CAPO's DependencyFailed. */
+export class DependencyFailedError extends TerminalError {
+  override name = 'DependencyFailedError';
+}
+
+/**
+ * The Glance ID of the ORC Image named by `image.imageRef`, once it is
+ * Available; it throws DependencyFailedError for a missing or failed Image
+ * and a WaitingError while it is on its way.
+ */
+export type ImageRefResolver = (name: string) => Promise<string>;
+
+/** The image's ID: `id` as given, the ORC Image's for `imageRef`, else the one image the filter matches. */
+export async function resolveImageId(cloud: CloudConnection, image: ImageParam, imageRefs: ImageRefResolver): Promise<string> {
   if (image.id) return image.id;
-  if (image.imageRef) throw new TerminalError('image.imageRef (an ORC Image) is not supported: give image.id or image.filter');
+  if (image.imageRef) return imageRefs(image.imageRef.name);
   const filter = image.filter ?? {};
   const images = await cloud.memo(`image:${JSON.stringify(filter)}`, lookupTtlMs, () => cloud.clients.glance.findImages(filter));
   if (images.length !== 1) {

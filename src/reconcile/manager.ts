@@ -23,6 +23,8 @@ import { KindClient, metaOf } from './objects.js';
 import { clusterNameLabel, ownerClusterName } from './paused.js';
 import { openStackServerReconciler } from './server/reconciler.js';
 import { openStackMachineTemplateReconciler } from './template/reconciler.js';
+import { orcImageReconciler } from './image/reconciler.js';
+import { orcGroup } from '../api/orc/kinds.js';
 import type { ClusterApiSource, SourceChange } from './sources/source.js';
 import { VerifiedResources } from './verified-resources.js';
 import { requirementsOf, runPreflight, type PreflightReport } from '../preflight/index.js';
@@ -77,6 +79,8 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
   const machines = new KindClient(kindNamed(kinds, 'OpenStackMachine'), storage);
   const servers = new KindClient(kindNamed(kinds, 'OpenStackServer'), storage);
   const templates = new KindClient(kindNamed(kinds, 'OpenStackMachineTemplate'), storage);
+  const imageKind = kinds.find((candidate) => candidate.kind === 'Image' && candidate.group === orcGroup);
+  const images = imageKind && new KindClient(imageKind, storage);
   const identities = new KindClient(kindNamed(kinds, 'OpenStackClusterIdentity'), storage);
   const clouds = new CloudConnections({ source, identities, metrics: options.metrics, sessionOptions: options.sessionOptions, concurrency: options.concurrency });
   return {
@@ -84,10 +88,12 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
     machines,
     servers,
     templates,
+    images,
+    readOrcImage: images ? (namespace, name) => images.get({ namespace, name }) : source.getOrcImage?.bind(source),
     source,
     clouds,
     verified: new VerifiedResources(options.resyncPeriodMs ?? 10 * 60_000),
-    guard: new IdentityGuard(options.secretFinalizers, [clusters, machines, servers]),
+    guard: new IdentityGuard(options.secretFinalizers, [clusters, machines, servers, ...(images ? [images] : [])]),
     schedule: new WaitSchedule(),
     turns: new LoadBalancerTurns(),
   };
@@ -98,7 +104,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const reportError = options.onError ?? ((error: unknown) => (options.logger ?? fallbackLogger).error({ err: error }, 'routing a change between objects failed'));
   const resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
   const deps = reconcilerDeps(options);
-  const { clusters, machines, servers, templates, clouds } = deps;
+  const { clusters, machines, servers, templates, images, clouds } = deps;
   const common = {
     storage,
     resyncPeriodMs,
@@ -114,7 +120,8 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const machineController = new Controller({ ...common, name: 'openstackmachine', prefix: machines.prefix, reconcile: openStackMachineReconciler(deps) });
   const serverController = new Controller({ ...common, name: 'openstackserver', prefix: servers.prefix, reconcile: openStackServerReconciler(deps) });
   const templateController = new Controller({ ...common, name: 'openstackmachinetemplate', prefix: templates.prefix, reconcile: openStackMachineTemplateReconciler(deps) });
-  const controllers = [clusterController, machineController, serverController, templateController];
+  const imageController = images && new Controller({ ...common, name: 'image', prefix: images.prefix, reconcile: orcImageReconciler(deps, images) });
+  const controllers = [clusterController, machineController, serverController, templateController, ...(imageController ? [imageController] : [])];
 
   const machinesOfCluster = async (namespace: string, clusterName: string) => {
     for (const machine of await machines.list(namespace, { [clusterNameLabel]: clusterName })) {
@@ -127,7 +134,20 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       if (ownerClusterName(template) === clusterName) templateController.enqueue(templates.keyOf({ namespace, name: metaOf(template).name }));
     }
   };
+  // An Image becoming available (or failing) wakes the servers and templates that name it in image.imageRef.
+  const imageUsers = async (namespace: string, imageName: string) => {
+    const refersTo = (spec: unknown) => (spec as { image?: { imageRef?: { name?: string } } } | undefined)?.image?.imageRef?.name === imageName;
+    for (const server of await servers.list(namespace)) {
+      if (refersTo(server.spec)) serverController.enqueue(servers.keyOf({ namespace, name: metaOf(server).name }));
+    }
+    for (const template of await templates.list(namespace)) {
+      if (refersTo(((template.spec as JsonObject | undefined)?.template as JsonObject | undefined)?.spec)) {
+        templateController.enqueue(templates.keyOf({ namespace, name: metaOf(template).name }));
+      }
+    }
+  };
   const routes = [
+    ...(images ? [followChanges(storage, images.prefix, (event) => void imageUsers(metaOf(event.value).namespace, metaOf(event.value).name).catch(reportError))] : []),
     followChanges(storage, servers.prefix, (event) => {
       for (const reference of metaOf(event.value).ownerReferences ?? []) {
         const owner = { namespace: metaOf(event.value).namespace, name: reference.name };
@@ -149,6 +169,10 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
 
   async function routeSourceChange(change: SourceChange): Promise<void> {
     const { namespace, name } = change;
+    if (change.kind === 'Image') {
+      await imageUsers(namespace, name);
+      return;
+    }
     if (change.kind === 'Machine') {
       machineController.enqueue(machines.keyOf({ namespace, name }));
       return;

@@ -14,8 +14,7 @@
 import type { JsonObject } from '../storage/interface.js';
 import { setCondition, type ConditionUpdate } from './conditions.js';
 import { TerminalError, type ReconcileResult } from './controller.js';
-import type { Owner, ResourceActuator, Waiting } from './resource/actuator.js';
-import { LoadBalancerBusyError } from './resource/octavia.js';
+import { WaitingError, type Owner, type ResourceActuator, type Waiting } from './resource/actuator.js';
 import { blockedRequeueMs, classify, ensure, retryAfterMs, type Found, type Removal } from './resource/engine.js';
 import { metaOf, type KindClient, type ObjectMeta } from './objects.js';
 import type { VerifiedResources } from './verified-resources.js';
@@ -160,8 +159,8 @@ export class ReconcilePass {
    */
   async finish(error: unknown, failure: FailureCondition): Promise<ReconcileResult> {
     if (this.gone) return {};
-    // Octavia refused a change because another one is being applied: nothing happened, look again shortly.
-    if (error instanceof LoadBalancerBusyError) {
+    // Octavia refused a change because another one is being applied, or a dependency is not ready: nothing happened, look again later.
+    if (error instanceof WaitingError) {
       this.waits.push(error);
       error = undefined;
     }

@@ -43,7 +43,7 @@ async function managerLogs(characters = 4000): Promise<string> {
 /** The example without its bastion, with two of its machines, as one YAML stream. */
 async function exampleManifests(dir: string): Promise<string> {
   const documents: JsonObject[] = [];
-  for (const file of ['00-cloud-credentials.yaml', '01-cluster.yaml', '02-openstackcluster.yaml', '03-machines.yaml', '04-bootstrap-data.yaml']) {
+  for (const file of ['00-cloud-credentials.yaml', '00-images.yaml', '01-cluster.yaml', '02-openstackcluster.yaml', '03-machines.yaml', '04-bootstrap-data.yaml']) {
     for (const document of parseAllDocuments(await readFile(path.join(dir, file), 'utf8'))) documents.push(document.toJS() as JsonObject);
   }
   const kept = documents.filter((document) => !['Machine', 'OpenStackMachine'].includes(String(document.kind)) || machines.includes(String((document.metadata as JsonObject).name)));
@@ -172,6 +172,10 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real
     const gone = await plane.kubectl(['wait', '--for=delete', 'cluster/demo', '--timeout=300s']);
     expect(gone.code, `${gone.stderr}\n${await managerLogs()}`).toBe(0);
     expect((await plane.kubectl(['get', `openstackmachines.${group}`, '-A', '-o', 'name'])).stdout).toBe('');
+    // The example's ORC Images belong to no Cluster: they stay in Glance until they are deleted themselves.
+    expect((await census.ours()).counts).toEqual({ ...noResources, images: 2 });
+    const images = await plane.kubectl(['delete', '-f', path.join(manifests, '00-images.yaml'), '--timeout=120s']);
+    expect(images.code, images.stderr).toBe(0);
     expect((await census.ours()).counts).toEqual(noResources);
   }, 400_000);
 

@@ -1,5 +1,5 @@
 /**
- * The three reconcilers driven one pass at a time: the embedded server (its storage, Secrets,
+ * The reconcilers driven one pass at a time: the embedded server (its storage, Secrets,
  * Clusters and Machines) with no controllers running, the simulated cloud, and the reconcile
  * functions the controllers would call, so a test decides when each pass runs and looks at the
  * objects and the cloud's request log in between.
@@ -17,12 +17,13 @@ import { reconcilerDeps } from '../../src/reconcile/manager.js';
 import { openStackMachineReconciler } from '../../src/reconcile/machine/reconciler.js';
 import type { KindClient } from '../../src/reconcile/objects.js';
 import { openStackServerReconciler } from '../../src/reconcile/server/reconciler.js';
+import { orcImageReconciler } from '../../src/reconcile/image/reconciler.js';
 import { StorageClusterApiSource } from '../../src/reconcile/sources/storage-source.js';
 import type { JsonObject } from '../../src/storage/interface.js';
 import { kubectlOk, startTestServer, type TestServer } from '../../harness/test-server.js';
 import { renderExamples } from './flows/examples.js';
 
-export type StepKind = 'cluster' | 'machine' | 'server';
+export type StepKind = 'cluster' | 'machine' | 'server' | 'image';
 
 export interface Steps {
   server: TestServer;
@@ -61,11 +62,13 @@ export async function startSteps(): Promise<Steps> {
     source: new StorageClusterApiSource(server.storage, { secret: find('Secret'), cluster: find('Cluster'), machine: find('Machine') }),
     sessionOptions: { logger: (line) => requests.push(line.replace(/^openstack /, '')) },
   });
-  const clients: Record<StepKind, KindClient> = { cluster: deps.clusters, machine: deps.machines, server: deps.servers };
+  const images = deps.images!;
+  const clients: Record<StepKind, KindClient> = { cluster: deps.clusters, machine: deps.machines, server: deps.servers, image: images };
   const reconcilers: Record<StepKind, Reconcile> = {
     cluster: openStackClusterReconciler(deps),
     machine: openStackMachineReconciler(deps),
     server: openStackServerReconciler(deps),
+    image: orcImageReconciler(deps, images),
   };
   const get = (kind: StepKind, name: string) => clients[kind].get({ namespace: 'default', name });
   const pass = (kind: StepKind, name: string) => reconcilers[kind](clients[kind].keyOf({ namespace: 'default', name }));
@@ -129,6 +132,14 @@ export async function provisionExampleCluster(steps: Steps, options: { bastion?:
   if (!options.bastion) delete (cluster.spec as JsonObject).bastion;
   await steps.applyObjects([cluster]);
   if (options.ready ?? true) await steps.until([['cluster', 'demo']], isReady, 60_000);
+}
+
+/** The example's ORC Images (00-images.yaml), driven to Available, for the servers whose image.imageRef names them. */
+export async function provideExampleImages(steps: Steps): Promise<void> {
+  await steps.apply('00-images.yaml');
+  for (const name of ['node-image', 'bastion-image']) {
+    await steps.until([['image', name]], (object) => condition(object, 'Available')?.status === 'True', 30_000);
+  }
 }
 
 /** The Machine and OpenStackMachine of one example machine, e.g. `exampleMachine(steps, 'demo-md-0-0')`. */

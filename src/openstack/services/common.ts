@@ -3,6 +3,7 @@
  * idempotency flag follows the HTTP method everywhere), link-following list
  * pagination with a hard bound, and the query encodings the services agree on.
  */
+import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { OpenStackError } from '../errors.js';
 import type { HttpMethod, ServiceRequest, ServiceTransport, ServiceType } from '../transport.js';
@@ -73,6 +74,11 @@ export class ServiceCalls {
 
   put<T>(path: string, body: unknown, schema: z.ZodType<T>, options: CallOptions = {}): Promise<T> {
     return this.send('PUT', path, body, schema, options);
+  }
+
+  /** PUT of raw data (image content): read once, so never repeated. */
+  async upload(path: string, stream: Readable): Promise<void> {
+    await this.transport.request(this.service, { method: 'PUT', path, stream, idempotent: false }, anyBody);
   }
 
   async delete(path: string, options: CallOptions = {}): Promise<void> {

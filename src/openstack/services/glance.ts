@@ -1,9 +1,10 @@
 /**
- * Glance (image service), API v2, read-only: what image resolution needs.
- * Glance differs from the others in three ways: an image is never wrapped in
+ * Glance (image service), API v2: what image resolution needs, and the
+ * create, upload and delete of the images an ORC Image manages. Glance differs from the others in three ways: an image is never wrapped in
  * an envelope, the next page is a relative `next` link, and custom image
  * properties (`os_distro`, `os_type`, `hw_*`) sit at the top level of the image.
  */
+import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { ServiceTransport } from '../transport.js';
 import { pick, segment, ServiceCalls, type Page, type Query } from './common.js';
@@ -17,6 +18,11 @@ const imageSchema = z.looseObject({
   disk_format: z.string().nullish(),
   container_format: z.string().nullish(),
   size: z.number().nullish(),
+  virtual_size: z.number().nullish(),
+  protected: z.boolean().optional(),
+  /** Glance's hash of the stored data (sha512 unless the operator chose another). */
+  os_hash_algo: z.string().nullish(),
+  os_hash_value: z.string().nullish(),
   min_disk: z.number().optional(),
   min_ram: z.number().optional(),
   owner: z.string().nullish(),
@@ -28,6 +34,19 @@ const imageSchema = z.looseObject({
   os_version: z.string().optional(),
 });
 export type Image = z.infer<typeof imageSchema>;
+
+/** The create body: core fields plus custom properties (`os_distro`, `hw_disk_bus`, ...) at the top level, as strings. */
+export interface CreateImage {
+  name: string;
+  disk_format: string;
+  container_format: string;
+  visibility?: string;
+  protected?: boolean;
+  tags?: readonly string[];
+  min_disk?: number;
+  min_ram?: number;
+  [property: string]: string | number | boolean | readonly string[] | undefined;
+}
 
 export interface ImageFilters {
   /** Exact name. */
@@ -58,6 +77,20 @@ export class GlanceClient {
     // Glance takes one `tag` parameter per tag, all of which must match.
     if (filters.tag !== undefined && filters.tag.length > 0) query.tag = filters.tag;
     return this.calls.list('/v2/images', imageList, { query });
+  }
+
+  /** A queued image, with no data yet. */
+  async createImage(image: CreateImage): Promise<Image> {
+    return this.calls.post('/v2/images', image, imageSchema);
+  }
+
+  /** The image's data, streamed; Glance moves it from queued to active (or back to queued if the upload breaks off). */
+  async uploadImageData(id: string, data: Readable): Promise<void> {
+    await this.calls.upload(`/v2/images/${segment(id)}/file`, data);
+  }
+
+  async deleteImage(id: string): Promise<void> {
+    await this.calls.delete(`/v2/images/${segment(id)}`);
   }
 
   async getImage(id: string): Promise<Image> {

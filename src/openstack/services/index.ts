@@ -28,7 +28,7 @@ export function createServiceClients(transport: ServiceTransport): ServiceClient
 export { CinderClient, GlanceClient, NeutronClient, NovaClient, OctaviaClient };
 export type { TagFilters } from './common.js';
 export type { Volume } from './cinder.js';
-export type { Image } from './glance.js';
+export type { CreateImage, Image } from './glance.js';
 export type {
   AllocationPool,
   CreateSecurityGroupRule,

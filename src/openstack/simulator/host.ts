@@ -17,6 +17,7 @@ import { createKeystoneSimulator, seedUsers, type KeystoneSimulator } from './ke
 import { createNeutronSimulator } from './neutron/index.js';
 import { createNovaSimulator } from './nova/index.js';
 import { createOctaviaSimulator } from './octavia/index.js';
+import { downloadsRouter } from './downloads.js';
 import { freshSeed, seededRandom } from './seeded-random.js';
 
 const serviceTypes = ['identity', 'network', 'compute', 'load-balancer', 'image', 'block-storage'] as const;
@@ -221,6 +222,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         res.status(400).json(service.formatError(400, 'Malformed request body'));
         return;
       }
+      // The client broke the upload off (as a failed hash check does): there is no one left to answer.
+      if (z.object({ type: z.literal('request.aborted') }).safeParse(err).success) return;
       const tooLarge = z.object({ type: z.literal('entity.too.large') }).safeParse(err);
       if (tooLarge.success) {
         res.status(413).json(service.formatError(413, 'Request is too large.'));
@@ -231,6 +234,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     });
     app.use(service.prefix, stack);
   }
+  app.use('/downloads', downloadsRouter());
   app.use((_req, res) => {
     res.status(404).json({ error: { code: 404, title: 'Not Found', message: 'No simulated service at this path.' } });
   });

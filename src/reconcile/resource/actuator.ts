@@ -32,6 +32,18 @@ export interface Waiting {
   requeueAfterMs: number;
 }
 
+/** A wait found deep in a step (a dependency not ready yet): thrown, and turned back into a wait by the pass. */
+export class WaitingError extends Error implements Waiting {
+  override name = 'WaitingError';
+
+  constructor(
+    readonly waitingFor: string,
+    readonly requeueAfterMs: number,
+  ) {
+    super(`waiting for ${waitingFor}`);
+  }
+}
+
 export type Progress = { done: true } | Waiting;
 
 export type Readiness = { ready: true } | Waiting | { failed: string };

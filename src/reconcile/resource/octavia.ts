@@ -11,7 +11,7 @@
  * costs the one GET that tells busy from failed.
  */
 import { isNotFound, OpenStackError, type LoadBalancer, type OctaviaClient } from '../../openstack/index.js';
-import { ownerTags, type Owner, type Progress, type Readiness, type Waiting } from './actuator.js';
+import { ownerTags, WaitingError, type Owner, type Progress, type Readiness, type Waiting } from './actuator.js';
 import { ResourceTerminalError } from './engine.js';
 
 /** Amphora builds take a minute or two and child changes a few seconds; the controller's schedule bounds the polling. */
@@ -50,15 +50,8 @@ export function waitingForLoadBalancer(lb: LoadBalancer): Waiting | undefined {
  * was busy. Nothing was created: reconcile again after `requeueAfterMs`, as
  * for any other wait, rather than treating this as an error.
  */
-export class LoadBalancerBusyError extends Error implements Waiting {
+export class LoadBalancerBusyError extends WaitingError {
   override name = 'LoadBalancerBusyError';
-
-  constructor(
-    readonly waitingFor: string,
-    readonly requeueAfterMs: number,
-  ) {
-    super(`waiting for ${waitingFor}`);
-  }
 }
 
 /**

@@ -19,7 +19,9 @@ import { portName, volumeName } from '../../capo/names.js';
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
 import { resolveNetwork, resolveSecurityGroups, resolveSubnet } from '../neutron-filters.js';
 import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
-import { resolveFlavorId, resolveImageId } from '../lookups.js';
+import { DependencyFailedError, resolveFlavorId, resolveImageId } from '../lookups.js';
+import { imageRefResolver } from '../image/reconciler.js';
+import { WaitingError } from '../resource/actuator.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { metaOf } from '../objects.js';
 import { clusterNameLabel, pausedAnnotation, setPausedCondition } from '../paused.js';
@@ -108,7 +110,9 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
         return result;
       }
     }
-    return pass.finish(error, { type: 'InstanceReady', reason: 'OpenStackError' });
+    // A dependency on its way (an ORC Image) is a wait, shown as such.
+    if (error instanceof WaitingError) pass.condition({ type: 'InstanceReady', status: 'False', reason: 'DependencyNotReady', message: error.message });
+    return pass.finish(error, { type: 'InstanceReady', reason: error instanceof DependencyFailedError ? 'DependencyFailed' : 'OpenStackError' });
   };
 }
 
@@ -198,7 +202,7 @@ async function resolve(context: ServerContext): Promise<Resolved> {
   const current = resolvedOf(pass.status);
   if (current.imageID && current.flavorID && current.ports && (current.serverGroupID || !spec.serverGroup)) return current;
   const { nova, neutron } = cloud.clients;
-  const imageID = current.imageID ?? (await resolveImageId(cloud, spec.image));
+  const imageID = current.imageID ?? (await resolveImageId(cloud, spec.image, imageRefResolver(context.deps.readOrcImage, pass.meta.namespace)));
   const flavorID =
     current.flavorID ?? (await resolveFlavorId(cloud, spec));
   let serverGroupID = current.serverGroupID;

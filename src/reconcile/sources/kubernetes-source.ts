@@ -18,6 +18,8 @@
  *   holds clusters, plus the namespace of any OpenStackClusterIdentity's
  *   Secret. Changes are reported for every Secret of those namespaces, which
  *   includes every Secret the reconciler read or looked for in vain.
+ * - ORC's Images (--orc-images=external): one cluster-wide watch, from the
+ *   first imageRef read on.
  */
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { ExponentialBackoff, type ExponentialBackoffOptions } from '../backoff.js';
@@ -26,6 +28,7 @@ import { clusterApiGroup, clusterApiVersions, parseCluster, parseMachine, parseS
 import type { ClusterApiCluster, ClusterApiMachine, ClusterApiSource, SecretData, SourceChange, SourceKind } from './source.js';
 import { describeKubeError, WatchedCollection } from './watched-collection.js';
 import { fallbackLogger } from '../../observability/log.js';
+import type { JsonObject } from '../../storage/interface.js';
 
 export interface KubernetesSourceOptions {
   /** Receives failed watches and discovery, and throwing listeners. Default: logged as an error. */
@@ -44,6 +47,9 @@ interface ServedCollection {
 }
 
 const plurals: Record<ClusterApiKind, string> = { Cluster: 'clusters', Machine: 'machines' };
+const orcGroup = 'openstack.k-orc.cloud';
+/** The version of ORC's Image that CAPO reads. */
+const orcVersion = 'v1alpha1';
 type KubeList = KubernetesListObject<KubernetesObject>;
 
 export class KubernetesClusterApiSource implements ClusterApiSource {
@@ -71,6 +77,7 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   private readonly discoveryBackoff: ExponentialBackoff<ClusterApiKind>;
   private readonly listeners = new Set<(change: SourceChange) => void>();
   private readonly secrets = new Map<string, WatchedCollection>();
+  private orcImages: WatchedCollection | undefined;
   private readonly clusterApi = new Map<ClusterApiKind, Promise<ServedCollection>>();
   private readonly collections = new Set<WatchedCollection>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -103,6 +110,13 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   async getMachine(namespace: string, name: string): Promise<ClusterApiMachine | undefined> {
     const object = await this.readClusterApi('Machine', namespace, name);
     return object === undefined ? undefined : parseMachine(object, { namespace, name });
+  }
+
+  async getOrcImage(namespace: string, name: string): Promise<JsonObject | undefined> {
+    this.assertOpen();
+    const where = { group: orcGroup, version: orcVersion, plural: 'images' };
+    this.orcImages ??= this.collection('Image', `/apis/${orcGroup}/${orcVersion}/images`, () => this.custom.listClusterCustomObject(where) as Promise<KubeList>);
+    return (await this.readThrough('Image', this.orcImages, namespace, name, () => this.custom.getNamespacedCustomObject({ ...where, namespace, name }))) as JsonObject | undefined;
   }
 
   watch(listener: (change: SourceChange) => void): { stop(): void } {

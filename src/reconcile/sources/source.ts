@@ -5,6 +5,7 @@
  * (KubernetesClusterApiSource); in the embedded default our own API server
  * serves them from its storage (StorageClusterApiSource).
  */
+import type { JsonObject } from '../../storage/interface.js';
 import { TerminalError } from '../controller.js';
 
 export interface SecretData {
@@ -41,7 +42,7 @@ export interface ClusterApiMachine {
   infrastructureRef?: { kind: string; name: string };
 }
 
-export type SourceKind = 'Secret' | 'Cluster' | 'Machine';
+export type SourceKind = 'Secret' | 'Cluster' | 'Machine' | 'Image';
 
 export type SourceChange = { kind: SourceKind; namespace: string; name: string };
 
@@ -50,6 +51,12 @@ export interface ClusterApiSource {
   getSecret(namespace: string, name: string): Promise<SecretData | undefined>;
   getCluster(namespace: string, name: string): Promise<ClusterApiCluster | undefined>;
   getMachine(namespace: string, name: string): Promise<ClusterApiMachine | undefined>;
+  /**
+   * ORC's own Image objects, for a management cluster where ORC is installed
+   * and this server does not serve Images (--orc-images=external). Sources
+   * without it have no Images but the served ones.
+   */
+  getOrcImage?(namespace: string, name: string): Promise<JsonObject | undefined>;
   /** Every change (add/update/delete) of a Secret, Cluster or Machine, so dependants can be requeued. */
   watch(listener: (change: SourceChange) => void): { stop(): void };
   /** For the readiness check, when the source follows something outside the process: throws with why it does not right now. */

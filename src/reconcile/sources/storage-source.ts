@@ -32,11 +32,14 @@ export interface StorageSourceOptions {
   retry?: ExponentialBackoffOptions;
 }
 
+/** Images are not among them: the embedded server serves ORC Images itself, and the reconciler reads them there. */
+type FollowedKind = Exclude<SourceKind, 'Image'>;
+
 /** Keys per list page: bounds one storage response, as etcd wants. */
 const listPageSize = 500;
 
 export class StorageClusterApiSource implements ClusterApiSource {
-  private readonly clients: Record<SourceKind, KindClient>;
+  private readonly clients: Record<FollowedKind, KindClient>;
   private readonly onError: (error: unknown) => void;
   private readonly retry: ExponentialBackoffOptions;
   private readonly watches = new Set<{ stop(): void }>();
@@ -97,12 +100,12 @@ export class StorageClusterApiSource implements ClusterApiSource {
     for (const handle of [...this.watches]) handle.stop();
   }
 
-  private async read<T>(kind: SourceKind, at: ObjectName, parse: (object: unknown, at: ObjectName) => T): Promise<T | undefined> {
+  private async read<T>(kind: FollowedKind, at: ObjectName, parse: (object: unknown, at: ObjectName) => T): Promise<T | undefined> {
     const object = await this.clients[kind].get(at);
     return object === undefined ? undefined : parse(object, at);
   }
 
-  private async follow(kind: SourceKind, report: (change: SourceChange) => void, stopped: AbortSignal): Promise<void> {
+  private async follow(kind: FollowedKind, report: (change: SourceChange) => void, stopped: AbortSignal): Promise<void> {
     const client = this.clients[kind];
     const backoff = new ExponentialBackoff<SourceKind>(this.retry);
     const changed = (key: string) => report({ kind, ...client.nameOf(key) });

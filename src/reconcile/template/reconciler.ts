@@ -15,7 +15,8 @@ import type { CloudConnection } from '../cloud.js';
 import type { Reconcile } from '../controller.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { authenticate } from '../lifecycle.js';
-import { resolveFlavorId, resolveImageId, type ImageParam } from '../lookups.js';
+import { resolveFlavorId, resolveImageId, type ImageParam, type ImageRefResolver } from '../lookups.js';
+import { imageRefResolver } from '../image/reconciler.js';
 import { metaOf } from '../objects.js';
 import { clusterGate, setPaused } from '../paused.js';
 import { ReconcilePass } from '../reconcile-pass.js';
@@ -54,7 +55,7 @@ export function openStackMachineTemplateReconciler(deps: ReconcilerDeps): Reconc
         pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: 'no identityRef in the template, and no OpenStackCluster to take it from yet' });
       } else {
         const cloud = await authenticate(deps, pass, identityRef);
-        await reportCapacity(pass, cloud, spec);
+        await reportCapacity(pass, cloud, spec, imageRefResolver(deps.readOrcImage, name.namespace));
         pass.condition({ type: 'Ready', status: 'True', reason: 'Ready' });
       }
     } catch (thrown) {
@@ -64,7 +65,7 @@ export function openStackMachineTemplateReconciler(deps: ReconcilerDeps): Reconc
   };
 }
 
-async function reportCapacity(pass: ReconcilePass, cloud: CloudConnection, spec: TemplateMachineSpec): Promise<void> {
+async function reportCapacity(pass: ReconcilePass, cloud: CloudConnection, spec: TemplateMachineSpec, imageRefs: ImageRefResolver): Promise<void> {
   const { nova, glance } = cloud.clients;
   const flavorId = await resolveFlavorId(cloud, spec.flavor?.id !== undefined ? { flavorID: spec.flavor.id } : { flavor: spec.flavor?.filter?.name });
   const flavor = await cloud.memo(`flavor:${flavorId}`, lookupTtlMs, () => nova.getFlavor(flavorId));
@@ -74,14 +75,14 @@ async function reportCapacity(pass: ReconcilePass, cloud: CloudConnection, spec:
   const storageGiB = spec.rootVolume?.sizeGiB !== undefined && spec.rootVolume.sizeGiB > 0 ? spec.rootVolume.sizeGiB : flavor.disk;
   if (storageGiB > 0) capacity.storage = binaryQuantity(storageGiB * GiB);
 
-  // An ORC Image is not resolved here (yet): the capacity stands without the operating system.
-  let operatingSystem: string | undefined;
-  if (spec.image && !spec.image.imageRef) {
-    const imageId = await resolveImageId(cloud, spec.image);
-    operatingSystem = (await cloud.memo(`image-by-id:${imageId}`, lookupTtlMs, () => glance.getImage(imageId))).os_type;
-  }
   pass.observe((status) => {
     status.capacity = capacity;
+  });
+  // The capacity stands while an ORC Image is still on its way.
+  if (!spec.image) return;
+  const imageId = await resolveImageId(cloud, spec.image, imageRefs);
+  const operatingSystem = (await cloud.memo(`image-by-id:${imageId}`, lookupTtlMs, () => glance.getImage(imageId))).os_type;
+  pass.observe((status) => {
     if (operatingSystem) status.nodeInfo = { operatingSystem };
     else delete status.nodeInfo;
   });

@@ -118,6 +118,7 @@ export function expectedResources(manifests: readonly Manifest[]): ResourceCount
     pools: apiPorts + ingressPorts,
     healthMonitors: apiPorts + ingressPorts,
     members: apiPorts * controlPlane + ingressPorts * workers,
+    images: manifests.filter((object) => object.kind === 'Image' && (object.spec as { managementPolicy?: string } | undefined)?.managementPolicy !== 'unmanaged').length,
   };
 }
 
@@ -142,6 +143,7 @@ export function expectedInventoryChange(ours: ResourceCounts): Record<string, nu
     'load-balancer.pools': ours.pools,
     'load-balancer.healthmonitors': ours.healthMonitors,
     'load-balancer.members': ours.members,
+    'image.images': ours.images,
   };
   return Object.fromEntries(Object.entries(change).filter(([, count]) => count !== 0));
 }

@@ -47,7 +47,7 @@ beforeAll(async () => {
   server = example.server;
   census = await CloudCensus.open(server.cloud!);
   await census.clients.nova.createServerGroup({ name: 'control-plane', policy: 'anti-affinity' });
-  for (const file of ['00-cloud-credentials.yaml', '01-cluster.yaml', '02-openstackcluster.yaml', '04-bootstrap-data.yaml']) await apply(server.kubectl, path.join(example.manifests, file));
+  for (const file of ['00-cloud-credentials.yaml', '00-images.yaml', '01-cluster.yaml', '02-openstackcluster.yaml', '04-bootstrap-data.yaml']) await apply(server.kubectl, path.join(example.manifests, file));
   const machines = await server.kubectl(['apply', '-f', '-'], { input: await machinesWithPlacement() });
   if (machines.code !== 0) throw new Error(`kubectl apply of the machines failed: ${machines.stderr}`);
   await waitForReady(server.kubectl, 'demo', 180);

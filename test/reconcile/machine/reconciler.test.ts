@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { machineFinalizer } from '../../../src/reconcile/machine/reconciler.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
-import { condition, exampleMachine, isReady, provisionExampleCluster, startSteps, type Steps } from '../steps.js';
+import { condition, exampleMachine, isReady, provideExampleImages, provisionExampleCluster, startSteps, type Steps } from '../steps.js';
 
 let steps: Steps;
 const worker = 'demo-md-0-0';
@@ -15,6 +15,7 @@ const worker = 'demo-md-0-0';
 beforeAll(async () => {
   steps = await startSteps();
   await provisionExampleCluster(steps, { ready: false });
+  await provideExampleImages(steps);
   await steps.apply('04-bootstrap-data.yaml');
   await steps.applyObjects(await exampleMachine(steps, worker));
 }, 60_000);

@@ -56,6 +56,28 @@ describe('the OpenStackServer reconciler', () => {
     expect(steps.requests.slice(before).filter((line) => / POST /.test(line) && !line.startsWith('identity '))).toEqual([]);
   });
 
+  it('resolves an ORC Image through image.imageRef: failed while missing, waiting while on its way, its ID once Available', async () => {
+    const byRef = openStackServer('by-ref', 'unused');
+    (byRef.spec as JsonObject).image = { imageRef: { name: 'node-image' } };
+    await steps.applyObjects([byRef]);
+    await steps.pass('server', 'by-ref');
+    await expect(steps.pass('server', 'by-ref')).rejects.toBeInstanceOf(TerminalError);
+    expect(condition(await steps.get('server', 'by-ref'), 'InstanceReady')).toMatchObject({ status: 'False', reason: 'DependencyFailed', message: expect.stringContaining('Image default/node-image does not exist') });
+
+    const [nodeImage] = await steps.documents('00-images.yaml');
+    await steps.applyObjects([nodeImage]);
+    const waiting = await steps.pass('server', 'by-ref');
+    expect(waiting.requeueAfterMs).toBeGreaterThan(0);
+    expect(condition(await steps.get('server', 'by-ref'), 'InstanceReady')).toMatchObject({ status: 'False', reason: 'DependencyNotReady', message: 'waiting for Image default/node-image to be available' });
+    expect(status(await steps.get('server', 'by-ref')).resolved).toBeUndefined();
+
+    const image = await steps.until([['image', 'node-image']], (object) => condition(object, 'Available')?.status === 'True');
+    await steps.pass('server', 'by-ref');
+    expect(status(await steps.get('server', 'by-ref')).resolved.imageID).toBe(status(image).id);
+    await steps.kubectl(['delete', 'openstackserver', 'by-ref', '--wait=false']);
+    await steps.until([['server', 'by-ref']], (object) => object === undefined, 30_000);
+  });
+
   it('creates the port, then the server, recording each ID and the resolved references', async () => {
     await steps.applyObjects([openStackServer('web', 'ubuntu-22.04')]);
     const ready = await steps.until([['server', 'web']], (object) => condition(object, 'InstanceReady')?.status === 'True', 45_000);
