@@ -6,12 +6,13 @@
  * it ends, so the upload breaks off and Glance never activates the data.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { PassThrough, Transform, type TransformCallback } from 'node:stream';
+import { Duplex, PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { got } from 'got';
+import unbzip2 from 'unbzip2-stream';
+import xz from 'xz-decompress';
 import type { GlanceClient } from '../../openstack/index.js';
-import { TerminalError } from '../controller.js';
 
 export interface Download {
   url: string;
@@ -40,11 +41,40 @@ class HashCheck extends Transform {
   }
 }
 
-/** Only gzip has a decompressor in Node's standard library; the others are refused before anything is downloaded. */
-function decompressor(decompress: Download['decompress']): Transform | undefined {
+/**
+ * The decompressors ORC offers. Node has gzip; xz comes from xz-decompress
+ * (xz-embedded compiled to WebAssembly, so no native addon) and bzip2 from
+ * unbzip2-stream (pure JavaScript); both stream.
+ */
+function decompressor(decompress: Download['decompress']): Duplex | undefined {
   if (decompress === undefined) return undefined;
   if (decompress === 'gz') return createGunzip();
-  throw new TerminalError(`spec.resource.content.download.decompress: ${decompress} is not supported here yet (only gz is); store the image uncompressed or gzip-compressed`);
+  if (decompress === 'xz') {
+    const compressed = new PassThrough();
+    const decompressed = new xz.XzReadableStream(Readable.toWeb(compressed) as ReadableStream<Uint8Array>);
+    return Duplex.from({ writable: compressed, readable: Readable.fromWeb(decompressed as unknown as import('node:stream/web').ReadableStream<Uint8Array>) });
+  }
+  return bunzip2();
+}
+
+/** unbzip2-stream is a classic through stream, which pipeline cannot drive: a Transform feeds it and forwards what it gives. */
+function bunzip2(): Transform {
+  const inner = unbzip2();
+  let flushed: TransformCallback | undefined;
+  const outer = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      inner.write(chunk);
+      callback();
+    },
+    flush(callback) {
+      flushed = callback;
+      inner.end();
+    },
+  });
+  inner.on('data', (chunk: Buffer) => outer.push(chunk));
+  inner.on('end', () => flushed?.());
+  inner.on('error', (error: Error) => (flushed ? flushed(error) : outer.destroy(error)));
+  return outer;
 }
 
 /** Downloads `download.url` into the queued Glance image `imageId`. */
@@ -52,7 +82,7 @@ export async function uploadContent(glance: GlanceClient, imageId: string, downl
   const decompress = decompressor(download.decompress);
   // An HTTP error status fails the stream, so the pipeline reports it.
   const source = got.stream(download.url, { timeout: { connect: 10_000, socket: 60_000 }, retry: { limit: 0 } });
-  const stages: Transform[] = [];
+  const stages: Duplex[] = [];
   if (download.hash) stages.push(new HashCheck(download.hash));
   if (decompress) stages.push(decompress);
   const body = new PassThrough();

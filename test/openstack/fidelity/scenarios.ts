@@ -5,11 +5,13 @@
  * prefix, records every call it makes, and deletes what it created in a
  * `finally`, newest first, whether or not the scenario got to its own deletes.
  */
+import { Readable } from 'node:stream';
 import { isNotFound, OpenStackError } from '../../../src/openstack/index.js';
 import type { ServiceTransport } from '../../../src/openstack/transport.js';
 import {
   createServiceClients,
   type CinderClient,
+  type GlanceClient,
   type NeutronClient,
   type NovaClient,
   type OctaviaClient,
@@ -57,6 +59,7 @@ interface Context {
   nova: NovaClient;
   octavia: OctaviaClient;
   cinder: CinderClient;
+  glance: GlanceClient;
   rec: Recorder;
   cleanup: Cleanup;
   seed: Seed;
@@ -384,6 +387,23 @@ const volume: Scenario = {
   },
 };
 
+/** What an ORC Image's upload does: a queued image, its data streamed in, active with Glance's hashes, then deleted. */
+const image: Scenario = {
+  name: 'image',
+  async run(ctx) {
+    const { glance, rec, cleanup } = ctx;
+    // The same bytes in every run (raw: any bytes are a valid raw disk).
+    const data = Buffer.alloc(64 * 1024, 7);
+    const created = await rec.call('createImage', () => glance.createImage({ name: ctx.name('img'), disk_format: 'raw', container_format: 'bare', tags: ['fidelity'] }), { resource: 'image' });
+    cleanup.add(`image ${created.id}`, () => ignoringNotFound(() => glance.deleteImage(created.id)));
+    await rec.call('uploadImageData', () => glance.uploadImageData(created.id, Readable.from([data])));
+    await rec.call('getImage(after upload)', () => glance.getImage(created.id), { resource: 'image' });
+    await rec.attempt('uploadImageData(again)', () => glance.uploadImageData(created.id, Readable.from([data])));
+    await rec.call('deleteImage', () => glance.deleteImage(created.id));
+    await rec.attempt('getImage(deleted)', () => glance.getImage(created.id));
+  },
+};
+
 const overQuota: Scenario = {
   name: 'over-quota',
   alone: true,
@@ -399,7 +419,7 @@ const overQuota: Scenario = {
   },
 };
 
-export const scenarios: readonly Scenario[] = [networkAndSubnet, router, securityGroup, port, floatingIp, server, loadBalancer, volume, overQuota];
+export const scenarios: readonly Scenario[] = [networkAndSubnet, router, securityGroup, port, floatingIp, server, loadBalancer, volume, image, overQuota];
 
 async function findSeed(cloud: FidelityCloud): Promise<Seed> {
   const clients = createServiceClients(cloud.transport);

@@ -30,15 +30,19 @@ export interface ClusterManifestOptions {
   /** A clouds.yaml with exactly the cloud the cluster acts as. */
   cloudsYaml: string;
   cloudName: string;
+  /** Where the machines' ORC Image downloads its content from, and the content's sha256. */
+  nodeImage: { url: string; sha256: string };
 }
 
 /**
- * Secret, Cluster, OpenStackCluster (managed network, router, security
- * groups, API load balancer with a floating IP, bastion), and one control
- * plane and one worker Machine with their OpenStackMachines and bootstrap
- * Secrets: a multi-document YAML for `kubectl apply -f -`.
+ * Secret, an ORC Image the machines boot from (uploaded to Glance from
+ * `nodeImage`), Cluster, OpenStackCluster (managed network, router, security
+ * groups, API load balancer with a floating IP, a bastion on ministack's own
+ * image), and one control plane and one worker Machine with their
+ * OpenStackMachines and bootstrap Secrets: a multi-document YAML for
+ * `kubectl apply -f -`.
  */
-export function clusterManifests({ name, namespace, cloudsYaml, cloudName }: ClusterManifestOptions): string {
+export function clusterManifests({ name, namespace, cloudsYaml, cloudName, nodeImage }: ClusterManifestOptions): string {
   const clusterLabel = { 'cluster.x-k8s.io/cluster-name': name };
   const identity = `${name}-cloud-config`;
   const objects: object[] = [
@@ -48,6 +52,15 @@ export function clusterManifests({ name, namespace, cloudsYaml, cloudName }: Clu
       metadata: { name: identity, namespace },
       type: 'Opaque',
       stringData: { 'clouds.yaml': cloudsYaml },
+    },
+    {
+      apiVersion: 'openstack.k-orc.cloud/v1alpha1',
+      kind: 'Image',
+      metadata: { name: `${name}-node`, namespace },
+      spec: {
+        cloudCredentialsRef: { secretName: identity, cloudName },
+        resource: { name: `${name}-node`, content: { diskFormat: 'raw', download: { url: nodeImage.url, hash: { algorithm: 'sha256', value: nodeImage.sha256 } } } },
+      },
     },
     {
       apiVersion: 'cluster.x-k8s.io/v1beta2',
@@ -72,17 +85,13 @@ export function clusterManifests({ name, namespace, cloudsYaml, cloudName }: Clu
             { name: 'vxlan', direction: 'ingress', etherType: 'IPv4', protocol: 'udp', portRangeMin: 8472, portRangeMax: 8472, remoteManagedGroups: ['controlplane', 'worker'] },
           ],
         },
-        bastion: { enabled: true, spec: machineSpec(ministackFlavors.bastion) },
+        bastion: { enabled: true, spec: { flavor: { filter: { name: ministackFlavors.bastion } }, image: { filter: { name: ministackImage } } } },
       },
     },
-    ...machine({ name: `${name}-control-plane-0`, namespace, clusterName: name, role: 'control-plane', flavor: ministackFlavors.controlPlane }),
-    ...machine({ name: `${name}-md-0-0`, namespace, clusterName: name, role: 'worker', flavor: ministackFlavors.worker }),
+    ...machine({ name: `${name}-control-plane-0`, namespace, clusterName: name, role: 'control-plane', flavor: ministackFlavors.controlPlane, image: `${name}-node` }),
+    ...machine({ name: `${name}-md-0-0`, namespace, clusterName: name, role: 'worker', flavor: ministackFlavors.worker, image: `${name}-node` }),
   ];
   return objects.map((object) => stringify(object)).join('---\n');
-}
-
-function machineSpec(flavor: string): object {
-  return { flavor: { filter: { name: flavor } }, image: { filter: { name: ministackImage } } };
 }
 
 interface MachineOptions {
@@ -91,10 +100,12 @@ interface MachineOptions {
   clusterName: string;
   role: 'control-plane' | 'worker';
   flavor: string;
+  /** The ORC Image it boots from. */
+  image: string;
 }
 
 /** The Machine Cluster API would create, the OpenStackMachine it points at, and the bootstrap Secret its server boots with. */
-function machine({ name, namespace, clusterName, role, flavor }: MachineOptions): object[] {
+function machine({ name, namespace, clusterName, role, flavor, image }: MachineOptions): object[] {
   const labels = { 'cluster.x-k8s.io/cluster-name': clusterName, ...(role === 'control-plane' ? { 'cluster.x-k8s.io/control-plane': '' } : {}) };
   const bootstrap = `${name}-bootstrap`;
   return [
@@ -120,7 +131,7 @@ function machine({ name, namespace, clusterName, role, flavor }: MachineOptions)
       apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
       kind: 'OpenStackMachine',
       metadata: { name, namespace, labels },
-      spec: machineSpec(flavor),
+      spec: { flavor: { filter: { name: flavor } }, image: { imageRef: { name: image } } },
     },
   ];
 }
@@ -156,7 +167,7 @@ interface Inspectable {
 
 /**
  * Every network, subnet, port, router, security group, floating IP, load
- * balancer, listener, pool, health monitor, member, server and volume in any
+ * balancer, listener, pool, health monitor, member, server, volume and image in any
  * project whose name, description, tags or metadata mention one of
  * `traces`: the run's cluster name (in every name the reconciler derives and
  * in its human-readable tag), the uids of its objects (the owner tag
@@ -166,8 +177,8 @@ interface Inspectable {
  */
 export async function remnants(admin: ServiceTransport, traces: readonly string[]): Promise<Remnant[]> {
   if (traces.some((trace) => trace.length < 6)) throw new Error(`traces this short would match strangers' resources: ${JSON.stringify(traces)}`);
-  const { neutron, octavia, nova, cinder } = createServiceClients(acrossProjects(admin));
-  const [networks, subnets, ports, routers, groups, floatingIps, loadBalancers, listeners, pools, healthMonitors, servers, volumes] = await Promise.all([
+  const { neutron, octavia, nova, cinder, glance } = createServiceClients(acrossProjects(admin));
+  const [networks, subnets, ports, routers, groups, floatingIps, loadBalancers, listeners, pools, healthMonitors, servers, volumes, images] = await Promise.all([
     neutron.listNetworks(),
     neutron.listSubnets(),
     neutron.listPorts(),
@@ -180,6 +191,7 @@ export async function remnants(admin: ServiceTransport, traces: readonly string[
     octavia.listHealthMonitors(),
     nova.listServers(),
     cinder.listVolumes(),
+    glance.listImages({ visibility: 'all' }),
   ]);
   const mentions = (item: Inspectable) =>
     [item.name ?? '', item.description ?? '', ...(item.tags ?? []), ...Object.values(item.metadata ?? {})].some((text) => traces.some((trace) => text.includes(trace)));
@@ -201,6 +213,7 @@ export async function remnants(admin: ServiceTransport, traces: readonly string[
     ...found('member', members),
     ...found('server', servers),
     ...found('volume', volumes),
+    ...found('image', images),
   ];
 }
 

@@ -1,13 +1,17 @@
 /**
- * The cluster flow against real OpenStack Zed (ministack): network, router,
- * security groups, API load balancer with a floating IP, bastion, one control
- * plane and one worker machine, created through this server with its
+ * The cluster flow against real OpenStack Zed (ministack): an ORC Image
+ * uploaded to Glance from a mirror on loopback (hash checked), network,
+ * router, security groups, API load balancer with a floating IP, bastion, one
+ * control plane and one worker machine booted from that Image, created
+ * through this server with its
  * reconciler, Ready for kubectl, then deleted, leaving nothing of the run in
  * any service. MINISTACK_CLOUDS names ministack's clouds.yaml (clouds
  * `ministack` and `ministack-admin`); without it the suite is skipped on a
  * workstation and fails in CI, which starts ministack for it.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -44,11 +48,13 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
   let admin: OpenStackSession;
   let manifests: string;
   let deletionStarted = false;
+  let mirror: Awaited<ReturnType<typeof serveImage>>;
 
   beforeAll(async () => {
     const cloudsYaml = await readFile(cloudsPath!, 'utf8');
     admin = await OpenStackSession.create(loadCloud({ cloudsYaml, cloudName: 'ministack-admin' }));
-    manifests = clusterManifests({ name, namespace, cloudsYaml: singleCloudYaml(cloudsYaml, 'ministack'), cloudName: 'ministack' });
+    mirror = await serveImage();
+    manifests = clusterManifests({ name, namespace, cloudsYaml: singleCloudYaml(cloudsYaml, 'ministack'), cloudName: 'ministack', nodeImage: mirror.image });
     server = await startTestServer({
       kinds: servedKinds,
       reconciler: { resyncPeriodMs: 60_000, sessionOptions: { logger: (line) => requestLog.push(line) } },
@@ -61,6 +67,7 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
     if (server !== undefined && !deletionStarted) await kubectlToEnd(server, ['delete', '-f', '-', '--ignore-not-found', '--wait=true', `--timeout=${limits.deleteSeconds}s`], manifests);
     await server?.stop();
     admin?.close();
+    mirror?.server.close();
     console.info(`ministack cluster flow (${name}): ${requestLog.length} OpenStack requests; by service and method: ${JSON.stringify(requestsByCall(requestLog))}`);
   }, (limits.deleteSeconds + 30) * 1000);
 
@@ -102,6 +109,8 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
       // The control plane machine joins the API load balancer; the worker does not.
       member: 1,
       server: 3,
+      // The ORC Image the machines boot from, uploaded from the test's mirror.
+      image: 1,
     });
   }, (limits.readySeconds + 30) * 1000);
 
@@ -115,6 +124,18 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
     expect(left.map(({ kind, name: leftName, id }) => `${kind} ${leftName} (${id})`)).toEqual([]);
   }, (limits.deleteSeconds + 30) * 1000);
 });
+
+/** An image mirror on loopback, as a platform team's would be: one small raw disk image, the same bytes every run. */
+async function serveImage(): Promise<{ server: Server; image: { url: string; sha256: string } }> {
+  const data = Buffer.alloc(512 * 1024, 0x5a);
+  const server = createServer((request, response) => {
+    if (request.url !== '/node.raw') return void response.writeHead(404).end();
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': data.length }).end(data);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, image: { url: `http://127.0.0.1:${port}/node.raw`, sha256: createHash('sha256').update(data).digest('hex') } };
+}
 
 const openStackClusterStatus = z.object({
   spec: z.object({ controlPlaneEndpoint: z.object({ host: z.string() }).optional() }),
@@ -140,7 +161,7 @@ const objectList = z.object({
   ),
 });
 
-const infrastructureKinds = 'openstackclusters,openstackmachines,openstackservers';
+const infrastructureKinds = 'openstackclusters,openstackmachines,openstackservers,images.openstack.k-orc.cloud';
 
 async function infrastructureObjects(server: TestServer): Promise<z.infer<typeof objectList>['items']> {
   const listed = await server.kubectl(['get', infrastructureKinds, '-n', namespace, '-o', 'json']);

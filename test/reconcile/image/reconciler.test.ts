@@ -2,12 +2,15 @@
  * ORC Images through kubectl on the embedded default: a managed Image is
  * created in Glance with our owner tag, its gzip-compressed content
  * downloaded from the simulated cloud's mirror, checked against the
- * published hash, decompressed and uploaded, then deleted with the object; a
+ * published hash, decompressed (gzip, xz and bzip2) and uploaded, then deleted with the object; a
  * wrong hash is retried five times, as ORC does, then stops with a terminal
  * condition; an imported Image finds an existing image and leaves it in
  * Glance when deleted; ORC's CRD rules are enforced.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -98,6 +101,39 @@ describe('ORC Images', () => {
     const printed = await kubectl(['get', 'images.openstack.k-orc.cloud', 'node']);
     expect(printed.stdout).toMatch(/^NAME\s+ID\s+AVAILABLE\s+MESSAGE\n/);
     expect(printed.stdout).toContain(available.status.id!);
+  });
+
+  it('decompresses xz and bzip2 content too, as ORC does', async () => {
+    // The stored image: what each compressed file unpacks to.
+    const stored = Buffer.alloc(200 * 1024, 9);
+    stored.write('capo-apiserver', 4096);
+    const files = new Map([
+      ['node.raw.xz', execFileSync('xz', ['-c'], { input: stored })],
+      ['node.raw.bz2', execFileSync('bzip2', ['-c'], { input: stored })],
+    ]);
+    const mirrorServer = createServer((request, response) => {
+      const data = files.get(request.url?.slice(1) ?? '');
+      if (!data) return void response.writeHead(404).end();
+      response.writeHead(200, { 'content-length': data.length }).end(data);
+    });
+    await new Promise<void>((resolve) => mirrorServer.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(mirrorServer.address() as AddressInfo).port}`;
+    try {
+      for (const [name, decompress] of [['node-xz', 'xz'], ['node-bz2', 'bz2']] as const) {
+        const file = `node.raw.${decompress}`;
+        const hash = { algorithm: 'sha256', value: createHash('sha256').update(files.get(file)!).digest('hex') };
+        const applied = await kubectl(['apply', '-f', '-'], managedImage(name, { url: `${base}/${file}`, decompress, hash }));
+        expect(applied.code, applied.stderr).toBe(0);
+      }
+      for (const name of ['node-xz', 'node-bz2']) {
+        const available = await untilImage(name, 'Available', (view) => condition_(view, 'Available')?.status === 'True');
+        expect(available.status.resource).toMatchObject({ sizeB: stored.length, hash: { algorithm: 'sha512', value: createHash('sha512').update(stored).digest('hex') } });
+      }
+      const deleted = await kubectl(['delete', 'images.openstack.k-orc.cloud', 'node-xz', 'node-bz2', '--timeout=60s']);
+      expect(deleted.code, deleted.stderr).toBe(0);
+    } finally {
+      mirrorServer.close();
+    }
   });
 
   it('refuses changes to the content and properties, as ORC\'s CRD does', async () => {
