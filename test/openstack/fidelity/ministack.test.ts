@@ -88,10 +88,10 @@ describe.skipIf(cloudsPath === undefined)(`fidelity against ministack${recording
 });
 
 async function leftovers(clients: ServiceClients, prefix: string): Promise<string[]> {
-  const { neutron, nova, octavia, cinder } = clients;
+  const { neutron, nova, octavia, cinder, glance } = clients;
   const named = (kind: string, items: readonly { id: string; name?: string | null }[]) =>
     items.filter((item) => item.name?.startsWith(prefix) === true).map((item) => `${kind} ${item.name} (${item.id})`);
-  const [networks, subnets, ports, routers, groups, floatingIps, servers, loadBalancers, volumes] = await Promise.all([
+  const [networks, subnets, ports, routers, groups, floatingIps, servers, loadBalancers, volumes, images] = await Promise.all([
     neutron.listNetworks(),
     neutron.listSubnets(),
     neutron.listPorts(),
@@ -101,6 +101,7 @@ async function leftovers(clients: ServiceClients, prefix: string): Promise<strin
     nova.listServers({ name: prefix }),
     octavia.listLoadBalancers(),
     cinder.listVolumes(),
+    glance.listImages(),
   ]);
   return [
     ...named('network', networks),
@@ -113,5 +114,6 @@ async function leftovers(clients: ServiceClients, prefix: string): Promise<strin
     ...named('server', servers),
     ...named('load balancer', loadBalancers),
     ...named('volume', volumes),
+    ...named('image', images),
   ];
 }
