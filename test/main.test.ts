@@ -182,12 +182,7 @@ describe('npm start', () => {
       const server = await start(['--data-dir', dir, '--port', '0', '--no-simulated-cloud', '--storage', 'etcd', '--etcd-servers', etcd.servers.join(',')]);
       const env = { ...process.env, KUBECONFIG: path.join(dir, 'kubeconfig'), HOME: dir };
       const kubectl = (args: string[]) => run('kubectl', args, { env });
-      // kubectl create secret sends protobuf, which this server does not read: apply sends JSON.
-      const secret = async (name: string) => {
-        const manifest = path.join(dir, `${name}.json`);
-        await writeFile(manifest, JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'default' }, stringData: { k: 'v' } }));
-        return ['apply', '-f', manifest];
-      };
+      const secret = (name: string) => ['create', 'secret', 'generic', name, '-n', 'default', '--from-literal=k=v'];
       const compactor = await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 });
       try {
         const watcher = spawn('kubectl', ['get', 'secrets', '-n', 'default', '-w', '-o', 'name'], { env });
@@ -201,15 +196,15 @@ describe('npm start', () => {
             });
             check();
           });
-        await kubectl(await secret('before'));
+        await kubectl(secret('before'));
         await sees('before');
         const resourceVersion = JSON.parse((await kubectl(['get', 'secret', 'before', '-n', 'default', '-o', 'json'])).stdout).metadata.resourceVersion as string;
-        await kubectl(await secret('between'));
+        await kubectl(secret('between'));
         // As the replicas' compaction does, an interval apart: record the current revision, then compact to it.
         await compactor.compact();
         await compactor.compact();
         expect(await compactor.compactedRevision()).toBeGreaterThan(Number(resourceVersion));
-        await kubectl(await secret('after'));
+        await kubectl(secret('after'));
         await sees('after');
         expect(watched.trim().split('\n')).toEqual(['secret/before', 'secret/between', 'secret/after']);
         watcher.kill();
@@ -227,7 +222,7 @@ describe('npm start', () => {
             if (streamed.includes('"name":"next"')) resolve();
           });
         });
-        await kubectl(await secret('next'));
+        await kubectl(secret('next'));
         await next;
         rewatch.kill();
         expect(streamed.split('\n').filter(Boolean).map((line) => JSON.parse(line).type)).toEqual(['ADDED']);

@@ -3,7 +3,9 @@
  * values, stringData is write-only (folded into data on every write, never
  * stored), type defaults to Opaque and immutable freezes data and type.
  */
+import protobuf from 'protobufjs';
 import { z } from 'zod';
+import { messageType, objectMetaJson, omitEmpty, plainObject } from '../../apiserver/protobuf/envelope.js';
 import type { KindVersion, PrinterColumn } from '../../apiserver/registry/kind.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { isJsonObject } from '../../storage/json.js';
@@ -19,6 +21,27 @@ const printerColumns: PrinterColumn[] = [
   { name: 'Data', type: 'integer', jsonPath: '.data', value: countOfKeys, description: 'Number of keys in data.' },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since the Secret was created.' },
 ];
+
+/** k8s.io.api.core.v1.Secret, the message `kubectl create secret` sends. */
+const secretMessage = messageType(
+  new protobuf.Type('Secret')
+    .add(new protobuf.Field('metadata', 1, 'ObjectMeta'))
+    .add(new protobuf.MapField('data', 2, 'string', 'bytes'))
+    .add(new protobuf.Field('type', 3, 'string'))
+    .add(new protobuf.MapField('stringData', 4, 'string', 'string'))
+    .add(new protobuf.Field('immutable', 5, 'bool')),
+);
+
+function secretFromProtobuf(raw: Uint8Array): JsonObject {
+  // type is a plain string in Go, written even when empty; immutable is a pointer, so false is meant.
+  const { metadata, data, ...rest } = omitEmpty(plainObject(secretMessage, raw));
+  const values = (data ?? {}) as Record<string, Buffer>;
+  return {
+    metadata: objectMetaJson(metadata as Record<string, unknown> | undefined),
+    ...(data === undefined ? {} : { data: Object.fromEntries(Object.entries(values).map(([key, value]) => [key, value.toString('base64')])) }),
+    ...(rest as JsonObject),
+  };
+}
 
 export const secretV1: KindVersion = {
   name: 'v1',
@@ -55,4 +78,5 @@ export const secretV1: KindVersion = {
     })
     .describe('Secret holds sensitive data, such as credentials or keys, by key.'),
   printerColumns,
+  protobuf: secretFromProtobuf,
 };

@@ -249,7 +249,7 @@ export class ResourceHandler {
   }
 
   private async create(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
-    const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
+    const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request), bodyTarget(served));
     const options = writeOptions(request, query, user, 'CreateOptions');
     const duplicates = duplicateFieldWarnings(body, options.fieldValidation);
     const { object, warnings } = decodeObject(body.value, served.definition, served.version, options.fieldValidation);
@@ -259,7 +259,7 @@ export class ResourceHandler {
   }
 
   private async replace(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
-    const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request));
+    const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request), bodyTarget(served));
     const options = writeOptions(request, query, user, 'UpdateOptions');
     const duplicates = duplicateFieldWarnings(body, options.fieldValidation);
     const { object, warnings } = decodeObject(body.value, served.definition, served.version, options.fieldValidation);
@@ -472,4 +472,9 @@ class RecentCache<V> {
     }
     return value;
   }
+}
+
+/** What a request body must be: the served version's object, in its group-version. */
+function bodyTarget(served: Target['served']) {
+  return { version: served.version, kind: served.definition.kind, groupVersion: served.groupVersion };
 }

@@ -9,6 +9,9 @@ import { isPair, isScalar, isSeq, parseDocument, visit, type Document } from 'ya
 import { errors } from '../errors.js';
 import { maxNestingDepth, nestingDepth } from '../patch/json-value.js';
 import { duplicateJsonFields } from './json-duplicates.js';
+import type { KindVersion } from '../registry/kind.js';
+import type { JsonObject } from '../../storage/interface.js';
+import { openEnvelope } from '../protobuf/envelope.js';
 
 export const maxRequestBodyBytes = 3 * 1024 * 1024;
 
@@ -136,16 +139,39 @@ function yamlPath(ancestors: readonly unknown[], key: string): string {
   return path === '' ? key : `${path}.${key}`;
 }
 
-/** Decodes a POST/PUT body by its Content-Type. */
-export function decodeObjectBody(mediaType: string, body: Buffer): DecodedObject {
+const protobufMediaType = 'application/vnd.kubernetes.protobuf';
+
+/**
+ * Decodes a POST/PUT body by its Content-Type; protobuf for a kind that has
+ * a decoder for it (`target`: the served kind and version).
+ */
+export function decodeObjectBody(mediaType: string, body: Buffer, target: { version: KindVersion; kind: string; groupVersion: string }): DecodedObject {
+  const decodeProtobuf = target.version.protobuf;
   switch (mediaType) {
     case 'application/json':
       return decodeJsonObject(body);
     case 'application/yaml':
       return decodeYaml(body);
     default:
+      // Protobuf only for a kind that has a decoder: kube takes it for built-in kinds, never for CRDs.
+      if (mediaType === protobufMediaType && decodeProtobuf) return { value: protobufObject(body, decodeProtobuf, target), duplicateFields: [] };
       throw errors.unsupportedMediaType(
-        `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`,
+        `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml${decodeProtobuf ? `, ${protobufMediaType}` : ''}`,
       );
   }
+}
+
+function protobufObject(body: Buffer, decode: (raw: Uint8Array) => JsonObject, target: { kind: string; groupVersion: string }): JsonObject {
+  const object = openEnvelope(body);
+  if (!object) throw errors.badRequest('the body is not a Kubernetes protobuf object (the k8s\\0 prefix and a runtime.Unknown message)');
+  if (object.kind !== target.kind || object.apiVersion !== target.groupVersion) {
+    throw errors.badRequest(`the body holds a ${object.apiVersion}, Kind=${object.kind}, not a ${target.groupVersion}, Kind=${target.kind}`);
+  }
+  let decoded: JsonObject;
+  try {
+    decoded = decode(object.raw);
+  } catch (error) {
+    throw errors.badRequest(`the protobuf ${object.kind} cannot be decoded: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return { apiVersion: object.apiVersion, kind: object.kind, ...decoded };
 }

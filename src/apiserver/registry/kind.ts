@@ -40,6 +40,12 @@ export interface KindVersion {
    */
   schema: z.ZodObject;
   printerColumns: PrinterColumn[];
+  /**
+   * Decodes the kind's own protobuf message (a request body kubectl's typed
+   * clients send for built-in kinds) into the JSON object, without apiVersion
+   * and kind. Kinds without it take JSON and YAML only, as CRDs do.
+   */
+  protobuf?: (raw: Uint8Array) => JsonObject;
 }
 
 /** What admission rules may know about the request beyond the objects. */

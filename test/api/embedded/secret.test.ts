@@ -1,8 +1,9 @@
 /**
  * The core v1 Secret as kubectl sees it: the legacy /api group, stringData
  * folded into data and never stored, strategic merge patches from kubectl
- * apply, patch and edit, immutability, kube's validation messages without
- * the secret values, and watches.
+ * apply, patch and edit, the protobuf body of kubectl create secret,
+ * immutability, kube's validation messages without the secret values, and
+ * watches.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { embeddedClusterApiKinds } from '../../../src/api/embedded/kinds.js';
@@ -28,6 +29,11 @@ function secret(name: string, fields: Record<string, unknown>, metadata: Record<
 }
 
 const { ok, fails } = kubectlExpectations(() => server);
+
+async function rawPost(path: string, contentType: string, body: Buffer): Promise<{ status: number; body: { message: string } }> {
+  const result = await request(server, 'POST', path, { headers: { 'Content-Type': contentType }, body });
+  return { status: result.status, body: result.json() };
+}
 
 async function getJson(name: string): Promise<any> {
   return JSON.parse(await ok(['get', 'secret', name, '-o', 'json']));
@@ -73,12 +79,27 @@ describe('kubectl apply, get, describe and delete', () => {
     expect(stored.stringData).toBeUndefined();
   });
 
-  it('refuses the protobuf body of kubectl create secret with 415, while its YAML piped to apply works', async () => {
-    const refused = await fails(['create', 'secret', 'generic', 'literal', '--from-literal=token=abc']);
-    expect(refused).toContain('accepted media types include: application/json, application/yaml');
-    const manifest = await ok(['create', 'secret', 'generic', 'literal', '--from-literal=token=abc', '--dry-run=client', '-o', 'yaml']);
-    expect(await ok(['apply', '-f', '-'], manifest)).toBe('secret/literal created\n');
-    expect((await getJson('literal')).data).toEqual({ token: b64('abc') });
+  it('takes the protobuf body kubectl create secret sends, as kube-apiserver does', async () => {
+    const created = await server.kubectl(['create', 'secret', 'generic', 'literal', '--from-literal=token=abc', '--from-literal=user=admin', '-v=8']);
+    expect(created.stdout, created.stderr).toBe('secret/literal created\n');
+    expect(created.stderr).toContain('Content-Type: application/vnd.kubernetes.protobuf');
+    const stored = await getJson('literal');
+    expect(stored).toMatchObject({ type: 'Opaque', data: { token: b64('abc'), user: b64('admin') }, metadata: { name: 'literal', namespace: 'default' } });
+    expect(stored.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const registry = ['create', 'secret', 'docker-registry', 'pull', '--docker-server=registry.example', '--docker-username=u', '--docker-password=p'];
+    expect(await ok([...registry, '--dry-run=server', '-o', 'jsonpath={.type}'])).toBe('kubernetes.io/dockerconfigjson');
+    // The server validates what arrived in protobuf as it does JSON: a TLS Secret needs its two keys.
+    const refused = await fails(['create', 'secret', 'generic', 'half-tls', '--type=kubernetes.io/tls', '--from-literal=tls.crt=x']);
+    expect(refused).toContain('tls.key');
+  });
+
+  it('answers a protobuf body it cannot read with 400, and one for a kind without protobuf with 415', async () => {
+    const garbage = await rawPost('/api/v1/namespaces/default/secrets', 'application/vnd.kubernetes.protobuf', Buffer.from('not protobuf'));
+    expect(garbage.status).toBe(400);
+    expect(garbage.body.message).toContain('not a Kubernetes protobuf object');
+    const crd = await rawPost('/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters', 'application/vnd.kubernetes.protobuf', Buffer.from('k8s\0'));
+    expect(crd.status).toBe(415);
+    expect(crd.body.message).toContain('accepted media types include: application/json, application/yaml');
   });
 
   it('labels and annotates', async () => {
