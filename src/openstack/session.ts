@@ -122,6 +122,7 @@ interface Attempt {
   headers: Record<string, string>;
   body?: string;
   stream?: Readable;
+  contentType?: string;
 }
 
 interface RawResponse {
@@ -227,6 +228,7 @@ export class OpenStackSession implements ServiceTransport {
       headers,
       ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
       ...(request.stream === undefined ? {} : { stream: request.stream }),
+      ...(request.contentType === undefined ? {} : { contentType: request.contentType }),
     };
     const expect = request.expect;
     const accepts = (status: number) => (expect === undefined ? status >= 200 && status < 300 : expect.includes(status));
@@ -373,7 +375,7 @@ export class OpenStackSession implements ServiceTransport {
   private async exchange(attempt: Attempt, tries: number): Promise<RawResponse> {
     const started = performance.now();
     const headers: Record<string, string> = { 'User-Agent': userAgent, Accept: 'application/json', ...attempt.headers };
-    if (attempt.body !== undefined) headers['Content-Type'] = 'application/json';
+    if (attempt.body !== undefined) headers['Content-Type'] = attempt.contentType ?? 'application/json';
     if (attempt.stream !== undefined) headers['Content-Type'] = 'application/octet-stream';
     let outcome = 'error';
     let requestId: string | undefined;

@@ -23,6 +23,8 @@ export interface ServiceRequest {
    * retried, and it has no overall deadline, only one on idleness.
    */
   stream?: Readable;
+  /** The media type of a JSON body when the service wants its own (Glance's JSON patch); application/json otherwise. */
+  contentType?: string;
   /** Service microversion (Nova: X-OpenStack-Nova-API-Version / OpenStack-API-Version). */
   microversion?: string;
   /**

@@ -76,6 +76,11 @@ export class ServiceCalls {
     return this.send('PUT', path, body, schema, options);
   }
 
+  /** PATCH in a service's own JSON patch media type (Glance's); a patch of whole values, so repeatable. */
+  async patch<T>(path: string, body: unknown, schema: z.ZodType<T>, contentType: string): Promise<T> {
+    return (await this.transport.request(this.service, { method: 'PATCH', path, body, contentType, idempotent: true }, schema)).body;
+  }
+
   /** PUT of raw data (image content): read once, so never repeated. */
   async upload(path: string, stream: Readable): Promise<void> {
     await this.transport.request(this.service, { method: 'PUT', path, stream, idempotent: false }, anyBody);

@@ -89,6 +89,11 @@ export class GlanceClient {
     await this.calls.upload(`/v2/images/${segment(id)}/file`, data);
   }
 
+  /** Changes core fields or properties: `replace` of a whole value each, in Glance's JSON patch. */
+  async updateImage(id: string, changes: readonly { op: 'replace' | 'add' | 'remove'; path: string; value?: unknown }[]): Promise<Image> {
+    return this.calls.patch(`/v2/images/${segment(id)}`, changes, imageSchema, 'application/openstack-images-v2.1-json-patch');
+  }
+
   async deleteImage(id: string): Promise<void> {
     await this.calls.delete(`/v2/images/${segment(id)}`);
   }

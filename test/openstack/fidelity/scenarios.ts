@@ -387,7 +387,7 @@ const volume: Scenario = {
   },
 };
 
-/** What an ORC Image's upload does: a queued image, its data streamed in, active with Glance's hashes, then deleted. */
+/** What an ORC Image does to Glance: a queued image, its data streamed in, active with Glance's hashes, renamed and retagged, then deleted. */
 const image: Scenario = {
   name: 'image',
   async run(ctx) {
@@ -398,6 +398,7 @@ const image: Scenario = {
     cleanup.add(`image ${created.id}`, () => ignoringNotFound(() => glance.deleteImage(created.id)));
     await rec.call('uploadImageData', () => glance.uploadImageData(created.id, Readable.from([data])));
     await rec.call('getImage(after upload)', () => glance.getImage(created.id), { resource: 'image' });
+    await rec.call('updateImage(name, tags)', () => glance.updateImage(created.id, [{ op: 'replace', path: '/name', value: ctx.name('img-renamed') }, { op: 'replace', path: '/tags', value: ['fidelity', 'renamed'] }]), { resource: 'image' });
     await rec.attempt('uploadImageData(again)', () => glance.uploadImageData(created.id, Readable.from([data])));
     await rec.call('deleteImage', () => glance.deleteImage(created.id));
     await rec.attempt('getImage(deleted)', () => glance.getImage(created.id));

@@ -103,6 +103,17 @@ describe('ORC Images', () => {
     expect(printed.stdout).toContain(available.status.id!);
   });
 
+  it('follows changes of the name, tags and visibility in Glance, keeping its owner tag', async () => {
+    const patch = { spec: { resource: { name: 'capo-node-v2', tags: ['kubernetes', 'v2'], visibility: 'shared' } } };
+    const patched = await kubectl(['patch', 'images.openstack.k-orc.cloud', 'node', '--type=merge', '-p', JSON.stringify(patch)]);
+    expect(patched.code, patched.stderr).toBe(0);
+    const renamed = await untilImage('node', 'the new name in Glance', (view) => (view.status.resource as { name?: string } | undefined)?.name === 'capo-node-v2');
+    const glance = await cloud.glance.getImage(renamed.status.id!);
+    expect(glance).toMatchObject({ name: 'capo-node-v2', visibility: 'shared', status: 'active' });
+    expect([...glance.tags].sort()).toEqual(['kubernetes', 'v2', ...glance.tags.filter((tag) => tag.startsWith('capo-apiserver:'))].sort());
+    expect(glance.tags).toContain(`capo-apiserver:owner=${renamed.metadata.uid}`);
+  });
+
   it('decompresses xz and bzip2 content too, as ORC does', async () => {
     // The stored image: what each compressed file unpacks to.
     const stored = Buffer.alloc(200 * 1024, 9);
