@@ -18,6 +18,7 @@ import { WaitingError, type Owner, type ResourceActuator, type Waiting } from '.
 import { blockedRequeueMs, classify, ensure, retryAfterMs, type Found, type Removal } from './resource/engine.js';
 import { metaOf, type KindClient, type ObjectMeta } from './objects.js';
 import type { VerifiedResources } from './verified-resources.js';
+import { adoptionOf } from './adoption.js';
 import type { WaitSchedule } from './wait-schedule.js';
 
 export interface Ensured<Resource> {
@@ -54,7 +55,7 @@ export class ReconcilePass {
   ) {
     this.meta = metaOf(object);
     this.generation = this.meta.generation ?? 1;
-    this.owner = { uid: this.meta.uid, namespace: this.meta.namespace, name: this.meta.name, kind: client.kind };
+    this.owner = { uid: this.meta.uid, namespace: this.meta.namespace, name: this.meta.name, kind: client.kind, adopt: adoptionOf(object) === 'capo' };
     this.status = structuredClone((object.status as JsonObject | undefined) ?? {});
   }
 

@@ -119,18 +119,25 @@ const ownedResources = z
   .optional()
   .describe('IDs of OpenStack resources created for this object that have no CAPO status field, by role (e.g. listener/6443, volume/root).');
 
-const zoneNames = z.array(z.string()).meta({ 'x-kubernetes-list-type': 'atomic' });
+const atomicStrings = z.array(z.string()).meta({ 'x-kubernetes-list-type': 'atomic' });
 
 export const clusterStatusExtensions = z
   .object({
     ownedResources,
     availabilityZones: z
       .object({
-        compute: zoneNames.optional().describe('Nova availability zones (the failure domains are those available).'),
-        volume: zoneNames.optional().describe('Cinder availability zones, for topology-aware volumes (cinder-csi); absent without Cinder.'),
+        compute: atomicStrings.optional().describe('Nova availability zones (the failure domains are those available).'),
+        volume: atomicStrings.optional().describe('Cinder availability zones, for topology-aware volumes (cinder-csi); absent without Cinder.'),
       })
       .optional()
       .describe('Availability zones of the cloud, read once when the cluster is first reconciled.'),
+    adoption: z
+      .object({
+        adopt: atomicStrings.optional().describe('Resources CAPO created that adoption would take over: kind, name and ID.'),
+        create: atomicStrings.optional().describe('Resources adoption would have to create: kind and name.'),
+      })
+      .optional()
+      .describe('The dry run of adopting a CAPO cluster (annotation capo-apiserver.io/adopt: dry-run).'),
     networking: z
       .object({
         cilium: z

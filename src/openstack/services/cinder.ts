@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { ServiceTransport } from '../transport.js';
-import { linkedList, recordOf, segment, ServiceCalls, type Query } from './common.js';
+import { anyBody, linkedList, recordOf, segment, ServiceCalls, type Query } from './common.js';
 
 export const cinderMicroversion = '3.60';
 
@@ -109,6 +109,11 @@ export class CinderClient {
   }
 
   /** Accepted (202) and asynchronous; refused with 400 while the volume is attached or in a transitional status. */
+  /** Sets these metadata items, keeping the others. */
+  async updateVolumeMetadata(id: string, metadata: Readonly<Record<string, string>>): Promise<void> {
+    await this.calls.post(`/volumes/${segment(id)}/metadata`, { metadata }, anyBody);
+  }
+
   async deleteVolume(id: string): Promise<void> {
     return this.calls.delete(`/volumes/${segment(id)}`);
   }

@@ -285,6 +285,19 @@ export class OctaviaClient {
     return this.calls.list('/v2/lbaas/pools', poolList, { query });
   }
 
+  /** Tags are replaced as a whole; the load balancer turns PENDING_UPDATE until Octavia applied them. */
+  async updateLoadBalancerTags(id: string, tags: readonly string[]): Promise<LoadBalancer> {
+    return (await this.calls.put(`/v2/lbaas/loadbalancers/${segment(id)}`, { loadbalancer: { tags } }, loadBalancerBody)).loadbalancer;
+  }
+
+  async updatePoolTags(id: string, tags: readonly string[]): Promise<Pool> {
+    return (await this.calls.put(`/v2/lbaas/pools/${segment(id)}`, { pool: { tags } }, poolBody)).pool;
+  }
+
+  async updateMemberTags(poolId: string, memberId: string, tags: readonly string[]): Promise<Member> {
+    return (await this.calls.put(`/v2/lbaas/pools/${segment(poolId)}/members/${segment(memberId)}`, { member: { tags } }, memberBody)).member;
+  }
+
   async getPool(id: string): Promise<Pool> {
     return (await this.calls.get(`/v2/lbaas/pools/${segment(id)}`, poolBody)).pool;
   }

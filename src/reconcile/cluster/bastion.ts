@@ -16,6 +16,7 @@ import { clusterNameLabel } from '../paused.js';
 import { ownedResources, setOwned } from '../owned.js';
 import type { Networking } from './network.js';
 import type { ClusterContext } from './context.js';
+import { adoptAnnotation } from '../adoption.js';
 
 export const specHashAnnotation = 'capo-apiserver.io/spec-hash';
 /** How often to look at a bastion being built or removed when no event arrives sooner. */
@@ -57,7 +58,8 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
         name: name.name,
         namespace: cluster.namespace,
         labels: { [clusterNameLabel]: pass.meta.labels?.[clusterNameLabel] ?? cluster.name },
-        annotations: { [specHashAnnotation]: hash },
+        // The bastion server of a cluster adopting CAPO's resources adopts CAPO's bastion.
+        annotations: { [specHashAnnotation]: hash, ...(pass.owner.adopt ? { [adoptAnnotation]: 'capo' } : {}) },
         ownerReferences: [{ apiVersion: deps.clusters.apiVersion, kind: 'OpenStackCluster', name: cluster.name, uid: pass.meta.uid, controller: true, blockOwnerDeletion: true }],
       },
       spec: desired,

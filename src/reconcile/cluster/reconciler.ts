@@ -25,6 +25,8 @@ import { reconcileApiLoadBalancer, reconcileIngressLoadBalancer, deleteLoadBalan
 import { reconcileNetworking, deleteNetworking } from './network.js';
 import { reconcileSecurityGroups, deleteSecurityGroups, removeDisabledBastionGroup } from './security-group-step.js';
 import { reconcilePreflight } from './preflight-step.js';
+import { adoptAnnotation, adoptionOf } from '../adoption.js';
+import { surveyAdoption } from './adoption-survey.js';
 
 export const clusterFinalizer = 'openstackcluster.infrastructure.cluster.x-k8s.io';
 
@@ -45,7 +47,8 @@ export function openStackClusterReconciler(deps: ReconcilerDeps): Reconcile {
       const cloud = await authenticate(deps, pass, ((object.spec ?? {}) as ClusterSpec).identityRef);
       const context: ClusterContext = { pass, spec: (object.spec ?? {}) as ClusterSpec, cluster: name, cloud, deps };
       if (meta.deletionTimestamp !== undefined) return await reconcileDelete(context);
-      await reconcileNormal(context);
+      if (adoptionOf(object) === 'dry-run') await reportAdoption(context);
+      else await reconcileNormal(context);
     } catch (thrown) {
       error = thrown;
     }
@@ -93,6 +96,21 @@ async function reconcileNormal(context: ClusterContext): Promise<void> {
       message: pass.waiting.length > 0 ? describeWaits(pass.waiting) : 'provisioning',
     });
   }
+}
+
+/** What adopting CAPO's resources would take over and create, in the status; nothing else happens. */
+async function reportAdoption(context: ClusterContext): Promise<void> {
+  const { pass } = context;
+  const survey = await surveyAdoption(context);
+  pass.observe((status) => {
+    status.extensions = { ...(isJsonObject(status.extensions) ? status.extensions : {}), adoption: { adopt: survey.adopt, create: survey.create } };
+  });
+  pass.condition({
+    type: 'Ready',
+    status: 'False',
+    reason: 'AdoptionDryRun',
+    message: `adopting would take over ${survey.adopt.length} resources and create ${survey.create.length} (status.extensions.adoption); set ${adoptAnnotation}: capo to adopt`,
+  });
 }
 
 /**

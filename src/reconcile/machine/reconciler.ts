@@ -25,6 +25,7 @@ import { remove } from '../resource/engine.js';
 import { memberActuator } from '../resource/member.js';
 import { LoadBalancerBusyError } from '../resource/octavia.js';
 import { serverSpecFor, type MachineSpec } from '../server-spec.js';
+import { adoptAnnotation, adoptionOf } from '../adoption.js';
 import type { ClusterApiMachine, ClusterApiSource } from '../sources/source.js';
 
 export const machineFinalizer = 'openstackmachine.infrastructure.cluster.x-k8s.io';
@@ -59,11 +60,14 @@ export function openStackMachineReconciler(deps: ReconcilerDeps): Reconcile {
     pass.observe((status) => setPaused(status, pass.generation, gate));
     const clusterName = ownerClusterName(object) ?? '';
     const infraName = gate.open ? (gate.cluster.infrastructureRef?.name ?? clusterName) : clusterName;
+    const openStackCluster = await deps.clusters.get({ namespace: name.namespace, name: infraName });
+    // The machines of a cluster that adopts CAPO's resources adopt theirs (load balancer members here, the rest through the server).
+    if (adoptionOf(openStackCluster) === 'capo') pass.owner.adopt = true;
     const context: MachineContext = {
       pass,
       spec: object.spec as MachineSpec,
       machine: name,
-      openStackCluster: await deps.clusters.get({ namespace: name.namespace, name: infraName }),
+      openStackCluster,
       owner: await ownerMachine(deps.source, object),
       deps,
       placements,
@@ -164,6 +168,7 @@ async function createServer(context: MachineContext, owner: ClusterApiMachine): 
       name: machine.name,
       namespace: machine.namespace,
       labels: { ...pass.meta.labels, [clusterNameLabel]: clusterName, ...(controlPlane ? { [controlPlaneLabel]: '' } : {}) },
+      ...(pass.owner.adopt ? { annotations: { [adoptAnnotation]: 'capo' } } : {}),
       ownerReferences: [{ apiVersion: deps.machines.apiVersion, kind: 'OpenStackMachine', name: machine.name, uid: pass.meta.uid, controller: true, blockOwnerDeletion: true }],
     },
     spec,

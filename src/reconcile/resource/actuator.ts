@@ -23,6 +23,8 @@ export interface Owner {
   name: string;
   /** E.g. OpenStackCluster; only for the human-readable tag. */
   kind: string;
+  /** Adopting CAPO's resources (adoption.ts): one of the name that no capo-apiserver object owns is taken over. */
+  adopt?: boolean;
 }
 
 /** Still waiting on OpenStack: reconcile again later instead of holding a worker. */
@@ -65,7 +67,7 @@ export interface ResourceActuator<Desired extends { name: string }, Resource ext
    * several mean is the engine's call: ambiguous on ensure, all deleted on
    * remove.
    */
-  findAdoptable(name: string, owner: Owner): Promise<Resource[]>;
+  findAdoptable(name: string, owner: Owner, desired?: Desired): Promise<Resource[]>;
   /** One request creating the primary resource, named and, where the API allows, tagged (see the module comment). */
   create(desired: Desired, owner: Owner): Promise<Resource>;
   /** Idempotent follow-up steps, run on every ensure once the resource exists. */
@@ -118,6 +120,17 @@ export function ownerTag(owner: Owner): string {
     );
   }
   return tag;
+}
+
+/**
+ * Of the resources a name lookup found: the owner's; or, when there are none
+ * and the owner adopts CAPO's resources, those no capo-apiserver object owns
+ * (`ownedByAnyone` tells), which CAPO made.
+ */
+export function ownOrAdoptable<R>(found: readonly R[], owner: Owner, ownedByOwner: (resource: R) => boolean, ownedByAnyone: (resource: R) => boolean): R[] {
+  const ours = found.filter(ownedByOwner);
+  if (ours.length > 0 || !owner.adopt) return ours;
+  return found.filter((resource) => !ownedByAnyone(resource));
 }
 
 /** Whether some owner's tag is among these: the resource was created by capo-apiserver, not by a user. */

@@ -121,7 +121,7 @@ export async function ensure<Desired extends { name: string }, Resource extends 
     }
   }
   if (resource === undefined) {
-    resource = await adoptable(actuator, desired.name, owner);
+    resource = await adoptable(actuator, desired, owner);
     found = 'adopted';
     if (resource === undefined) {
       resource = await actuator.create(desired, owner);
@@ -143,10 +143,11 @@ export async function ensure<Desired extends { name: string }, Resource extends 
 
 async function adoptable<Desired extends { name: string }, Resource extends { id: string }>(
   actuator: ResourceActuator<Desired, Resource>,
-  name: string,
+  desired: Desired,
   owner: Owner,
 ): Promise<Resource | undefined> {
-  const matches = await actuator.findAdoptable(name, owner);
+  const { name } = desired;
+  const matches = await actuator.findAdoptable(name, owner, desired);
   if (matches.length <= 1) return matches[0];
   const ids = matches.map((match) => match.id);
   throw new ResourceTerminalError(

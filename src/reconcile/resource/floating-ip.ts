@@ -35,7 +35,12 @@ export function floatingIpActuator(neutron: NeutronClient): ResourceActuator<Flo
     kind: 'floating IP',
     getById: (id) => absentOn404(neutron.getFloatingIp(id)),
     // The description (name plus owner mark) is exact, so one filtered list finds ours, tagged or not.
-    findAdoptable: (name, owner) => adoptableOf(neutron.listFloatingIps({ description: withOwnerMark(name, owner) }), owner),
+    async findAdoptable(name, owner, desired) {
+      const ours = await adoptableOf(neutron.listFloatingIps({ description: withOwnerMark(name, owner) }), owner);
+      if (ours.length > 0 || !owner.adopt || !desired?.port_id) return ours;
+      // CAPO's floating IP has no name to find it by: it is the one on the port (the load balancer's VIP, the bastion's).
+      return adoptableOf(neutron.listFloatingIps({ port_id: desired.port_id }), owner);
+    },
     async create(desired, owner) {
       const tags = ownerTags(owner);
       const fip = await neutron.createFloatingIp({
@@ -49,6 +54,9 @@ export function floatingIpActuator(neutron: NeutronClient): ResourceActuator<Flo
     },
     async postCreate(fip, desired, owner) {
       await ensureOwnerTags(neutron, 'floatingips', fip, owner);
+      // An adopted one (CAPO's) takes our description too, so it is found again like one we made.
+      const description = withOwnerMark(desired.name, owner);
+      if (fip.description !== description) Object.assign(fip, await neutron.updateFloatingIp(fip.id, { description }));
       if (desired.port_id === undefined || associatedAsDesired(fip, desired)) return { done: true };
       // Refreshed in place, so readiness and describe() see the new association without another read.
       Object.assign(fip, await neutron.updateFloatingIp(fip.id, association(desired)));

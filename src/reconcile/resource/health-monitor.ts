@@ -3,8 +3,8 @@
  * load balancer CAPO lets users change afterwards, so they are kept in line.
  */
 import type { HealthMonitor, OctaviaClient } from '../../openstack/index.js';
-import { absentOn404, ownerTag, type ResourceActuator } from './actuator.js';
-import { createBelow, createTags, deleteBelow, loadBalancerOfPool, parentOf, provisioningReadiness, updateBelow } from './octavia.js';
+import { absentOn404, type ResourceActuator } from './actuator.js';
+import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, loadBalancerOfPool, parentOf, provisioningReadiness, updateBelow } from './octavia.js';
 
 /** Octavia's own field names. */
 export interface HealthMonitorDesired {
@@ -27,10 +27,12 @@ export function healthMonitorActuator(octavia: OctaviaClient): ResourceActuator<
   return {
     kind: 'health monitor',
     getById: (id) => absentOn404(octavia.getHealthMonitor(id)),
-    findAdoptable: (name, owner) => octavia.listHealthMonitors({ name, tags: [ownerTag(owner)] }),
+    findAdoptable: async (name, owner) => ownedOrCapo(await octavia.listHealthMonitors({ name, ...lookupTags(owner) }), owner),
     create: ({ loadbalancer_id, tags, ...desired }, owner) =>
       createBelow(octavia, loadbalancer_id, () => octavia.createHealthMonitor({ ...desired, tags: createTags(owner, tags) })),
-    async postCreate(monitor, desired) {
+    async postCreate(monitor, desired, owner) {
+      const claimed = await claimBelow(octavia, desired.loadbalancer_id, 'health monitor', monitor, owner, (tags) => octavia.updateHealthMonitor(monitor.id, { tags }));
+      if (claimed) return claimed;
       if (timings.every((field) => monitor[field] === desired[field])) return { done: true };
       const changes = { delay: desired.delay, timeout: desired.timeout, max_retries: desired.max_retries, max_retries_down: desired.max_retries_down };
       return updateBelow(octavia, desired.loadbalancer_id, 'health monitor', monitor, 'its new timings', () => octavia.updateHealthMonitor(monitor.id, changes));

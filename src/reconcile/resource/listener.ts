@@ -1,7 +1,7 @@
 /** The Octavia listener actuator: one per API server port, with the allowed CIDRs users may change later. */
 import type { Listener, OctaviaClient } from '../../openstack/index.js';
-import { absentOn404, ownerTag, type ResourceActuator } from './actuator.js';
-import { createBelow, createTags, deleteBelow, parentOf, provisioningReadiness, updateBelow } from './octavia.js';
+import { absentOn404, type ResourceActuator } from './actuator.js';
+import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, parentOf, provisioningReadiness, updateBelow } from './octavia.js';
 
 /** Octavia's own field names. */
 export interface ListenerDesired {
@@ -22,10 +22,12 @@ export function listenerActuator(octavia: OctaviaClient): ResourceActuator<Liste
   return {
     kind: 'listener',
     getById: (id) => absentOn404(octavia.getListener(id)),
-    findAdoptable: (name, owner) => octavia.listListeners({ name, tags: [ownerTag(owner)] }),
+    findAdoptable: async (name, owner) => ownedOrCapo(await octavia.listListeners({ name, ...lookupTags(owner) }), owner),
     create: ({ tags, ...desired }, owner) =>
       createBelow(octavia, desired.loadbalancer_id, () => octavia.createListener({ ...desired, tags: createTags(owner, tags) })),
-    async postCreate(listener, desired) {
+    async postCreate(listener, desired, owner) {
+      const claimed = await claimBelow(octavia, desired.loadbalancer_id, 'listener', listener, owner, (tags) => octavia.updateListener(listener.id, { tags }));
+      if (claimed) return claimed;
       if (desired.allowed_cidrs === undefined || sameCidrs(listener.allowed_cidrs ?? [], desired.allowed_cidrs)) return { done: true };
       const allowed = desired.allowed_cidrs;
       return updateBelow(octavia, desired.loadbalancer_id, 'listener', listener, 'its allowed CIDRs', () => octavia.updateListener(listener.id, { allowed_cidrs: allowed }));

@@ -6,7 +6,7 @@
  */
 import type { LoadBalancer, OctaviaClient } from '../../openstack/index.js';
 import { absentOn404, ownerTag, type ResourceActuator } from './actuator.js';
-import { createTags, isBusyConflict, octaviaRequeueMs, provisioningReadiness } from './octavia.js';
+import { createTags, isBusyConflict, lookupTags, octaviaRequeueMs, ownedOrCapo, provisioningReadiness } from './octavia.js';
 
 /** Octavia's own field names, so the create body is the desired state as is. */
 export interface LoadBalancerDesired {
@@ -26,8 +26,20 @@ export function loadBalancerActuator(octavia: OctaviaClient): ResourceActuator<L
   return {
     kind: 'load balancer',
     getById: (id) => absentOn404(octavia.getLoadBalancer(id)),
-    findAdoptable: (name, owner) => octavia.listLoadBalancers({ name, tags: [ownerTag(owner)] }),
+    findAdoptable: async (name, owner) => ownedOrCapo(await octavia.listLoadBalancers({ name, ...lookupTags(owner) }), owner),
     create: ({ tags, ...desired }, owner) => octavia.createLoadBalancer({ ...desired, tags: createTags(owner, tags) }),
+    // An adopted load balancer (CAPO's) gets the owner tags once it accepts changes.
+    async postCreate(lb, _desired, owner) {
+      if ((lb.tags ?? []).includes(ownerTag(owner))) return { done: true };
+      const pending = provisioningReadiness('load balancer', lb);
+      if ('waitingFor' in pending) return pending;
+      try {
+        Object.assign(lb, await octavia.updateLoadBalancerTags(lb.id, createTags(owner, lb.tags ?? [])));
+      } catch (error) {
+        if (!isBusyConflict(error)) throw error;
+      }
+      return { waitingFor: `load balancer ${lb.id} to apply its owner tags`, requeueAfterMs: octaviaRequeueMs };
+    },
     readiness: (lb) => provisioningReadiness('load balancer', lb),
     async delete(lb) {
       const gone = { waitingFor: `load balancer ${lb.id} to be deleted`, requeueAfterMs: octaviaRequeueMs };

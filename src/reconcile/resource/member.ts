@@ -5,8 +5,8 @@
  * port: a machine whose address changed gets a new member, never a stale one.
  */
 import { isNotFound, type Member, type OctaviaClient } from '../../openstack/index.js';
-import { absentOn404, ownerTag, type ResourceActuator } from './actuator.js';
-import { createBelow, createTags, deleteBelow, loadBalancerOfPool, octaviaRequeueMs, provisioningReadiness, waitAfterRefusal } from './octavia.js';
+import { absentOn404, type ResourceActuator } from './actuator.js';
+import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, loadBalancerOfPool, octaviaRequeueMs, provisioningReadiness, waitAfterRefusal } from './octavia.js';
 
 /** Octavia's own field names. */
 export interface MemberDesired {
@@ -28,12 +28,14 @@ export function memberActuator(octavia: OctaviaClient, poolId: string): Resource
   return {
     kind: 'member',
     getById: (id) => absentOn404(octavia.getMember(poolId, id)),
-    findAdoptable: async (name, owner) => (await absentOn404(octavia.listMembers(poolId, { name, tags: [ownerTag(owner)] }))) ?? [],
+    findAdoptable: async (name, owner) => ownedOrCapo((await absentOn404(octavia.listMembers(poolId, { name, ...lookupTags(owner) }))) ?? [], owner),
     async create({ pool_id, loadbalancer_id, tags, ...desired }, owner) {
       if (pool_id !== poolId) throw new Error(`member "${desired.name}" is meant for pool ${pool_id}, but this actuator serves pool ${poolId}`);
       return createBelow(octavia, loadbalancer_id, () => octavia.createMember(poolId, { ...desired, tags: createTags(owner, tags) }));
     },
-    async postCreate(member, desired) {
+    async postCreate(member, desired, owner) {
+      const claimed = await claimBelow(octavia, desired.loadbalancer_id, 'member', member, owner, (tags) => octavia.updateMemberTags(poolId, member.id, tags));
+      if (claimed) return claimed;
       if (!movedFrom(member, desired)) return { done: true };
       const replacing = `member ${member.id} at ${endpoint(member)} to be deleted, to be created again at ${endpoint(desired)}`;
       if (member.provisioning_status.startsWith('PENDING_')) return { waitingFor: `${replacing} (now ${member.provisioning_status})`, requeueAfterMs: octaviaRequeueMs };

@@ -6,7 +6,7 @@
  */
 import { isIPv6 } from 'node:net';
 import type { NeutronClient, Port, TaggableResource } from '../../openstack/index.js';
-import { carriesOwnerTag, ownerTag, ownerTags, type Owner, type Progress } from './actuator.js';
+import { carriesOwnerTag, ownOrAdoptable, ownerTag, ownerTags, type Owner, type Progress } from './actuator.js';
 
 interface Tagged {
   id: string;
@@ -94,7 +94,12 @@ export function ownedBy(resource: { tags?: string[] | null | undefined; descript
   return !carriesOwnerTag(tags) && (resource.description ?? '').endsWith(ownerMark(owner));
 }
 
-/** The resources of a name lookup that are ours. */
+/** Some capo-apiserver object's: an owner tag, or the owner mark of an interrupted tagging. */
+function ownedByAnyone(resource: { tags?: string[] | null | undefined; description?: string | null | undefined }): boolean {
+  return carriesOwnerTag(resource.tags ?? []) || /\[owner [^\]]+\]$/.test(resource.description ?? '');
+}
+
+/** The resources of a name lookup that are ours, or CAPO's while the owner adopts them (ensureOwnerTags then marks them ours). */
 export async function adoptableOf<R extends { tags?: string[] | null | undefined; description?: string | null | undefined }>(listed: Promise<R[]>, owner: Owner): Promise<R[]> {
-  return (await listed).filter((resource) => ownedBy(resource, owner));
+  return ownOrAdoptable(await listed, owner, (resource) => ownedBy(resource, owner), ownedByAnyone);
 }

@@ -11,7 +11,7 @@
  * costs the one GET that tells busy from failed.
  */
 import { isNotFound, OpenStackError, type LoadBalancer, type OctaviaClient } from '../../openstack/index.js';
-import { ownerTags, WaitingError, type Owner, type Progress, type Readiness, type Waiting } from './actuator.js';
+import { carriesOwnerTag, ownOrAdoptable, ownerTag, ownerTags, WaitingError, type Owner, type Progress, type Readiness, type Waiting } from './actuator.js';
 import { ResourceTerminalError } from './engine.js';
 
 /** Amphora builds take a minute or two and child changes a few seconds; the controller's schedule bounds the polling. */
@@ -141,6 +141,34 @@ export async function deleteBelow(
 /** Octavia takes tags in the create body; the owner tags come first and nothing is repeated. */
 export function createTags(owner: Owner, extra: readonly string[] = []): string[] {
   return [...new Set([...ownerTags(owner), ...extra])];
+}
+
+/** The tag filter of a lookup by name: the owner tag, unless the owner adopts CAPO's untagged resources too. */
+export function lookupTags(owner: Owner): { tags?: string[] } {
+  return owner.adopt ? {} : { tags: [ownerTag(owner)] };
+}
+
+/** Of a lookup by name: ours, or (adopting) CAPO's, which carry no capo-apiserver owner tag. */
+export function ownedOrCapo<R extends { tags?: string[] | null }>(found: readonly R[], owner: Owner): R[] {
+  return ownOrAdoptable(found, owner, (resource) => (resource.tags ?? []).includes(ownerTag(owner)), (resource) => carriesOwnerTag(resource.tags ?? []));
+}
+
+/**
+ * An adopted child of a load balancer gets the owner's tags (CAPO's carry
+ * none), one PUT, then a wait until Octavia applied it; undefined when it
+ * carries them already.
+ */
+export async function claimBelow(
+  octavia: OctaviaClient,
+  loadBalancerId: string,
+  kind: string,
+  child: Provisioned & { tags?: string[] | null },
+  owner: Owner,
+  put: (tags: string[]) => Promise<unknown>,
+): Promise<Progress | undefined> {
+  const tags = child.tags ?? [];
+  if (tags.includes(ownerTag(owner))) return undefined;
+  return updateBelow(octavia, loadBalancerId, kind, child, 'its owner tags', () => put(createTags(owner, tags)));
 }
 
 /** The one parent Octavia lists for a child, e.g. a listener's `loadbalancers` or a monitor's `pools`. */

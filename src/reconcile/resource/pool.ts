@@ -1,7 +1,7 @@
 /** The Octavia pool actuator: the listener's default pool, which the control-plane machines join as members. */
 import type { OctaviaClient, Pool } from '../../openstack/index.js';
-import { absentOn404, ownerTag, type ResourceActuator } from './actuator.js';
-import { createBelow, createTags, deleteBelow, parentOf, provisioningReadiness } from './octavia.js';
+import { absentOn404, type ResourceActuator } from './actuator.js';
+import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, parentOf, provisioningReadiness } from './octavia.js';
 
 /** Octavia's own field names. */
 export interface PoolDesired {
@@ -20,7 +20,7 @@ export function poolActuator(octavia: OctaviaClient): ResourceActuator<PoolDesir
   return {
     kind: 'pool',
     getById: (id) => absentOn404(octavia.getPool(id)),
-    findAdoptable: (name, owner) => octavia.listPools({ name, tags: [ownerTag(owner)] }),
+    findAdoptable: async (name, owner) => ownedOrCapo(await octavia.listPools({ name, ...lookupTags(owner) }), owner),
     create: (desired, owner) =>
       createBelow(octavia, desired.loadbalancer_id, () =>
         // Created through the listener, which makes it the listener's default pool in the same change.
@@ -32,6 +32,8 @@ export function poolActuator(octavia: OctaviaClient): ResourceActuator<PoolDesir
           tags: createTags(owner, desired.tags),
         }),
       ),
+    postCreate: async (pool, desired, owner) =>
+      (await claimBelow(octavia, desired.loadbalancer_id, 'pool', pool, owner, (tags) => octavia.updatePoolTags(pool.id, tags))) ?? { done: true },
     readiness: (pool) => provisioningReadiness('pool', pool),
     // Its members and monitor go with it.
     delete: (pool) => deleteBelow(octavia, 'pool', pool, () => octavia.deletePool(pool.id), async () => parentOf('pool', pool, 'load balancer', pool.loadbalancers)),

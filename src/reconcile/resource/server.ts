@@ -5,7 +5,7 @@
  */
 import type { BlockDeviceMapping, CreateServer, NovaClient, SchedulerHints, Server } from '../../openstack/index.js';
 import { TerminalError } from '../controller.js';
-import { absentOn404, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
+import { absentOn404, carriesOwnerTag, ownOrAdoptable, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
 
 /** Nova's create fields where they map one to one; the references are resolved to IDs by the caller. */
 export interface ServerDesired {
@@ -49,11 +49,23 @@ export function serverActuator(nova: NovaClient): ResourceActuator<ServerDesired
   return {
     kind: 'server',
     getById: (id) => absentOn404(nova.getServer(id)),
-    findAdoptable: (name, owner) => nova.findServersByName(name, { tags: [ownerTag(owner)] }),
+    findAdoptable: async (name, owner) =>
+      ownOrAdoptable(
+        await nova.findServersByName(name, owner.adopt ? {} : { tags: [ownerTag(owner)] }),
+        owner,
+        (server) => (server.tags ?? []).includes(ownerTag(owner)),
+        (server) => carriesOwnerTag(server.tags ?? []),
+      ),
     async create(desired, owner) {
       const tags = [...new Set([...ownerTags(owner), ...(desired.tags ?? [])])];
       const created = await nova.createServer(createBody(desired, tags), schedulerHints(desired));
       return building(created.id, desired, tags);
+    },
+    // An adopted server (CAPO's) gets the owner tags, kept beside the ones it has.
+    async postCreate(server, _desired, owner) {
+      const tags = server.tags ?? [];
+      if (!tags.includes(ownerTag(owner))) server.tags = await nova.replaceServerTags(server.id, [...new Set([...tags, ...ownerTags(owner)])]);
+      return { done: true };
     },
     readiness(server) {
       if (server.status === 'ACTIVE') return { ready: true };

@@ -5,7 +5,7 @@
  */
 import { derivedError, OpenStackError, type CinderClient, type Volume } from '../../openstack/index.js';
 import { TerminalError } from '../controller.js';
-import { absentOn404, type Owner, type ResourceActuator } from './actuator.js';
+import { absentOn404, ownOrAdoptable, type Owner, type ResourceActuator } from './actuator.js';
 
 /** Cinder's own field names, so the create body is the desired state plus the owner's metadata. */
 export interface VolumeDesired {
@@ -55,12 +55,25 @@ export function volumeActuator(cinder: CinderClient): ResourceActuator<VolumeDes
     getById: (id) => absentOn404(cinder.getVolume(id)),
     async findAdoptable(name, owner) {
       const uid = ownerUid(owner);
-      const volumes = await cinder.listVolumes({ name, metadata: { [ownerMetadataKey]: uid } });
+      const volumes = await cinder.listVolumes(owner.adopt ? { name } : { name, metadata: { [ownerMetadataKey]: uid } });
       // Ownership must not rest on the cloud applying a filter (an operator can narrow Cinder's allowed filters), so it is checked here too.
-      return volumes.filter((volume) => volume.name === name && volume.metadata[ownerMetadataKey] === uid);
+      return ownOrAdoptable(
+        volumes.filter((volume) => volume.name === name),
+        owner,
+        (volume) => volume.metadata[ownerMetadataKey] === uid,
+        (volume) => volume.metadata[ownerMetadataKey] !== undefined,
+      );
     },
-    // The owner's metadata travels in the create body, so nothing is left for a follow-up step.
+    // The owner's metadata travels in the create body; only an adopted volume (CAPO's) gets it afterwards.
     create: (desired, owner) => cinder.createVolume({ ...desired, metadata: { ...desired.metadata, ...ownerMetadata(owner) } }),
+    async postCreate(volume, _desired, owner) {
+      if (volume.metadata[ownerMetadataKey] !== ownerUid(owner)) {
+        const marks = ownerMetadata(owner);
+        await cinder.updateVolumeMetadata(volume.id, marks);
+        Object.assign(volume.metadata, marks);
+      }
+      return { done: true };
+    },
     readiness(volume) {
       if (volume.status === 'available' || volume.status === 'in-use') return { ready: true };
       if (volume.status.startsWith('error')) return { failed: `Cinder reports status ${volume.status}` };

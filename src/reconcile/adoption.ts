@@ -1,0 +1,24 @@
+/**
+ * The way in for CAPO users: an OpenStackCluster annotated
+ * `capo-apiserver.io/adopt: capo` takes over the resources CAPO created for
+ * a cluster of the same namespace and name instead of creating its own.
+ * CAPO finds its resources by name alone and marks none of them, so a
+ * resource of the expected name that carries no capo-apiserver owner mark
+ * is CAPO's; it is adopted (our owner tags added) and from then on managed
+ * and deleted as ours. Its machines' servers, ports and volumes follow, as
+ * the machines inherit the annotation. `dry-run` instead lists in the
+ * cluster's status what would be adopted and what would be created, and
+ * changes nothing.
+ */
+import type { JsonObject } from '../storage/interface.js';
+import { metaOf } from './objects.js';
+
+export const adoptAnnotation = 'capo-apiserver.io/adopt';
+
+export type Adoption = 'capo' | 'dry-run';
+
+/** What the object's annotation asks for; undefined when absent or not a known value. */
+export function adoptionOf(object: JsonObject | undefined): Adoption | undefined {
+  const value = object === undefined ? undefined : metaOf(object).annotations?.[adoptAnnotation];
+  return value === 'capo' || value === 'dry-run' ? value : undefined;
+}
