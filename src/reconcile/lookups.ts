@@ -5,15 +5,28 @@
  * and images by name change rarely, so many objects resolving them at once
  * share one lookup per cloud.
  */
+import type { Flavor } from '../openstack/index.js';
 import type { CloudConnection } from './cloud.js';
 import { TerminalError } from './controller.js';
 
 const lookupTtlMs = 5 * 60_000;
+/** A flavor never changes under its ID; the resync reads it again after this. */
+const flavorTtlMs = 10 * 60_000;
 
 export interface ImageParam {
   id?: string;
   filter?: { name?: string; tags?: string[] };
   imageRef?: { name: string };
+}
+
+/** A machine's flavor parameter (ID or name filter) in the server's spelling. */
+export function flavorReference(param: { id?: string; filter?: { name?: string } } | undefined): { flavorID: string } | { flavor: string | undefined } {
+  return param?.id !== undefined ? { flavorID: param.id } : { flavor: param?.filter?.name };
+}
+
+/** The flavor behind an ID, shared by every object of the cloud that reads it. */
+export function flavorById(cloud: CloudConnection, id: string): Promise<Flavor> {
+  return cloud.memo(`flavor:${id}`, flavorTtlMs, () => cloud.clients.nova.getFlavor(id));
 }
 
 /** The flavor's ID: `flavorID` as given, else the one flavor named `flavor`. */

@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import type { openStackMachineSpec } from '../api/infrastructure/v1beta2/openstackmachine.js';
 import type { JsonObject } from '../storage/interface.js';
 import { TerminalError } from './controller.js';
+import { flavorReference } from './lookups.js';
 
 export type MachineSpec = z.output<typeof openStackMachineSpec>;
 
@@ -37,9 +38,8 @@ export function serverSpecFor(input: ServerSpecInput): JsonObject {
   const securityGroups = [...(managedGroup ? [{ id: managedGroup }] : []), ...(machineSpec.securityGroups ?? [])];
   const tags = [...new Set([...((clusterSpec.tags as string[] | undefined) ?? []), ...(machineSpec.tags ?? [])])];
   const identityRef = machineSpec.identityRef ?? clusterSpec.identityRef;
-  const flavor = machineSpec.flavor.id !== undefined ? { flavorID: machineSpec.flavor.id } : { flavor: machineSpec.flavor.filter?.name };
   return dropUndefined({
-    ...flavor,
+    ...flavorReference(machineSpec.flavor),
     image: machineSpec.image,
     sshKeyName: machineSpec.sshKeyName ?? '',
     ports,

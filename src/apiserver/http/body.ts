@@ -173,5 +173,6 @@ function protobufObject(body: Buffer, decode: (raw: Uint8Array) => JsonObject, t
   } catch (error) {
     throw errors.badRequest(`the protobuf ${object.kind} cannot be decoded: ${error instanceof Error ? error.message : String(error)}`);
   }
-  return { apiVersion: object.apiVersion, kind: object.kind, ...decoded };
+  // Its managedFields carry JSON of their own, held to the same depth as a JSON body.
+  return withinNestingLimit({ apiVersion: object.apiVersion, kind: object.kind, ...decoded });
 }

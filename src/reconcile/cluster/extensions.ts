@@ -7,7 +7,7 @@
 import type { JsonObject } from '../../storage/interface.js';
 import type { ClusterContext } from './context.js';
 
-async function endpointOrUndefined(context: ClusterContext, service: 'compute' | 'network' | 'block-storage'): Promise<string | undefined> {
+export async function endpointOrUndefined(context: ClusterContext, service: 'compute' | 'network' | 'block-storage'): Promise<string | undefined> {
   try {
     return await context.cloud.session.endpoint(service);
   } catch {

@@ -20,7 +20,7 @@ import { ReconcilePass, describeWaits, settleAll } from '../reconcile-pass.js';
 import { clusterGate, setPaused, type Gate } from '../paused.js';
 import type { ClusterContext, ClusterSpec } from './context.js';
 import { reconcileBastion, deleteBastion } from './bastion.js';
-import { computeExtensions } from './extensions.js';
+import { computeExtensions, endpointOrUndefined } from './extensions.js';
 import { reconcileApiLoadBalancer, reconcileIngressLoadBalancer, deleteLoadBalancers } from './load-balancer.js';
 import { reconcileNetworking, deleteNetworking } from './network.js';
 import { reconcileSecurityGroups, deleteSecurityGroups, removeDisabledBastionGroup } from './security-group-step.js';
@@ -143,13 +143,8 @@ async function reconcileFailureDomains(context: ClusterContext): Promise<void> {
 
 /** Cinder's zones; undefined for a cloud without Cinder. */
 async function volumeZonesOf(context: ClusterContext): Promise<string[] | undefined> {
-  const { cloud } = context;
-  try {
-    await cloud.session.endpoint('block-storage');
-  } catch {
-    return undefined;
-  }
-  return (await cloud.clients.cinder.listAvailabilityZones()).map((zone) => zone.zoneName).sort();
+  if ((await endpointOrUndefined(context, 'block-storage')) === undefined) return undefined;
+  return (await context.cloud.clients.cinder.listAvailabilityZones()).map((zone) => zone.zoneName).sort();
 }
 
 async function reconcileDelete(context: ClusterContext): Promise<ReconcileResult> {

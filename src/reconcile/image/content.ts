@@ -88,7 +88,12 @@ export async function uploadContent(glance: GlanceClient, imageId: string, downl
   const body = new PassThrough();
   // A failing stage (the download, the hash, the decompression) destroys the body too, which breaks the upload off.
   const moved = pipeline([source, ...stages, body]);
-  const [movedResult, uploadResult] = await Promise.allSettled([moved, glance.uploadImageData(imageId, body)]);
+  // An upload Glance refuses ends the download too, which would otherwise stall on a body nobody reads.
+  const upload = glance.uploadImageData(imageId, body).catch((error: unknown) => {
+    body.destroy(error instanceof Error ? error : new Error(String(error)));
+    throw error;
+  });
+  const [movedResult, uploadResult] = await Promise.allSettled([moved, upload]);
   // The stage's own error says more than the upload's "aborted".
   if (movedResult.status === 'rejected') throw movedResult.reason;
   if (uploadResult.status === 'rejected') throw uploadResult.reason;

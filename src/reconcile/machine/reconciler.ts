@@ -26,6 +26,7 @@ import { memberActuator } from '../resource/member.js';
 import { LoadBalancerBusyError } from '../resource/octavia.js';
 import { serverSpecFor, type MachineSpec } from '../server-spec.js';
 import { adoptAnnotation, adoptionOf } from '../adoption.js';
+import { flavorById } from '../lookups.js';
 import type { ClusterApiMachine, ClusterApiSource } from '../sources/source.js';
 
 export const machineFinalizer = 'openstackmachine.infrastructure.cluster.x-k8s.io';
@@ -44,7 +45,6 @@ interface MachineContext {
 
 /** How soon to look again when no event is expected to bring the machine back (the cluster or server events usually come first). */
 const waitRequeueMs = 15_000;
-const flavorTtlMs = 10 * 60_000;
 
 export function openStackMachineReconciler(deps: ReconcilerDeps): Reconcile {
   const placements = new OneAtATime();
@@ -289,7 +289,7 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
 async function reconcileNodeResources(context: MachineContext, cloud: CloudConnection, serverStatus: JsonObject): Promise<void> {
   const flavorId = (serverStatus.resolved as { flavorID?: string } | undefined)?.flavorID;
   if (!flavorId) return;
-  const flavor = await cloud.memo(`flavor:${flavorId}`, flavorTtlMs, () => cloud.clients.nova.getFlavor(flavorId));
+  const flavor = await flavorById(cloud, flavorId);
   const reservation = reservedResources({ vcpus: flavor.vcpus, ramMiB: flavor.ram, diskGiB: flavor.disk }, isControlPlane(context) ? 'control-plane' : 'worker');
   context.pass.observe((status) => {
     const extensions = ((status.extensions as JsonObject | undefined) ?? {}) as JsonObject;

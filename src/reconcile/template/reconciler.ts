@@ -15,7 +15,7 @@ import type { CloudConnection } from '../cloud.js';
 import type { Reconcile } from '../controller.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { authenticate } from '../lifecycle.js';
-import { resolveFlavorId, resolveImageId, type ImageParam, type ImageRefResolver } from '../lookups.js';
+import { flavorById, flavorReference, resolveFlavorId, resolveImageId, type ImageParam, type ImageRefResolver } from '../lookups.js';
 import { imageRefResolver } from '../image/reconciler.js';
 import { metaOf } from '../objects.js';
 import { clusterGate, setPaused } from '../paused.js';
@@ -28,8 +28,8 @@ interface TemplateMachineSpec {
   identityRef?: unknown;
 }
 
-/** Flavors and images do not change under an ID; the resync reads them again after this. */
-const lookupTtlMs = 10 * 60_000;
+/** An image's properties do not change under its ID; the resync reads them again after this. */
+const imageTtlMs = 10 * 60_000;
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
 
@@ -66,9 +66,8 @@ export function openStackMachineTemplateReconciler(deps: ReconcilerDeps): Reconc
 }
 
 async function reportCapacity(pass: ReconcilePass, cloud: CloudConnection, spec: TemplateMachineSpec, imageRefs: ImageRefResolver): Promise<void> {
-  const { nova, glance } = cloud.clients;
-  const flavorId = await resolveFlavorId(cloud, spec.flavor?.id !== undefined ? { flavorID: spec.flavor.id } : { flavor: spec.flavor?.filter?.name });
-  const flavor = await cloud.memo(`flavor:${flavorId}`, lookupTtlMs, () => nova.getFlavor(flavorId));
+  const { glance } = cloud.clients;
+  const flavor = await flavorById(cloud, await resolveFlavorId(cloud, flavorReference(spec.flavor)));
   const capacity: Record<string, string> = { cpu: String(flavor.vcpus), memory: binaryQuantity(flavor.ram * MiB) };
   const ephemeralGiB = flavor['OS-FLV-EXT-DATA:ephemeral'] ?? 0;
   if (ephemeralGiB > 0) capacity['ephemeral-storage'] = binaryQuantity(ephemeralGiB * GiB);
@@ -81,7 +80,7 @@ async function reportCapacity(pass: ReconcilePass, cloud: CloudConnection, spec:
   // The capacity stands while an ORC Image is still on its way.
   if (!spec.image) return;
   const imageId = await resolveImageId(cloud, spec.image, imageRefs);
-  const operatingSystem = (await cloud.memo(`image-by-id:${imageId}`, lookupTtlMs, () => glance.getImage(imageId))).os_type;
+  const operatingSystem = (await cloud.memo(`image-by-id:${imageId}`, imageTtlMs, () => glance.getImage(imageId))).os_type;
   pass.observe((status) => {
     if (operatingSystem) status.nodeInfo = { operatingSystem };
     else delete status.nodeInfo;

@@ -5,6 +5,7 @@
  * immutability, kube's validation messages without the secret values, and
  * watches.
  */
+import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { embeddedClusterApiKinds } from '../../../src/api/embedded/kinds.js';
 import { infrastructureKinds } from '../../../src/api/infrastructure/kinds.js';
@@ -100,6 +101,21 @@ describe('kubectl apply, get, describe and delete', () => {
     const crd = await rawPost('/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters', 'application/vnd.kubernetes.protobuf', Buffer.from('k8s\0'));
     expect(crd.status).toBe(415);
     expect(crd.body.message).toContain('accepted media types include: application/json, application/yaml');
+  });
+
+  it('holds the JSON inside a protobuf body (managedFields) to the depth limit of JSON bodies', async () => {
+    const deep = `${'{"f:a":'.repeat(5000)}{}${'}'.repeat(5000)}`;
+    // Secret{metadata{name, managedFields[{manager, fieldsV1{Raw}}]}} in a runtime.Unknown, field by field.
+    const fieldsV1 = protobuf.Writer.create().uint32((1 << 3) | 2).string(deep).finish();
+    const entry = protobuf.Writer.create().uint32((1 << 3) | 2).string('kubectl').uint32((7 << 3) | 2).bytes(fieldsV1).finish();
+    const metadata = protobuf.Writer.create().uint32((1 << 3) | 2).string('deep').uint32((17 << 3) | 2).bytes(entry).finish();
+    const secretMessage = protobuf.Writer.create().uint32((1 << 3) | 2).bytes(metadata).finish();
+    const typeMeta = protobuf.Writer.create().uint32((1 << 3) | 2).string('v1').uint32((2 << 3) | 2).string('Secret').finish();
+    const unknown = protobuf.Writer.create().uint32((1 << 3) | 2).bytes(typeMeta).uint32((2 << 3) | 2).bytes(secretMessage).finish();
+    const refused = await rawPost(base, 'application/vnd.kubernetes.protobuf', Buffer.concat([Buffer.from('k8s\0'), unknown]));
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain('nests more than');
+    expect(await fails(['get', 'secret', 'deep'])).toContain('not found');
   });
 
   it('labels and annotates', async () => {
