@@ -7,8 +7,9 @@
  * condition; an imported Image finds an existing image and leaves it in
  * Glance when deleted; ORC's CRD rules are enforced.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
@@ -115,13 +116,11 @@ describe('ORC Images', () => {
   });
 
   it('decompresses xz and bzip2 content too, as ORC does', async () => {
-    // The stored image: what each compressed file unpacks to.
+    // The stored image: what each compressed fixture unpacks to (made once with xz -c and bzip2 -c, so no tool is needed here).
     const stored = Buffer.alloc(200 * 1024, 9);
     stored.write('capo-apiserver', 4096);
-    const files = new Map([
-      ['node.raw.xz', execFileSync('xz', ['-c'], { input: stored })],
-      ['node.raw.bz2', execFileSync('bzip2', ['-c'], { input: stored })],
-    ]);
+    const fixtures = path.join(import.meta.dirname, 'fixtures');
+    const files = new Map(await Promise.all(['node.raw.xz', 'node.raw.bz2'].map(async (file) => [file, await readFile(path.join(fixtures, file))] as const)));
     const mirrorServer = createServer((request, response) => {
       const data = files.get(request.url?.slice(1) ?? '');
       if (!data) return void response.writeHead(404).end();
