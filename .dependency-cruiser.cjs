@@ -43,7 +43,7 @@ module.exports = {
     layer('apiserver', apiserver, [storage, observability], 'The API machinery is generic: it serves whatever kinds it is given and never knows CAPO, the inventory or the reconciler.'),
     layer('api-infrastructure', infrastructure, [apiserver, storage], 'CAPO\'s kinds are definitions for the API machinery.'),
     layer('api-orc', '^src/api/orc/', [infrastructure, apiserver, storage], 'ORC\'s Image is a definition for the API machinery, built from the CAPO schema blocks.'),
-    layer('api-embedded', '^src/api/embedded/', [infrastructure, apiserver, storage], 'The embedded Secret, Cluster and Machine kinds are definitions for the API machinery.'),
+    layer('api-embedded', '^src/api/embedded/', [infrastructure, apiserver, storage], 'The embedded Secret, Cluster, Machine and IPAM kinds are definitions for the API machinery.'),
     layer('api-computed', '^src/api/computed/', [infrastructure, inventory, apiserver, storage], 'Computed kinds serve what the inventory derives from storage.'),
     layer('capo', capo, [infrastructure, openstack, storage], 'CAPO\'s conventions (names, security group rules, filters) are data both the reconciler and preflight read.'),
     layer('inventory', inventory, [infrastructure, apiserver, storage], 'The inventory is read from storage; the reconciler and the APIs that serve it sit above it.'),

@@ -45,3 +45,13 @@ export function portName(serverName: string, index: number, nameSuffix: string |
 export function volumeName(serverName: string, deviceName: string): string {
   return `${serverName}-${deviceName}`;
 }
+
+/** CAPO's tag on the floating IPs an OpenStackFloatingIPPool creates. */
+export function floatingIpPoolTag(poolName: string): string {
+  return `cluster-api-provider-openstack-fip-pool-${poolName}`;
+}
+
+/** The IPAddressClaim a server with floatingIPPoolRef makes for its floating IP. */
+export function floatingAddressClaimName(serverName: string): string {
+  return `${serverName}-floating-ip-address`;
+}

@@ -1,10 +1,12 @@
 /**
  * Runs the reconcilers (OpenStackCluster, OpenStackMachine, OpenStackServer,
- * OpenStackMachineTemplate) on one storage, and routes changes between them:
+ * OpenStackMachineTemplate, OpenStackFloatingIPPool, ORC Image) on one
+ * storage, and routes changes between them:
  * a server's status wakes its machine (or the cluster, for the bastion), a
  * cluster becoming provisioned wakes its machines, a new cluster its
- * templates, and a Secret, Cluster or Machine from the source wakes the
- * objects that read it. Each reconciler
+ * templates, an IPAM claim or address wakes its pool and the claim's answer
+ * the server that made it, and a Secret, Cluster or Machine from the source
+ * wakes the objects that read it. Each reconciler
  * still only reacts to its own spec and metadata changes; these routes are
  * why nothing has to poll for another object's progress.
  */
@@ -24,6 +26,7 @@ import { clusterNameLabel, ownerClusterName } from './paused.js';
 import { openStackServerReconciler } from './server/reconciler.js';
 import { openStackMachineTemplateReconciler } from './template/reconciler.js';
 import { orcImageReconciler } from './image/reconciler.js';
+import { floatingIpPoolReconciler, ipamGroup, poolKind, refersToPool } from './pool/reconciler.js';
 import { orcGroup } from '../api/orc/kinds.js';
 import type { ClusterApiSource, SourceChange } from './sources/source.js';
 import { VerifiedResources } from './verified-resources.js';
@@ -82,18 +85,24 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
   const imageKind = kinds.find((candidate) => candidate.kind === 'Image' && candidate.group === orcGroup);
   const images = imageKind && new KindClient(imageKind, storage);
   const identities = new KindClient(kindNamed(kinds, 'OpenStackClusterIdentity'), storage);
+  const pools = new KindClient(kindNamed(kinds, poolKind), storage);
+  const claimKind = kinds.find((candidate) => candidate.kind === 'IPAddressClaim' && candidate.group === ipamGroup);
+  const addressKind = kinds.find((candidate) => candidate.kind === 'IPAddress' && candidate.group === ipamGroup);
+  const ipam = claimKind && addressKind ? { claims: new KindClient(claimKind, storage), addresses: new KindClient(addressKind, storage) } : undefined;
   const clouds = new CloudConnections({ source, identities, metrics: options.metrics, sessionOptions: options.sessionOptions, concurrency: options.concurrency });
   return {
     clusters,
     machines,
     servers,
     templates,
+    pools,
+    ipam,
     images,
     readOrcImage: images ? (namespace, name) => images.get({ namespace, name }) : source.getOrcImage?.bind(source),
     source,
     clouds,
     verified: new VerifiedResources(options.resyncPeriodMs ?? 10 * 60_000),
-    guard: new IdentityGuard(options.secretFinalizers, [clusters, machines, servers, ...(images ? [images] : [])]),
+    guard: new IdentityGuard(options.secretFinalizers, [clusters, machines, servers, pools, ...(images ? [images] : [])]),
     schedule: new WaitSchedule(),
     turns: new LoadBalancerTurns(),
   };
@@ -104,7 +113,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const reportError = options.onError ?? ((error: unknown) => (options.logger ?? fallbackLogger).error({ err: error }, 'routing a change between objects failed'));
   const resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
   const deps = reconcilerDeps(options);
-  const { clusters, machines, servers, templates, images, clouds } = deps;
+  const { clusters, machines, servers, templates, pools, ipam, images, clouds } = deps;
   const common = {
     storage,
     resyncPeriodMs,
@@ -121,7 +130,8 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const serverController = new Controller({ ...common, name: 'openstackserver', prefix: servers.prefix, reconcile: openStackServerReconciler(deps) });
   const templateController = new Controller({ ...common, name: 'openstackmachinetemplate', prefix: templates.prefix, reconcile: openStackMachineTemplateReconciler(deps) });
   const imageController = images && new Controller({ ...common, name: 'image', prefix: images.prefix, reconcile: orcImageReconciler(deps, images) });
-  const controllers = [clusterController, machineController, serverController, templateController, ...(imageController ? [imageController] : [])];
+  const poolController = new Controller({ ...common, name: 'openstackfloatingippool', prefix: pools.prefix, reconcile: floatingIpPoolReconciler(deps, pools) });
+  const controllers = [clusterController, machineController, serverController, templateController, poolController, ...(imageController ? [imageController] : [])];
 
   const machinesOfCluster = async (namespace: string, clusterName: string) => {
     for (const machine of await machines.list(namespace, { [clusterNameLabel]: clusterName })) {
@@ -146,7 +156,17 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       }
     }
   };
+  // A claim or address of a pool wakes the pool; a claim's answer wakes the server that made it.
+  const ipamChange = (event: WatchEvent) => {
+    const meta = metaOf(event.value);
+    const poolRef = (event.value.spec as { poolRef?: { apiGroup?: string; kind?: string; name?: string } } | undefined)?.poolRef;
+    if (poolRef?.name !== undefined && refersToPool(event.value, { name: poolRef.name })) poolController.enqueue(pools.keyOf({ namespace: meta.namespace, name: poolRef.name }));
+    for (const reference of meta.ownerReferences ?? []) {
+      if (reference.kind === 'OpenStackServer') serverController.enqueue(servers.keyOf({ namespace: meta.namespace, name: reference.name }));
+    }
+  };
   const routes = [
+    ...(ipam ? [followChanges(storage, ipam.claims.prefix, ipamChange), followChanges(storage, ipam.addresses.prefix, ipamChange)] : []),
     ...(images ? [followChanges(storage, images.prefix, (event) => void imageUsers(metaOf(event.value).namespace, metaOf(event.value).name).catch(reportError))] : []),
     followChanges(storage, servers.prefix, (event) => {
       for (const reference of metaOf(event.value).ownerReferences ?? []) {
@@ -204,6 +224,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     openstackmachines: [machineController, machines],
     openstackservers: [serverController, servers],
     openstackmachinetemplates: [templateController, templates],
+    openstackfloatingippools: [poolController, pools],
   };
   return {
     controllers,

@@ -2,16 +2,20 @@
  * What a management cluster's kube-apiserver would serve beside the CAPO
  * kinds, for the embedded mode that runs without one: core v1 Secrets
  * (identity clouds.yaml, bootstrap data) and Cluster API's Cluster and
- * Machine, which the reconciler reads. Names, scopes and subresources are
- * those of kube and of Cluster API's CRDs.
+ * Machine, which the reconciler reads, and the IPAM claims and addresses
+ * OpenStackFloatingIPPool answers. Names, scopes and subresources are those
+ * of kube and of Cluster API's CRDs.
  */
 import type { KindDefinition } from '../../apiserver/registry/kind.js';
 import { clusterV1beta2 } from './cluster.js';
+import { ipAddressAdmission, ipAddressClaimAdmission } from './ipam-admission.js';
+import { ipAddressClaimV1beta2, ipAddressV1beta2 } from './ipam.js';
 import { machineV1beta2 } from './machine.js';
 import { secretAdmission } from './secret-admission.js';
 import { secretV1 } from './secret.js';
 
 export const clusterApiGroup = 'cluster.x-k8s.io';
+export const ipamGroup = 'ipam.cluster.x-k8s.io';
 
 export const secretKind: KindDefinition = {
   group: '',
@@ -51,4 +55,28 @@ export const machineKind: KindDefinition = {
   subresources: { status: true },
 };
 
-export const embeddedClusterApiKinds: KindDefinition[] = [secretKind, clusterKind, machineKind];
+export const ipAddressClaimKind: KindDefinition = {
+  group: ipamGroup,
+  kind: 'IPAddressClaim',
+  plural: 'ipaddressclaims',
+  singular: 'ipaddressclaim',
+  categories: ['cluster-api'],
+  namespaced: true,
+  versions: [ipAddressClaimV1beta2],
+  subresources: { status: true },
+  admission: ipAddressClaimAdmission,
+};
+
+export const ipAddressKind: KindDefinition = {
+  group: ipamGroup,
+  kind: 'IPAddress',
+  plural: 'ipaddresses',
+  singular: 'ipaddress',
+  categories: ['cluster-api'],
+  namespaced: true,
+  versions: [ipAddressV1beta2],
+  subresources: { status: false },
+  admission: ipAddressAdmission,
+};
+
+export const embeddedClusterApiKinds: KindDefinition[] = [secretKind, clusterKind, machineKind, ipAddressClaimKind, ipAddressKind];

@@ -31,6 +31,8 @@ import { portActuator, type PortDesired } from '../resource/port.js';
 import { serverActuator, serverAddresses, type ServerDesired } from '../resource/server.js';
 import { trunkActuator } from '../resource/trunk.js';
 import { volumeActuator } from '../resource/volume.js';
+import type { Port } from '../../openstack/index.js';
+import { associateFloatingAddress, claimFloatingAddress, releaseFloatingAddress } from './floating-address.js';
 
 type ServerSpec = z.output<typeof openStackServerSpec>;
 
@@ -140,6 +142,9 @@ async function reconcileNormal(context: ServerContext): Promise<void> {
   const resolved = await resolve(context);
   const userData = await userDataOf(context);
   if (userData === 'missing') return;
+  // CAPO creates the server only once the pool has given it an address.
+  const floatingAddress = spec.floatingIPPoolRef && (await claimFloatingAddress(context.deps, pass, spec.floatingIPPoolRef));
+  if (spec.floatingIPPoolRef && floatingAddress === undefined) return;
 
   const volumes = await ensureVolumes(context, resolved);
   const ports = await ensurePorts(context, resolved);
@@ -152,7 +157,7 @@ async function reconcileNormal(context: ServerContext): Promise<void> {
     name: serverName,
     flavorRef: resolved.flavorID!,
     ...(spec.rootVolume ? {} : { imageRef: resolved.imageID! }),
-    portIds: ports,
+    portIds: ports.map((port) => port.id),
     ...(spec.sshKeyName ? { key_name: spec.sshKeyName } : {}),
     ...(userData === undefined ? {} : { user_data: userData }),
     ...(spec.serverMetadata && spec.serverMetadata.length > 0 ? { metadata: Object.fromEntries(spec.serverMetadata.map((item) => [item.key, item.value])) } : {}),
@@ -187,6 +192,7 @@ async function reconcileNormal(context: ServerContext): Promise<void> {
   });
   if (server.ready && server.resource.status === 'ACTIVE') {
     pass.condition({ type: 'InstanceReady', status: 'True', reason: 'Ready' });
+    if (floatingAddress) await associateFloatingAddress(context.deps, pass, cloud.clients.neutron, server.resource, ports, floatingAddress);
   } else if (server.ready) {
     // SHUTOFF, PAUSED and the like: the server exists but is not serving; someone has to act.
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: `server is ${server.resource.status}` });
@@ -331,8 +337,8 @@ function portDesired(port: ResolvedPort): PortDesired {
   }) as PortDesired;
 }
 
-/** The port IDs in order once every port (and trunk) exists. */
-async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<string[] | undefined> {
+/** The ports in order once every port (and trunk) exists. */
+async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<Port[] | undefined> {
   const { pass, cloud } = context;
   const ports = resolved.ports ?? [];
   const results = await settleAll(
@@ -362,7 +368,7 @@ async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<
     ),
   );
   if (results.some((result) => !result.ready) || trunks.some((trunk) => trunk !== undefined && !trunk.ready)) return undefined;
-  return results.map((result) => result.resource.id);
+  return results.map((result) => result.resource);
 }
 
 /** The server, then trunks, ports and volumes; true when all are gone. */
@@ -398,6 +404,7 @@ async function reconcileDelete(context: ServerContext): Promise<boolean> {
     if (ownedResources(pass.status)[`volume/${device}`] !== undefined) continue;
     if (!pass.noteRemoval(await remove(volumeActuator(cinder), { recordedId: undefined, name: volumeName(pass.meta.name, device), owner: pass.owner }))) done = false;
   }
+  if (done) await releaseFloatingAddress(context.deps, pass);
   return done;
 }
 

@@ -92,7 +92,7 @@ describe('discovery', () => {
     const v1 = (await request(server, 'GET', '/api/v1')).json();
     expect(v1).toMatchObject({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'secrets', kind: 'Secret', namespaced: true }] });
     const groups = (await request(server, 'GET', '/apis')).json().groups.map((g: { name: string }) => g.name);
-    expect(groups).toEqual(['infrastructure.cluster.x-k8s.io', 'cluster.x-k8s.io']);
+    expect(groups).toEqual(['infrastructure.cluster.x-k8s.io', 'cluster.x-k8s.io', 'ipam.cluster.x-k8s.io']);
     expect((await request(server, 'GET', '/apis/cluster.x-k8s.io/v1beta2')).json().groupVersion).toBe('cluster.x-k8s.io/v1beta2');
     expect((await request(server, 'GET', '/api/v2')).status).toBe(404);
   });
@@ -115,7 +115,7 @@ describe('discovery', () => {
     const again = await request(server, 'GET', '/api', { headers: { ...accept, 'If-None-Match': String(first.headers.etag) } });
     expect(again.status).toBe(304);
     const named = (await request(server, 'GET', '/apis', { headers: accept })).json();
-    expect(named.items.map((item: { metadata: { name: string } }) => item.metadata.name)).toEqual(['infrastructure.cluster.x-k8s.io', 'cluster.x-k8s.io']);
+    expect(named.items.map((item: { metadata: { name: string } }) => item.metadata.name)).toEqual(['infrastructure.cluster.x-k8s.io', 'cluster.x-k8s.io', 'ipam.cluster.x-k8s.io']);
   });
 });
 
