@@ -38,9 +38,10 @@ export interface ClusterManifestOptions {
  * Secret, an ORC Image the machines boot from (uploaded to Glance from
  * `nodeImage`), Cluster, OpenStackCluster (managed network, router, security
  * groups, API load balancer with a floating IP, a bastion on ministack's own
- * image), and one control plane and one worker Machine with their
- * OpenStackMachines and bootstrap Secrets: a multi-document YAML for
- * `kubectl apply -f -`.
+ * image), an OpenStackFloatingIPPool `<name>-workers` on the external
+ * network, and one control plane and one worker Machine (its floating IP
+ * from that pool) with their OpenStackMachines and bootstrap Secrets: a
+ * multi-document YAML for `kubectl apply -f -`.
  */
 export function clusterManifests({ name, namespace, cloudsYaml, cloudName, nodeImage }: ClusterManifestOptions): string {
   const clusterLabel = { 'cluster.x-k8s.io/cluster-name': name };
@@ -88,8 +89,14 @@ export function clusterManifests({ name, namespace, cloudsYaml, cloudName, nodeI
         bastion: { enabled: true, spec: { flavor: { filter: { name: ministackFlavors.bastion } }, image: { filter: { name: ministackImage } } } },
       },
     },
+    {
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
+      kind: 'OpenStackFloatingIPPool',
+      metadata: { name: `${name}-workers`, namespace },
+      spec: { identityRef: { name: identity, cloudName }, maxIPs: 1, reclaimPolicy: 'Delete' },
+    },
     ...machine({ name: `${name}-control-plane-0`, namespace, clusterName: name, role: 'control-plane', flavor: ministackFlavors.controlPlane, image: `${name}-node` }),
-    ...machine({ name: `${name}-md-0-0`, namespace, clusterName: name, role: 'worker', flavor: ministackFlavors.worker, image: `${name}-node` }),
+    ...machine({ name: `${name}-md-0-0`, namespace, clusterName: name, role: 'worker', flavor: ministackFlavors.worker, image: `${name}-node`, floatingIPPool: `${name}-workers` }),
   ];
   return objects.map((object) => stringify(object)).join('---\n');
 }
@@ -102,10 +109,12 @@ interface MachineOptions {
   flavor: string;
   /** The ORC Image it boots from. */
   image: string;
+  /** An OpenStackFloatingIPPool to take the machine's floating IP from. */
+  floatingIPPool?: string;
 }
 
 /** The Machine Cluster API would create, the OpenStackMachine it points at, and the bootstrap Secret its server boots with. */
-function machine({ name, namespace, clusterName, role, flavor, image }: MachineOptions): object[] {
+function machine({ name, namespace, clusterName, role, flavor, image, floatingIPPool }: MachineOptions): object[] {
   const labels = { 'cluster.x-k8s.io/cluster-name': clusterName, ...(role === 'control-plane' ? { 'cluster.x-k8s.io/control-plane': '' } : {}) };
   const bootstrap = `${name}-bootstrap`;
   return [
@@ -131,7 +140,11 @@ function machine({ name, namespace, clusterName, role, flavor, image }: MachineO
       apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
       kind: 'OpenStackMachine',
       metadata: { name, namespace, labels },
-      spec: { flavor: { filter: { name: flavor } }, image: { imageRef: { name: image } } },
+      spec: {
+        flavor: { filter: { name: flavor } },
+        image: { imageRef: { name: image } },
+        ...(floatingIPPool === undefined ? {} : { floatingIPPoolRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackFloatingIPPool', name: floatingIPPool } }),
+      },
     },
   ];
 }

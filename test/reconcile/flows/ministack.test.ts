@@ -2,7 +2,8 @@
  * The cluster flow against real OpenStack Zed (ministack): an ORC Image
  * uploaded to Glance from a mirror on loopback (hash checked), network,
  * router, security groups, API load balancer with a floating IP, bastion, one
- * control plane and one worker machine booted from that Image, created
+ * control plane and one worker machine booted from that Image, the worker's
+ * floating IP from an OpenStackFloatingIPPool, created
  * through this server with its
  * reconciler, Ready for kubectl, then deleted, leaving nothing of the run in
  * any service. MINISTACK_CLOUDS names ministack's clouds.yaml (clouds
@@ -16,7 +17,7 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { servedKinds } from '../../../src/api/kinds.js';
-import { loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
+import { createServiceClients, loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
 import { startTestServer, type TestServer } from '../../../harness/test-server.js';
 import { clusterManifests, countByKind, remnants, singleCloudYaml, type Remnant } from './ministack-cluster.js';
 
@@ -100,8 +101,8 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
       router: 1,
       // The control plane, worker and bastion groups, and Octavia's VIP group `lb-<id>`.
       'security group': 4,
-      // The API load balancer's and the bastion's.
-      'floating IP': 2,
+      // The API load balancer's, the bastion's and the worker's from the pool.
+      'floating IP': 3,
       'load balancer': 1,
       listener: 1,
       pool: 1,
@@ -112,6 +113,15 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
       // The ORC Image the machines boot from, uploaded from the test's mirror.
       image: 1,
     });
+
+    // The pool answered the worker's claim, and the address is on the worker's port.
+    const address = ipAddress.parse(JSON.parse((await server.kubectl(['get', 'ipaddress', `${name}-md-0-0-floating-ip-address`, '-o', 'json'])).stdout));
+    const worker = workerServer.parse(JSON.parse((await server.kubectl(['get', 'openstackserver', `${name}-md-0-0`, '-o', 'json'])).stdout));
+    expect(worker.status.conditions.find((condition) => condition.type === 'FloatingAddressFromPoolReady')?.status).toBe('True');
+    const { neutron } = createServiceClients(admin);
+    const [fip] = await neutron.listFloatingIps({ floating_ip_address: address.spec.address });
+    const workerPorts = await neutron.listPorts({ device_id: worker.status.instanceID });
+    expect(workerPorts.map((port) => port.id)).toContain(fip.port_id);
   }, (limits.readySeconds + 30) * 1000);
 
   it('deletes everything, leaving nothing of the run in any service', async () => {
@@ -137,6 +147,11 @@ async function serveImage(): Promise<{ server: Server; image: { url: string; sha
   return { server, image: { url: `http://127.0.0.1:${port}/node.raw`, sha256: createHash('sha256').update(data).digest('hex') } };
 }
 
+const ipAddress = z.looseObject({ spec: z.looseObject({ address: z.string() }) });
+const workerServer = z.looseObject({
+  status: z.looseObject({ instanceID: z.string(), conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })) }),
+});
+
 const openStackClusterStatus = z.object({
   spec: z.object({ controlPlaneEndpoint: z.object({ host: z.string() }).optional() }),
   status: z.object({
@@ -161,7 +176,7 @@ const objectList = z.object({
   ),
 });
 
-const infrastructureKinds = 'openstackclusters,openstackmachines,openstackservers,images.openstack.k-orc.cloud';
+const infrastructureKinds = 'openstackclusters,openstackmachines,openstackservers,openstackfloatingippools,images.openstack.k-orc.cloud';
 
 async function infrastructureObjects(server: TestServer): Promise<z.infer<typeof objectList>['items']> {
   const listed = await server.kubectl(['get', infrastructureKinds, '-n', namespace, '-o', 'json']);
