@@ -24,6 +24,7 @@ import { ShardedLeadership, type MemberStorage } from './reconcile/shards.js';
 import { storageSecretFinalizers } from './reconcile/identity-guard.js';
 import { KindClient } from './reconcile/objects.js';
 import type { ClusterApiSource } from './reconcile/sources/source.js';
+import type { IpamClients } from './reconcile/deps.js';
 import { StorageClusterApiSource, type KindDefinitions } from './reconcile/sources/storage-source.js';
 import type { Storage } from './storage/interface.js';
 import { SqliteStorage } from './storage/sqlite.js';
@@ -279,13 +280,22 @@ export function embeddedCredentials(app: RunningApp): { kubeconfigPath: string; 
 }
 
 /**
- * Where the reconciler reads Secrets, Clusters and Machines: the management cluster when aggregated,
- * else this server's own storage (and only then does it hold the identity Secrets' finalizer itself).
+ * Where the reconciler reads Secrets, Clusters and Machines, and meets Cluster API's IPAM objects:
+ * the management cluster when aggregated, else this server's own storage (and only then does it hold
+ * the identity Secrets' finalizer itself).
  */
-async function clusterApiSource(options: AppOptions, storage: Storage): Promise<{ source: ClusterApiSource; secretFinalizers?: ReturnType<typeof storageSecretFinalizers> }> {
+async function clusterApiSource(
+  options: AppOptions,
+  storage: Storage,
+): Promise<{ source: ClusterApiSource; secretFinalizers?: ReturnType<typeof storageSecretFinalizers>; ipam?: IpamClients }> {
   if (options.aggregated) {
-    const { KubernetesClusterApiSource } = await import('./reconcile/sources/kubernetes-source.js');
-    return { source: KubernetesClusterApiSource.fromKubeconfig(options.aggregated.kubeconfig) };
+    const [{ KubernetesClusterApiSource }, { KubernetesIpam }, { loadKubeconfig }] = await Promise.all([
+      import('./reconcile/sources/kubernetes-source.js'),
+      import('./reconcile/sources/kubernetes-ipam.js'),
+      import('./reconcile/sources/kubeconfig.js'),
+    ]);
+    const kubeconfig = loadKubeconfig(options.aggregated.kubeconfig);
+    return { source: new KubernetesClusterApiSource(kubeconfig), ipam: new KubernetesIpam(kubeconfig) };
   }
   const sourceKinds = embeddedSourceKinds(options.kinds);
   return { source: new StorageClusterApiSource(storage, sourceKinds), secretFinalizers: storageSecretFinalizers(new KindClient(sourceKinds.secret, storage)) };

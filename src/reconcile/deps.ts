@@ -1,5 +1,5 @@
 /** What every reconciler works with; startReconciler builds one of these and shares it. */
-import type { JsonObject } from '../storage/interface.js';
+import type { JsonObject, ObjectName } from '../storage/interface.js';
 import type { CloudConnections } from './cloud.js';
 import type { IdentityGuard } from './identity-guard.js';
 import type { LoadBalancerTurns } from './load-balancer-turns.js';
@@ -8,10 +8,30 @@ import type { ClusterApiSource } from './sources/source.js';
 import type { VerifiedResources } from './verified-resources.js';
 import type { WaitSchedule } from './wait-schedule.js';
 
-/** Cluster API's IPAM objects, which OpenStackFloatingIPPool answers; served here in the embedded mode. */
+/**
+ * Objects of a kind the reconcilers read and write but do not reconcile: a
+ * KindClient over this server's storage, or the management cluster's API.
+ * Writes pinned to a uid do nothing when the object is gone or replaced.
+ */
+export interface ObjectClient {
+  get(name: ObjectName): Promise<JsonObject | undefined>;
+  list(namespace: string): Promise<JsonObject[]>;
+  create(namespace: string, body: JsonObject): Promise<JsonObject>;
+  updateStatus(target: ObjectName & { uid: string }, mutate: (status: JsonObject) => void): Promise<JsonObject | undefined>;
+  removeFinalizer(target: ObjectName & { uid: string }, finalizer: string): Promise<void>;
+  /** Starts deletion; gone already is fine. */
+  delete(name: ObjectName, uid?: string): Promise<void>;
+}
+
+/**
+ * Cluster API's IPAM objects, which OpenStackFloatingIPPool answers: served
+ * here in the embedded mode, the management cluster's when aggregated.
+ */
 export interface IpamClients {
-  claims: KindClient;
-  addresses: KindClient;
+  claims: ObjectClient;
+  addresses: ObjectClient;
+  /** Every change of a claim or an address, so the pool and the claiming server can be woken. */
+  watch(listener: (object: JsonObject) => void): { stop(): void };
 }
 
 export interface ReconcilerDeps {

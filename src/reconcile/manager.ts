@@ -12,7 +12,7 @@
  */
 import type { KindDefinition } from '../apiserver/registry/kind.js';
 import { fallbackLogger, type Logger } from '../observability/log.js';
-import type { ReconcilerDeps } from './deps.js';
+import type { IpamClients, ReconcilerDeps } from './deps.js';
 import type { MetricsRegistry } from '../observability/metrics.js';
 import type { SessionOptions } from '../openstack/index.js';
 import type { JsonObject, Storage, Watch, WatchEvent } from '../storage/interface.js';
@@ -55,6 +55,8 @@ export interface ReconcilerOptions {
   logger?: Logger;
   /** Finalizers on identity Secrets while they are in use; without it (no write access) Secrets are not protected. */
   secretFinalizers?: SecretFinalizers;
+  /** The management cluster's IPAM objects; default: the served IPAddressClaim and IPAddress kinds, if any. */
+  ipam?: IpamClients;
 }
 
 export interface RunningReconciler {
@@ -88,7 +90,7 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
   const pools = new KindClient(kindNamed(kinds, poolKind), storage);
   const claimKind = kinds.find((candidate) => candidate.kind === 'IPAddressClaim' && candidate.group === ipamGroup);
   const addressKind = kinds.find((candidate) => candidate.kind === 'IPAddress' && candidate.group === ipamGroup);
-  const ipam = claimKind && addressKind ? { claims: new KindClient(claimKind, storage), addresses: new KindClient(addressKind, storage) } : undefined;
+  const ipam = options.ipam ?? (claimKind && addressKind ? storageIpam(storage, new KindClient(claimKind, storage), new KindClient(addressKind, storage)) : undefined);
   const clouds = new CloudConnections({ source, identities, metrics: options.metrics, sessionOptions: options.sessionOptions, concurrency: options.concurrency });
   return {
     clusters,
@@ -157,16 +159,16 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     }
   };
   // A claim or address of a pool wakes the pool; a claim's answer wakes the server that made it.
-  const ipamChange = (event: WatchEvent) => {
-    const meta = metaOf(event.value);
-    const poolRef = (event.value.spec as { poolRef?: { apiGroup?: string; kind?: string; name?: string } } | undefined)?.poolRef;
-    if (poolRef?.name !== undefined && refersToPool(event.value, { name: poolRef.name })) poolController.enqueue(pools.keyOf({ namespace: meta.namespace, name: poolRef.name }));
+  const ipamChange = (object: JsonObject) => {
+    const meta = metaOf(object);
+    const poolRef = (object.spec as { poolRef?: { name?: string } } | undefined)?.poolRef;
+    if (poolRef?.name !== undefined && refersToPool(object, { name: poolRef.name })) poolController.enqueue(pools.keyOf({ namespace: meta.namespace, name: poolRef.name }));
     for (const reference of meta.ownerReferences ?? []) {
       if (reference.kind === 'OpenStackServer') serverController.enqueue(servers.keyOf({ namespace: meta.namespace, name: reference.name }));
     }
   };
   const routes = [
-    ...(ipam ? [followChanges(storage, ipam.claims.prefix, ipamChange), followChanges(storage, ipam.addresses.prefix, ipamChange)] : []),
+    ...(ipam ? [ipam.watch(ipamChange)] : []),
     ...(images ? [followChanges(storage, images.prefix, (event) => void imageUsers(metaOf(event.value).namespace, metaOf(event.value).name).catch(reportError))] : []),
     followChanges(storage, servers.prefix, (event) => {
       for (const reference of metaOf(event.value).ownerReferences ?? []) {
@@ -249,6 +251,22 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       for (const route of routes) route.stop();
       await Promise.all(controllers.map((controller) => controller.stop()));
       clouds.close();
+    },
+  };
+}
+
+/** IPAM objects served by this server: KindClients over its storage, changes from storage watches. */
+function storageIpam(storage: Storage, claims: KindClient, addresses: KindClient): IpamClients {
+  return {
+    claims,
+    addresses,
+    watch(listener) {
+      const follows = [claims, addresses].map((client) => followChanges(storage, client.prefix, (event) => listener(event.value)));
+      return {
+        stop() {
+          for (const follow of follows) follow.stop();
+        },
+      };
     },
   };
 }

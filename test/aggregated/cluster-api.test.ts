@@ -5,7 +5,8 @@
  * kubeadm's bootstrap and control-plane managers, unchanged. The example's Cluster, one control
  * plane and one worker Machine are applied to kube-apiserver; Cluster API owns our objects, reads
  * what our reconciler provisions and takes the Machines to Provisioned, also those a
- * MachineDeployment clones from our OpenStackMachineTemplate; deleting the Cluster leaves nothing
+ * MachineDeployment clones from our OpenStackMachineTemplate; the worker's floating IP comes from
+ * an OpenStackFloatingIPPool through Cluster API's IPAM objects; deleting the Cluster leaves nothing
  * in the cloud. Then a Cluster of CAPO's reference ClusterClass: the topology controller builds our
  * objects from our templates with the class's patches, kubeadm's control plane provisions its
  * machine through them, and deleting it leaves nothing either.
@@ -48,6 +49,16 @@ async function exampleManifests(dir: string): Promise<string> {
   }
   const kept = documents.filter((document) => !['Machine', 'OpenStackMachine'].includes(String(document.kind)) || machines.includes(String((document.metadata as JsonObject).name)));
   for (const document of kept) if (document.kind === 'OpenStackCluster') delete (document.spec as JsonObject).bastion;
+  // The worker takes its floating IP from a pool, through Cluster API's IPAM objects in kube-apiserver.
+  for (const document of kept) {
+    if (document.kind === 'OpenStackMachine' && (document.metadata as JsonObject).name === 'demo-md-0-0') (document.spec as JsonObject).floatingIPPoolRef = { apiGroup: group, kind: 'OpenStackFloatingIPPool', name: 'workers' };
+  }
+  kept.push({
+    apiVersion: `${group}/v1alpha1`,
+    kind: 'OpenStackFloatingIPPool',
+    metadata: { name: 'workers', namespace: 'default' },
+    spec: { identityRef: { name: 'demo-cloud-config', cloudName: 'openstack' }, reclaimPolicy: 'Delete' },
+  });
   const file = path.join(dir, 'example.yaml');
   await writeFile(file, kept.map((document) => stringify(document)).join('---\n'));
   return file;
@@ -112,6 +123,15 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real
     const infraCluster = JSON.parse((await plane.kubectl(['get', `openstackclusters.${group}`, 'demo', '-o', 'json'])).stdout);
     expect(infraCluster.metadata.ownerReferences).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'Cluster', name: 'demo', uid: cluster.metadata.uid })]));
     expect(cluster.spec.controlPlaneEndpoint.host).toBe(infraCluster.spec.controlPlaneEndpoint.host);
+
+    // The worker's claim lives in kube-apiserver, answered by the pool with an IPAddress there.
+    const claim = JSON.parse((await plane.kubectl(['get', 'ipaddressclaims.ipam.cluster.x-k8s.io', 'demo-md-0-0-floating-ip-address', '-o', 'json'])).stdout);
+    expect(claim.status.addressRef.name).toBe('demo-md-0-0-floating-ip-address');
+    const address = JSON.parse((await plane.kubectl(['get', 'ipaddresses.ipam.cluster.x-k8s.io', 'demo-md-0-0-floating-ip-address', '-o', 'json'])).stdout);
+    expect(address.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'IPAddressClaim', uid: claim.metadata.uid })]);
+    const [fip] = await census.clients.neutron.listFloatingIps({ floating_ip_address: address.spec.address });
+    const worker = JSON.parse((await plane.kubectl(['get', `openstackservers.${group}`, 'demo-md-0-0', '-o', 'json'])).stdout);
+    expect((await census.clients.neutron.listPorts({ device_id: worker.status.instanceID })).map((port) => port.id)).toContain(fip.port_id);
   }, 400_000);
 
   it('clones our OpenStackMachineTemplate for a MachineDeployment\'s Machines and provisions them', async () => {
@@ -172,6 +192,10 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real
     const gone = await plane.kubectl(['wait', '--for=delete', 'cluster/demo', '--timeout=300s']);
     expect(gone.code, `${gone.stderr}\n${await managerLogs()}`).toBe(0);
     expect((await plane.kubectl(['get', `openstackmachines.${group}`, '-A', '-o', 'name'])).stdout).toBe('');
+    // The pool outlives the Cluster; it goes once it has released the worker's address.
+    const pool = await plane.kubectl(['delete', `openstackfloatingippools.${group}/workers`, '--timeout=60s']);
+    expect(pool.code, pool.stderr).toBe(0);
+    expect((await plane.kubectl(['get', 'ipaddresses.ipam.cluster.x-k8s.io', '-A', '-o', 'name'])).stdout).toBe('');
     // The example's ORC Images belong to no Cluster: they stay in Glance until they are deleted themselves.
     expect((await census.ours()).counts).toEqual({ ...noResources, images: 2 });
     const images = await plane.kubectl(['delete', '-f', path.join(manifests, '00-images.yaml'), '--timeout=120s']);

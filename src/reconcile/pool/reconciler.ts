@@ -28,7 +28,7 @@ import { infrastructureGroup } from '../../api/infrastructure/kinds.js';
 import { floatingIpPoolTag } from '../../capo/names.js';
 import type { NeutronParam } from '../../capo/neutron-query.js';
 import { TerminalError, type Reconcile, type ReconcileResult } from '../controller.js';
-import type { IpamClients, ReconcilerDeps } from '../deps.js';
+import type { IpamClients, ObjectClient, ReconcilerDeps } from '../deps.js';
 import { authenticate, finishDeletion, prepare } from '../lifecycle.js';
 import { resolveNetwork } from '../neutron-filters.js';
 import { metaOf, type KindClient } from '../objects.js';
@@ -128,7 +128,7 @@ function poolDescription(pass: ReconcilePass): string {
   return withOwnerMark(`${poolKind} ${pass.meta.namespace}/${pass.meta.name}`, pass.owner);
 }
 
-async function ipamObjectsOf(client: KindClient, pass: ReconcilePass): Promise<IpamObject[]> {
+async function ipamObjectsOf(client: ObjectClient, pass: ReconcilePass): Promise<IpamObject[]> {
   const objects = (await client.list(pass.meta.namespace)).filter((object) => refersToPool(object, pass.meta));
   return objects
     .map((object) => {
@@ -227,7 +227,7 @@ function addressFor(context: PoolContext, claim: IpamObject, ip: string): JsonOb
     metadata: {
       name: claim.name,
       finalizers: [releaseFinalizer],
-      ownerReferences: [{ apiVersion: context.ipam.claims.apiVersion, kind: 'IPAddressClaim', name: claim.name, uid: claim.uid }],
+      ownerReferences: [{ apiVersion: String(claim.object.apiVersion), kind: 'IPAddressClaim', name: claim.name, uid: claim.uid }],
       ...(clusterName === undefined ? {} : { labels: { [clusterNameLabel]: clusterName } }),
     },
     spec: {
