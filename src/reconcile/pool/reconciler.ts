@@ -34,7 +34,7 @@ import { resolveNetwork } from '../neutron-filters.js';
 import { metaOf, type KindClient } from '../objects.js';
 import { ReconcilePass } from '../reconcile-pass.js';
 import { absentOn404, ownerTags } from '../resource/actuator.js';
-import { tagCreated, withOwnerMark } from '../resource/neutron.js';
+import { ensureOwnerTags, ownedByAnyone, tagCreated, withOwnerMark } from '../resource/neutron.js';
 import { clusterNameLabel } from '../paused.js';
 import { DependencyFailedError } from '../lookups.js';
 
@@ -99,7 +99,7 @@ export function floatingIpPoolReconciler(deps: ReconcilerDeps, pools: KindClient
       if (!deps.ipam) throw new DependencyFailedError('IPAddressClaims and IPAddresses are not served here, so the pool cannot answer claims');
       const cloud = await authenticate(deps, pass, spec.identityRef);
       const { neutron } = cloud.clients;
-      const own = await neutron.listFloatingIps({ description: poolDescription(pass) });
+      const own = [...(await neutron.listFloatingIps({ description: poolDescription(pass) })), ...(pass.owner.adopt ? await adoptCapoAddresses(pass, neutron) : [])];
       const context: PoolContext = { pass, spec, neutron, ipam: deps.ipam, own, claimed: new Set(), failed: new Set(pass.status.failedIPs as string[] | undefined) };
       const claims = (await ipamObjectsOf(deps.ipam.claims, pass)).filter((claim) => !claim.deleting);
       const addresses = await releaseAddresses(context, await ipamObjectsOf(deps.ipam.addresses, pass), claims);
@@ -126,6 +126,22 @@ function finishPass(pass: ReconcilePass, error: unknown): Promise<ReconcileResul
 /** The description of the pool's floating IPs; its owner mark makes it exact, so it finds them all and no others. */
 function poolDescription(pass: ReconcilePass): string {
   return withOwnerMark(`${poolKind} ${pass.meta.namespace}/${pass.meta.name}`, pass.owner);
+}
+
+/**
+ * A pool annotated for adoption (capo-apiserver.io/adopt: capo) takes the
+ * floating IPs CAPO's pool of the same name made (CAPO's pool tag, no owner
+ * mark of anyone's): they get our description and owner tags, so the
+ * description list finds them from now on.
+ */
+async function adoptCapoAddresses(pass: ReconcilePass, neutron: NeutronClient): Promise<FloatingIp[]> {
+  const tagged = await neutron.listFloatingIps({ tags: [floatingIpPoolTag(pass.meta.name)] });
+  const adopted: FloatingIp[] = [];
+  for (const fip of tagged.filter((candidate) => !ownedByAnyone(candidate))) {
+    await ensureOwnerTags(neutron, 'floatingips', fip, pass.owner, [floatingIpPoolTag(pass.meta.name)]);
+    adopted.push(await neutron.updateFloatingIp(fip.id, { description: poolDescription(pass) }));
+  }
+  return adopted;
 }
 
 async function ipamObjectsOf(client: ObjectClient, pass: ReconcilePass): Promise<IpamObject[]> {
@@ -250,7 +266,12 @@ function unclaimed(context: PoolContext): string[] {
 async function takeAddress(context: PoolContext, networkId: string): Promise<string | undefined> {
   const { pass, spec, neutron, own } = context;
   for (const ip of unclaimed(context)) {
-    if (own.some((fip) => fip.floating_ip_address === ip)) return ip;
+    const owned = own.find((fip) => fip.floating_ip_address === ip);
+    if (owned) {
+      // One whose tagging a crash cut short is tagged before it goes out.
+      await ensureOwnerTags(neutron, 'floatingips', owned, pass.owner, [floatingIpPoolTag(pass.meta.name)]);
+      return ip;
+    }
     // A pre-allocated address the user named: it must exist in this project.
     if ((await neutron.listFloatingIps({ floating_ip_address: ip })).length > 0) return ip;
     context.failed.add(ip);

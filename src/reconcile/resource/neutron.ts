@@ -95,7 +95,7 @@ export function ownedBy(resource: { tags?: string[] | null | undefined; descript
 }
 
 /** Some capo-apiserver object's: an owner tag, or the owner mark of an interrupted tagging. */
-function ownedByAnyone(resource: { tags?: string[] | null | undefined; description?: string | null | undefined }): boolean {
+export function ownedByAnyone(resource: { tags?: string[] | null | undefined; description?: string | null | undefined }): boolean {
   return carriesOwnerTag(resource.tags ?? []) || /\[owner [^\]]+\]$/.test(resource.description ?? '');
 }
 

@@ -22,6 +22,8 @@ export const ipClaimFinalizer = 'openstackmachine.infrastructure.cluster.x-k8s.i
 const conditionType = 'FloatingAddressFromPoolReady';
 /** The pool's answer wakes the server through the claim's owner reference; this is the fallback. */
 const claimRequeueMs = 60_000;
+/** Nova learns of an association from Neutron's network-changed event, within a second or two. */
+const novaListingRequeueMs = 2_000;
 /** Device owners of the ports a router has on a network (CAPO's list: plain, DVR and the two HA kinds). */
 const routerInterfaceOwners = ['network:router_interface', 'network:router_interface_distributed', 'network:ha_router_replicated_interface', 'network:router_ha_interface'];
 
@@ -65,7 +67,12 @@ export async function claimFloatingAddress(deps: ReconcilerDeps, pass: Reconcile
   return undefined;
 }
 
-/** Associates the claimed floating IP with the server's routed port, unless it already is. */
+/**
+ * Associates the claimed floating IP with the server's routed port, unless it
+ * already is. Until Nova lists it among the server's addresses (a moment
+ * after Neutron has it), the server is read again shortly, so its status and
+ * the machine's show the address.
+ */
 export async function associateFloatingAddress(deps: ReconcilerDeps, pass: ReconcilePass, neutron: NeutronClient, server: Server, ports: Port[], addressName: string): Promise<void> {
   try {
     const address = await ipamOf(deps).addresses.get({ namespace: pass.meta.namespace, name: addressName });
@@ -74,8 +81,9 @@ export async function associateFloatingAddress(deps: ReconcilerDeps, pass: Recon
     if (!serverAddresses(server).some((entry) => entry.address === ip)) {
       const fip = (await neutron.listFloatingIps({ floating_ip_address: ip }))[0];
       if (!fip) throw new FloatingAddressError(`floating IP ${ip} does not exist`);
-      // Nova lists a new association a moment after Neutron has it.
       if (!ports.some((port) => port.id === fip.port_id)) await associate(neutron, fip, ports);
+      pass.invalidate('server');
+      pass.wait({ waitingFor: `Nova to list floating IP ${ip} on server ${server.id}`, requeueAfterMs: novaListingRequeueMs });
     }
     pass.condition({ type: conditionType, status: 'True', reason: 'Ready' });
   } catch (error) {

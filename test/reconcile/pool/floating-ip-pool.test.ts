@@ -1,7 +1,8 @@
 /**
  * OpenStackFloatingIPPool as a Cluster API IPAM provider, through kubectl on
  * the embedded server: the example's three workers take their floating IPs
- * from a pool with one pre-allocated address and maxIPs 3; a further claim
+ * from a pool with maxIPs 3 that holds an address its crash left behind and
+ * a user's pre-allocated one (and names one that does not exist); a further claim
  * waits at the limit until a worker is deleted and its address released
  * (reclaimPolicy Delete); with Retain a released address stays in the pool;
  * deleting the cluster and the pool leaves only the user's pre-allocated
@@ -25,6 +26,10 @@ let server: TestServer;
 let census: CloudCensus;
 /** The address a user allocated and handed to the pool. */
 let userAddress: string;
+/** An address the pool created just before a crash, untagged and in no IPAddress. */
+let leftoverAddress: string;
+/** A pre-allocated address that does not exist. */
+const missingAddress = '198.51.100.7';
 
 const condition = z.looseObject({ type: z.string(), status: z.string(), reason: z.string(), message: z.string().optional() });
 const poolView = z.looseObject({
@@ -50,7 +55,7 @@ const pool = (reclaimPolicy: 'Delete' | 'Retain') => ({
   metadata: { name: 'workers', namespace: 'default' },
   spec: {
     identityRef: { type: 'Secret', name: 'demo-cloud-config', cloudName: 'openstack' },
-    preAllocatedFloatingIPs: [userAddress],
+    preAllocatedFloatingIPs: [missingAddress, userAddress],
     maxIPs: 3,
     reclaimPolicy,
   },
@@ -103,7 +108,12 @@ beforeAll(async () => {
   const [external] = await census.clients.neutron.findExternalNetworks();
   userAddress = (await census.clients.neutron.createFloatingIp({ floating_network_id: external.id, description: 'allocated by a person' })).floating_ip_address;
   for (const file of ['00-cloud-credentials.yaml', '00-images.yaml', '01-cluster.yaml', '02-openstackcluster.yaml', '04-bootstrap-data.yaml']) await apply(server.kubectl, path.join(example.manifests, file));
-  await kubectlWith(['apply', '-f', '-'], [pool('Delete'), ...(await machinesFromPool())]);
+  await kubectlWith(['apply', '-f', '-'], [pool('Delete')]);
+  await waitForPool('Ready', (view) => poolCondition(view)?.status === 'True');
+  const { metadata } = z.looseObject({ metadata: z.looseObject({ uid: z.string() }) }).parse(await getObject(server.kubectl, 'openstackfloatingippool/workers'));
+  const leftover = await census.clients.neutron.createFloatingIp({ floating_network_id: external.id, description: `OpenStackFloatingIPPool default/workers [owner ${metadata.uid}]` });
+  leftoverAddress = leftover.floating_ip_address;
+  await kubectlWith(['apply', '-f', '-'], await machinesFromPool());
   await waitForReady(server.kubectl, 'demo', 180);
 }, 240_000);
 
@@ -113,7 +123,7 @@ afterAll(async () => {
 });
 
 describe('OpenStackFloatingIPPool', () => {
-  it('answers each worker\'s claim with an IPAddress, the pre-allocated address first', async () => {
+  it('answers each worker\'s claim with an IPAddress: its own unclaimed address, then the pre-allocated ones that exist, then a new one', async () => {
     const claims = (await server.kubectl(['get', 'ipaddressclaims', '-o', 'name'])).stdout.trim().split('\n').sort();
     expect(claims).toEqual(workers.map((name) => `ipaddressclaim.ipam.cluster.x-k8s.io/${name}-floating-ip-address`));
     for (const name of workers) {
@@ -123,10 +133,12 @@ describe('OpenStackFloatingIPPool', () => {
       expect(address.spec).toMatchObject({ prefix: 32, claimRef: { name: claimName }, poolRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackFloatingIPPool', name: 'workers' } });
       expect(address.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'IPAddressClaim', name: claimName })]);
     }
-    expect(await addressOfClaim('demo-md-0-0-floating-ip-address')).toBe(userAddress);
+    expect(await addressOfClaim('demo-md-0-0-floating-ip-address')).toBe(leftoverAddress);
+    expect(await addressOfClaim('demo-md-0-1-floating-ip-address')).toBe(userAddress);
     const view = await readPool();
     expect(view.status.claimedIPs).toHaveLength(3);
-    expect(view.status.claimedIPs).toContain(userAddress);
+    expect(view.status.claimedIPs).toEqual(expect.arrayContaining([leftoverAddress, userAddress]));
+    expect(view.status.failedIPs).toEqual([missingAddress]);
     expect(view.status.availableIPs).toEqual([]);
     expect(view.status.floatingIPNetwork?.name).toBeDefined();
     expect(poolCondition(view)).toMatchObject({ status: 'True', reason: 'Ready' });
@@ -141,8 +153,17 @@ describe('OpenStackFloatingIPPool', () => {
       expect(ports.map((port) => port.id)).toContain(fip.port_id);
       if (fip.floating_ip_address === userAddress) expect(fip.tags ?? []).not.toContain(poolTag);
       else expect(fip.tags).toContain(poolTag);
+      // Nova lists it, and the machine reports it for Cluster API.
+      const machine = await waitForObject<{ status?: { addresses?: { type: string; address: string }[] } }>(
+        server.kubectl,
+        `openstackmachine/${name}`,
+        'the floating IP among the machine\'s addresses',
+        (object) => (object.status?.addresses ?? []).some((entry) => entry.address === fip.floating_ip_address),
+        30,
+      );
+      expect(machine.status?.addresses).toContainEqual({ type: 'ExternalIP', address: fip.floating_ip_address });
     }
-    const [kubectlView] = (await server.kubectl(['get', 'ipaddress', 'demo-md-0-0-floating-ip-address'])).stdout.trim().split('\n').slice(1);
+    const [kubectlView] = (await server.kubectl(['get', 'ipaddress', 'demo-md-0-1-floating-ip-address'])).stdout.trim().split('\n').slice(1);
     expect(kubectlView).toContain(userAddress);
   });
 
@@ -151,14 +172,14 @@ describe('OpenStackFloatingIPPool', () => {
     await waitForPool('MaxIPsReached', (view) => poolCondition(view)?.reason === 'MaxIPsReached');
     expect(claimView.parse(await getObject(server.kubectl, 'ipaddressclaim/extra')).status?.addressRef).toBeUndefined();
 
-    const released = await floatingIp(await addressOfClaim('demo-md-0-1-floating-ip-address'));
-    await deleteWorker('demo-md-0-1');
+    const released = await floatingIp(await addressOfClaim('demo-md-0-0-floating-ip-address'));
+    await deleteWorker('demo-md-0-0');
     await waitForObject<unknown>(server.kubectl, 'ipaddressclaim/extra', 'an address for the extra claim', (object) => claimView.parse(object).status?.addressRef !== undefined, 60);
     // By ID: Neutron may hand the same address out again at once.
     expect((await census.clients.neutron.listFloatingIps()).map((fip) => fip.id)).not.toContain(released.id);
     const view = await waitForPool('Ready again', (current) => poolCondition(current)?.status === 'True');
     expect(view.status.claimedIPs).toHaveLength(3);
-    expect(await server.kubectl(['get', 'ipaddressclaim/demo-md-0-1-floating-ip-address'])).toMatchObject({ code: 1 });
+    expect(await server.kubectl(['get', 'ipaddressclaim/demo-md-0-0-floating-ip-address'])).toMatchObject({ code: 1 });
   }, 180_000);
 
   it('keeps a released address in the pool, unassociated, with reclaimPolicy Retain', async () => {
@@ -169,6 +190,35 @@ describe('OpenStackFloatingIPPool', () => {
     expect(view.status.claimedIPs).not.toContain(kept);
     expect(await floatingIp(kept)).toMatchObject({ port_id: null });
   }, 180_000);
+
+  it('reports a network it cannot find as UnableToFindNetwork', async () => {
+    const nowhere = { ...pool('Delete'), metadata: { name: 'nowhere', namespace: 'default' } };
+    nowhere.spec = { ...nowhere.spec, floatingIPNetwork: { filter: { name: 'no-such-network' } } } as typeof nowhere.spec;
+    await kubectlWith(['apply', '-f', '-'], [nowhere]);
+    const view = poolView.parse(
+      await waitForObject<unknown>(server.kubectl, 'openstackfloatingippool/nowhere', 'UnableToFindNetwork', (object) => poolCondition(poolView.parse(object))?.reason === 'UnableToFindNetwork', 60),
+    );
+    expect(poolCondition(view)?.message).toContain('spec.floatingIPNetwork matches 0 networks');
+    const deleted = await server.kubectl(['delete', 'openstackfloatingippool/nowhere', '--wait=true', '--timeout=60s']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+  });
+
+  it('adopts the floating IPs CAPO\'s pool of the same name made, when annotated for adoption', async () => {
+    const [external] = await census.clients.neutron.findExternalNetworks();
+    const capoMade = await census.clients.neutron.createFloatingIp({ floating_network_id: external.id, description: 'Created by cluster-api-provider-openstack OpenStackFloatingIPPool capo-made' });
+    await census.clients.neutron.replaceTags('floatingips', capoMade.id, ['cluster-api-provider-openstack-fip-pool-capo-made']);
+    const adopting = { ...pool('Delete'), metadata: { name: 'capo-made', namespace: 'default', annotations: { 'capo-apiserver.io/adopt': 'capo' } } };
+    adopting.spec = { ...adopting.spec, preAllocatedFloatingIPs: [] };
+    const capoClaim = { ...claim('capo-claim'), spec: { poolRef: { ...claim('capo-claim').spec.poolRef, name: 'capo-made' } } };
+    await kubectlWith(['apply', '-f', '-'], [adopting, capoClaim]);
+    await waitForObject<unknown>(server.kubectl, 'ipaddressclaim/capo-claim', 'an address for the claim', (object) => claimView.parse(object).status?.addressRef !== undefined, 60);
+    expect(await addressOfClaim('capo-claim')).toBe(capoMade.floating_ip_address);
+    const adopted = await census.clients.neutron.getFloatingIp(capoMade.id);
+    expect(adopted.tags).toEqual(expect.arrayContaining(['cluster-api-provider-openstack-fip-pool-capo-made', expect.stringMatching(/^capo-apiserver:owner=/)]));
+    const deleted = await server.kubectl(['delete', 'ipaddressclaim/capo-claim', 'openstackfloatingippool/capo-made', '--wait=true', '--timeout=60s']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect((await census.clients.neutron.listFloatingIps()).map((fip) => fip.id)).not.toContain(capoMade.id);
+  });
 
   it('refuses an IPAddress that is not an address, and a change to a claim\'s pool', async () => {
     const bad = await server.kubectl(['apply', '-f', '-'], {
@@ -184,8 +234,14 @@ describe('OpenStackFloatingIPPool', () => {
   it('deletes the pool\'s own addresses with the pool, and leaves the user\'s', async () => {
     await deleteWithoutWaiting(server.kubectl, example.manifests);
     await waitForDeletion(server.kubectl, 180);
-    const deleted = await server.kubectl(['delete', 'ipaddressclaim/extra', 'openstackfloatingippool/workers', '--wait=true', '--timeout=60s']);
+    // The pool waits for the last address it handed out.
+    expect((await server.kubectl(['delete', 'openstackfloatingippool/workers', '--wait=false'])).code).toBe(0);
+    const waiting = await waitForPool('waiting for the extra claim\'s address', (view) => poolCondition(view)?.reason === 'Deleting');
+    expect(poolCondition(waiting)?.message).toContain('extra');
+    const deleted = await server.kubectl(['delete', 'ipaddressclaim/extra', '--wait=true', '--timeout=60s']);
     expect(deleted.code, deleted.stderr).toBe(0);
+    const gone = await server.kubectl(['wait', '--for=delete', 'openstackfloatingippool/workers', '--timeout=60s']);
+    expect(gone.code, gone.stderr).toBe(0);
     expect((await server.kubectl(['get', 'ipaddresses', '-o', 'name'])).stdout).toBe('');
     expect((await census.ours()).counts).toEqual(noResources);
     const fips = await census.clients.neutron.listFloatingIps();
