@@ -100,15 +100,22 @@ export function floatingIpPoolReconciler(deps: ReconcilerDeps, pools: KindClient
       const cloud = await authenticate(deps, pass, spec.identityRef);
       const { neutron } = cloud.clients;
       const own = [...(await neutron.listFloatingIps({ description: poolDescription(pass) })), ...(pass.owner.adopt ? await adoptCapoAddresses(pass, neutron) : [])];
-      const context: PoolContext = { pass, spec, neutron, ipam: deps.ipam, own, claimed: new Set(), failed: new Set(pass.status.failedIPs as string[] | undefined) };
-      const claims = (await ipamObjectsOf(deps.ipam.claims, pass)).filter((claim) => !claim.deleting);
+      // A pre-allocated address that failed stays failed while the spec names it.
+      const failed = ((pass.status.failedIPs as string[] | undefined) ?? []).filter((ip) => spec.preAllocatedFloatingIPs?.includes(ip));
+      const context: PoolContext = { pass, spec, neutron, ipam: deps.ipam, own, claimed: new Set(), failed: new Set(failed) };
+      const claims = await ipamObjectsOf(deps.ipam.claims, pass);
       const addresses = await releaseAddresses(context, await ipamObjectsOf(deps.ipam.addresses, pass), claims);
       for (const address of addresses) context.claimed.add(addressOf(address.object));
       if (pass.meta.deletionTimestamp !== undefined) {
         if (await reconcileDelete(context, addresses)) return await finishDeletion(deps, pass, poolFinalizer);
       } else {
         const networkId = await floatingNetwork(context);
-        await answerClaims(context, networkId, claims, addresses);
+        await answerClaims(
+          context,
+          networkId,
+          claims.filter((claim) => !claim.deleting),
+          addresses,
+        );
       }
       reportAddresses(context);
     } catch (thrown) {
@@ -159,8 +166,9 @@ function addressOf(address: JsonObject): string {
 }
 
 /**
- * Deletes the addresses whose claim is gone and releases the floating IP of
- * each address being deleted; returns the addresses still held.
+ * Deletes the addresses whose claim is gone (a claim being deleted still
+ * holds its address: its server may still use it) and releases the floating
+ * IP of each address being deleted; returns the addresses still held.
  */
 async function releaseAddresses(context: PoolContext, addresses: IpamObject[], claims: IpamObject[]): Promise<IpamObject[]> {
   const { ipam } = context;

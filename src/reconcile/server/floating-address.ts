@@ -62,7 +62,8 @@ export async function claimFloatingAddress(deps: ReconcilerDeps, pass: Reconcile
   const addressName = ((claim.status as JsonObject | undefined)?.addressRef as { name?: string } | undefined)?.name;
   if (addressName !== undefined) return addressName;
   const message = `Waiting for IPAddressClaim ${pass.meta.namespace}/${name} to be allocated by ${ref.kind} ${ref.name}`;
-  pass.condition({ type: conditionType, status: 'False', reason: 'WaitingForIPAMProvider', message });
+  // No server is created before the address is there, so the instance waits too.
+  for (const type of [conditionType, 'InstanceReady']) pass.condition({ type, status: 'False', reason: 'WaitingForIPAMProvider', message });
   pass.wait({ waitingFor: message, requeueAfterMs: claimRequeueMs }, true);
   return undefined;
 }
