@@ -24,8 +24,8 @@ const objectSchema = z.looseObject({
 export type KubeObject = z.infer<typeof objectSchema>;
 
 export interface ClusterObjects {
-  /** The identity Secret, shared by every cluster. */
-  identity: KubeObject;
+  /** What every cluster shares, created once: the identity Secret and the ORC Images the machines boot from. */
+  shared: KubeObject[];
   /** Everything else but the machines, in the examples' order: bootstrap Secrets, Cluster, OpenStackCluster. */
   cluster: KubeObject[];
   /** Machine and OpenStackMachine pairs. */
@@ -90,9 +90,10 @@ export function clusterObjects(examples: KubeObject[], clusterName: string, work
       return copy;
     }),
   );
+  const isShared = (object: KubeObject) => isIdentity(object) || object.kind === 'Image';
   return {
-    identity,
-    cluster: examples.filter((object) => !isIdentity(object) && object.kind !== 'Machine' && object.kind !== 'OpenStackMachine').map(renamed),
+    shared: [identity, ...examples.filter((object) => object.kind === 'Image')],
+    cluster: examples.filter((object) => !isShared(object) && object.kind !== 'Machine' && object.kind !== 'OpenStackMachine').map(renamed),
     controlPlane: controlPlane.map((pair) => pair.map(renamed)),
     workers: workerPairs.map((pair) => pair.map(renamed)),
   };

@@ -359,7 +359,7 @@ async function callsPerObject(config: Config, profile: CloudProfile): Promise<vo
       await stack.calls.settle(3_000, 30_000);
       return stack.calls.between(started);
     };
-    const cluster = await phase([objects.identity, ...objects.cluster], [{ kind: 'OpenStackCluster', ...clusterName(objects) }]);
+    const cluster = await phase([...objects.shared, ...objects.cluster], [{ kind: 'OpenStackCluster', ...clusterName(objects) }]);
     const workers = await phase(objects.workers.flat(), objects.workers.map((pair) => ({ kind: 'OpenStackMachine', ...machineName(pair) })));
     const controlPlane = await phase(objects.controlPlane.flat(), objects.controlPlane.map((pair) => ({ kind: 'OpenStackMachine', ...machineName(pair) })));
     const columns = [
@@ -396,7 +396,7 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
     const clusters = Array.from({ length: config.clusters }, (_, index) => clusterObjects(stack.examples, `bench-${String(index).padStart(3, '0')}`, workers));
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
-    await stack.api.create(clusters[0].identity);
+    for (const object of clusters[0].shared) await stack.api.create(object);
     // Eight clients applying whole clusters, each in file order.
     await pool(clusters.length, 8, async (index) => {
       const objects = clusters[index];

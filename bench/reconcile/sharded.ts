@@ -139,7 +139,7 @@ async function main(): Promise<void> {
     const inventoryBefore = inventory(cloud);
     cloud.resetFront();
     const started = performance.now();
-    await apis[0]!.create(clusters[0]!.identity);
+    for (const object of clusters[0]!.shared) await apis[0]!.create(object);
     // Eight clients applying whole clusters in file order, each through the replicas in turn.
     await pool(clusters.length, 8, async (index) => {
       const objects = clusters[index]!;

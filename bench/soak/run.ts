@@ -294,10 +294,10 @@ async function main(): Promise<void> {
   try {
     await server.start();
     const examples = loadExamples(sim.url);
-    const identity = clusterObjects(examples, 'soak-0', 1).identity;
-    const identityFile = path.join(dir, 'identity.yaml');
-    await writeFile(identityFile, stringify(identity));
-    await untilOk(server, ['apply', '-f', identityFile], Date.now() + 60_000);
+    const { shared } = clusterObjects(examples, 'soak-0', 1);
+    const sharedFile = path.join(dir, 'shared.yaml');
+    await writeFile(sharedFile, shared.map((document) => stringify(document)).join('---\n'));
+    await untilOk(server, ['apply', '-f', sharedFile], Date.now() + 60_000);
     const files: string[] = [];
     for (let i = 0; i < 4; i++) {
       const objects = clusterObjects(examples, `soak-${i}`, 1);
