@@ -14,15 +14,11 @@ import { ResourceStore } from '../apiserver/store/resource-store.js';
 import type { KindDefinition } from '../apiserver/registry/kind.js';
 import { readInputs } from '../apiserver/store/computed-storage.js';
 import { StorageError, TooOldRevisionError, type JsonObject, type Storage, type Watch, type WatchEvent } from '../storage/interface.js';
+import { RevisionWaiters } from '../storage/revision-waiters.js';
 import type { InventorySnapshot } from './model.js';
 
 /** Lists in a row that may lose the race against compaction before the cache gives up with its error. */
 const loadAttempts = 3;
-
-interface Waiter {
-  revision: number;
-  wake: () => void;
-}
 
 export class InventoryCache {
   /** Per input kind, its objects by storage key. */
@@ -38,7 +34,7 @@ export class InventoryCache {
   private readonly built = new Map<string, InventorySnapshot>();
   private loaded?: Promise<void>;
   private watch?: Watch;
-  private waiters: Waiter[] = [];
+  private readonly waiters = new RevisionWaiters();
   private closed = false;
 
   constructor(
@@ -62,7 +58,7 @@ export class InventoryCache {
       this.assertOpen();
       await this.sync();
       if (this.position >= revision) return this.build(namespace);
-      await new Promise<void>((wake) => this.waiters.push({ revision, wake }));
+      await this.waiters.wait(revision);
     }
   }
 
@@ -71,7 +67,7 @@ export class InventoryCache {
     this.closed = true;
     this.watch?.stop();
     this.watch = undefined;
-    this.wakeAll();
+    this.waiters.releaseAll();
   }
 
   private sync(): Promise<void> {
@@ -111,11 +107,7 @@ export class InventoryCache {
       this.generation++;
     }
     this.position = event.revision;
-    if (this.waiters.some((waiter) => waiter.revision <= this.position)) {
-      const ready = this.waiters.filter((waiter) => waiter.revision <= this.position);
-      this.waiters = this.waiters.filter((waiter) => waiter.revision > this.position);
-      ready.forEach((waiter) => { waiter.wake(); });
-    }
+    this.waiters.reached(this.position);
   }
 
   /** The watch ended (compaction): list again, and let waiting snapshots wait on the new load. */
@@ -124,13 +116,7 @@ export class InventoryCache {
     this.loaded = undefined;
     if (this.closed) return;
     this.sync().catch(() => undefined);
-    this.wakeAll();
-  }
-
-  private wakeAll(): void {
-    const waiting = this.waiters;
-    this.waiters = [];
-    waiting.forEach((waiter) => { waiter.wake(); });
+    this.waiters.releaseAll();
   }
 
   private build(namespace: string | undefined): InventorySnapshot {

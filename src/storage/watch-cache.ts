@@ -35,6 +35,7 @@ import {
   type WatchEvent,
   type WatchRequest,
 } from './interface.js';
+import { RevisionWaiters } from './revision-waiters.js';
 import { deepFreeze } from './values.js';
 
 export interface WatchCacheOptions {
@@ -76,11 +77,6 @@ interface Copy {
   watch?: Watch;
 }
 
-interface Waiter {
-  revision: number;
-  wake: () => void;
-}
-
 const reloadDelayMs = 1000;
 
 export class WatchCache implements Storage {
@@ -89,7 +85,7 @@ export class WatchCache implements Storage {
   private readonly freshnessWaitMs: number;
   private readonly onError: (error: unknown) => void;
   private copy?: Copy;
-  private waiters: Waiter[] = [];
+  private readonly waiters = new RevisionWaiters();
   private reload?: NodeJS.Timeout;
   private closed = false;
 
@@ -191,7 +187,7 @@ export class WatchCache implements Storage {
     this.copy?.watch?.stop();
     if (this.copy) for (const subscriber of this.copy.subscribers) subscriber.active = false;
     this.copy = undefined;
-    this.wake(Number.POSITIVE_INFINITY);
+    this.waiters.releaseAll();
     await this.store.close();
   }
 
@@ -217,7 +213,7 @@ export class WatchCache implements Storage {
         onError: (error) => this.invalidate(copy, error),
       });
       this.copy = copy;
-      this.wake(copy.revision);
+      this.waiters.reached(copy.revision);
     } catch (error) {
       if (this.closed) return;
       if (!(error instanceof TooOldRevisionError)) this.onError(error);
@@ -252,7 +248,7 @@ export class WatchCache implements Storage {
     this.remember(copy, event);
     copy.revision = event.revision;
     for (const subscriber of copy.subscribers) this.deliver(subscriber, event);
-    if (this.copy === copy) this.wake(copy.revision);
+    if (this.copy === copy) this.waiters.reached(copy.revision);
   }
 
   /** Keeps the event in the window, dropping what the window no longer holds. */
@@ -294,29 +290,10 @@ export class WatchCache implements Storage {
   }
 
   /** Resolves true once the cache reflects `revision`, false if it does not within the freshness wait. */
-  private reach(revision: number): Promise<boolean> {
-    if (this.copy && this.copy.revision >= revision) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((waiter) => waiter !== entry);
-        resolve(false);
-      }, this.freshnessWaitMs);
-      const entry: Waiter = {
-        revision,
-        wake: () => {
-          clearTimeout(timer);
-          resolve(this.copy !== undefined && this.copy.revision >= revision);
-        },
-      };
-      this.waiters.push(entry);
-    });
-  }
-
-  private wake(revision: number): void {
-    if (!this.waiters.some((waiter) => waiter.revision <= revision)) return;
-    const ready = this.waiters.filter((waiter) => waiter.revision <= revision);
-    this.waiters = this.waiters.filter((waiter) => waiter.revision > revision);
-    for (const waiter of ready) waiter.wake();
+  private async reach(revision: number): Promise<boolean> {
+    if (this.copy && this.copy.revision >= revision) return true;
+    // A release (reload, close) wakes the wait too: the copy then tells.
+    return (await this.waiters.wait(revision, this.freshnessWaitMs)) && this.copy !== undefined && this.copy.revision >= revision;
   }
 }
 

@@ -110,12 +110,7 @@ export function floatingIpPoolReconciler(deps: ReconcilerDeps, pools: KindClient
         if (await reconcileDelete(context, addresses)) return await finishDeletion(deps, pass, poolFinalizer);
       } else {
         const networkId = await floatingNetwork(context);
-        await answerClaims(
-          context,
-          networkId,
-          claims.filter((claim) => !claim.deleting),
-          addresses,
-        );
+        await answerClaims(context, networkId, claims.filter((claim) => !claim.deleting), addresses);
       }
       reportAddresses(context);
     } catch (thrown) {
