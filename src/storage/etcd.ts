@@ -18,7 +18,7 @@
  */
 import type { Etcd3, IKeyValue, IRangeResponse, IResponseHeader, IWatchCreateRequest, IWatchResponse, Watcher as EtcdWatcher } from 'etcd3';
 import { Etcd3 as EtcdClient, GRPCUnavailableError } from 'etcd3';
-import { circuitBreaker, ConsecutiveBreaker, handleType, noop, retry, type IPolicy } from 'cockatiel';
+import { circuitBreaker, ConsecutiveBreaker, ExponentialBackoff, handleType, handleWhen, noop, retry, wrap, type IPolicy } from 'cockatiel';
 import { readFileSync } from 'node:fs';
 import { fallbackLogger } from '../observability/log.js';
 import {
@@ -401,9 +401,17 @@ function faultHandling(members: number): { host: () => IPolicy; global: IPolicy 
   const unreachable = handleType(GRPCUnavailableError);
   return {
     host: () => (members > 1 ? circuitBreaker(unreachable, { halfOpenAfter: 1000, breaker: new ConsecutiveBreaker(3) }) : noop),
-    global: retry(unreachable, { maxAttempts: Math.min(members, 3) - 1 }),
+    global: wrap(retry(neverSent, { maxAttempts: 2, backoff: new ExponentialBackoff({ initialDelay: 20, maxDelay: 200 }) }), retry(unreachable, { maxAttempts: Math.min(members, 3) - 1 })),
   };
 }
+
+/**
+ * etcd3 closes a member's gRPC channel when one call on it fails, and the calls starting on it at
+ * that moment fail with "Channel closed before call started": they never reached etcd, so trying
+ * them again (on a new channel) is safe even for writes, with one member as with several. Under
+ * load on one etcd this failed a client's create with a 500.
+ */
+const neverSent = handleWhen((error) => error instanceof GRPCUnavailableError && error.message.includes('before call started'));
 
 function revisionOf(header: IResponseHeader): number {
   return Number(header.revision);
