@@ -9,14 +9,24 @@ RUN . scripts/use-node.sh && npm ci
 COPY . .
 RUN . scripts/use-node.sh && npm run build && npm prune --omit=dev
 
-FROM node:24-bookworm-slim
+FROM node:24-bookworm-slim AS runtime
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /src/package.json /src/schema.graphql ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist/src ./dist/src
-USER 65532:65532
 EXPOSE 6443
 VOLUME ["/var/lib/capo-apiserver"]
-ENTRYPOINT ["node", "dist/src/main.js"]
 CMD ["--data-dir=/var/lib/capo-apiserver", "--bind-address=0.0.0.0"]
+
+# The Tilt dev loop's image (Tiltfile, cluster mode): the server under `node --watch`, its compiled
+# output writable by its user, so Tilt syncs a new build in and the process restarts.
+FROM runtime AS dev
+RUN chown -R 65532:65532 /app/dist
+USER 65532:65532
+ENTRYPOINT ["node", "--watch-path=/app/dist/src", "dist/src/main.js"]
+
+# The image deploy/ runs (the default target).
+FROM runtime
+USER 65532:65532
+ENTRYPOINT ["node", "dist/src/main.js"]
