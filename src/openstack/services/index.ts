@@ -53,7 +53,6 @@ export type {
   Server,
 } from './nova.js';
 export type {
-  CreateListenerInGraph,
   HealthMonitor,
   Listener,
   LoadBalancer,

@@ -5,23 +5,18 @@
  * takes. The endpoint lands in spec.controlPlaneEndpoint (only while unset,
  * as the Cluster API contract wants).
  *
- * The load balancer is created fully populated: its listeners, pools and
- * monitors come in the same request and turn ACTIVE in its one provisioning
- * transition (CAPO creates them one by one, a wait each). Where a cloud
- * refuses that, or a child is missing later, children are created one per
- * pass, each after the load balancer is ACTIVE again, since Octavia refuses
- * a second change while it is PENDING_UPDATE. The floating IP is only
- * created once it is ACTIVE (CAPO used to create one per retry while it was
- * not).
+ * Octavia refuses a second change while the load balancer is PENDING_UPDATE,
+ * so children are created one per pass, each after the load balancer is
+ * ACTIVE again; the floating IP is only created once it is ACTIVE (CAPO used
+ * to create one per retry while it was not).
  */
-import type { CreateListenerInGraph, FloatingIp, LoadBalancer } from '../../openstack/index.js';
+import type { FloatingIp, LoadBalancer } from '../../openstack/index.js';
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
 import { resolveSubnet } from '../neutron-filters.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { TerminalError } from '../controller.js';
 import { apiLoadBalancerName, clusterResourceName, ingressLoadBalancerName, loadBalancerPortName } from '../../capo/names.js';
 import type { ReconcilePass } from '../reconcile-pass.js';
-import { metaOf } from '../objects.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { remove } from '../resource/engine.js';
 import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
@@ -72,13 +67,12 @@ export async function reconcileApiLoadBalancer(context: ClusterContext, networki
 async function publishEndpoint(context: ClusterContext, endpoint: Endpoint): Promise<void> {
   const current = context.spec.controlPlaneEndpoint;
   if (current?.host) return;
-  const updated = await context.deps.clusters.update(context.pass.target, (object) => {
+  await context.deps.clusters.update(context.pass.target, (object) => {
     const spec = (object.spec ?? {}) as JsonObject;
     const existing = spec.controlPlaneEndpoint as { host?: string } | undefined;
     if (!existing?.host) spec.controlPlaneEndpoint = { host: endpoint.host, port: endpoint.port };
     object.spec = spec;
   });
-  if (updated) context.pass.wroteOwnSpec(metaOf(updated).generation ?? context.pass.generation);
 }
 
 async function endpointWithoutLoadBalancer(context: ClusterContext, networking: Networking, port: number): Promise<Endpoint | undefined> {
@@ -111,8 +105,6 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
   const vipSubnet = await loadBalancerSubnet(context, networking);
   const flavorId = managed.flavor === undefined ? undefined : await octaviaFlavorId(context, managed.flavor);
 
-  const allowedCidrs = allowedCidrsOf(context, networking);
-  const plan: PortPlan = { lbName: name, ports: apiServerPorts(context), allowedCidrs, monitor: managed.monitor ?? {}, provider: managed.provider };
   // The ID goes to ownedResources first: CAPO's status field also needs the addresses, which the next read brings.
   const lb = await pass.ensure('loadbalancer', loadBalancerActuator(octavia), {
     recordedId: recorded?.id ?? owned(pass)['loadbalancer/api'],
@@ -125,11 +117,9 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
       ...(managed.availabilityZone === undefined ? {} : { availability_zone: managed.availabilityZone }),
       ...(flavorId === undefined ? {} : { flavor_id: flavorId }),
       ...(spec.tags === undefined ? {} : { tags: spec.tags }),
-      listeners: fullyPopulated(context, plan),
     },
     record: (status, id) => setOwned(status, 'loadbalancer/api', id),
   });
-  if (lb.found === 'created') await recordFullyPopulated(pass, '', lb.resource);
   const vip = lb.resource.vip_address;
   if (vip) {
     pass.observe((status) => {
@@ -139,7 +129,8 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
   }
   if (!lb.ready || !vip) return undefined;
 
-  if (!(await ensureListeners(context, { ...plan, prefix: '', lb: lb.resource }))) return undefined;
+  const allowedCidrs = allowedCidrsOf(context, networking);
+  if (!(await ensureListeners(context, { prefix: '', lbName: name, lb: lb.resource, ports: apiServerPorts(context), allowedCidrs, monitor: managed.monitor ?? {} }))) return undefined;
   pass.observe((status) => {
     const current = status.apiServerManagedLoadBalancer as JsonObject;
     status.apiServerManagedLoadBalancer = { ...current, ...(allowedCidrs ? { allowedCIDRs: allowedCidrs } : {}) };
@@ -154,80 +145,30 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
   return fip.floating_ip_address;
 }
 
-/** What a load balancer serves: a listener, its default pool and a TCP monitor per port. */
-interface PortPlan {
+interface ListenerChain {
+  /** Prepended to the owned-resource roles: '' for the API load balancer, 'ingress/' for the ingress one. */
+  prefix: string;
   lbName: string;
+  lb: LoadBalancer;
   ports: number[];
   allowedCidrs?: string[];
   monitor: { delay?: number; timeout?: number; maxRetries?: number; maxRetriesDown?: number };
-  /** The amphora provider has no SOURCE_IP_PORT; OVN has nothing else. */
-  provider?: string | null;
-}
-
-interface ListenerChain extends PortPlan {
-  /** Prepended to the owned-resource roles: '' for the API load balancer, 'ingress/' for the ingress one. */
-  prefix: string;
-  lb: LoadBalancer;
-}
-
-/** Each port's listener, pool and monitor in Octavia's fields, for the fully populated create and the one-by-one path alike. */
-function portObjects(context: ClusterContext, plan: PortPlan) {
-  const tags = context.spec.tags ? { tags: context.spec.tags } : {};
-  return plan.ports.map((port) => {
-    const name = loadBalancerPortName(plan.lbName, port);
-    return {
-      port,
-      listener: { name, protocol: 'TCP' as const, protocol_port: port, ...(plan.allowedCidrs ? { allowed_cidrs: plan.allowedCidrs } : {}), ...tags },
-      pool: { name, protocol: 'TCP' as const, lb_algorithm: plan.provider === 'ovn' ? ('SOURCE_IP_PORT' as const) : ('ROUND_ROBIN' as const), ...tags },
-      monitor: {
-        name,
-        type: 'TCP' as const,
-        delay: plan.monitor.delay ?? 10,
-        timeout: plan.monitor.timeout ?? 5,
-        max_retries: plan.monitor.maxRetries ?? 5,
-        max_retries_down: plan.monitor.maxRetriesDown ?? 3,
-        ...tags,
-      },
-    };
-  });
-}
-
-/** The whole tree for the load balancer's create, so Octavia builds it in one provisioning transition. */
-function fullyPopulated(context: ClusterContext, plan: PortPlan): CreateListenerInGraph[] {
-  return portObjects(context, plan).map(({ listener, pool, monitor }) => ({ ...listener, default_pool: { ...pool, healthmonitor: monitor } }));
-}
-
-/**
- * Records the listeners and pools a fully populated create made, by port, so
- * later passes read them by ID. Octavia's answer shows no monitor (Zed gives
- * the pool `healthmonitor: null`), so monitors are found by name once.
- */
-async function recordFullyPopulated(pass: ReconcilePass, prefix: string, lb: LoadBalancer): Promise<void> {
-  const listeners = (lb.listeners ?? []) as { id: string; protocol_port?: number }[];
-  const pools = (lb.pools ?? []) as { id: string; listeners?: { id: string }[] }[];
-  if (!listeners.some((listener) => typeof listener.protocol_port === 'number')) return;
-  await pass.record((status) => {
-    for (const listener of listeners) {
-      if (typeof listener.protocol_port !== 'number') continue;
-      setOwned(status, `${prefix}listener/${listener.protocol_port}`, listener.id);
-      const pool = pools.find((candidate) => candidate.listeners?.some((reference) => reference.id === listener.id));
-      if (pool) setOwned(status, `${prefix}pool/${listener.protocol_port}`, pool.id);
-    }
-  });
 }
 
 /** Listener, pool and health monitor per port, one change per pass; true once all exist and the load balancer settled. */
 async function ensureListeners(context: ClusterContext, chain: ListenerChain): Promise<boolean> {
-  const { pass, cloud } = context;
+  const { pass, spec, cloud } = context;
   const octavia = cloud.clients.octavia;
   const { prefix, lb } = chain;
+  const tags = spec.tags ? { tags: spec.tags } : {};
   let lbChanged = false;
-  for (const objects of portObjects(context, { ...chain, provider: lb.provider })) {
-    const role = (kind: string) => `${prefix}${kind}/${objects.port}`;
+  for (const port of chain.ports) {
+    const portName = loadBalancerPortName(chain.lbName, port);
+    const role = (kind: string) => `${prefix}${kind}/${port}`;
     const listener = await ensureChild(context, `${prefix}loadbalancer`, role('listener'), lbChanged, () =>
       pass.ensure(role('listener'), listenerActuator(octavia), {
         recordedId: owned(pass)[role('listener')],
-        desired: { ...objects.listener, loadbalancer_id: lb.id },
+        desired: { name: portName, loadbalancer_id: lb.id, protocol: 'TCP', protocol_port: port, ...(chain.allowedCidrs ? { allowed_cidrs: chain.allowedCidrs } : {}), ...tags },
         record: (status, id) => setOwned(status, role('listener'), id),
       }),
     );
@@ -236,7 +177,7 @@ async function ensureListeners(context: ClusterContext, chain: ListenerChain): P
     const pool = await ensureChild(context, `${prefix}loadbalancer`, role('pool'), lbChanged, () =>
       pass.ensure(role('pool'), poolActuator(octavia), {
         recordedId: owned(pass)[role('pool')],
-        desired: { ...objects.pool, listener_id: listener.readyId!, loadbalancer_id: lb.id },
+        desired: { name: portName, listener_id: listener.readyId!, loadbalancer_id: lb.id, protocol: 'TCP', lb_algorithm: lb.provider === 'ovn' ? 'SOURCE_IP_PORT' : 'ROUND_ROBIN', ...tags },
         record: (status, id) => setOwned(status, role('pool'), id),
       }),
     );
@@ -245,7 +186,17 @@ async function ensureListeners(context: ClusterContext, chain: ListenerChain): P
     const monitor = await ensureChild(context, `${prefix}loadbalancer`, role('healthmonitor'), lbChanged, () =>
       pass.ensure(role('healthmonitor'), healthMonitorActuator(octavia), {
         recordedId: owned(pass)[role('healthmonitor')],
-        desired: { ...objects.monitor, pool_id: pool.readyId!, loadbalancer_id: lb.id },
+        desired: {
+          name: portName,
+          pool_id: pool.readyId!,
+          loadbalancer_id: lb.id,
+          type: 'TCP',
+          delay: chain.monitor.delay ?? 10,
+          timeout: chain.monitor.timeout ?? 5,
+          max_retries: chain.monitor.maxRetries ?? 5,
+          max_retries_down: chain.monitor.maxRetriesDown ?? 3,
+          ...tags,
+        },
         record: (status, id) => setOwned(status, role('healthmonitor'), id),
       }),
     );
@@ -269,7 +220,6 @@ export async function reconcileIngressLoadBalancer(context: ClusterContext, netw
   const ingress = spec.extensions?.loadBalancers?.ingress;
   if (!ingress?.enabled) return;
   const name = ingressLoadBalancerName(cluster);
-  const plan: PortPlan = { lbName: name, ports: ingress.ports && ingress.ports.length > 0 ? ingress.ports : [80, 443], monitor: {} };
   const lb = await pass.ensure('ingress/loadbalancer', loadBalancerActuator(cloud.clients.octavia), {
     recordedId: owned(pass)['ingress/loadbalancer'],
     desired: {
@@ -277,13 +227,12 @@ export async function reconcileIngressLoadBalancer(context: ClusterContext, netw
       vip_subnet_id: (await loadBalancerSubnet(context, networking)).id,
       description: `Ingress of cluster ${cluster.namespace}/${cluster.name}, created by capo-apiserver`,
       ...(spec.tags === undefined ? {} : { tags: spec.tags }),
-      listeners: fullyPopulated(context, plan),
     },
     record: (status, id) => setOwned(status, 'ingress/loadbalancer', id),
   });
-  if (lb.found === 'created') await recordFullyPopulated(pass, 'ingress/', lb.resource);
   if (!lb.ready || !lb.resource.vip_address) return;
-  if (!(await ensureListeners(context, { ...plan, prefix: 'ingress/', lb: lb.resource }))) return;
+  const ports = ingress.ports && ingress.ports.length > 0 ? ingress.ports : [80, 443];
+  if (!(await ensureListeners(context, { prefix: 'ingress/', lbName: name, lb: lb.resource, ports, monitor: {} }))) return;
   const vip = lb.resource.vip_address;
   pass.observe((status) => {
     const extensions = ((status.extensions as JsonObject | undefined) ?? {}) as JsonObject;
