@@ -12,7 +12,7 @@
  *   changes, blocked ones poll at a steady pace, transient ones back off.
  */
 import type { JsonObject } from '../storage/interface.js';
-import { setCondition, type ConditionUpdate } from './conditions.js';
+import { conditionsOf, setCondition, type ConditionUpdate } from './conditions.js';
 import { TerminalError, type ReconcileResult } from './controller.js';
 import { WaitingError, type Owner, type ResourceActuator, type Waiting } from './resource/actuator.js';
 import { blockedRequeueMs, classify, ensure, retryAfterMs, type Found, type Removal } from './resource/engine.js';
@@ -36,7 +36,8 @@ export interface FailureCondition {
 
 export class ReconcilePass {
   readonly meta: ObjectMeta;
-  readonly generation: number;
+  /** The object's generation this pass judges: as read, or as its own spec write left it (wroteOwnSpec). */
+  generation: number;
   readonly owner: Owner;
   /** The status as this pass has it: read at the start, plus every record and observation since. */
   readonly status: JsonObject;
@@ -75,6 +76,23 @@ export class ReconcilePass {
       this.gone = true;
       throw new TerminalError(`${this.client.kind} ${this.meta.namespace}/${this.meta.name} was deleted or replaced during the reconcile`);
     }
+  }
+
+  /**
+   * The pass changed the object's spec itself (the endpoint it publishes),
+   * which bumped the generation to `generation`. Nothing it judged depends on
+   * that change, so its conditions and verified resources stand for the new
+   * generation: no stale observedGeneration after Ready, no round of re-reads.
+   */
+  wroteOwnSpec(generation: number): void {
+    const previous = this.generation;
+    // More than one step: someone else changed the spec too, and the next pass judges that.
+    if (generation !== previous + 1) return;
+    this.generation = generation;
+    this.verified.carryOver(this.meta.uid, previous, generation);
+    this.observe((status) => {
+      for (const condition of conditionsOf(status)) if (condition.observedGeneration === previous) condition.observedGeneration = generation;
+    });
   }
 
   /** An observation to write with the rest at the end of the pass. */

@@ -32,6 +32,12 @@ export class VerifiedResources {
     this.entries.set(`${ownerUid}/${role}`, { id, generation, expiresAt: this.now() + this.ttlMs, resource });
   }
 
+  /** The object's generation moved from `from` to `to` by a change that alters nothing already verified (the reconciler's own spec write). */
+  carryOver(ownerUid: string, from: number, to: number): void {
+    const prefix = `${ownerUid}/`;
+    for (const [key, entry] of this.entries) if (key.startsWith(prefix) && entry.generation === from) entry.generation = to;
+  }
+
   invalidate(ownerUid: string, role: string): void {
     this.entries.delete(`${ownerUid}/${role}`);
   }

@@ -17,6 +17,17 @@ describe('VerifiedResources', () => {
     expect(verified.get('uid', 'network', 'n1', 3)).toBeUndefined();
   });
 
+  it('carries an object\'s entries of one generation over to the next', () => {
+    const verified = new VerifiedResources(60_000);
+    verified.set('a', 'network', 'n1', 1, { id: 'n1' });
+    verified.set('a', 'subnet', 's1', 2, { id: 's1' });
+    verified.set('b', 'network', 'n2', 1, { id: 'n2' });
+    verified.carryOver('a', 1, 2);
+    expect(verified.get('a', 'network', 'n1', 2)).toEqual({ id: 'n1' });
+    expect(verified.get('a', 'subnet', 's1', 2)).toEqual({ id: 's1' });
+    expect(verified.get('b', 'network', 'n2', 2)).toBeUndefined();
+  });
+
   it('forgets one role, or everything of an object', () => {
     const verified = new VerifiedResources(60_000);
     verified.set('a', 'network', 'n1', 1, {});

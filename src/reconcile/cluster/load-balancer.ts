@@ -17,6 +17,7 @@ import type { JsonObject } from '../../storage/interface.js';
 import { TerminalError } from '../controller.js';
 import { apiLoadBalancerName, clusterResourceName, ingressLoadBalancerName, loadBalancerPortName } from '../../capo/names.js';
 import type { ReconcilePass } from '../reconcile-pass.js';
+import { metaOf } from '../objects.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { remove } from '../resource/engine.js';
 import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
@@ -67,12 +68,13 @@ export async function reconcileApiLoadBalancer(context: ClusterContext, networki
 async function publishEndpoint(context: ClusterContext, endpoint: Endpoint): Promise<void> {
   const current = context.spec.controlPlaneEndpoint;
   if (current?.host) return;
-  await context.deps.clusters.update(context.pass.target, (object) => {
+  const updated = await context.deps.clusters.update(context.pass.target, (object) => {
     const spec = (object.spec ?? {}) as JsonObject;
     const existing = spec.controlPlaneEndpoint as { host?: string } | undefined;
     if (!existing?.host) spec.controlPlaneEndpoint = { host: endpoint.host, port: endpoint.port };
     object.spec = spec;
   });
+  if (updated) context.pass.wroteOwnSpec(metaOf(updated).generation ?? context.pass.generation);
 }
 
 async function endpointWithoutLoadBalancer(context: ClusterContext, networking: Networking, port: number): Promise<Endpoint | undefined> {

@@ -17,6 +17,9 @@ import { runScenarios, scenarios, type FidelityCloud, type ScenarioResult } from
 
 const cloudsPath = process.env.MINISTACK_CLOUDS;
 const recording = process.env.RECORD_FIXTURES === '1';
+/** FIDELITY_SCENARIOS=a,b runs (and records) only those, e.g. to record a new scenario's fixture. */
+const only = process.env.FIDELITY_SCENARIOS?.split(',');
+const selected = only === undefined ? scenarios : scenarios.filter((scenario) => only.includes(scenario.name));
 const inCi = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
 
 if (cloudsPath === undefined && inCi) {
@@ -59,8 +62,8 @@ describe.skipIf(cloudsPath === undefined)(`fidelity against ministack${recording
       },
     };
     const started = Date.now();
-    results = await runScenarios(cloud);
-    console.info(`fidelity: ${scenarios.length} scenarios against ministack took ${((Date.now() - started) / 1000).toFixed(1)} s (run prefix ${prefix})`);
+    results = await runScenarios(cloud, selected);
+    console.info(`fidelity: ${selected.length} scenarios against ministack took ${((Date.now() - started) / 1000).toFixed(1)} s (run prefix ${prefix})`);
   }, 420_000);
 
   afterAll(() => {
@@ -68,7 +71,7 @@ describe.skipIf(cloudsPath === undefined)(`fidelity against ministack${recording
     admin?.close();
   });
 
-  for (const scenario of scenarios) {
+  for (const scenario of selected) {
     it(scenario.name, async () => {
       const result = results.get(scenario.name)!;
       const problems = [...(result.failure === undefined ? [] : [`stopped: ${result.failure}`]), ...result.cleanupFailures.map((failure) => `cleanup: ${failure}`)];
