@@ -26,7 +26,7 @@ import { clusterNameLabel, ownerClusterName } from './paused.js';
 import { openStackServerReconciler } from './server/reconciler.js';
 import { openStackMachineTemplateReconciler } from './template/reconciler.js';
 import { orcImageReconciler } from './image/reconciler.js';
-import { floatingIpPoolReconciler, ipamGroup, poolKind, refersToPool } from './pool/reconciler.js';
+import { floatingIpPoolOf, floatingIpPoolReconciler, ipamGroup, poolKind } from './pool/reconciler.js';
 import { orcGroup } from '../api/orc/kinds.js';
 import type { ClusterApiSource, SourceChange } from './sources/source.js';
 import { VerifiedResources } from './verified-resources.js';
@@ -161,8 +161,8 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   // A claim or address of a pool wakes the pool; a claim's answer wakes the server that made it.
   const ipamChange = (object: JsonObject) => {
     const meta = metaOf(object);
-    const poolRef = (object.spec as { poolRef?: { name?: string } } | undefined)?.poolRef;
-    if (poolRef?.name !== undefined && refersToPool(object, { name: poolRef.name })) poolController.enqueue(pools.keyOf({ namespace: meta.namespace, name: poolRef.name }));
+    const pool = floatingIpPoolOf(object);
+    if (pool !== undefined) poolController.enqueue(pools.keyOf({ namespace: meta.namespace, name: pool }));
     for (const reference of meta.ownerReferences ?? []) {
       if (reference.kind === 'OpenStackServer') serverController.enqueue(servers.keyOf({ namespace: meta.namespace, name: reference.name }));
     }

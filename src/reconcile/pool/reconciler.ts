@@ -79,10 +79,10 @@ class NetworkNotFoundError extends TerminalError {
   override name = 'NetworkNotFoundError';
 }
 
-/** Whether an IPAM object's poolRef names this pool. */
-export function refersToPool(object: JsonObject, pool: { name: string }): boolean {
+/** The OpenStackFloatingIPPool an IPAM object's poolRef names; undefined for another kind of pool. */
+export function floatingIpPoolOf(object: JsonObject): string | undefined {
   const ref = (object.spec as { poolRef?: { apiGroup?: string; kind?: string; name?: string } } | undefined)?.poolRef;
-  return ref?.apiGroup === infrastructureGroup && ref.kind === poolKind && ref.name === pool.name;
+  return ref?.apiGroup === infrastructureGroup && ref.kind === poolKind ? ref.name : undefined;
 }
 
 export function floatingIpPoolReconciler(deps: ReconcilerDeps, pools: KindClient): Reconcile {
@@ -147,7 +147,7 @@ async function adoptCapoAddresses(pass: ReconcilePass, neutron: NeutronClient): 
 }
 
 async function ipamObjectsOf(client: ObjectClient, pass: ReconcilePass): Promise<IpamObject[]> {
-  const objects = (await client.list(pass.meta.namespace)).filter((object) => refersToPool(object, pass.meta));
+  const objects = (await client.list(pass.meta.namespace)).filter((object) => floatingIpPoolOf(object) === pass.meta.name);
   return objects
     .map((object) => {
       const meta = metaOf(object);
