@@ -20,6 +20,7 @@ import { isJsonObject } from '../../storage/json.js';
 import type { IpamClients, ObjectClient } from '../deps.js';
 import { metaOf } from '../objects.js';
 import { ExponentialBackoff } from '../backoff.js';
+import { servedVersion } from './discovery.js';
 import { describeKubeError, WatchedCollection } from './watched-collection.js';
 
 const group = 'ipam.cluster.x-k8s.io';
@@ -88,18 +89,14 @@ export class KubernetesIpam implements IpamClients {
 
   /** v1beta2 where Cluster API serves it (1.11 on), else v1beta1; a failed discovery is tried again by the next call. */
   private servedVersion(): Promise<string> {
-    this.version ??= (async () => {
-      for (const version of versions) {
-        try {
-          const resources = await withDeadline(this.custom.getAPIResources({ group, version }), reviewTimeoutMs, `discovering ${group}`);
-          if (resources.resources.some((resource) => resource.name === 'ipaddressclaims')) return version;
-        } catch (error) {
-          if (error instanceof ApiException && error.code === 404) continue;
-          throw new Error(`discovering ${group}: ${describeKubeError(error)}`, { cause: error });
-        }
-      }
-      throw new Error(`${group} serves IPAddressClaims in none of ${versions.join(', ')}: is Cluster API installed?`);
-    })();
+    this.version ??= servedVersion({
+      custom: this.custom,
+      group,
+      versions,
+      plural: 'ipaddressclaims',
+      label: 'IPAddressClaims',
+      deadline: (request) => withDeadline(request, reviewTimeoutMs, `discovering ${group}`),
+    });
     this.version.catch(() => {
       this.version = undefined;
     });

@@ -26,6 +26,7 @@ import { ExponentialBackoff, type ExponentialBackoffOptions } from '../backoff.j
 import { loadKubeconfig } from './kubeconfig.js';
 import { clusterApiGroup, clusterApiVersions, parseCluster, parseMachine, parseSecret, type ClusterApiVersion } from './parse.js';
 import type { ClusterApiCluster, ClusterApiMachine, ClusterApiSource, SecretData, SourceChange, SourceKind } from './source.js';
+import { servedVersion } from './discovery.js';
 import { describeKubeError, WatchedCollection } from './watched-collection.js';
 import { fallbackLogger } from '../../observability/log.js';
 import type { JsonObject } from '../../storage/interface.js';
@@ -198,23 +199,10 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
 
   private async startClusterApi(kind: ClusterApiKind): Promise<ServedCollection> {
     const plural = plurals[kind];
-    const version = await this.servedVersion(plural);
+    const version = await servedVersion({ custom: this.custom, group: clusterApiGroup, versions: clusterApiVersions, plural, label: plural, deadline: (request) => this.withinDeadline(request) });
     this.assertOpen();
     const collection = this.collection(kind, `/apis/${clusterApiGroup}/${version}/${plural}`, () => this.custom.listClusterCustomObject({ group: clusterApiGroup, version, plural }) as Promise<KubeList>);
     return { version, collection };
-  }
-
-  private async servedVersion(plural: string): Promise<ClusterApiVersion> {
-    for (const version of clusterApiVersions) {
-      try {
-        const resources = await this.withinDeadline(this.custom.getAPIResources({ group: clusterApiGroup, version }));
-        if (resources.resources.some((resource) => resource.name === plural)) return version;
-      } catch (error) {
-        if (error instanceof ApiException && error.code === 404) continue;
-        throw new Error(`discovering ${clusterApiGroup}: ${describeKubeError(error)}`, { cause: error });
-      }
-    }
-    throw new Error(`${clusterApiGroup} serves ${plural} in none of ${clusterApiVersions.join(', ')}: is Cluster API installed?`);
   }
 
   /** Starts the kind's watch for listeners, retrying discovery until it works or the source closes. */
