@@ -20,7 +20,7 @@ export async function runPreflight(clients: ServiceClients, session: OpenStackSe
     scope = await session.authenticate();
   } catch (error) {
     if (!(error instanceof OpenStackError)) throw error;
-    return reportOf([{ name: 'authentication', status: 'fail', message: authenticationFailure(error) }]);
+    return reportOf([authenticationFailure(error)]);
   }
   const context: CheckContext = { clients, scope, project: scope.projectName ?? scope.projectId };
   const flavorList = outcome(requirements.flavors.length === 0 ? Promise.resolve([]) : clients.nova.listFlavors());
@@ -43,18 +43,19 @@ function isQuota(check: PreflightCheck): boolean {
   return check.name.startsWith('quota ');
 }
 
-function authenticationFailure(error: OpenStackError): string {
+function authenticationFailure(error: OpenStackError): PreflightCheck {
+  const failure = (message: string): PreflightCheck => ({ name: 'authentication', status: 'fail', message });
   const message = `authentication failed: ${error.message}`;
   switch (error.kind) {
     case 'Unreachable':
     case 'NotFound':
-      return `${message} — check auth.auth_url in clouds.yaml`;
+      return failure(`${message} — check auth.auth_url in clouds.yaml`);
     case 'Transient':
     case 'RateLimited':
-      return `${message} — run the check again when Keystone answers`;
+      return { ...failure(`${message} — run the check again when Keystone answers`), undecided: true };
     default:
       // Keystone's refusals and TLS and catalog errors already say what to fix.
-      return message;
+      return failure(message);
   }
 }
 
@@ -77,5 +78,5 @@ async function loadBalancing(context: CheckContext, requirements: PreflightRequi
       },
     ];
   }
-  return [{ name, status: 'fail', message: failedCall('asking Octavia for its providers', error) }];
+  return [failedCall(name, 'asking Octavia for its providers', error)];
 }

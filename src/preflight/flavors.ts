@@ -16,7 +16,7 @@ export async function checkFlavors(context: CheckContext, flavors: FlavorRequire
   const listed = await flavorList;
   return flavors.map((requirement) => {
     const name = `flavor ${'id' in requirement ? requirement.id : requirement.name}`;
-    if (!listed.ok) return { name, status: 'fail', message: failedCall('listing flavors', listed.error) };
+    if (!listed.ok) return failedCall(name, 'listing flavors', listed.error);
     const flavor = findFlavor(listed.value, requirement);
     if (flavor !== undefined) {
       const servers = requirement.servers === 1 ? '1 server' : `${requirement.servers} servers`;

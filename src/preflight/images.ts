@@ -13,11 +13,11 @@ export async function checkImage(context: CheckContext, image: ImageRequirement)
     if (isNotFound(found.error)) {
       return { name, status: 'fail', message: `image ${image.id} not found in project ${context.project}: fix spec.image.id, or share the image with the project` };
     }
-    return { name, status: 'fail', message: failedCall(`looking up image ${image.id}`, found.error) };
+    return failedCall(name, `looking up image ${image.id}`, found.error);
   }
   const { filter } = image;
   const matches = await outcome(context.clients.glance.findImages(filter));
-  if (!matches.ok) return { name, status: 'fail', message: failedCall(`looking up images with ${criteriaOf(filter)}`, matches.error) };
+  if (!matches.ok) return failedCall(name, `looking up images with ${criteriaOf(filter)}`, matches.error);
   const [first, ...others] = matches.value;
   if (first === undefined) {
     const message =

@@ -30,7 +30,7 @@ export async function checkExternalNetwork(context: CheckContext, wanted: Prefli
   const filter = wanted === undefined ? {} : networkFilterSchema.parse(wanted.filter);
   // The reconciler's query of CAPO filters, whichever kind it names.
   const found = await outcome(context.clients.neutron.listNetworks({ ...neutronQuery(filter), 'router:external': true }));
-  if (!found.ok) return { name, status: 'fail', message: failedCall('listing external networks', found.error) };
+  if (!found.ok) return failedCall(name, 'listing external networks', found.error);
   // As in the reconciler, the description is matched here rather than by Neutron.
   const networks = found.value.filter((network) => filter.description === undefined || network.description === filter.description);
   const [only, ...others] = networks;
@@ -63,7 +63,7 @@ async function byId(context: CheckContext, id: string): Promise<PreflightCheck> 
   const found = await outcome(context.clients.neutron.getNetwork(id));
   if (!found.ok) {
     if (isNotFound(found.error)) return { name, status: 'fail', message: `external network ${id} not found in project ${context.project}: fix spec.externalNetwork.id` };
-    return { name, status: 'fail', message: failedCall(`looking up network ${id}`, found.error) };
+    return failedCall(name, `looking up network ${id}`, found.error);
   }
   const network = found.value;
   if (network['router:external'] !== true) {

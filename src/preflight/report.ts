@@ -12,6 +12,8 @@ export interface PreflightCheck {
   status: CheckStatus;
   /** On failure, what is wrong and what to do about it. */
   message: string;
+  /** Set on a failure where the cloud did not answer (5xx, 429, 409, unreachable): the same run may pass in a moment. */
+  undecided?: true;
 }
 
 export interface PreflightReport {
@@ -21,6 +23,12 @@ export interface PreflightReport {
 
 export function reportOf(checks: PreflightCheck[]): PreflightReport {
   return { passed: checks.every((check) => check.status !== 'fail'), checks };
+}
+
+/** True when the run failed only because the cloud did not answer some checks, so it is worth running again soon. */
+export function failedOnlyUndecided(report: PreflightReport): boolean {
+  const failed = report.checks.filter((check) => check.status === 'fail');
+  return failed.length > 0 && failed.every((check) => check.undecided === true);
 }
 
 /** One condition message summarising failed checks, e.g. for PreflightChecksPassed=False. */

@@ -4,9 +4,11 @@
  * machines known so far. A failure becomes PreflightChecksPassed=False with
  * what to fix, and nothing is created until the checks pass (rechecked at a
  * steady pace, since most fixes happen in the cloud, not in the object).
+ * Checks the cloud did not answer (a 503, a 429) are no finding: they are
+ * retried with the queue's backoff, as any failed call is.
  * Once the cluster has resources the checks are history and are not rerun.
  */
-import { requirementsOf, runPreflight, summarizeFailures } from '../../preflight/index.js';
+import { failedOnlyUndecided, requirementsOf, runPreflight, summarizeFailures } from '../../preflight/index.js';
 import { isConditionTrue } from '../conditions.js';
 import type { ClusterContext } from './context.js';
 
@@ -23,6 +25,7 @@ export async function reconcilePreflight(context: ClusterContext): Promise<boole
   }
   const message = summarizeFailures(report);
   pass.condition({ type: 'PreflightChecksPassed', status: 'False', reason: 'PreflightFailed', message });
+  if (failedOnlyUndecided(report)) throw new Error(message);
   pass.condition({ type: 'Ready', status: 'False', reason: 'PreflightFailed', message });
   pass.wait({ waitingFor: `preflight checks to pass (${message})`, requeueAfterMs: recheckMs }, true);
   return false;

@@ -1,6 +1,7 @@
 /**
  * The OpenStackCluster reconciler one pass at a time: its gates (no Cluster yet, paused), the
- * finalizer before any cloud call, conditions at the object's generation, a transient failure
+ * finalizer before any cloud call, a preflight the cloud did not answer retried soon and one it
+ * failed rechecked at a steady pace, conditions at the object's generation, a transient failure
  * retried and an authentication failure reported, and deletion in reverse order with the
  * finalizer last.
  */
@@ -49,6 +50,21 @@ describe('the OpenStackCluster reconciler', () => {
     await steps.pass('cluster', 'demo');
     expect(meta(await steps.get('cluster', 'demo')).finalizers).toContain(clusterFinalizer);
     expect(steps.requests.filter((line) => / (POST|PUT|DELETE) /.test(line) && !line.startsWith('identity '))).toEqual([]);
+  });
+
+  it('retries a preflight check the cloud did not answer with the queue backoff, and rechecks a finding a minute later', async () => {
+    const externalNetworks = { service: 'network', method: 'GET', path: '^/v2\\.0/networks$', times: 1 } as const;
+    steps.cloud.faults.add({ ...externalNetworks, status: 409, message: 'injected conflict' });
+    await expect(steps.pass('cluster', 'demo')).rejects.toThrow(/^1 preflight check failed: listing external networks failed: .*409.*run the check again when the service answers$/);
+    let cluster = await steps.get('cluster', 'demo');
+    expect(condition(cluster, 'PreflightChecksPassed')).toMatchObject({ status: 'False', reason: 'PreflightFailed' });
+    expect(condition(cluster, 'Ready')).toMatchObject({ status: 'False', reason: 'OpenStackError', message: expect.stringMatching(/^will retry: 1 preflight check failed/) });
+
+    // A refusal is an answer: the user has to act, so the check waits for them at a steady pace.
+    steps.cloud.faults.add({ ...externalNetworks, status: 403, message: 'not allowed to list networks' });
+    expect(await steps.pass('cluster', 'demo')).toEqual({ requeueAfterMs: 60_000 });
+    cluster = await steps.get('cluster', 'demo');
+    expect(condition(cluster, 'Ready')).toMatchObject({ status: 'False', reason: 'PreflightFailed', message: expect.stringMatching(/403 Forbidden.*give the user a role/) });
   });
 
   it('retries a transient failure and reaches Ready with every condition at the current generation', async () => {
