@@ -64,8 +64,11 @@ export interface RunningReconciler {
   clouds: CloudConnections;
   /** Queue status per controller, for the admin API. */
   status(): ReturnType<Controller['status']>[];
-  /** Reconciles one object now; false for a kind the reconciler does not handle. */
-  reconcileNow(kind: string, namespace: string, name: string): boolean;
+  /**
+   * Reconciles one object now, named by its Kind (OpenStackCluster, ...), reading its cloud resources afresh;
+   * false for a kind the reconciler does not handle or an object that does not exist.
+   */
+  reconcileNow(kind: string, namespace: string, name: string): Promise<boolean>;
   /** The preflight report of a cluster as it stands (its machines included). */
   preflight(namespace: string, name: string): Promise<PreflightReport | undefined>;
   stop(): Promise<void>;
@@ -221,21 +224,30 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   }
 
   for (const controller of controllers) controller.start();
-  const byKind: Record<string, [Controller, KindClient]> = {
-    openstackclusters: [clusterController, clusters],
-    openstackmachines: [machineController, machines],
-    openstackservers: [serverController, servers],
-    openstackmachinetemplates: [templateController, templates],
-    openstackfloatingippools: [poolController, pools],
-  };
+  const byKind: Record<string, [Controller, KindClient]> = Object.fromEntries(
+    (
+      [
+        [clusterController, clusters],
+        [machineController, machines],
+        [serverController, servers],
+        [templateController, templates],
+        [poolController, pools],
+      ] as [Controller, KindClient][]
+    ).map((entry) => [entry[1].kind, entry]),
+  );
   return {
     controllers,
     clouds,
     status: () => controllers.map((controller) => controller.status()),
-    reconcileNow(kind, namespace, name) {
-      const entry = byKind[kind === 'clusters' ? 'openstackclusters' : kind];
+    async reconcileNow(kind, namespace, name) {
+      const entry = byKind[kind];
       if (!entry) return false;
-      entry[0].enqueue(entry[1].keyOf({ namespace, name }));
+      const [controller, client] = entry;
+      const object = await client.get({ namespace, name });
+      if (!object) return false;
+      // A person asked: read the cloud again rather than trust what an earlier pass verified (a server may have failed since).
+      deps.verified.forget(metaOf(object).uid);
+      controller.enqueue(client.keyOf({ namespace, name }));
       return true;
     },
     async preflight(namespace, name) {

@@ -54,6 +54,12 @@ export class ServerLifecycle {
     this.ctx.clock.after(this.delay, () => this.schedule(server.id));
   }
 
+  /** os-resetState: an admin sets the vm_state by hand, clearing the task; Nova records no fault. */
+  resetState(server: Server, state: 'active' | 'error'): void {
+    Object.assign(server, { vmState: state, taskState: null });
+    this.touch(server);
+  }
+
   private fail(server: Server, message: string): void {
     const fault: Fault = { code: 500, message, created: this.ctx.clock.now() };
     Object.assign(server, { vmState: 'error', taskState: null, powerState: 0, fault });

@@ -180,6 +180,9 @@ export function serverUpdateSchema(minor: number) {
     .strict();
 }
 
+/** Nova's reset_state schema: only these two states may be set. */
+export const resetStateSchema = z.object({ 'os-resetState': z.object({ state: z.enum(['active', 'error']) }).strict() }).loose();
+
 export const rebootSchema = z.object({ reboot: z.object({ type: z.enum(['HARD', 'SOFT', 'hard', 'soft']) }).strict() }).loose();
 
 export const metadataBody = z.object({ metadata }).strict();

@@ -1,6 +1,7 @@
 /**
  * /servers: create (with nova-api's validation order and messages), list
- * with filters and paging, show, update, delete and the power actions.
+ * with filters and paging, show, update, delete, the power actions and an
+ * admin's os-resetState.
  */
 import { randomBytes } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
@@ -23,7 +24,7 @@ import {
   type RequestedNetwork,
   type Server,
 } from './model.js';
-import { rebootSchema, serverCreateSchema, serverUpdateSchema, type ServerCreateBody } from './schemas.js';
+import { rebootSchema, resetStateSchema, serverCreateSchema, serverUpdateSchema, type ServerCreateBody } from './schemas.js';
 import { addressesOf, serverDetail, serverSummary, statesByStatus } from './views.js';
 
 type ServerSpec = ServerCreateBody['server'];
@@ -486,6 +487,10 @@ export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContex
         lifecycle.powerAction(server, 'reboot', type === 'HARD');
         break;
       }
+      case 'os-resetState':
+        if (!caller.admin) throw policyForbidden('os_compute_api:os-admin-actions:reset_state');
+        lifecycle.resetState(server, parseBody(resetStateSchema, req.body)['os-resetState'].state);
+        break;
       case 'os-getConsoleOutput':
         if (server.vmState !== 'active') throw invalidState('get_console_output', server.id, server.vmState);
         // What nova's FakeDriver returns.
