@@ -56,6 +56,12 @@ module.exports = {
     ),
     layer('graphql', '^src/graphql/', [inventory, apiserver, storage], 'GraphQL serves the inventory; it shares nothing with the admin API but the inventory.'),
     layer('admin', '^src/admin/', [inventory, apiserver, storage], 'The admin API serves the inventory; it shares nothing with GraphQL but the inventory.'),
+    layer(
+      'dashboard',
+      '^src/dashboard/',
+      [inventory, apiserver, storage, '^src/admin/'],
+      'The dashboard shows the inventory and acts through the admin API\'s reconciler hooks; nothing below it imports it.',
+    ),
     layer('cli', cli, [], 'Command-line helpers for the entry points.'),
     {
       name: 'cli-from-entry-points',

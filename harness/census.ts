@@ -111,6 +111,33 @@ export class CloudCensus {
 
   /** Every resource of ours by kind, and the names held twice. Faults must be off: a census does not retry a 409. */
   async ours(): Promise<Census> {
+    const listed = await this.listOurs();
+    const counts = {} as ResourceCounts;
+    const duplicates: Duplicate[] = [];
+    for (const kind of resourceKinds) {
+      const held = new Map<string, Duplicate>();
+      for (const resource of listed[kind]) {
+        const owner = ownerOf(resource);
+        const name = resource.name ?? '';
+        const key = JSON.stringify([name, owner]);
+        const entry = held.get(key) ?? { kind, name, owner: owner!, ids: [] };
+        entry.ids.push(resource.id);
+        held.set(key, entry);
+      }
+      counts[kind] = [...held.values()].reduce((sum, entry) => sum + entry.ids.length, 0);
+      duplicates.push(...[...held.values()].filter((entry) => entry.ids.length > 1));
+    }
+    return { counts, duplicates };
+  }
+
+  /** The IDs of every resource of ours, by kind. Faults must be off. */
+  async ourIds(): Promise<Record<ResourceKind, string[]>> {
+    const listed = await this.listOurs();
+    return Object.fromEntries(resourceKinds.map((kind) => [kind, listed[kind].map((resource) => resource.id)])) as unknown as Record<ResourceKind, string[]>;
+  }
+
+  /** Every resource carrying an owner tag, by kind. */
+  private async listOurs(): Promise<Record<ResourceKind, readonly Tagged[]>> {
     const { neutron, nova, octavia, glance } = this.clients;
     const pools = await octavia.listPools();
     const members = (await Promise.all(pools.map((pool) => octavia.listMembers(pool.id)))).flat();
@@ -131,23 +158,7 @@ export class CloudCensus {
       members,
       images: await glance.listImages(),
     };
-    const counts = {} as ResourceCounts;
-    const duplicates: Duplicate[] = [];
-    for (const kind of resourceKinds) {
-      const held = new Map<string, Duplicate>();
-      for (const resource of listed[kind]) {
-        const owner = ownerOf(resource);
-        if (owner === undefined) continue;
-        const name = resource.name ?? '';
-        const key = JSON.stringify([name, owner]);
-        const entry = held.get(key) ?? { kind, name, owner, ids: [] };
-        entry.ids.push(resource.id);
-        held.set(key, entry);
-      }
-      counts[kind] = [...held.values()].reduce((sum, entry) => sum + entry.ids.length, 0);
-      duplicates.push(...[...held.values()].filter((entry) => entry.ids.length > 1));
-    }
-    return { counts, duplicates };
+    return Object.fromEntries(resourceKinds.map((kind) => [kind, listed[kind].filter((resource) => ownerOf(resource) !== undefined)])) as unknown as Record<ResourceKind, readonly Tagged[]>;
   }
 
   /** Simulator inventory minus the baseline, e.g. `{"network.ports": 10}`; entries that did not change are left out. */

@@ -146,6 +146,11 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
           reconcile: async (kind, namespace, name) => reconciler?.reconcileNow(kind, namespace, name) ?? false,
           preflight: async (namespace, name) => reconciler?.preflight(namespace, name),
         },
+        dashboard: {
+          tokens: access.authentication.tokens,
+          // Embedded mode stores Cluster API's Clusters; in a management cluster they are not ours to patch.
+          clusterApiCluster: options.aggregated ? undefined : kinds.find((kind) => kind.group === 'cluster.x-k8s.io' && kind.kind === 'Cluster'),
+        },
       })(app),
     metrics,
     logger: logger.child({ component: 'apiserver' }),

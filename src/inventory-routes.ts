@@ -1,7 +1,8 @@
 /**
  * The inventory APIs on the API server's HTTPS port: GraphQL at /graphql (and under
  * /apis/extensions.capo-apiserver.io/v1alpha1, for clients behind kube-apiserver) and the REST
- * admin API at /admin/v1 (and /apis/extensions.capo-apiserver.io/v1alpha1/admin). Pass the result as startApiServer's
+ * admin API at /admin/v1 (and /apis/extensions.capo-apiserver.io/v1alpha1/admin), and the dashboard at
+ * /dashboard/, which reads what they read and acts through the same hooks. Pass the result as startApiServer's
  * `extraRoutes`, which hands over the server's authenticator and authorizer.
  */
 import type express from 'express';
@@ -13,6 +14,7 @@ import type { Storage } from './storage/interface.js';
 import { adminHandler, adminPrefix, type AdminHooks } from './admin/router.js';
 import type { QueryLimits } from './graphql/limits.js';
 import { mountGraphql } from './graphql/server.js';
+import { dashboardPrefix, dashboardRouter, type DashboardDeps } from './dashboard/routes.js';
 
 export interface InventoryRoutesDeps {
   storage: Storage;
@@ -22,6 +24,8 @@ export interface InventoryRoutesDeps {
   admin?: AdminHooks;
   /** GraphQL depth and cost limits (defaultQueryLimits otherwise). */
   limits?: QueryLimits;
+  /** How the dashboard signs browsers in and where it finds Cluster API's Clusters. */
+  dashboard?: Pick<DashboardDeps, 'tokens' | 'clusterApiCluster' | 'sessions' | 'assetsDir'>;
 }
 
 /** Mounts the routes; the function it returns, called when the server closes, stops the inventory cache they read. */
@@ -31,6 +35,7 @@ export function inventoryRoutes(deps: InventoryRoutesDeps): (app: express.Expres
     const admin = adminHandler({ ...deps, hooks: deps.admin });
     // Also under the computed kinds' group-version, where kube-apiserver's aggregator routes it.
     app.use([adminPrefix, `/apis/${computedApiVersion}/admin`], (request, response) => admin(request, response));
+    app.use(dashboardPrefix, dashboardRouter({ ...deps.dashboard, storage: deps.storage, authorizer: deps.authorizer, hooks: deps.admin }));
     return cacheInventory(deps.storage);
   };
 }

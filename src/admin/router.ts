@@ -133,12 +133,14 @@ export function adminHandler(deps: AdminDeps): (request: IncomingMessage, respon
   };
 }
 
-function requireHook<T>(hook: T | undefined, what: string): T {
+/** The hook, or 503 when this server runs no reconciler to offer it. */
+export function requireHook<T>(hook: T | undefined, what: string): T {
   if (!hook) throw new ApiError(503, 'ServiceUnavailable', `this server runs no reconciler, so it offers no ${what}`);
   return hook;
 }
 
-function asStatus(error: unknown): unknown {
+/** The inventory's refusals as the Kubernetes Status they stand for. */
+export function asStatus(error: unknown): unknown {
   if (error instanceof ForbiddenError) return errors.forbidden(error.message);
   if (error instanceof ClusterNotFoundError) return new ApiError(404, 'NotFound', error.message, { group: infrastructureGroup, kind: 'openstackclusters' });
   if (error instanceof InvalidSelectionError) return errors.badRequest(error.message);

@@ -131,7 +131,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     const user = authentication.user ?? anonymousUser;
     const parsed = parseRequestInfoSafely(request.method ?? 'GET', url);
     const info = 'error' in parsed ? { kind: 'nonResource' as const, verb: (request.method ?? 'GET').toLowerCase(), path: url.pathname } : parsed;
-    const pool: Pool = info.verb === 'watch' ? 'watch' : mutatingMethods.has(request.method ?? 'GET') ? 'mutating' : 'readOnly';
+    // A server-sent event stream (the dashboard's) is long-running like a watch, and counts as one.
+    const pool: Pool = info.verb === 'watch' || request.headers.accept === 'text/event-stream' ? 'watch' : mutatingMethods.has(request.method ?? 'GET') ? 'mutating' : 'readOnly';
     response.once('close', () => {
       const labels = metricLabels(info, user, registry);
       requestsTotal.inc({ ...labels, scope: user === anonymousUser ? '' : scopeOf(info), code: String(response.statusCode) });

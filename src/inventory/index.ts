@@ -3,8 +3,9 @@
  * objects, for the computed kinds, GraphQL, the admin API and Ansible.
  */
 export type { InventorySnapshot } from './model.js';
+export { clusterNameOf, indexOf } from './model.js';
 export { readInventorySnapshot } from './snapshot.js';
-export { clusterExtensionsOf, withoutSshKeyReference } from './cluster-extensions.js';
+export { clusterExtensionsOf, servedClusterExtensionOf, withoutSshKeyReference } from './cluster-extensions.js';
 export { openStackNodesOf, openStackNodeOf } from './nodes.js';
 export {
   ansibleInventory,

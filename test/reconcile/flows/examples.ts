@@ -32,10 +32,15 @@ export interface ExampleServer {
 
 /**
  * The embedded default as `npm start` runs it (reconciler, simulated cloud with quick transitions), with examples/ ready to apply.
- * `cloud` shapes the simulated cloud, e.g. its availability zones.
+ * `cloud` shapes the simulated cloud, e.g. its availability zones; `tokenUsers` are bearer-token users besides the admin.
  */
-export async function startExampleServer(sessionOptions: SessionOptions = {}, cloud: Pick<SimulatorOptions, 'availabilityZones'> = {}): Promise<ExampleServer> {
+export async function startExampleServer(
+  sessionOptions: SessionOptions = {},
+  cloud: Pick<SimulatorOptions, 'availabilityZones'> = {},
+  tokenUsers?: Record<string, string[]>,
+): Promise<ExampleServer> {
   const server = await startTestServer({
+    tokenUsers,
     kinds: servedKinds,
     // FAULT_SEED replays the injected faults of a run that printed it.
     simulatedCloud: { port: 0, transitionDelayMs: 100, faultSeed: process.env.FAULT_SEED === undefined ? undefined : Number(process.env.FAULT_SEED), ...cloud },

@@ -1,0 +1,203 @@
+/**
+ * What the dashboard shows of one cluster, computed from one inventory
+ * snapshot (and the Cluster API Cluster where this server stores it): the
+ * overview row, the tree from the Cluster down to ports, and the one thing
+ * that keeps the cluster from Ready with what to do about it. The OpenStack
+ * side comes from what the reconciler recorded in status (IDs, states), so
+ * the page costs no cloud call and shows what the reconciler believes.
+ */
+import { clusterNameOf, indexOf, servedClusterExtensionOf, type InventorySnapshot } from '../inventory/index.js';
+import type { JsonObject } from '../storage/interface.js';
+import type { Blocker, ClusterDetail, ClusterSummary, ConditionView, TreeNode } from './view-types.js';
+
+type Loose = Record<string, unknown>;
+
+export function clusterDetail(snapshot: InventorySnapshot, namespace: string, name: string, clusterApiCluster: JsonObject | undefined): ClusterDetail | undefined {
+  const index = indexOf(snapshot);
+  const cluster = index.cluster(namespace, name);
+  if (!cluster) return undefined;
+  const status = (cluster.status ?? {}) as Loose;
+  const machines = index.machinesOf(namespace, clusterNameOf(cluster));
+  const bastion = snapshot.servers.find((server) => ownedBy(server, 'OpenStackCluster', name));
+  const variables = servedClusterExtensionOf(snapshot, namespace, name);
+  const missing = blockingVariables(variables);
+
+  const machineNodes = machines.map((machine) => {
+    const server = index.serverOf(machine);
+    const machineStatus = (machine.status ?? {}) as Loose;
+    return objectNode('OpenStackMachine', machine as unknown as JsonObject, {
+      id: text(machineStatus.instanceID),
+      state: text(machineStatus.instanceState),
+      children: server ? [serverNode(server as unknown as JsonObject)] : [],
+    });
+  });
+  const infrastructure = objectNode('OpenStackCluster', cluster as unknown as JsonObject, {
+    children: [...cloudResources(status), ...(bastion ? [serverNode(bastion)] : []), ...machineNodes],
+  });
+  const tree = clusterApiCluster
+    ? objectNode('Cluster', clusterApiCluster, { state: text((clusterApiCluster.status as Loose | undefined)?.phase), children: [infrastructure] })
+    : infrastructure;
+
+  const blockers = blockersOf(tree, clusterApiCluster, missing);
+  const readyMachines = machineNodes.filter((node) => node.ready).length;
+  // Cluster API's controllers set it; the embedded mode runs none, so there it is absent.
+  const phase = text((clusterApiCluster?.status as Loose | undefined)?.phase);
+  const endpoint = ((cluster.spec ?? {}) as Loose).controlPlaneEndpoint as Loose | undefined;
+  const summary: ClusterSummary = {
+    namespace,
+    name,
+    ...(phase ? { phase } : {}),
+    paused: isPaused(clusterApiCluster),
+    // Ready as a person means it: the infrastructure, every machine, and nothing else in the way.
+    ready: infrastructure.ready === true && readyMachines === machineNodes.length && blockers.length === 0,
+    machinesReady: readyMachines,
+    machines: machineNodes.length,
+    ...(typeof endpoint?.host === 'string' && endpoint.host !== '' ? { apiEndpoint: `${endpoint.host}:${String(endpoint.port ?? 6443)}` } : {}),
+    missingVariables: missing.map((variable) => variable.variable),
+    ...(blockers[0] ? { lastError: blockers[0] } : {}),
+  };
+  return { summary, tree, blockers, ...(variables ? { variables: variables as NonNullable<ClusterDetail['variables']> } : {}) };
+}
+
+/** The OpenStack resources an OpenStackCluster recorded, as CAPO's status names them. */
+function cloudResources(status: Loose): TreeNode[] {
+  const nodes: TreeNode[] = [];
+  const network = status.network as Loose | undefined;
+  if (network) {
+    const subnets = Array.isArray(network.subnets) ? (network.subnets as Loose[]) : [];
+    nodes.push(resourceNode('Network', network, subnets.map((subnet) => resourceNode('Subnet', subnet, [], text(subnet.cidr)))));
+  }
+  if (status.externalNetwork) nodes.push(resourceNode('External network', status.externalNetwork as Loose));
+  if (status.router) nodes.push(resourceNode('Router', status.router as Loose, [], ((status.router as Loose).ips as string[] | undefined)?.join(', ')));
+  for (const [field, label] of [
+    ['controlPlaneSecurityGroup', 'Security group (control plane)'],
+    ['workerSecurityGroup', 'Security group (workers)'],
+    ['bastionSecurityGroup', 'Security group (bastion)'],
+  ] as const) {
+    if (status[field]) nodes.push(resourceNode(label, status[field] as Loose));
+  }
+  const apiServer = status.apiServerManagedLoadBalancer as Loose | undefined;
+  if (apiServer) {
+    const floating = text(apiServer.ip) !== undefined && apiServer.ip !== apiServer.internalIP ? [{ kind: 'Floating IP', name: text(apiServer.ip)!, children: [] }] : [];
+    nodes.push(resourceNode('Load balancer (API server)', apiServer, floating, text(apiServer.internalIP)));
+  }
+  const extra = ((status.extensions as Loose | undefined)?.loadBalancers ?? {}) as Record<string, Loose>;
+  // The control plane's entry there is the API server's load balancer again.
+  for (const [role, balancer] of Object.entries(extra)) {
+    if (text(balancer.id) !== undefined && balancer.id === apiServer?.id) continue;
+    nodes.push(resourceNode(`Load balancer (${role})`, { ...balancer, name: text(balancer.name) ?? role }, [], text(balancer.vip)));
+  }
+  return nodes;
+}
+
+function resourceNode(kind: string, recorded: Loose, children: TreeNode[] = [], detail?: string): TreeNode {
+  const id = text(recorded.id);
+  const state = text(recorded.provisioningStatus) ?? text(recorded.state);
+  return {
+    kind,
+    name: text(recorded.name) ?? id ?? kind,
+    ...(id ? { id } : {}),
+    ...(state ? { state } : {}),
+    ...(detail ? { message: detail } : {}),
+    children,
+  };
+}
+
+function serverNode(server: JsonObject): TreeNode {
+  const status = (server.status ?? {}) as Loose;
+  const ports = (((status.resources as Loose | undefined)?.ports ?? []) as Loose[]).map((port) => resourceNode('Port', port));
+  const volumes = (((status.resources as Loose | undefined)?.volumes ?? []) as Loose[]).map((volume) => resourceNode('Volume', volume));
+  return objectNode('OpenStackServer', server, { id: text(status.instanceID), state: text(status.instanceState), children: [...ports, ...volumes] });
+}
+
+function objectNode(kind: string, object: JsonObject, extra: { id?: string; state?: string; children: TreeNode[] }): TreeNode {
+  const metadata = object.metadata as Loose;
+  const conditions = conditionsOf(object);
+  const ready = conditions.find((condition) => condition.type === 'Ready') ?? conditions.find((condition) => condition.type === 'InstanceReady');
+  const failing = ready?.status === 'True' ? undefined : ready;
+  return {
+    kind,
+    name: String(metadata.name),
+    ...(extra.id ? { id: extra.id } : {}),
+    ...(extra.state ? { state: extra.state } : ready ? { state: ready.status === 'True' ? 'Ready' : 'NotReady' } : {}),
+    ready: ready?.status === 'True',
+    ...(failing?.reason ? { reason: failing.reason } : {}),
+    ...(failing?.message ? { message: failing.message } : {}),
+    children: extra.children,
+  };
+}
+
+/**
+ * Everything keeping the cluster from Ready, the most actionable first: a
+ * pause (only a person lifts it), a resource the cloud put in ERROR, the
+ * OpenStackCluster's own reason, the machines', then missing variables.
+ */
+function blockersOf(tree: TreeNode, clusterApiCluster: JsonObject | undefined, missing: { variable: string; message: string }[]): Blocker[] {
+  const blockers: Blocker[] = [];
+  if (clusterApiCluster && isPaused(clusterApiCluster)) {
+    blockers.push({ object: `Cluster ${String((clusterApiCluster.metadata as Loose).name)}`, reason: 'Paused', message: 'reconciliation is paused', advice: 'Resume the cluster when the change it was paused for is done.' });
+  }
+  const nodes = flatten(tree);
+  // The innermost object in ERROR is the one to name: an OpenStackMachine only mirrors its server's state.
+  for (const node of nodes) {
+    if (node.state === 'ERROR' && !node.children.some((child) => child.state === 'ERROR')) blockers.push({ object: `${node.kind} ${node.name}`, reason: 'ERROR', message: node.message ?? `the cloud reports ${node.kind} ${node.id ?? node.name} in ERROR`, advice: adviceFor('ERROR') });
+  }
+  for (const node of nodes) {
+    if (node.ready === false && node.state !== 'ERROR' && node.reason) blockers.push({ object: `${node.kind} ${node.name}`, reason: node.reason, message: node.message ?? '', advice: adviceFor(node.reason) });
+  }
+  for (const variable of missing) {
+    blockers.push({ object: 'ClusterExtension', reason: 'MissingVariable', message: `${variable.variable}: ${variable.message}`, advice: 'Set the field the message names; the bootstrap cannot run without it.' });
+  }
+  return blockers;
+}
+
+/** What to do, by the condition reasons our reconcilers set (CAPO's names). */
+function adviceFor(reason: string): string {
+  switch (reason) {
+    case 'ERROR':
+    case 'InstanceStateError':
+      return 'The cloud failed the resource: read its fault with `openstack server show`, then delete the Machine so Cluster API replaces it.';
+    case 'PreflightFailed':
+      return 'Fix what the preflight names in the cloud or in the spec; the check reruns by itself every minute.';
+    case 'OpenStackError':
+      return 'A cloud call failed and is retried with backoff; if the message repeats, the cloud needs a look.';
+    case 'WaitingForCluster':
+    case 'WaitingForClusterInfrastructure':
+    case 'WaitingForBootstrapData':
+      return 'Nothing to do yet: this waits for another object to progress.';
+    case 'InstanceNotReady':
+    case 'LoadBalancerNotReady':
+    case 'BastionNotReady':
+      return 'Resources are being created; this clears by itself unless one stays stuck.';
+    default:
+      return 'Read the message, and the conditions of the object it names.';
+  }
+}
+
+/** The variables the bootstrap needs and lacks (NotApplicable ones are not needed). */
+function blockingVariables(variables: JsonObject | undefined): { variable: string; message: string }[] {
+  const missing = ((variables?.status as Loose | undefined)?.missing ?? []) as { variable: string; message: string; reason: string }[];
+  return missing.filter((variable) => variable.reason !== 'NotApplicable');
+}
+
+function flatten(node: TreeNode): TreeNode[] {
+  return [node, ...node.children.flatMap(flatten)];
+}
+
+function conditionsOf(object: JsonObject): ConditionView[] {
+  const conditions = (object.status as Loose | undefined)?.conditions;
+  return Array.isArray(conditions) ? (conditions as ConditionView[]) : [];
+}
+
+function isPaused(clusterApiCluster: JsonObject | undefined): boolean {
+  return ((clusterApiCluster?.spec as Loose | undefined)?.paused as boolean | undefined) === true;
+}
+
+function ownedBy(object: JsonObject, kind: string, name: string): boolean {
+  const owners = ((object.metadata as Loose).ownerReferences ?? []) as Loose[];
+  return owners.some((owner) => owner.kind === kind && owner.name === name);
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

@@ -1,0 +1,277 @@
+/**
+ * The admin dashboard at /dashboard/: the built page (web/dashboard) and the
+ * JSON it reads under /dashboard/api. A browser signs in with a bearer
+ * token and gets a session cookie (sessions.ts); every read and action is
+ * then asked of the server's authorizer as that user, with the attributes
+ * kubectl would need for the same thing, so the dashboard never lets anyone
+ * do more than the API does. Failures are Kubernetes Status objects.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
+import express from 'express';
+import { z } from 'zod';
+import type { Authorizer } from '../apiserver/auth/authorizer.js';
+import type { TokenAuthenticator } from '../apiserver/auth/authenticator.js';
+import { ApiError, errors } from '../apiserver/errors.js';
+import { sendError, sendJson } from '../apiserver/http/respond.js';
+import type { KindDefinition } from '../apiserver/registry/kind.js';
+import { ResourceStore } from '../apiserver/store/resource-store.js';
+import { asStatus, requireHook, type AdminHooks } from '../admin/router.js';
+import { ForbiddenError, InventoryAccess } from '../inventory/access.js';
+import { toAnsibleListJson } from '../inventory/index.js';
+import { InventoryRequest } from '../inventory/request.js';
+import type { JsonObject, Storage } from '../storage/interface.js';
+import { clusterDetail } from './cluster-view.js';
+import type { ClusterPageData } from './view-types.js';
+import { streamChanges } from './events.js';
+import { csrfTokenMatches, SessionStore, type Session, type SessionOptions } from './sessions.js';
+
+export const dashboardPrefix = '/dashboard';
+const cookieName = 'capo-dashboard-session';
+const csrfHeader = 'x-csrf-token';
+const infrastructureGroup = 'infrastructure.cluster.x-k8s.io';
+const openStackClusters = { group: infrastructureGroup, version: 'v1beta2', resource: 'openstackclusters' };
+
+/**
+ * The page's own files only: no inline script or style, no other origin, no
+ * framing. What an injected string could do is limited to text.
+ */
+const contentSecurityPolicy = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export interface DashboardDeps {
+  storage: Storage;
+  authorizer: Authorizer;
+  /** Checks the token a browser signs in with; without one the dashboard cannot sign anyone in (503). */
+  tokens?: TokenAuthenticator;
+  /** The reconciler's forced reconcile, preflight and queue; absent ones answer 503. */
+  hooks?: AdminHooks;
+  /** Cluster API's Cluster where this server stores it (embedded mode): its phase is shown, and pause/resume patch it. */
+  clusterApiCluster?: KindDefinition;
+  sessions?: SessionOptions;
+  /** The built page (default: dist/src/dashboard/ui, written by `npm run build`). */
+  assetsDir?: string;
+}
+
+/** A sign-in body holds one token; no call needs more. */
+const maxBodyBytes = 8192;
+const loginBody = z.strictObject({ token: z.string().min(1).max(4096) });
+
+interface Caller {
+  session: Session;
+  access: InventoryAccess;
+  inventory: InventoryRequest;
+}
+
+export function dashboardRouter(deps: DashboardDeps): express.Router {
+  const sessions = new SessionStore(deps.sessions);
+  const clusters = deps.clusterApiCluster && new ResourceStore(deps.clusterApiCluster, deps.storage);
+  const router = express.Router();
+  router.use((_request, response, next) => {
+    response.set({
+      'Content-Security-Policy': contentSecurityPolicy,
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      'Cache-Control': 'no-store',
+    });
+    next();
+  });
+
+  const api = express.Router();
+  api.use(express.json({ limit: maxBodyBytes, type: () => true }));
+
+  api.post('/session', async (request, response) => {
+    const body = loginBody.safeParse(request.body);
+    if (!body.success) throw errors.badRequest('sign in with a JSON body {"token": "<bearer token>"}');
+    if (!deps.tokens) throw new ApiError(503, 'ServiceUnavailable', 'this server checks no bearer tokens, so the dashboard cannot sign anyone in');
+    const user = await deps.tokens.authenticateToken(body.data.token).catch(() => undefined);
+    if (!user) throw errors.unauthorized();
+    const session = sessions.create(user);
+    response.setHeader('Set-Cookie', serializeCookie(cookieName, session.id, { httpOnly: true, secure: true, sameSite: 'strict', path: dashboardPrefix }));
+    sendJson(response, 200, sessionBody(session));
+  });
+
+  // Past this point every call has a session, and every mutating one its CSRF token.
+  api.use((request, response, next) => {
+    const session = sessions.get(parseCookies(request.headers.cookie ?? '')[cookieName]);
+    if (!session) throw errors.unauthorized();
+    if (request.method !== 'GET' && request.method !== 'HEAD' && !csrfTokenMatches(session, request.get(csrfHeader))) {
+      throw errors.forbidden(`a ${request.method} needs the session's CSRF token in the ${csrfHeader} header`);
+    }
+    const access = new InventoryAccess(session.user, deps.authorizer);
+    response.locals.caller = { session, access, inventory: new InventoryRequest(deps.storage, access) } satisfies Caller;
+    next();
+  });
+
+  api.get('/session', (_request, response) => sendJson(response, 200, sessionBody(callerOf(response).session)));
+
+  api.delete('/session', (_request, response) => {
+    sessions.delete(callerOf(response).session.id);
+    response.setHeader('Set-Cookie', serializeCookie(cookieName, '', { httpOnly: true, secure: true, sameSite: 'strict', path: dashboardPrefix, maxAge: 0 }));
+    response.status(204).end();
+  });
+
+  api.get('/clusters', async (_request, response) => {
+    const { inventory } = callerOf(response);
+    const records = await inventory.clusters({});
+    const snapshot = await inventory.snapshot();
+    const summaries = await Promise.all(
+      records.map(async ({ metadata }) => clusterDetail(snapshot, metadata.namespace, metadata.name, await clusterApiClusterOf(metadata.namespace, metadata.labels))?.summary),
+    );
+    sendJson(response, 200, { clusters: summaries.filter((summary) => summary !== undefined) });
+  });
+
+  api.get('/namespaces/:namespace/clusters/:name', async (request, response) => {
+    const { inventory, access } = callerOf(response);
+    const { namespace, name } = namesOf(request);
+    const record = await inventory.cluster(namespace, name);
+    const clusterApi = await clusterApiClusterOf(namespace, record.metadata.labels);
+    const detail = clusterDetail(await inventory.snapshot(), namespace, name, clusterApi);
+    if (!detail) throw errors.notFound({ group: infrastructureGroup, resource: 'openstackclusters' }, name);
+    const actions = {
+      reconcile: Boolean(deps.hooks?.reconcile) && (await allowed(access, 'update', { ...openStackClusters, namespace, name })),
+      pause: clusterApi !== undefined && deps.clusterApiCluster !== undefined && (await allowed(access, 'patch', clusterApiAttributes(deps.clusterApiCluster, namespace, String((clusterApi.metadata as JsonObject).name)))),
+      preflight: Boolean(deps.hooks?.preflight),
+    };
+    sendJson(response, 200, { ...detail, actions } satisfies ClusterPageData);
+  });
+
+  api.get('/namespaces/:namespace/clusters/:name/inventory', async (request, response) => {
+    const { inventory } = callerOf(response);
+    const { namespace, name } = namesOf(request);
+    response.setHeader('Content-Disposition', `attachment; filename="${namespace}-${name}-inventory.json"`);
+    sendJson(response, 200, toAnsibleListJson(await inventory.inventory({ namespace, name })));
+  });
+
+  api.get('/namespaces/:namespace/clusters/:name/preflight', async (request, response) => {
+    const { inventory } = callerOf(response);
+    const { namespace, name } = namesOf(request);
+    await inventory.cluster(namespace, name);
+    sendJson(response, 200, await requireHook(deps.hooks?.preflight, 'preflight report')(namespace, name));
+  });
+
+  api.post('/namespaces/:namespace/clusters/:name/reconcile', async (request, response) => {
+    const { access } = callerOf(response);
+    const { namespace, name } = namesOf(request);
+    await access.requireResource('update', { ...openStackClusters, namespace, name });
+    const queued = await requireHook(deps.hooks?.reconcile, 'forced reconcile')('OpenStackCluster', namespace, name);
+    if (!queued) throw errors.notFound({ group: infrastructureGroup, resource: 'openstackclusters' }, name);
+    sendJson(response, 202, { message: `OpenStackCluster ${namespace}/${name} is queued for reconcile` });
+  });
+
+  for (const [action, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    api.post(`/namespaces/:namespace/clusters/:name/${action}`, async (request, response) => {
+      const { access, inventory, session } = callerOf(response);
+      const { namespace, name } = namesOf(request);
+      if (!deps.clusterApiCluster || !clusters) throw new ApiError(503, 'ServiceUnavailable', `Cluster API's Clusters live in the management cluster: ${action} with kubectl patch cluster`);
+      const record = await inventory.cluster(namespace, name);
+      const clusterName = record.metadata.labels?.['cluster.x-k8s.io/cluster-name'] ?? name;
+      await access.requireResource('patch', clusterApiAttributes(deps.clusterApiCluster, namespace, clusterName));
+      const version = deps.clusterApiCluster.versions.find((candidate) => candidate.storage)!;
+      const { object } = await clusters.patch(
+        namespace,
+        clusterName,
+        (current) => {
+          if (!current) throw errors.notFound({ group: deps.clusterApiCluster!.group, resource: 'clusters' }, clusterName);
+          return { ...current, spec: { ...(current.spec as JsonObject), paused } };
+        },
+        version,
+        undefined,
+        { dryRun: false, fieldManager: 'capo-dashboard', user: session.user },
+      );
+      sendJson(response, 200, { paused: (object.spec as JsonObject).paused === true });
+    });
+  }
+
+  api.get('/queue', async (_request, response) => {
+    const { access } = callerOf(response);
+    await access.requirePath('get', '/admin/v1/queue');
+    sendJson(response, 200, requireHook(deps.hooks?.queue, 'reconcile queue')());
+  });
+
+  api.get('/events', (request, response) => {
+    const { access } = callerOf(response);
+    streamChanges(deps.storage, access, request, response);
+  });
+
+  api.use(() => {
+    throw errors.pathNotFound();
+  });
+  api.use((error: unknown, _request: express.Request, response: express.Response, _next: express.NextFunction) => {
+    sendError(response, statusOf(error));
+  });
+  router.use('/api', api);
+
+  const assets = deps.assetsDir ?? builtAssetsDir();
+  router.use('/assets', express.static(`${assets}/assets`, { index: false, fallthrough: false, immutable: true, maxAge: '1y' }));
+  // Every other path is a page of the dashboard: the same document, which routes in the browser.
+  router.get('/{*page}', (_request, response) => {
+    if (!existsSync(`${assets}/index.html`)) throw new ApiError(503, 'ServiceUnavailable', `the dashboard is not built (no ${assets}/index.html): run npm run build`);
+    response.sendFile('index.html', { root: assets });
+  });
+  router.use((error: unknown, _request: express.Request, response: express.Response, _next: express.NextFunction) => sendError(response, error));
+  return router;
+
+  async function clusterApiClusterOf(namespace: string, labels: Record<string, string> | undefined): Promise<JsonObject | undefined> {
+    if (!clusters) return undefined;
+    const name = labels?.['cluster.x-k8s.io/cluster-name'];
+    return name === undefined ? undefined : (await deps.storage.get(clusters.key(namespace, name)))?.value;
+  }
+}
+
+function sessionBody(session: Session): unknown {
+  return { user: { name: session.user.name, groups: session.user.groups }, csrfToken: session.csrfToken };
+}
+
+function callerOf(response: express.Response): Caller {
+  return response.locals.caller as Caller;
+}
+
+const dnsLabel = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+function namesOf(request: express.Request): { namespace: string; name: string } {
+  const { namespace, name } = request.params as Record<string, string>;
+  if (!dnsLabel.test(namespace!) || !dnsLabel.test(name!)) throw errors.pathNotFound();
+  return { namespace: namespace!, name: name! };
+}
+
+function clusterApiAttributes(definition: KindDefinition, namespace: string, name: string) {
+  const version = definition.versions.find((candidate) => candidate.storage)!;
+  return { group: definition.group, version: version.name, resource: definition.plural, namespace, name };
+}
+
+async function allowed(access: InventoryAccess, verb: string, resource: Parameters<InventoryAccess['requireResource']>[1]): Promise<boolean> {
+  return access.requireResource(verb, resource).then(
+    () => true,
+    (error: unknown) => {
+      if (error instanceof ForbiddenError) return false;
+      throw error;
+    },
+  );
+}
+
+/** body-parser's refusals (they carry a `type`), then the inventory's, as Kubernetes Status. */
+function statusOf(error: unknown): unknown {
+  const type = (error as { type?: unknown } | undefined)?.type;
+  if (type === 'entity.too.large') return errors.bodyTooLarge(maxBodyBytes);
+  if (type === 'entity.parse.failed') return errors.badRequest(`the body is not JSON: ${(error as Error).message}`);
+  return asStatus(error);
+}
+
+/** Run from dist/ the page sits beside this module; run from the sources (tests) it is in the build output. */
+function builtAssetsDir(): string {
+  const beside = new URL('./ui', import.meta.url);
+  return fileURLToPath(beside.pathname.includes('/dist/src/') ? beside : new URL('../../dist/src/dashboard/ui', import.meta.url));
+}

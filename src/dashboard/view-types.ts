@@ -1,0 +1,69 @@
+/**
+ * What the dashboard's API answers about clusters, shared by the server
+ * (cluster-view.ts, routes.ts) and the page (web/dashboard), which imports
+ * these types only. It imports nothing, so the browser build can read it.
+ */
+export interface ConditionView {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+/** One node of the tree: a Kubernetes object or an OpenStack resource it recorded. */
+export interface TreeNode {
+  kind: string;
+  name: string;
+  /** The OpenStack ID, for cloud resources and servers. */
+  id?: string;
+  /** What the cloud says (ACTIVE, BUILD, ERROR) or the Ready condition's status. */
+  state?: string;
+  ready?: boolean;
+  reason?: string;
+  message?: string;
+  children: TreeNode[];
+}
+
+export interface Blocker {
+  /** `Kind name` of the object that says so. */
+  object: string;
+  reason: string;
+  message: string;
+  /** What the user can do about it. */
+  advice: string;
+}
+
+export interface ClusterSummary {
+  namespace: string;
+  name: string;
+  /** Cluster API's phase, when this server stores the Cluster (embedded mode). */
+  phase?: string;
+  paused: boolean;
+  ready: boolean;
+  machinesReady: number;
+  machines: number;
+  apiEndpoint?: string;
+  missingVariables: string[];
+  /** The blocking thing, when not Ready. */
+  lastError?: Blocker;
+}
+
+export interface ClusterDetail {
+  summary: ClusterSummary;
+  tree: TreeNode;
+  blockers: Blocker[];
+  /** The ClusterExtension: the bootstrap variables, and the missing ones with why. */
+  variables?: { status?: { vars?: Record<string, unknown>; missing?: MissingVariable[] } };
+}
+
+export interface MissingVariable {
+  variable: string;
+  path: string;
+  reason: string;
+  message: string;
+}
+
+/** A cluster's page: its detail and the actions the caller may take. */
+export interface ClusterPageData extends ClusterDetail {
+  actions: { reconcile: boolean; pause: boolean; preflight: boolean };
+}

@@ -1,0 +1,214 @@
+/**
+ * The dashboard in a real browser (Debian's chromium through playwright-core) against the embedded
+ * default with examples/ applied: signing in, the overview, the cluster's tree against what the
+ * simulated cloud holds, live updates from a kubectl change, a server put in ERROR explained in
+ * "why not Ready", the actions for an admin and their absence and refusal for a read-only user,
+ * and CSRF and cookie-less calls refused. Screenshots of each page go to artifacts/dashboard/.
+ * Without chromium the suite skips, saying so.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, appendFile } from 'node:fs/promises';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { apply, waitForReady } from '../../harness/cluster-flow.js';
+import { CloudCensus } from '../../harness/census.js';
+import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
+import { startExampleServer, type ExampleServer } from '../reconcile/flows/examples.js';
+
+const chromiumPath = process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((candidate) => existsSync(candidate));
+const unavailable = chromiumPath && existsSync(chromiumPath) ? undefined : 'no chromium (apt-get install chromium; .ci/run installs it; CHROMIUM_PATH names another)';
+if (unavailable) console.warn(`the dashboard browser tests are skipped: ${unavailable}`);
+
+const artifacts = path.resolve(import.meta.dirname, '../../artifacts/dashboard');
+/** A user who may read everything in namespace default and change nothing. */
+const viewerPolicy = { user: 'viewer', namespace: 'default', resource: '*', apiGroup: '*', readonly: true };
+
+describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dashboard in a browser' : `the dashboard in a browser (skipped: ${unavailable})`, () => {
+  let example: ExampleServer;
+  let browser: Browser;
+  let adminToken: string;
+  let admin: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    await mkdir(artifacts, { recursive: true });
+    example = await startExampleServer({}, {}, { viewer: [] });
+    const { server } = example;
+    adminToken = (await readFile(server.tokenPath, 'utf8')).trim();
+    await appendFile(path.join(server.dataDir, 'policy.jsonl'), `${JSON.stringify({ apiVersion: 'abac.authorization.kubernetes.io/v1beta1', kind: 'Policy', spec: viewerPolicy })}\n`);
+    await apply(server.kubectl, example.manifests);
+    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+    admin = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
+    page = await admin.newPage();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await example?.stop();
+  });
+
+  const url = (pathname: string) => `${example.server.url}${pathname}`;
+
+  async function signIn(target: Page, token: string): Promise<void> {
+    await target.goto(url('/dashboard/'));
+    await target.getByLabel('Bearer token').fill(token);
+    await target.getByRole('button', { name: 'Sign in' }).click();
+    await target.getByRole('heading', { name: 'Clusters' }).waitFor();
+  }
+
+  it('refuses a wrong token, then signs in and lists the example cluster', async () => {
+    await page.goto(url('/dashboard/'));
+    await page.getByLabel('Bearer token').fill('not-a-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('That token is not valid.');
+    await page.screenshot({ path: path.join(artifacts, 'sign-in.png') });
+
+    await signIn(page, adminToken);
+    const row = page.locator('tr[data-cluster="default/demo"]');
+    await row.waitFor();
+    expect(await row.locator('a').textContent()).toBe('default/demo');
+    // The session is a cookie the page's script cannot read.
+    const [cookie] = await admin.cookies();
+    expect(cookie).toMatchObject({ name: 'capo-dashboard-session', httpOnly: true, secure: true, sameSite: 'Strict', path: '/dashboard' });
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+  });
+
+  it('shows in the tree every resource of the cluster that the simulated cloud holds, once Ready', async () => {
+    await waitForReady(example.server.kubectl, 'demo', 150);
+    await page.goto(url('/dashboard/namespaces/default/clusters/demo'));
+    await expect.poll(() => page.getByTestId('why-not-ready').locator('h2').textContent(), { timeout: 10_000 }).toBe('Ready');
+    const census = await CloudCensus.open(example.server.cloud!);
+    try {
+      const ours = await census.ourIds();
+      const shown = new Set(await page.locator('[data-testid=tree] li[data-id]').evaluateAll((items) => items.map((item) => item.getAttribute('data-id'))));
+      for (const kind of ['networks', 'subnets', 'routers', 'securityGroups', 'servers', 'ports', 'loadBalancers'] as const) {
+        expect(ours[kind].length, kind).toBeGreaterThan(0);
+        expect(ours[kind].filter((id) => !shown.has(id)), `${kind} missing from the tree`).toEqual([]);
+      }
+    } finally {
+      census.close();
+    }
+    expect(await page.getByTestId('variables').textContent()).toContain('master_virtual_vip');
+    await page.screenshot({ path: path.join(artifacts, 'cluster.png'), fullPage: true });
+    await page.goto(url('/dashboard/'));
+    await expect.poll(() => page.locator('tr[data-cluster="default/demo"] [data-testid=machines]').textContent()).toBe('6/6');
+    await page.screenshot({ path: path.join(artifacts, 'overview.png'), fullPage: true });
+  });
+
+  it('shows a kubectl change without a reload', async () => {
+    await page.goto(url('/dashboard/namespaces/default/clusters/demo'));
+    await page.getByTestId('actions').waitFor();
+    const paused = page.locator('h1 .badge', { hasText: 'paused' });
+    expect(await paused.count()).toBe(0);
+    await example.server.kubectl(['patch', 'clusters.cluster.x-k8s.io', 'demo', '--type=merge', '-p', '{"spec":{"paused":true}}']);
+    await paused.waitFor({ timeout: 10_000 });
+    await example.server.kubectl(['patch', 'clusters.cluster.x-k8s.io', 'demo', '--type=merge', '-p', '{"spec":{"paused":false}}']);
+    await paused.waitFor({ state: 'detached', timeout: 10_000 });
+  });
+
+  it('names a server the cloud put in ERROR as the reason the cluster is not Ready', async () => {
+    const cloud = example.server.cloud!;
+    const demo = await OpenStackSession.create(loadCloud({ cloudsYaml: cloud.cloudsYaml(), cloudName: 'simulator' }));
+    const session = await OpenStackSession.create(loadCloud({ cloudsYaml: cloud.cloudsYaml(), cloudName: 'simulator-admin' }));
+    try {
+      const [server] = await createServiceClients(demo).nova.findServersByName('demo-md-0-1');
+      // Nova's admin action to set a server's state by hand: what a failed hypervisor leaves behind.
+      await session.request('compute', { method: 'POST', path: `/servers/${server!.id}/action`, body: { 'os-resetState': { state: 'error' } } }, z.unknown());
+      // The reconciler looks again at its pace; the admin API asks it now.
+      const answer = await page.request.post(url('/admin/v1/namespaces/default/openstackservers/demo-md-0-1/reconcile'), { headers: { Authorization: `Bearer ${adminToken}` } });
+      expect(answer.status()).toBe(202);
+    } finally {
+      demo.close();
+      session.close();
+    }
+    await page.goto(url('/dashboard/namespaces/default/clusters/demo'));
+    const why = page.getByTestId('why-not-ready');
+    await expect.poll(() => why.locator('.blocker strong').textContent(), { timeout: 20_000 }).toBe('OpenStackServer demo-md-0-1');
+    expect(await why.locator('.blocker').textContent()).toContain('ERROR');
+    await page.screenshot({ path: path.join(artifacts, 'why-not-ready.png'), fullPage: true });
+  });
+
+  it('lets the admin reconcile, pause and resume', async () => {
+    await page.goto(url('/dashboard/namespaces/default/clusters/demo'));
+    await page.getByRole('button', { name: 'Reconcile now' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('Queued for reconcile.');
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByRole('button', { name: 'Resume' }).waitFor();
+    expect(JSON.parse(await example.server.kubectl(['get', 'clusters.cluster.x-k8s.io', 'demo', '-o', 'json']).then((result) => result.stdout)).spec.paused).toBe(true);
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.getByRole('button', { name: 'Pause' }).waitFor();
+  });
+
+  it('shows a read-only user no actions, and refuses them when sent anyway', async () => {
+    // The policy file is re-read when saved: the viewer can read the cluster once it has been.
+    const probe = await browser.newContext({ ignoreHTTPSErrors: true });
+    await probe.request.post(url('/dashboard/api/session'), { data: { token: 'viewer-token' } });
+    await expect.poll(async () => (await probe.request.get(url('/dashboard/api/namespaces/default/clusters/demo'))).status()).toBe(200);
+    await probe.close();
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
+    try {
+      const viewer = await context.newPage();
+      await signIn(viewer, 'viewer-token');
+      await viewer.goto(url('/dashboard/namespaces/default/clusters/demo'));
+      await viewer.getByTestId('tree').waitFor();
+      await expect.poll(() => viewer.getByTestId('why-not-ready').count()).toBe(1);
+      expect(await viewer.getByTestId('actions').getByRole('button').allTextContents()).toEqual(['Run preflight']);
+      await viewer.screenshot({ path: path.join(artifacts, 'cluster-read-only.png'), fullPage: true });
+      const { csrfToken } = await (await viewer.request.get(url('/dashboard/api/session'))).json();
+      for (const action of ['reconcile', 'pause', 'resume']) {
+        const answer = await viewer.request.post(url(`/dashboard/api/namespaces/default/clusters/demo/${action}`), { headers: { 'X-CSRF-Token': csrfToken } });
+        expect(answer.status(), action).toBe(403);
+        expect(await answer.json()).toMatchObject({ kind: 'Status', reason: 'Forbidden', message: expect.stringContaining('User "viewer" cannot') });
+      }
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('refuses a mutating call without the CSRF token, any call without the cookie, and a malformed sign-in', async () => {
+    const withoutToken = await page.request.post(url('/dashboard/api/namespaces/default/clusters/demo/reconcile'));
+    expect(withoutToken.status()).toBe(403);
+    expect(await withoutToken.json()).toMatchObject({ kind: 'Status', reason: 'Forbidden', message: 'a POST needs the session\'s CSRF token in the x-csrf-token header' });
+    const wrongToken = await page.request.post(url('/dashboard/api/namespaces/default/clusters/demo/reconcile'), { headers: { 'X-CSRF-Token': 'forged' } });
+    expect(wrongToken.status()).toBe(403);
+
+    const anonymous = await browser.newContext({ ignoreHTTPSErrors: true });
+    try {
+      for (const [method, pathname] of [
+        ['GET', '/dashboard/api/clusters'],
+        ['GET', '/dashboard/api/events'],
+        ['POST', '/dashboard/api/namespaces/default/clusters/demo/pause'],
+      ] as const) {
+        const answer = await anonymous.request.fetch(url(pathname), { method });
+        expect(answer.status(), `${method} ${pathname}`).toBe(401);
+        expect(await answer.json()).toMatchObject({ kind: 'Status', reason: 'Unauthorized' });
+      }
+      for (const [body, code, reason] of [
+        ['{"token":', 400, 'BadRequest'],
+        [JSON.stringify({ token: 'x', admin: true }), 400, 'BadRequest'],
+        [JSON.stringify({ token: 'x'.repeat(10_000) }), 413, 'RequestEntityTooLarge'],
+      ] as const) {
+        const answer = await anonymous.request.post(url('/dashboard/api/session'), { data: body, headers: { 'Content-Type': 'application/json' } });
+        expect(answer.status(), body.slice(0, 20)).toBe(code);
+        expect(await answer.json()).toMatchObject({ kind: 'Status', reason });
+      }
+    } finally {
+      await anonymous.close();
+    }
+  });
+
+  it('serves every page under a Content-Security-Policy that allows no inline script', async () => {
+    const answer = await page.request.get(url('/dashboard/'));
+    expect(answer.headers()['content-security-policy']).toContain("script-src 'self'");
+    expect(answer.headers()['content-security-policy']).not.toContain('unsafe-inline');
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) violations.push(message.text());
+    });
+    await page.goto(url('/dashboard/namespaces/default/clusters/demo'));
+    await page.getByTestId('tree').waitFor();
+    expect(violations).toEqual([]);
+  });
+});
