@@ -8,7 +8,7 @@
  */
 import { clusterNameOf, indexOf, servedClusterExtensionOf, type InventorySnapshot } from '../inventory/index.js';
 import type { JsonObject } from '../storage/interface.js';
-import type { Blocker, ClusterDetail, ClusterSummary, ConditionView, TreeNode } from './view-types.js';
+import type { Blocker, ClusterDetail, ClusterSummary, ConditionView, TimelineSpan, TreeNode } from './view-types.js';
 
 type Loose = Record<string, unknown>;
 
@@ -56,7 +56,12 @@ export function clusterDetail(snapshot: InventorySnapshot, namespace: string, na
     missingVariables: missing.map((variable) => variable.variable),
     ...(blockers[0] ? { lastError: blockers[0] } : {}),
   };
-  return { summary, tree, blockers, ...(variables ? { variables: variables as NonNullable<ClusterDetail['variables']> } : {}) };
+  const timeline = [clusterApiCluster, cluster as unknown as JsonObject, bastion, ...machines.flatMap((machine) => [machine, index.serverOf(machine)])]
+    .filter((object): object is JsonObject => object !== undefined)
+    .map(spanOf)
+    .filter((span) => span !== undefined)
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  return { summary, tree, blockers, timeline, ...(variables ? { variables: variables as NonNullable<ClusterDetail['variables']> } : {}) };
 }
 
 /** The OpenStack resources an OpenStackCluster recorded, as CAPO's status names them. */
@@ -172,6 +177,19 @@ function adviceFor(reason: string): string {
     default:
       return 'Read the message, and the conditions of the object it names.';
   }
+}
+
+/** From the object's creation to its readiness condition's last turn to True (conditions record when they last changed). */
+function spanOf(object: JsonObject): TimelineSpan | undefined {
+  const metadata = object.metadata as Loose;
+  const createdAt = text(metadata.creationTimestamp);
+  if (!createdAt) return undefined;
+  const conditions = conditionsOf(object);
+  const ready = conditions.find((condition) => condition.type === 'Ready') ?? conditions.find((condition) => condition.type === 'InstanceReady');
+  // Nothing in this server judges the object's readiness (the embedded Cluster has no Cluster API controller): no span to draw.
+  if (!ready) return undefined;
+  const readyAt = ready.status === 'True' ? text(ready.lastTransitionTime) : undefined;
+  return { object: `${String(object.kind ?? '')} ${String(metadata.name)}`.trim(), createdAt, ...(readyAt ? { readyAt } : {}) };
 }
 
 /** The variables the bootstrap needs and lacks (NotApplicable ones are not needed). */

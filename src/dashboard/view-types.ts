@@ -6,6 +6,7 @@
 export interface ConditionView {
   type: string;
   status: string;
+  lastTransitionTime?: string;
   reason?: string;
   message?: string;
 }
@@ -52,8 +53,19 @@ export interface ClusterDetail {
   summary: ClusterSummary;
   tree: TreeNode;
   blockers: Blocker[];
+  /** Each object's creation-to-Ready span, earliest first: the longest bars are the critical path. */
+  timeline: TimelineSpan[];
   /** The ClusterExtension: the bootstrap variables, and the missing ones with why. */
   variables?: { status?: { vars?: Record<string, unknown>; missing?: MissingVariable[] } };
+}
+
+/** One object's span from creation to Ready, for the provisioning timeline. */
+export interface TimelineSpan {
+  /** `Kind name`. */
+  object: string;
+  createdAt: string;
+  /** When its Ready (or InstanceReady) condition last turned True; absent while it is not Ready. */
+  readyAt?: string;
 }
 
 export interface MissingVariable {

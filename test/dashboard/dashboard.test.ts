@@ -91,6 +91,12 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dash
       census.close();
     }
     expect(await page.getByTestId('variables').textContent()).toContain('master_virtual_vip');
+    // The timeline has a bar per object, each Ready one with its duration.
+    const bars = page.locator('[data-testid=timeline] g[data-object]');
+    expect(await bars.evaluateAll((groups) => groups.map((group) => group.getAttribute('data-object')))).toEqual(
+      expect.arrayContaining(['OpenStackCluster demo', 'OpenStackServer demo-bastion', 'OpenStackMachine demo-md-0-2', 'OpenStackServer demo-md-0-2']),
+    );
+    expect(await page.locator('[data-testid=timeline] g[data-object="OpenStackCluster demo"] .duration').textContent()).toMatch(/^\d+ s$/);
     await page.screenshot({ path: path.join(artifacts, 'cluster.png'), fullPage: true });
     await page.goto(url('/dashboard/'));
     await expect.poll(() => page.locator('tr[data-cluster="default/demo"] [data-testid=machines]').textContent()).toBe('6/6');

@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { apiBase, call, clusterPath, type ClusterDetail, type TreeNode } from './api';
+import { Timeline } from './timeline';
 import { Badge, toneOf } from './widgets';
 
 export function ClusterPage({ namespace, name, revision }: { namespace: string; name: string; revision: number }) {
@@ -116,6 +117,11 @@ export function ClusterPage({ namespace, name, revision }: { namespace: string; 
         <ul class="tree" data-testid="tree">
           <Node node={detail.tree} />
         </ul>
+      </section>
+
+      <section>
+        <h2>Provisioning timeline</h2>
+        <Timeline spans={detail.timeline} now={Date.now()} />
       </section>
 
       <section data-testid="variables">
