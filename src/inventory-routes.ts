@@ -2,7 +2,8 @@
  * The inventory APIs on the API server's HTTPS port: GraphQL at /graphql (and under
  * /apis/extensions.capo-apiserver.io/v1alpha1, for clients behind kube-apiserver) and the REST
  * admin API at /admin/v1 (and /apis/extensions.capo-apiserver.io/v1alpha1/admin), and the dashboard at
- * /dashboard/, which reads what they read and acts through the same hooks. Pass the result as startApiServer's
+ * /dashboard/ (and under the same group-version, for `kubectl proxy`), which reads what they read and acts
+ * through the same hooks. Pass the result as startApiServer's
  * `extraRoutes`, which hands over the server's authenticator and authorizer.
  */
 import type express from 'express';
@@ -35,7 +36,10 @@ export function inventoryRoutes(deps: InventoryRoutesDeps): (app: express.Expres
     const admin = adminHandler({ ...deps, hooks: deps.admin });
     // Also under the computed kinds' group-version, where kube-apiserver's aggregator routes it.
     app.use([adminPrefix, `/apis/${computedApiVersion}/admin`], (request, response) => admin(request, response));
-    app.use(dashboardPrefix, dashboardRouter({ ...deps.dashboard, storage: deps.storage, authorizer: deps.authorizer, hooks: deps.admin }));
+    app.use(
+      [dashboardPrefix, `/apis/${computedApiVersion}/dashboard`],
+      dashboardRouter({ ...deps.dashboard, storage: deps.storage, authorizer: deps.authorizer, authenticate: deps.authenticate, hooks: deps.admin }),
+    );
     return cacheInventory(deps.storage);
   };
 }

@@ -7,12 +7,14 @@
  * do more than the API does. Failures are Kubernetes Status objects.
  */
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import express from 'express';
 import { z } from 'zod';
 import type { Authorizer } from '../apiserver/auth/authorizer.js';
-import type { TokenAuthenticator } from '../apiserver/auth/authenticator.js';
+import type { RequestAuthenticator, TokenAuthenticator } from '../apiserver/auth/authenticator.js';
+import { anonymousUser } from '../apiserver/auth/user.js';
 import { ApiError, errors } from '../apiserver/errors.js';
 import { sendError, sendJson } from '../apiserver/http/respond.js';
 import type { KindDefinition } from '../apiserver/registry/kind.js';
@@ -53,6 +55,8 @@ export interface DashboardDeps {
   authorizer: Authorizer;
   /** Checks the token a browser signs in with; without one the dashboard cannot sign anyone in (503). */
   tokens?: TokenAuthenticator;
+  /** The server's authentication of the request itself (kube-apiserver's front proxy, a client certificate, a bearer header). */
+  authenticate: RequestAuthenticator;
   /** The reconciler's forced reconcile, preflight and queue; absent ones answer 503. */
   hooks?: AdminHooks;
   /** Cluster API's Cluster where this server stores it (embedded mode): its phase is shown, and pause/resume patch it. */
@@ -100,9 +104,10 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
     sendJson(response, 200, sessionBody(session));
   });
 
-  // Past this point every call has a session, and every mutating one its CSRF token.
-  api.use((request, response, next) => {
-    const session = sessions.get(parseCookies(request.headers.cookie ?? '')[cookieName]);
+  // Past this point every call has a session (a signed-in browser's, or one for credentials the request
+  // brings, as through kubectl proxy), and every mutating one its CSRF token.
+  api.use(async (request, response, next) => {
+    const session = sessions.get(parseCookies(request.headers.cookie ?? '')[cookieName]) ?? (await ownCredentialsSession(request));
     if (!session) throw errors.unauthorized();
     if (request.method !== 'GET' && request.method !== 'HEAD' && !csrfTokenMatches(session, request.get(csrfHeader))) {
       throw errors.forbidden(`a ${request.method} needs the session's CSRF token in the ${csrfHeader} header`);
@@ -115,7 +120,8 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
   api.get('/session', (_request, response) => sendJson(response, 200, sessionBody(callerOf(response).session)));
 
   api.delete('/session', (_request, response) => {
-    sessions.delete(callerOf(response).session.id);
+    const { id } = callerOf(response).session;
+    if (id !== '') sessions.delete(id);
     response.setHeader('Set-Cookie', serializeCookie(cookieName, '', { httpOnly: true, secure: true, sameSite: 'strict', path: dashboardPrefix, maxAge: 0 }));
     response.status(204).end();
   });
@@ -217,12 +223,22 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
   const assets = deps.assetsDir ?? builtAssetsDir();
   router.use('/assets', express.static(`${assets}/assets`, { index: false, fallthrough: false, immutable: true, maxAge: '1y' }));
   // Every other path is a page of the dashboard: the same document, which routes in the browser.
-  router.get('/{*page}', (_request, response) => {
+  // The page is built for /dashboard/. Its files are linked relative to the page's own path instead, so they are
+  // found wherever the dashboard is reached (under kube-apiserver's group-version through kubectl proxy, whose
+  // proxy rewrites absolute links in HTML to kube-apiserver's own address).
+  router.get('/{*page}', async (request, response) => {
     if (!existsSync(`${assets}/index.html`)) throw new ApiError(503, 'ServiceUnavailable', `the dashboard is not built (no ${assets}/index.html): run npm run build`);
-    response.sendFile('index.html', { root: assets });
+    const depth = request.path.split('/').length - 2;
+    const page = (await readFile(`${assets}/index.html`, 'utf8')).replaceAll(`"${dashboardPrefix}/`, `"${depth > 0 ? '../'.repeat(depth) : './'}`);
+    response.type('html').send(page);
   });
-  router.use((error: unknown, _request: express.Request, response: express.Response, _next: express.NextFunction) => sendError(response, error));
+  router.use((error: unknown, _request: express.Request, response: express.Response, _next: express.NextFunction) => sendError(response, statusOf(error)));
   return router;
+
+  async function ownCredentialsSession(request: express.Request): Promise<Session | undefined> {
+    const user = await deps.authenticate(request).catch(() => anonymousUser);
+    return user === anonymousUser ? undefined : sessions.ofRequest(user);
+  }
 
   async function clusterApiClusterOf(namespace: string, labels: Record<string, string> | undefined): Promise<JsonObject | undefined> {
     if (!clusters) return undefined;
@@ -262,11 +278,13 @@ async function allowed(access: InventoryAccess, verb: string, resource: Paramete
   );
 }
 
-/** body-parser's refusals (they carry a `type`), then the inventory's, as Kubernetes Status. */
+/** body-parser's and express.static's refusals, then the inventory's, as Kubernetes Status. */
 function statusOf(error: unknown): unknown {
   const type = (error as { type?: unknown } | undefined)?.type;
   if (type === 'entity.too.large') return errors.bodyTooLarge(maxBodyBytes);
   if (type === 'entity.parse.failed') return errors.badRequest(`the body is not JSON: ${(error as Error).message}`);
+  // express.static's answer for a file that is not there.
+  if ((error as { status?: unknown } | undefined)?.status === 404) return errors.pathNotFound();
   return asStatus(error);
 }
 

@@ -8,8 +8,14 @@
  *
  * Sessions live in this process's memory (lru-cache, bounded and idle-expired):
  * a restart signs everyone out, and several replicas need sticky routing.
+ *
+ * A request that brings its own credentials (through `kubectl proxy`, where
+ * kube-apiserver names the user; or a client certificate) needs no session
+ * but still a CSRF token: a browser attaches those credentials to any page's
+ * requests, as it does cookies. Its token is derived from the user, so
+ * nothing is stored for it.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { UserInfo } from '../apiserver/auth/user.js';
 
@@ -28,6 +34,7 @@ export interface SessionOptions {
 
 export class SessionStore {
   private readonly sessions: LRUCache<string, Session>;
+  private readonly secret = randomBytes(32);
 
   constructor(options: SessionOptions = {}) {
     this.sessions = new LRUCache({ max: options.maxSessions ?? 10_000, ttl: options.idleMs ?? 8 * 3_600_000, updateAgeOnGet: true });
@@ -41,6 +48,12 @@ export class SessionStore {
 
   get(id: string | undefined): Session | undefined {
     return id === undefined ? undefined : this.sessions.get(id);
+  }
+
+  /** The stateless session of a request authenticated by its own credentials; its id is empty. */
+  ofRequest(user: UserInfo): Session {
+    const csrfToken = createHmac('sha256', this.secret).update(JSON.stringify([user.name, user.uid ?? '', user.groups])).digest('base64url');
+    return { id: '', user, csrfToken };
   }
 
   delete(id: string): void {

@@ -5,6 +5,7 @@
  * SubjectAccessReview). Straight to its port, forged identity headers and a front-proxy
  * certificate with a name that is not allowed get nowhere.
  */
+import { spawn } from 'node:child_process';
 import https from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -187,6 +188,41 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
     const queue = await plane.kubectl(['get', '--raw', '/apis/extensions.capo-apiserver.io/v1alpha1/admin/queue']);
     expect(queue.stderr).toBe('');
     expect(JSON.parse(queue.stdout)).toEqual({ controllers: [] });
+  });
+
+  it('serves the dashboard through kubectl proxy, as the user kube-apiserver authenticated, CSRF-guarded', async () => {
+    const proxy = spawn('kubectl', ['--kubeconfig', plane.kubeconfig, 'proxy', '--port=0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const port = await new Promise<string>((resolve, reject) => {
+        let output = '';
+        proxy.stdout!.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const served = /Starting to serve on 127\.0\.0\.1:(\d+)/.exec(output);
+          if (served) resolve(served[1]!);
+        });
+        proxy.once('exit', (code) => reject(new Error(`kubectl proxy exited ${code}: ${output}`)));
+      });
+      const root = `http://127.0.0.1:${port}/apis/extensions.capo-apiserver.io/v1alpha1/dashboard`;
+      const page = await fetch(`${root}/namespaces/team-a/clusters/demo`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+      // The page's files are found below the path it was reached by.
+      const script = new URL(/src="([^"]+\.js)"/.exec(await page.text())![1]!, page.url);
+      expect(script.href).toMatch(new RegExp(`^${root}/assets/`));
+      expect((await fetch(script)).status).toBe(200);
+
+      const session = (await (await fetch(`${root}/api/session`)).json()) as { user: { name: string; groups: string[] }; csrfToken: string };
+      expect(session.user.groups).toContain('system:masters');
+      const clusters = (await (await fetch(`${root}/api/clusters`)).json()) as { clusters: { namespace: string; name: string }[] };
+      expect(clusters.clusters.map((cluster) => `${cluster.namespace}/${cluster.name}`)).toContain('team-a/demo');
+      // The proxy adds the user's credentials to whatever reaches it, so a mutating call needs the CSRF token too.
+      const forged = await fetch(`${root}/api/namespaces/team-a/clusters/demo/pause`, { method: 'POST' });
+      expect(forged.status).toBe(403);
+      const paused = await fetch(`${root}/api/namespaces/team-a/clusters/demo/pause`, { method: 'POST', headers: { 'X-CSRF-Token': session.csrfToken } });
+      expect(await paused.json()).toMatchObject({ code: 503, message: expect.stringContaining('kubectl patch cluster') });
+    } finally {
+      proxy.kill();
+    }
   });
 
   it('gives the Ansible plugin its inventory through kube-apiserver, with a kubeconfig', async () => {

@@ -25,7 +25,12 @@ export function rememberSession(session: SessionInfo): void {
   csrfToken = session.csrfToken;
 }
 
-export const apiBase = '/dashboard/api';
+/**
+ * Where the dashboard is mounted: /dashboard, or kube-apiserver's path to it through `kubectl proxy`
+ * (/apis/extensions.capo-apiserver.io/v1alpha1/dashboard). Pages and API calls are below it.
+ */
+export const dashboardRoot = /^(.*?\/dashboard)(\/|$)/.exec(location.pathname)?.[1] ?? '/dashboard';
+export const apiBase = `${dashboardRoot}/api`;
 
 export async function call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };

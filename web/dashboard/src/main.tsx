@@ -5,15 +5,15 @@
  */
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError, call, rememberSession, type SessionInfo } from './api';
+import { ApiError, apiBase, call, dashboardRoot, rememberSession, type SessionInfo } from './api';
 import { ClusterPage } from './cluster-page';
 import { navigate } from './navigation';
 import { Overview } from './overview';
 import './styles.css';
 
-/** `/dashboard/namespaces/<ns>/clusters/<name>` is a cluster's page; anything else the overview. */
+/** `<root>/namespaces/<ns>/clusters/<name>` is a cluster's page; anything else the overview. */
 function routeOf(pathname: string): { page: 'overview' } | { page: 'cluster'; namespace: string; name: string } {
-  const match = /^\/dashboard\/namespaces\/([^/]+)\/clusters\/([^/]+)\/?$/.exec(pathname);
+  const match = /^\/namespaces\/([^/]+)\/clusters\/([^/]+)\/?$/.exec(pathname.slice(dashboardRoot.length));
   return match ? { page: 'cluster', namespace: decodeURIComponent(match[1]!), name: decodeURIComponent(match[2]!) } : { page: 'overview' };
 }
 
@@ -38,7 +38,7 @@ function App() {
   // Live: every change the stream reports, and every (re)connection, bumps the revision pages refetch on.
   useEffect(() => {
     if (!session) return;
-    const events = new EventSource('/dashboard/api/events');
+    const events = new EventSource(`${apiBase}/events`);
     const bump = () => setRevision((current) => current + 1);
     events.addEventListener('ready', bump);
     events.addEventListener('change', bump);
@@ -57,11 +57,11 @@ function App() {
     <>
       <header>
         <a
-          href="/dashboard/"
+          href={`${dashboardRoot}/`}
           class="brand"
           onClick={(event) => {
             event.preventDefault();
-            navigate('/dashboard/');
+            navigate(`${dashboardRoot}/`);
           }}
         >
           capo-apiserver

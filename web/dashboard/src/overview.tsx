@@ -1,6 +1,6 @@
 /** The clusters overview: one row per cluster the user may list, and the reconcile queue. */
 import { useEffect, useState } from 'preact/hooks';
-import { call, clusterPath, type ClusterSummary } from './api';
+import { call, clusterPath, dashboardRoot, type ClusterSummary } from './api';
 import { navigate } from './navigation';
 import { Badge } from './widgets';
 
@@ -40,10 +40,10 @@ export function Overview({ revision }: { revision: number }) {
               <tr key={`${cluster.namespace}/${cluster.name}`} data-cluster={`${cluster.namespace}/${cluster.name}`}>
                 <td>
                   <a
-                    href={`/dashboard${clusterPath(cluster.namespace, cluster.name)}`}
+                    href={`${dashboardRoot}${clusterPath(cluster.namespace, cluster.name)}`}
                     onClick={(event) => {
                       event.preventDefault();
-                      navigate(`/dashboard${clusterPath(cluster.namespace, cluster.name)}`);
+                      navigate(`${dashboardRoot}${clusterPath(cluster.namespace, cluster.name)}`);
                     }}
                   >
                     {cluster.namespace}/{cluster.name}
