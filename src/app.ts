@@ -150,6 +150,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
           tokens: access.authentication.tokens,
           // Embedded mode stores Cluster API's Clusters; in a management cluster they are not ours to patch.
           clusterApiCluster: options.aggregated ? undefined : kinds.find((kind) => kind.group === 'cluster.x-k8s.io' && kind.kind === 'Cluster'),
+          openstackCalls: options.reconciler ? () => metrics.totalsBy('openstack_api_requests_total', 'service') : undefined,
         },
       })(app),
     metrics,

@@ -26,20 +26,22 @@ export interface InventoryRoutesDeps {
   /** GraphQL depth and cost limits (defaultQueryLimits otherwise). */
   limits?: QueryLimits;
   /** How the dashboard signs browsers in and where it finds Cluster API's Clusters. */
-  dashboard?: Pick<DashboardDeps, 'tokens' | 'clusterApiCluster' | 'sessions' | 'assetsDir'>;
+  dashboard?: Pick<DashboardDeps, 'tokens' | 'clusterApiCluster' | 'sessions' | 'assetsDir' | 'openstackCalls'>;
 }
 
-/** Mounts the routes; the function it returns, called when the server closes, stops the inventory cache they read. */
+/** Mounts the routes; the function it returns, called when the server closes, stops the inventory cache they read and the dashboard's sampling. */
 export function inventoryRoutes(deps: InventoryRoutesDeps): (app: express.Express) => () => void {
   return (app) => {
     mountGraphql(app, deps);
     const admin = adminHandler({ ...deps, hooks: deps.admin });
     // Also under the computed kinds' group-version, where kube-apiserver's aggregator routes it.
     app.use([adminPrefix, `/apis/${computedApiVersion}/admin`], (request, response) => admin(request, response));
-    app.use(
-      [dashboardPrefix, `/apis/${computedApiVersion}/dashboard`],
-      dashboardRouter({ ...deps.dashboard, storage: deps.storage, authorizer: deps.authorizer, authenticate: deps.authenticate, hooks: deps.admin }),
-    );
-    return cacheInventory(deps.storage);
+    const dashboard = dashboardRouter({ ...deps.dashboard, storage: deps.storage, authorizer: deps.authorizer, authenticate: deps.authenticate, hooks: deps.admin });
+    app.use([dashboardPrefix, `/apis/${computedApiVersion}/dashboard`], dashboard.router);
+    const releaseInventory = cacheInventory(deps.storage);
+    return () => {
+      dashboard.close();
+      releaseInventory();
+    };
   };
 }

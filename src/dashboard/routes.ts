@@ -24,6 +24,7 @@ import { ForbiddenError, InventoryAccess } from '../inventory/access.js';
 import { toAnsibleListJson } from '../inventory/index.js';
 import { InventoryRequest } from '../inventory/request.js';
 import type { JsonObject, Storage } from '../storage/interface.js';
+import { CallsHistory, type CallTotals } from './calls-history.js';
 import { clusterDetail } from './cluster-view.js';
 import type { ClusterPageData } from './view-types.js';
 import { streamChanges } from './events.js';
@@ -64,6 +65,8 @@ export interface DashboardDeps {
   sessions?: SessionOptions;
   /** The built page (default: dist/src/dashboard/ui, written by `npm run build`). */
   assetsDir?: string;
+  /** OpenStack calls so far per service, when a reconciler runs: sampled for the calls chart. */
+  openstackCalls?: CallTotals;
 }
 
 /** A sign-in body holds one token; no call needs more. */
@@ -76,8 +79,10 @@ interface Caller {
   inventory: InventoryRequest;
 }
 
-export function dashboardRouter(deps: DashboardDeps): express.Router {
+/** The router, and a release for the timer its calls chart samples with. */
+export function dashboardRouter(deps: DashboardDeps): { router: express.Router; close(): void } {
   const sessions = new SessionStore(deps.sessions);
+  const calls = deps.openstackCalls && new CallsHistory(deps.openstackCalls);
   const clusters = deps.clusterApiCluster && new ResourceStore(deps.clusterApiCluster, deps.storage);
   const router = express.Router();
   router.use((_request, response, next) => {
@@ -207,6 +212,14 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
     sendJson(response, 200, requireHook(deps.hooks?.queue, 'reconcile queue')());
   });
 
+  api.get('/calls', async (_request, response) => {
+    const { access } = callerOf(response);
+    // The same right as scraping the counters it is read from.
+    await access.requirePath('get', '/metrics');
+    const history = requireHook(calls, 'OpenStack call history');
+    sendJson(response, 200, { intervalSeconds: history.intervalMs / 1000, samples: history.history() });
+  });
+
   api.get('/events', (request, response) => {
     const { access } = callerOf(response);
     streamChanges(deps.storage, access, request, response);
@@ -233,7 +246,7 @@ export function dashboardRouter(deps: DashboardDeps): express.Router {
     response.type('html').send(page);
   });
   router.use((error: unknown, _request: express.Request, response: express.Response, _next: express.NextFunction) => sendError(response, statusOf(error)));
-  return router;
+  return { router, close: () => calls?.stop() };
 
   async function ownCredentialsSession(request: express.Request): Promise<Session | undefined> {
     const user = await deps.authenticate(request).catch(() => anonymousUser);

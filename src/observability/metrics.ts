@@ -24,6 +24,17 @@ export class MetricsRegistry {
     return new Gauge({ name, help, labelNames, registers: [this.registry] });
   }
 
+  /** A counter's value summed per value of one label, e.g. requests per service; empty before the counter exists. */
+  async totalsBy(name: string, label: string): Promise<Record<string, number>> {
+    const metric = await this.registry.getSingleMetric(name)?.get();
+    const totals: Record<string, number> = {};
+    for (const { labels, value } of metric?.values ?? []) {
+      const key = String(labels[label] ?? '');
+      totals[key] = (totals[key] ?? 0) + value;
+    }
+    return totals;
+  }
+
   /** Buckets default to prom-client's, which suit request latencies in seconds. */
   histogram(name: string, help: string, labelNames: readonly string[] = [], buckets?: number[]): Histogram {
     return new Histogram({ name, help, labelNames, registers: [this.registry], ...(buckets && { buckets }) });

@@ -100,6 +100,10 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dash
     await page.screenshot({ path: path.join(artifacts, 'cluster.png'), fullPage: true });
     await page.goto(url('/dashboard/'));
     await expect.poll(() => page.locator('tr[data-cluster="default/demo"] [data-testid=machines]').textContent()).toBe('6/6');
+    // Building the cluster called every service; the chart has a row for each, with its total.
+    await expect
+      .poll(() => page.locator('[data-testid=calls] g[data-service]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-service'))), { timeout: 20_000 })
+      .toEqual(expect.arrayContaining(['compute', 'identity', 'image', 'load-balancer', 'network']));
     await page.screenshot({ path: path.join(artifacts, 'overview.png'), fullPage: true });
   });
 

@@ -1,6 +1,7 @@
 /** The clusters overview: one row per cluster the user may list, and the reconcile queue. */
 import { useEffect, useState } from 'preact/hooks';
 import { call, clusterPath, dashboardRoot, type ClusterSummary } from './api';
+import { CallsChart } from './calls-chart';
 import { navigate } from './navigation';
 import { Badge } from './widgets';
 
@@ -68,6 +69,10 @@ export function Overview({ revision }: { revision: number }) {
         </table>
       )}
       <Queue revision={revision} />
+      <section>
+        <h2>OpenStack calls per service, last 15 minutes</h2>
+        <CallsChart revision={revision} />
+      </section>
     </section>
   );
 }
