@@ -145,6 +145,8 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
           queue: () => (reconciler ? { controllers: reconciler.status() } : { controllers: [] }),
           reconcile: async (kind, namespace, name) => reconciler?.reconcileNow(kind, namespace, name) ?? false,
           preflight: async (namespace, name) => reconciler?.preflight(namespace, name),
+          leaks: async () => reconciler?.leaks(),
+          cleanUpLeaks: async (targets) => reconciler?.cleanUpLeaks(targets),
         },
         dashboard: {
           tokens: access.authentication.tokens,

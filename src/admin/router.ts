@@ -26,6 +26,10 @@ export interface AdminHooks {
   reconcile?: (kind: string, namespace: string, name: string) => Promise<boolean>;
   /** The preflight report of a cluster, as JSON. */
   preflight?: (namespace: string, name: string) => Promise<unknown>;
+  /** Resources of ours in the clouds whose owner object is gone (the dashboard's leak audit). */
+  leaks?: () => Promise<unknown>;
+  /** Deletes the named leaks that are still leaks; the outcome per resource. */
+  cleanUpLeaks?: (targets: { kind: string; id: string }[]) => Promise<unknown>;
 }
 
 export interface AdminDeps {

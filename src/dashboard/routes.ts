@@ -69,8 +69,12 @@ export interface DashboardDeps {
   openstackCalls?: CallTotals;
 }
 
-/** A sign-in body holds one token; no call needs more. */
-const maxBodyBytes = 8192;
+/** The authorization path of the leak audit (get) and its cleanup (post), as the admin API would name it. */
+const leaksPath = '/admin/v1/leaks';
+const cleanupBody = z.strictObject({ resources: z.array(z.strictObject({ kind: z.string().min(1).max(40), id: z.string().min(1).max(100) })).min(1).max(1000) });
+
+/** A sign-in holds one token and a cleanup names at most 1,000 resources; no call needs more. */
+const maxBodyBytes = 128 * 1024;
 const loginBody = z.strictObject({ token: z.string().min(1).max(4096) });
 
 interface Caller {
@@ -205,6 +209,23 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
       sendJson(response, 200, { paused: (object.spec as JsonObject).paused === true });
     });
   }
+
+  // The leak audit reads every cloud in use: on demand only, and for whoever may run it through the admin API.
+  api.get('/leaks', async (_request, response) => {
+    const { access } = callerOf(response);
+    await access.requirePath('get', leaksPath);
+    const audit = await requireHook(deps.hooks?.leaks, 'leak audit')();
+    if (audit === undefined) throw new ApiError(503, 'ServiceUnavailable', 'the reconciler is not running on this replica');
+    sendJson(response, 200, { ...(audit as object), mayCleanUp: await access.requirePath('post', leaksPath).then(() => true, () => false) });
+  });
+
+  api.post('/leaks/cleanup', async (request, response) => {
+    const { access } = callerOf(response);
+    await access.requirePath('post', leaksPath);
+    const body = cleanupBody.safeParse(request.body);
+    if (!body.success) throw errors.badRequest(`name the resources to delete: {"resources": [{"kind": "networks", "id": "..."}]} (at most 1000): ${body.error.issues[0]?.message}`);
+    sendJson(response, 200, { outcomes: await requireHook(deps.hooks?.cleanUpLeaks, 'leak cleanup')(body.data.resources) });
+  });
 
   api.get('/queue', async (_request, response) => {
     const { access } = callerOf(response);

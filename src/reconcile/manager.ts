@@ -30,6 +30,7 @@ import { floatingIpPoolOf, floatingIpPoolReconciler, ipamGroup, poolKind } from 
 import { orcGroup } from '../api/orc/kinds.js';
 import type { ClusterApiSource, SourceChange } from './sources/source.js';
 import { VerifiedResources } from './verified-resources.js';
+import { auditLeaks, cleanUpLeaks, type AuditedCloud, type CleanupOutcome, type LeakAudit } from './leak-audit.js';
 import { requirementsOf, runPreflight, type PreflightReport } from '../preflight/index.js';
 import { WaitSchedule } from './wait-schedule.js';
 import { LoadBalancerTurns } from './load-balancer-turns.js';
@@ -71,6 +72,10 @@ export interface RunningReconciler {
   reconcileNow(kind: string, namespace: string, name: string): Promise<boolean>;
   /** The preflight report of a cluster as it stands (its machines included). */
   preflight(namespace: string, name: string): Promise<PreflightReport | undefined>;
+  /** Resources of ours whose owner object is gone, in every cloud a stored object uses (leak-audit.ts). */
+  leaks(): Promise<LeakAudit>;
+  /** Deletes the named leaks that are still leaks. */
+  cleanUpLeaks(targets: readonly { kind: string; id: string }[]): Promise<CleanupOutcome[]>;
   stop(): Promise<void>;
 }
 
@@ -235,6 +240,31 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       ] as [Controller, KindClient][]
     ).map((entry) => [entry[1].kind, entry]),
   );
+  /** The clouds the stored objects name, once per set of credentials. */
+  const auditedClouds = async (): Promise<AuditedCloud[]> => {
+    const references: { namespace: string; identityRef: unknown; label: string }[] = [];
+    const refer = (object: JsonObject, identityRef: { name?: unknown; cloudName?: unknown } | undefined) => {
+      if (identityRef === undefined) return;
+      const namespace = metaOf(object).namespace!;
+      references.push({ namespace, identityRef, label: `${namespace}/${String(identityRef.name)}:${String(identityRef.cloudName)}` });
+    };
+    for (const object of [...(await clusters.list(undefined)), ...(await servers.list(undefined))]) refer(object, (object.spec as JsonObject | undefined)?.identityRef as { name?: unknown; cloudName?: unknown } | undefined);
+    for (const image of images ? await images.list(undefined) : []) {
+      const credentials = (image.spec as JsonObject | undefined)?.cloudCredentialsRef as { secretName?: unknown; cloudName?: unknown } | undefined;
+      refer(image, credentials && { name: credentials.secretName, cloudName: credentials.cloudName });
+    }
+    const byKey = new Map<string, AuditedCloud>();
+    for (const reference of new Map(references.map((entry) => [entry.label, entry])).values()) {
+      const connection = await clouds.connect(reference.namespace, reference.identityRef).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+      byKey.set(connection instanceof Error ? reference.label : connection.key, { label: reference.label, connection });
+    }
+    return [...byKey.values()];
+  };
+  const ownerUids = async () => {
+    const owners = [clusters, machines, servers, pools, ...(images ? [images] : [])];
+    return new Set((await Promise.all(owners.map((client) => client.list(undefined)))).flat().map((object) => metaOf(object).uid));
+  };
+
   return {
     controllers,
     clouds,
@@ -258,6 +288,8 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       const owned = await machines.list(namespace, { [clusterNameLabel]: metaOf(cluster).labels?.[clusterNameLabel] ?? name });
       return runPreflight(cloud.clients, cloud.session, requirementsOf(spec, owned.map((machine) => machine.spec)));
     },
+    leaks: async () => auditLeaks(await auditedClouds(), ownerUids),
+    cleanUpLeaks: async (targets) => cleanUpLeaks(await auditedClouds(), ownerUids, targets),
     async stop() {
       sourceWatch.stop();
       for (const route of routes) route.stop();

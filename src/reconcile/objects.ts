@@ -87,8 +87,8 @@ export class KindClient {
     }
   }
 
-  /** Every object of the namespace whose labels include `labels`. */
-  async list(namespace: string, labels: Record<string, string> = {}): Promise<JsonObject[]> {
+  /** Every object of the namespace (undefined: of every namespace) whose labels include `labels`. */
+  async list(namespace: string | undefined, labels: Record<string, string> = {}): Promise<JsonObject[]> {
     const items: JsonObject[] = [];
     let continueToken: string | undefined;
     do {

@@ -133,6 +133,11 @@ export function ownOrAdoptable<R>(found: readonly R[], owner: Owner, ownedByOwne
   return found.filter((resource) => !ownedByAnyone(resource));
 }
 
+/** The uid an owner tag among these names, if any. */
+export function ownerUidOfTags(tags: readonly string[] | null | undefined): string | undefined {
+  return tags?.find((tag) => tag.startsWith(ownerTagPrefix))?.slice(ownerTagPrefix.length);
+}
+
 /** Whether some owner's tag is among these: the resource was created by capo-apiserver, not by a user. */
 export function carriesOwnerTag(tags: readonly string[] | undefined): boolean {
   return (tags ?? []).some((tag) => tag.startsWith(ownerTagPrefix));

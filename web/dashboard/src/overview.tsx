@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, clusterPath, dashboardRoot, type ClusterSummary } from './api';
 import { CallsChart } from './calls-chart';
+import { LeakAudit } from './leak-audit';
 import { navigate } from './navigation';
 import { Badge } from './widgets';
 
@@ -73,6 +74,7 @@ export function Overview({ revision }: { revision: number }) {
         <h2>OpenStack calls per service, last 15 minutes</h2>
         <CallsChart revision={revision} />
       </section>
+      <LeakAudit />
     </section>
   );
 }
