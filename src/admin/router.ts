@@ -1,15 +1,17 @@
 /**
  * The REST admin API under /admin/v1: a cluster's inventory as
- * `ansible-inventory --list` JSON, the reconcile queue, forcing a reconcile
- * and a cluster's preflight report. Same authentication and authorizer as
+ * `ansible-inventory --list` JSON, the reconcile queue, forcing a reconcile,
+ * a cluster's preflight report, and the leak audit with its cleanup. Same authentication and authorizer as
  * the Kubernetes routes; every failure is a Kubernetes Status (401, 403,
  * 404, 405, 503).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
 import type { Authorizer } from '../apiserver/auth/authorizer.js';
 import type { RequestAuthenticator } from '../apiserver/auth/authenticator.js';
 import { anonymousUser } from '../apiserver/auth/user.js';
 import { ApiError, errors } from '../apiserver/errors.js';
+import { decodeJson, readBody } from '../apiserver/http/body.js';
 import { sendError, sendJson } from '../apiserver/http/respond.js';
 import { toAnsibleListJson } from '../inventory/index.js';
 import type { Storage } from '../storage/interface.js';
@@ -17,6 +19,12 @@ import { ForbiddenError, InventoryAccess } from '../inventory/access.js';
 import { ClusterNotFoundError, InvalidSelectionError, InventoryRequest } from '../inventory/request.js';
 
 export const adminPrefix = '/admin/v1';
+/** The leak audit's path, which authorization names for both the audit (get) and its cleanup (post). */
+export const leaksPath = `${adminPrefix}/leaks`;
+/** A cleanup names the resources to delete, as the audit listed them. */
+export const cleanupRequest = z.strictObject({ resources: z.array(z.strictObject({ kind: z.string().min(1).max(40), id: z.string().min(1).max(100) })).min(1).max(1000) });
+/** A cleanup of 1,000 resources fits with room to spare. */
+export const maxCleanupBytes = 128 * 1024;
 
 /** What the reconciler offers the admin API; a missing hook answers 503. */
 export interface AdminHooks {
@@ -57,6 +65,7 @@ interface Route {
 }
 
 interface AdminRequest {
+  request: IncomingMessage;
   response: ServerResponse;
   access: InventoryAccess;
   inventory: InventoryRequest;
@@ -113,6 +122,24 @@ export function adminHandler(deps: AdminDeps): (request: IncomingMessage, respon
         sendJson(response, 200, await preflight(namespace!, name!));
       },
     },
+    {
+      method: 'GET',
+      path: /^\/leaks$/,
+      async handle({ response, access }) {
+        await access.requirePath('get', leaksPath);
+        sendJson(response, 200, await reconcilerAnswer(requireHook(hooks.leaks, 'leak audit')()));
+      },
+    },
+    {
+      method: 'POST',
+      path: /^\/leaks\/cleanup$/,
+      async handle({ request, response, access }) {
+        await access.requirePath('post', leaksPath);
+        const body = cleanupRequest.safeParse(decodeJson(await readBody(request, maxCleanupBytes)));
+        if (!body.success) throw errors.badRequest(cleanupRefusal(body.error));
+        sendJson(response, 200, { outcomes: await reconcilerAnswer(requireHook(hooks.cleanUpLeaks, 'leak cleanup')(body.data.resources)) });
+      },
+    },
   ];
 
   return async (request, response) => {
@@ -130,7 +157,7 @@ export function adminHandler(deps: AdminDeps): (request: IncomingMessage, respon
       const access = new InventoryAccess(user, deps.authorizer);
       // Route patterns capture each segment with an inner group, so parameters are every other capture.
       const params = found.match!.slice(1).filter((_, i) => i % 2 === 0);
-      await found.route.handle({ response, access, inventory: new InventoryRequest(deps.storage, access), path: `${adminPrefix}${path}` }, params);
+      await found.route.handle({ request, response, access, inventory: new InventoryRequest(deps.storage, access), path: `${adminPrefix}${path}` }, params);
     } catch (error) {
       sendError(response, asStatus(error));
     }
@@ -141,6 +168,18 @@ export function adminHandler(deps: AdminDeps): (request: IncomingMessage, respon
 export function requireHook<T>(hook: T | undefined, what: string): T {
   if (!hook) throw new ApiError(503, 'ServiceUnavailable', `this server runs no reconciler, so it offers no ${what}`);
   return hook;
+}
+
+/** What to send instead of a cleanup body that does not parse. */
+export function cleanupRefusal(error: z.ZodError): string {
+  return `name the resources to delete: {"resources": [{"kind": "networks", "id": "..."}]} (1 to 1000): ${error.issues[0]?.message ?? ''}`;
+}
+
+/** A hook's answer; undefined means the reconciler does not run on this replica (it lost the leader lease, say). */
+export async function reconcilerAnswer<T>(answer: Promise<T | undefined>): Promise<T> {
+  const value = await answer;
+  if (value === undefined) throw new ApiError(503, 'ServiceUnavailable', 'the reconciler does not run on this replica');
+  return value;
 }
 
 /** The inventory's refusals as the Kubernetes Status they stand for. */

@@ -19,7 +19,7 @@ import { ApiError, errors } from '../apiserver/errors.js';
 import { sendError, sendJson } from '../apiserver/http/respond.js';
 import type { KindDefinition } from '../apiserver/registry/kind.js';
 import { ResourceStore } from '../apiserver/store/resource-store.js';
-import { asStatus, requireHook, type AdminHooks } from '../admin/router.js';
+import { asStatus, cleanupRefusal, cleanupRequest, leaksPath, maxCleanupBytes, reconcilerAnswer, requireHook, type AdminHooks } from '../admin/router.js';
 import { ForbiddenError, InventoryAccess } from '../inventory/access.js';
 import { toAnsibleListJson } from '../inventory/index.js';
 import { InventoryRequest } from '../inventory/request.js';
@@ -69,12 +69,8 @@ export interface DashboardDeps {
   openstackCalls?: CallTotals;
 }
 
-/** The authorization path of the leak audit (get) and its cleanup (post), as the admin API would name it. */
-const leaksPath = '/admin/v1/leaks';
-const cleanupBody = z.strictObject({ resources: z.array(z.strictObject({ kind: z.string().min(1).max(40), id: z.string().min(1).max(100) })).min(1).max(1000) });
-
-/** A sign-in holds one token and a cleanup names at most 1,000 resources; no call needs more. */
-const maxBodyBytes = 128 * 1024;
+/** No call needs more than a cleanup of 1,000 resources. */
+const maxBodyBytes = maxCleanupBytes;
 const loginBody = z.strictObject({ token: z.string().min(1).max(4096) });
 
 interface Caller {
@@ -210,21 +206,20 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     });
   }
 
-  // The leak audit reads every cloud in use: on demand only, and for whoever may run it through the admin API.
+  // The leak audit reads every cloud in use: on demand only, for whoever may run it through the admin API.
   api.get('/leaks', async (_request, response) => {
     const { access } = callerOf(response);
     await access.requirePath('get', leaksPath);
-    const audit = await requireHook(deps.hooks?.leaks, 'leak audit')();
-    if (audit === undefined) throw new ApiError(503, 'ServiceUnavailable', 'the reconciler is not running on this replica');
-    sendJson(response, 200, { ...(audit as object), mayCleanUp: await access.requirePath('post', leaksPath).then(() => true, () => false) });
+    const audit = await reconcilerAnswer(requireHook(deps.hooks?.leaks, 'leak audit')());
+    sendJson(response, 200, { ...(audit as object), mayCleanUp: await allowedPath(access, 'post', leaksPath) });
   });
 
   api.post('/leaks/cleanup', async (request, response) => {
     const { access } = callerOf(response);
     await access.requirePath('post', leaksPath);
-    const body = cleanupBody.safeParse(request.body);
-    if (!body.success) throw errors.badRequest(`name the resources to delete: {"resources": [{"kind": "networks", "id": "..."}]} (at most 1000): ${body.error.issues[0]?.message}`);
-    sendJson(response, 200, { outcomes: await requireHook(deps.hooks?.cleanUpLeaks, 'leak cleanup')(body.data.resources) });
+    const body = cleanupRequest.safeParse(request.body);
+    if (!body.success) throw errors.badRequest(cleanupRefusal(body.error));
+    sendJson(response, 200, { outcomes: await reconcilerAnswer(requireHook(deps.hooks?.cleanUpLeaks, 'leak cleanup')(body.data.resources)) });
   });
 
   api.get('/queue', async (_request, response) => {
@@ -303,7 +298,15 @@ function clusterApiAttributes(definition: KindDefinition, namespace: string, nam
 }
 
 async function allowed(access: InventoryAccess, verb: string, resource: Parameters<InventoryAccess['requireResource']>[1]): Promise<boolean> {
-  return access.requireResource(verb, resource).then(
+  return refusalAsFalse(access.requireResource(verb, resource));
+}
+
+async function allowedPath(access: InventoryAccess, verb: string, path: string): Promise<boolean> {
+  return refusalAsFalse(access.requirePath(verb, path));
+}
+
+async function refusalAsFalse(decision: Promise<void>): Promise<boolean> {
+  return decision.then(
     () => true,
     (error: unknown) => {
       if (error instanceof ForbiddenError) return false;

@@ -1,6 +1,6 @@
 /**
  * /admin/v1 over real HTTPS: the Ansible --list JSON of a cluster, the
- * reconciler hooks (queue, forced reconcile, preflight), and Kubernetes
+ * reconciler hooks (queue, forced reconcile, preflight, leak audit and cleanup), and Kubernetes
  * Status answers for 401, 403, 404, 405 and 503.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,5 +106,34 @@ describe('reconciler hooks', () => {
     expectStatus(await server.request('GET', '/admin/v1/namespaces/team-a/clusters/nope/preflight', { token: tokens.alice }), 404, 'NotFound');
     delete hooks.preflight;
     expectStatus(await server.request('GET', '/admin/v1/namespaces/team-a/clusters/c1/preflight', { token: tokens.alice }), 503, 'ServiceUnavailable');
+  });
+
+  it('runs the leak audit and its cleanup for callers who may, checking what the cleanup names', async () => {
+    const audit = { clouds: ['team-a/cloud:openstack'], leaks: [{ cloud: 'team-a/cloud:openstack', kind: 'networks', id: 'n1', name: 'left', ownerUid: 'gone' }], failed: [] };
+    const cleaned: { kind: string; id: string }[] = [];
+    hooks.leaks = async () => audit;
+    hooks.cleanUpLeaks = async (targets) => {
+      cleaned.push(...targets);
+      return targets.map((target) => ({ ...target, outcome: 'deleted' }));
+    };
+    const admin = { token: server.adminToken };
+    expect(await server.request('GET', '/admin/v1/leaks', admin)).toMatchObject({ status: 200, body: audit });
+    const resources = [{ kind: 'networks', id: 'n1' }];
+    expect(await server.request('POST', '/admin/v1/leaks/cleanup', { ...admin, body: { resources } })).toMatchObject({ status: 200, body: { outcomes: [{ kind: 'networks', id: 'n1', outcome: 'deleted' }] } });
+    expect(cleaned).toEqual(resources);
+    // Bob may do anything in team-a, which is not the server's clouds.
+    expectStatus(await server.request('GET', '/admin/v1/leaks', { token: tokens.bob }), 403, 'Forbidden');
+    expectStatus(await server.request('POST', '/admin/v1/leaks/cleanup', { token: tokens.bob, body: { resources } }), 403, 'Forbidden');
+    for (const body of [{ resources: [] }, { resources: [{ kind: 'networks' }] }, { resources, all: true }, 'everything']) {
+      expectStatus(await server.request('POST', '/admin/v1/leaks/cleanup', { ...admin, body }), 400, 'BadRequest');
+    }
+    expectStatus(await server.request('GET', '/admin/v1/leaks/cleanup', admin), 405, 'MethodNotAllowed');
+    expect(cleaned).toEqual(resources);
+    // A replica without the reconciler's lease has no clouds to audit.
+    hooks.leaks = async () => undefined;
+    expectStatus(await server.request('GET', '/admin/v1/leaks', admin), 503, 'ServiceUnavailable');
+    delete hooks.leaks;
+    delete hooks.cleanUpLeaks;
+    expectStatus(await server.request('GET', '/admin/v1/leaks', admin), 503, 'ServiceUnavailable');
   });
 });
