@@ -127,6 +127,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const metrics = new MetricsRegistry();
   // Started after the server (it needs the storage the server opened); the admin routes reach it once it exists.
   let reconciler: RunningReconciler | undefined;
+  let sources: Awaited<ReturnType<typeof clusterApiSource>> | undefined;
   const kinds = options.kinds;
   const server = await startApiServer({
     host: options.host,
@@ -153,6 +154,11 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
           // Embedded mode stores Cluster API's Clusters; in a management cluster they are not ours to patch.
           clusterApiCluster: options.aggregated ? undefined : kinds.find((kind) => kind.group === 'cluster.x-k8s.io' && kind.kind === 'Cluster'),
           openstackCalls: options.reconciler ? () => metrics.totalsBy('openstack_api_requests_total', 'service') : undefined,
+          // Where the reconciler reads Clusters (its source is started after the server; requests come later still).
+          readClusterApiCluster: async (namespace, name) => {
+            const cluster = await sources?.source.getCluster(namespace, name);
+            return cluster && { name: cluster.name, paused: cluster.paused, ...(cluster.phase ? { phase: cluster.phase } : {}) };
+          },
         },
       })(app),
     metrics,
@@ -178,7 +184,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
 
   // The source is the composition root's: it outlives the reconciler's listeners and is closed last.
-  const sources = options.reconciler ? await clusterApiSource(options, storage) : undefined;
+  sources = options.reconciler ? await clusterApiSource(options, storage) : undefined;
   const sourceCheck = sources?.source.check?.bind(sources.source);
   // Not ready while the reconciler's view of Secrets, Clusters and Machines is not followed (it reads them live meanwhile).
   if (sourceCheck) health.add('cluster-api-informers', sourceCheck, ['readyz']);

@@ -8,11 +8,11 @@
  */
 import { clusterNameOf, indexOf, servedClusterExtensionOf, type InventorySnapshot } from '../inventory/index.js';
 import type { JsonObject } from '../storage/interface.js';
-import type { Blocker, ClusterDetail, ClusterSummary, ConditionView, TimelineSpan, TreeNode } from './view-types.js';
+import type { Blocker, ClusterApiView, ClusterDetail, ClusterSummary, ConditionView, TimelineSpan, TreeNode } from './view-types.js';
 
 type Loose = Record<string, unknown>;
 
-export function clusterDetail(snapshot: InventorySnapshot, namespace: string, name: string, clusterApiCluster: JsonObject | undefined): ClusterDetail | undefined {
+export function clusterDetail(snapshot: InventorySnapshot, namespace: string, name: string, clusterApiCluster: ClusterApiView | undefined): ClusterDetail | undefined {
   const index = indexOf(snapshot);
   const cluster = index.cluster(namespace, name);
   if (!cluster) return undefined;
@@ -34,20 +34,19 @@ export function clusterDetail(snapshot: InventorySnapshot, namespace: string, na
   const infrastructure = objectNode('OpenStackCluster', cluster as unknown as JsonObject, {
     children: [...cloudResources(status), ...(bastion ? [serverNode(bastion)] : []), ...machineNodes],
   });
-  const tree = clusterApiCluster
-    ? objectNode('Cluster', clusterApiCluster, { state: text((clusterApiCluster.status as Loose | undefined)?.phase), children: [infrastructure] })
+  const tree: TreeNode = clusterApiCluster
+    ? { kind: 'Cluster', name: clusterApiCluster.name, ...(clusterApiCluster.phase ? { state: clusterApiCluster.phase } : {}), children: [infrastructure] }
     : infrastructure;
 
   const blockers = blockersOf(tree, clusterApiCluster, missing);
   const readyMachines = machineNodes.filter((node) => node.ready).length;
-  // Cluster API's controllers set it; the embedded mode runs none, so there it is absent.
-  const phase = text((clusterApiCluster?.status as Loose | undefined)?.phase);
+  const phase = clusterApiCluster?.phase;
   const endpoint = ((cluster.spec ?? {}) as Loose).controlPlaneEndpoint as Loose | undefined;
   const summary: ClusterSummary = {
     namespace,
     name,
     ...(phase ? { phase } : {}),
-    paused: isPaused(clusterApiCluster),
+    paused: clusterApiCluster?.paused === true,
     // Ready as a person means it: the infrastructure, every machine, and nothing else in the way.
     ready: infrastructure.ready === true && readyMachines === machineNodes.length && blockers.length === 0,
     machinesReady: readyMachines,
@@ -56,7 +55,7 @@ export function clusterDetail(snapshot: InventorySnapshot, namespace: string, na
     missingVariables: missing.map((variable) => variable.variable),
     ...(blockers[0] ? { lastError: blockers[0] } : {}),
   };
-  const timeline = [clusterApiCluster, cluster as unknown as JsonObject, bastion, ...machines.flatMap((machine) => [machine, index.serverOf(machine)])]
+  const timeline = [cluster as unknown as JsonObject, bastion, ...machines.flatMap((machine) => [machine, index.serverOf(machine)])]
     .filter((object): object is JsonObject => object !== undefined)
     .map(spanOf)
     .filter((span) => span !== undefined)
@@ -137,10 +136,10 @@ function objectNode(kind: string, object: JsonObject, extra: { id?: string; stat
  * pause (only a person lifts it), a resource the cloud put in ERROR, the
  * OpenStackCluster's own reason, the machines', then missing variables.
  */
-function blockersOf(tree: TreeNode, clusterApiCluster: JsonObject | undefined, missing: { variable: string; message: string }[]): Blocker[] {
+function blockersOf(tree: TreeNode, clusterApiCluster: ClusterApiView | undefined, missing: { variable: string; message: string }[]): Blocker[] {
   const blockers: Blocker[] = [];
-  if (clusterApiCluster && isPaused(clusterApiCluster)) {
-    blockers.push({ object: `Cluster ${String((clusterApiCluster.metadata as Loose).name)}`, reason: 'Paused', message: 'reconciliation is paused', advice: 'Resume the cluster when the change it was paused for is done.' });
+  if (clusterApiCluster?.paused) {
+    blockers.push({ object: `Cluster ${clusterApiCluster.name}`, reason: 'Paused', message: 'reconciliation is paused', advice: 'Resume the cluster when the change it was paused for is done.' });
   }
   const nodes = flatten(tree);
   // The innermost object in ERROR is the one to name: an OpenStackMachine only mirrors its server's state.
@@ -205,10 +204,6 @@ function flatten(node: TreeNode): TreeNode[] {
 function conditionsOf(object: JsonObject): ConditionView[] {
   const conditions = (object.status as Loose | undefined)?.conditions;
   return Array.isArray(conditions) ? (conditions as ConditionView[]) : [];
-}
-
-function isPaused(clusterApiCluster: JsonObject | undefined): boolean {
-  return ((clusterApiCluster?.spec as Loose | undefined)?.paused as boolean | undefined) === true;
 }
 
 function ownedBy(object: JsonObject, kind: string, name: string): boolean {

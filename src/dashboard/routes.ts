@@ -26,7 +26,7 @@ import { InventoryRequest } from '../inventory/request.js';
 import type { JsonObject, Storage } from '../storage/interface.js';
 import { CallsHistory, type CallTotals } from './calls-history.js';
 import { clusterDetail } from './cluster-view.js';
-import type { ClusterPageData } from './view-types.js';
+import type { ClusterApiView, ClusterPageData } from './view-types.js';
 import { streamChanges } from './events.js';
 import { csrfTokenMatches, SessionStore, type Session, type SessionOptions } from './sessions.js';
 
@@ -60,8 +60,10 @@ export interface DashboardDeps {
   authenticate: RequestAuthenticator;
   /** The reconciler's forced reconcile, preflight and queue; absent ones answer 503. */
   hooks?: AdminHooks;
-  /** Cluster API's Cluster where this server stores it (embedded mode): its phase is shown, and pause/resume patch it. */
+  /** Cluster API's Cluster where this server stores it (embedded mode), which pause/resume patch. */
   clusterApiCluster?: KindDefinition;
+  /** Reads Cluster API's Cluster (phase, paused) where it lives: this server's storage, or the management cluster. */
+  readClusterApiCluster?: (namespace: string, name: string) => Promise<ClusterApiView | undefined>;
   sessions?: SessionOptions;
   /** The built page (default: dist/src/dashboard/ui, written by `npm run build`). */
   assetsDir?: string;
@@ -150,7 +152,7 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     if (!detail) throw errors.notFound({ group: infrastructureGroup, resource: 'openstackclusters' }, name);
     const actions = {
       reconcile: Boolean(deps.hooks?.reconcile) && (await allowed(access, 'update', { ...openStackClusters, namespace, name })),
-      pause: clusterApi !== undefined && deps.clusterApiCluster !== undefined && (await allowed(access, 'patch', clusterApiAttributes(deps.clusterApiCluster, namespace, String((clusterApi.metadata as JsonObject).name)))),
+      pause: clusterApi !== undefined && deps.clusterApiCluster !== undefined && (await allowed(access, 'patch', clusterApiAttributes(deps.clusterApiCluster, namespace, clusterApi.name))),
       preflight: Boolean(deps.hooks?.preflight),
     };
     sendJson(response, 200, { ...detail, actions } satisfies ClusterPageData);
@@ -269,11 +271,11 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     return user === anonymousUser ? undefined : sessions.ofRequest(user);
   }
 
-  async function clusterApiClusterOf(namespace: string, labels: Record<string, string> | undefined): Promise<JsonObject | undefined> {
-    if (!clusters) return undefined;
+  async function clusterApiClusterOf(namespace: string, labels: Record<string, string> | undefined): Promise<ClusterApiView | undefined> {
     const name = labels?.['cluster.x-k8s.io/cluster-name'];
-    return name === undefined ? undefined : (await deps.storage.get(clusters.key(namespace, name)))?.value;
+    return name === undefined ? undefined : deps.readClusterApiCluster?.(namespace, name);
   }
+
 }
 
 function sessionBody(session: Session): unknown {

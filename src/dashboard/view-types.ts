@@ -59,6 +59,14 @@ export interface ClusterDetail {
   variables?: { status?: { vars?: Record<string, unknown>; missing?: MissingVariable[] } };
 }
 
+/** Cluster API's Cluster as the dashboard shows it, read from wherever Cluster API objects live. */
+export interface ClusterApiView {
+  name: string;
+  paused: boolean;
+  /** status.phase, set by Cluster API's controllers (none run in the embedded mode). */
+  phase?: string;
+}
+
 /** One object's span from creation to Ready, for the provisioning timeline. */
 export interface TimelineSpan {
   /** `Kind name`. */

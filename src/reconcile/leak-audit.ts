@@ -133,7 +133,7 @@ export async function cleanUpLeaks(clouds: readonly AuditedCloud[], ownerUids: (
   const audit = await auditLeaks(clouds, ownerUids);
   const leaked = new Map(audit.leaks.map((leak) => [`${leak.kind}/${leak.id}`, leak]));
   const byLabel = new Map(clouds.map((cloud) => [cloud.label, cloud.connection]));
-  const rank = (kind: string) => leakKinds.indexOf(kind as LeakKind);
+  const rank = (kind: string) => (leakKinds.includes(kind as LeakKind) ? leakKinds.indexOf(kind as LeakKind) : leakKinds.length);
   const ordered = [...targets].sort((a, b) => rank(a.kind) - rank(b.kind));
   const outcomes: CleanupOutcome[] = [];
   for (const target of ordered) {

@@ -30,6 +30,7 @@ import { floatingIpPoolOf, floatingIpPoolReconciler, ipamGroup, poolKind } from 
 import { orcGroup } from '../api/orc/kinds.js';
 import type { ClusterApiSource, SourceChange } from './sources/source.js';
 import { VerifiedResources } from './verified-resources.js';
+import { adoptionOf } from './adoption.js';
 import { auditLeaks, cleanUpLeaks, type AuditedCloud, type CleanupOutcome, type LeakAudit } from './leak-audit.js';
 import { requirementsOf, runPreflight, type PreflightReport } from '../preflight/index.js';
 import { WaitSchedule } from './wait-schedule.js';
@@ -175,8 +176,20 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       if (reference.kind === 'OpenStackServer') serverController.enqueue(servers.keyOf({ namespace: meta.namespace, name: reference.name }));
     }
   };
+  // A machine joining or leaving a cluster changes what a dry-run adoption would take over: survey again.
+  const dryRunsOfCluster = async (namespace: string, clusterName: string) => {
+    for (const cluster of await clusters.list(namespace)) {
+      const meta = metaOf(cluster);
+      if ((meta.labels?.[clusterNameLabel] ?? meta.name) === clusterName && adoptionOf(cluster) === 'dry-run') clusterController.enqueue(clusters.keyOf({ namespace, name: meta.name }));
+    }
+  };
   const routes = [
     ...(ipam ? [ipam.watch(ipamChange)] : []),
+    followChanges(storage, machines.prefix, (event) => {
+      const meta = metaOf(event.value);
+      const clusterName = meta.labels?.[clusterNameLabel];
+      if (event.type !== 'MODIFIED' && clusterName !== undefined) void dryRunsOfCluster(meta.namespace, clusterName).catch(reportError);
+    }),
     ...(images ? [followChanges(storage, images.prefix, (event) => void imageUsers(metaOf(event.value).namespace, metaOf(event.value).name).catch(reportError))] : []),
     followChanges(storage, servers.prefix, (event) => {
       for (const reference of metaOf(event.value).ownerReferences ?? []) {

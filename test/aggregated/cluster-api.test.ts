@@ -132,6 +132,11 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real
     const [fip] = await census.clients.neutron.listFloatingIps({ floating_ip_address: address.spec.address });
     const worker = JSON.parse((await plane.kubectl(['get', `openstackservers.${group}`, 'demo-md-0-0', '-o', 'json'])).stdout);
     expect((await census.clients.neutron.listPorts({ device_id: worker.status.instanceID })).map((port) => port.id)).toContain(fip.port_id);
+
+    // The dashboard, reached through kube-apiserver, shows the phase Cluster API gave the Cluster there.
+    expect(cluster.status.phase).toBe('Provisioned');
+    const overview = async () => JSON.parse((await plane.kubectl(['get', '--raw', '/apis/extensions.capo-apiserver.io/v1alpha1/dashboard/api/clusters'])).stdout).clusters;
+    await expect.poll(overview, { timeout: 15_000 }).toEqual([expect.objectContaining({ namespace: 'default', name: 'demo', phase: 'Provisioned', paused: false })]);
   }, 400_000);
 
   it('clones our OpenStackMachineTemplate for a MachineDeployment\'s Machines and provisions them', async () => {

@@ -42,6 +42,7 @@ function clusterSchema(infrastructureRef: typeof groupRef | typeof versionRef) {
     spec: z
       .object({ paused: z.boolean().optional(), infrastructureRef: infrastructureRef.optional(), controlPlaneEndpoint: endpoint.optional() })
       .default({}),
+    status: z.object({ phase: z.string().optional() }).optional(),
   });
 }
 
@@ -69,7 +70,7 @@ export function parseSecret(object: unknown, at: ObjectName): SecretData {
 }
 
 export function parseCluster(object: unknown, at: ObjectName): ClusterApiCluster {
-  const { metadata: meta, spec } = check(clusterSchemas[versionOf(object, 'Cluster', at)], object, 'Cluster', at);
+  const { metadata: meta, spec, status } = check(clusterSchemas[versionOf(object, 'Cluster', at)], object, 'Cluster', at);
   const { host, port } = spec.controlPlaneEndpoint ?? {};
   return {
     ...at,
@@ -78,6 +79,7 @@ export function parseCluster(object: unknown, at: ObjectName): ClusterApiCluster
     labels: meta.labels ?? {},
     ...(spec.infrastructureRef && { infrastructureRef: kindAndName(spec.infrastructureRef) }),
     ...(host && port ? { controlPlaneEndpoint: { host, port } } : {}),
+    ...(status?.phase ? { phase: status.phase } : {}),
   };
 }
 

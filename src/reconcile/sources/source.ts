@@ -26,6 +26,8 @@ export interface ClusterApiCluster {
   infrastructureRef?: { kind: string; name: string };
   /** Only when set, i.e. host non-empty and port non-zero, as Cluster API's IsValid. */
   controlPlaneEndpoint?: { host: string; port: number };
+  /** status.phase as Cluster API's controllers set it (Provisioning, Provisioned, ...); shown, never acted on. */
+  phase?: string;
 }
 
 export interface ClusterApiMachine {

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createServiceClients, loadCloud, OpenStackSession, type ServiceClients } from '../../../src/openstack/index.js';
 import { CloudCensus, noResources, type ResourceCounts } from '../../../harness/census.js';
-import { getObject, waitForDeletion, waitForReady } from '../../../harness/cluster-flow.js';
+import { waitForDeletion, waitForObject, waitForReady } from '../../../harness/cluster-flow.js';
 import type { TestServer } from '../../../harness/test-server.js';
 import { startExampleServer, type ExampleServer } from './examples.js';
 import { expectedResources, type Manifest } from './expected.js';
@@ -157,7 +157,12 @@ describe('adopting a cluster CAPO built', () => {
   it('lists what it would adopt, and nothing to create, in a dry run that changes nothing', async () => {
     await apply(annotated('dry-run'));
     await kubectl(['wait', 'openstackcluster/demo', '--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=AdoptionDryRun', '--timeout=60s']);
-    const cluster = z.looseObject({ status: z.looseObject({ extensions: z.looseObject({ adoption: z.object({ adopt: z.array(z.string()).default([]), create: z.array(z.string()).default([]) }) }) }) }).parse(await getObject(server.kubectl, 'openstackcluster/demo'));
+    const surveyed = z.looseObject({ status: z.looseObject({ extensions: z.looseObject({ adoption: z.object({ adopt: z.array(z.string()).default([]), create: z.array(z.string()).default([]) }) }) }) });
+    // The cluster may be surveyed before its last Machines are applied; each one that arrives has it surveyed again.
+    const lastMachine = `server ${machines.at(-1)} (`;
+    const cluster = surveyed.parse(
+      await waitForObject(server.kubectl, 'openstackcluster/demo', 'a survey with every machine', (object) => surveyed.safeParse(object).data?.status.extensions.adoption.adopt.some((entry) => entry.startsWith(lastMachine)) === true, 60),
+    );
     const { adopt, create } = cluster.status.extensions.adoption;
     expect(create).toEqual([]);
     expect(adopt).toEqual(expect.arrayContaining([
