@@ -101,6 +101,8 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
   api.use(express.json({ limit: maxBodyBytes, type: () => true }));
 
   api.post('/session', async (request, response) => {
+    // A form on another site cannot send this type without the browser asking first: no signing a browser into someone else's session.
+    if (!request.is('application/json')) throw errors.unsupportedMediaType('sign in with Content-Type: application/json');
     const body = loginBody.safeParse(request.body);
     if (!body.success) throw errors.badRequest('sign in with a JSON body {"token": "<bearer token>"}');
     if (!deps.tokens) throw new ApiError(503, 'ServiceUnavailable', 'this server checks no bearer tokens, so the dashboard cannot sign anyone in');

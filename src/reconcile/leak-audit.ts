@@ -70,26 +70,42 @@ interface Marked {
   name?: string | null;
   tags?: readonly string[] | null;
   metadata?: Readonly<Record<string, string>>;
+  project_id?: string | null;
+  tenant_id?: string | null;
+  /** Glance's name for the project. */
+  owner?: string | null;
 }
 
 type Listing = Record<LeakKind, readonly Marked[]>;
 
-async function listMarked({ clients }: CloudConnection): Promise<Listing> {
+/**
+ * Only the credentials' own project: admin credentials list every project's networks and load
+ * balancers, and what another project holds is not ours to judge (nor is another project's public
+ * image). Filtered by the API where it can, and again here for the lists that cannot.
+ */
+async function listMarked({ clients, session }: CloudConnection): Promise<Listing> {
   const { neutron, nova, octavia, glance, cinder } = clients;
+  const { projectId } = await session.authenticate();
+  const project_id = projectId;
   const [servers, loadBalancers, floatingIps, trunks, ports, routers, subnets, networks, securityGroups, volumes, images] = await Promise.all([
     nova.listServers(),
-    octavia.listLoadBalancers(),
-    neutron.listFloatingIps(),
+    octavia.listLoadBalancers({ project_id }),
+    neutron.listFloatingIps({ project_id }),
     neutron.listTrunks(),
-    neutron.listPorts(),
-    neutron.listRouters(),
-    neutron.listSubnets(),
-    neutron.listNetworks(),
-    neutron.listSecurityGroups(),
+    neutron.listPorts({ project_id }),
+    neutron.listRouters({ project_id }),
+    neutron.listSubnets({ project_id }),
+    neutron.listNetworks({ project_id }),
+    neutron.listSecurityGroups({ project_id }),
     cinder.listVolumes(),
-    glance.listImages(),
+    glance.listImages({ owner: projectId }),
   ]);
-  return { servers, loadBalancers, floatingIps, trunks, ports, routers, subnets, networks, securityGroups, volumes, images };
+  const listing: Listing = { servers, loadBalancers, floatingIps, trunks, ports, routers, subnets, networks, securityGroups, volumes, images };
+  const inProject = (resource: Marked) => {
+    const holder = resource.project_id ?? resource.tenant_id ?? resource.owner;
+    return holder === undefined || holder === null || holder === projectId;
+  };
+  return Object.fromEntries(leakKinds.map((kind) => [kind, listing[kind].filter(inProject)])) as unknown as Listing;
 }
 
 function ownerOf(resource: Marked): string | undefined {

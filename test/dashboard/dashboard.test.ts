@@ -238,6 +238,10 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dash
         expect(answer.status(), body.slice(0, 20)).toBe(code);
         expect(await answer.json()).toMatchObject({ kind: 'Status', reason });
       }
+      // What a form on another site could send: refused before the token is looked at.
+      const form = await anonymous.request.post(url('/dashboard/api/session'), { data: JSON.stringify({ token: adminToken }), headers: { 'Content-Type': 'text/plain' } });
+      expect(form.status()).toBe(415);
+      expect(await anonymous.cookies()).toEqual([]);
     } finally {
       await anonymous.close();
     }

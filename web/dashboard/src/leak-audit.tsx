@@ -70,6 +70,7 @@ export function LeakAudit() {
           </button>
         )}
       </div>
+      <p class="hint">Resources carrying our owner tag whose owner object no longer exists, in each cloud project our objects use. Another capo-apiserver sharing a project would show its resources here too.</p>
       {error && <p class="error">{error}</p>}
       {audit && (
         <p class="muted" data-testid="leak-summary">
