@@ -1,6 +1,6 @@
 /**
  * What the dashboard shows of one cluster, computed from one inventory
- * snapshot (and the Cluster API Cluster where this server stores it): the
+ * snapshot (and Cluster API's Cluster, wherever it lives): the
  * overview row, the tree from the Cluster down to ports, and the one thing
  * that keeps the cluster from Ready with what to do about it. The OpenStack
  * side comes from what the reconciler recorded in status (IDs, states), so

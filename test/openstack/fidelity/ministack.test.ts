@@ -48,6 +48,7 @@ describe.skipIf(cloudsPath === undefined)(`fidelity against ministack${recording
     const { projectId } = await demo.authenticate();
     const cloud: FidelityCloud = {
       transport: demo,
+      adminTransport: admin,
       projectId,
       prefix,
       timing,

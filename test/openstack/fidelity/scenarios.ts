@@ -6,6 +6,7 @@
  * `finally`, newest first, whether or not the scenario got to its own deletes.
  */
 import { Readable } from 'node:stream';
+import { z } from 'zod';
 import { isNotFound, OpenStackError } from '../../../src/openstack/index.js';
 import type { ServiceTransport } from '../../../src/openstack/transport.js';
 import {
@@ -35,6 +36,8 @@ export interface Timing {
 export interface FidelityCloud {
   /** The demo project's session. */
   transport: ServiceTransport;
+  /** An admin's session, for the admin-only calls a scenario checks (Nova's os-resetState). */
+  adminTransport: ServiceTransport;
   projectId: string;
   /** Starts every name the scenarios give, so leftovers can be found and messages masked. */
   prefix: string;
@@ -319,6 +322,30 @@ const server: Scenario = {
   },
 };
 
+/** Nova's admin action that sets a server's state by hand, as an operator does after a failed hypervisor. */
+const serverResetState: Scenario = {
+  name: 'server-reset-state',
+  async run(ctx) {
+    const { nova, rec, cleanup, timing, seed, cloud } = ctx;
+    const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.serverTimeoutMs };
+    const created = await rec.call('createServer', () => nova.createServer({ name: ctx.name('vm'), imageRef: seed.imageId, flavorRef: seed.flavorId, networks: 'none' }));
+    cleanup.add(`server ${created.id}`, async () => {
+      await ignoringNotFound(() => nova.deleteServer(created.id));
+      await untilNotFound(() => nova.getServer(created.id), timing.serverTimeoutMs, timing.intervalMs);
+    });
+    await rec.poll('getServer(until ACTIVE)', () => nova.getServer(created.id), (vm) => vm.status, { ...poll, until: ['ACTIVE', 'ERROR'] });
+    const action = (transport: ServiceTransport, state: string) => () =>
+      transport.request('compute', { method: 'POST', path: `/servers/${created.id}/action`, body: { 'os-resetState': { state } } }, z.unknown());
+    const admin = new ObservingTransport(cloud.adminTransport);
+    await rec.attempt('resetState(error, as a member)', action(new ObservingTransport(cloud.transport), 'error'));
+    await rec.attempt('resetState(a state it does not take)', action(admin, 'paused'));
+    await rec.call('resetState(error)', action(admin, 'error'));
+    await rec.poll('getServer(after reset to error)', () => nova.getServer(created.id), (vm) => vm.status, { ...poll, until: ['ERROR'] });
+    await rec.call('resetState(active)', action(admin, 'active'));
+    await rec.poll('getServer(after reset to active)', () => nova.getServer(created.id), (vm) => vm.status, { ...poll, until: ['ACTIVE'] });
+  },
+};
+
 const loadBalancer: Scenario = {
   name: 'load-balancer',
   async run(ctx) {
@@ -420,7 +447,7 @@ const overQuota: Scenario = {
   },
 };
 
-export const scenarios: readonly Scenario[] = [networkAndSubnet, router, securityGroup, port, floatingIp, server, loadBalancer, volume, image, overQuota];
+export const scenarios: readonly Scenario[] = [networkAndSubnet, router, securityGroup, port, floatingIp, server, serverResetState, loadBalancer, volume, image, overQuota];
 
 async function findSeed(cloud: FidelityCloud): Promise<Seed> {
   const clients = createServiceClients(cloud.transport);

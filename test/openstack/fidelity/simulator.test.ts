@@ -20,12 +20,14 @@ type Inventory = ReturnType<Simulator['inventory']>;
 describe('fidelity: the simulator against recorded Zed', () => {
   let simulator: Simulator;
   let session: OpenStackSession;
+  let admin: OpenStackSession;
   let baseline: Inventory;
   let results: Map<string, ScenarioResult>;
 
   beforeAll(async () => {
     simulator = await startSimulator({ transitionDelayMs });
     session = await OpenStackSession.create(loadCloud({ cloudsYaml: simulator.cloudsYaml('sim'), cloudName: 'sim' }));
+    admin = await OpenStackSession.create(loadCloud({ cloudsYaml: simulator.cloudsYaml('sim'), cloudName: 'sim-admin' }));
     const { projectId } = await session.authenticate();
     const { neutron } = createServiceClients(session);
     // Neutron creates the project's default security group on first use; that is not a leak.
@@ -33,6 +35,7 @@ describe('fidelity: the simulator against recorded Zed', () => {
     baseline = simulator.inventory();
     const cloud: FidelityCloud = {
       transport: session,
+      adminTransport: admin,
       projectId,
       prefix: 'fid-sim',
       timing,
@@ -48,6 +51,7 @@ describe('fidelity: the simulator against recorded Zed', () => {
 
   afterAll(async () => {
     session?.close();
+    admin?.close();
     await simulator?.close();
   });
 
