@@ -177,8 +177,10 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     }
   };
   // A machine joining or leaving a cluster changes what a dry-run adoption would take over: survey again.
+  // Every machine created or deleted asks this, so it reads the stored objects as they are (labels and
+  // annotations need no conversion) rather than presenting each one, as a KindClient list would.
   const dryRunsOfCluster = async (namespace: string, clusterName: string) => {
-    for (const cluster of await clusters.list(namespace)) {
+    for (const { value: cluster } of (await storage.list(clusters.store.prefix(namespace))).entries) {
       const meta = metaOf(cluster);
       if ((meta.labels?.[clusterNameLabel] ?? meta.name) === clusterName && adoptionOf(cluster) === 'dry-run') clusterController.enqueue(clusters.keyOf({ namespace, name: meta.name }));
     }
