@@ -284,6 +284,12 @@ const floatingIp: Scenario = {
     const associated = await rec.call('updateFloatingIp(associate)', () => neutron.updateFloatingIp(created.id, { port_id: target.id }), { resource: 'floatingIp' });
     const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.timeoutMs };
     await rec.poll('getFloatingIp(until ACTIVE)', () => neutron.getFloatingIp(created.id), (fip) => fip.status, { ...poll, until: ['ACTIVE', 'ERROR'], initial: associated.status });
+    // An update naming other fields keeps the association...
+    await rec.call('updateFloatingIp(description only)', () => neutron.updateFloatingIp(created.id, { description: ctx.name('fip-described') }), { resource: 'floatingIp' });
+    // ...an empty one (gophercloud's disassociation, as CAPO sends it) drops it, like port_id null.
+    const emptied = await rec.call('updateFloatingIp(empty body)', () => neutron.updateFloatingIp(created.id, {}), { resource: 'floatingIp' });
+    await rec.poll('getFloatingIp(until DOWN after the empty update)', () => neutron.getFloatingIp(created.id), (fip) => fip.status, { ...poll, until: ['DOWN', 'ERROR'], initial: emptied.status });
+    await rec.call('updateFloatingIp(associate again)', () => neutron.updateFloatingIp(created.id, { port_id: target.id }), { resource: 'floatingIp' });
     const disassociated = await rec.call('updateFloatingIp(disassociate)', () => neutron.updateFloatingIp(created.id, { port_id: null }), { resource: 'floatingIp' });
     await rec.poll('getFloatingIp(until DOWN)', () => neutron.getFloatingIp(created.id), (fip) => fip.status, { ...poll, until: ['DOWN', 'ERROR'], initial: disassociated.status });
     await rec.call('deleteFloatingIp', () => neutron.deleteFloatingIp(created.id));

@@ -154,10 +154,13 @@ export function updateFloatingIp(s: Store, caller: Caller, id: string, body: unk
   const v = parseBody(floatingIpSpec, 'floatingip', body, 'PUT');
   const fip = s.floatingIp(caller, id);
   enforce(caller, 'update_floatingip', true);
-  // An update without port_id keeps (and re-validates) the current association.
-  const portId = v.port_id !== undefined ? v.port_id : fip.portId;
-  const fixedIp = v.port_id !== undefined ? (v.fixed_ip_address ?? null) : (v.fixed_ip_address ?? fip.fixedIpAddress);
-  if (v.port_id !== undefined || v.fixed_ip_address !== undefined) apply(fip, association(s, caller, fip, portId, fixedIp));
+  // An update naming other fields but not port_id keeps (and re-validates) the current association;
+  // an empty one drops it, as port_id null does (Neutron's `_check_and_get_fip_assoc` tests the
+  // request dict's truthiness; gophercloud disassociates that way, and so CAPO).
+  const empty = Object.keys(v).length === 0;
+  const portId = v.port_id !== undefined ? v.port_id : empty ? null : fip.portId;
+  const fixedIp = v.port_id !== undefined || empty ? (v.fixed_ip_address ?? null) : (v.fixed_ip_address ?? fip.fixedIpAddress);
+  if (v.port_id !== undefined || v.fixed_ip_address !== undefined || empty) apply(fip, association(s, caller, fip, portId, fixedIp));
   if (v.description !== undefined) fip.description = v.description;
   s.touch(fip);
   return fip;
