@@ -33,6 +33,12 @@ export function clusterApiUnavailable(): string | undefined {
   return controlPlaneUnavailable() ?? (missing === undefined ? undefined : `no ${missing} in ${binaries} (run ../shared/k8s/build.sh capi)`);
 }
 
+/** Why the CAPO manager cannot run here (with Cluster API's core manager beside it), or undefined when it can. */
+export function capoUnavailable(): string | undefined {
+  if (!existsSync(path.join(binaries, 'capo-manager'))) return `no capo-manager in ${binaries} (run ../shared/k8s/build.sh capo)`;
+  return clusterApiUnavailable() ?? orcUnavailable();
+}
+
 /** Why ORC's CRDs cannot be installed here, or undefined when they can. */
 export function orcUnavailable(): string | undefined {
   return controlPlaneUnavailable() ?? (existsSync(path.join(binaries, '..', 'orc-crds')) ? undefined : `no ORC CRDs in ${path.join(binaries, '..', 'orc-crds')} (run ../shared/k8s/build.sh orc)`);
@@ -94,6 +100,12 @@ export async function startControlPlane(options: { controllerManager?: boolean; 
     // clusterctl labels the kubeadm providers' CRDs with the contract they implement; the CRDs as
     // built from Go modules carry no labels, and Cluster API resolves template versions by them.
     await run('kubectl', ['--kubeconfig', kubeconfig, 'label', '--overwrite', 'crd', ...kubeadmProviderCrds, 'cluster.x-k8s.io/v1beta2=v1beta2']);
+  }
+  if (options.crds?.includes('capo')) {
+    // CAPO's kustomization labels its CRDs with the contract they implement, v1beta1 at v1beta1.
+    const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'crd', '-o', 'name']);
+    const capoCrds = stdout.split('\n').filter((name) => name.endsWith('.infrastructure.cluster.x-k8s.io'));
+    await run('kubectl', ['--kubeconfig', kubeconfig, 'label', '--overwrite', ...capoCrds, 'cluster.x-k8s.io/v1beta1=v1beta1']);
   }
   return {
     dir,
@@ -248,15 +260,15 @@ export interface ClusterApiManager {
   stop(): Promise<void>;
 }
 
-/** The Cluster API managers ../shared/k8s/build.sh capi builds: the core one and kubeadm's bootstrap and control-plane providers. */
-export type ClusterApiManagerName = (typeof clusterApiManagers)[number];
+/** The managers ../shared/k8s/build.sh builds: Cluster API's core one, kubeadm's bootstrap and control-plane providers, and CAPO's. */
+export type ClusterApiManagerName = (typeof clusterApiManagers)[number] | 'capo-manager';
 
 /**
  * One real Cluster API manager against the control plane, unchanged, on ports of its own (webhook,
  * health, diagnostics), with a certificate for its webhook server; resolves once it reports
- * healthy. `featureGates` are passed as the manager takes them (e.g. `ClusterTopology=true`).
+ * healthy. `featureGates` are passed as the manager takes them (e.g. `ClusterTopology=true`), then `args`.
  */
-export async function startClusterApiManager(plane: ControlPlane, name: ClusterApiManagerName = 'capi-manager', featureGates: string[] = []): Promise<ClusterApiManager> {
+export async function startClusterApiManager(plane: ControlPlane, name: ClusterApiManagerName = 'capi-manager', featureGates: string[] = [], args: string[] = []): Promise<ClusterApiManager> {
   const certDir = path.join(plane.dir, `${name}-webhook`);
   await mkdir(certDir, { recursive: true });
   const webhook = await plane.certificate(`${name}-webhook`, `/CN=${name}-webhook`, 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1');
@@ -276,6 +288,7 @@ export async function startClusterApiManager(plane: ControlPlane, name: ClusterA
       `--diagnostics-address=127.0.0.1:${base + 2}`,
       '--insecure-diagnostics',
       ...(featureGates.length > 0 ? [`--feature-gates=${featureGates.join(',')}`] : []),
+      ...args,
     ],
     { stdio: ['ignore', output.fd, output.fd] },
   );

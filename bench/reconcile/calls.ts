@@ -5,6 +5,7 @@
  * split them by phase, and find the peak number in flight.
  */
 import { performance } from 'node:perf_hooks';
+import type { ServedRequest } from '../../src/openstack/simulator/host.js';
 
 export interface Call {
   service: string;
@@ -37,6 +38,11 @@ export class CallLog {
     }
     const [, service, method, path, outcome, ms, retry] = match;
     this.calls.push({ service, method, path, outcome, startMs: endMs - Number(ms), endMs, retry: retry === undefined ? 0 : Number(retry) });
+  };
+
+  /** For startSimulator's `onRequest`: the calls as the cloud served them, whoever made them (a retry is a call like any other). */
+  readonly record = (request: ServedRequest): void => {
+    this.calls.push({ service: request.service, method: request.method, path: request.path, outcome: String(request.status), startMs: request.startMs, endMs: request.endMs, retry: 0 });
   };
 
   /** Calls that ended at or after `fromMs` and before `toMs`. */

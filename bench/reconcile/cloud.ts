@@ -14,10 +14,11 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
+import { table } from '../common.js';
 import { createCinderSimulator } from '../../src/openstack/simulator/cinder/index.js';
 import type { SimulatedService, SimulatedServiceFactory, SimulatedServiceType, SimulatorContext } from '../../src/openstack/simulator/framework.js';
 import { createGlanceSimulator } from '../../src/openstack/simulator/glance/index.js';
-import { startSimulator, type Simulator } from '../../src/openstack/simulator/host.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/openstack/simulator/host.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
 import { createNeutronSimulator } from '../../src/openstack/simulator/neutron/index.js';
 import { createNovaSimulator } from '../../src/openstack/simulator/nova/index.js';
@@ -40,8 +41,11 @@ export const transitionDelaysSchema = z.object({
 export type TransitionDelays = z.infer<typeof transitionDelaysSchema>;
 
 export interface CloudProfile {
+  name: string;
   latency: RequestLatency;
   transitions: TransitionDelays;
+  /** Fraction of requests (any service) the cloud answers 503, chosen by seeded rolls. */
+  unavailableRate: number;
 }
 
 /**
@@ -52,6 +56,7 @@ export interface CloudProfile {
  * ACTIVE, a volume ~5 s to available.
  */
 export const realisticProfile: CloudProfile = {
+  name: 'lab',
   latency: {
     identity: { read: 40, write: 80 },
     network: { read: 20, write: 40 },
@@ -61,13 +66,58 @@ export const realisticProfile: CloudProfile = {
     'block-storage': { read: 25, write: 50 },
   },
   transitions: { loadBalancer: 8_000, loadBalancerChild: 3_000, server: 10_000, volume: 5_000 },
+  unavailableRate: 0,
 };
+
+const everyCall = (ms: number) => ({ read: ms, write: ms });
+
+/**
+ * A busy public cloud: every call takes a second, an amphora takes 90 s to come up (no spare pool),
+ * a listener, pool, monitor or member change 10 s, a server 60 s to boot, and one call in twenty
+ * fails with 503 (an overloaded API node behind the load balancer).
+ */
+export const publicCloudProfile: CloudProfile = {
+  name: 'public',
+  latency: {
+    identity: everyCall(1_000),
+    network: everyCall(1_000),
+    compute: everyCall(1_000),
+    'load-balancer': everyCall(1_000),
+    image: everyCall(1_000),
+    'block-storage': everyCall(1_000),
+  },
+  transitions: { loadBalancer: 90_000, loadBalancerChild: 10_000, server: 60_000, volume: 30_000 },
+  unavailableRate: 0.05,
+};
+
+/** The profile as tables, for the head of a run's output. */
+export function describeProfile(profile: CloudProfile): string {
+  const { transitions } = profile;
+  return [
+    `Cloud pace, profile ${profile.name} (bench/reconcile/cloud.ts):`,
+    table([['service', 'read ms', 'write ms'], ...Object.entries(profile.latency).map(([service, costs]) => [service, String(costs.read), String(costs.write)])]),
+    table([
+      ['asynchronous transition', 'ms'],
+      ['load balancer PENDING_CREATE -> ACTIVE', String(transitions.loadBalancer)],
+      ['listener, pool, monitor, member (and the LB back to ACTIVE)', String(transitions.loadBalancerChild)],
+      ['server BUILD -> ACTIVE', String(transitions.server)],
+      ['volume creating -> available', String(transitions.volume)],
+    ]),
+    `Requests answered 503 by chance (seeded): ${(profile.unavailableRate * 100).toFixed(0)}%`,
+  ].join('\n');
+}
+
+export const cloudProfiles: Record<string, CloudProfile> = { lab: realisticProfile, public: publicCloudProfile };
+/** The seed of the rolls that choose the 503s, so a run's faults can be replayed. */
+const unavailableSeed = 2026;
 
 export interface BenchCloudOptions {
   profile: CloudProfile;
   /** Requests the cloud's API front serves at once; more get 429 with Retry-After. Infinity = no limit. */
   maxInFlight: number;
   retryAfterSeconds: number;
+  /** Told of every request the cloud served, Keystone's too (startSimulator's `onRequest`). */
+  onRequest?: SimulatorOptions['onRequest'];
 }
 
 /** What the cloud's API front saw (Keystone excluded: tokens are issued once per session). */
@@ -148,11 +198,14 @@ export async function startBenchCloud(options: BenchCloudOptions): Promise<Bench
   ];
   const simulator = await startSimulator({
     services,
+    onRequest: options.onRequest,
+    faultSeed: unavailableSeed,
     latency: [
       { service: 'identity', method: 'GET', ms: latency.identity.read },
       { service: 'identity', method: 'POST', ms: latency.identity.write },
     ],
   });
+  if (options.profile.unavailableRate > 0) simulator.faults.add({ service: '*', status: 503, rate: options.profile.unavailableRate });
   return {
     simulator,
     front,

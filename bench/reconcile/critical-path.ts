@@ -69,9 +69,16 @@ export interface ClusterShape {
   apiPorts: number;
   /** Ports of the ingress load balancer the workers join; 0 = no ingress load balancer. */
   ingressPorts: number;
+  bastion: boolean;
 }
 
-/** The steps for one cluster with a bastion and the machines and load balancers `shape` describes. */
+const bastionSteps = (net: { write: number }, serverBuild: number, after: string[]): Step[] => [
+  { name: 'bastion port', ms: net.write, after },
+  { name: 'bastion server', ms: serverBuild, after: ['bastion port'] },
+  { name: 'bastion floating IP', ms: net.write, after: ['bastion server', 'router + interface'] },
+];
+
+/** The steps for one cluster with the bastion, machines and load balancers `shape` describes, as the reconciler orders them. */
 export function clusterSteps(profile: CloudProfile, shape: ClusterShape): Step[] {
   const { latency, transitions } = profile;
   const net = latency.network;
@@ -87,9 +94,7 @@ export function clusterSteps(profile: CloudProfile, shape: ClusterShape): Step[]
     { name: 'subnet', ms: net.write, after: ['network'] },
     { name: 'router + interface', ms: 2 * net.write, after: ['subnet'] },
     { name: 'security groups + rules', ms: 2 * net.write, after: ['preflight reads'] },
-    { name: 'bastion port', ms: net.write, after: ['subnet', 'security groups + rules'] },
-    { name: 'bastion server', ms: serverBuild, after: ['bastion port'] },
-    { name: 'bastion floating IP', ms: net.write, after: ['bastion server', 'router + interface'] },
+    ...(shape.bastion ? bastionSteps(net, serverBuild, ['subnet', 'security groups + rules']) : []),
   ];
   /** A queue of changes on one load balancer: each waits for the one before. */
   const queue = (first: string, names: string[], after: (name: string) => string[] = () => []): string => {
@@ -126,5 +131,55 @@ export function clusterSteps(profile: CloudProfile, shape: ClusterShape): Step[]
   queue(apiReady, members(controlPlane, shape.apiPorts), serverOf);
   const workers = Array.from({ length: shape.workers }, (_, index) => machine(`worker-${index}`));
   if (ingressReady !== undefined) queue(ingressReady, members(workers, shape.ingressPorts), serverOf);
+  return steps;
+}
+
+/**
+ * The physical limit of the same work, whatever the order a reconciler imposes: lookups in one
+ * round of parallel reads; each load balancer one fully populated create (one transition for the
+ * whole tree); a machine's port and server as soon as the network, subnet and security groups
+ * exist; each pool's members in one batch update once its load balancer is ACTIVE, since the ports
+ * (and so the members' addresses) exist long before. A machine is done when its server is ACTIVE
+ * and its members are in.
+ */
+export function physicalLimitSteps(profile: CloudProfile, shape: ClusterShape): Step[] {
+  const { latency, transitions } = profile;
+  const net = latency.network;
+  const lb = latency['load-balancer'];
+  const compute = latency.compute;
+  const readRound = Math.max(net.read, compute.read, latency.image.read, lb.read);
+  const serverBuild = compute.write + transitions.server + compute.read;
+  const loadBalancer = lb.write + transitions.loadBalancer + lb.read;
+  const memberBatch = lb.write + transitions.loadBalancerChild + lb.read;
+  const steps: Step[] = [
+    { name: 'token', ms: latency.identity.write, after: [] },
+    { name: 'lookups', ms: readRound, after: ['token'] },
+    { name: 'network', ms: net.write, after: ['lookups'] },
+    { name: 'subnet', ms: net.write, after: ['network'] },
+    { name: 'router + interface', ms: 2 * net.write, after: ['subnet'] },
+    { name: 'security groups + rules', ms: 2 * net.write, after: ['lookups'] },
+    ...(shape.bastion ? bastionSteps(net, serverBuild, ['subnet', 'security groups + rules']) : []),
+    { name: 'API load balancer accepted', ms: lb.write, after: ['subnet'] },
+    { name: 'API load balancer tree', ms: loadBalancer - lb.write, after: ['API load balancer accepted'] },
+    // The floating IP goes on the VIP port, which exists as soon as the create is accepted.
+    { name: 'API floating IP', ms: net.write, after: ['API load balancer accepted', 'router + interface'] },
+    { name: 'cluster provisioned', ms: 0, after: ['API load balancer tree', 'API floating IP', 'security groups + rules'] },
+  ];
+  const machines = (role: string, count: number) =>
+    Array.from({ length: count }, (_, index) => {
+      const name = `${role}-${index}`;
+      steps.push({ name: `${name} port`, ms: net.write, after: ['subnet', 'security groups + rules'] });
+      steps.push({ name: `${name} server`, ms: serverBuild, after: [`${name} port`] });
+      return name;
+    });
+  const controlPlane = machines('control-plane', shape.controlPlane);
+  const workers = machines('worker', shape.workers);
+  steps.push({ name: 'API members (one batch per pool)', ms: memberBatch * shape.apiPorts, after: ['API load balancer tree', ...controlPlane.map((name) => `${name} port`)] });
+  if (shape.ingressPorts > 0) {
+    steps.push({ name: 'ingress load balancer', ms: loadBalancer, after: ['subnet'] });
+    steps.push({ name: 'ingress members (one batch per pool)', ms: memberBatch * shape.ingressPorts, after: ['ingress load balancer', ...workers.map((name) => `${name} port`)] });
+  }
+  for (const name of controlPlane) steps.push({ name: `${name} done`, ms: 0, after: [`${name} server`, 'API members (one batch per pool)'] });
+  for (const name of workers) steps.push({ name: `${name} done`, ms: 0, after: [`${name} server`, ...(shape.ingressPorts > 0 ? ['ingress members (one batch per pool)'] : [])] });
   return steps;
 }

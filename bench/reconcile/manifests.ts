@@ -115,6 +115,7 @@ function renameObject(object: KubeObject, rename: (name: string) => string): Kub
 
 const clusterSpecSchema = z.looseObject({
   apiServer: z.looseObject({ managedLoadBalancer: z.looseObject({ enabled: z.boolean().optional(), additionalPorts: z.array(z.number()).optional() }).optional() }).optional(),
+  bastion: z.looseObject({ enabled: z.boolean().optional() }).optional(),
   extensions: z.looseObject({ loadBalancers: z.looseObject({ ingress: z.looseObject({ enabled: z.boolean().optional(), ports: z.array(z.number()).optional() }).optional() }).optional() }).optional(),
 });
 
@@ -131,5 +132,6 @@ export function clusterShape(objects: ClusterObjects): ClusterShape {
     apiPorts: 1 + (managed.additionalPorts?.length ?? 0),
     // The reconciler's default ingress ports are 80 and 443.
     ingressPorts: ingress?.enabled ? (ingress.ports?.length || 2) : 0,
+    bastion: spec.bastion !== undefined && spec.bastion.enabled !== false,
   };
 }

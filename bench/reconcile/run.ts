@@ -32,8 +32,8 @@ import { embeddedCredentials, startApp, type RunningApp } from '../../src/app.js
 import { KindClient } from '../../src/reconcile/objects.js';
 import { pool, sourceRevision, summarize, table } from '../common.js';
 import { byRequestShape, byServiceMethod, CallLog, countBy, peakConcurrency, type Call } from './calls.js';
-import { duplicateWarnings, inventory, inventoryDelta, prepareForScale, realisticProfile, startBenchCloud, type BenchCloud, type CloudProfile } from './cloud.js';
-import { clusterSteps, criticalPath } from './critical-path.js';
+import { cloudProfiles, describeProfile, duplicateWarnings, inventory, inventoryDelta, prepareForScale, startBenchCloud, type BenchCloud, type CloudProfile } from './cloud.js';
+import { clusterSteps, criticalPath, physicalLimitSteps } from './critical-path.js';
 import { ApiClient, ConditionTimeline } from './kube.js';
 import { clusterObjects, clusterShape, loadExamples, type ClusterObjects, type KubeObject } from './manifests.js';
 
@@ -52,6 +52,7 @@ interface Config {
   convergeTimeoutMs: number;
   /** Where to write figure 1's calls and condition timeline as JSON lines. */
   traceFile?: string;
+  profile: CloudProfile;
 }
 
 /** The reconciler's default resync period (src/reconcile/manager.ts) and its jitter (up to +20%, src/reconcile/controller.ts). */
@@ -70,6 +71,7 @@ const usage = `Usage: node dist/bench/reconcile/run.js [options]
   --scale-only            figure 4 only
   --trace FILE            write figure 1's OpenStack calls and condition changes to FILE (JSON lines, times in s)
   --quick                 5 clusters x 4 machines and a 33 s steady-state window: checks the harness
+  --profile NAME          the cloud's pace: ${Object.keys(cloudProfiles).join(' or ')} (default lab; bench/reconcile/cloud.ts)
 `;
 
 function positiveInteger(name: string, value: string | undefined, fallback: number): number {
@@ -89,6 +91,7 @@ function parseConfig(): Config {
       'scale-only': { type: 'boolean', default: false },
       trace: { type: 'string' },
       quick: { type: 'boolean', default: false },
+      profile: { type: 'string', default: 'lab' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -99,6 +102,8 @@ function parseConfig(): Config {
   }
   const quick = values.quick ?? false;
   if (values['skip-scale'] && values['scale-only']) throw new Error('--skip-scale and --scale-only exclude each other');
+  const profile = cloudProfiles[values.profile ?? 'lab'];
+  if (!profile) throw new Error(`--profile must be one of ${Object.keys(cloudProfiles).join(', ')}, got ${JSON.stringify(values.profile)}`);
   const machinesPerCluster = positiveInteger('machines', values.machines, quick ? 4 : 10);
   if (machinesPerCluster <= controlPlaneMachines) throw new Error(`--machines must exceed the ${controlPlaneMachines} control-plane machines, got ${machinesPerCluster}`);
   return {
@@ -110,7 +115,9 @@ function parseConfig(): Config {
     skipScale: values['skip-scale'] ?? false,
     scaleOnly: values['scale-only'] ?? false,
     traceFile: values.trace === undefined ? undefined : path.resolve(values.trace),
-    convergeTimeoutMs: 8 * 60_000,
+    // The public profile's load balancer alone takes 90 s, a server 60 s.
+    convergeTimeoutMs: 8 * 60_000 + 20 * profile.transitions.loadBalancer,
+    profile,
   };
 }
 
@@ -225,21 +232,6 @@ function checkLoadBalancerPace(stack: Stack): void {
   if (paced !== creates) throw new Error(`${creates} load balancers were created but ${paced} transitions got the load balancer delay: the cloud's pacing is broken`);
 }
 
-function printProfile(profile: CloudProfile): void {
-  log('Cloud pace (bench/reconcile/cloud.ts):');
-  log(table([['service', 'read ms', 'write ms'], ...Object.entries(profile.latency).map(([service, costs]) => [service, String(costs.read), String(costs.write)])]));
-  const { transitions } = profile;
-  log(
-    table([
-      ['asynchronous transition', 'ms'],
-      ['load balancer PENDING_CREATE -> ACTIVE', String(transitions.loadBalancer)],
-      ['listener, pool, monitor, member (and the LB back to ACTIVE)', String(transitions.loadBalancerChild)],
-      ['server BUILD -> ACTIVE', String(transitions.server)],
-      ['volume creating -> available (not in the example)', String(transitions.volume)],
-    ]),
-  );
-}
-
 async function timeToReadyAndSteadyState(config: Config, profile: CloudProfile): Promise<void> {
   log(`\n## 1. Time to Ready: the example cluster + ${controlPlaneMachines + exampleWorkers} machines, applied at once\n`);
   const stack = await startStack({ resyncPeriodMs: config.steadyResyncMs, cloudMaxInFlight: Infinity, profile });
@@ -259,7 +251,8 @@ async function timeToReadyAndSteadyState(config: Config, profile: CloudProfile):
     );
     const finished = Math.max(clusterReady, ...machinesReady);
     const shape = clusterShape(objects);
-    const model = criticalPath(clusterSteps(profile, shape));
+    const limit = criticalPath(physicalLimitSteps(profile, shape));
+    const sequential = criticalPath(clusterSteps(profile, shape));
     const measuredMs = finished - started;
     log(
       table([
@@ -267,12 +260,16 @@ async function timeToReadyAndSteadyState(config: Config, profile: CloudProfile):
         ['apply (kubectl-style, one object at a time)', `${seconds(applied - started)} s`, ''],
         ['cluster Ready', `${seconds(clusterReady - started)} s`, ''],
         ['last machine Ready (= all Ready)', `${seconds(measuredMs)} s`, ''],
-        ['critical path of dependent operations', `${seconds(model.totalMs)} s`, ''],
-        ['ratio', `${fixed(measuredMs / model.totalMs, 2)}x`, '<= 1.10x'],
+        ['physical limit (one create per load balancer tree, member batches)', `${seconds(limit.totalMs)} s`, ''],
+        ['ratio to the physical limit', `${fixed(measuredMs / limit.totalMs, 2)}x`, '<= 1.15x'],
+        ['critical path building load balancers child by child', `${seconds(sequential.totalMs)} s`, ''],
+        ['ratio to that path', `${fixed(measuredMs / sequential.totalMs, 2)}x`, ''],
       ]),
     );
-    log('\nCritical path (model):');
-    log(table([['step', 'costs ms', 'done at s'], ...model.chain.map(({ step, finishMs }) => [step.name, String(step.ms), seconds(finishMs)])]));
+    log('\nPhysical limit (model):');
+    log(table([['step', 'costs ms', 'done at s'], ...limit.chain.map(({ step, finishMs }) => [step.name, String(step.ms), seconds(finishMs)])]));
+    log('\nChild-by-child critical path (model):');
+    log(table([['step', 'costs ms', 'done at s'], ...sequential.chain.map(({ step, finishMs }) => [step.name, String(step.ms), seconds(finishMs)])]));
     log('\nMeasured: when each condition first became True (s after the first object was sent):');
     const conditionRows = ['OpenStackCluster', 'OpenStackServer', 'OpenStackMachine'].flatMap((kind) =>
       stack.timeline.entries(kind).map((entry) => [`${kind} ${entry.name}`, entry.type, seconds(entry.atMs - started)]),
@@ -447,9 +444,9 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
 
 async function main(): Promise<void> {
   const config = parseConfig();
-  const profile = realisticProfile;
-  log(`# bench/reconcile (code ${sourceRevision()}, Node ${process.version}, ${os.cpus().length} CPUs)\n`);
-  printProfile(profile);
+  const { profile } = config;
+  log(`# bench/reconcile (code ${sourceRevision()}, Node ${process.version}, ${os.cpus().length} CPUs, profile ${profile.name})\n`);
+  log(describeProfile(profile));
   const started = performance.now();
   if (!config.scaleOnly) {
     await timeToReadyAndSteadyState(config, profile);

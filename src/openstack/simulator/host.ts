@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { stringify } from 'yaml';
 import { z } from 'zod';
@@ -59,6 +60,19 @@ export interface SimulatorOptions {
   services?: SimulatedServiceFactory[];
   /** Seed of the rolls that decide which requests a fault with a `rate` hits; default a fresh one, printed when such a fault is added. */
   faultSeed?: number;
+  /** Told of every request once its response is sent (a 429 or injected fault too), e.g. to count a client's calls at the cloud. */
+  onRequest?: (request: ServedRequest) => void;
+}
+
+/** One request as the cloud served it; `path` is relative to the service's endpoint, query included. */
+export interface ServedRequest {
+  service: SimulatedServiceType;
+  method: string;
+  path: string;
+  status: number;
+  /** performance.now() when it arrived and when its response was sent. */
+  startMs: number;
+  endMs: number;
 }
 
 export interface Simulator {
@@ -170,6 +184,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   for (const service of services) {
     const stack = express.Router();
+    const { onRequest } = options;
+    if (onRequest) {
+      stack.use((req, res, next) => {
+        const startMs = performance.now();
+        const path = req.url;
+        res.once('finish', () => onRequest({ service: service.type, method: req.method, path, status: res.statusCode, startMs, endMs: performance.now() }));
+        next();
+      });
+    }
     stack.use(async (req, res, next) => {
       let delay = 0;
       for (const { rule, pattern } of latency) if (matches(rule, pattern, service.type, req)) delay += rule.ms;
