@@ -14,7 +14,7 @@
 import type { JsonObject } from '../storage/interface.js';
 import { conditionsOf, setCondition, type ConditionUpdate } from './conditions.js';
 import { TerminalError, type ReconcileResult } from './controller.js';
-import { WaitingError, type Owner, type ResourceActuator, type Waiting } from './resource/actuator.js';
+import { WaitingError, waitingOf, type Owner, type ResourceActuator, type Waiting } from './resource/actuator.js';
 import { blockedRequeueMs, classify, ensure, retryAfterMs, type Found, type Removal } from './resource/engine.js';
 import { metaOf, type KindClient, type ObjectMeta } from './objects.js';
 import type { VerifiedResources } from './verified-resources.js';
@@ -149,7 +149,7 @@ export class ReconcilePass {
       record: (id) => this.record((status) => input.record(status, id)),
     });
     if (!result.ready) {
-      this.waits.push({ waitingFor: result.waitingFor, requeueAfterMs: result.requeueAfterMs });
+      this.waits.push(waitingOf(result));
       return { resource: result.resource, ready: false, found: result.found };
     }
     this.verified.set(this.meta.uid, role, result.resource.id, this.generation, result.resource);
@@ -200,8 +200,10 @@ export class ReconcilePass {
         if (after !== undefined) result = { requeueAfterMs: after };
         else rethrow = error;
       }
-    } else if (this.waits.length > 0 || this.steady.length > 0) {
-      result = { requeueAfterMs: Math.min(this.schedule.next(this.meta.uid, this.waits), ...this.steady.map((waiting) => waiting.requeueAfterMs)) };
+    } else {
+      // Told even when nothing is awaited any more: the transitions that ended are learned from.
+      const next = this.schedule.next(this.meta.uid, this.waits);
+      if (this.waits.length > 0 || this.steady.length > 0) result = { requeueAfterMs: Math.min(next, ...this.steady.map((waiting) => waiting.requeueAfterMs)) };
     }
     if (this.dirty) {
       const observed = this.status;

@@ -45,4 +45,69 @@ describe('WaitSchedule', () => {
     expect(schedule.next('a', [wait])).toBe(50_000);
     expect(schedule.next('b', [wait])).toBe(30_000);
   });
+
+  describe('timed transitions', () => {
+    const listener = (id: string, begins?: boolean) => ({
+      waitingFor: `load balancer lb1 to become ACTIVE (now PENDING_UPDATE, ${id})`,
+      requeueAfterMs: 5_000,
+      transition: { kind: 'load balancer PENDING_UPDATE', id: 'lb1', ...(begins && { begins }) },
+    });
+
+    it('learns how long a transition takes and then looks once, just after the expected end', () => {
+      const time = clock();
+      const schedule = new WaitSchedule(time.now);
+      // Not learned yet: the age rule (2.5 s), a look that finds it under way, then one that finds it over.
+      expect(schedule.next('a', [listener('first')])).toBe(2_500);
+      time.advance(2_500);
+      expect(schedule.next('a', [listener('first')])).toBe(2_500);
+      time.advance(2_500);
+      schedule.next('a', []);
+      // Over between 2.5 s and 5 s: expected 3.75 s; another object's listener is looked at just after that.
+      expect(schedule.next('b', [listener('second')])).toBe(3_850);
+      time.advance(1_000);
+      expect(schedule.next('b', [listener('second')])).toBe(2_850);
+    });
+
+    it('after a look that came too early, looks again soon for as long again, then falls back to the age rule', () => {
+      const time = clock();
+      const schedule = new WaitSchedule(time.now);
+      schedule.next('a', [listener('first')]);
+      time.advance(4_000);
+      schedule.next('a', []);
+      // Found over at the first look after 4 s: expected 3.2 s (it may have ended sooner).
+      expect(schedule.next('b', [listener('second')])).toBe(3_300);
+      time.advance(3_300);
+      expect(schedule.next('b', [listener('second')])).toBe(320);
+      time.advance(3_700);
+      // Past twice the expectation: slower than learned, the age rule again (half of 7 s, at most the 5 s delay).
+      expect(schedule.next('b', [listener('second')])).toBe(3_500);
+    });
+
+    it('takes a change sent in the pass for a new transition of the same resource', () => {
+      const time = clock();
+      const schedule = new WaitSchedule(time.now);
+      schedule.next('a', [listener('listener', true)]);
+      time.advance(3_000);
+      schedule.next('a', [listener('listener')]);
+      time.advance(3_000);
+      // The pass found the load balancer ACTIVE and created the pool: the listener's transition ended (3-6 s, expected 4.5 s).
+      expect(schedule.next('a', [listener('pool', true)])).toBe(4_600);
+      time.advance(4_600);
+      schedule.next('a', []);
+      // The pool was over at its first look after 4.6 s (sample 3.68 s): the estimate came down to 4.09 s.
+      expect(schedule.next('c', [listener('monitor', true)])).toBe(4_190);
+    });
+
+    it('learns each kind of transition on its own', () => {
+      const time = clock();
+      const schedule = new WaitSchedule(time.now);
+      const build = { waitingFor: 'server s1 to become ACTIVE (now BUILD)', requeueAfterMs: 10_000, transition: { kind: 'server BUILD', id: 's1' } };
+      schedule.next('a', [build]);
+      time.advance(10_000);
+      schedule.next('a', []);
+      expect(schedule.next('b', [listener('first')])).toBe(2_500);
+      expect(schedule.next('c', [{ ...build, transition: { kind: 'server BUILD', id: 's2' } }])).toBe(8_100);
+    });
+  });
 });
+

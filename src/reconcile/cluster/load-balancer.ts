@@ -206,7 +206,11 @@ async function ensureListeners(context: ClusterContext, chain: ListenerChain): P
     if (!monitor.readyId) return false;
   }
   if (lbChanged) {
-    pass.wait({ waitingFor: `load balancer ${lb.id} to apply its listeners, pools and monitors`, requeueAfterMs: loadBalancerSettleMs });
+    pass.wait({
+      waitingFor: `load balancer ${lb.id} to apply its listeners, pools and monitors`,
+      requeueAfterMs: loadBalancerSettleMs,
+      transition: { kind: 'load balancer change', begins: true },
+    });
     return false;
   }
   return true;

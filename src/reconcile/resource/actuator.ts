@@ -32,6 +32,22 @@ export interface Waiting {
   /** Shown in conditions, e.g. `load balancer 1f2e to become ACTIVE (now PENDING_CREATE)`. */
   waitingFor: string;
   requeueAfterMs: number;
+  /** The change under way, when it is one whose duration the wait schedule can learn. */
+  transition?: Transition;
+}
+
+export interface Transition {
+  /** The same for every resource of a kind in one state (`listener PENDING_CREATE`, `server BUILD`): what is learned. */
+  kind: string;
+  /** The resource whose state is awaited; without one, the object awaits one such transition at a time. */
+  id?: string;
+  /** The change was sent in this pass: an earlier transition of the same resource was seen over. */
+  begins?: boolean;
+}
+
+/** Only a wait's own fields, from anything that carries them (an engine result, a thrown WaitingError). */
+export function waitingOf({ waitingFor, requeueAfterMs, transition }: Waiting): Waiting {
+  return transition === undefined ? { waitingFor, requeueAfterMs } : { waitingFor, requeueAfterMs, transition };
 }
 
 /** A wait found deep in a step (a dependency not ready yet): thrown, and turned back into a wait by the pass. */

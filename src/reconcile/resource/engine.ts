@@ -13,7 +13,7 @@
  */
 import { isNotFound, OpenStackError, type OpenStackErrorKind } from '../../openstack/index.js';
 import { TerminalError } from '../controller.js';
-import type { Owner, Progress, ResourceActuator, Waiting } from './actuator.js';
+import { waitingOf, type Owner, type Progress, type ResourceActuator, type Waiting } from './actuator.js';
 
 export type ErrorClass = 'terminal' | 'transient' | 'blocked';
 
@@ -132,12 +132,17 @@ export async function ensure<Desired extends { name: string }, Resource extends 
 
   const base = { resource, found, ...(goneId === undefined ? {} : { goneId }) };
   const progress = (await actuator.postCreate?.(resource, desired, owner)) ?? { done: true };
-  if (!('done' in progress)) return { ...base, ready: false, waitingFor: progress.waitingFor, requeueAfterMs: progress.requeueAfterMs };
+  if (!('done' in progress)) return { ...base, ready: false, ...waitingOf(progress) };
   const readiness = actuator.readiness(resource);
   if ('failed' in readiness) {
     throw new ResourceTerminalError('Failed', actuator.kind, [resource.id], `${actuator.kind} ${resource.id} failed: ${readiness.failed}`);
   }
-  if ('waitingFor' in readiness) return { ...base, ready: false, waitingFor: readiness.waitingFor, requeueAfterMs: readiness.requeueAfterMs };
+  if ('waitingFor' in readiness) {
+    const waiting = waitingOf(readiness);
+    // Created in this pass: its transition begins now.
+    if (found === 'created' && waiting.transition) waiting.transition = { ...waiting.transition, begins: true };
+    return { ...base, ready: false, ...waiting };
+  }
   return { ...base, ready: true };
 }
 

@@ -24,12 +24,22 @@ interface Provisioned {
   provisioning_status: string;
 }
 
-/** The same for a load balancer and every object below it: ACTIVE is ready, ERROR failed, PENDING_* (anything else) in progress. */
+/**
+ * The same for a load balancer and every object below it: ACTIVE is ready, ERROR failed, PENDING_*
+ * (anything else) in progress. Octavia applies a change below a load balancer to the load balancer
+ * as a whole (the child and the load balancer turn ACTIVE together), so every such wait is timed
+ * as one transition, the load balancer's update; only the amphorae's boot (its create) differs.
+ */
 export function provisioningReadiness(kind: string, resource: Provisioned): Readiness {
   const status = resource.provisioning_status;
   if (status === 'ACTIVE') return { ready: true };
   if (status === 'ERROR') return { failed: 'Octavia reports provisioning_status ERROR' };
-  return { waitingFor: `${kind} ${resource.id} to become ACTIVE (now ${status})`, requeueAfterMs: octaviaRequeueMs };
+  const booting = kind === 'load balancer' && status === 'PENDING_CREATE';
+  return {
+    waitingFor: `${kind} ${resource.id} to become ACTIVE (now ${status})`,
+    requeueAfterMs: octaviaRequeueMs,
+    transition: booting ? { kind: 'load balancer PENDING_CREATE', id: resource.id } : { kind: 'load balancer change' },
+  };
 }
 
 /**

@@ -309,7 +309,11 @@ describe('pool members', () => {
     bench.forget();
 
     const removals = await removeUntilDone(() => remove(members, { recordedId: ours.id, name: ours.name!, owner }));
-    expect(removals[0]).toEqual({ waitingFor: `load balancer ${lb.id} to become ACTIVE (now PENDING_UPDATE)`, requeueAfterMs: 5_000 });
+    expect(removals[0]).toEqual({
+      waitingFor: `load balancer ${lb.id} to become ACTIVE (now PENDING_UPDATE)`,
+      requeueAfterMs: 5_000,
+      transition: { kind: 'load balancer change' },
+    });
     expect(removals.at(-1)).toEqual({ deleted: true });
     expect(bench.trace().slice(0, 5)).toEqual([
       `GET /v2/lbaas/pools/${pool.id}/members/${ours.id} 200`,
