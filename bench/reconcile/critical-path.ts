@@ -174,12 +174,23 @@ export function physicalLimitSteps(profile: CloudProfile, shape: ClusterShape): 
     });
   const controlPlane = machines('control-plane', shape.controlPlane);
   const workers = machines('worker', shape.workers);
-  steps.push({ name: 'API members (one batch per pool)', ms: memberBatch * shape.apiPorts, after: ['API load balancer tree', ...controlPlane.map((name) => `${name} port`)] });
+  if (controlPlane.length > 0) {
+    steps.push({ name: 'API members (one batch per pool)', ms: memberBatch * shape.apiPorts, after: ['API load balancer tree', ...controlPlane.map((name) => `${name} port`)] });
+  }
   if (shape.ingressPorts > 0) {
     steps.push({ name: 'ingress load balancer', ms: loadBalancer, after: ['subnet'] });
-    steps.push({ name: 'ingress members (one batch per pool)', ms: memberBatch * shape.ingressPorts, after: ['ingress load balancer', ...workers.map((name) => `${name} port`)] });
+    if (workers.length > 0) steps.push({ name: 'ingress members (one batch per pool)', ms: memberBatch * shape.ingressPorts, after: ['ingress load balancer', ...workers.map((name) => `${name} port`)] });
   }
   for (const name of controlPlane) steps.push({ name: `${name} done`, ms: 0, after: [`${name} server`, 'API members (one batch per pool)'] });
   for (const name of workers) steps.push({ name: `${name} done`, ms: 0, after: [`${name} server`, ...(shape.ingressPorts > 0 ? ['ingress members (one batch per pool)'] : [])] });
   return steps;
+}
+
+/** The physical limit for machines added to a provisioned cluster: a port, then the server's build; their members go in, one batch per pool, while the servers build. */
+export function machinesPhysicalLimitMs(profile: CloudProfile, poolsPerMachine: number): number {
+  const { latency, transitions } = profile;
+  const lb = latency['load-balancer'];
+  const serverBuild = latency.compute.write + transitions.server + latency.compute.read;
+  const memberBatches = poolsPerMachine * (lb.write + transitions.loadBalancerChild + lb.read);
+  return latency.network.write + Math.max(serverBuild, memberBatches);
 }
