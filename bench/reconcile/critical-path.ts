@@ -72,30 +72,45 @@ export interface ClusterShape {
   bastion: boolean;
 }
 
-const bastionSteps = (net: { write: number }, serverBuild: number, after: string[]): Step[] => [
-  { name: 'bastion port', ms: net.write, after },
-  { name: 'bastion server', ms: serverBuild, after: ['bastion port'] },
-  { name: 'bastion floating IP', ms: net.write, after: ['bastion server', 'router + interface'] },
-];
+/** What one step of each kind costs under the profile: its requests, and for asynchronous ones the transition and the read that sees it over. */
+function costs(profile: CloudProfile) {
+  const { latency, transitions } = profile;
+  const lb = latency['load-balancer'];
+  const compute = latency.compute;
+  return {
+    net: latency.network,
+    lb,
+    readRound: Math.max(latency.network.read, compute.read, latency.image.read, lb.read),
+    octaviaChange: lb.write + transitions.loadBalancerChild + lb.read,
+    loadBalancer: lb.write + transitions.loadBalancer + lb.read,
+    serverBuild: compute.write + transitions.server + compute.read,
+  };
+}
+
+/** Token, one round of reads (`reads` names it), network, subnet, router and security groups, and the bastion when there is one. */
+function networkSteps(profile: CloudProfile, shape: ClusterShape, reads: string): Step[] {
+  const { net, readRound, serverBuild } = costs(profile);
+  return [
+    { name: 'token', ms: profile.latency.identity.write, after: [] },
+    { name: reads, ms: readRound, after: ['token'] },
+    { name: 'network', ms: net.write, after: [reads] },
+    { name: 'subnet', ms: net.write, after: ['network'] },
+    { name: 'router + interface', ms: 2 * net.write, after: ['subnet'] },
+    { name: 'security groups + rules', ms: 2 * net.write, after: [reads] },
+    ...(shape.bastion
+      ? [
+          { name: 'bastion port', ms: net.write, after: ['subnet', 'security groups + rules'] },
+          { name: 'bastion server', ms: serverBuild, after: ['bastion port'] },
+          { name: 'bastion floating IP', ms: net.write, after: ['bastion server', 'router + interface'] },
+        ]
+      : []),
+  ];
+}
 
 /** The steps for one cluster with the bastion, machines and load balancers `shape` describes, as the reconciler orders them. */
 export function clusterSteps(profile: CloudProfile, shape: ClusterShape): Step[] {
-  const { latency, transitions } = profile;
-  const net = latency.network;
-  const lb = latency['load-balancer'];
-  const compute = latency.compute;
-  const readRound = Math.max(latency.network.read, latency.compute.read, latency.image.read, lb.read);
-  const octaviaChange = lb.write + transitions.loadBalancerChild + lb.read;
-  const serverBuild = compute.write + transitions.server + compute.read;
-  const steps: Step[] = [
-    { name: 'token', ms: latency.identity.write, after: [] },
-    { name: 'preflight reads', ms: readRound, after: ['token'] },
-    { name: 'network', ms: net.write, after: ['preflight reads'] },
-    { name: 'subnet', ms: net.write, after: ['network'] },
-    { name: 'router + interface', ms: 2 * net.write, after: ['subnet'] },
-    { name: 'security groups + rules', ms: 2 * net.write, after: ['preflight reads'] },
-    ...(shape.bastion ? bastionSteps(net, serverBuild, ['subnet', 'security groups + rules']) : []),
-  ];
+  const { net, octaviaChange, serverBuild, loadBalancer } = costs(profile);
+  const steps: Step[] = networkSteps(profile, shape, 'preflight reads');
   /** A queue of changes on one load balancer: each waits for the one before. */
   const queue = (first: string, names: string[], after: (name: string) => string[] = () => []): string => {
     let previous = first;
@@ -108,13 +123,13 @@ export function clusterSteps(profile: CloudProfile, shape: ClusterShape): Step[]
   const children = (prefix: string, ports: number) =>
     Array.from({ length: ports }, (_, port) => ['listener', 'pool', 'health monitor'].map((child) => `${prefix} ${child}${ports > 1 ? ` ${port + 1}` : ''}`)).flat();
 
-  steps.push({ name: 'API load balancer', ms: lb.write + transitions.loadBalancer + lb.read, after: ['subnet'] });
+  steps.push({ name: 'API load balancer', ms: loadBalancer, after: ['subnet'] });
   const apiReady = queue('API load balancer', children('API', shape.apiPorts));
   steps.push({ name: 'API floating IP', ms: net.write, after: [apiReady, 'router + interface'] });
   steps.push({ name: 'cluster provisioned', ms: 0, after: ['API floating IP', 'security groups + rules'] });
   let ingressReady: string | undefined;
   if (shape.ingressPorts > 0) {
-    steps.push({ name: 'ingress load balancer', ms: lb.write + transitions.loadBalancer + lb.read, after: ['subnet'] });
+    steps.push({ name: 'ingress load balancer', ms: loadBalancer, after: ['subnet'] });
     ingressReady = queue('ingress load balancer', children('ingress', shape.ingressPorts));
   }
 
@@ -143,22 +158,9 @@ export function clusterSteps(profile: CloudProfile, shape: ClusterShape): Step[]
  * and its members are in.
  */
 export function physicalLimitSteps(profile: CloudProfile, shape: ClusterShape): Step[] {
-  const { latency, transitions } = profile;
-  const net = latency.network;
-  const lb = latency['load-balancer'];
-  const compute = latency.compute;
-  const readRound = Math.max(net.read, compute.read, latency.image.read, lb.read);
-  const serverBuild = compute.write + transitions.server + compute.read;
-  const loadBalancer = lb.write + transitions.loadBalancer + lb.read;
-  const memberBatch = lb.write + transitions.loadBalancerChild + lb.read;
+  const { net, lb, serverBuild, loadBalancer, octaviaChange: memberBatch } = costs(profile);
   const steps: Step[] = [
-    { name: 'token', ms: latency.identity.write, after: [] },
-    { name: 'lookups', ms: readRound, after: ['token'] },
-    { name: 'network', ms: net.write, after: ['lookups'] },
-    { name: 'subnet', ms: net.write, after: ['network'] },
-    { name: 'router + interface', ms: 2 * net.write, after: ['subnet'] },
-    { name: 'security groups + rules', ms: 2 * net.write, after: ['lookups'] },
-    ...(shape.bastion ? bastionSteps(net, serverBuild, ['subnet', 'security groups + rules']) : []),
+    ...networkSteps(profile, shape, 'lookups'),
     { name: 'API load balancer accepted', ms: lb.write, after: ['subnet'] },
     { name: 'API load balancer tree', ms: loadBalancer - lb.write, after: ['API load balancer accepted'] },
     // The floating IP goes on the VIP port, which exists as soon as the create is accepted.
@@ -188,9 +190,6 @@ export function physicalLimitSteps(profile: CloudProfile, shape: ClusterShape): 
 
 /** The physical limit for machines added to a provisioned cluster: a port, then the server's build; their members go in, one batch per pool, while the servers build. */
 export function machinesPhysicalLimitMs(profile: CloudProfile, poolsPerMachine: number): number {
-  const { latency, transitions } = profile;
-  const lb = latency['load-balancer'];
-  const serverBuild = latency.compute.write + transitions.server + latency.compute.read;
-  const memberBatches = poolsPerMachine * (lb.write + transitions.loadBalancerChild + lb.read);
-  return latency.network.write + Math.max(serverBuild, memberBatches);
+  const { net, serverBuild, octaviaChange } = costs(profile);
+  return net.write + Math.max(serverBuild, poolsPerMachine * octaviaChange);
 }

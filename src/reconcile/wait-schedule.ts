@@ -1,7 +1,7 @@
 /**
  * How soon to look again at something OpenStack is still doing.
  *
- * A wait that names its transition (`listener PENDING_CREATE`, `server BUILD`) is timed: the
+ * A wait that names its transition (`load balancer change`, `server BUILD`) is timed: the
  * schedule learns how long that transition takes on this cloud, from the looks that found it
  * still under way and the one that found it over, and once it knows, looks once, just after the
  * expected end. A look that comes too early is followed by quick ones, for as long again; past

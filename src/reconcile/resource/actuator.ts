@@ -37,7 +37,7 @@ export interface Waiting {
 }
 
 export interface Transition {
-  /** The same for every resource of a kind in one state (`listener PENDING_CREATE`, `server BUILD`): what is learned. */
+  /** The same for every resource of a kind in one state (`load balancer PENDING_CREATE`, `server BUILD`): what is learned. */
   kind: string;
   /** The resource whose state is awaited; without one, the object awaits one such transition at a time. */
   id?: string;
