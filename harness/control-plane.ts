@@ -85,6 +85,21 @@ export interface ControlPlane {
 }
 
 /**
+ * kubectl as the given kubeconfig's user, answering its exit code and output. A `kubectl wait
+ * --timeout=…` is given that long, and a minute more to answer; anything else a minute.
+ */
+export function kubectlWith(kubeconfig: string): ControlPlane['kubectl'] {
+  return (args, input) =>
+    new Promise((resolve) => {
+      const waitSeconds = Number(args.find((arg) => arg.startsWith('--timeout='))?.match(/^--timeout=(\d+)s$/)?.[1] ?? 0);
+      const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000 + waitSeconds * 1000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      });
+      if (input !== undefined) child.stdin?.end(input);
+    });
+}
+
+/**
  * With `controllerManager`, kube-controller-manager runs too (namespace deletion, garbage
  * collection); `crds` names CRD sets of ../shared/k8s to apply (e.g. `capi`).
  */
@@ -115,15 +130,7 @@ export async function startControlPlane(options: { controllerManager?: boolean; 
     kubeconfig,
     caCert: path.join(pki, 'ca.crt'),
     frontProxyCaCert: path.join(pki, 'front-proxy-ca.crt'),
-    kubectl: (args, input) =>
-      new Promise((resolve) => {
-        // A `kubectl wait --timeout=…` is given that long, and a minute more to answer.
-        const waitSeconds = Number(args.find((arg) => arg.startsWith('--timeout='))?.match(/^--timeout=(\d+)s$/)?.[1] ?? 0);
-        const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000 + waitSeconds * 1000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-        });
-        if (input !== undefined) child.stdin?.end(input);
-      }),
+    kubectl: kubectlWith(kubeconfig),
     async certificate(name, subject, extensions, ca = 'ca', days = 30) {
       const key = path.join(pki, `${name}.key`);
       const csr = path.join(pki, `${name}.csr`);

@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { capoUnavailable, startClusterApiManager, startControlPlane, type ClusterApiManager, type ControlPlane } from '../../harness/control-plane.js';
+import { capoUnavailable, kubectlWith, startClusterApiManager, startControlPlane, type ClusterApiManager, type ControlPlane } from '../../harness/control-plane.js';
 import { servedKinds } from '../../src/api/kinds.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
 import { embeddedCredentials, startApp } from '../../src/app.js';
@@ -120,17 +120,11 @@ interface Side {
   stop(): Promise<void>;
 }
 
-function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`kubectl ${args.join(' ')}: exit ${code}: ${stderr.slice(-2000)}`))));
-    child.stdin.end(input ?? '');
-  });
+/** kubectl as the side's user (harness/control-plane.ts bounds each call); its stdout, or an error with its stderr. */
+async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
+  const { code, stdout, stderr } = await kubectlWith(kubeconfig)(args, input);
+  if (code !== 0) throw new Error(`kubectl ${args.join(' ')}: exit ${code}: ${stderr.slice(-2000)}`);
+  return stdout;
 }
 
 const apply = (side: Side, manifests: Manifest[]) => kubectl(side.kubeconfig, ['apply', '-f', '-'], manifests.map((manifest) => stringify(manifest)).join('---\n'));
