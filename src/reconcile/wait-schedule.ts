@@ -36,12 +36,18 @@ interface Timed {
   lastLook: number;
 }
 
+/** What the schedule tracks of one object: when each of its waits began, and its transitions under way. */
+interface Tracked {
+  /** First time each wait was seen, by its text; a wait whose text changes (a new state) starts over. */
+  since: Map<string, number>;
+  /** Each transition under way, by `resource id\nkind`. */
+  timed: Map<string, Timed>;
+}
+
 export class WaitSchedule {
-  /** First time each (object, wait) was seen; a wait whose text changes (a new state) starts over. */
-  private readonly since = new Map<string, number>();
-  /** Each transition under way, by `uid\nresource id\nkind`. */
-  private readonly timed = new Map<string, Timed>();
-  /** Expected duration of each transition, in ms. */
+  /** By object uid; an object that waits for nothing is not tracked. */
+  private readonly objects = new Map<string, Tracked>();
+  /** Expected duration of each transition kind, in ms. */
   private readonly expected = new Map<string, number>();
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -53,36 +59,35 @@ export class WaitSchedule {
    */
   next(uid: string, waits: readonly Waiting[]): number {
     const now = this.now();
-    const current = new Set<string>();
-    const currentTransitions = new Set<string>();
+    const before = this.objects.get(uid);
+    const tracked: Tracked = { since: new Map(), timed: new Map() };
     let delay = Infinity;
     for (const waiting of waits) {
-      const key = `${uid}\n${waiting.waitingFor}`;
-      current.add(key);
-      const start = this.since.get(key) ?? now;
-      this.since.set(key, start);
-      const learned = waiting.transition === undefined ? undefined : this.timedDelay(uid, waiting.transition, now, currentTransitions);
+      const start = tracked.since.get(waiting.waitingFor) ?? before?.since.get(waiting.waitingFor) ?? now;
+      tracked.since.set(waiting.waitingFor, start);
+      const learned = waiting.transition === undefined ? undefined : this.timedDelay(waiting.transition, before, tracked, now);
       delay = Math.min(delay, learned ?? ageDelay(waiting, now - start));
     }
-    for (const key of this.since.keys()) if (key.startsWith(`${uid}\n`) && !current.has(key)) this.since.delete(key);
-    for (const [key, timed] of this.timed) {
-      if (key.startsWith(`${uid}\n`) && !currentTransitions.has(key)) this.ended(key, timed, now);
-    }
+    for (const [key, timed] of before?.timed ?? []) if (!tracked.timed.has(key)) this.ended(key, timed, now);
+    if (waits.length > 0) this.objects.set(uid, tracked);
+    else this.objects.delete(uid);
     return delay;
   }
 
   /** The learned delay for a timed transition, or undefined while it is not learned (or outlived its expectation). */
-  private timedDelay(uid: string, transition: Transition, now: number, current: Set<string>): number | undefined {
-    const key = `${uid}\n${transition.id ?? ''}\n${transition.kind}`;
-    let timed = this.timed.get(key);
-    if (timed !== undefined && transition.begins && !current.has(key)) {
-      this.ended(key, timed, now);
-      timed = undefined;
-    }
-    current.add(key);
+  private timedDelay(transition: Transition, before: Tracked | undefined, tracked: Tracked, now: number): number | undefined {
+    const key = `${transition.id ?? ''}\n${transition.kind}`;
+    let timed = tracked.timed.get(key);
     if (timed === undefined) {
-      timed = { start: now, lastLook: now };
-      this.timed.set(key, timed);
+      timed = before?.timed.get(key);
+      before?.timed.delete(key);
+      // A change sent in this pass: the transition before it (same kind, same resource) was seen over.
+      if (timed !== undefined && transition.begins) {
+        this.ended(key, timed, now);
+        timed = undefined;
+      }
+      timed ??= { start: now, lastLook: now };
+      tracked.timed.set(key, timed);
     }
     const elapsed = now - timed.start;
     timed.lastLook = now;
@@ -95,8 +100,7 @@ export class WaitSchedule {
 
   /** A transition seen over at `now`: it ended after its last look that found it under way, and by now. */
   private ended(key: string, timed: Timed, now: number): void {
-    this.timed.delete(key);
-    const transition = transitionOf(key);
+    const transition = key.slice(key.indexOf('\n') + 1);
     const over = now - timed.start;
     const sample = timed.lastLook > timed.start ? (timed.lastLook - timed.start + over) / 2 : over * probeShare;
     const before = this.expected.get(transition);
@@ -109,6 +113,3 @@ function ageDelay(waiting: Waiting, ageMs: number): number {
   const soonest = Math.max(minimumMs, waiting.requeueAfterMs / 2);
   return Math.min(waiting.requeueAfterMs, Math.max(soonest, ageMs * growth));
 }
-
-/** The transition's kind, from a key `uid\nid\nkind`. */
-const transitionOf = (key: string) => key.split('\n')[2];
