@@ -16,7 +16,7 @@ import { startApiServer } from './apiserver/server.js';
 import { renderKubeconfig } from './apiserver/tls/kubeconfig.js';
 import { ensurePki } from './apiserver/tls/pki.js';
 import type { SessionOptions } from './openstack/index.js';
-import { startSimulator, type Simulator } from './openstack/simulator/host.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from './openstack/simulator/host.js';
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
 import { fencedStorage } from './reconcile/fenced-storage.js';
 import { fenceOf, StorageLeaseLock } from './reconcile/leader.js';
@@ -44,7 +44,7 @@ export interface AppOptions {
   /** In-flight slots, per-user shares, watches per user and the request deadline (kube-like defaults). */
   requestLimits?: Partial<RequestLimits>;
   /** Also run the embedded simulated OpenStack and write its clouds.yaml into the data directory. */
-  simulatedCloud?: boolean | { port?: number; transitionDelayMs?: number; faultSeed?: number; availabilityZones?: string[] };
+  simulatedCloud?: boolean | Pick<SimulatorOptions, 'port' | 'transitionDelayMs' | 'faultSeed' | 'availabilityZones' | 'services'>;
   /**
    * Run the reconciler. In the embedded default it reads Secrets, Clusters
    * and Machines from this server's own storage, so they are served too.

@@ -56,6 +56,18 @@ export interface CloudConnection {
    * one call; a failure is not cached.
    */
   memo<T>(key: string, ttlMs: number, load: () => Promise<T>): Promise<T>;
+  /** What this process learned of the cloud's bugs, so that each costs one detour rather than one per object. */
+  findings: CloudFindings;
+}
+
+export interface CloudFindings {
+  /**
+   * A fully populated load balancer create left its children PENDING_CREATE
+   * under an ACTIVE load balancer (Zed's amphora driver when its worker reads
+   * the load balancer before the API committed the children; the OVN
+   * provider): later load balancers get their children one by one.
+   */
+  fullyPopulatedChildrenStayPending: boolean;
 }
 
 /** The identity cannot be used as given: retrying without a change to it cannot help. */
@@ -140,7 +152,7 @@ export class CloudConnections {
       value.catch(() => memos.delete(name));
       return value;
     };
-    return { clients: createServiceClients(limited), session, cloud, key, memo };
+    return { clients: createServiceClients(limited), session, cloud, key, memo, findings: { fullyPopulatedChildrenStayPending: false } };
   }
 
   private async clusterIdentitySecret(namespace: string, name: string): Promise<{ namespace: string; name: string }> {

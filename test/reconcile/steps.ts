@@ -10,7 +10,7 @@ import { expect, vi } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { embeddedClusterApiKinds } from '../../src/api/embedded/kinds.js';
 import { servedKinds } from '../../src/api/kinds.js';
-import type { Simulator } from '../../src/openstack/simulator/host.js';
+import type { Simulator, SimulatorOptions } from '../../src/openstack/simulator/host.js';
 import type { Reconcile, ReconcileResult } from '../../src/reconcile/controller.js';
 import { openStackClusterReconciler } from '../../src/reconcile/cluster/reconciler.js';
 import { reconcilerDeps } from '../../src/reconcile/manager.js';
@@ -50,10 +50,11 @@ export interface Steps {
   stop(): Promise<void>;
 }
 
-export async function startSteps(): Promise<Steps> {
-  const server = await startTestServer({ kinds: servedKinds, simulatedCloud: { port: 0, transitionDelayMs: 20, faultSeed: 11 } });
-  const cloud = server.cloud!;
-  const manifests = await renderExamples(cloud.url);
+/** `cloud` adds to the simulated cloud's options, e.g. an Octavia with quirks. */
+export async function startSteps(cloud: Pick<SimulatorOptions, 'services'> = {}): Promise<Steps> {
+  const server = await startTestServer({ kinds: servedKinds, simulatedCloud: { port: 0, transitionDelayMs: 20, faultSeed: 11, ...cloud } });
+  const simulator = server.cloud!;
+  const manifests = await renderExamples(simulator.url);
   const requests: string[] = [];
   const find = (kind: string) => embeddedClusterApiKinds.find((candidate) => candidate.kind === kind)!;
   const deps = reconcilerDeps({
@@ -74,7 +75,7 @@ export async function startSteps(): Promise<Steps> {
   const pass = (kind: StepKind, name: string) => reconcilers[kind](clients[kind].keyOf({ namespace: 'default', name }));
   return {
     server,
-    cloud,
+    cloud: simulator,
     manifests,
     requests,
     pass,

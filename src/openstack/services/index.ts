@@ -53,6 +53,7 @@ export type {
   Server,
 } from './nova.js';
 export type {
+  CreateListenerInGraph,
   HealthMonitor,
   Listener,
   LoadBalancer,

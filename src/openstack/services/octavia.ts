@@ -136,6 +136,23 @@ export interface CreateLoadBalancer {
   availability_zone?: string;
   admin_state_up?: boolean;
   tags?: readonly string[];
+  /**
+   * A fully populated create: the listeners, each with its default pool and
+   * that pool's monitor and members, made with the load balancer in one
+   * request and one provisioning transition.
+   */
+  listeners?: readonly CreateListenerInGraph[];
+}
+
+/** A listener inside a fully populated load balancer create. */
+export interface CreateListenerInGraph extends Omit<CreateListener, 'loadbalancer_id' | 'default_pool_id'> {
+  default_pool?: CreatePoolInGraph;
+}
+
+/** A listener's default pool inside a fully populated load balancer create. */
+export interface CreatePoolInGraph extends Omit<CreatePool, 'listener_id' | 'loadbalancer_id'> {
+  healthmonitor?: Omit<CreateHealthMonitor, 'pool_id'>;
+  members?: readonly CreateMember[];
 }
 
 export interface ListenerFilters extends TagFilters {

@@ -5,12 +5,19 @@
  * takes. The endpoint lands in spec.controlPlaneEndpoint (only while unset,
  * as the Cluster API contract wants).
  *
- * Octavia refuses a second change while the load balancer is PENDING_UPDATE,
- * so children are created one per pass, each after the load balancer is
- * ACTIVE again; the floating IP is only created once it is ACTIVE (CAPO used
- * to create one per retry while it was not).
+ * The load balancer is created fully populated: its listeners, pools and
+ * monitors come in the same request and turn ACTIVE in its one provisioning
+ * transition (CAPO creates them one by one, a wait each). Where a cloud
+ * refuses that, or a child is missing later, children are created one per
+ * pass, each after the load balancer is ACTIVE again, since Octavia refuses
+ * a second change while it is PENDING_UPDATE. Some clouds accept the tree
+ * and never finish it (ministack's Zed: the load balancer turns ACTIVE, its
+ * children stay PENDING_CREATE and immutable): such a child is deleted and
+ * made again one by one, and the cloud gets no more trees from this process.
+ * The floating IP is only created once the load balancer is ACTIVE (CAPO
+ * used to create one per retry while it was not).
  */
-import type { FloatingIp, LoadBalancer } from '../../openstack/index.js';
+import type { CreateListenerInGraph, FloatingIp, LoadBalancer } from '../../openstack/index.js';
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
 import { resolveSubnet } from '../neutron-filters.js';
 import type { JsonObject } from '../../storage/interface.js';
@@ -19,6 +26,7 @@ import { apiLoadBalancerName, clusterResourceName, ingressLoadBalancerName, load
 import type { ReconcilePass } from '../reconcile-pass.js';
 import { metaOf } from '../objects.js';
 import { ownedResources, setOwned } from '../owned.js';
+import type { ResourceActuator } from '../resource/actuator.js';
 import { remove } from '../resource/engine.js';
 import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
 import { healthMonitorActuator } from '../resource/health-monitor.js';
@@ -107,6 +115,8 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
   const vipSubnet = await loadBalancerSubnet(context, networking);
   const flavorId = managed.flavor === undefined ? undefined : await octaviaFlavorId(context, managed.flavor);
 
+  const allowedCidrs = allowedCidrsOf(context, networking);
+  const plan: PortPlan = { lbName: name, ports: apiServerPorts(context), allowedCidrs, monitor: managed.monitor ?? {}, provider: managed.provider };
   // The ID goes to ownedResources first: CAPO's status field also needs the addresses, which the next read brings.
   const lb = await pass.ensure('loadbalancer', loadBalancerActuator(octavia), {
     recordedId: recorded?.id ?? owned(pass)['loadbalancer/api'],
@@ -119,9 +129,11 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
       ...(managed.availabilityZone === undefined ? {} : { availability_zone: managed.availabilityZone }),
       ...(flavorId === undefined ? {} : { flavor_id: flavorId }),
       ...(spec.tags === undefined ? {} : { tags: spec.tags }),
+      ...treeFor(context, plan),
     },
     record: (status, id) => setOwned(status, 'loadbalancer/api', id),
   });
+  if (lb.found === 'created') await recordFullyPopulated(pass, '', lb.resource);
   const vip = lb.resource.vip_address;
   if (vip) {
     pass.observe((status) => {
@@ -131,8 +143,7 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
   }
   if (!lb.ready || !vip) return undefined;
 
-  const allowedCidrs = allowedCidrsOf(context, networking);
-  if (!(await ensureListeners(context, { prefix: '', lbName: name, lb: lb.resource, ports: apiServerPorts(context), allowedCidrs, monitor: managed.monitor ?? {} }))) return undefined;
+  if (!(await ensureListeners(context, { ...plan, prefix: '', lb: lb.resource, lbFresh: lb.found !== undefined }))) return undefined;
   pass.observe((status) => {
     const current = status.apiServerManagedLoadBalancer as JsonObject;
     status.apiServerManagedLoadBalancer = { ...current, ...(allowedCidrs ? { allowedCIDRs: allowedCidrs } : {}) };
@@ -147,61 +158,86 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
   return fip.floating_ip_address;
 }
 
-interface ListenerChain {
-  /** Prepended to the owned-resource roles: '' for the API load balancer, 'ingress/' for the ingress one. */
-  prefix: string;
+/** What a load balancer serves: a listener, its default pool and a TCP monitor per port. */
+interface PortPlan {
   lbName: string;
-  lb: LoadBalancer;
   ports: number[];
   allowedCidrs?: string[];
   monitor: { delay?: number; timeout?: number; maxRetries?: number; maxRetriesDown?: number };
+  /** The amphora provider has no SOURCE_IP_PORT; OVN has nothing else. */
+  provider?: string | null;
+}
+
+interface ListenerChain extends PortPlan {
+  /** Prepended to the owned-resource roles: '' for the API load balancer, 'ingress/' for the ingress one. */
+  prefix: string;
+  lb: LoadBalancer;
+  /** The load balancer was read from the cloud in this pass (not taken from the verified memory). */
+  lbFresh: boolean;
+}
+
+/** Each port's listener, pool and monitor in Octavia's fields, for the fully populated create and the one-by-one path alike. */
+function portObjects(context: ClusterContext, plan: PortPlan) {
+  const tags = context.spec.tags ? { tags: context.spec.tags } : {};
+  return plan.ports.map((port) => {
+    const name = loadBalancerPortName(plan.lbName, port);
+    return {
+      port,
+      listener: { name, protocol: 'TCP' as const, protocol_port: port, ...(plan.allowedCidrs ? { allowed_cidrs: plan.allowedCidrs } : {}), ...tags },
+      pool: { name, protocol: 'TCP' as const, lb_algorithm: plan.provider === 'ovn' ? ('SOURCE_IP_PORT' as const) : ('ROUND_ROBIN' as const), ...tags },
+      monitor: {
+        name,
+        type: 'TCP' as const,
+        delay: plan.monitor.delay ?? 10,
+        timeout: plan.monitor.timeout ?? 5,
+        max_retries: plan.monitor.maxRetries ?? 5,
+        max_retries_down: plan.monitor.maxRetriesDown ?? 3,
+        ...tags,
+      },
+    };
+  });
+}
+
+/** The whole tree for the load balancer's create, so Octavia builds it in one provisioning transition; none for a cloud known to leave it unfinished. */
+function treeFor(context: ClusterContext, plan: PortPlan): { listeners?: CreateListenerInGraph[] } {
+  if (context.cloud.findings.fullyPopulatedChildrenStayPending) return {};
+  return { listeners: portObjects(context, plan).map(({ listener, pool, monitor }) => ({ ...listener, default_pool: { ...pool, healthmonitor: monitor } })) };
+}
+
+/**
+ * Records the listeners and pools a fully populated create made, by port, so
+ * later passes read them by ID. Octavia's answer shows no monitor (Zed gives
+ * the pool `healthmonitor: null`), so monitors are found by name once.
+ */
+async function recordFullyPopulated(pass: ReconcilePass, prefix: string, lb: LoadBalancer): Promise<void> {
+  const listeners = (lb.listeners ?? []) as { id: string; protocol_port?: number }[];
+  const pools = (lb.pools ?? []) as { id: string; listeners?: { id: string }[] }[];
+  if (!listeners.some((listener) => typeof listener.protocol_port === 'number')) return;
+  await pass.record((status) => {
+    for (const listener of listeners) {
+      if (typeof listener.protocol_port !== 'number') continue;
+      setOwned(status, `${prefix}listener/${listener.protocol_port}`, listener.id);
+      const pool = pools.find((candidate) => candidate.listeners?.some((reference) => reference.id === listener.id));
+      if (pool) setOwned(status, `${prefix}pool/${listener.protocol_port}`, pool.id);
+    }
+  });
 }
 
 /** Listener, pool and health monitor per port, one change per pass; true once all exist and the load balancer settled. */
 async function ensureListeners(context: ClusterContext, chain: ListenerChain): Promise<boolean> {
-  const { pass, spec, cloud } = context;
+  const { pass, cloud } = context;
   const octavia = cloud.clients.octavia;
   const { prefix, lb } = chain;
-  const tags = spec.tags ? { tags: spec.tags } : {};
   let lbChanged = false;
-  for (const port of chain.ports) {
-    const portName = loadBalancerPortName(chain.lbName, port);
-    const role = (kind: string) => `${prefix}${kind}/${port}`;
-    const listener = await ensureChild(context, `${prefix}loadbalancer`, role('listener'), lbChanged, () =>
-      pass.ensure(role('listener'), listenerActuator(octavia), {
-        recordedId: owned(pass)[role('listener')],
-        desired: { name: portName, loadbalancer_id: lb.id, protocol: 'TCP', protocol_port: port, ...(chain.allowedCidrs ? { allowed_cidrs: chain.allowedCidrs } : {}), ...tags },
-        record: (status, id) => setOwned(status, role('listener'), id),
-      }),
-    );
+  for (const objects of portObjects(context, { ...chain, provider: lb.provider })) {
+    const role = (kind: string) => `${prefix}${kind}/${objects.port}`;
+    const listener: ChildOutcome = await ensureChild(context, chain, role('listener'), lbChanged, listenerActuator(octavia), { ...objects.listener, loadbalancer_id: lb.id });
     lbChanged ||= listener.changed;
     if (!listener.readyId) return false;
-    const pool = await ensureChild(context, `${prefix}loadbalancer`, role('pool'), lbChanged, () =>
-      pass.ensure(role('pool'), poolActuator(octavia), {
-        recordedId: owned(pass)[role('pool')],
-        desired: { name: portName, listener_id: listener.readyId!, loadbalancer_id: lb.id, protocol: 'TCP', lb_algorithm: lb.provider === 'ovn' ? 'SOURCE_IP_PORT' : 'ROUND_ROBIN', ...tags },
-        record: (status, id) => setOwned(status, role('pool'), id),
-      }),
-    );
+    const pool: ChildOutcome = await ensureChild(context, chain, role('pool'), lbChanged, poolActuator(octavia), { ...objects.pool, listener_id: listener.readyId, loadbalancer_id: lb.id });
     lbChanged ||= pool.changed;
     if (!pool.readyId) return false;
-    const monitor = await ensureChild(context, `${prefix}loadbalancer`, role('healthmonitor'), lbChanged, () =>
-      pass.ensure(role('healthmonitor'), healthMonitorActuator(octavia), {
-        recordedId: owned(pass)[role('healthmonitor')],
-        desired: {
-          name: portName,
-          pool_id: pool.readyId!,
-          loadbalancer_id: lb.id,
-          type: 'TCP',
-          delay: chain.monitor.delay ?? 10,
-          timeout: chain.monitor.timeout ?? 5,
-          max_retries: chain.monitor.maxRetries ?? 5,
-          max_retries_down: chain.monitor.maxRetriesDown ?? 3,
-          ...tags,
-        },
-        record: (status, id) => setOwned(status, role('healthmonitor'), id),
-      }),
-    );
+    const monitor: ChildOutcome = await ensureChild(context, chain, role('healthmonitor'), lbChanged, healthMonitorActuator(octavia), { ...objects.monitor, pool_id: pool.readyId, loadbalancer_id: lb.id });
     lbChanged ||= monitor.changed;
     if (!monitor.readyId) return false;
   }
@@ -226,6 +262,7 @@ export async function reconcileIngressLoadBalancer(context: ClusterContext, netw
   const ingress = spec.extensions?.loadBalancers?.ingress;
   if (!ingress?.enabled) return;
   const name = ingressLoadBalancerName(cluster);
+  const plan: PortPlan = { lbName: name, ports: ingress.ports && ingress.ports.length > 0 ? ingress.ports : [80, 443], monitor: {} };
   const lb = await pass.ensure('ingress/loadbalancer', loadBalancerActuator(cloud.clients.octavia), {
     recordedId: owned(pass)['ingress/loadbalancer'],
     desired: {
@@ -233,12 +270,13 @@ export async function reconcileIngressLoadBalancer(context: ClusterContext, netw
       vip_subnet_id: (await loadBalancerSubnet(context, networking)).id,
       description: `Ingress of cluster ${cluster.namespace}/${cluster.name}, created by capo-apiserver`,
       ...(spec.tags === undefined ? {} : { tags: spec.tags }),
+      ...treeFor(context, plan),
     },
     record: (status, id) => setOwned(status, 'ingress/loadbalancer', id),
   });
+  if (lb.found === 'created') await recordFullyPopulated(pass, 'ingress/', lb.resource);
   if (!lb.ready || !lb.resource.vip_address) return;
-  const ports = ingress.ports && ingress.ports.length > 0 ? ingress.ports : [80, 443];
-  if (!(await ensureListeners(context, { prefix: 'ingress/', lbName: name, lb: lb.resource, ports, monitor: {} }))) return;
+  if (!(await ensureListeners(context, { ...plan, prefix: 'ingress/', lb: lb.resource, lbFresh: lb.found !== undefined }))) return;
   const vip = lb.resource.vip_address;
   pass.observe((status) => {
     const extensions = ((status.extensions as JsonObject | undefined) ?? {}) as JsonObject;
@@ -247,29 +285,49 @@ export async function reconcileIngressLoadBalancer(context: ClusterContext, netw
   });
 }
 
+interface ChildOutcome {
+  /** The child's ID once it exists and is ready. */
+  readyId?: string;
+  /** The load balancer is busy with a change this call sent. */
+  changed: boolean;
+}
+
 /**
  * One child of the load balancer, unless an earlier child of this pass
  * changed the load balancer (it is PENDING_UPDATE now) and this one still
- * needs a call. `listenerId` is the child's ID once it exists and is ready.
+ * needs a call.
+ *
+ * Octavia marks a child ACTIVE before its load balancer, so a child still
+ * PENDING_CREATE under a load balancer read ACTIVE before it will stay so:
+ * a fully populated create the cloud did not finish. Such a child refuses
+ * every change but a DELETE; once it is gone the engine makes it again.
  */
-async function ensureChild(
+async function ensureChild<Desired extends { name: string }, Child extends { id: string; provisioning_status: string }>(
   context: ClusterContext,
-  lbRole: string,
+  chain: ListenerChain,
   role: string,
   lbChanged: boolean,
-  run: () => Promise<{ resource: { id: string }; ready: boolean; found?: string }>,
-): Promise<{ readyId?: string; changed: boolean }> {
+  actuator: ResourceActuator<Desired, Child>,
+  desired: Desired,
+): Promise<ChildOutcome> {
   const { pass } = context;
+  const lbRole = `${chain.prefix}loadbalancer`;
   const recordedId = owned(pass)[role];
   if (lbChanged && recordedId === undefined) return { changed: false };
-  const result = await run();
-  const changed = result.found === 'created';
-  if (changed) {
+  const result = await pass.ensure(role, actuator, { recordedId, desired, record: (status, id) => setOwned(status, role, id) });
+  if (result.found === 'created') {
     // From here the load balancer's own status says when the child is done.
     pass.invalidate(lbRole);
     pass.trust(role, result.resource);
+    return { readyId: result.ready ? result.resource.id : undefined, changed: true };
   }
-  return { readyId: result.ready ? result.resource.id : undefined, changed };
+  if (result.ready) return { readyId: result.resource.id, changed: false };
+  // The next pass judges the child against a fresh read of its load balancer.
+  pass.invalidate(lbRole);
+  if (lbChanged || !chain.lbFresh || result.resource.provisioning_status !== 'PENDING_CREATE') return { changed: false };
+  context.cloud.findings.fullyPopulatedChildrenStayPending = true;
+  await actuator.delete(result.resource);
+  return { changed: true };
 }
 
 async function reconcileLoadBalancerFloatingIp(context: ClusterContext, externalNetworkId: string, lb: LoadBalancer): Promise<FloatingIp | undefined> {

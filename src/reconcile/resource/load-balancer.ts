@@ -4,8 +4,8 @@
  * ERROR (a failed amphora build) is reported as such rather than waited out,
  * which is what CAPO did (#1114).
  */
-import type { LoadBalancer, OctaviaClient } from '../../openstack/index.js';
-import { absentOn404, ownerTag, type ResourceActuator } from './actuator.js';
+import { OpenStackError, type CreateListenerInGraph, type LoadBalancer, type OctaviaClient } from '../../openstack/index.js';
+import { absentOn404, ownerTag, type Owner, type ResourceActuator } from './actuator.js';
 import { createTags, isBusyConflict, lookupTags, octaviaRequeueMs, ownedOrCapo, provisioningReadiness } from './octavia.js';
 
 /** Octavia's own field names, so the create body is the desired state as is. */
@@ -20,6 +20,13 @@ export interface LoadBalancerDesired {
   description?: string;
   /** Extra user tags besides the owner tags (Octavia takes tags in the create body). */
   tags?: string[];
+  /**
+   * Created with the load balancer in one request (Octavia's fully populated
+   * create): one provisioning transition for the whole tree instead of one
+   * per child. Each object gets the owner tags too. A cloud that refuses it
+   * gets the load balancer alone, and the children come one by one.
+   */
+  listeners?: CreateListenerInGraph[];
 }
 
 export function loadBalancerActuator(octavia: OctaviaClient): ResourceActuator<LoadBalancerDesired, LoadBalancer> {
@@ -27,7 +34,17 @@ export function loadBalancerActuator(octavia: OctaviaClient): ResourceActuator<L
     kind: 'load balancer',
     getById: (id) => absentOn404(octavia.getLoadBalancer(id)),
     findAdoptable: async (name, owner) => ownedOrCapo(await octavia.listLoadBalancers({ name, ...lookupTags(owner) }), owner),
-    create: ({ tags, ...desired }, owner) => octavia.createLoadBalancer({ ...desired, tags: createTags(owner, tags) }),
+    async create({ tags, listeners, ...desired }, owner) {
+      const alone = { ...desired, tags: createTags(owner, tags) };
+      if (listeners === undefined || listeners.length === 0) return octavia.createLoadBalancer(alone);
+      try {
+        return await octavia.createLoadBalancer({ ...alone, listeners: listeners.map((listener) => withOwnerTags(listener, owner)) });
+      } catch (error) {
+        // "Provider ... does not support a requested option": nothing was created.
+        if (!(error instanceof OpenStackError && error.status === 501)) throw error;
+        return octavia.createLoadBalancer(alone);
+      }
+    },
     // An adopted load balancer (CAPO's) gets the owner tags once it accepts changes.
     async postCreate(lb, _desired, owner) {
       if ((lb.tags ?? []).includes(ownerTag(owner))) return { done: true };
@@ -67,5 +84,22 @@ export function loadBalancerActuator(octavia: OctaviaClient): ResourceActuator<L
       flavor_id: lb.flavor_id,
       availability_zone: lb.availability_zone,
     }),
+  };
+}
+
+function withOwnerTags(listener: CreateListenerInGraph, owner: Owner): CreateListenerInGraph {
+  const pool = listener.default_pool;
+  return {
+    ...listener,
+    tags: createTags(owner, listener.tags),
+    ...(pool === undefined
+      ? {}
+      : {
+          default_pool: {
+            ...pool,
+            tags: createTags(owner, pool.tags),
+            ...(pool.healthmonitor === undefined ? {} : { healthmonitor: { ...pool.healthmonitor, tags: createTags(owner, pool.healthmonitor.tags) } }),
+          },
+        }),
   };
 }

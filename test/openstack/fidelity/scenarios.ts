@@ -401,6 +401,56 @@ const loadBalancer: Scenario = {
   },
 };
 
+/** Octavia's fully populated create: the load balancer with a listener, its default pool, monitor and member in one request. */
+const loadBalancerGraph: Scenario = {
+  name: 'load-balancer-graph',
+  async run(ctx) {
+    const { octavia, rec, cleanup, timing } = ctx;
+    const { subnet } = await networkWithSubnet(ctx, 'net', '10.61.9.0/24');
+    const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.loadBalancerTimeoutMs };
+    const byStatus = (object: { provisioning_status: string }) => object.provisioning_status;
+    const created = await rec.call(
+      'createLoadBalancer(fully populated)',
+      () =>
+        octavia.createLoadBalancer({
+          name: ctx.name('graph'),
+          vip_subnet_id: subnet.id,
+          tags: ['fidelity'],
+          listeners: [
+            {
+              name: ctx.name('graph-6443'),
+              protocol: 'TCP',
+              protocol_port: 6443,
+              tags: ['fidelity'],
+              default_pool: {
+                name: ctx.name('graph-6443'),
+                protocol: 'TCP',
+                lb_algorithm: 'ROUND_ROBIN',
+                tags: ['fidelity'],
+                healthmonitor: { name: ctx.name('graph-6443'), type: 'TCP', delay: 10, timeout: 5, max_retries: 5, max_retries_down: 3, tags: ['fidelity'] },
+                members: [{ name: ctx.name('graph-member'), address: '10.61.9.20', protocol_port: 6443, tags: ['fidelity'] }],
+              },
+            },
+          ],
+        }),
+      { resource: 'loadBalancerGraph', nested: ['listeners[0]', 'pools[0]', 'pools[0].healthmonitor', 'pools[0].members[0]', 'pools[0].listeners[0]'] },
+    );
+    cleanup.add(`load balancer ${created.id}`, async () => {
+      await ignoringNotFound(() => octavia.deleteLoadBalancer(created.id, { cascade: true }));
+      await untilNotFound(() => octavia.getLoadBalancer(created.id), timing.loadBalancerTimeoutMs, timing.intervalMs);
+    });
+    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byStatus, { ...poll, until: ['ACTIVE', 'ERROR'], initial: created.provisioning_status });
+    const [listener] = await rec.call('listListeners', () => octavia.listListeners({ loadbalancer_id: created.id }));
+    await rec.call('getListener', () => octavia.getListener(listener!.id), { resource: 'listener' });
+    const [pool] = await rec.call('listPools', () => octavia.listPools({ loadbalancer_id: created.id }));
+    await rec.call('getPool', () => octavia.getPool(pool!.id), { resource: 'pool', nested: ['listeners[0]', 'members[0]'] });
+    await rec.call('getHealthMonitor', () => octavia.getHealthMonitor(pool!.healthmonitor_id!), { resource: 'healthMonitor' });
+    await rec.call('listMembers', () => octavia.listMembers(pool!.id));
+    await rec.call('deleteLoadBalancer(cascade)', () => octavia.deleteLoadBalancer(created.id, { cascade: true }));
+    await rec.untilGone('getLoadBalancer(until gone)', () => octavia.getLoadBalancer(created.id), { ...poll, statusOf: byStatus });
+  },
+};
+
 const volume: Scenario = {
   name: 'volume',
   async run(ctx) {
@@ -453,7 +503,7 @@ const overQuota: Scenario = {
   },
 };
 
-export const scenarios: readonly Scenario[] = [networkAndSubnet, router, securityGroup, port, floatingIp, server, serverResetState, loadBalancer, volume, image, overQuota];
+export const scenarios: readonly Scenario[] = [networkAndSubnet, router, securityGroup, port, floatingIp, server, serverResetState, loadBalancer, loadBalancerGraph, volume, image, overQuota];
 
 async function findSeed(cloud: FidelityCloud): Promise<Seed> {
   const clients = createServiceClients(cloud.transport);

@@ -3,7 +3,7 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { SimulatorError } from '../framework.js';
 import { parseBody, validationFailure } from './errors.js';
-import { callerOf, requireWriter, withChanges } from './model.js';
+import { callerOf, requireWriter, withChanges, type Resource } from './model.js';
 import { readRoutes } from './read-routes.js';
 import type { OctaviaState } from './state.js';
 
@@ -26,15 +26,21 @@ const mutable = {
   domain_name: z.string().min(1).max(255).nullable().optional(),
 };
 
+/** What a monitor is created with, on its own or inside a fully populated load balancer. */
+export const healthMonitorCreateFields = {
+  ...mutable,
+  type: z.enum(types),
+  delay: z.number().int().min(0),
+  timeout: z.number().int().min(0),
+  max_retries: retries,
+};
+type HealthMonitorSpec = z.infer<z.ZodObject<typeof healthMonitorCreateFields>>;
+
 const createSchema = z
   .object({
     healthmonitor: z
       .object({
-        ...mutable,
-        type: z.enum(types),
-        delay: z.number().int().min(0),
-        timeout: z.number().int().min(0),
-        max_retries: retries,
+        ...healthMonitorCreateFields,
         pool_id: z.guid(),
         project_id: z.string().max(36).optional(),
       })
@@ -58,6 +64,39 @@ function checkHttpOptions(monitor: Record<string, unknown>): void {
   }
 }
 
+function checkPoolType(pool: Resource, spec: HealthMonitorSpec): void {
+  const udpPool = pool.attrs.protocol === 'UDP' || pool.attrs.protocol === 'SCTP';
+  if (udpPool && !['UDP-CONNECT', 'SCTP', 'TCP', 'HTTP'].includes(spec.type)) {
+    throw validationFailure(`The associated pool protocol is ${String(pool.attrs.protocol)}, so only a UDP-CONNECT/SCTP/TCP/HTTP health monitor is supported.`);
+  }
+  if (!udpPool && (spec.type === 'UDP-CONNECT' || spec.type === 'SCTP')) {
+    throw validationFailure(`The ${spec.type} type is only supported for pools of type UDP/SCTP.`);
+  }
+}
+
+/** The monitor of `pool` (PENDING_CREATE, no transition started), checked; the caller locks, counts quota and starts the transition. */
+export function addHealthMonitor(state: OctaviaState, pool: Resource, spec: HealthMonitorSpec): Resource {
+  checkPoolType(pool, spec);
+  if (state.monitorOfPool(pool.id)) throw new SimulatorError(409, 'This pool already has a health monitor');
+  checkHttpOptions(spec);
+  const http = httpTypes.has(spec.type);
+  return state.addChild('healthmonitor', pool, {
+    name: spec.name ?? '',
+    type: spec.type,
+    delay: spec.delay,
+    timeout: spec.timeout,
+    max_retries: spec.max_retries,
+    max_retries_down: spec.max_retries_down ?? 3,
+    http_method: spec.http_method ?? (http ? 'GET' : null),
+    url_path: spec.url_path ?? (http ? '/' : null),
+    expected_codes: spec.expected_codes ?? (http ? '200' : null),
+    admin_state_up: spec.admin_state_up ?? true,
+    tags: spec.tags ?? [],
+    http_version: spec.http_version ?? null,
+    domain_name: spec.domain_name ?? null,
+  });
+}
+
 export function healthMonitorRoutes(api: Router, state: OctaviaState): void {
   api.post('/lbaas/healthmonitors', (req, res) => {
     const caller = callerOf(res);
@@ -65,33 +104,10 @@ export function healthMonitorRoutes(api: Router, state: OctaviaState): void {
     const pool = state.find('pool', spec.pool_id);
     const lb = state.loadBalancerOf(pool);
     requireWriter(caller, lb.projectId);
-    const udpPool = pool.attrs.protocol === 'UDP' || pool.attrs.protocol === 'SCTP';
-    if (udpPool && !['UDP-CONNECT', 'SCTP', 'TCP', 'HTTP'].includes(spec.type)) {
-      throw validationFailure(`The associated pool protocol is ${String(pool.attrs.protocol)}, so only a UDP-CONNECT/SCTP/TCP/HTTP health monitor is supported.`);
-    }
-    if (!udpPool && (spec.type === 'UDP-CONNECT' || spec.type === 'SCTP')) {
-      throw validationFailure(`The ${spec.type} type is only supported for pools of type UDP/SCTP.`);
-    }
+    checkPoolType(pool, spec);
     state.checkQuota('healthmonitor', lb.projectId);
     state.lockParents(lb, pool);
-    if (state.monitorOfPool(pool.id)) throw new SimulatorError(409, 'This pool already has a health monitor');
-    checkHttpOptions(spec);
-    const http = httpTypes.has(spec.type);
-    const monitor = state.addChild('healthmonitor', pool, {
-      name: spec.name ?? '',
-      type: spec.type,
-      delay: spec.delay,
-      timeout: spec.timeout,
-      max_retries: spec.max_retries,
-      max_retries_down: spec.max_retries_down ?? 3,
-      http_method: spec.http_method ?? (http ? 'GET' : null),
-      url_path: spec.url_path ?? (http ? '/' : null),
-      expected_codes: spec.expected_codes ?? (http ? '200' : null),
-      admin_state_up: spec.admin_state_up ?? true,
-      tags: spec.tags ?? [],
-      http_version: spec.http_version ?? null,
-      domain_name: spec.domain_name ?? null,
-    });
+    const monitor = addHealthMonitor(state, pool, spec);
     state.transition(monitor, 'CREATE');
     res.status(201).json({ healthmonitor: state.view(monitor) });
   });

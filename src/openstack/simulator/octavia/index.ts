@@ -10,7 +10,7 @@ import { octaviaFault, parseBody, policyForbidden } from './errors.js';
 import { healthMonitorRoutes } from './healthmonitors.js';
 import { listenerRoutes } from './listeners.js';
 import { loadBalancerRoutes, providers } from './loadbalancers.js';
-import { callerOf, createStore, octaviaTime, requireReader } from './model.js';
+import { callerOf, createStore, octaviaTime, requireReader, type OctaviaQuirks } from './model.js';
 import { poolRoutes } from './pools.js';
 import { OctaviaState } from './state.js';
 
@@ -162,8 +162,13 @@ function miscRoutes(api: express.Router, state: OctaviaState, ctx: SimulatorCont
   });
 }
 
-export function createOctaviaSimulator(ctx: SimulatorContext): SimulatedService {
-  const state = new OctaviaState(createStore(), ctx);
+/** A factory for a simulated Octavia with `quirks`, for SimulatorOptions.services. */
+export function octaviaWithQuirks(quirks: OctaviaQuirks): (ctx: SimulatorContext) => SimulatedService {
+  return (ctx) => createOctaviaSimulator(ctx, quirks);
+}
+
+export function createOctaviaSimulator(ctx: SimulatorContext, quirks: OctaviaQuirks = {}): SimulatedService {
+  const state = new OctaviaState(createStore(), ctx, quirks);
 
   return {
     type: 'load-balancer',

@@ -63,16 +63,22 @@ const mutableFields = {
   alpn_protocols: z.array(z.string()).nullable().optional(),
 };
 
+/** What a listener is created with, on its own or inside a fully populated load balancer. */
+export const listenerCreateFields = {
+  ...mutableFields,
+  protocol: z.enum(listenerProtocols),
+  protocol_port: z.number().int().min(1).max(65535),
+  l7policies: z.array(z.unknown()).max(0).optional(),
+};
+type ListenerSpec = z.infer<z.ZodObject<typeof listenerCreateFields>>;
+
 const createSchema = z
   .object({
     listener: z
       .object({
-        ...mutableFields,
-        protocol: z.enum(listenerProtocols),
-        protocol_port: z.number().int().min(1).max(65535),
+        ...listenerCreateFields,
         loadbalancer_id: z.guid(),
         project_id: z.string().max(36).optional(),
-        l7policies: z.array(z.unknown()).max(0).optional(),
       })
       .strict(),
   })
@@ -83,80 +89,88 @@ const updateSchema = z.object({ listener: z.object(mutableFields).strict() }).st
 /** haproxy_amphora defaults Octavia fills in for unset timeouts. */
 const timeoutDefaults = { timeout_client_data: 50000, timeout_member_connect: 5000, timeout_member_data: 50000, timeout_tcp_inspect: 0 };
 
+/** _validate_pool: the default pool must be on the same load balancer and speak a compatible protocol. */
+function checkDefaultPool(state: OctaviaState, listener: Record<string, unknown>, lb: Resource): void {
+  const poolId = listener.default_pool_id as string | null;
+  if (!poolId) return;
+  const pool = state.store.pool.get(poolId);
+  if (!pool || pool.lbId !== lb.id) throw notFound(resourceNames.pool, poolId);
+  checkPoolProtocol(listener.protocol as string, pool.attrs.protocol as string);
+}
+
+function validate(state: OctaviaState, listener: Record<string, unknown>, lb: Resource, self?: Resource): void {
+  const protocol = listener.protocol as string;
+  const tls = protocol === 'TERMINATED_HTTPS';
+  const hasCerts = Boolean(listener.default_tls_container_ref || (listener.sni_container_refs as string[] | undefined)?.length);
+  if ((protocol === 'UDP' || protocol === 'SCTP') && (hasCerts || Object.keys((listener.insert_headers as object | undefined) ?? {}).length > 0)) {
+    throw validationFailure(`${protocol} protocol listener does not support TLS.`);
+  }
+  if (!tls && hasCerts) throw validationFailure(`Certificate container references are not allowed on ${protocol} protocol listeners.`);
+  if (tls && !hasCerts) throw validationFailure(`An SNI or default certificate container reference must be provided for ${protocol} protocol listeners.`);
+  if (listener.client_authentication !== 'NONE' && !listener.client_ca_tls_container_ref) {
+    throw validationFailure(`Client authentication setting ${String(listener.client_authentication)} requires a client CA container reference.`);
+  }
+  const vip = lb.attrs.vip_address as string;
+  for (const entry of (listener.allowed_cidrs as string[] | null) ?? []) {
+    if ((isIP(entry.split('/')[0]!) === 6) !== (isIP(vip) === 6)) {
+      throw validationFailure(`CIDR ${entry} IP version incompatible with all VIPs ['${vip}'] IP version.`);
+    }
+  }
+  if (!self) {
+    const clash = state.listenersOfLb(lb.id).find((l) => l.attrs.protocol_port === listener.protocol_port && l4Protocol(l.attrs.protocol as string) === l4Protocol(protocol));
+    if (clash) {
+      throw new SimulatorError(409, `Another Listener on this Load Balancer is already using protocol ${String(clash.attrs.protocol)} and protocol_port ${String(listener.protocol_port)}`);
+    }
+  }
+}
+
+/**
+ * A new listener of `lb` (PENDING_CREATE, no transition started), its
+ * defaults filled in and checked; the caller locks, counts quota and starts
+ * the transition.
+ */
+export function addListener(state: OctaviaState, lb: Resource, spec: ListenerSpec): Resource {
+  const tls = spec.protocol === 'TERMINATED_HTTPS';
+  const attrs: Record<string, unknown> = {
+    name: spec.name ?? '',
+    description: spec.description ?? '',
+    admin_state_up: spec.admin_state_up ?? true,
+    protocol: spec.protocol,
+    protocol_port: spec.protocol_port,
+    connection_limit: spec.connection_limit ?? -1,
+    default_tls_container_ref: spec.default_tls_container_ref ?? null,
+    sni_container_refs: spec.sni_container_refs ?? [],
+    default_pool_id: spec.default_pool_id ?? null,
+    insert_headers: spec.insert_headers ?? {},
+    timeout_client_data: spec.timeout_client_data ?? timeoutDefaults.timeout_client_data,
+    timeout_member_connect: spec.timeout_member_connect ?? timeoutDefaults.timeout_member_connect,
+    timeout_member_data: spec.timeout_member_data ?? timeoutDefaults.timeout_member_data,
+    timeout_tcp_inspect: spec.timeout_tcp_inspect ?? timeoutDefaults.timeout_tcp_inspect,
+    tags: spec.tags ?? [],
+    client_ca_tls_container_ref: spec.client_ca_tls_container_ref ?? null,
+    client_authentication: spec.client_authentication ?? 'NONE',
+    client_crl_container_ref: spec.client_crl_container_ref ?? null,
+    allowed_cidrs: spec.allowed_cidrs?.length ? spec.allowed_cidrs : null,
+    // Octavia's default listener TLS settings apply to TERMINATED_HTTPS only.
+    tls_ciphers: spec.tls_ciphers ?? (tls ? 'ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256' : null),
+    tls_versions: spec.tls_versions ?? (tls ? ['TLSv1.2', 'TLSv1.3'] : null),
+    alpn_protocols: spec.alpn_protocols ?? (tls ? ['h2', 'http/1.1', 'http/1.0'] : null),
+  };
+  checkDefaultPool(state, attrs, lb);
+  validate(state, attrs, lb);
+  return state.addChild('listener', lb, attrs);
+}
+
 export function listenerRoutes(api: Router, state: OctaviaState): void {
-  const { store } = state;
-
-  /** _validate_pool: the default pool must be on the same load balancer and speak a compatible protocol. */
-  function checkDefaultPool(listener: Record<string, unknown>, lb: Resource): void {
-    const poolId = listener.default_pool_id as string | null;
-    if (!poolId) return;
-    const pool = store.pool.get(poolId);
-    if (!pool || pool.lbId !== lb.id) throw notFound(resourceNames.pool, poolId);
-    checkPoolProtocol(listener.protocol as string, pool.attrs.protocol as string);
-  }
-
-  function validate(listener: Record<string, unknown>, lb: Resource, self?: Resource): void {
-    const protocol = listener.protocol as string;
-    const tls = protocol === 'TERMINATED_HTTPS';
-    const hasCerts = Boolean(listener.default_tls_container_ref || (listener.sni_container_refs as string[] | undefined)?.length);
-    if ((protocol === 'UDP' || protocol === 'SCTP') && (hasCerts || Object.keys((listener.insert_headers as object | undefined) ?? {}).length > 0)) {
-      throw validationFailure(`${protocol} protocol listener does not support TLS.`);
-    }
-    if (!tls && hasCerts) throw validationFailure(`Certificate container references are not allowed on ${protocol} protocol listeners.`);
-    if (tls && !hasCerts) throw validationFailure(`An SNI or default certificate container reference must be provided for ${protocol} protocol listeners.`);
-    if (listener.client_authentication !== 'NONE' && !listener.client_ca_tls_container_ref) {
-      throw validationFailure(`Client authentication setting ${String(listener.client_authentication)} requires a client CA container reference.`);
-    }
-    const vip = lb.attrs.vip_address as string;
-    for (const entry of (listener.allowed_cidrs as string[] | null) ?? []) {
-      if ((isIP(entry.split('/')[0]!) === 6) !== (isIP(vip) === 6)) {
-        throw validationFailure(`CIDR ${entry} IP version incompatible with all VIPs ['${vip}'] IP version.`);
-      }
-    }
-    if (!self) {
-      const clash = state.listenersOfLb(lb.id).find((l) => l.attrs.protocol_port === listener.protocol_port && l4Protocol(l.attrs.protocol as string) === l4Protocol(protocol));
-      if (clash) {
-        throw new SimulatorError(409, `Another Listener on this Load Balancer is already using protocol ${String(clash.attrs.protocol)} and protocol_port ${String(listener.protocol_port)}`);
-      }
-    }
-  }
-
   api.post('/lbaas/listeners', (req, res) => {
     const caller = callerOf(res);
-    const spec = parseBody(createSchema, req.body).listener;
-    const lb = state.find('loadbalancer', spec.loadbalancer_id);
+    const { loadbalancer_id: lbId, project_id: _project, ...spec } = parseBody(createSchema, req.body).listener;
+    const lb = state.find('loadbalancer', lbId);
     requireWriter(caller, lb.projectId);
     state.checkQuota('listener', lb.projectId);
-    const tls = spec.protocol === 'TERMINATED_HTTPS';
-    const attrs: Record<string, unknown> = {
-      name: spec.name ?? '',
-      description: spec.description ?? '',
-      admin_state_up: spec.admin_state_up ?? true,
-      protocol: spec.protocol,
-      protocol_port: spec.protocol_port,
-      connection_limit: spec.connection_limit ?? -1,
-      default_tls_container_ref: spec.default_tls_container_ref ?? null,
-      sni_container_refs: spec.sni_container_refs ?? [],
-      default_pool_id: spec.default_pool_id ?? null,
-      insert_headers: spec.insert_headers ?? {},
-      timeout_client_data: spec.timeout_client_data ?? timeoutDefaults.timeout_client_data,
-      timeout_member_connect: spec.timeout_member_connect ?? timeoutDefaults.timeout_member_connect,
-      timeout_member_data: spec.timeout_member_data ?? timeoutDefaults.timeout_member_data,
-      timeout_tcp_inspect: spec.timeout_tcp_inspect ?? timeoutDefaults.timeout_tcp_inspect,
-      tags: spec.tags ?? [],
-      client_ca_tls_container_ref: spec.client_ca_tls_container_ref ?? null,
-      client_authentication: spec.client_authentication ?? 'NONE',
-      client_crl_container_ref: spec.client_crl_container_ref ?? null,
-      allowed_cidrs: spec.allowed_cidrs?.length ? spec.allowed_cidrs : null,
-      // Octavia's default listener TLS settings apply to TERMINATED_HTTPS only.
-      tls_ciphers: spec.tls_ciphers ?? (tls ? 'ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256' : null),
-      tls_versions: spec.tls_versions ?? (tls ? ['TLSv1.2', 'TLSv1.3'] : null),
-      alpn_protocols: spec.alpn_protocols ?? (tls ? ['h2', 'http/1.1', 'http/1.0'] : null),
-    };
-    checkDefaultPool(attrs, lb);
+    checkDefaultPool(state, spec, lb);
     state.lockParents(lb);
-    validate(attrs, lb);
-    const listener = state.addChild('listener', lb, attrs);
+    const listener = addListener(state, lb, spec);
     state.transition(listener, 'CREATE');
     res.status(201).json({ listener: state.view(listener) });
   });
@@ -172,7 +186,7 @@ export function listenerRoutes(api: Router, state: OctaviaState): void {
       value === null && key in timeoutDefaults ? timeoutDefaults[key as keyof typeof timeoutDefaults] : value,
     );
     if (Array.isArray(merged.allowed_cidrs) && merged.allowed_cidrs.length === 0) merged.allowed_cidrs = null;
-    state.updateChild(listener, merged, { unlocked: () => checkDefaultPool(merged, lb), locked: () => validate(merged, lb, listener) });
+    state.updateChild(listener, merged, { unlocked: () => checkDefaultPool(state, merged, lb), locked: () => validate(state, merged, lb, listener) });
     res.json({ listener: state.view(listener) });
   });
 

@@ -11,6 +11,9 @@ import { SimulatorError, type PeerPort, type PeerSubnet } from '../framework.js'
 import { invalidSubresource, parseBody, validationFailure } from './errors.js';
 import { callerOf, requireWriter, withChanges, type Resource } from './model.js';
 import { readRoutes } from './read-routes.js';
+import { addHealthMonitor, healthMonitorCreateFields } from './healthmonitors.js';
+import { addListener, checkPoolProtocol, listenerCreateFields } from './listeners.js';
+import { addMember, addPool, memberCreateFields, poolCreateFields } from './pools.js';
 import type { OctaviaState } from './state.js';
 
 /** ministack's enabled_provider_drivers. */
@@ -22,6 +25,21 @@ export const providers = [
 const ipAddress = z.string().refine((ip) => isIP(ip) !== 0, { message: 'Value should be IPv4 or IPv6 format' });
 const text = z.string().max(255);
 const tags = z.array(text);
+
+/** A listener of a fully populated create, with its default pool and that pool's monitor and members. */
+const graphListener = z
+  .object({
+    ...listenerCreateFields,
+    default_pool: z
+      .object({
+        ...poolCreateFields,
+        healthmonitor: z.object(healthMonitorCreateFields).strict().optional(),
+        members: z.array(z.object(memberCreateFields).strict()).default([]),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
 
 const createSchema = z
   .object({
@@ -37,7 +55,7 @@ const createSchema = z
         vip_qos_policy_id: z.guid().optional(),
         additional_vips: z.array(z.object({ subnet_id: z.guid(), ip_address: ipAddress.optional() }).strict()).default([]),
         project_id: z.string().max(36).optional(),
-        listeners: z.array(z.unknown()).default([]),
+        listeners: z.array(graphListener).default([]),
         pools: z.array(z.unknown()).default([]),
         provider: z.string().max(64).optional(),
         tags: tags.optional(),
@@ -75,6 +93,63 @@ interface Vip {
   subnetId: string;
   address?: string;
   port?: PeerPort;
+}
+
+interface Graph {
+  listeners: Resource[];
+  pools: { pool: Resource; members: Resource[] }[];
+  /** Every object created with the load balancer, which turns ACTIVE with it. */
+  children: Resource[];
+}
+
+/** The listeners of a fully populated create, with their default pools, monitors and members, checked as each alone would be. */
+function addGraph(state: OctaviaState, lb: Resource, listeners: z.infer<typeof graphListener>[]): Graph {
+  const graph: Graph = { listeners: [], pools: [], children: [] };
+  for (const { default_pool: poolSpec, ...listenerSpec } of listeners) {
+    state.checkQuota('listener', lb.projectId);
+    const listener = addListener(state, lb, listenerSpec);
+    graph.listeners.push(listener);
+    graph.children.push(listener);
+    if (poolSpec === undefined) continue;
+    const { healthmonitor, members, ...fields } = poolSpec;
+    checkPoolProtocol(listener.attrs.protocol as string, fields.protocol);
+    state.checkQuota('pool', lb.projectId);
+    const pool = addPool(state, lb, fields);
+    listener.attrs.default_pool_id = pool.id;
+    const entry = { pool, members: [] as Resource[] };
+    graph.pools.push(entry);
+    graph.children.push(pool);
+    // Members before the monitor, as Octavia builds the tree: they start NO_MONITOR.
+    for (const memberSpec of members) {
+      state.checkQuota('member', lb.projectId);
+      const member = addMember(state, pool, memberSpec);
+      entry.members.push(member);
+      graph.children.push(member);
+    }
+    if (healthmonitor !== undefined) {
+      state.checkQuota('healthmonitor', lb.projectId);
+      graph.children.push(addHealthMonitor(state, pool, healthmonitor));
+    }
+  }
+  return graph;
+}
+
+/**
+ * Zed's answer to a fully populated create: each listener and pool in full
+ * (without their `loadbalancers`), a pool's members in full, and its
+ * `healthmonitor` null although the monitor exists (a GET shows it).
+ */
+function graphView(state: OctaviaState, lb: Resource, graph: Graph): Record<string, unknown> {
+  const without = (view: Record<string, unknown>, ...keys: string[]) => Object.fromEntries(Object.entries(view).filter(([key]) => !keys.includes(key)));
+  return {
+    ...state.view(lb),
+    listeners: graph.listeners.map((listener) => without(state.view(listener), 'loadbalancers')),
+    pools: graph.pools.map(({ pool, members }) => ({
+      ...without(state.view(pool), 'loadbalancers', 'healthmonitor_id'),
+      healthmonitor: null,
+      members: members.map((member) => state.view(member)),
+    })),
+  };
 }
 
 export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
@@ -137,8 +212,8 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
     const provider = spec.provider ?? 'amphora';
     if (!providers.some((p) => p.name === provider)) throw new SimulatorError(400, `Provider '${provider}' is not enabled.`);
     state.checkQuota('loadbalancer', projectId);
-    if (spec.listeners.length > 0 || spec.pools.length > 0) {
-      throw new SimulatorError(501, `Provider '${provider}' does not support a requested option: fully populated load balancer creation is not simulated`);
+    if (spec.pools.length > 0) {
+      throw new SimulatorError(501, `Provider '${provider}' does not support a requested option: pools outside listeners in a fully populated create are not simulated`);
     }
     if (spec.additional_vips.length > 0) throw new SimulatorError(501, `Provider '${provider}' does not support a requested option: additional VIPs are not simulated`);
 
@@ -185,10 +260,23 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
       amphoraId: ctx.newId(),
     };
     store.loadbalancer.set(id, lb);
+    let graph: Graph;
+    try {
+      graph = addGraph(state, lb, spec.listeners);
+    } catch (error) {
+      // Octavia validates the whole tree in one transaction: a refused child leaves nothing behind.
+      for (const kind of ['member', 'healthmonitor', 'pool', 'listener'] as const) {
+        for (const [childId, child] of store[kind]) if (child.lbId === id) store[kind].delete(childId);
+      }
+      store.loadbalancer.delete(id);
+      if (lb.vipOwned) ctx.peers.network?.deletePort(port.id);
+      throw error;
+    }
     // The driver plugs the VIP port into the amphora last; a port deleted by then fails that step (PortNotFound).
     const vipPortId = port.id;
-    state.transition(lb, 'CREATE', { failed: () => !ctx.peers.network?.getPort(vipPortId) });
-    res.status(201).json({ loadbalancer: state.view(lb) });
+    const settledWithIt = state.quirks.fullyPopulatedChildrenStayPending ? [] : graph.children;
+    state.transition(lb, 'CREATE', { failed: () => !ctx.peers.network?.getPort(vipPortId), children: settledWithIt });
+    res.status(201).json({ loadbalancer: graph.children.length === 0 ? state.view(lb) : graphView(state, lb, graph) });
   });
 
   readRoutes(api, state, 'loadbalancer', { checkProjectFilter: true, stats: true });

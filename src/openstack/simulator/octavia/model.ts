@@ -167,3 +167,15 @@ export function selectFields(req: Request, view: Record<string, unknown>): Recor
   const fields = queryValues(req, 'fields');
   return fields.length > 0 ? Object.fromEntries(fields.filter((f) => f in view).map((f) => [f, view[f]])) : view;
 }
+
+/** How the simulated Octavia differs from a correct one, to test what clients do when a cloud has these bugs. */
+export interface OctaviaQuirks {
+  /**
+   * A fully populated create leaves the listeners, pools, monitors and
+   * members PENDING_CREATE for good while the load balancer turns ACTIVE, as
+   * Zed's amphora driver does on ministack (its API commits the load balancer
+   * before the children and the worker builds the load balancer it read
+   * without them); the OVN provider has been seen doing the same.
+   */
+  fullyPopulatedChildrenStayPending?: boolean;
+}

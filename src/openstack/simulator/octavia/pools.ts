@@ -37,13 +37,19 @@ const poolMutable = {
   alpn_protocols: z.array(z.string()).nullable().optional(),
 };
 
+/** What a pool is created with, on its own or as a listener's default pool inside a fully populated load balancer. */
+export const poolCreateFields = {
+  ...poolMutable,
+  lb_algorithm: poolMutable.lb_algorithm.unwrap(),
+  protocol: z.enum(['HTTP', 'HTTPS', 'PROXY', 'PROXYV2', 'TCP', 'UDP', 'SCTP']),
+};
+type PoolSpec = z.infer<z.ZodObject<typeof poolCreateFields>>;
+
 const poolCreate = z
   .object({
     pool: z
       .object({
-        ...poolMutable,
-        lb_algorithm: poolMutable.lb_algorithm.unwrap(),
-        protocol: z.enum(['HTTP', 'HTTPS', 'PROXY', 'PROXYV2', 'TCP', 'UDP', 'SCTP']),
+        ...poolCreateFields,
         listener_id: z.guid().optional(),
         loadbalancer_id: z.guid().optional(),
         project_id: z.string().max(36).optional(),
@@ -65,14 +71,20 @@ const memberMutable = {
   tags: z.array(text).optional(),
 };
 
+/** What a member is created with, on its own or inside a fully populated load balancer. */
+export const memberCreateFields = {
+  ...memberMutable,
+  address: ipAddress,
+  protocol_port: port,
+  subnet_id: z.guid().optional(),
+};
+type MemberSpec = z.infer<z.ZodObject<typeof memberCreateFields>>;
+
 const memberCreate = z
   .object({
     member: z
       .object({
-        ...memberMutable,
-        address: ipAddress,
-        protocol_port: port,
-        subnet_id: z.guid().optional(),
+        ...memberCreateFields,
         project_id: z.string().max(36).optional(),
       })
       .strict(),
@@ -104,6 +116,58 @@ function checkPoolOptions(pool: Record<string, unknown>, provider: string): void
   }
 }
 
+/** A new pool of `lb` (PENDING_CREATE, no transition started); the caller links it, locks, counts quota and starts the transition. */
+export function addPool(state: OctaviaState, lb: Resource, spec: PoolSpec): Resource {
+  checkPoolOptions(spec, lb.attrs.provider as string);
+  return state.addChild('pool', lb, {
+    name: spec.name ?? '',
+    description: spec.description ?? '',
+    admin_state_up: spec.admin_state_up ?? true,
+    protocol: spec.protocol,
+    lb_algorithm: spec.lb_algorithm,
+    session_persistence: spec.session_persistence
+      ? { cookie_name: null, persistence_timeout: null, persistence_granularity: null, ...spec.session_persistence }
+      : null,
+    tags: spec.tags ?? [],
+    tls_container_ref: spec.tls_container_ref ?? null,
+    ca_tls_container_ref: spec.ca_tls_container_ref ?? null,
+    crl_container_ref: spec.crl_container_ref ?? null,
+    tls_enabled: spec.tls_enabled ?? false,
+    tls_ciphers: spec.tls_ciphers ?? null,
+    tls_versions: spec.tls_versions ?? null,
+    alpn_protocols: spec.alpn_protocols ?? null,
+  });
+}
+
+/**
+ * A new member of `pool` (PENDING_CREATE, no transition started), checked as
+ * Octavia checks it; the caller locks, counts quota and starts the transition.
+ */
+export function addMember(state: OctaviaState, pool: Resource, spec: MemberSpec): Resource {
+  if (reservedIps.has(spec.address)) throw new SimulatorError(400, `${spec.address} is not a valid option for member address`);
+  if (spec.subnet_id && !state.ctx.peers.network?.getSubnet(spec.subnet_id)) throw invalidSubresource('Subnet', spec.subnet_id);
+  const duplicate = state.membersOfPool(pool.id).some((m) => m.attrs.address === spec.address && m.attrs.protocol_port === spec.protocol_port);
+  if (duplicate) throw new SimulatorError(409, `Another member on this pool is already using ip ${spec.address} on protocol_port ${spec.protocol_port}`);
+  return state.addChild(
+    'member',
+    pool,
+    {
+      name: spec.name ?? '',
+      admin_state_up: spec.admin_state_up ?? true,
+      address: spec.address,
+      protocol_port: spec.protocol_port,
+      weight: spec.weight ?? 1,
+      backup: spec.backup ?? false,
+      subnet_id: spec.subnet_id ?? null,
+      monitor_address: spec.monitor_address ?? null,
+      monitor_port: spec.monitor_port ?? null,
+      tags: spec.tags ?? [],
+    },
+    // No health manager runs, so a member is OFFLINE under a monitor and NO_MONITOR otherwise, for good.
+    state.monitorOfPool(pool.id) ? 'OFFLINE' : 'NO_MONITOR',
+  );
+}
+
 export function poolRoutes(api: Router, state: OctaviaState): void {
   const { ctx, store } = state;
 
@@ -129,24 +193,7 @@ export function poolRoutes(api: Router, state: OctaviaState): void {
     if (listener?.attrs.default_pool_id) throw new SimulatorError(409, 'This listener already has a default pool');
     state.lockParents(lb);
 
-    const pool = state.addChild('pool', lb, {
-      name: spec.name ?? '',
-      description: spec.description ?? '',
-      admin_state_up: spec.admin_state_up ?? true,
-      protocol: spec.protocol,
-      lb_algorithm: spec.lb_algorithm,
-      session_persistence: spec.session_persistence
-        ? { cookie_name: null, persistence_timeout: null, persistence_granularity: null, ...spec.session_persistence }
-        : null,
-      tags: spec.tags ?? [],
-      tls_container_ref: spec.tls_container_ref ?? null,
-      ca_tls_container_ref: spec.ca_tls_container_ref ?? null,
-      crl_container_ref: spec.crl_container_ref ?? null,
-      tls_enabled: spec.tls_enabled ?? false,
-      tls_ciphers: spec.tls_ciphers ?? null,
-      tls_versions: spec.tls_versions ?? null,
-      alpn_protocols: spec.alpn_protocols ?? null,
-    });
+    const pool = addPool(state, lb, spec);
     // Linked before the transition, which locks the listeners using the pool.
     if (listener) listener.attrs.default_pool_id = pool.id;
     state.transition(pool, 'CREATE');
@@ -181,31 +228,12 @@ export function poolRoutes(api: Router, state: OctaviaState): void {
     const pool = state.find('pool', req.params.poolId);
     const lb = state.loadBalancerOf(pool);
     requireWriter(caller, lb.projectId);
-    const spec = parseBody(memberCreate, req.body).member;
+    const { project_id: _project, ...spec } = parseBody(memberCreate, req.body).member;
     if (reservedIps.has(spec.address)) throw new SimulatorError(400, `${spec.address} is not a valid option for member address`);
     if (spec.subnet_id && !ctx.peers.network?.getSubnet(spec.subnet_id)) throw invalidSubresource('Subnet', spec.subnet_id);
     state.checkQuota('member', lb.projectId);
     state.lockParents(lb, pool);
-    const duplicate = state.membersOfPool(pool.id).some((m) => m.attrs.address === spec.address && m.attrs.protocol_port === spec.protocol_port);
-    if (duplicate) throw new SimulatorError(409, `Another member on this pool is already using ip ${spec.address} on protocol_port ${spec.protocol_port}`);
-    const member = state.addChild(
-      'member',
-      pool,
-      {
-        name: spec.name ?? '',
-        admin_state_up: spec.admin_state_up ?? true,
-        address: spec.address,
-        protocol_port: spec.protocol_port,
-        weight: spec.weight ?? 1,
-        backup: spec.backup ?? false,
-        subnet_id: spec.subnet_id ?? null,
-        monitor_address: spec.monitor_address ?? null,
-        monitor_port: spec.monitor_port ?? null,
-        tags: spec.tags ?? [],
-      },
-      // No health manager runs, so a member is OFFLINE under a monitor and NO_MONITOR otherwise, for good.
-      state.monitorOfPool(pool.id) ? 'OFFLINE' : 'NO_MONITOR',
-    );
+    const member = addMember(state, pool, spec);
     state.transition(member, 'CREATE');
     res.status(201).json({ member: state.view(member) });
   });

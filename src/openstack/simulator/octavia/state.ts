@@ -6,7 +6,7 @@
  */
 import { SimulatorError, type SimulatorContext } from '../framework.js';
 import { immutable, notFound, resourceNames } from './errors.js';
-import { octaviaTime, requireReader, requireWriter, type Caller, type Kind, type OctaviaStore, type Resource } from './model.js';
+import { octaviaTime, requireReader, requireWriter, type Caller, type Kind, type OctaviaQuirks, type OctaviaStore, type Resource } from './model.js';
 
 const quotaKeys: Record<Kind, string> = {
   loadbalancer: 'load_balancer',
@@ -20,6 +20,7 @@ export class OctaviaState {
   constructor(
     readonly store: OctaviaStore,
     readonly ctx: SimulatorContext,
+    readonly quirks: OctaviaQuirks = {},
   ) {}
 
   find(kind: Kind, id: string): Resource {
@@ -156,7 +157,11 @@ export class OctaviaState {
    * failed, the target is left in ERROR instead, as Octavia's revert flows
    * leave it.
    */
-  transition(target: Resource, change: 'CREATE' | 'UPDATE' | 'DELETE', driver: { remove?: () => void; failed?: () => boolean } = {}): void {
+  /**
+   * `children`: objects created with the target in one request (a fully
+   * populated load balancer), which end where the target ends.
+   */
+  transition(target: Resource, change: 'CREATE' | 'UPDATE' | 'DELETE', driver: { remove?: () => void; failed?: () => boolean; children?: Resource[] } = {}): void {
     const parents = this.parentsOf(target);
     const now = this.ctx.clock.now();
     target.provisioningStatus = `PENDING_${change}`;
@@ -170,9 +175,13 @@ export class OctaviaState {
       if (change === 'DELETE') {
         driver.remove?.();
       } else if (this.store[target.kind].get(target.id) === target) {
-        target.provisioningStatus = driver.failed?.() ? 'ERROR' : 'ACTIVE';
-        target.updatedAt = done;
-        if (target.kind === 'healthmonitor') target.operatingStatus = target.attrs.admin_state_up ? 'ONLINE' : 'OFFLINE';
+        const outcome = driver.failed?.() ? 'ERROR' : 'ACTIVE';
+        for (const settled of [target, ...(driver.children ?? [])]) {
+          if (this.store[settled.kind].get(settled.id) !== settled) continue;
+          settled.provisioningStatus = outcome;
+          settled.updatedAt = done;
+          if (settled.kind === 'healthmonitor') settled.operatingStatus = settled.attrs.admin_state_up ? 'ONLINE' : 'OFFLINE';
+        }
       }
       for (const parent of parents) {
         if (this.store[parent.kind].get(parent.id) !== parent) continue;
