@@ -24,10 +24,11 @@ export async function runPreflight(clients: ServiceClients, session: OpenStackSe
   }
   const context: CheckContext = { clients, scope, project: scope.projectName ?? scope.projectId };
   const flavorList = outcome(requirements.flavors.length === 0 ? Promise.resolve([]) : clients.nova.listFlavors());
+  const externalNetwork = checkExternalNetwork(context, requirements.externalNetwork);
   const groups = await Promise.all([
     ...requirements.images.map(async (image) => [await checkImage(context, image)]),
     checkFlavors(context, requirements.flavors, flavorList),
-    checkExternalNetwork(context, requirements.externalNetwork).then((check) => [check]),
+    externalNetwork.then((verdict) => [verdict.check]),
     loadBalancing(context, requirements),
     computeQuota(context, requirements.flavors, flavorList, requirements.demand),
     networkQuota(context, requirements.demand),
@@ -36,7 +37,9 @@ export async function runPreflight(clients: ServiceClients, session: OpenStackSe
   const authenticated: PreflightCheck = { name: 'authentication', status: 'pass', message: `authenticated to project ${context.project} (${scope.projectId})` };
   // Resources first, then quotas: the load balancer's quota goes with the others.
   const checks = [authenticated, ...groups.flat()];
-  return reportOf([...checks.filter((check) => !isQuota(check)), ...checks.filter(isQuota)]);
+  const found = (await externalNetwork).network;
+  const report = reportOf([...checks.filter((check) => !isQuota(check)), ...checks.filter(isQuota)]);
+  return found === undefined ? report : { ...report, externalNetwork: { id: found.id, name: found.name } };
 }
 
 function isQuota(check: PreflightCheck): boolean {

@@ -24,52 +24,49 @@ const networkFilterSchema: z.ZodType<NeutronFilter> = z.object({
   notTagsAny: z.array(z.string()).optional(),
 });
 
-export async function checkExternalNetwork(context: CheckContext, wanted: PreflightRequirements['externalNetwork']): Promise<PreflightCheck> {
-  if (wanted === null) return { name, status: 'pass', message: 'not used: spec.enableExternalNetwork is false' };
+/** A check's verdict, with on a pass the one external network it found, which the reconciler then takes as its own. */
+export interface ExternalNetworkVerdict {
+  check: PreflightCheck;
+  network?: Network;
+}
+
+const fail = (message: string): ExternalNetworkVerdict => ({ check: { name, status: 'fail', message } });
+const pass = (message: string, network: Network): ExternalNetworkVerdict => ({ check: { name, status: 'pass', message }, network });
+
+export async function checkExternalNetwork(context: CheckContext, wanted: PreflightRequirements['externalNetwork']): Promise<ExternalNetworkVerdict> {
+  if (wanted === null) return { check: { name, status: 'pass', message: 'not used: spec.enableExternalNetwork is false' } };
   if (wanted !== undefined && 'id' in wanted) return byId(context, wanted.id);
   const filter = wanted === undefined ? {} : networkFilterSchema.parse(wanted.filter);
   // The reconciler's query of CAPO filters, whichever kind it names.
   const found = await outcome(context.clients.neutron.listNetworks({ ...neutronQuery(filter), 'router:external': true }));
-  if (!found.ok) return failedCall(name, 'listing external networks', found.error);
+  if (!found.ok) return { check: failedCall(name, 'listing external networks', found.error) };
   // As in the reconciler, the description is matched here rather than by Neutron.
   const networks = found.value.filter((network) => filter.description === undefined || network.description === filter.description);
   const [only, ...others] = networks;
   if (wanted === undefined) {
     if (only === undefined) {
-      return {
-        name,
-        status: 'fail',
-        message: `no external network visible to project ${context.project}: have the cloud admin share one, or set spec.enableExternalNetwork: false and spec.apiServer.enableFloatingIP: false`,
-      };
+      return fail(`no external network visible to project ${context.project}: have the cloud admin share one, or set spec.enableExternalNetwork: false and spec.apiServer.enableFloatingIP: false`);
     }
-    if (others.length > 0) return { name, status: 'fail', message: `${networks.length} external networks (${namesOf(networks)}): set spec.externalNetwork` };
-    return { name, status: 'pass', message: `${shown(only)} found (the only external network)` };
+    if (others.length > 0) return fail(`${networks.length} external networks (${namesOf(networks)}): set spec.externalNetwork`);
+    return pass(`${shown(only)} found (the only external network)`, only);
   }
   const criteria = describe(filter);
-  if (only === undefined) {
-    return { name, status: 'fail', message: `no external network matches spec.externalNetwork.filter (${criteria}) in project ${context.project}: fix the filter` };
-  }
+  if (only === undefined) return fail(`no external network matches spec.externalNetwork.filter (${criteria}) in project ${context.project}: fix the filter`);
   if (others.length > 0) {
-    return {
-      name,
-      status: 'fail',
-      message: `${networks.length} external networks match spec.externalNetwork.filter (${criteria}): ${namesOf(networks)}; narrow the filter or use spec.externalNetwork.id`,
-    };
+    return fail(`${networks.length} external networks match spec.externalNetwork.filter (${criteria}): ${namesOf(networks)}; narrow the filter or use spec.externalNetwork.id`);
   }
-  return { name, status: 'pass', message: `${shown(only)} matches spec.externalNetwork.filter` };
+  return pass(`${shown(only)} matches spec.externalNetwork.filter`, only);
 }
 
-async function byId(context: CheckContext, id: string): Promise<PreflightCheck> {
+async function byId(context: CheckContext, id: string): Promise<ExternalNetworkVerdict> {
   const found = await outcome(context.clients.neutron.getNetwork(id));
   if (!found.ok) {
-    if (isNotFound(found.error)) return { name, status: 'fail', message: `external network ${id} not found in project ${context.project}: fix spec.externalNetwork.id` };
-    return failedCall(name, `looking up network ${id}`, found.error);
+    if (isNotFound(found.error)) return fail(`external network ${id} not found in project ${context.project}: fix spec.externalNetwork.id`);
+    return { check: failedCall(name, `looking up network ${id}`, found.error) };
   }
   const network = found.value;
-  if (network['router:external'] !== true) {
-    return { name, status: 'fail', message: `${shown(network)} is not external (router:external is false): set spec.externalNetwork to an external network` };
-  }
-  return { name, status: 'pass', message: `${shown(network)} is external` };
+  if (network['router:external'] !== true) return fail(`${shown(network)} is not external (router:external is false): set spec.externalNetwork to an external network`);
+  return pass(`${shown(network)} is external`, network);
 }
 
 function describe(filter: NeutronFilter): string {

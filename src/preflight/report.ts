@@ -19,6 +19,8 @@ export interface PreflightCheck {
 export interface PreflightReport {
   passed: boolean;
   checks: PreflightCheck[];
+  /** The one external network the checks found, so the cluster's reconciler need not look it up again. */
+  externalNetwork?: { id: string; name: string };
 }
 
 export function reportOf(checks: PreflightCheck[]): PreflightReport {

@@ -245,6 +245,10 @@ describe('preflight external network', () => {
   it('fails with several until spec.externalNetwork picks one by id or filter', async () => {
     const second = (await send(admin, 'network', 'POST', '/v2.0/networks', { network: { name: 'ext2', 'router:external': true, shared: true } }, networkBody)).network.id;
     expect(await externalCheck({})).toEqual({ name: 'external network', status: 'fail', message: '2 external networks (public, ext2): set spec.externalNetwork' });
+    // The report hands the reconciler the network it found, and none when the check could not pick one.
+    expect((await preflight(cloud.demo, requirementsOf(clusterSpec({}), machineSpecs()))).externalNetwork).toBeUndefined();
+    const byFilter = await preflight(cloud.demo, requirementsOf(clusterSpec({ externalNetwork: { filter: { name: 'ext2' } } }), machineSpecs()));
+    expect(byFilter.externalNetwork).toEqual({ id: second, name: 'ext2' });
     expect(await externalCheck({ externalNetwork: { id: second } })).toEqual({ name: 'external network', status: 'pass', message: `network 'ext2' (${second}) is external` });
     expect(await externalCheck({ externalNetwork: { filter: { name: 'ext2' } } })).toEqual({
       name: 'external network',

@@ -21,6 +21,11 @@ export async function reconcilePreflight(context: ClusterContext): Promise<boole
   const report = await runPreflight(cloud.clients, cloud.session, requirementsOf(spec, machines.map((machine) => machine.spec)));
   if (report.passed) {
     pass.condition({ type: 'PreflightChecksPassed', status: 'True', reason: 'Passed' });
+    // Found by the reconciler's own rule (the given one, or the only match): the network step takes it as recorded.
+    const external = report.externalNetwork;
+    if (external !== undefined && spec.enableExternalNetwork !== false) pass.observe((status) => {
+      status.externalNetwork = external;
+    });
     return true;
   }
   const message = summarizeFailures(report);

@@ -3,7 +3,7 @@
  * new cluster first makes sure every group exists (asking for Neutron's own
  * default rules only, which changes nothing), then applies the full rule
  * sets with all IDs known, in the same pass and without reading the groups
- * again.
+ * again, then or in the next pass.
  */
 import type { JsonObject } from '../../storage/interface.js';
 import { securityGroupName, type SecurityGroupRole } from '../../capo/names.js';
@@ -40,7 +40,7 @@ export async function reconcileSecurityGroups(context: ClusterContext): Promise<
   const allKnown = roles.every((role) => knownIds[role] !== undefined);
   const context_ = {
     apiServerPorts: apiServerPorts(context),
-    subnetCidrs: ((pass.status.network as { subnets?: { cidr: string }[] } | undefined)?.subnets ?? []).map((subnet) => subnet.cidr).filter((cidr) => !cidr.includes(':')),
+    subnetCidrs: clusterSubnetCidrs(context),
   };
   const desiredFor = (role: SecurityGroupRole, groups: ManagedGroupIds | undefined): SecurityGroupDesired => ({
     name: securityGroupName(cluster, role),
@@ -63,9 +63,12 @@ export async function reconcileSecurityGroups(context: ClusterContext): Promise<
   if (!allKnown) {
     await settleAll(
       roles.map(async (role, index) => {
+        // Verified with the default rules only: unverified until the full rules are in (a failure here leaves it so).
+        pass.invalidate(`securitygroup/${role}`);
         const progress = await actuator.postCreate!(groups[index].resource, desiredFor(role, ids), pass.owner);
         if (!('done' in progress)) pass.wait(progress);
-        pass.invalidate(`securitygroup/${role}`);
+        // Only its ID is used from here; the next pass need not read the rules it just wrote.
+        else pass.trust(`securitygroup/${role}`, groups[index].resource);
       }),
     );
   }
@@ -91,6 +94,17 @@ export async function removeDisabledBastionGroup(context: ClusterContext): Promi
   if (context.spec.managedSecurityGroups === undefined || bastionEnabled(context)) return;
   if (recordedId(context.pass.status, 'bastion') === undefined || context.pass.status.bastion !== undefined) return;
   await removeGroup(context, 'bastion');
+}
+
+/**
+ * The cluster subnets' IPv4 CIDRs (NodePorts are open to them): as built, or
+ * before the managed subnet exists, as the spec will have it built, so that a
+ * new cluster's groups get their full rules in the same pass as the network.
+ */
+function clusterSubnetCidrs(context: ClusterContext): string[] {
+  const built = ((context.pass.status.network as { subnets?: { cidr: string }[] } | undefined)?.subnets ?? []).map((subnet) => subnet.cidr);
+  const planned = built.length > 0 ? built : (context.spec.managedSubnets ?? []).slice(0, 1).map((subnet) => subnet.cidr);
+  return planned.filter((cidr) => !cidr.includes(':'));
 }
 
 export function apiServerPorts(context: ClusterContext): number[] {

@@ -33,9 +33,12 @@ export function routerActuator(neutron: NeutronClient): ResourceActuator<RouterD
     Object.assign(router, await neutron.updateRouter(router.id, { external_gateway_info: desired ?? null }));
   }
 
+  /** Routers this actuator has just created: they have no interface yet, and listing one would only confirm that. */
+  const justCreated = new WeakSet<Router>();
+
   async function ensureInterfaces(router: Router, subnetIds: readonly string[]): Promise<void> {
     if (subnetIds.length === 0) return;
-    const attached = subnetsOf(await interfacesOf(router));
+    const attached = justCreated.has(router) ? new Set<string>() : subnetsOf(await interfacesOf(router));
     for (const subnetId of new Set(subnetIds)) {
       if (!attached.has(subnetId)) await addInterface(router, subnetId);
     }
@@ -59,7 +62,9 @@ export function routerActuator(neutron: NeutronClient): ResourceActuator<RouterD
     async create(desired, owner) {
       const tags = ownerTags(owner);
       const { name, description, external_gateway_info } = desired;
-      return tagCreated(neutron, 'routers', await neutron.createRouter({ name, description: withOwnerMark(description, owner), external_gateway_info }), tags);
+      const router = await tagCreated(neutron, 'routers', await neutron.createRouter({ name, description: withOwnerMark(description, owner), external_gateway_info }), tags);
+      justCreated.add(router);
+      return router;
     },
     async postCreate(router, desired, owner) {
       await ensureOwnerTags(neutron, 'routers', router, owner);
