@@ -1,9 +1,11 @@
 /**
- * The cluster's load balancers on two Octavias: one that builds a fully populated create in one
- * provisioning transition (one POST makes the whole tree, no child is created alone), and one
- * that accepts the tree but leaves its children PENDING_CREATE for good, as ministack's Zed does.
- * There the stuck children are deleted and made again one by one, the load balancer is kept, the
- * cluster reaches Ready, and the load balancers made after the finding get no tree.
+ * The cluster's load balancers on three Octavias:
+ * - one that builds a fully populated create in one provisioning transition: one POST makes the
+ *   whole tree, no child is created alone;
+ * - a provider that refuses the tree (501): the load balancer alone, the children one by one;
+ * - one that accepts the tree but leaves its children PENDING_CREATE for good, as ministack's Zed
+ *   does: the stuck children are deleted and made again one by one, the load balancer is kept, the
+ *   cluster reaches Ready, and the load balancers made after the finding get no tree.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceClients } from '../../../src/openstack/services/index.js';
@@ -53,6 +55,19 @@ describe('the cluster load balancers', () => {
       listeners: ['k8s-clusterapi-cluster-default-demo-ingress-443 ACTIVE', 'k8s-clusterapi-cluster-default-demo-ingress-80 ACTIVE', 'k8s-clusterapi-cluster-default-demo-kubeapi-6443 ACTIVE'],
       pools: ['k8s-clusterapi-cluster-default-demo-ingress-443 ACTIVE', 'k8s-clusterapi-cluster-default-demo-ingress-80 ACTIVE', 'k8s-clusterapi-cluster-default-demo-kubeapi-6443 ACTIVE'],
     });
+  }, 90_000);
+
+  it('are created alone, their children one by one, where the cloud refuses the tree (501)', async () => {
+    steps = await startSteps();
+    // Octavia's answer for a provider that does not support a fully populated create; nothing is created.
+    steps.cloud.faults.add({ service: 'load-balancer', method: 'POST', path: '^/v2/lbaas/loadbalancers$', status: 501, times: 1 });
+    await readyCluster(steps);
+    expect(octaviaCalls(steps, /^load-balancer POST \/v2\/lbaas\/loadbalancers /).map((line) => line.split(' ')[3])).toEqual(['501', '201', '201']);
+    expect(octaviaCalls(steps, /^load-balancer POST \/v2\/lbaas\/listeners /).length).toBeGreaterThanOrEqual(1);
+    const { listeners, pools } = await children(steps);
+    expect(listeners).toHaveLength(3);
+    expect(pools).toHaveLength(3);
+    expect([...listeners, ...pools].every((line) => line.endsWith(' ACTIVE'))).toBe(true);
   }, 90_000);
 
   it('replace children a cloud left PENDING_CREATE one by one, and build no more trees there', async () => {
