@@ -63,9 +63,9 @@ export interface CloudConnection {
 export interface CloudFindings {
   /**
    * A fully populated load balancer create left its children PENDING_CREATE
-   * under an ACTIVE load balancer (Zed's amphora driver when its worker reads
-   * the load balancer before the API committed the children; the OVN
-   * provider): later load balancers get their children one by one.
+   * under an ACTIVE load balancer (Zed's amphora driver on ministack, whose
+   * worker builds it as a load balancer without listeners; the OVN provider
+   * by reports): later load balancers get their children one by one.
    */
   fullyPopulatedChildrenStayPending: boolean;
 }

@@ -173,9 +173,9 @@ export interface OctaviaQuirks {
   /**
    * A fully populated create leaves the listeners, pools, monitors and
    * members PENDING_CREATE for good while the load balancer turns ACTIVE, as
-   * Zed's amphora driver does on ministack (its API commits the load balancer
-   * before the children and the worker builds the load balancer it read
-   * without them); the OVN provider has been seen doing the same.
+   * Zed's amphora driver does on ministack (its worker's flow builds the load
+   * balancer as one without listeners, so nothing marks the children
+   * ACTIVE); the OVN provider has been reported doing the same.
    */
   fullyPopulatedChildrenStayPending?: boolean;
 }
