@@ -210,12 +210,12 @@ function treeFor(context: ClusterContext, plan: PortPlan): { listeners?: CreateL
  * the pool `healthmonitor: null`), so monitors are found by name once.
  */
 async function recordFullyPopulated(pass: ReconcilePass, prefix: string, lb: LoadBalancer): Promise<void> {
-  const listeners = (lb.listeners ?? []) as { id: string; protocol_port?: number }[];
+  // A load balancer created alone lists no listeners, or (other clouds) IDs only.
+  const listeners = ((lb.listeners ?? []) as { id: string; protocol_port?: number }[]).filter((listener): listener is { id: string; protocol_port: number } => typeof listener.protocol_port === 'number');
   const pools = (lb.pools ?? []) as { id: string; listeners?: { id: string }[] }[];
-  if (!listeners.some((listener) => typeof listener.protocol_port === 'number')) return;
+  if (listeners.length === 0) return;
   await pass.record((status) => {
     for (const listener of listeners) {
-      if (typeof listener.protocol_port !== 'number') continue;
       setOwned(status, `${prefix}listener/${listener.protocol_port}`, listener.id);
       const pool = pools.find((candidate) => candidate.listeners?.some((reference) => reference.id === listener.id));
       if (pool) setOwned(status, `${prefix}pool/${listener.protocol_port}`, pool.id);

@@ -21,9 +21,9 @@ export async function reconcilePreflight(context: ClusterContext): Promise<boole
   const report = await runPreflight(cloud.clients, cloud.session, requirementsOf(spec, machines.map((machine) => machine.spec)));
   if (report.passed) {
     pass.condition({ type: 'PreflightChecksPassed', status: 'True', reason: 'Passed' });
-    // Found by the reconciler's own rule (the given one, or the only match): the network step takes it as recorded.
+    // Found by the reconciler's own rule (the given one, or the only match; none when the spec turns it off): the network step takes it as recorded.
     const external = report.externalNetwork;
-    if (external !== undefined && spec.enableExternalNetwork !== false) pass.observe((status) => {
+    if (external !== undefined) pass.observe((status) => {
       status.externalNetwork = external;
     });
     return true;
