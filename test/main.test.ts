@@ -186,14 +186,21 @@ describe('npm start', () => {
       const compactor = await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 });
       try {
         const watcher = spawn('kubectl', ['get', 'secrets', '-n', 'default', '-w', '-o', 'name'], { env });
+        // One listener gathers the output; each wait checks it on every chunk (a listener per wait would append each chunk again).
         let watched = '';
+        const waits = new Set<() => void>();
+        watcher.stdout.on('data', (chunk) => {
+          watched += chunk;
+          for (const check of waits) check();
+        });
         const sees = (name: string) =>
           new Promise<void>((resolve) => {
-            const check = () => watched.includes(`secret/${name}`) && resolve();
-            watcher.stdout.on('data', (chunk) => {
-              watched += chunk;
-              check();
-            });
+            const check = () => {
+              if (!watched.includes(`secret/${name}`)) return;
+              waits.delete(check);
+              resolve();
+            };
+            waits.add(check);
             check();
           });
         await kubectl(secret('before'));
