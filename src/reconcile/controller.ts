@@ -12,9 +12,9 @@
  * worker; a thrown error retries with the queue's backoff; a TerminalError
  * (invalid configuration, unrecoverable state) is neither retried nor given a
  * new resync, so the key waits for an event that passes shouldEnqueue (or the
- * relist of a new term); success schedules the key's resync. Resync is per key, after resyncPeriodMs plus up
- * to 20% jitter (as ORC does), which re-reads every object periodically
- * without reconciling them all in one burst.
+ * relist of a new term); success schedules the key's resync, on its
+ * namespace's grid (resync-grid.ts): the objects of one namespace resync
+ * together, so their resources can be read together, and namespaces apart.
  *
  * Leadership: the loop runs only while the leader lock is held. Each term
  * lists afresh, watches from the list's revision and owns a new queue; when
@@ -33,6 +33,7 @@ import { defaultRateLimiter, type RateLimiter } from './backoff.js';
 import { AlwaysLeader, type LeaderLock } from './leader.js';
 import { reconcileMetrics, type ReconcileMetrics, type ReconcileOutcome } from './metrics.js';
 import { WorkQueue } from './queue.js';
+import { namespaceOfKey, ResyncGrid } from './resync-grid.js';
 import { sleep } from './sleep.js';
 import { isJsonObject, jsonEqual } from '../storage/json.js';
 import { fallbackLogger, type Logger } from '../observability/log.js';
@@ -68,7 +69,7 @@ export interface ControllerOptions {
   reconcile: Reconcile;
   /** Keys reconciled concurrently. Default 10, as CAPO's controllers. */
   workers?: number;
-  /** Per-key resync after the last success (plus jitter); 0 turns resync off. Default 10 minutes. */
+  /** Resync period, on the namespace's grid after the last success; 0 turns resync off. Default 10 minutes. */
   resyncPeriodMs?: number;
   /** Default AlwaysLeader (one replica). The controller never releases the lock: its owner does. */
   leader?: LeaderLock;
@@ -85,7 +86,6 @@ export interface ControllerOptions {
   logger?: Logger;
 }
 
-const resyncJitter = 0.2;
 /** Keys per list page: bounds one storage response, as etcd wants. */
 const listPageSize = 500;
 /** Wait before listing again after a storage failure, or contending again after the lock refused. */
@@ -97,7 +97,7 @@ export class Controller {
   private readonly prefix: string;
   private readonly reconcile: Reconcile;
   private readonly workers: number;
-  private readonly resyncPeriodMs: number;
+  private readonly resyncGrid: ResyncGrid | undefined;
   private readonly leader: LeaderLock;
   private readonly sharding: Sharding | undefined;
   /** Each known key's shard, from the list and the watch (a deleted key's from its last state, until reconciled). */
@@ -120,7 +120,6 @@ export class Controller {
     this.prefix = options.prefix;
     this.reconcile = options.reconcile;
     this.workers = options.workers ?? 10;
-    this.resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
     this.leader = options.leader ?? new AlwaysLeader();
     this.sharding = options.sharding;
     this.shouldEnqueue = options.shouldEnqueue ?? (() => true);
@@ -132,7 +131,9 @@ export class Controller {
     // Without the slash, the prefix of machines would also watch machinesets.
     if (!this.prefix.endsWith('/')) throw new Error(`controller ${this.name}: prefix must end with "/", got ${this.prefix}`);
     if (!Number.isInteger(this.workers) || this.workers < 1) throw new Error(`controller ${this.name}: workers must be a positive integer`);
-    if (!(this.resyncPeriodMs >= 0)) throw new Error(`controller ${this.name}: resyncPeriodMs must be >= 0`);
+    const resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
+    if (!(resyncPeriodMs >= 0)) throw new Error(`controller ${this.name}: resyncPeriodMs must be >= 0`);
+    this.resyncGrid = resyncPeriodMs > 0 ? new ResyncGrid(resyncPeriodMs) : undefined;
     this.leader.onLost(() => this.term?.abort());
     this.sharding?.onAcquired((shard) => {
       for (const [key, keyShard] of this.shardOfKey) if (keyShard === shard) this.queue?.add(key);
@@ -299,9 +300,7 @@ export class Controller {
         queue.addAfter(key, requeueAfterMs);
       } else {
         outcome = 'success';
-        if (this.resyncPeriodMs > 0 && this.known.has(key)) {
-          queue.addAfter(key, this.resyncPeriodMs * (1 + Math.random() * resyncJitter));
-        }
+        if (this.resyncGrid && this.known.has(key)) queue.addAfter(key, this.resyncGrid.delay(namespaceOfKey(this.prefix, key)));
       }
     } catch (error) {
       if (error instanceof TerminalError) {

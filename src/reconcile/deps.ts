@@ -5,6 +5,7 @@ import type { IdentityGuard } from './identity-guard.js';
 import type { LoadBalancerTurns } from './load-balancer-turns.js';
 import type { KindClient } from './objects.js';
 import type { ClusterApiSource } from './sources/source.js';
+import type { ReadTogether } from './read-together.js';
 import type { VerifiedResources } from './verified-resources.js';
 import type { WaitSchedule } from './wait-schedule.js';
 
@@ -51,6 +52,7 @@ export interface ReconcilerDeps {
   source: ClusterApiSource;
   clouds: CloudConnections;
   verified: VerifiedResources;
+  reads: ReadTogether;
   schedule: WaitSchedule;
   guard: IdentityGuard;
   turns: LoadBalancerTurns;

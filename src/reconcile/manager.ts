@@ -30,6 +30,8 @@ import { floatingIpPoolOf, floatingIpPoolReconciler, ipamGroup, poolKind } from 
 import { orcGroup } from '../api/orc/kinds.js';
 import type { ClusterApiSource, SourceChange } from './sources/source.js';
 import { VerifiedResources } from './verified-resources.js';
+import { ReadTogether } from './read-together.js';
+import { ResyncGrid } from './resync-grid.js';
 import { adoptionOf } from './adoption.js';
 import { auditLeaks, cleanUpLeaks, type AuditedCloud, type CleanupOutcome, type LeakAudit } from './leak-audit.js';
 import { requirementsOf, runPreflight, type PreflightReport } from '../preflight/index.js';
@@ -87,6 +89,8 @@ function kindNamed(kinds: KindDefinition[], kind: string): KindDefinition {
 }
 
 /** What the reconcilers share: clients of their kinds, the cloud connections and the caches between passes. */
+const defaultResyncPeriodMs = 10 * 60_000;
+
 export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
   const { storage, kinds, source } = options;
   const clusters = new KindClient(kindNamed(kinds, 'OpenStackCluster'), storage);
@@ -101,6 +105,8 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
   const addressKind = kinds.find((candidate) => candidate.kind === 'IPAddress' && candidate.group === ipamGroup);
   const ipam = options.ipam ?? (claimKind && addressKind ? storageIpam(storage, new KindClient(claimKind, storage), new KindClient(addressKind, storage)) : undefined);
   const clouds = new CloudConnections({ source, identities, metrics: options.metrics, sessionOptions: options.sessionOptions, concurrency: options.concurrency });
+  const resyncPeriodMs = options.resyncPeriodMs ?? defaultResyncPeriodMs;
+  const verified = new VerifiedResources(new ResyncGrid(resyncPeriodMs));
   return {
     clusters,
     machines,
@@ -112,7 +118,9 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
     readOrcImage: images ? (namespace, name) => images.get({ namespace, name }) : source.getOrcImage?.bind(source),
     source,
     clouds,
-    verified: new VerifiedResources(options.resyncPeriodMs ?? 10 * 60_000),
+    verified,
+    // Answers read along are taken within seconds of the resync instant; a quarter period (at most a minute) leaves room for a slow cloud.
+    reads: new ReadTogether(verified, Math.min(resyncPeriodMs / 4, 60_000)),
     guard: new IdentityGuard(options.secretFinalizers, [clusters, machines, servers, pools, ...(images ? [images] : [])]),
     schedule: new WaitSchedule(),
     turns: new LoadBalancerTurns(),
@@ -122,7 +130,7 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
 export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const { storage, source } = options;
   const reportError = options.onError ?? ((error: unknown) => (options.logger ?? fallbackLogger).error({ err: error }, 'routing a change between objects failed'));
-  const resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
+  const resyncPeriodMs = options.resyncPeriodMs ?? defaultResyncPeriodMs;
   const deps = reconcilerDeps(options);
   const { clusters, machines, servers, templates, pools, ipam, images, clouds } = deps;
   const common = {

@@ -17,9 +17,17 @@ import { TerminalError, type ReconcileResult } from './controller.js';
 import { WaitingError, waitingOf, type Owner, type ResourceActuator, type Waiting } from './resource/actuator.js';
 import { blockedRequeueMs, classify, ensure, retryAfterMs, type Found, type Removal } from './resource/engine.js';
 import { metaOf, type KindClient, type ObjectMeta } from './objects.js';
+import type { ReadTogether } from './read-together.js';
 import type { VerifiedResources } from './verified-resources.js';
 import { adoptionOf } from './adoption.js';
 import type { WaitSchedule } from './wait-schedule.js';
+
+/** What passes share across objects: the resources verified, the lists read together, the learned wait times. */
+export interface PassMemory {
+  verified: VerifiedResources;
+  reads: ReadTogether;
+  schedule: WaitSchedule;
+}
 
 export interface Ensured<Resource> {
   resource: Resource;
@@ -48,12 +56,16 @@ export class ReconcilePass {
   private dirty = false;
   private gone = false;
 
+  private readonly verified: VerifiedResources;
+  private readonly reads: ReadTogether;
+  private readonly schedule: WaitSchedule;
+
   constructor(
     readonly client: KindClient,
     readonly object: JsonObject,
-    private readonly verified: VerifiedResources,
-    private readonly schedule: WaitSchedule,
+    memory: PassMemory,
   ) {
+    ({ verified: this.verified, reads: this.reads, schedule: this.schedule } = memory);
     this.meta = metaOf(object);
     this.generation = this.meta.generation ?? 1;
     this.owner = { uid: this.meta.uid, namespace: this.meta.namespace, name: this.meta.name, kind: client.kind, adopt: adoptionOf(object) === 'capo' };
@@ -141,18 +153,21 @@ export class ReconcilePass {
   ): Promise<Ensured<Resource>> {
     const cached = this.verified.get<Resource>(this.meta.uid, role, input.recordedId, this.generation);
     if (cached) return { resource: cached, ready: true };
+    const owner = input.owner ?? this.owner;
     const result = await ensure(actuator, {
       recordedId: input.recordedId,
       desired: input.desired,
-      owner: input.owner ?? this.owner,
+      owner,
       ifGone: input.ifGone,
       record: (id) => this.record((status) => input.record(status, id)),
+      read: (id) => this.reads.read(actuator, { id, ownerUid: owner.uid }),
     });
     if (!result.ready) {
       this.waits.push(waitingOf(result));
       return { resource: result.resource, ready: false, found: result.found };
     }
-    this.verified.set(this.meta.uid, role, result.resource.id, this.generation, result.resource);
+    const readAlong = actuator.readMany && { group: actuator.readMany.group, tagOwnerUid: owner.uid };
+    this.verified.set(this.meta, role, result.resource.id, this.generation, result.resource, readAlong);
     return { resource: result.resource, ready: true, found: result.found };
   }
 
@@ -163,7 +178,7 @@ export class ReconcilePass {
    * suffices. A resync or a spec change reads it like any other.
    */
   trust(role: string, resource: { id: string }): void {
-    this.verified.set(this.meta.uid, role, resource.id, this.generation, resource);
+    this.verified.set(this.meta, role, resource.id, this.generation, resource);
   }
 
   /** Forgets what was verified for one role, after a change that makes the memory stale (e.g. a child of a load balancer). */

@@ -2,18 +2,40 @@
  * Resources this process has seen ready recently, so a reconcile pass does
  * not read again what the previous pass (seconds ago) just read: while a
  * cluster's load balancer builds, every pass would otherwise re-read the
- * network, subnet, router and security groups. An entry lasts until the
- * object's resync period, which keeps the promise of one GET per owned
- * resource per resync, and is bound to the object's generation so a spec
- * change re-reads and re-applies everything. A restart starts empty, so
- * crash recovery always reads the cloud.
+ * network, subnet, router and security groups. An entry lasts until its
+ * object's next resync is due (resync-grid.ts), which keeps the promise of
+ * one read per owned resource per resync, and is bound to the object's
+ * generation so a spec change re-reads and re-applies everything. A restart
+ * starts empty, so crash recovery always reads the cloud.
+ *
+ * Entries also name the group their resource can be read in together with
+ * others (read-together.ts), which asks here for the ones to read along.
  */
+import type { ReadTarget } from './resource/actuator.js';
+import type { ResyncGrid } from './resync-grid.js';
+
+/** The object a verified resource belongs to. */
+export interface VerifiedOwner {
+  uid: string;
+  namespace: string;
+}
+
+interface Entry {
+  id: string;
+  /** Of the object whose owner tag the resource carries, for a read by tag. */
+  tagOwnerUid: string;
+  generation: number;
+  expiresAt: number;
+  resource: unknown;
+  group: string | undefined;
+}
+
 export class VerifiedResources {
-  private readonly entries = new Map<string, { id: string; generation: number; expiresAt: number; resource: unknown }>();
+  private readonly entries = new Map<string, Entry>();
 
   constructor(
-    private readonly ttlMs: number,
-    private readonly now: () => number = Date.now,
+    private readonly grid: ResyncGrid,
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   get<Resource>(ownerUid: string, role: string, id: string | undefined, generation: number): Resource | undefined {
@@ -28,8 +50,23 @@ export class VerifiedResources {
     return entry.resource as Resource;
   }
 
-  set(ownerUid: string, role: string, id: string, generation: number, resource: unknown): void {
-    this.entries.set(`${ownerUid}/${role}`, { id, generation, expiresAt: this.now() + this.ttlMs, resource });
+  /** `readAlong`: the group one list call can read this resource in (ReadTogether), and the owner it is tagged for. */
+  set(owner: VerifiedOwner, role: string, id: string, generation: number, resource: unknown, readAlong?: { group: string; tagOwnerUid: string }): void {
+    const expiresAt = this.grid.next(owner.namespace, this.now());
+    this.entries.set(`${owner.uid}/${role}`, { id, generation, expiresAt, resource, group: readAlong?.group, tagOwnerUid: readAlong?.tagOwnerUid ?? owner.uid });
+  }
+
+  /**
+   * Up to `limit` resources of `group` other than `exceptId` whose
+   * verification runs out within `withinMs`, the earliest first: the resyncs
+   * due about now will read them.
+   */
+  companions(group: string, exceptId: string, withinMs: number, limit: number): ReadTarget[] {
+    const until = this.now() + withinMs;
+    const found: Entry[] = [];
+    for (const entry of this.entries.values()) if (entry.group === group && entry.id !== exceptId && entry.expiresAt <= until) found.push(entry);
+    found.sort((a, b) => a.expiresAt - b.expiresAt);
+    return found.slice(0, limit).map(({ id, tagOwnerUid }) => ({ id, ownerUid: tagOwnerUid }));
   }
 
   /** The object's generation moved from `from` to `to` by a change that alters nothing already verified (the reconciler's own spec write). */

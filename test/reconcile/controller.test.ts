@@ -297,19 +297,30 @@ describe('Controller outcomes', () => {
     await until(() => recorder.count('broken') === 2);
   });
 
-  it('resyncs every key periodically after success, with at most 20% jitter', async () => {
+  it('resyncs the keys of a namespace together, once a period, at least half a period after their success', async () => {
     await create('a');
     await create('b');
+    await storage.create(`${prefix}other/c`, { metadata: { name: 'c', namespace: 'other', generation: 1 }, spec: {} });
     const recorder = new Recorder();
-    start(recorder, { resyncPeriodMs: 1000 });
-    await until(() => recorder.log.length === 2);
-    await advance(900);
-    expect(recorder.log).toHaveLength(2);
-    await advance(400);
-    expect(recorder.log.slice(2).sort()).toEqual(['a', 'b']);
-    await advance(1200);
-    expect(recorder.count('a')).toBe(3);
-    expect(recorder.count('b')).toBe(3);
+    start(recorder, { resyncPeriodMs: 1000, workers: 3 });
+    await until(() => recorder.log.length === 3);
+    const first = () => recorder.log.slice(3);
+    // Nothing before half a period.
+    await advance(490);
+    expect(first()).toEqual([]);
+    // The first round of each namespace comes within the next period, a and b at the same instant.
+    const seenAt = new Map<string, number>();
+    for (let elapsed = 0; elapsed <= 1010 && seenAt.size < 3; elapsed += 10) {
+      await advance(10);
+      for (const name of first()) if (!seenAt.has(name)) seenAt.set(name, elapsed);
+    }
+    expect([...seenAt.keys()].sort()).toEqual(['a', 'b', 'c']);
+    expect(seenAt.get('a')).toBe(seenAt.get('b'));
+    // Then once a period: five more rounds in five periods.
+    await advance(5000);
+    expect(recorder.count('a')).toBeGreaterThanOrEqual(6);
+    expect(recorder.count('a')).toBeLessThanOrEqual(7);
+    expect(recorder.count('b')).toBe(recorder.count('a'));
   });
 
   it('polls again after requeueAfterMs without counting a failure', async () => {

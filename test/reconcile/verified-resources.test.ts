@@ -1,27 +1,56 @@
-/** What a pass may take from memory: same ID, same generation, within the resync period. */
+/** What a pass may take from memory: same ID, same generation, until the object's resync; and what to read along with a resource. */
 import { describe, expect, it } from 'vitest';
+import { ResyncGrid } from '../../src/reconcile/resync-grid.js';
 import { VerifiedResources } from '../../src/reconcile/verified-resources.js';
 
+const a = { uid: 'a', namespace: 'default' };
+const b = { uid: 'b', namespace: 'default' };
+
 describe('VerifiedResources', () => {
-  it('answers only for the same ID and generation before the period ends', () => {
+  it('answers only for the same ID and generation, until the object\'s resync is due', () => {
     let now = 0;
-    const verified = new VerifiedResources(60_000, () => now);
-    verified.set('uid', 'network', 'n1', 3, { id: 'n1' });
-    expect(verified.get('uid', 'network', 'n1', 3)).toEqual({ id: 'n1' });
-    expect(verified.get('uid', 'network', undefined, 3)).toBeUndefined();
-    expect(verified.get('uid', 'network', 'n2', 3)).toBeUndefined();
-    verified.set('uid', 'network', 'n1', 3, { id: 'n1' });
-    expect(verified.get('uid', 'network', 'n1', 4)).toBeUndefined();
-    verified.set('uid', 'network', 'n1', 3, { id: 'n1' });
-    now += 60_000;
-    expect(verified.get('uid', 'network', 'n1', 3)).toBeUndefined();
+    const grid = new ResyncGrid(60_000, () => now);
+    const verified = new VerifiedResources(grid, () => now);
+    const resyncAt = grid.next('default');
+    verified.set(a, 'network', 'n1', 3, { id: 'n1' });
+    expect(verified.get('a', 'network', 'n1', 3)).toEqual({ id: 'n1' });
+    expect(verified.get('a', 'network', undefined, 3)).toBeUndefined();
+    expect(verified.get('a', 'network', 'n2', 3)).toBeUndefined();
+    verified.set(a, 'network', 'n1', 3, { id: 'n1' });
+    expect(verified.get('a', 'network', 'n1', 4)).toBeUndefined();
+    verified.set(a, 'network', 'n1', 3, { id: 'n1' });
+    now = resyncAt - 1;
+    expect(verified.get('a', 'network', 'n1', 3)).toEqual({ id: 'n1' });
+    now = resyncAt;
+    expect(verified.get('a', 'network', 'n1', 3)).toBeUndefined();
+  });
+
+  it('names the resources of a group due within a window, the earliest first, with the owner their tag is for', () => {
+    let now = 0;
+    const grid = new ResyncGrid(60_000, () => now);
+    const verified = new VerifiedResources(grid, () => now);
+    const group = { group: 'ports', tagOwnerUid: 'server-a' };
+    verified.set(a, 'port', 'p1', 1, {}, group);
+    const firstResync = grid.next('default');
+    now = firstResync;
+    // Verified at the first resync, so due a period later.
+    verified.set(b, 'port', 'p2', 1, {}, { group: 'ports', tagOwnerUid: 'server-b' });
+    verified.set(b, 'network', 'n1', 1, {});
+    verified.set(b, 'subnet', 's1', 1, {}, { group: 'subnets', tagOwnerUid: 'b' });
+    expect(verified.companions('ports', 'p9', 0, 10)).toEqual([{ id: 'p1', ownerUid: 'server-a' }]);
+    expect(verified.companions('ports', 'p9', 60_000, 10)).toEqual([
+      { id: 'p1', ownerUid: 'server-a' },
+      { id: 'p2', ownerUid: 'server-b' },
+    ]);
+    expect(verified.companions('ports', 'p9', 60_000, 1)).toEqual([{ id: 'p1', ownerUid: 'server-a' }]);
+    expect(verified.companions('ports', 'p1', 60_000, 10)).toEqual([{ id: 'p2', ownerUid: 'server-b' }]);
   });
 
   it('carries an object\'s entries of one generation over to the next', () => {
-    const verified = new VerifiedResources(60_000);
-    verified.set('a', 'network', 'n1', 1, { id: 'n1' });
-    verified.set('a', 'subnet', 's1', 2, { id: 's1' });
-    verified.set('b', 'network', 'n2', 1, { id: 'n2' });
+    const verified = new VerifiedResources(new ResyncGrid(60_000));
+    verified.set(a, 'network', 'n1', 1, { id: 'n1' });
+    verified.set(a, 'subnet', 's1', 2, { id: 's1' });
+    verified.set(b, 'network', 'n2', 1, { id: 'n2' });
     verified.carryOver('a', 1, 2);
     expect(verified.get('a', 'network', 'n1', 2)).toEqual({ id: 'n1' });
     expect(verified.get('a', 'subnet', 's1', 2)).toEqual({ id: 's1' });
@@ -29,10 +58,10 @@ describe('VerifiedResources', () => {
   });
 
   it('forgets one role, or everything of an object', () => {
-    const verified = new VerifiedResources(60_000);
-    verified.set('a', 'network', 'n1', 1, {});
-    verified.set('a', 'subnet', 's1', 1, {});
-    verified.set('b', 'network', 'n2', 1, {});
+    const verified = new VerifiedResources(new ResyncGrid(60_000));
+    verified.set(a, 'network', 'n1', 1, {});
+    verified.set(a, 'subnet', 's1', 1, {});
+    verified.set(b, 'network', 'n2', 1, {});
     verified.invalidate('a', 'network');
     expect(verified.get('a', 'network', 'n1', 1)).toBeUndefined();
     expect(verified.get('a', 'subnet', 's1', 1)).toBeDefined();

@@ -33,6 +33,7 @@ export type {
   AllocationPool,
   CreateSecurityGroupRule,
   FloatingIp,
+  IdFilters,
   Network,
   Port,
   Router,

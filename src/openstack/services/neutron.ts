@@ -171,7 +171,12 @@ const quotaUsageSchema = z.looseObject({ limit: z.number(), used: z.number(), re
 /** Per resource (`network`, `port`, `security_group`, `floatingip`, …); a limit of -1 means unlimited. */
 export type NeutronQuotaUsage = z.infer<typeof quotaUsageSchema>;
 
-export interface NetworkFilters extends TagFilters {
+/** Resources with any of these IDs (Neutron ORs the values of a repeated filter): many known resources in one call. */
+export interface IdFilters extends TagFilters {
+  id?: readonly string[];
+}
+
+export interface NetworkFilters extends IdFilters {
   name?: string;
   /** Only external (true) or only internal (false) networks. */
   'router:external'?: boolean;
@@ -189,7 +194,7 @@ export interface CreateNetwork {
 
 export type UpdateNetwork = Omit<CreateNetwork, 'tags'>;
 
-export interface SubnetFilters extends TagFilters {
+export interface SubnetFilters extends IdFilters {
   network_id?: string;
   name?: string;
   cidr?: string;
@@ -218,7 +223,7 @@ export interface CreateSubnet {
 
 export type UpdateSubnet = Partial<Omit<CreateSubnet, 'network_id' | 'cidr' | 'ip_version' | 'tags'>>;
 
-export interface RouterFilters extends TagFilters {
+export interface RouterFilters extends IdFilters {
   name?: string;
   project_id?: string;
 }
@@ -254,7 +259,7 @@ export interface FixedIpFilter {
   subnet_id?: string;
 }
 
-export interface PortFilters extends TagFilters {
+export interface PortFilters extends IdFilters {
   name?: string;
   network_id?: string;
   device_id?: string;
@@ -299,7 +304,7 @@ export interface CreatePort {
 
 export type UpdatePort = Partial<Omit<CreatePort, 'network_id' | 'tags'>>;
 
-export interface SecurityGroupFilters extends TagFilters {
+export interface SecurityGroupFilters extends IdFilters {
   name?: string;
   project_id?: string;
 }
@@ -335,7 +340,7 @@ export interface CreateSecurityGroupRule {
   description?: string;
 }
 
-export interface FloatingIpFilters extends TagFilters {
+export interface FloatingIpFilters extends IdFilters {
   floating_ip_address?: string;
   floating_network_id?: string;
   port_id?: string;
@@ -415,7 +420,7 @@ export class NeutronClient {
   }
 
   async listNetworks(filters: NetworkFilters = {}): Promise<Network[]> {
-    const query = { ...pick(filters, ['name', 'router:external', 'project_id']), ...tagQuery('network', filters) };
+    const query = { ...pick(filters, ['id', 'name', 'router:external', 'project_id']), ...tagQuery('network', filters) };
     return this.calls.list('/v2.0/networks', networkList, { query });
   }
 
@@ -442,7 +447,7 @@ export class NeutronClient {
   }
 
   async listSubnets(filters: SubnetFilters = {}): Promise<Subnet[]> {
-    const query = { ...pick(filters, ['network_id', 'name', 'cidr', 'ip_version', 'project_id']), ...tagQuery('network', filters) };
+    const query = { ...pick(filters, ['id', 'network_id', 'name', 'cidr', 'ip_version', 'project_id']), ...tagQuery('network', filters) };
     return this.calls.list('/v2.0/subnets', subnetList, { query });
   }
 
@@ -463,7 +468,7 @@ export class NeutronClient {
   }
 
   async listRouters(filters: RouterFilters = {}): Promise<Router[]> {
-    const query = { ...pick(filters, ['name', 'project_id']), ...tagQuery('network', filters) };
+    const query = { ...pick(filters, ['id', 'name', 'project_id']), ...tagQuery('network', filters) };
     return this.calls.list('/v2.0/routers', routerList, { query });
   }
 
@@ -499,7 +504,7 @@ export class NeutronClient {
   }
 
   async listPorts(filters: PortFilters = {}): Promise<Port[]> {
-    const query: Query = { ...pick(filters, ['name', 'network_id', 'device_id', 'device_owner', 'security_groups', 'project_id']), ...tagQuery('network', filters) };
+    const query: Query = { ...pick(filters, ['id', 'name', 'network_id', 'device_id', 'device_owner', 'security_groups', 'project_id']), ...tagQuery('network', filters) };
     if (filters.fixed_ips !== undefined && filters.fixed_ips.length > 0) {
       query.fixed_ips = filters.fixed_ips.flatMap((entry) => Object.entries(entry).filter(([, value]) => value !== undefined).map(([key, value]) => `${key}=${value}`));
     }
@@ -523,7 +528,7 @@ export class NeutronClient {
   }
 
   async listSecurityGroups(filters: SecurityGroupFilters = {}): Promise<SecurityGroup[]> {
-    const query = { ...pick(filters, ['name', 'project_id']), ...tagQuery('network', filters) };
+    const query = { ...pick(filters, ['id', 'name', 'project_id']), ...tagQuery('network', filters) };
     return this.calls.list('/v2.0/security-groups', securityGroupList, { query });
   }
 
@@ -565,7 +570,7 @@ export class NeutronClient {
   }
 
   async listFloatingIps(filters: FloatingIpFilters = {}): Promise<FloatingIp[]> {
-    const query = { ...pick(filters, ['floating_ip_address', 'floating_network_id', 'port_id', 'router_id', 'description', 'project_id']), ...tagQuery('network', filters) };
+    const query = { ...pick(filters, ['id', 'floating_ip_address', 'floating_network_id', 'port_id', 'router_id', 'description', 'project_id']), ...tagQuery('network', filters) };
     return this.calls.list('/v2.0/floatingips', floatingIpList, { query });
   }
 

@@ -40,7 +40,7 @@ export function openStackClusterReconciler(deps: ReconcilerDeps): Reconcile {
     const stop = await prepare(deps, deps.clusters, object, clusterFinalizer, gate.open ? undefined : () => closedGate(deps.clusters, object, gate));
     if (stop) return stop;
 
-    const pass = new ReconcilePass(deps.clusters, object, deps.verified, deps.schedule);
+    const pass = new ReconcilePass(deps.clusters, object, deps);
     pass.observe((status) => setPaused(status, pass.generation, gate));
     let error: unknown;
     try {

@@ -75,7 +75,7 @@ export function orcImageReconciler(deps: ReconcilerDeps, images: KindClient): Re
     if (!object) return {};
     const stop = await prepare(deps, images, object, imageFinalizer, undefined);
     if (stop) return stop;
-    const pass = new ReconcilePass(images, object, deps.verified, deps.schedule);
+    const pass = new ReconcilePass(images, object, deps);
     const spec = object.spec as ImageSpec;
     let error: unknown;
     try {

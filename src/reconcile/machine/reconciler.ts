@@ -56,7 +56,7 @@ export function openStackMachineReconciler(deps: ReconcilerDeps): Reconcile {
     const gate = await clusterGate(deps.source, object);
     const stop = await prepare(deps, deps.machines, object, machineFinalizer, gate.open ? undefined : () => closedGate(deps.machines, object, gate));
     if (stop) return stop;
-    const pass = new ReconcilePass(deps.machines, object, deps.verified, deps.schedule);
+    const pass = new ReconcilePass(deps.machines, object, deps);
     pass.observe((status) => setPaused(status, pass.generation, gate));
     const clusterName = ownerClusterName(object) ?? '';
     const infraName = gate.open ? (gate.cluster.infrastructureRef?.name ?? clusterName) : clusterName;

@@ -92,7 +92,7 @@ export function floatingIpPoolReconciler(deps: ReconcilerDeps, pools: KindClient
     if (!object) return {};
     const stop = await prepare(deps, pools, object, poolFinalizer, undefined);
     if (stop) return stop;
-    const pass = new ReconcilePass(pools, object, deps.verified, deps.schedule);
+    const pass = new ReconcilePass(pools, object, deps);
     const spec = object.spec as PoolSpec;
     let error: unknown;
     try {

@@ -89,6 +89,8 @@ export interface ResourceActuator<Desired extends { name: string }, Resource ext
   /** Idempotent follow-up steps, run on every ensure once the resource exists. */
   postCreate?(resource: Resource, desired: Desired, owner: Owner): Promise<Progress>;
   readiness(resource: Resource): Readiness;
+  /** Reads many resources of this kind in one call, where OpenStack can (see read-together.ts). */
+  readMany?: ReadMany<Resource>;
   /**
    * Done once OpenStack no longer has the resource; waiting while an
    * asynchronous delete runs (on the next pass the engine reads the resource
@@ -102,6 +104,32 @@ export interface ResourceActuator<Desired extends { name: string }, Resource ext
    */
   blockers?(resource: Resource): Promise<string[]>;
   describe(resource: Resource): ResourceDescription;
+}
+
+/** A resource to read along with another: its ID and the uid of the object owning it (whose owner tag it carries). */
+export interface ReadTarget {
+  id: string;
+  ownerUid: string;
+}
+
+export interface ReadMany<Resource> {
+  /** What one call can answer for (one kind on one cloud, below one parent): only targets of one group are read together. */
+  group: string;
+  /** One call for the targets (at most readTogetherLimit); what it has beyond them is ignored, what it lacks is not vouched for. */
+  read(targets: readonly ReadTarget[]): Promise<Resource[]>;
+}
+
+const clientNumbers = new WeakMap<object, number>();
+let clientsNumbered = 0;
+
+/** A read group: `kind` as `client` (one per cloud connection) serves it. */
+export function readGroup(client: object, kind: string): string {
+  let number = clientNumbers.get(client);
+  if (number === undefined) {
+    number = ++clientsNumbered;
+    clientNumbers.set(client, number);
+  }
+  return `${number}/${kind}`;
 }
 
 /** For getById: a read that answers 404 means the resource is gone, not that the reconcile failed. */
@@ -129,13 +157,18 @@ const ownerTagPrefix = `${tagPrefix}owner=`;
  * clusters with the same namespace/name from adopting each other's resources.
  */
 export function ownerTag(owner: Owner): string {
-  const tag = `${ownerTagPrefix}${owner.uid}`;
+  const tag = ownerTagOf(owner.uid);
   if (owner.uid === '' || /[,/]/.test(owner.uid) || tag.length > maxTagLength) {
     throw new TerminalError(
       `${owner.kind} ${owner.namespace}/${owner.name}: uid "${owner.uid}" cannot form an owner tag (at most ${maxTagLength} characters, without "/" or ",")`,
     );
   }
   return tag;
+}
+
+/** The owner tag for an object's uid, unchecked: for reading what ownerTag tagged. */
+export function ownerTagOf(uid: string): string {
+  return `${ownerTagPrefix}${uid}`;
 }
 
 /**

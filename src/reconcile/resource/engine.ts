@@ -79,7 +79,7 @@ export class ResourceTerminalError extends TerminalError {
   }
 }
 
-export interface EnsureInput<Desired> {
+export interface EnsureInput<Desired, Resource> {
   recordedId: string | undefined;
   desired: Desired;
   owner: Owner;
@@ -92,6 +92,8 @@ export interface EnsureInput<Desired> {
    * decide on (a server with data on it).
    */
   ifGone?: 'recreate' | 'fail';
+  /** Reads the recorded resource instead of actuator.getById (with others, see read-together.ts); undefined when it is gone. */
+  read?: (id: string) => Promise<Resource | undefined>;
 }
 
 export type Found = 'recorded' | 'adopted' | 'created';
@@ -105,14 +107,14 @@ export type Ensured<Resource> = {
 
 export async function ensure<Desired extends { name: string }, Resource extends { id: string }>(
   actuator: ResourceActuator<Desired, Resource>,
-  input: EnsureInput<Desired>,
+  input: EnsureInput<Desired, Resource>,
 ): Promise<Ensured<Resource>> {
   const { recordedId, desired, owner } = input;
   let resource: Resource | undefined;
   let found: Found = 'recorded';
   let goneId: string | undefined;
   if (recordedId !== undefined) {
-    resource = await actuator.getById(recordedId);
+    resource = await (input.read ? input.read(recordedId) : actuator.getById(recordedId));
     if (resource === undefined) {
       if (input.ifGone === 'fail') {
         throw new ResourceTerminalError('Gone', actuator.kind, [recordedId], `${actuator.kind} ${recordedId}, recorded in status, no longer exists in OpenStack`);

@@ -10,7 +10,7 @@
  */
 import type { FloatingIp, NeutronClient, UpdateFloatingIp } from '../../openstack/index.js';
 import { absentOn404, carriesOwnerTag, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, ensureOwnerTags, tagCreated, withoutOwnerMark, withOwnerMark } from './neutron.js';
+import { adoptableOf, ensureOwnerTags, readById, tagCreated, withoutOwnerMark, withOwnerMark } from './neutron.js';
 
 export interface FloatingIpDesired {
   /** Stored in the description; the adoption lookup filters on description + owner tag. */
@@ -34,6 +34,7 @@ export function floatingIpActuator(neutron: NeutronClient): ResourceActuator<Flo
   return {
     kind: 'floating IP',
     getById: (id) => absentOn404(neutron.getFloatingIp(id)),
+    readMany: readById(neutron, 'floating IP', (filters) => neutron.listFloatingIps(filters)),
     // The description (name plus owner mark) is exact, so one filtered list finds ours, tagged or not.
     async findAdoptable(name, owner, desired) {
       const ours = await adoptableOf(neutron.listFloatingIps({ description: withOwnerMark(name, owner) }), owner);

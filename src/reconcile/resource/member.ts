@@ -5,7 +5,7 @@
  * port: a machine whose address changed gets a new member, never a stale one.
  */
 import { isNotFound, type Member, type OctaviaClient } from '../../openstack/index.js';
-import { absentOn404, type ResourceActuator } from './actuator.js';
+import { absentOn404, readGroup, type ResourceActuator } from './actuator.js';
 import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, loadBalancerOfPool, octaviaRequeueMs, provisioningReadiness, waitAfterRefusal } from './octavia.js';
 
 /** Octavia's own field names. */
@@ -28,6 +28,8 @@ export function memberActuator(octavia: OctaviaClient, poolId: string): Resource
   return {
     kind: 'member',
     getById: (id) => absentOn404(octavia.getMember(poolId, id)),
+    // A pool's members are one short list; with the pool gone, each member's own read tells.
+    readMany: { group: readGroup(octavia, `member of ${poolId}`), read: async () => (await absentOn404(octavia.listMembers(poolId))) ?? [] },
     findAdoptable: async (name, owner) => ownedOrCapo((await absentOn404(octavia.listMembers(poolId, { name, ...lookupTags(owner) }))) ?? [], owner),
     async create({ pool_id, loadbalancer_id, tags, ...desired }, owner) {
       if (pool_id !== poolId) throw new Error(`member "${desired.name}" is meant for pool ${pool_id}, but this actuator serves pool ${poolId}`);

@@ -1,7 +1,7 @@
 /** The Neutron network actuator: the first resource a managed cluster creates and the last it deletes. */
 import type { Network, NeutronClient } from '../../openstack/index.js';
 import { absentOn404, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, ensureOwnerTags, portHolders, tagCreated, withOwnerMark } from './neutron.js';
+import { adoptableOf, ensureOwnerTags, portHolders, readById, tagCreated, withOwnerMark } from './neutron.js';
 
 /** Neutron's own field names, so the create body is the desired state as is. */
 export interface NetworkDesired {
@@ -19,6 +19,7 @@ export function networkActuator(neutron: NeutronClient): ResourceActuator<Networ
   return {
     kind: 'network',
     getById: (id) => absentOn404(neutron.getNetwork(id)),
+    readMany: readById(neutron, 'network', (filters) => neutron.listNetworks(filters)),
     findAdoptable: (name, owner) => adoptableOf(neutron.listNetworks({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);

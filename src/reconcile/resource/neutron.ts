@@ -5,8 +5,8 @@
  * the form Neutron answers with.
  */
 import { isIPv6 } from 'node:net';
-import type { NeutronClient, Port, TaggableResource } from '../../openstack/index.js';
-import { carriesOwnerTag, ownOrAdoptable, ownerTag, ownerTags, type Owner, type Progress } from './actuator.js';
+import type { IdFilters, NeutronClient, Port, TaggableResource } from '../../openstack/index.js';
+import { carriesOwnerTag, ownOrAdoptable, ownerTag, ownerTags, readGroup, type Owner, type Progress, type ReadMany } from './actuator.js';
 
 interface Tagged {
   id: string;
@@ -43,6 +43,11 @@ export async function ensureOwnerTags(
 }
 
 /** DHCP ports belong to the network and go with it, so they never block a delete. */
+/** Neutron resources of one kind by ID, many in one list (`?id=a&id=b`), which answers exactly: missing means gone. */
+export function readById<Resource>(neutron: NeutronClient, kind: string, list: (filters: IdFilters) => Promise<Resource[]>): ReadMany<Resource> {
+  return { group: readGroup(neutron, kind), read: (targets) => list({ id: targets.map((target) => target.id) }) };
+}
+
 export function portHolders(ports: readonly Port[]): string[] {
   return ports
     .filter((port) => port.device_owner !== 'network:dhcp')

@@ -6,7 +6,7 @@
 import type { NeutronClient, Port } from '../../openstack/index.js';
 import { TerminalError } from '../controller.js';
 import { absentOn404, maxTagLength, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, ensureOwnerTags, tagCreated, withOwnerMark } from './neutron.js';
+import { adoptableOf, ensureOwnerTags, readById, tagCreated, withOwnerMark } from './neutron.js';
 
 /** Neutron's own field names, so the create body is the desired state without the tags. */
 export interface PortDesired {
@@ -32,6 +32,7 @@ export function portActuator(neutron: NeutronClient): ResourceActuator<PortDesir
   return {
     kind: 'port',
     getById: (id) => absentOn404(neutron.getPort(id)),
+    readMany: readById(neutron, 'port', (filters) => neutron.listPorts(filters)),
     findAdoptable: (name, owner) => adoptableOf(neutron.listPorts({ name }), owner),
     async create(desired, owner) {
       const { tags: extra = [], ...port } = desired;

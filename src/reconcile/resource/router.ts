@@ -4,7 +4,7 @@
  */
 import { OpenStackError, type NeutronClient, type Port, type Router } from '../../openstack/index.js';
 import { absentOn404, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, canonicalAddress, ensureOwnerTags, tagCreated, withOwnerMark } from './neutron.js';
+import { adoptableOf, canonicalAddress, ensureOwnerTags, readById, tagCreated, withOwnerMark } from './neutron.js';
 
 export interface RouterDesired {
   name: string;
@@ -58,6 +58,7 @@ export function routerActuator(neutron: NeutronClient): ResourceActuator<RouterD
   return {
     kind: 'router',
     getById: (id) => absentOn404(neutron.getRouter(id)),
+    readMany: readById(neutron, 'router', (filters) => neutron.listRouters(filters)),
     findAdoptable: (name, owner) => adoptableOf(neutron.listRouters({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);

@@ -12,7 +12,7 @@
 import type { SecurityGroupRuleDesired } from '../../capo/security-group-rules.js';
 import type { CreateSecurityGroupRule, NeutronClient, SecurityGroup, SecurityGroupRule } from '../../openstack/index.js';
 import { absentOn404, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, canonicalAddress, ensureOwnerTags, portHolders, tagCreated, withOwnerMark } from './neutron.js';
+import { adoptableOf, canonicalAddress, ensureOwnerTags, portHolders, readById, tagCreated, withOwnerMark } from './neutron.js';
 
 /** As `remote_group_id`: the group the rule belongs to, whose ID is unknown until it exists. */
 export const sameGroup = 'self';
@@ -50,6 +50,7 @@ export function securityGroupActuator(neutron: NeutronClient): ResourceActuator<
   return {
     kind: 'security group',
     getById: (id) => absentOn404(neutron.getSecurityGroup(id)),
+    readMany: readById(neutron, 'security group', (filters) => neutron.listSecurityGroups(filters)),
     findAdoptable: (name, owner) => adoptableOf(neutron.listSecurityGroups({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);

@@ -5,7 +5,7 @@
  */
 import type { BlockDeviceMapping, CreateServer, NovaClient, SchedulerHints, Server } from '../../openstack/index.js';
 import { TerminalError } from '../controller.js';
-import { absentOn404, carriesOwnerTag, ownOrAdoptable, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
+import { absentOn404, carriesOwnerTag, ownOrAdoptable, ownerTag, ownerTagOf, ownerTags, readGroup, type ResourceActuator } from './actuator.js';
 
 /** Nova's create fields where they map one to one; the references are resolved to IDs by the caller. */
 export interface ServerDesired {
@@ -49,6 +49,8 @@ export function serverActuator(nova: NovaClient): ResourceActuator<ServerDesired
   return {
     kind: 'server',
     getById: (id) => absentOn404(nova.getServer(id)),
+    // Nova lists by ID for admins only; each server carries its owner's tag, so a list of any of those tags finds them all.
+    readMany: { group: readGroup(nova, 'server'), read: (targets) => nova.listServers({ 'tags-any': targets.map((target) => ownerTagOf(target.ownerUid)) }) },
     findAdoptable: async (name, owner) =>
       ownOrAdoptable(
         await nova.findServersByName(name, owner.adopt ? {} : { tags: [ownerTag(owner)] }),

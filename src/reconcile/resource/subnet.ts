@@ -1,7 +1,7 @@
 /** The Neutron subnet actuator. Subnets have no status: one that exists is ready. */
 import type { AllocationPool, NeutronClient, Subnet } from '../../openstack/index.js';
 import { absentOn404, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, ensureOwnerTags, portHolders, tagCreated, withOwnerMark } from './neutron.js';
+import { adoptableOf, ensureOwnerTags, portHolders, readById, tagCreated, withOwnerMark } from './neutron.js';
 
 /** Neutron's own field names, so the create body is the desired state as is. */
 export interface SubnetDesired {
@@ -20,6 +20,7 @@ export function subnetActuator(neutron: NeutronClient): ResourceActuator<SubnetD
   return {
     kind: 'subnet',
     getById: (id) => absentOn404(neutron.getSubnet(id)),
+    readMany: readById(neutron, 'subnet', (filters) => neutron.listSubnets(filters)),
     findAdoptable: (name, owner) => adoptableOf(neutron.listSubnets({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);

@@ -87,7 +87,7 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
     };
     const stop = await prepare(deps, deps.servers, object, serverFinalizer, paused ? closed : undefined);
     if (stop) return stop;
-    const pass = new ReconcilePass(deps.servers, object, deps.verified, deps.schedule);
+    const pass = new ReconcilePass(deps.servers, object, deps);
     let error: unknown;
     let result: ReconcileResult = {};
     try {

@@ -42,7 +42,7 @@ export function openStackMachineTemplateReconciler(deps: ReconcilerDeps): Reconc
     const gate = await clusterGate(deps.source, object);
     // Without an owner Cluster (a ClusterClass's template, or one applied ahead of its Cluster) there is nothing to report.
     if (!gate.open && gate.reason === 'WaitingForCluster') return {};
-    const pass = new ReconcilePass(templates, object, deps.verified, deps.schedule);
+    const pass = new ReconcilePass(templates, object, deps);
     pass.observe((status) => setPaused(status, pass.generation, gate));
     if (!gate.open) return pass.finish(undefined, { type: 'Ready', reason: 'OpenStackError' });
 

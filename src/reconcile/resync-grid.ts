@@ -1,0 +1,54 @@
+/**
+ * When objects resync, and so how long what a pass verified may be trusted.
+ *
+ * The objects of one namespace (in practice one workload cluster: its
+ * OpenStackCluster, machines and servers) resync together, on a grid of
+ * instants one period apart whose phase comes from the namespace's name: a
+ * key's next resync is the first instant of its namespace's grid at least
+ * half a period after its last success. Together, one list call can verify
+ * the resources of many objects (read-together.ts) instead of one GET each;
+ * spread by namespace, clusters still do not all resync in one burst.
+ * client-go's informers resync all their objects at once too; ORC spreads
+ * each key by jitter, which leaves nothing to read together.
+ *
+ * A resource a pass verified is trusted until the instant its object's
+ * resync is due, so every resync reads again what it owns: once per period.
+ */
+import { createHash } from 'node:crypto';
+
+export class ResyncGrid {
+  constructor(
+    readonly periodMs: number,
+    /** Monotonic: the grid only has to hold within this process, where its reconcilers run. */
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    if (!(periodMs >= 0)) throw new Error(`resync period must not be negative, got ${periodMs}`);
+  }
+
+  /** The first instant of `namespace`'s grid at least half a period after `from` (default now); `from` itself with a period of 0. */
+  next(namespace: string, from = this.now()): number {
+    // Without resync, nothing verified is trusted past its own pass.
+    if (this.periodMs === 0) return from;
+    const phase = phaseOf(namespace) * this.periodMs;
+    const earliest = from + this.periodMs / 2;
+    return phase + Math.ceil((earliest - phase) / this.periodMs) * this.periodMs;
+  }
+
+  /** How long from now until `namespace`'s next resync. */
+  delay(namespace: string): number {
+    const now = this.now();
+    return this.next(namespace, now) - now;
+  }
+}
+
+/** The namespace of a controller key (`<prefix><namespace>/<name>`, or `<prefix><name>` for a cluster-scoped kind). */
+export function namespaceOfKey(prefix: string, key: string): string {
+  const rest = key.slice(prefix.length);
+  const slash = rest.lastIndexOf('/');
+  return slash < 0 ? '' : rest.slice(0, slash);
+}
+
+/** A hash of the name as a fraction of the period. */
+function phaseOf(namespace: string): number {
+  return createHash('sha256').update(namespace).digest().readUInt32BE(0) / 2 ** 32;
+}
