@@ -37,6 +37,8 @@ export interface Observation {
   nested?: Record<string, string[]>;
   /** Distinct statuses seen while polling, in order. */
   statuses?: string[];
+  /** What the call answered, in words both clouds must agree on (which of the resources asked for a list returned). */
+  answer?: string;
 }
 
 export interface ScenarioRecord {
@@ -96,6 +98,13 @@ export class Recorder {
       this.observations.push({ call, ...(slot.status === undefined ? {} : { status: slot.status }), error: this.observedError(error) });
       return { ok: false, error };
     }
+  }
+
+  /** A call expected to succeed whose answer both clouds must give, as `describe` puts it. */
+  async answer<T>(call: string, run: () => Promise<T>, describe: (value: T) => string): Promise<T> {
+    const value = await this.call(call, run);
+    this.observations.at(-1)!.answer = describe(value);
+    return value;
   }
 
   /**
@@ -257,6 +266,7 @@ export function disagreements(recorded: ScenarioRecord, actual: ScenarioRecord, 
     if (want.statuses !== undefined && !sameList(want.statuses, got.statuses ?? [])) {
       found.push(`${where}: statuses ${listText(got.statuses ?? [])}, real ${listText(want.statuses)}`);
     }
+    if (want.answer !== undefined && got.answer !== want.answer) found.push(`${where}: answered ${got.answer ?? 'nothing'}, real ${want.answer}`);
     if (want.keys !== undefined) found.push(...keyDisagreements(where, want.resource ?? '', want.keys, got.keys, mode));
     for (const [at, keys] of Object.entries(want.nested ?? {})) {
       found.push(...keyDisagreements(`${where} ${at}`, `${want.resource ?? ''}.${at}`, keys, got.nested?.[at], mode));

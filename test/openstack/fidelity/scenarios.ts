@@ -157,6 +157,9 @@ async function untilNotFound(read: () => Promise<unknown>, timeoutMs: number, in
 }
 
 /** A network and one subnet on it; shapes are recorded only where the scenario is about them. */
+/** An ID no resource has. */
+const unknownId = '00000000-0000-4000-8000-000000000000';
+
 async function networkWithSubnet(ctx: Context, label: string, cidr: string, recordShapes = false): Promise<{ network: Network; subnet: Subnet }> {
   const { neutron, rec, cleanup } = ctx;
   const network = await rec.call(`createNetwork(${label})`, () => neutron.createNetwork({ name: ctx.name(label), admin_state_up: true }), recordShapes ? { resource: 'network' } : undefined);
@@ -258,6 +261,12 @@ const port: Scenario = {
     const clash = await rec.attempt('createPort(address in use)', () => neutron.createPort({ ...spec, name: ctx.name('port-clash') }));
     if (clash.ok) cleanup.add(`port ${clash.value.id}`, () => neutron.deletePort(clash.value.id));
     await rec.call('getPort', () => neutron.getPort(created.id), { resource: 'port', nested: ['fixed_ips[0]'] });
+    // Many ports by ID in one list (a repeated filter's values are ORed), as resyncs read them; an unknown ID adds nothing.
+    const second = await rec.call('createPort(second)', () => neutron.createPort({ network_id: network.id, name: ctx.name('port-2') }));
+    cleanup.add(`port ${second.id}`, () => neutron.deletePort(second.id));
+    const named = (ports: { id: string }[]) => ports.map((found) => (found.id === created.id ? 'first' : found.id === second.id ? 'second' : 'another')).sort().join(', ');
+    await rec.answer('listPorts(by id)', () => neutron.listPorts({ id: [created.id, second.id, unknownId] }), named);
+    await rec.call('deletePort(second)', () => neutron.deletePort(second.id));
 
     await rec.attempt('deleteSecurityGroup(in use)', () => neutron.deleteSecurityGroup(group.id));
     await rec.attempt('deleteSubnet(in use)', () => neutron.deleteSubnet(subnet.id));
@@ -312,7 +321,7 @@ const server: Scenario = {
 
     // An id no image has: Nova checks the image before anything is built.
     const missingImage = await rec.attempt('createServer(missing image)', () =>
-      nova.createServer({ name: ctx.name('no-image'), imageRef: '00000000-0000-4000-8000-000000000000', flavorRef: seed.flavorId, networks: 'none' }),
+      nova.createServer({ name: ctx.name('no-image'), imageRef: unknownId, flavorRef: seed.flavorId, networks: 'none' }),
     );
     if (missingImage.ok) cleanup.add(`server ${missingImage.value.id}`, removeServer(missingImage.value.id));
 
@@ -322,6 +331,10 @@ const server: Scenario = {
     cleanup.add(`server ${created.id}`, removeServer(created.id));
     await rec.poll('getServer(until ACTIVE)', () => nova.getServer(created.id), (vm) => vm.status, { ...poll, until: ['ACTIVE', 'ERROR'] });
     await rec.call('getServer', () => nova.getServer(created.id), { resource: 'server', nested: ['addresses.*[0]', 'flavor', 'image', 'security_groups[0]'] });
+    // Servers by any of several tags in one list, as resyncs read them by their owner tags.
+    const tag = ctx.name('owner');
+    await rec.call('addServerTag', () => nova.addServerTag(created.id, tag));
+    await rec.answer('listServers(tags-any)', () => nova.listServers({ 'tags-any': [ctx.name('nobody'), tag] }), (servers) => servers.map((found) => (found.id === created.id ? 'created' : 'another')).join(', '));
     await rec.call('getPort(bound)', () => neutron.getPort(nic.id), { resource: 'port', nested: ['fixed_ips[0]'] });
     await rec.call('deleteServer', () => nova.deleteServer(created.id));
     await rec.untilGone('getServer(until gone)', () => nova.getServer(created.id), poll);
