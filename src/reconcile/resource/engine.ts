@@ -3,7 +3,8 @@
  * lost response or a failed status write at any point leads, on the next
  * reconcile, to the same single resource rather than a duplicate or a leak.
  *
- * Lookup order on every ensure: the ID recorded in status (one GET), then
+ * Lookup order on every ensure: the ID recorded in status (one GET, or a
+ * share of a list read together with other objects' resources), then
  * the owner-tagged name (one list, only when nothing is recorded or the
  * recorded resource is gone), then create. Whatever is found or created is
  * recorded before any further step, so a later failure cannot lose it.
