@@ -128,6 +128,11 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
       if (serverStatus[field] !== undefined) status[field] = structuredClone(serverStatus[field]);
     }
   });
+  const cloud = await deps.clouds.connect(machine.namespace, context.spec.identityRef ?? (openStackCluster.spec as JsonObject).identityRef);
+  // The machine joins its load balancer as soon as its address is known (its port's, before the server boots): the
+  // member's change, one at a time per load balancer, then overlaps the boot instead of following it. Until the API
+  // server runs on the machine, the health monitor keeps the member out of rotation, as it would after the boot.
+  const ingressReady = await reconcileLoadBalancerMembers(context, cloud, serverStatus);
   const instance = findCondition(serverStatus, 'InstanceReady');
   if (serverStatus.ready !== true) {
     const reason = instance?.status === 'False' ? instance.reason : 'InstanceNotReady';
@@ -135,10 +140,8 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
     return;
   }
 
-  const cloud = await deps.clouds.connect(machine.namespace, context.spec.identityRef ?? (openStackCluster.spec as JsonObject).identityRef);
   const instanceID = serverStatus.instanceID as string;
   await publishProviderId(context, instanceID);
-  const ingressReady = await reconcileLoadBalancerMembers(context, cloud, serverStatus);
   await reconcileNodeResources(context, cloud, serverStatus);
   if (!ingressReady) {
     pass.condition({ type: 'Ready', status: 'False', reason: 'APIServerIngressNotReady', message: describeWaits(pass.waiting) });
@@ -245,7 +248,8 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
   if (!lbId || pools.length === 0) return true;
   const address = ((serverStatus.addresses as { type: string; address: string }[] | undefined) ?? []).find((candidate) => candidate.type === 'InternalIP')?.address;
   if (!address) {
-    pass.wait({ waitingFor: 'the server to have an internal address', requeueAfterMs: waitRequeueMs });
+    // A server still being built gets its address with a status change, which brings this machine back anyway.
+    if (serverStatus.ready === true) pass.wait({ waitingFor: 'the server to have an internal address', requeueAfterMs: waitRequeueMs });
     return false;
   }
   let ready = true;

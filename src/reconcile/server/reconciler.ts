@@ -28,7 +28,7 @@ import { clusterNameLabel, pausedAnnotation, setPausedCondition } from '../pause
 import { ReconcilePass, describeWaits, settleAll } from '../reconcile-pass.js';
 import { ResourceTerminalError, remove } from '../resource/engine.js';
 import { portActuator, type PortDesired } from '../resource/port.js';
-import { serverActuator, serverAddresses, type ServerDesired } from '../resource/server.js';
+import { serverActuator, serverAddresses, type MachineAddress, type ServerDesired } from '../resource/server.js';
 import { trunkActuator } from '../resource/trunk.js';
 import { volumeActuator } from '../resource/volume.js';
 import type { Port } from '../../openstack/index.js';
@@ -183,7 +183,7 @@ async function reconcileNormal(context: ServerContext): Promise<void> {
       status.instanceID = id;
     },
   });
-  const addresses = serverAddresses(server.resource);
+  const addresses = withPortAddresses(serverAddresses(server.resource), ports);
   pass.observe((status) => {
     status.instanceID = server.resource.id;
     status.instanceState = server.resource.status;
@@ -200,6 +200,18 @@ async function reconcileNormal(context: ServerContext): Promise<void> {
   } else {
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: describeWaits(pass.waiting) });
   }
+}
+
+/**
+ * Nova reports a server's addresses once its networking is set up, during
+ * the boot; the ports' fixed IPs are the same addresses and are known from
+ * the start. Given early, they let the machine join its load balancer while
+ * the server boots (the member's change then overlaps the boot).
+ */
+function withPortAddresses(addresses: MachineAddress[], ports: Port[]): MachineAddress[] {
+  if (addresses.some((address) => address.type === 'InternalIP')) return addresses;
+  const fixed = ports.flatMap((port) => port.fixed_ips.map((ip): MachineAddress => ({ type: 'InternalIP', address: ip.ip_address })));
+  return [...fixed, ...addresses];
 }
 
 /** Resolves references once; afterwards status.resolved is authoritative. */

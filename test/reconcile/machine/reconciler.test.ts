@@ -1,8 +1,8 @@
 /**
  * The OpenStackMachine reconciler one pass at a time: it waits for the cluster's infrastructure and
- * for bootstrap data, stops while paused, creates its OpenStackServer once and follows it, gives
- * Cluster API the providerID and `provisioned`, and on deletion waits for the server to be gone
- * before it lets go of its finalizer.
+ * for bootstrap data, stops while paused, creates its OpenStackServer once and follows it, joins its
+ * load balancer while the server boots, gives Cluster API the providerID and `provisioned`, and on
+ * deletion waits for the server to be gone before it lets go of its finalizer.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { machineFinalizer } from '../../../src/reconcile/machine/reconciler.js';
@@ -96,5 +96,43 @@ describe('the OpenStackMachine reconciler', () => {
     );
     expect(await steps.get('server', worker)).toBeUndefined();
     expect(steps.cloud.inventory().compute?.servers ?? 0).toBe(0);
+  });
+
+  it('joins the API load balancer while its server boots, with the address of its port', async () => {
+    const controlPlane = 'demo-control-plane-0';
+    await steps.applyObjects(await exampleMachine(steps, controlPlane));
+    await vi.waitFor(
+      async () => {
+        await steps.pass('machine', controlPlane);
+        expect(await steps.get('server', controlPlane)).toBeDefined();
+      },
+      { timeout: 30_000, interval: 20 },
+    );
+    // One server pass: the port, then the server, still BUILD as far as the object knows.
+    await vi.waitFor(
+      async () => {
+        await steps.pass('server', controlPlane);
+        expect(status(await steps.get('server', controlPlane)).instanceID).toBeDefined();
+      },
+      { timeout: 30_000, interval: 20 },
+    );
+    const booting = status(await steps.get('server', controlPlane));
+    expect(booting.ready).toBe(false);
+    expect(booting.addresses).toContainEqual({ type: 'InternalIP', address: expect.any(String) });
+    const before = steps.requests.length;
+    const memberCreates = () => steps.requests.slice(before).filter((line) => /^load-balancer POST \/v2\/lbaas\/pools\/[^/]+\/members /.test(line));
+    await steps.pass('machine', controlPlane);
+    expect(memberCreates()).toHaveLength(1);
+    expect(condition(await steps.get('machine', controlPlane), 'Ready')).toMatchObject({ status: 'False', reason: 'InstanceNotReady' });
+    const ready = await steps.until(
+      [
+        ['machine', controlPlane],
+        ['server', controlPlane],
+      ],
+      isReady,
+      60_000,
+    );
+    expect(condition(ready, 'APIServerIngressReady')).toMatchObject({ status: 'True' });
+    expect(memberCreates()).toHaveLength(1);
   });
 });
