@@ -432,7 +432,10 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
     log('\nBy service and method:');
     log(countTable(['request', 'total', 'per cluster with its machines'], [{ calls, per: 1 }, { calls, per: config.clusters }], byServiceMethod));
     log(`\nOutcomes: ${countBy(calls, (call) => call.outcome).map(([status, count]) => `${status}: ${count}`).join(', ')}`);
-    if (rejected.length > 0) log(`429s by request: ${countBy(rejected, byRequestShape).map(([request, count]) => `${request}: ${count}`).join(', ')}`);
+    const byRequest = (some: Call[]) => countBy(some, byRequestShape).map(([request, count]) => `${request}: ${count}`).join(', ');
+    if (rejected.length > 0) log(`429s by request: ${byRequest(rejected)}`);
+    const conflicts = calls.filter((call) => call.outcome === '409');
+    if (conflicts.length > 0) log(`409s by request: ${byRequest(conflicts)}`);
     log('\nReconcile passes until all Ready:');
     log(table([['controller result', 'passes'], ...passes.map(([key, count]) => [key, String(count)])]));
   } finally {
