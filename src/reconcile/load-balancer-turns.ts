@@ -24,8 +24,13 @@ export class LoadBalancerTurns {
     return undefined;
   }
 
-  /** Octavia refused a change: keep the others off for a settle time. */
-  refused(loadBalancerId: string): void {
+  /**
+   * Octavia refused a change, or accepted one just now: keep the others off
+   * for a settle time from now. The turn counts from when it was taken, but
+   * the change may reach Octavia later (queued behind the cloud's limits), and
+   * the load balancer is busy from then on.
+   */
+  busy(loadBalancerId: string): void {
     this.busyUntil.set(loadBalancerId, this.now() + this.settleMs);
   }
 }

@@ -18,8 +18,19 @@ describe('LoadBalancerTurns', () => {
   it('keeps everyone off for a settle time after Octavia refused a change', () => {
     let now = 0;
     const turns = new LoadBalancerTurns(3_000, () => now);
-    turns.refused('lb1');
+    turns.busy('lb1');
     now += 500;
     expect(turns.take('lb1')).toBe(2_500);
+  });
+
+  it('counts the settle time again from when a change was accepted, which may come well after the turn', () => {
+    let now = 0;
+    const turns = new LoadBalancerTurns(3_000, () => now);
+    expect(turns.take('lb1')).toBeUndefined();
+    // The create waited 2 s behind the cloud's limits before Octavia took it.
+    now += 2_000;
+    turns.busy('lb1');
+    now += 1_500;
+    expect(turns.take('lb1')).toBe(1_500);
   });
 });

@@ -273,9 +273,10 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
         record: (status, id) => setOwned(status, memberRole, id),
       });
     } catch (error) {
-      if (error instanceof LoadBalancerBusyError) context.deps.turns.refused(lbId);
+      if (error instanceof LoadBalancerBusyError) context.deps.turns.busy(lbId);
       throw error;
     }
+    if (member.found === 'created') context.deps.turns.busy(lbId);
     if (!member.ready) {
       ready = false;
       break;
