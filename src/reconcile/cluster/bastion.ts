@@ -26,7 +26,8 @@ function ownedFloatingIp(status: JsonObject): string | undefined {
   return ownedResources(status)['floatingip/bastion'];
 }
 
-export async function reconcileBastion(context: ClusterContext, networking: Networking): Promise<void> {
+/** True once the bastion is ready, or gone when it is not asked for. */
+export async function reconcileBastion(context: ClusterContext, networking: Networking): Promise<boolean> {
   const { pass, spec, cluster, deps } = context;
   const name = { namespace: cluster.namespace, name: bastionServerName(cluster) };
   const existing = await deps.servers.get(name);
@@ -37,7 +38,7 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
     const leftovers = existing !== undefined || pass.status.bastion !== undefined || ownedFloatingIp(pass.status) !== undefined;
     const gone = !leftovers || (await deleteBastion(context, existing));
     pass.condition(gone ? { type: 'BastionReady', status: 'True', reason: 'NotRequested' } : { type: 'BastionReady', status: 'False', reason: 'Deleting', message: 'deleting the bastion' });
-    return;
+    return gone;
   }
   const desired = serverSpecFor({
     machineSpec: bastion.spec as MachineSpec,
@@ -50,7 +51,7 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
   if (existing && metaOf(existing).annotations?.[specHashAnnotation] !== hash) {
     await removeBastionServer(context, existing);
     pass.condition({ type: 'BastionReady', status: 'False', reason: 'Replacing', message: 'the bastion spec changed: replacing the bastion server' });
-    return;
+    return false;
   }
   if (!existing) {
     await deps.servers.create(cluster.namespace, {
@@ -66,7 +67,7 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
     });
     pass.condition({ type: 'BastionReady', status: 'False', reason: 'Creating', message: 'creating the bastion server' });
     pass.wait({ waitingFor: 'the bastion server to be created', requeueAfterMs: bastionRequeueMs }, true);
-    return;
+    return false;
   }
   const serverStatus = (existing.status as JsonObject | undefined) ?? {};
   const addresses = (serverStatus.addresses as { type: string; address: string }[] | undefined) ?? [];
@@ -77,13 +78,13 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
     });
     pass.condition({ type: 'BastionReady', status: 'False', reason: 'InstanceNotReady', message: `bastion server is ${String(serverStatus.instanceState ?? 'being created')}` });
     pass.wait({ waitingFor: 'the bastion server to become ready', requeueAfterMs: bastionRequeueMs }, true);
-    return;
+    return false;
   }
   let floatingIP: string | undefined;
   const portId = ((serverStatus.resources as JsonObject | undefined)?.ports as { id: string }[] | undefined)?.[0]?.id;
   if (networking.externalNetworkId !== undefined && portId !== undefined) {
     floatingIP = await reconcileBastionFloatingIp(context, networking.externalNetworkId, portId);
-    if (floatingIP === undefined) return;
+    if (floatingIP === undefined) return false;
   }
   pass.observe((status) => {
     status.bastion = {
@@ -98,6 +99,7 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
     };
   });
   pass.condition({ type: 'BastionReady', status: 'True', reason: 'Ready' });
+  return true;
 }
 
 async function reconcileBastionFloatingIp(context: ClusterContext, externalNetworkId: string, portId: string): Promise<string | undefined> {

@@ -256,11 +256,12 @@ async function ensureListeners(context: ClusterContext, chain: ListenerChain): P
  * The ingress load balancer (spec.extensions.loadBalancers.ingress): the
  * address Kubespray's ingress and Harbor are reached on, with the workers as
  * members. Not a CAPO resource; it follows the API load balancer's rules.
+ * True once it is ready, or not asked for.
  */
-export async function reconcileIngressLoadBalancer(context: ClusterContext, networking: Networking): Promise<void> {
+export async function reconcileIngressLoadBalancer(context: ClusterContext, networking: Networking): Promise<boolean> {
   const { pass, spec, cluster, cloud } = context;
   const ingress = spec.extensions?.loadBalancers?.ingress;
-  if (!ingress?.enabled) return;
+  if (!ingress?.enabled) return true;
   const name = ingressLoadBalancerName(cluster);
   const plan: PortPlan = { lbName: name, ports: ingress.ports && ingress.ports.length > 0 ? ingress.ports : [80, 443], monitor: {} };
   const lb = await pass.ensure('ingress/loadbalancer', loadBalancerActuator(cloud.clients.octavia), {
@@ -275,14 +276,15 @@ export async function reconcileIngressLoadBalancer(context: ClusterContext, netw
     record: (status, id) => setOwned(status, 'ingress/loadbalancer', id),
   });
   if (lb.found === 'created') await recordFullyPopulated(pass, 'ingress/', lb.resource);
-  if (!lb.ready || !lb.resource.vip_address) return;
-  if (!(await ensureListeners(context, { ...plan, prefix: 'ingress/', lb: lb.resource, lbFresh: lb.found !== undefined }))) return;
+  if (!lb.ready || !lb.resource.vip_address) return false;
+  if (!(await ensureListeners(context, { ...plan, prefix: 'ingress/', lb: lb.resource, lbFresh: lb.found !== undefined }))) return false;
   const vip = lb.resource.vip_address;
   pass.observe((status) => {
     const extensions = ((status.extensions as JsonObject | undefined) ?? {}) as JsonObject;
     const loadBalancers = ((extensions.loadBalancers as JsonObject | undefined) ?? {}) as JsonObject;
     status.extensions = { ...extensions, loadBalancers: { ...loadBalancers, ingress: { id: lb.resource.id, vip } } };
   });
+  return true;
 }
 
 interface ChildOutcome {
@@ -388,16 +390,12 @@ async function octaviaFlavorId(context: ClusterContext, name: string): Promise<s
   return flavor.id;
 }
 
-/** The floating IPs we own, then the load balancer with everything in it (cascade). A user's floating IP is only let go. */
-export async function deleteLoadBalancers(context: ClusterContext): Promise<boolean> {
+/** The floating IP we own, then the load balancer with everything in it (cascade). A user's floating IP is only let go. */
+export async function deleteApiLoadBalancer(context: ClusterContext): Promise<boolean> {
   const { pass, spec, cluster, cloud } = context;
-  const neutron = cloud.clients.neutron;
   const fipName = spec.apiServer?.managedLoadBalancer && spec.apiServer.managedLoadBalancer.enabled !== false ? apiLoadBalancerName(cluster) : `${clusterResourceName(cluster)}-api`;
-  if (!pass.noteRemoval(await remove(floatingIpActuator(neutron), { recordedId: owned(pass)['floatingip/api'], name: fipName, owner: pass.owner }))) return false;
+  if (!pass.noteRemoval(await remove(floatingIpActuator(cloud.clients.neutron), { recordedId: owned(pass)['floatingip/api'], name: fipName, owner: pass.owner }))) return false;
   if (owned(pass)['floatingip/api'] !== undefined) await pass.record((status) => setOwned(status, 'floatingip/api', undefined));
-  const ingressChildren = Object.keys(owned(pass)).filter((role) => role.startsWith('ingress/'));
-  if (!pass.noteRemoval(await remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: owned(pass)['ingress/loadbalancer'], name: ingressLoadBalancerName(cluster), owner: pass.owner }))) return false;
-  if (ingressChildren.length > 0) await pass.record((status) => ingressChildren.forEach((role) => { setOwned(status, role, undefined); }));
   const recorded = (pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? owned(pass)['loadbalancer/api'];
   if (!pass.noteRemoval(await remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: recorded, name: apiLoadBalancerName(cluster), owner: pass.owner }))) return false;
   const children = Object.keys(owned(pass)).filter((role) => /^(loadbalancer|listener|pool|healthmonitor)\//.test(role));
@@ -407,5 +405,14 @@ export async function deleteLoadBalancers(context: ClusterContext): Promise<bool
       for (const role of children) setOwned(status, role, undefined);
     });
   }
+  return true;
+}
+
+/** The ingress load balancer with everything in it (cascade). */
+export async function deleteIngressLoadBalancer(context: ClusterContext): Promise<boolean> {
+  const { pass, cluster, cloud } = context;
+  const children = Object.keys(owned(pass)).filter((role) => role.startsWith('ingress/'));
+  if (!pass.noteRemoval(await remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: owned(pass)['ingress/loadbalancer'], name: ingressLoadBalancerName(cluster), owner: pass.owner }))) return false;
+  if (children.length > 0) await pass.record((status) => children.forEach((role) => { setOwned(status, role, undefined); }));
   return true;
 }

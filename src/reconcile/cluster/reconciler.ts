@@ -4,25 +4,28 @@
  * plane endpoint, failure domains and the bastion, created in dependency
  * order and deleted in reverse.
  *
- * Steps that do not depend on each other run in the same pass (security
- * groups while the load balancer builds), so time to Ready follows the
- * critical path rather than the sum of waits. Every ID reaches status right
- * after its create; every wait is a requeue.
+ * The steps and what each needs are one graph (clusterSteps, run by
+ * step-graph.ts): steps that do not need each other run in the same pass
+ * (security groups while the network is made, the bastion while the load
+ * balancer builds), so time to Ready follows the critical path rather than
+ * the sum of waits. Every ID reaches status right after its create; every
+ * wait is a requeue.
  */
 import type { JsonObject } from '../../storage/interface.js';
 import { isJsonObject } from '../../storage/json.js';
-import { isConditionTrue, setCondition } from '../conditions.js';
+import { setCondition } from '../conditions.js';
 import type { Reconcile, ReconcileResult } from '../controller.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { authenticate, deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
 import { metaOf, type KindClient } from '../objects.js';
-import { ReconcilePass, describeWaits, settleAll } from '../reconcile-pass.js';
+import { ReconcilePass, describeWaits } from '../reconcile-pass.js';
+import { ensureGraph, removeGraph, stepGraph } from '../step-graph.js';
 import { clusterGate, setPaused, type Gate } from '../paused.js';
 import type { ClusterContext, ClusterSpec } from './context.js';
 import { reconcileBastion, deleteBastion } from './bastion.js';
 import { computeExtensions, endpointOrUndefined } from './extensions.js';
-import { reconcileApiLoadBalancer, reconcileIngressLoadBalancer, deleteLoadBalancers } from './load-balancer.js';
-import { reconcileNetworking, deleteNetworking } from './network.js';
+import { reconcileApiLoadBalancer, reconcileIngressLoadBalancer, deleteApiLoadBalancer, deleteIngressLoadBalancer, type Endpoint } from './load-balancer.js';
+import { reconcileNetworking, deleteNetworking, type Networking } from './network.js';
 import { reconcileSecurityGroups, deleteSecurityGroups, removeDisabledBastionGroup } from './security-group-step.js';
 import { reconcilePreflight } from './preflight-step.js';
 import { adoptAnnotation, adoptionOf } from '../adoption.js';
@@ -56,33 +59,82 @@ export function openStackClusterReconciler(deps: ReconcilerDeps): Reconcile {
   };
 }
 
+/**
+ * What the cluster's steps produce; a step's output is what the steps
+ * needing it are handed.
+ */
+interface ClusterOutputs {
+  networking: Networking;
+  securityGroups: true;
+  apiEndpoint: Endpoint;
+  ingressLoadBalancer: true;
+  failureDomains: true;
+  bastion: true;
+}
+
+const ready = (done: boolean): true | undefined => (done ? true : undefined);
+
+/**
+ * The cluster's steps and what each needs, the one source of their order:
+ * networking and security groups at once; the load balancers once the
+ * subnet exists; the bastion once its network and group exist (not after the
+ * load balancer, which it does not use: its boot overlaps the amphora's).
+ * Deletion runs the other way: the bastion and both load balancers at once,
+ * then the network and, once the bastion is gone, the security groups.
+ */
+const clusterSteps = stepGraph<ClusterContext, ClusterOutputs>({
+  networking: {
+    needs: [],
+    ensure: async (context) => {
+      const networking = await reconcileNetworking(context);
+      return networking.ready ? networking : undefined;
+    },
+    remove: deleteNetworking,
+  },
+  securityGroups: { needs: [], ensure: async (context) => ready(await reconcileSecurityGroups(context)), remove: deleteSecurityGroups },
+  apiEndpoint: {
+    needs: ['networking'],
+    ensure: (context, inputs) => reconcileApiLoadBalancer(context, inputs.get('networking')),
+    remove: deleteApiLoadBalancer,
+  },
+  ingressLoadBalancer: {
+    needs: ['networking'],
+    ensure: async (context, inputs) => ready(await reconcileIngressLoadBalancer(context, inputs.get('networking'))),
+    remove: deleteIngressLoadBalancer,
+  },
+  failureDomains: {
+    needs: [],
+    ensure: async (context) => {
+      await reconcileFailureDomains(context);
+      return true;
+    },
+  },
+  bastion: {
+    needs: ['networking', 'securityGroups'],
+    ensure: async (context, inputs) => {
+      const bastionReady = await reconcileBastion(context, inputs.get('networking'));
+      await removeDisabledBastionGroup(context);
+      return ready(bastionReady);
+    },
+    remove: (context) => deleteBastion(context),
+  },
+});
+
 async function reconcileNormal(context: ClusterContext): Promise<void> {
   const { pass } = context;
   if (!(await reconcilePreflight(context))) return;
 
-  // Networking and security groups do not depend on each other; the load balancer needs the subnet.
-  const networkingStep = reconcileNetworking(context);
-  await settleAll<unknown>([networkingStep, reconcileSecurityGroups(context)]);
-  const networking = await networkingStep;
-  const endpoint = networking.ready ? await reconcileApiLoadBalancer(context, networking) : undefined;
-  if (networking.ready) await reconcileIngressLoadBalancer(context, networking);
-  await reconcileFailureDomains(context);
-
-  const infrastructureReady =
-    networking.ready &&
-    endpoint !== undefined &&
-    (context.spec.managedSecurityGroups === undefined || isConditionTrue(pass.status, 'SecurityGroupsReady'));
+  const { ready: done, blocked } = await ensureGraph(clusterSteps, context);
+  // What machines need of the cluster (Cluster API's InfrastructureReady); the bastion and the ingress load balancer are extras.
+  const infrastructureReady = done.networking !== undefined && done.apiEndpoint !== undefined && done.securityGroups !== undefined;
   if (infrastructureReady) {
     pass.observe((status) => {
       status.initialization = { ...(status.initialization as JsonObject | undefined), provisioned: true };
     });
   }
-  // The bastion needs the network and its security group, not the load balancer (as CAPO, after provisioning).
-  if (infrastructureReady) {
-    await reconcileBastion(context, networking);
-    await removeDisabledBastionGroup(context);
+  if (blocked.has('bastion')) {
+    pass.condition({ type: 'BastionReady', status: 'False', reason: 'WaitingForInfrastructure', message: 'waiting for the cluster network and security groups' });
   }
-  else pass.condition({ type: 'BastionReady', status: 'False', reason: 'WaitingForInfrastructure', message: 'waiting for the cluster network and security groups' });
 
   await computeExtensions(context);
 
@@ -163,12 +215,7 @@ async function reconcileDelete(context: ClusterContext): Promise<ReconcileResult
   let error: unknown;
   try {
     // Reverse dependency order; each step resumes where a previous pass stopped.
-    const done =
-      (await deleteBastion(context)) &&
-      (await deleteLoadBalancers(context)) &&
-      (await deleteNetworking(context)) &&
-      (await deleteSecurityGroups(context));
-    if (done) return await finishDeletion(deps, pass, clusterFinalizer);
+    if (await removeGraph(clusterSteps, context)) return await finishDeletion(deps, pass, clusterFinalizer);
     deletionProgress(pass, 'Ready', 'DeletionBlocked');
   } catch (thrown) {
     error = thrown;

@@ -28,10 +28,11 @@ function recordedId(status: JsonObject, role: SecurityGroupRole): string | undef
   return (status[statusFields[role]] as { id?: string } | undefined)?.id;
 }
 
-export async function reconcileSecurityGroups(context: ClusterContext): Promise<void> {
+/** True once every managed group has its rules, or none is managed. */
+export async function reconcileSecurityGroups(context: ClusterContext): Promise<boolean> {
   const { pass, spec, cluster, cloud } = context;
   const managed = spec.managedSecurityGroups;
-  if (managed === undefined) return;
+  if (managed === undefined) return true;
   const roles: SecurityGroupRole[] = bastionEnabled(context) ? ['controlplane', 'worker', 'bastion'] : ['controlplane', 'worker'];
   const actuator = securityGroupActuator(cloud.clients.neutron);
 
@@ -83,6 +84,7 @@ export async function reconcileSecurityGroups(context: ClusterContext): Promise<
       ? { type: 'SecurityGroupsReady', status: 'True', reason: 'Ready' }
       : { type: 'SecurityGroupsReady', status: 'False', reason: 'Provisioning', message: 'waiting for the security groups' },
   );
+  return ready;
 }
 
 /**
