@@ -55,9 +55,8 @@ interface Config {
   profile: CloudProfile;
 }
 
-/** The reconciler's default resync period (src/reconcile/manager.ts) and its jitter (up to +20%, src/reconcile/controller.ts). */
+/** The reconciler's default resync period (src/reconcile/manager.ts): each object resyncs once a period, at its namespace's instant (src/reconcile/resync-grid.ts). */
 const defaultResyncMs = 10 * 60_000;
-const meanJitter = 1.1;
 /** The reconciler's per-cloud bound on calls in flight (CloudConnections' default). */
 const reconcilerPerCloud = 16;
 const controlPlaneMachines = 3;
@@ -333,7 +332,7 @@ async function steadyState(config: Config, stack: Stack, readyAt: number, object
       ['calls per round (every object resynced once)', fixed(perRound), ''],
       ['GETs per owned resource per round', fixed(getsPerRound / ownedTotal, 2), '<= 1'],
       ['non-GET calls in the window', String(calls.filter((call) => !isRead(call)).length), '0'],
-      [`calls per hour at the default ${defaultResyncMs / 60_000} min resync`, fixed(perRound * (3_600_000 / (defaultResyncMs * meanJitter)), 0), 'CAPO ~100 per cluster'],
+      [`calls per hour at the default ${defaultResyncMs / 60_000} min resync`, fixed(perRound * (3_600_000 / defaultResyncMs), 0), 'CAPO ~100 per cluster'],
     ]),
   );
   log('\nSteady-state calls per round by request:');

@@ -17,7 +17,7 @@ import type { MetricsRegistry } from '../observability/metrics.js';
 import type { SessionOptions } from '../openstack/index.js';
 import type { JsonObject, Storage, Watch, WatchEvent } from '../storage/interface.js';
 import { CloudConnections } from './cloud.js';
-import { openStackClusterReconciler } from './cluster/reconciler.js';
+import { machinesMayStart, openStackClusterReconciler } from './cluster/reconciler.js';
 import { Controller, generationOrMetadataChanged, type Sharding } from './controller.js';
 import type { LeaderLock } from './leader.js';
 import { openStackMachineReconciler } from './machine/reconciler.js';
@@ -338,12 +338,12 @@ function storageIpam(storage: Storage, claims: KindClient, addresses: KindClient
   };
 }
 
-/** What machines wait for on their cluster: provisioning, and the load balancer pools they join. */
+/** What machines wait for on their cluster: what their servers need, provisioning, and the load balancer pools they join. */
 function routedStatusChanged(before: JsonObject, after: JsonObject): boolean {
   const pick = (object: JsonObject) => {
     const status = isJsonObject(object.status) ? object.status : {};
     const extensions = isJsonObject(status.extensions) ? status.extensions : {};
-    return JSON.stringify([status.initialization, extensions.ownedResources, (object.metadata as JsonObject | undefined)?.deletionTimestamp]);
+    return JSON.stringify([machinesMayStart(object), status.initialization, extensions.ownedResources, (object.metadata as JsonObject | undefined)?.deletionTimestamp]);
   };
   return pick(before) !== pick(after);
 }

@@ -13,7 +13,7 @@
  */
 import type { JsonObject } from '../../storage/interface.js';
 import { isJsonObject } from '../../storage/json.js';
-import { setCondition } from '../conditions.js';
+import { isConditionTrue, setCondition } from '../conditions.js';
 import type { Reconcile, ReconcileResult } from '../controller.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { authenticate, deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
@@ -235,9 +235,23 @@ export async function closedGate(client: KindClient, object: JsonObject, gate: G
   return {};
 }
 
-/** Exposed for the bastion and machine reconcilers, which must not run before the cluster is usable. */
+/** The cluster's infrastructure is ready (Cluster API's InfrastructureReady): its network, security groups and API endpoint. */
 export function clusterProvisioned(cluster: JsonObject): boolean {
   const status = cluster.status as JsonObject | undefined;
   return (status?.initialization as JsonObject | undefined)?.provisioned === true;
+}
+
+/**
+ * Whether machines may create their servers: what their ports need (the
+ * network and subnet, the managed security groups) and the zones their
+ * placement reads are there. Not the API load balancer: servers boot while
+ * it builds, and only joining it waits for it (machine/reconciler.ts).
+ */
+export function machinesMayStart(cluster: JsonObject): boolean {
+  if (clusterProvisioned(cluster)) return true;
+  const status = isJsonObject(cluster.status) ? cluster.status : {};
+  const extensions = isJsonObject(status.extensions) ? status.extensions : {};
+  const groupsReady = (cluster.spec as ClusterSpec | undefined)?.managedSecurityGroups === undefined || isConditionTrue(status, 'SecurityGroupsReady');
+  return isConditionTrue(status, 'NetworkReady') && groupsReady && extensions.availabilityZones !== undefined;
 }
 

@@ -1,7 +1,9 @@
 /**
  * The OpenStackMachine reconciler: a thin layer over an OpenStackServer of
- * the same name, as CAPO does it. It waits for the cluster infrastructure and
- * the bootstrap data, creates the server object with a spec derived from the
+ * the same name, as CAPO does it. It waits for what its server needs of the
+ * cluster (its network and security groups; not the API load balancer, which
+ * the server's boot overlaps, unlike CAPO) and the bootstrap data, creates
+ * the server object with a spec derived from the
  * machine and the cluster, mirrors the server's state into the Cluster API
  * contract fields (providerID, addresses, initialization.provisioned, Ready),
  * registers control plane machines with the API server load balancer and
@@ -14,7 +16,7 @@ import type { ReconcilerDeps } from '../deps.js';
 import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
 import { findCondition } from '../conditions.js';
 import type { Reconcile } from '../controller.js';
-import { closedGate, clusterProvisioned } from '../cluster/reconciler.js';
+import { closedGate, clusterProvisioned, machinesMayStart } from '../cluster/reconciler.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { apiLoadBalancerName, ingressLoadBalancerName, memberName } from '../../capo/names.js';
 import { metaOf } from '../objects.js';
@@ -106,8 +108,8 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
     pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForMachine', message: 'no owner Machine yet (owner reference, or a Machine of the same name whose infrastructureRef names this object)' });
     return;
   }
-  if (!openStackCluster || !clusterProvisioned(openStackCluster)) {
-    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: 'waiting for the OpenStackCluster to be provisioned' });
+  if (!openStackCluster || !machinesMayStart(openStackCluster)) {
+    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: "waiting for the OpenStackCluster's network and security groups" });
     pass.wait({ waitingFor: 'cluster infrastructure', requeueAfterMs: waitRequeueMs }, true);
     return;
   }
@@ -145,6 +147,12 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
   await reconcileNodeResources(context, cloud, serverStatus);
   if (!ingressReady) {
     pass.condition({ type: 'Ready', status: 'False', reason: 'APIServerIngressNotReady', message: describeWaits(pass.waiting) });
+    return;
+  }
+  // The server may be up before the cluster's endpoint: Cluster API takes a machine as provisioned only within a provisioned cluster.
+  if (!clusterProvisioned(openStackCluster)) {
+    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: 'waiting for the OpenStackCluster to be provisioned' });
+    pass.wait({ waitingFor: 'cluster infrastructure', requeueAfterMs: waitRequeueMs }, true);
     return;
   }
   pass.observe((status) => {
@@ -246,6 +254,12 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
   const lbName = controlPlane ? apiLoadBalancerName(clusterObject) : ingressLoadBalancerName(clusterObject);
   const pools = Object.entries(clusterOwned).filter(([role]) => role.startsWith(`${prefix}pool/`));
   if (!lbId || pools.length === 0) return true;
+  // Its pools are recorded from the load balancer's create, before it is ACTIVE: a member waits for the cluster's endpoint rather than meet a 409.
+  if (controlPlane && !clusterProvisioned(cluster)) {
+    pass.condition({ type: 'APIServerIngressReady', status: 'False', reason: 'LoadBalancerNotReady', message: "waiting for the cluster's API load balancer" });
+    pass.wait({ waitingFor: "the cluster's API load balancer", requeueAfterMs: waitRequeueMs }, true);
+    return false;
+  }
   const address = ((serverStatus.addresses as { type: string; address: string }[] | undefined) ?? []).find((candidate) => candidate.type === 'InternalIP')?.address;
   if (!address) {
     // A server still being built gets its address with a status change, which brings this machine back anyway.
