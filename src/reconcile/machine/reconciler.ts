@@ -3,11 +3,11 @@
  * the same name, as CAPO does it. It waits for what its server needs of the
  * cluster (its network and security groups; not the API load balancer, which
  * the server's boot overlaps, unlike CAPO) and the bootstrap data, creates
- * the server object with a spec derived from the
- * machine and the cluster, mirrors the server's state into the Cluster API
- * contract fields (providerID, addresses, initialization.provisioned, Ready),
- * registers control plane machines with the API server load balancer and
- * computes the node's reserved resources from its flavor.
+ * the server object with a spec derived from the machine and the cluster,
+ * mirrors the server's state into the Cluster API contract fields
+ * (providerID, addresses, initialization.provisioned, Ready), registers
+ * control plane machines with the API server load balancer and computes the
+ * node's reserved resources from its flavor.
  */
 import type { JsonObject } from '../../storage/interface.js';
 import { reservedResources } from './reservations.js';
@@ -109,8 +109,7 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
     return;
   }
   if (!openStackCluster || !machinesMayStart(openStackCluster)) {
-    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: "waiting for the OpenStackCluster's network and security groups" });
-    pass.wait({ waitingFor: 'cluster infrastructure', requeueAfterMs: waitRequeueMs }, true);
+    waitForCluster(pass, "the OpenStackCluster's network and security groups");
     return;
   }
   if (!owner.bootstrapDataSecretName) {
@@ -151,14 +150,19 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
   }
   // The server may be up before the cluster's endpoint: Cluster API takes a machine as provisioned only within a provisioned cluster.
   if (!clusterProvisioned(openStackCluster)) {
-    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: 'waiting for the OpenStackCluster to be provisioned' });
-    pass.wait({ waitingFor: 'cluster infrastructure', requeueAfterMs: waitRequeueMs }, true);
+    waitForCluster(pass, 'the OpenStackCluster to be provisioned');
     return;
   }
   pass.observe((status) => {
     status.initialization = { ...((status.initialization as JsonObject | undefined) ?? {}), provisioned: true };
   });
   pass.condition({ type: 'Ready', status: 'True', reason: 'Ready' });
+}
+
+/** The cluster's change events bring the machine back; the requeue is only a safety net. */
+function waitForCluster(pass: ReconcilePass, what: string): void {
+  pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: `waiting for ${what}` });
+  pass.wait({ waitingFor: what, requeueAfterMs: waitRequeueMs }, true);
 }
 
 async function createServer(context: MachineContext, owner: ClusterApiMachine): Promise<void> {
