@@ -4,7 +4,7 @@
  */
 import type { HealthMonitor, OctaviaClient } from '../../openstack/index.js';
 import { absentOn404, type ResourceActuator } from './actuator.js';
-import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, loadBalancerOfPool, parentOf, provisioningReadiness, updateBelow } from './octavia.js';
+import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, loadBalancerOfPool, parentOf, servingReadiness, updateBelow } from './octavia.js';
 
 /** Octavia's own field names. */
 export interface HealthMonitorDesired {
@@ -37,7 +37,7 @@ export function healthMonitorActuator(octavia: OctaviaClient): ResourceActuator<
       const changes = { delay: desired.delay, timeout: desired.timeout, max_retries: desired.max_retries, max_retries_down: desired.max_retries_down };
       return updateBelow(octavia, desired.loadbalancer_id, 'health monitor', monitor, 'its new timings', () => octavia.updateHealthMonitor(monitor.id, changes));
     },
-    readiness: (monitor) => provisioningReadiness('health monitor', monitor),
+    readiness: (monitor) => servingReadiness('health monitor', monitor),
     delete: (monitor) =>
       deleteBelow(
         octavia,

@@ -1,7 +1,7 @@
 /** The Octavia listener actuator: one per API server port, with the allowed CIDRs users may change later. */
 import type { Listener, OctaviaClient } from '../../openstack/index.js';
 import { absentOn404, type ResourceActuator } from './actuator.js';
-import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, parentOf, provisioningReadiness, updateBelow } from './octavia.js';
+import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, parentOf, servingReadiness, updateBelow } from './octavia.js';
 
 /** Octavia's own field names. */
 export interface ListenerDesired {
@@ -32,7 +32,7 @@ export function listenerActuator(octavia: OctaviaClient): ResourceActuator<Liste
       const allowed = desired.allowed_cidrs;
       return updateBelow(octavia, desired.loadbalancer_id, 'listener', listener, 'its allowed CIDRs', () => octavia.updateListener(listener.id, { allowed_cidrs: allowed }));
     },
-    readiness: (listener) => provisioningReadiness('listener', listener),
+    readiness: (listener) => servingReadiness('listener', listener),
     delete: (listener) =>
       deleteBelow(octavia, 'listener', listener, () => octavia.deleteListener(listener.id), async () => parentOf('listener', listener, 'load balancer', listener.loadbalancers)),
     describe: (listener) => ({

@@ -6,7 +6,7 @@
  */
 import { OpenStackError, type CreateListenerInGraph, type LoadBalancer, type OctaviaClient } from '../../openstack/index.js';
 import { absentOn404, ownerTag, type Owner, type ResourceActuator } from './actuator.js';
-import { createTags, isBusyConflict, lookupTags, octaviaRequeueMs, ownedOrCapo, provisioningReadiness } from './octavia.js';
+import { createTags, isBusyConflict, lookupTags, octaviaRequeueMs, ownedOrCapo, provisioningReadiness, servingReadiness } from './octavia.js';
 
 /** Octavia's own field names, so the create body is the desired state as is. */
 export interface LoadBalancerDesired {
@@ -57,7 +57,7 @@ export function loadBalancerActuator(octavia: OctaviaClient): ResourceActuator<L
       }
       return { waitingFor: `load balancer ${lb.id} to apply its owner tags`, requeueAfterMs: octaviaRequeueMs };
     },
-    readiness: (lb) => provisioningReadiness('load balancer', lb),
+    readiness: (lb) => servingReadiness('load balancer', lb),
     async delete(lb) {
       const gone = { waitingFor: `load balancer ${lb.id} to be deleted`, requeueAfterMs: octaviaRequeueMs };
       // Octavia refuses to delete a load balancer in any PENDING_* state; PENDING_DELETE means ours is under way.

@@ -6,7 +6,7 @@
  */
 import { isNotFound, type Member, type OctaviaClient } from '../../openstack/index.js';
 import { absentOn404, readGroup, type ResourceActuator } from './actuator.js';
-import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, loadBalancerOfPool, octaviaRequeueMs, provisioningReadiness, waitAfterRefusal } from './octavia.js';
+import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, loadBalancerOfPool, octaviaRequeueMs, servingReadiness, waitAfterRefusal } from './octavia.js';
 
 /** Octavia's own field names. */
 export interface MemberDesired {
@@ -49,7 +49,7 @@ export function memberActuator(octavia: OctaviaClient, poolId: string): Resource
       // The engine finds it gone on a later pass and creates the new one.
       return { waitingFor: replacing, requeueAfterMs: octaviaRequeueMs };
     },
-    readiness: (member) => provisioningReadiness('member', member),
+    readiness: (member) => servingReadiness('member', member),
     delete: (member) => deleteBelow(octavia, 'member', member, () => octavia.deleteMember(poolId, member.id), () => loadBalancerOfPool(octavia, poolId)),
     describe: (member) => ({
       id: member.id,

@@ -43,6 +43,17 @@ export function provisioningReadiness(kind: string, resource: Provisioned): Read
 }
 
 /**
+ * Whether the resource serves, for what depends on it (the cluster's
+ * endpoint, a machine's membership): ACTIVE, or PENDING_UPDATE, a change
+ * applied to something already ACTIVE that keeps serving meanwhile (mostly
+ * another machine's member; Octavia marks the whole chain above a member).
+ * Whether a change may be sent now stays provisioningReadiness's question.
+ */
+export function servingReadiness(kind: string, resource: Provisioned): Readiness {
+  return resource.provisioning_status === 'PENDING_UPDATE' ? { ready: true } : provisioningReadiness(kind, resource);
+}
+
+/**
  * Whether a change below the load balancer may be sent now: undefined when
  * it is ACTIVE, a wait while it is PENDING_*; in ERROR no change below it
  * will ever be accepted, which is a ResourceTerminalError.

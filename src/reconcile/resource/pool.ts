@@ -1,7 +1,7 @@
 /** The Octavia pool actuator: the listener's default pool, which the control-plane machines join as members. */
 import type { OctaviaClient, Pool } from '../../openstack/index.js';
 import { absentOn404, type ResourceActuator } from './actuator.js';
-import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, parentOf, provisioningReadiness } from './octavia.js';
+import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, parentOf, servingReadiness } from './octavia.js';
 
 /** Octavia's own field names. */
 export interface PoolDesired {
@@ -34,7 +34,7 @@ export function poolActuator(octavia: OctaviaClient): ResourceActuator<PoolDesir
       ),
     postCreate: async (pool, desired, owner) =>
       (await claimBelow(octavia, desired.loadbalancer_id, 'pool', pool, owner, (tags) => octavia.updatePoolTags(pool.id, tags))) ?? { done: true },
-    readiness: (pool) => provisioningReadiness('pool', pool),
+    readiness: (pool) => servingReadiness('pool', pool),
     // Its members and monitor go with it.
     delete: (pool) => deleteBelow(octavia, 'pool', pool, () => octavia.deletePool(pool.id), async () => parentOf('pool', pool, 'load balancer', pool.loadbalancers)),
     describe: (pool) => ({

@@ -1,7 +1,7 @@
 /**
  * The load balancer actuator driven by the engine against the OpenStack
  * simulator through a real session: PENDING_CREATE waited out pass by pass,
- * ERROR reported, adoption only by owner tag, and the cascade delete waited
+ * PENDING_UPDATE (another change under way) taken as serving, ERROR reported, adoption only by owner tag, and the cascade delete waited
  * out until Octavia answers 404.
  */
 import { describe, expect, it } from 'vitest';
@@ -87,6 +87,16 @@ describe('ensure a load balancer', () => {
     // A load balancer in ERROR can still be deleted.
     const removals = await removeUntilDeleted({ recordedId: created.resource.id, name: desired.name, owner });
     expect(removals.at(-1)).toEqual({ deleted: true });
+  });
+
+  it('counts a load balancer applying another change (PENDING_UPDATE) as serving: ready, without a wait', async () => {
+    const lbs = loadBalancerActuator(bench.octavia);
+    const owner = newOwner();
+    const lb = await bench.activeLoadBalancer(owner);
+    // A machine's member, say: Octavia marks the load balancer PENDING_UPDATE while it applies it.
+    await bench.octavia.createListener({ loadbalancer_id: lb.id, protocol: 'TCP', protocol_port: 6443, name: 'child' });
+    const result = await ensure(lbs, { recordedId: lb.id, desired: desiredLoadBalancer({ name: lb.name! }), owner, record: bench.record });
+    expect(result).toMatchObject({ ready: true, found: 'recorded', resource: { id: lb.id, provisioning_status: 'PENDING_UPDATE' } });
   });
 
   it('adopts the owner-tagged load balancer after a crash between create and record, without a second POST', async () => {
