@@ -304,7 +304,7 @@ function passesBetween(before: Map<string, number>, after: Map<string, number>):
 }
 
 async function steadyState(config: Config, stack: Stack, readyAt: number, objects: number, owned: [string, number][]): Promise<void> {
-  log(`\n## 3. Steady state: the same cluster unchanged, resync every ${seconds(config.steadyResyncMs)} s (+0-20% jitter)\n`);
+  log(`\n## 3. Steady state: the same cluster unchanged, resync every ${seconds(config.steadyResyncMs)} s\n`);
   // Passes still requeued from convergence (waits, finishing writes) end within one period.
   const windowStart = Math.max(readyAt, performance.now()) + config.steadyResyncMs * 1.2;
   await new Promise((resolve) => setTimeout(resolve, windowStart - performance.now()));
