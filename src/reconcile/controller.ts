@@ -33,7 +33,7 @@ import { defaultRateLimiter, type RateLimiter } from './backoff.js';
 import { AlwaysLeader, type LeaderLock } from './leader.js';
 import { reconcileMetrics, type ReconcileMetrics, type ReconcileOutcome } from './metrics.js';
 import { WorkQueue } from './queue.js';
-import { namespaceOfKey, ResyncGrid } from './resync-grid.js';
+import { defaultResyncPeriodMs, namespaceOfKey, ResyncGrid } from './resync-grid.js';
 import { sleep } from './sleep.js';
 import { isJsonObject, jsonEqual } from '../storage/json.js';
 import { fallbackLogger, type Logger } from '../observability/log.js';
@@ -131,7 +131,7 @@ export class Controller {
     // Without the slash, the prefix of machines would also watch machinesets.
     if (!this.prefix.endsWith('/')) throw new Error(`controller ${this.name}: prefix must end with "/", got ${this.prefix}`);
     if (!Number.isInteger(this.workers) || this.workers < 1) throw new Error(`controller ${this.name}: workers must be a positive integer`);
-    const resyncPeriodMs = options.resyncPeriodMs ?? 10 * 60_000;
+    const resyncPeriodMs = options.resyncPeriodMs ?? defaultResyncPeriodMs;
     if (!(resyncPeriodMs >= 0)) throw new Error(`controller ${this.name}: resyncPeriodMs must be >= 0`);
     this.resyncGrid = resyncPeriodMs > 0 ? new ResyncGrid(resyncPeriodMs) : undefined;
     this.leader.onLost(() => this.term?.abort());

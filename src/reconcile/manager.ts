@@ -31,7 +31,7 @@ import { orcGroup } from '../api/orc/kinds.js';
 import type { ClusterApiSource, SourceChange } from './sources/source.js';
 import { VerifiedResources } from './verified-resources.js';
 import { ReadTogether } from './read-together.js';
-import { ResyncGrid } from './resync-grid.js';
+import { defaultResyncPeriodMs, ResyncGrid } from './resync-grid.js';
 import { adoptionOf } from './adoption.js';
 import { auditLeaks, cleanUpLeaks, type AuditedCloud, type CleanupOutcome, type LeakAudit } from './leak-audit.js';
 import { requirementsOf, runPreflight, type PreflightReport } from '../preflight/index.js';
@@ -89,8 +89,6 @@ function kindNamed(kinds: KindDefinition[], kind: string): KindDefinition {
 }
 
 /** What the reconcilers share: clients of their kinds, the cloud connections and the caches between passes. */
-const defaultResyncPeriodMs = 10 * 60_000;
-
 export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
   const { storage, kinds, source } = options;
   const clusters = new KindClient(kindNamed(kinds, 'OpenStackCluster'), storage);

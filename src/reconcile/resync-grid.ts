@@ -16,6 +16,9 @@
  */
 import { createHash } from 'node:crypto';
 
+/** Ten minutes (CAPO's default `--sync-period`); the controllers' grid and the verified memory's must use the same. */
+export const defaultResyncPeriodMs = 10 * 60_000;
+
 export class ResyncGrid {
   constructor(
     readonly periodMs: number,

@@ -143,6 +143,19 @@ export async function provideExampleImages(steps: Steps): Promise<void> {
   }
 }
 
+/**
+ * The example's cluster (applied, not yet reconciled), its Images and bootstrap data, and these
+ * example machines: what a machine test starts from.
+ */
+export async function startMachineSteps(machines: readonly string[]): Promise<Steps> {
+  const steps = await startSteps();
+  await provisionExampleCluster(steps, { ready: false });
+  await provideExampleImages(steps);
+  await steps.apply('04-bootstrap-data.yaml');
+  for (const name of machines) await steps.applyObjects(await exampleMachine(steps, name));
+  return steps;
+}
+
 /** The Machine and OpenStackMachine of one example machine, e.g. `exampleMachine(steps, 'demo-md-0-0')`. */
 export async function exampleMachine(steps: Steps, name: string): Promise<JsonObject[]> {
   const documents = await steps.documents('03-machines.yaml');

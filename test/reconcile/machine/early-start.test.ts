@@ -7,18 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../../src/storage/interface.js';
-import { condition, exampleMachine, isReady, provideExampleImages, provisionExampleCluster, startSteps, type Steps } from '../steps.js';
+import { condition, isReady, startMachineSteps, type Steps } from '../steps.js';
 
 let steps: Steps;
 const worker = 'demo-md-0-0';
 const controlPlane = 'demo-control-plane-0';
 
 beforeAll(async () => {
-  steps = await startSteps();
-  await provisionExampleCluster(steps, { ready: false });
-  await provideExampleImages(steps);
-  await steps.apply('04-bootstrap-data.yaml');
-  await steps.applyObjects([...(await exampleMachine(steps, worker)), ...(await exampleMachine(steps, controlPlane))]);
+  steps = await startMachineSteps([worker, controlPlane]);
 }, 60_000);
 
 afterAll(async () => {

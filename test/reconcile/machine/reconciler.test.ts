@@ -7,17 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { machineFinalizer } from '../../../src/reconcile/machine/reconciler.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
-import { condition, exampleMachine, isReady, provideExampleImages, provisionExampleCluster, startSteps, type Steps } from '../steps.js';
+import { condition, exampleMachine, isReady, startMachineSteps, type Steps } from '../steps.js';
 
 let steps: Steps;
 const worker = 'demo-md-0-0';
 
 beforeAll(async () => {
-  steps = await startSteps();
-  await provisionExampleCluster(steps, { ready: false });
-  await provideExampleImages(steps);
-  await steps.apply('04-bootstrap-data.yaml');
-  await steps.applyObjects(await exampleMachine(steps, worker));
+  steps = await startMachineSteps([worker]);
 }, 60_000);
 
 afterAll(async () => {
