@@ -55,6 +55,7 @@ export type {
 } from './nova.js';
 export type {
   CreateListenerInGraph,
+  CreateMember,
   HealthMonitor,
   Listener,
   LoadBalancer,

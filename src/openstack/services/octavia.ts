@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { ServiceTransport } from '../transport.js';
-import { linkedList, pick, segment, ServiceCalls, tagQuery, type TagFilters } from './common.js';
+import { anyBody, linkedList, pick, segment, ServiceCalls, tagQuery, type TagFilters } from './common.js';
 
 const idRefs = z.array(z.looseObject({ id: z.string() }));
 const tags = z.array(z.string());
@@ -339,6 +339,19 @@ export class OctaviaClient {
 
   async createMember(poolId: string, member: CreateMember): Promise<Member> {
     return (await this.calls.post(`/v2/lbaas/pools/${segment(poolId)}/members`, { member }, memberBody)).member;
+  }
+
+  /**
+   * The batch member update: the listed members in one change of the pool
+   * (one transition of its load balancer instead of one per member). Octavia
+   * matches them to the pool's members by address and port, creates the new
+   * ones and updates the matching ones; with `additiveOnly` (API 2.11) it
+   * keeps the members not listed, without it deletes them. It answers 202
+   * with no body, so the members' IDs come from a list afterwards. A PUT of
+   * the whole list, so repeating it has no second effect.
+   */
+  async updateMembers(poolId: string, members: readonly CreateMember[], options: { additiveOnly: boolean }): Promise<void> {
+    await this.calls.put(`/v2/lbaas/pools/${segment(poolId)}/members`, { members }, anyBody, options.additiveOnly ? { query: { additive_only: true } } : {});
   }
 
   async deleteMember(poolId: string, memberId: string): Promise<void> {

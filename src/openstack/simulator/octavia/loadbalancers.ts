@@ -9,7 +9,7 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { SimulatorError, type PeerPort, type PeerSubnet } from '../framework.js';
 import { invalidSubresource, parseBody, validationFailure } from './errors.js';
-import { callerOf, requireWriter, withChanges, type Resource } from './model.js';
+import { callerOf, queryFlag, requireWriter, withChanges, type Resource } from './model.js';
 import { readRoutes } from './read-routes.js';
 import { addHealthMonitor, healthMonitorCreateFields } from './healthmonitors.js';
 import { addListener, checkPoolProtocol, listenerCreateFields } from './listeners.js';
@@ -292,7 +292,7 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
 
   api.delete('/lbaas/loadbalancers/:id', (req, res) => {
     const lb = state.writable('loadbalancer', req.params.id, callerOf(res));
-    const cascade = ['true', '1', 'yes', 'on'].includes(String(req.query.cascade ?? '').toLowerCase());
+    const cascade = queryFlag(req.query.cascade);
     if (!cascade && (state.listenersOfLb(lb.id).length > 0 || state.poolsOfLb(lb.id).length > 0)) {
       throw validationFailure(`Cannot delete Load Balancer ${lb.id} - it has children`);
     }

@@ -92,6 +92,11 @@ export function withChanges(
   return merged;
 }
 
+/** oslo's bool_from_string, as Octavia reads a query flag (cascade, additive_only): anything else is false. */
+export function queryFlag(value: unknown): boolean {
+  return ['1', 't', 'true', 'on', 'y', 'yes'].includes(String(value ?? '').trim().toLowerCase());
+}
+
 /** Octavia prints naive UTC datetimes without fractions. */
 export const octaviaTime = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, '');
 

@@ -5,9 +5,9 @@ import { z } from 'zod';
 import { SimulatorError } from '../framework.js';
 import { invalidSubresource, notFound, parseBody, resourceNames, validationFailure } from './errors.js';
 import { checkPoolProtocol } from './listeners.js';
-import { callerOf, listView, requireWriter, selectFields, withChanges, type Caller, type Resource } from './model.js';
+import { callerOf, listView, queryFlag, requireWriter, selectFields, withChanges, type Caller, type Resource } from './model.js';
 import { readRoutes } from './read-routes.js';
-import type { OctaviaState } from './state.js';
+import type { Changed, OctaviaState } from './state.js';
 
 const text = z.string().max(255);
 const ipAddress = z.string().refine((ip) => isIP(ip) !== 0, { message: 'Value should be IPv4 or IPv6 format' });
@@ -80,18 +80,17 @@ export const memberCreateFields = {
 };
 type MemberSpec = z.infer<z.ZodObject<typeof memberCreateFields>>;
 
-const memberCreate = z
-  .object({
-    member: z
-      .object({
-        ...memberCreateFields,
-        project_id: z.string().max(36).optional(),
-      })
-      .strict(),
-  })
-  .strict();
+const memberPost = z.object({ ...memberCreateFields, project_id: z.string().max(36).optional() }).strict();
+const memberCreate = z.object({ member: memberPost }).strict();
+/** The batch update's body (MembersRootPUT): the pool's members as they should be. */
+const memberBatch = z.object({ members: z.array(memberPost) }).strict();
 
 const memberUpdate = z.object({ member: z.object(memberMutable).strict() }).strict();
+
+/** DuplicateMemberEntry */
+function duplicateMember(spec: { address: string; protocol_port: number }): SimulatorError {
+  return new SimulatorError(409, `Another member on this pool is already using ip ${spec.address} on protocol_port ${spec.protocol_port}`);
+}
 
 /** CONF.networking.reserved_ips */
 const reservedIps = new Set(['169.254.169.254']);
@@ -147,7 +146,7 @@ export function addMember(state: OctaviaState, pool: Resource, spec: MemberSpec)
   if (reservedIps.has(spec.address)) throw new SimulatorError(400, `${spec.address} is not a valid option for member address`);
   if (spec.subnet_id && !state.ctx.peers.network?.getSubnet(spec.subnet_id)) throw invalidSubresource('Subnet', spec.subnet_id);
   const duplicate = state.membersOfPool(pool.id).some((m) => m.attrs.address === spec.address && m.attrs.protocol_port === spec.protocol_port);
-  if (duplicate) throw new SimulatorError(409, `Another member on this pool is already using ip ${spec.address} on protocol_port ${spec.protocol_port}`);
+  if (duplicate) throw duplicateMember(spec);
   return state.addChild(
     'member',
     pool,
@@ -236,6 +235,47 @@ export function poolRoutes(api: Router, state: OctaviaState): void {
     const member = addMember(state, pool, spec);
     state.transition(member, 'CREATE');
     res.status(201).json({ member: state.view(member) });
+  });
+
+  // The batch update (API 2.1; additive_only 2.11): the listed members are matched to the pool's by address and port, new ones
+  // created, matching ones updated, and the rest deleted unless additive_only; all in one change of the pool, answered 202.
+  api.put('/lbaas/pools/:poolId/members', (req, res) => {
+    const caller = callerOf(res);
+    const pool = state.find('pool', req.params.poolId);
+    const lb = state.loadBalancerOf(pool);
+    requireWriter(caller, lb.projectId);
+    const listed = parseBody(memberBatch, req.body).members.map(({ project_id: _project, ...spec }) => spec);
+    const additiveOnly = queryFlag(req.query.additive_only);
+    state.lockParents(lb, pool);
+    const key = (address: unknown, port: unknown) => `${String(address)} ${String(port)}`;
+    const existing = new Map(state.membersOfPool(pool.id).map((member) => [key(member.attrs.address, member.attrs.protocol_port), member]));
+    const listedKeys = new Set(listed.map((spec) => key(spec.address, spec.protocol_port)));
+    const fresh = listed.filter((spec) => !existing.has(key(spec.address, spec.protocol_port)));
+    const left = [...existing.entries()].filter(([memberKey]) => !listedKeys.has(memberKey)).map(([, member]) => member);
+    // Octavia's own early return: nothing listed, nothing there.
+    if (listed.length === 0 && left.length === 0) {
+      res.status(202).end();
+      return;
+    }
+    // Everything is checked before anything changes: Octavia rolls the whole batch back on any error.
+    for (const spec of fresh) if (reservedIps.has(spec.address)) throw new SimulatorError(400, `${spec.address} is not a valid option for member address`);
+    state.checkQuota('member', lb.projectId, additiveOnly ? fresh.length : fresh.length - left.length);
+    for (const spec of fresh) if (spec.subnet_id && !ctx.peers.network?.getSubnet(spec.subnet_id)) throw invalidSubresource('Subnet', spec.subnet_id);
+    const freshKeys = fresh.map((spec) => key(spec.address, spec.protocol_port));
+    const repeated = fresh.find((_spec, index) => freshKeys.indexOf(freshKeys[index]!) !== index);
+    if (repeated) throw duplicateMember(repeated);
+
+    const changes: Changed[] = fresh.map((spec) => ({ target: addMember(state, pool, spec), change: 'CREATE' }));
+    for (const spec of listed) {
+      const member = existing.get(key(spec.address, spec.protocol_port));
+      if (member) {
+        member.attrs = withChanges(member.attrs, spec);
+        changes.push({ target: member, change: 'UPDATE' });
+      }
+    }
+    if (!additiveOnly) changes.push(...left.map((member): Changed => ({ target: member, change: 'DELETE' })));
+    state.transitionMembers(pool, changes);
+    res.status(202).end();
   });
 
   api.get('/lbaas/pools/:poolId/members', (req, res) => {

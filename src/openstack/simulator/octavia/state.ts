@@ -16,6 +16,15 @@ const quotaKeys: Record<Kind, string> = {
   healthmonitor: 'health_monitor',
 };
 
+type Change = 'CREATE' | 'UPDATE' | 'DELETE';
+
+/** One object's part in a transition; a deleted one leaves its store through `remove` (by default, just itself). */
+export interface Changed {
+  target: Resource;
+  change: Change;
+  remove?: () => void;
+}
+
 export class OctaviaState {
   constructor(
     readonly store: OctaviaStore,
@@ -67,10 +76,10 @@ export class OctaviaState {
     return [...this.store.healthmonitor.values()].find((h) => h.poolId === poolId);
   }
 
-  /** check_quota_met: the project already has `limit` objects of this kind. */
-  checkQuota(kind: Kind, projectId: string): void {
+  /** check_quota_met: `count` more objects of this kind would take the project over its limit. */
+  checkQuota(kind: Kind, projectId: string, count = 1): void {
     const used = [...this.store[kind].values()].filter((r) => r.projectId === projectId).length;
-    if (used >= this.ctx.quota(projectId, quotaKeys[kind])) {
+    if (used + count > this.ctx.quota(projectId, quotaKeys[kind])) {
       throw new SimulatorError(403, `Quota has been met for resources: ${resourceNames[kind]}`);
     }
   }
@@ -147,7 +156,7 @@ export class OctaviaState {
   /** A DELETE of a child: gone, with whatever hangs off it, once PENDING_DELETE is over. */
   deleteChild(child: Resource): void {
     this.lockParentsOf(child);
-    this.transition(child, 'DELETE', { remove: () => (child.kind === 'pool' ? this.removePool(child) : this.store[child.kind].delete(child.id)) });
+    this.transition(child, 'DELETE', child.kind === 'pool' ? { remove: () => this.removePool(child) } : {});
   }
 
   /**
@@ -155,33 +164,45 @@ export class OctaviaState {
    * after the transition delay the target is ACTIVE (or gone, via `remove`)
    * and the parents are ACTIVE again. When `failed` says the driver's work
    * failed, the target is left in ERROR instead, as Octavia's revert flows
-   * leave it.
+   * leave it. `children`: objects created with the target in one request (a
+   * fully populated load balancer), which end where the target ends.
    */
+  transition(target: Resource, change: Change, driver: { remove?: () => void; failed?: () => boolean; children?: Resource[] } = {}): void {
+    const children = (driver.children ?? []).map((child): Changed => ({ target: child, change: 'CREATE' }));
+    this.apply(this.parentsOf(target), [{ target, change, ...(driver.remove ? { remove: driver.remove } : {}) }, ...children], driver.failed);
+  }
+
   /**
-   * `children`: objects created with the target in one request (a fully
-   * populated load balancer), which end where the target ends.
+   * A batch member update of `pool`: every member it creates, updates or
+   * deletes in one transition, as the amphora driver applies the pool's new
+   * member list in one go. Members it leaves alone keep their status.
    */
-  transition(target: Resource, change: 'CREATE' | 'UPDATE' | 'DELETE', driver: { remove?: () => void; failed?: () => boolean; children?: Resource[] } = {}): void {
-    const parents = this.parentsOf(target);
+  transitionMembers(pool: Resource, changes: readonly Changed[]): void {
+    this.apply([this.loadBalancerOf(pool), ...this.listenersOfPool(pool.id), pool], changes);
+  }
+
+  private apply(parents: readonly Resource[], changes: readonly Changed[], failed?: () => boolean): void {
     const now = this.ctx.clock.now();
-    target.provisioningStatus = `PENDING_${change}`;
-    if (change !== 'CREATE') target.updatedAt = now;
+    for (const { target, change } of changes) {
+      target.provisioningStatus = `PENDING_${change}`;
+      if (change !== 'CREATE') target.updatedAt = now;
+    }
     for (const parent of parents) {
       parent.provisioningStatus = 'PENDING_UPDATE';
       parent.updatedAt = now;
     }
     this.ctx.clock.after(this.ctx.transitionDelayMs, () => {
       const done = this.ctx.clock.now();
-      if (change === 'DELETE') {
-        driver.remove?.();
-      } else if (this.store[target.kind].get(target.id) === target) {
-        const outcome = driver.failed?.() ? 'ERROR' : 'ACTIVE';
-        for (const settled of [target, ...(driver.children ?? [])]) {
-          if (this.store[settled.kind].get(settled.id) !== settled) continue;
-          settled.provisioningStatus = outcome;
-          settled.updatedAt = done;
-          if (settled.kind === 'healthmonitor') settled.operatingStatus = settled.attrs.admin_state_up ? 'ONLINE' : 'OFFLINE';
+      const outcome = failed?.() ? 'ERROR' : 'ACTIVE';
+      for (const { target, change, remove } of changes) {
+        if (change === 'DELETE') {
+          (remove ?? (() => this.store[target.kind].delete(target.id)))();
+          continue;
         }
+        if (this.store[target.kind].get(target.id) !== target) continue;
+        target.provisioningStatus = outcome;
+        target.updatedAt = done;
+        if (target.kind === 'healthmonitor') target.operatingStatus = target.attrs.admin_state_up ? 'ONLINE' : 'OFFLINE';
       }
       for (const parent of parents) {
         if (this.store[parent.kind].get(parent.id) !== parent) continue;
