@@ -2,7 +2,7 @@
 import type { JsonObject, ObjectName } from '../storage/interface.js';
 import type { CloudConnections } from './cloud.js';
 import type { IdentityGuard } from './identity-guard.js';
-import type { LoadBalancerTurns } from './load-balancer-turns.js';
+import type { MemberBatches } from './member-batches.js';
 import type { KindClient } from './objects.js';
 import type { ClusterApiSource } from './sources/source.js';
 import type { ReadTogether } from './read-together.js';
@@ -55,5 +55,6 @@ export interface ReconcilerDeps {
   reads: ReadTogether;
   schedule: WaitSchedule;
   guard: IdentityGuard;
-  turns: LoadBalancerTurns;
+  /** Machines' pending pool members, sent together by whichever machine has the load balancer's turn. */
+  memberBatches: MemberBatches;
 }

@@ -3,8 +3,8 @@
  * refuses (409) any other while PENDING_UPDATE; six workers joining the
  * ingress pool at once would otherwise each try, be refused, and try again,
  * which costs a request per refusal and delays them all. A machine takes a
- * turn before adding its member; the others wait for the load balancer's
- * settle time without asking Octavia.
+ * turn before sending members (member-batches.ts); the others wait for the
+ * load balancer's settle time without asking Octavia.
  */
 export class LoadBalancerTurns {
   private readonly busyUntil = new Map<string, number>();
@@ -15,13 +15,18 @@ export class LoadBalancerTurns {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** How long until the load balancer is free (undefined: now), without taking the turn. */
+  waitMs(loadBalancerId: string): number | undefined {
+    const until = this.busyUntil.get(loadBalancerId) ?? 0;
+    const now = this.now();
+    return until > now ? until - now : undefined;
+  }
+
   /** Undefined: it is this caller's turn (and the load balancer counts as busy from now); else how long to wait. */
   take(loadBalancerId: string): number | undefined {
-    const now = this.now();
-    const until = this.busyUntil.get(loadBalancerId) ?? 0;
-    if (until > now) return until - now;
-    this.busyUntil.set(loadBalancerId, now + this.settleMs);
-    return undefined;
+    const waitMs = this.waitMs(loadBalancerId);
+    if (waitMs === undefined) this.busyUntil.set(loadBalancerId, this.now() + this.settleMs);
+    return waitMs;
   }
 
   /**

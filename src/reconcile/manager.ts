@@ -36,7 +36,7 @@ import { adoptionOf } from './adoption.js';
 import { auditLeaks, cleanUpLeaks, type AuditedCloud, type CleanupOutcome, type LeakAudit } from './leak-audit.js';
 import { requirementsOf, runPreflight, type PreflightReport } from '../preflight/index.js';
 import { WaitSchedule } from './wait-schedule.js';
-import { LoadBalancerTurns } from './load-balancer-turns.js';
+import { MemberBatches } from './member-batches.js';
 import { IdentityGuard, type SecretFinalizers } from './identity-guard.js';
 import { isJsonObject } from '../storage/json.js';
 
@@ -121,7 +121,7 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
     reads: new ReadTogether(verified, Math.min(resyncPeriodMs / 4, 60_000)),
     guard: new IdentityGuard(options.secretFinalizers, [clusters, machines, servers, pools, ...(images ? [images] : [])]),
     schedule: new WaitSchedule(),
-    turns: new LoadBalancerTurns(),
+    memberBatches: new MemberBatches(),
   };
 }
 

@@ -25,7 +25,7 @@ import { clusterGate, clusterNameLabel, ownerClusterName, setPaused } from '../p
 import { ReconcilePass, describeWaits } from '../reconcile-pass.js';
 import { remove } from '../resource/engine.js';
 import { memberActuator } from '../resource/member.js';
-import { LoadBalancerBusyError } from '../resource/octavia.js';
+import { createTags } from '../resource/octavia.js';
 import { serverSpecFor, type MachineSpec } from '../server-spec.js';
 import { adoptAnnotation, adoptionOf } from '../adoption.js';
 import { flavorById } from '../lookups.js';
@@ -258,43 +258,46 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
   const lbName = controlPlane ? apiLoadBalancerName(clusterObject) : ingressLoadBalancerName(clusterObject);
   const pools = Object.entries(clusterOwned).filter(([role]) => role.startsWith(`${prefix}pool/`));
   if (!lbId || pools.length === 0) return true;
+  const address = internalAddress(serverStatus);
+  const { memberBatches } = context.deps;
+  const members = pools.map(([role, poolId]) => {
+    const port = Number(role.slice(`${prefix}pool/`.length));
+    return { poolId, port, role: `${prefix}member/${port}`, name: memberName(lbName, port, machine.name) };
+  });
+  // Wanted as soon as the address is known, even before the load balancer takes members: whoever gets its turn sends them all.
+  if (address) {
+    for (const { poolId, port, role, name } of members) {
+      if (ownedResources(pass.status)[role] === undefined) memberBatches.want(poolId, { name, address, protocol_port: port, tags: createTags(pass.owner) });
+    }
+  }
   // Its pools are recorded from the load balancer's create, before it is ACTIVE: a member waits for the cluster's endpoint rather than meet a 409.
   if (controlPlane && !clusterProvisioned(cluster)) {
     pass.condition({ type: 'APIServerIngressReady', status: 'False', reason: 'LoadBalancerNotReady', message: "waiting for the cluster's API load balancer" });
     pass.wait({ waitingFor: "the cluster's API load balancer", requeueAfterMs: waitRequeueMs }, true);
     return false;
   }
-  const address = ((serverStatus.addresses as { type: string; address: string }[] | undefined) ?? []).find((candidate) => candidate.type === 'InternalIP')?.address;
   if (!address) {
     // A server still being built gets its address with a status change, which brings this machine back anyway.
     if (serverStatus.ready === true) pass.wait({ waitingFor: 'the server to have an internal address', requeueAfterMs: waitRequeueMs });
     return false;
   }
   let ready = true;
-  // One at a time: each member creation puts the load balancer in PENDING_UPDATE.
-  for (const [role, poolId] of pools) {
-    const port = Number(role.slice(`${prefix}pool/`.length));
-    const memberRole = `${prefix}member/${port}`;
-    const recordedId = ownedResources(pass.status)[memberRole];
-    // A member to add waits for its turn on the load balancer rather than collide with another machine's.
-    const waitMs = recordedId === undefined ? context.deps.turns.take(lbId) : undefined;
+  // One pool at a time: each change puts the load balancer in PENDING_UPDATE.
+  for (const { poolId, port, role, name } of members) {
+    const recordedId = ownedResources(pass.status)[role];
+    // A member to add waits for the load balancer's turn without asking Octavia; another machine's batch may bring it meanwhile.
+    const waitMs = recordedId === undefined ? memberBatches.waitMs(lbId) : undefined;
     if (waitMs !== undefined) {
       pass.wait({ waitingFor: `load balancer ${lbId} to finish another machine's member change`, requeueAfterMs: waitMs }, true);
       ready = false;
       break;
     }
-    let member: Awaited<ReturnType<typeof pass.ensure>>;
-    try {
-      member = await pass.ensure(memberRole, memberActuator(cloud.clients.octavia, poolId), {
-        recordedId,
-        desired: { name: memberName(lbName, port, machine.name), pool_id: poolId, loadbalancer_id: lbId, address, protocol_port: port },
-        record: (status, id) => setOwned(status, memberRole, id),
-      });
-    } catch (error) {
-      if (error instanceof LoadBalancerBusyError) context.deps.turns.busy(lbId);
-      throw error;
-    }
-    if (member.found === 'created') context.deps.turns.busy(lbId);
+    const member = await pass.ensure(role, memberActuator(cloud.clients.octavia, poolId, memberBatches), {
+      recordedId,
+      desired: { name, pool_id: poolId, loadbalancer_id: lbId, address, protocol_port: port },
+      record: (status, id) => setOwned(status, role, id),
+    });
+    memberBatches.done(poolId, name);
     if (!member.ready) {
       ready = false;
       break;
@@ -323,26 +326,44 @@ async function reconcileNodeResources(context: MachineContext, cloud: CloudConne
   });
 }
 
-/** Load balancer members first (the API must stop sending traffic), then the server object, whose own finalizer cleans OpenStack up. */
+function internalAddress(status: JsonObject): string | undefined {
+  return ((status.addresses as { type: string; address: string }[] | undefined) ?? []).find((candidate) => candidate.type === 'InternalIP')?.address;
+}
+
+/**
+ * Load balancer members first (the API must stop sending traffic), then the
+ * server object, whose own finalizer cleans OpenStack up. A member is looked
+ * for by name in each of the cluster's pools for the machine's role, recorded
+ * or not, once the machine had an address to want one with: a batch sent by
+ * another machine may have made it before this one recorded it.
+ */
 async function reconcileDelete(context: MachineContext): Promise<boolean> {
   const { pass, deps, machine, openStackCluster } = context;
-  const members = Object.entries(ownedResources(pass.status)).filter(([role]) => /^(ingress\/)?member\//.test(role));
-  if (members.length > 0) {
-    const clusterStatus = (openStackCluster?.status as JsonObject | undefined) ?? {};
-    const pools = ownedResources(clusterStatus);
+  const recorded = ownedResources(pass.status);
+  const clusterOwned = ownedResources((openStackCluster?.status as JsonObject | undefined) ?? {});
+  const prefix = isControlPlane(context) ? '' : 'ingress/';
+  const roles = new Set([
+    ...Object.keys(recorded).filter((role) => /^(ingress\/)?member\//.test(role)),
+    ...Object.keys(internalAddress(pass.status) === undefined ? {} : clusterOwned)
+      .filter((role) => role.startsWith(`${prefix}pool/`))
+      .map((role) => `${prefix}member/${role.slice(`${prefix}pool/`.length)}`),
+  ]);
+  if (roles.size > 0) {
     const identityRef = context.spec.identityRef ?? (openStackCluster?.spec as JsonObject | undefined)?.identityRef;
     const cloud = await deps.clouds.connect(machine.namespace, identityRef);
     const clusterObject = openStackCluster ? { namespace: machine.namespace, name: metaOf(openStackCluster).name } : undefined;
-    for (const [role, memberId] of members) {
-      const prefix = role.startsWith('ingress/') ? 'ingress/' : '';
-      const port = Number(role.slice(`${prefix}member/`.length));
-      const poolId = pools[`${prefix}pool/${port}`];
+    for (const role of roles) {
+      const rolePrefix = role.startsWith('ingress/') ? 'ingress/' : '';
+      const port = Number(role.slice(`${rolePrefix}member/`.length));
+      const poolId = clusterOwned[`${rolePrefix}pool/${port}`];
       if (poolId !== undefined && clusterObject) {
-        const lbName = prefix ? ingressLoadBalancerName(clusterObject) : apiLoadBalancerName(clusterObject);
-        const removal = await remove(memberActuator(cloud.clients.octavia, poolId), { recordedId: memberId, name: memberName(lbName, port, machine.name), owner: pass.owner });
+        const lbName = rolePrefix ? ingressLoadBalancerName(clusterObject) : apiLoadBalancerName(clusterObject);
+        const name = memberName(lbName, port, machine.name);
+        await deps.memberBatches.forget(poolId, name);
+        const removal = await remove(memberActuator(cloud.clients.octavia, poolId), { recordedId: recorded[role], name, owner: pass.owner });
         if (!pass.noteRemoval(removal)) return false;
       }
-      await pass.record((status) => setOwned(status, role, undefined));
+      if (recorded[role] !== undefined) await pass.record((status) => setOwned(status, role, undefined));
     }
   }
   const server = await deps.servers.get(machine);

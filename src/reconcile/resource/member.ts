@@ -5,7 +5,8 @@
  * port: a machine whose address changed gets a new member, never a stale one.
  */
 import { isNotFound, type Member, type OctaviaClient } from '../../openstack/index.js';
-import { absentOn404, readGroup, type ResourceActuator } from './actuator.js';
+import type { MemberBatches } from '../member-batches.js';
+import { absentOn404, readGroup, type Owner, type ResourceActuator } from './actuator.js';
 import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, loadBalancerOfPool, octaviaRequeueMs, servingReadiness, waitAfterRefusal } from './octavia.js';
 
 /** Octavia's own field names. */
@@ -23,17 +24,28 @@ export interface MemberDesired {
   tags?: string[];
 }
 
-/** `poolId`: the pool whose members this actuator finds, creates and deletes. A 404 of the pool (or its load balancer) on removal means the members went with it. */
-export function memberActuator(octavia: OctaviaClient, poolId: string): ResourceActuator<MemberDesired, Member> {
+/**
+ * `poolId`: the pool whose members this actuator finds, creates and deletes. A 404 of the pool (or its load balancer) on removal
+ * means the members went with it. With `batches`, a create goes with the other members wanted in the pool (member-batches.ts).
+ */
+export function memberActuator(octavia: OctaviaClient, poolId: string, batches?: MemberBatches): ResourceActuator<MemberDesired, Member> {
+  const findAdoptable = async (name: string, owner: Owner) => ownedOrCapo((await absentOn404(octavia.listMembers(poolId, { name, ...lookupTags(owner) }))) ?? [], owner);
   return {
     kind: 'member',
     getById: (id) => absentOn404(octavia.getMember(poolId, id)),
     // A pool's members are one short list; with the pool gone, each member's own read tells.
     readMany: { group: readGroup(octavia, `member of ${poolId}`), read: async () => (await absentOn404(octavia.listMembers(poolId))) ?? [] },
-    findAdoptable: async (name, owner) => ownedOrCapo((await absentOn404(octavia.listMembers(poolId, { name, ...lookupTags(owner) }))) ?? [], owner),
+    findAdoptable,
     async create({ pool_id, loadbalancer_id, tags, ...desired }, owner) {
       if (pool_id !== poolId) throw new Error(`member "${desired.name}" is meant for pool ${pool_id}, but this actuator serves pool ${poolId}`);
-      return createBelow(octavia, loadbalancer_id, () => octavia.createMember(poolId, { ...desired, tags: createTags(owner, tags) }));
+      const member = { ...desired, tags: createTags(owner, tags) };
+      if (!batches) return createBelow(octavia, loadbalancer_id, () => octavia.createMember(poolId, member));
+      const created = await createBelow(octavia, loadbalancer_id, () => batches.send(octavia, loadbalancer_id, poolId, member));
+      if (created) return created;
+      // A batch update answers without its members: ours is found as after a lost response.
+      const [listed] = await findAdoptable(desired.name, owner);
+      if (!listed) throw new Error(`Octavia accepted the batch update of pool ${poolId} but lists no member "${desired.name}"`);
+      return listed;
     },
     async postCreate(member, desired, owner) {
       const claimed = await claimBelow(octavia, desired.loadbalancer_id, 'member', member, owner, (tags) => octavia.updateMemberTags(poolId, member.id, tags));
