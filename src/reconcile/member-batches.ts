@@ -36,11 +36,16 @@ export class MemberBatches {
     return this.turns.waitMs(loadBalancerId);
   }
 
-  /** A machine's member of a pool, to go in with the next batch; a later want of the same name (a new address) replaces it. */
+  /**
+   * A machine's member of a pool, to go in with the next batch. The same want
+   * again (each pass says it) keeps the first, so that a batch on its way
+   * still counts it as sent; a different one (a new address) replaces it.
+   */
   want(poolId: string, member: WantedMember): void {
     const pool = this.wanted.get(poolId) ?? new Map<string, WantedMember>();
     this.wanted.set(poolId, pool);
-    pool.set(member.name, member);
+    const current = pool.get(member.name);
+    if (current === undefined || JSON.stringify(current) !== JSON.stringify(member)) pool.set(member.name, member);
   }
 
   /** The member is recorded: it is no longer wanted. */
