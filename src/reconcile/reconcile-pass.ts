@@ -181,6 +181,11 @@ export class ReconcilePass {
     this.verified.set(this.meta, role, resource.id, this.generation, resource);
   }
 
+  /** What `verified` last held for a role at this generation, and whether that has run out (see VerifiedResources.lastSeen). */
+  lastVerified<Resource>(role: string, id: string): { resource: Resource; expired: boolean } | undefined {
+    return this.verified.lastSeen<Resource>(this.meta.uid, role, id, this.generation);
+  }
+
   /** Forgets what was verified for one role, after a change that makes the memory stale (e.g. a child of a load balancer). */
   invalidate(role: string): void {
     this.verified.invalidate(this.meta.uid, role);

@@ -50,6 +50,18 @@ export class VerifiedResources {
     return entry.resource as Resource;
   }
 
+  /**
+   * The resource as last verified at this generation, whether or not its
+   * verification has run out (`expired`): for a cheaper check at resync
+   * that vouches for it again (a load balancer's status tree). Undefined
+   * when it was never verified here, or under another ID or generation.
+   */
+  lastSeen<Resource>(ownerUid: string, role: string, id: string, generation: number): { resource: Resource; expired: boolean } | undefined {
+    const entry = this.entries.get(`${ownerUid}/${role}`);
+    if (!entry || entry.id !== id || entry.generation !== generation) return undefined;
+    return { resource: entry.resource as Resource, expired: entry.expiresAt <= this.now() };
+  }
+
   /** `readAlong`: the group one list call can read this resource in (ReadTogether), and the owner it is tagged for. */
   set(owner: VerifiedOwner, role: string, id: string, generation: number, resource: unknown, readAlong?: { group: string; tagOwnerUid: string }): void {
     const expiresAt = this.grid.next(owner.namespace, this.now());

@@ -50,8 +50,8 @@ export interface Steps {
   stop(): Promise<void>;
 }
 
-/** `cloud` adds to the simulated cloud's options, e.g. an Octavia with quirks. */
-export async function startSteps(cloud: Pick<SimulatorOptions, 'services'> = {}): Promise<Steps> {
+/** `cloud` adds to the simulated cloud's options, e.g. an Octavia with quirks; `resyncPeriodMs` sets when what a pass verified runs out (default 10 minutes). */
+export async function startSteps(cloud: Pick<SimulatorOptions, 'services'> = {}, options: { resyncPeriodMs?: number } = {}): Promise<Steps> {
   const server = await startTestServer({ kinds: servedKinds, simulatedCloud: { port: 0, transitionDelayMs: 20, faultSeed: 11, ...cloud } });
   const simulator = server.cloud!;
   const manifests = await renderExamples(simulator.url);
@@ -62,6 +62,7 @@ export async function startSteps(cloud: Pick<SimulatorOptions, 'services'> = {})
     kinds: servedKinds,
     source: new StorageClusterApiSource(server.storage, { secret: find('Secret'), cluster: find('Cluster'), machine: find('Machine') }),
     sessionOptions: { logger: (line) => requests.push(line.replace(/^openstack /, '')) },
+    ...options,
   });
   const images = deps.images!;
   const clients: Record<StepKind, KindClient> = { cluster: deps.clusters, machine: deps.machines, server: deps.servers, image: images };

@@ -26,6 +26,7 @@ export function createServiceClients(transport: ServiceTransport): ServiceClient
 }
 
 export { CinderClient, GlanceClient, NeutronClient, NovaClient, OctaviaClient };
+export { provisioningStatuses } from './octavia.js';
 export type { TagFilters } from './common.js';
 export type { Volume } from './cinder.js';
 export type { CreateImage, Image } from './glance.js';
@@ -59,6 +60,7 @@ export type {
   HealthMonitor,
   Listener,
   LoadBalancer,
+  LoadBalancerStatusTree,
   Member,
   Pool,
 } from './octavia.js';

@@ -90,6 +90,29 @@ const healthMonitorSchema = z.looseObject({
 });
 export type HealthMonitor = z.infer<typeof healthMonitorSchema>;
 
+/** One object of a load balancer's status tree: its ID, name and the two statuses, nothing else. */
+const statusNode = z.looseObject({ id: z.string(), name: z.string().nullish(), provisioning_status: z.string(), operating_status: z.string().optional() });
+const poolStatusSchema = statusNode.extend({ health_monitor: statusNode.optional(), members: z.array(statusNode).optional() });
+const listenerStatusSchema = statusNode.extend({ pools: z.array(poolStatusSchema).optional() });
+const statusTreeSchema = z.object({ statuses: z.object({ loadbalancer: statusNode.extend({ listeners: z.array(listenerStatusSchema).optional() }) }) });
+export type LoadBalancerStatusTree = z.infer<typeof statusTreeSchema>;
+
+/** Every object of a status tree (the load balancer, its listeners, their default pools, monitors and members) by ID: its provisioning status. */
+export function provisioningStatuses(tree: LoadBalancerStatusTree): Map<string, string> {
+  const found = new Map<string, string>();
+  const { loadbalancer } = tree.statuses;
+  found.set(loadbalancer.id, loadbalancer.provisioning_status);
+  for (const listener of loadbalancer.listeners ?? []) {
+    found.set(listener.id, listener.provisioning_status);
+    for (const pool of listener.pools ?? []) {
+      found.set(pool.id, pool.provisioning_status);
+      if (pool.health_monitor) found.set(pool.health_monitor.id, pool.health_monitor.provisioning_status);
+      for (const member of pool.members ?? []) found.set(member.id, member.provisioning_status);
+    }
+  }
+  return found;
+}
+
 const providerSchema = z.looseObject({ name: z.string(), description: z.string().nullish() });
 export type LoadBalancerProvider = z.infer<typeof providerSchema>;
 
@@ -263,6 +286,11 @@ export class OctaviaClient {
 
   async getLoadBalancer(id: string): Promise<LoadBalancer> {
     return (await this.calls.get(`/v2/lbaas/loadbalancers/${segment(id)}`, loadBalancerBody)).loadbalancer;
+  }
+
+  /** The statuses of the load balancer and everything below it in one answer: IDs, names and statuses, not the objects' other fields. */
+  async getLoadBalancerStatus(id: string): Promise<LoadBalancerStatusTree> {
+    return this.calls.get(`/v2/lbaas/loadbalancers/${segment(id)}/status`, statusTreeSchema);
   }
 
   /** Answers at once in PENDING_CREATE; poll `getLoadBalancer` for ACTIVE (or ERROR). */

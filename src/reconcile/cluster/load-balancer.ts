@@ -15,9 +15,10 @@
  * children stay PENDING_CREATE and immutable): such a child is deleted and
  * made again one by one, and the cloud gets no more trees from this process.
  * The floating IP is only created once the load balancer is ACTIVE (CAPO
- * used to create one per retry while it was not).
+ * used to create one per retry while it was not). At resync, one read of the
+ * load balancer's status tree vouches for it and its children together.
  */
-import type { CreateListenerInGraph, FloatingIp, LoadBalancer } from '../../openstack/index.js';
+import { provisioningStatuses, type CreateListenerInGraph, type FloatingIp, type LoadBalancer } from '../../openstack/index.js';
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
 import { resolveSubnet } from '../neutron-filters.js';
 import type { JsonObject } from '../../storage/interface.js';
@@ -26,7 +27,7 @@ import { apiLoadBalancerName, clusterResourceName, ingressLoadBalancerName, load
 import type { ReconcilePass } from '../reconcile-pass.js';
 import { metaOf } from '../objects.js';
 import { ownedResources, setOwned } from '../owned.js';
-import type { ResourceActuator } from '../resource/actuator.js';
+import { absentOn404, type ResourceActuator } from '../resource/actuator.js';
 import { remove } from '../resource/engine.js';
 import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
 import { healthMonitorActuator } from '../resource/health-monitor.js';
@@ -117,9 +118,11 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
 
   const allowedCidrs = allowedCidrsOf(context, networking);
   const plan: PortPlan = { lbName: name, ports: apiServerPorts(context), allowedCidrs, monitor: managed.monitor ?? {}, provider: managed.provider };
+  const recordedId = recorded?.id ?? owned(pass)['loadbalancer/api'];
+  await vouchForTree(context, 'loadbalancer', '', recordedId);
   // The ID goes to ownedResources first: CAPO's status field also needs the addresses, which the next read brings.
   const lb = await pass.ensure('loadbalancer', loadBalancerActuator(octavia), {
-    recordedId: recorded?.id ?? owned(pass)['loadbalancer/api'],
+    recordedId,
     desired: {
       name,
       vip_subnet_id: vipSubnet.id,
@@ -264,6 +267,7 @@ export async function reconcileIngressLoadBalancer(context: ClusterContext, netw
   if (!ingress?.enabled) return true;
   const name = ingressLoadBalancerName(cluster);
   const plan: PortPlan = { lbName: name, ports: ingress.ports && ingress.ports.length > 0 ? ingress.ports : [80, 443], monitor: {} };
+  await vouchForTree(context, 'ingress/loadbalancer', 'ingress/', owned(pass)['ingress/loadbalancer']);
   const lb = await pass.ensure('ingress/loadbalancer', loadBalancerActuator(cloud.clients.octavia), {
     recordedId: owned(pass)['ingress/loadbalancer'],
     desired: {
@@ -285,6 +289,34 @@ export async function reconcileIngressLoadBalancer(context: ClusterContext, netw
     status.extensions = { ...extensions, loadBalancers: { ...loadBalancers, ingress: { id: lb.resource.id, vip } } };
   });
   return true;
+}
+
+/**
+ * At resync, the load balancer and its listeners, pools and monitors are
+ * vouched for by one read of its status tree instead of a GET each (four for
+ * a one-port API load balancer, seven for the two-port ingress one): when
+ * each was verified here at this generation, one at least has run out, and
+ * the tree shows every one of them ACTIVE, all count as verified again.
+ * Anything else (one missing or not ACTIVE, the tree not found, one never
+ * verified since a restart) leaves them to their own reads, which judge it
+ * as always. The tree has no other fields: a spec change (a new generation)
+ * reads them in full again, so a listener's allowed CIDRs or a monitor's
+ * timings changed behind our back are put right then, not at every resync.
+ */
+async function vouchForTree(context: ClusterContext, lbRole: string, prefix: string, lbId: string | undefined): Promise<void> {
+  const { pass, cloud } = context;
+  if (lbId === undefined) return;
+  const children = Object.entries(owned(pass)).filter(([role]) => role.startsWith(prefix) && /^(listener|pool|healthmonitor)\/\d+$/.test(role.slice(prefix.length)));
+  const seen = [[lbRole, lbId], ...children].map(([role, id]) => ({ role, id, last: pass.lastVerified<{ id: string; provisioning_status: string }>(role, id) }));
+  if (seen.some(({ last }) => last === undefined) || !seen.some(({ last }) => last!.expired)) return;
+  const tree = await absentOn404(cloud.clients.octavia.getLoadBalancerStatus(lbId));
+  if (!tree) return;
+  const statuses = provisioningStatuses(tree);
+  if (!seen.every(({ id }) => statuses.get(id) === 'ACTIVE')) return;
+  for (const { role, last } of seen) {
+    const vouched: { id: string; provisioning_status: string } = { ...last!.resource, provisioning_status: 'ACTIVE' };
+    pass.trust(role, vouched);
+  }
 }
 
 interface ChildOutcome {

@@ -7,7 +7,7 @@
  */
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import { isNotFound, OpenStackError } from '../../../src/openstack/index.js';
+import { isNotFound, OpenStackError, provisioningStatuses } from '../../../src/openstack/index.js';
 import type { ServiceTransport } from '../../../src/openstack/transport.js';
 import {
   createServiceClients,
@@ -489,6 +489,21 @@ const memberBatch: Scenario = {
     await settled();
     await rec.call('createMember', () => octavia.createMember(pool.id, member(20, { tags: ['first'] })));
     await settled();
+    const monitor = await rec.call('createHealthMonitor', () => octavia.createHealthMonitor({ name: ctx.name('batch'), pool_id: pool.id, type: 'TCP', delay: 5, timeout: 3, max_retries: 3 }));
+    await settled();
+    // The status tree: every object below the load balancer with its statuses, in one read.
+    await rec.call('getLoadBalancerStatus', () => octavia.getLoadBalancerStatus(created.id), {
+      resource: 'loadBalancerStatus',
+      nested: ['statuses', 'statuses.loadbalancer', 'statuses.loadbalancer.listeners[0]', 'statuses.loadbalancer.listeners[0].pools[0]', 'statuses.loadbalancer.listeners[0].pools[0].health_monitor', 'statuses.loadbalancer.listeners[0].pools[0].members[0]'],
+    });
+    const known = [created.id, listener.id, pool.id, monitor.id];
+    const kinds = ['load balancer', 'listener', 'pool', 'monitor'];
+    await rec.answer('getLoadBalancerStatus(what it shows)', () => octavia.getLoadBalancerStatus(created.id), (tree) =>
+      [...provisioningStatuses(tree).entries()]
+        .map(([id, status]) => `${kinds[known.indexOf(id)] ?? 'member'} ${status}`)
+        .sort()
+        .join('; '),
+    );
     const members = () => octavia.listMembers(pool.id);
     const described = (found: Member[]) =>
       [...found]
