@@ -60,7 +60,6 @@ export type {
   HealthMonitor,
   Listener,
   LoadBalancer,
-  LoadBalancerStatusTree,
   Member,
   Pool,
 } from './octavia.js';
