@@ -367,49 +367,56 @@ const serverResetState: Scenario = {
   },
 };
 
+const byProvisioningStatus = (object: { provisioning_status: string }) => object.provisioning_status;
+
+/** The load balancer is deleted with everything below it at the end, whatever the scenario got to. */
+function deleteAtCleanup(ctx: Context, loadBalancerId: string): void {
+  const { octavia, cleanup, timing } = ctx;
+  cleanup.add(`load balancer ${loadBalancerId}`, async () => {
+    await ignoringNotFound(() => octavia.deleteLoadBalancer(loadBalancerId, { cascade: true }));
+    await untilNotFound(() => octavia.getLoadBalancer(loadBalancerId), timing.loadBalancerTimeoutMs, timing.intervalMs);
+  });
+}
+
 const loadBalancer: Scenario = {
   name: 'load-balancer',
   async run(ctx) {
-    const { octavia, rec, cleanup, timing } = ctx;
+    const { octavia, rec, timing } = ctx;
     const { subnet } = await networkWithSubnet(ctx, 'net', '10.61.7.0/24');
     const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.loadBalancerTimeoutMs };
     const until = ['ACTIVE', 'ERROR'];
-    const byStatus = (object: { provisioning_status: string }) => object.provisioning_status;
 
     const created = await rec.call('createLoadBalancer', () => octavia.createLoadBalancer({ name: ctx.name('lb'), vip_subnet_id: subnet.id }), { resource: 'loadBalancer' });
-    cleanup.add(`load balancer ${created.id}`, async () => {
-      await ignoringNotFound(() => octavia.deleteLoadBalancer(created.id, { cascade: true }));
-      await untilNotFound(() => octavia.getLoadBalancer(created.id), timing.loadBalancerTimeoutMs, timing.intervalMs);
-    });
+    deleteAtCleanup(ctx, created.id);
     // Creating takes Octavia seconds (the simulator its transition delay), so this lands while the load balancer is immutable.
     await rec.attempt('createListener(while PENDING_CREATE)', () => octavia.createListener({ name: ctx.name('early'), protocol: 'TCP', protocol_port: 8080, loadbalancer_id: created.id }));
-    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byStatus, { ...poll, until, initial: created.provisioning_status });
+    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, { ...poll, until, initial: created.provisioning_status });
     // Children turn ACTIVE together with their load balancer; wait for it too before the next change, unrecorded.
     const loadBalancerActive = () => settle(() => octavia.getLoadBalancer(created.id), (lb: LoadBalancer) => lb.provisioning_status === 'ACTIVE', timing.loadBalancerTimeoutMs, timing.intervalMs);
 
     const listener = await rec.call('createListener', () => octavia.createListener({ name: ctx.name('listener'), protocol: 'TCP', protocol_port: 6443, loadbalancer_id: created.id }), {
       resource: 'listener',
     });
-    await rec.poll('getListener(until ACTIVE)', () => octavia.getListener(listener.id), byStatus, { ...poll, until, initial: listener.provisioning_status });
+    await rec.poll('getListener(until ACTIVE)', () => octavia.getListener(listener.id), byProvisioningStatus, { ...poll, until, initial: listener.provisioning_status });
     await loadBalancerActive();
     const pool = await rec.call('createPool', () => octavia.createPool({ name: ctx.name('pool'), protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN', listener_id: listener.id }), { resource: 'pool' });
-    await rec.poll('getPool(until ACTIVE)', () => octavia.getPool(pool.id), byStatus, { ...poll, until, initial: pool.provisioning_status });
+    await rec.poll('getPool(until ACTIVE)', () => octavia.getPool(pool.id), byProvisioningStatus, { ...poll, until, initial: pool.provisioning_status });
     await loadBalancerActive();
     const member = await rec.call('createMember', () => octavia.createMember(pool.id, { name: ctx.name('member'), address: '10.61.7.20', protocol_port: 6443, subnet_id: subnet.id }), {
       resource: 'member',
     });
-    await rec.poll('getMember(until ACTIVE)', () => octavia.getMember(pool.id, member.id), byStatus, { ...poll, until, initial: member.provisioning_status });
+    await rec.poll('getMember(until ACTIVE)', () => octavia.getMember(pool.id, member.id), byProvisioningStatus, { ...poll, until, initial: member.provisioning_status });
     await loadBalancerActive();
     const monitor = await rec.call('createHealthMonitor', () => octavia.createHealthMonitor({ name: ctx.name('hm'), pool_id: pool.id, type: 'TCP', delay: 5, timeout: 3, max_retries: 3 }), {
       resource: 'healthMonitor',
     });
-    await rec.poll('getHealthMonitor(until ACTIVE)', () => octavia.getHealthMonitor(monitor.id), byStatus, { ...poll, until, initial: monitor.provisioning_status });
+    await rec.poll('getHealthMonitor(until ACTIVE)', () => octavia.getHealthMonitor(monitor.id), byProvisioningStatus, { ...poll, until, initial: monitor.provisioning_status });
     await loadBalancerActive();
     await rec.call('getLoadBalancer', () => octavia.getLoadBalancer(created.id), { resource: 'loadBalancer', nested: ['listeners[0]', 'pools[0]'] });
     await rec.call('getPool', () => octavia.getPool(pool.id), { resource: 'pool', nested: ['listeners[0]', 'members[0]'] });
 
     await rec.call('deleteLoadBalancer(cascade)', () => octavia.deleteLoadBalancer(created.id, { cascade: true }));
-    await rec.untilGone('getLoadBalancer(until gone)', () => octavia.getLoadBalancer(created.id), { ...poll, statusOf: byStatus });
+    await rec.untilGone('getLoadBalancer(until gone)', () => octavia.getLoadBalancer(created.id), { ...poll, statusOf: byProvisioningStatus });
     await rec.attempt('getListener(cascaded)', () => octavia.getListener(listener.id));
     await rec.attempt('getPool(cascaded)', () => octavia.getPool(pool.id));
     await rec.attempt('getHealthMonitor(cascaded)', () => octavia.getHealthMonitor(monitor.id));
@@ -420,10 +427,9 @@ const loadBalancer: Scenario = {
 const loadBalancerGraph: Scenario = {
   name: 'load-balancer-graph',
   async run(ctx) {
-    const { octavia, rec, cleanup, timing } = ctx;
+    const { octavia, rec, timing } = ctx;
     const { subnet } = await networkWithSubnet(ctx, 'net', '10.61.9.0/24');
     const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.loadBalancerTimeoutMs };
-    const byStatus = (object: { provisioning_status: string }) => object.provisioning_status;
     const created = await rec.call(
       'createLoadBalancer(fully populated)',
       () =>
@@ -450,11 +456,8 @@ const loadBalancerGraph: Scenario = {
         }),
       { resource: 'loadBalancerGraph', nested: ['listeners[0]', 'pools[0]', 'pools[0].healthmonitor', 'pools[0].members[0]', 'pools[0].listeners[0]'] },
     );
-    cleanup.add(`load balancer ${created.id}`, async () => {
-      await ignoringNotFound(() => octavia.deleteLoadBalancer(created.id, { cascade: true }));
-      await untilNotFound(() => octavia.getLoadBalancer(created.id), timing.loadBalancerTimeoutMs, timing.intervalMs);
-    });
-    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byStatus, { ...poll, until: ['ACTIVE', 'ERROR'], initial: created.provisioning_status });
+    deleteAtCleanup(ctx, created.id);
+    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, { ...poll, until: ['ACTIVE', 'ERROR'], initial: created.provisioning_status });
     const [listener] = await rec.call('listListeners', () => octavia.listListeners({ loadbalancer_id: created.id }));
     await rec.call('getListener', () => octavia.getListener(listener!.id), { resource: 'listener' });
     const [pool] = await rec.call('listPools', () => octavia.listPools({ loadbalancer_id: created.id }));
@@ -462,7 +465,7 @@ const loadBalancerGraph: Scenario = {
     await rec.call('getHealthMonitor', () => octavia.getHealthMonitor(pool!.healthmonitor_id!), { resource: 'healthMonitor' });
     await rec.call('listMembers', () => octavia.listMembers(pool.id));
     await rec.call('deleteLoadBalancer(cascade)', () => octavia.deleteLoadBalancer(created.id, { cascade: true }));
-    await rec.untilGone('getLoadBalancer(until gone)', () => octavia.getLoadBalancer(created.id), { ...poll, statusOf: byStatus });
+    await rec.untilGone('getLoadBalancer(until gone)', () => octavia.getLoadBalancer(created.id), { ...poll, statusOf: byProvisioningStatus });
   },
 };
 
@@ -470,18 +473,14 @@ const loadBalancerGraph: Scenario = {
 const memberBatch: Scenario = {
   name: 'member-batch',
   async run(ctx) {
-    const { octavia, rec, cleanup, timing } = ctx;
+    const { octavia, rec, timing } = ctx;
     const { subnet } = await networkWithSubnet(ctx, 'net', '10.61.11.0/24');
     const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.loadBalancerTimeoutMs };
-    const byStatus = (object: { provisioning_status: string }) => object.provisioning_status;
     const member = (host: number, extra: Partial<CreateMember> = {}): CreateMember => ({ name: ctx.name(`m${host}`), address: `10.61.11.${host}`, protocol_port: 6443, ...extra });
     // Built one by one: Zed's fully populated create can leave its children PENDING_CREATE for good (see load-balancer-graph).
     const created = await rec.call('createLoadBalancer', () => octavia.createLoadBalancer({ name: ctx.name('batch'), vip_subnet_id: subnet.id }));
-    cleanup.add(`load balancer ${created.id}`, async () => {
-      await ignoringNotFound(() => octavia.deleteLoadBalancer(created.id, { cascade: true }));
-      await untilNotFound(() => octavia.getLoadBalancer(created.id), timing.loadBalancerTimeoutMs, timing.intervalMs);
-    });
-    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byStatus, { ...poll, until: ['ACTIVE', 'ERROR'], initial: created.provisioning_status });
+    deleteAtCleanup(ctx, created.id);
+    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, { ...poll, until: ['ACTIVE', 'ERROR'], initial: created.provisioning_status });
     const settled = () => settle(() => octavia.getLoadBalancer(created.id), (lb: LoadBalancer) => lb.provisioning_status === 'ACTIVE', timing.loadBalancerTimeoutMs, timing.intervalMs);
     const listener = await rec.call('createListener', () => octavia.createListener({ name: ctx.name('batch'), protocol: 'TCP', protocol_port: 6443, loadbalancer_id: created.id }));
     await settled();
@@ -514,7 +513,7 @@ const memberBatch: Scenario = {
 
     await rec.call('updateMembers(additive_only, two new)', () => octavia.updateMembers(pool.id, [member(21, { tags: ['batch'] }), member(22, { tags: ['batch'] })], { additiveOnly: true }));
     await rec.answer('listMembers(right after)', members, described);
-    await rec.answer('getLoadBalancer(right after)', lbStatus, byStatus);
+    await rec.answer('getLoadBalancer(right after)', lbStatus, byProvisioningStatus);
     await rec.attempt('updateMembers(while PENDING_UPDATE)', () => octavia.updateMembers(pool.id, [member(23)], { additiveOnly: true }));
     await settled();
     await rec.answer('listMembers(settled)', members, described);
@@ -522,7 +521,7 @@ const memberBatch: Scenario = {
     await rec.attempt('updateMembers(one address twice)', () => octavia.updateMembers(pool.id, [member(24), member(24)], { additiveOnly: true }));
     await rec.attempt('updateMembers(reserved address)', () => octavia.updateMembers(pool.id, [{ ...member(25), address: '169.254.169.254' }], { additiveOnly: true }));
     await rec.attempt('updateMembers(unknown subnet)', () => octavia.updateMembers(pool.id, [member(26, { subnet_id: '4f0ef1a5-2b47-4d27-9a0e-2f0e8f1b7c11' })], { additiveOnly: true }));
-    await rec.answer('getLoadBalancer(after refusals)', lbStatus, byStatus);
+    await rec.answer('getLoadBalancer(after refusals)', lbStatus, byProvisioningStatus);
 
     await rec.call('updateMembers(additive_only, an existing address)', () => octavia.updateMembers(pool.id, [member(21, { weight: 5, tags: ['batch', 'heavier'] })], { additiveOnly: true }));
     await rec.answer('listMembers(after the update)', members, described);
@@ -532,7 +531,7 @@ const memberBatch: Scenario = {
     await settled();
     await rec.answer('listMembers(the whole list applied)', members, described);
     await rec.call('deleteLoadBalancer(cascade)', () => octavia.deleteLoadBalancer(created.id, { cascade: true }));
-    await rec.untilGone('getLoadBalancer(until gone)', lbStatus, { ...poll, statusOf: byStatus });
+    await rec.untilGone('getLoadBalancer(until gone)', lbStatus, { ...poll, statusOf: byProvisioningStatus });
   },
 };
 

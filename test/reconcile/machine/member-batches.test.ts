@@ -7,17 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceClients, loadCloud, OpenStackSession, type Member, type ServiceClients } from '../../../src/openstack/index.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
-import { condition, isReady, startMachineSteps, type Steps } from '../steps.js';
+import { condition, isReady, startMachineSteps, type StepKind, type Steps } from '../steps.js';
 
 const status = (object: JsonObject | undefined) => (object?.status ?? {}) as Record<string, any>;
 const owned = (object: JsonObject | undefined): Record<string, string> => status(object).extensions?.ownedResources ?? {};
 const memberChanges = (steps: Steps) => steps.requests.filter((line) => /^load-balancer (POST|PUT) \/v2\/lbaas\/pools\/[^/]+\/members\S* 20\d/.test(line));
 const batches = (steps: Steps) => steps.requests.filter((line) => /^load-balancer PUT \/v2\/lbaas\/pools\/[^/]+\/members\?additive_only=true 202/.test(line));
-
-async function cloudOf(steps: Steps): Promise<{ session: OpenStackSession; clients: ServiceClients }> {
-  const session = await OpenStackSession.create(loadCloud({ cloudsYaml: steps.cloud.cloudsYaml('sim'), cloudName: 'sim' }));
-  return { session, clients: createServiceClients(session) };
-}
 
 async function ingressPools(steps: Steps): Promise<[string, string][]> {
   const cluster = await steps.get('cluster', 'demo');
@@ -28,28 +23,38 @@ async function ingressPools(steps: Steps): Promise<[string, string][]> {
 
 const namedFor = (machine: string) => (member: Member) => (member.name ?? '').endsWith(machine);
 
+/** The example's cluster made Ready with these machines applied (not yet reconciled), and a client of its cloud, for one describe block. */
+function clusterWith(machines: readonly string[]): { steps: Steps; cloud: ServiceClients } {
+  const context = {} as { steps: Steps; cloud: ServiceClients; session?: OpenStackSession };
+  beforeAll(async () => {
+    context.steps = await startMachineSteps(machines);
+    context.session = await OpenStackSession.create(loadCloud({ cloudsYaml: context.steps.cloud.cloudsYaml('sim'), cloudName: 'sim' }));
+    context.cloud = createServiceClients(context.session);
+    await context.steps.until([['cluster', 'demo']], isReady, 60_000);
+  }, 90_000);
+  afterAll(async () => {
+    context.session?.close();
+    await context.steps?.stop();
+  });
+  return context;
+}
+
+/** Runs every machine's and server's passes until each machine is Ready. */
+async function joinAll(steps: Steps, machines: readonly string[]): Promise<void> {
+  const passes = machines.flatMap((name): [StepKind, string][] => [
+    ['machine', name],
+    ['server', name],
+  ]);
+  for (const name of machines) await steps.until([['machine', name], ...passes], isReady, 60_000);
+}
+
 describe('three workers joining the ingress load balancer together', () => {
   const workers = ['demo-md-0-0', 'demo-md-0-1', 'demo-md-0-2'];
-  let steps: Steps;
-  let cloud: Awaited<ReturnType<typeof cloudOf>>;
-
-  beforeAll(async () => {
-    steps = await startMachineSteps(workers);
-    cloud = await cloudOf(steps);
-    await steps.until([['cluster', 'demo']], isReady, 60_000);
-  }, 90_000);
-
-  afterAll(async () => {
-    cloud?.session.close();
-    await steps?.stop();
-  });
+  const context = clusterWith(workers);
 
   it('send their members in fewer changes than one per member, and each records its own', async () => {
-    const passes = workers.flatMap((name): [('machine' | 'server'), string][] => [
-      ['machine', name],
-      ['server', name],
-    ]);
-    for (const name of workers) await steps.until([[`machine`, name], ...passes], isReady, 60_000);
+    const { steps, cloud } = context;
+    await joinAll(steps, workers);
 
     const pools = await ingressPools(steps);
     expect(pools).toHaveLength(2);
@@ -57,7 +62,7 @@ describe('three workers joining the ingress load balancer together', () => {
     expect(batches(steps).length).toBeGreaterThan(0);
     expect(memberChanges(steps).length).toBeLessThan(6);
     for (const [port, poolId] of pools) {
-      const members = await cloud.clients.octavia.listMembers(poolId);
+      const members = await cloud.octavia.listMembers(poolId);
       expect(members).toHaveLength(3);
       for (const name of workers) {
         const machine = await steps.get('machine', name);
@@ -72,51 +77,25 @@ describe('three workers joining the ingress load balancer together', () => {
 
 describe('workers on a cloud whose provider has no batch member update', () => {
   const workers = ['demo-md-0-0', 'demo-md-0-1', 'demo-md-0-2'];
-  let steps: Steps;
-  let cloud: Awaited<ReturnType<typeof cloudOf>>;
-
-  beforeAll(async () => {
-    steps = await startMachineSteps(workers);
-    cloud = await cloudOf(steps);
-    await steps.until([['cluster', 'demo']], isReady, 60_000);
-  }, 90_000);
-
-  afterAll(async () => {
-    cloud?.session.close();
-    await steps?.stop();
-  });
+  const context = clusterWith(workers);
 
   it('join one member at a time, each with a plain create, after one refusal', async () => {
+    const { steps, cloud } = context;
     // Octavia's answer when the provider does not implement member_batch_update; nothing changes.
     steps.cloud.faults.add({ service: 'load-balancer', method: 'PUT', path: '^/v2/lbaas/pools/[^/]+/members$', status: 501 });
-    const passes = workers.flatMap((name): [('machine' | 'server'), string][] => [
-      ['machine', name],
-      ['server', name],
-    ]);
-    for (const name of workers) await steps.until([[`machine`, name], ...passes], isReady, 60_000);
+    await joinAll(steps, workers);
     expect(steps.requests.filter((line) => /^load-balancer PUT \/v2\/lbaas\/pools\/[^/]+\/members\S* 501/.test(line))).toHaveLength(1);
     expect(batches(steps)).toEqual([]);
-    for (const [, poolId] of await ingressPools(steps)) expect(await cloud.clients.octavia.listMembers(poolId)).toHaveLength(3);
+    for (const [, poolId] of await ingressPools(steps)) expect(await cloud.octavia.listMembers(poolId)).toHaveLength(3);
   });
 });
 
 describe('a worker deleted before it recorded the member another machine sent for it', () => {
   const [first, second] = ['demo-md-0-0', 'demo-md-0-1'];
-  let steps: Steps;
-  let cloud: Awaited<ReturnType<typeof cloudOf>>;
-
-  beforeAll(async () => {
-    steps = await startMachineSteps([first, second]);
-    cloud = await cloudOf(steps);
-    await steps.until([['cluster', 'demo']], isReady, 60_000);
-  }, 90_000);
-
-  afterAll(async () => {
-    cloud?.session.close();
-    await steps?.stop();
-  });
+  const context = clusterWith([first, second]);
 
   it('leaves no member behind', async () => {
+    const { steps, cloud } = context;
     // The second machine's server gets its address first, without the machine seeing it yet.
     // A few passes: its finalizer, then its OpenStackServer.
     for (let pass = 0; pass < 5 && (await steps.get('server', second)) === undefined; pass++) await steps.pass('machine', second);
@@ -139,7 +118,7 @@ describe('a worker deleted before it recorded the member another machine sent fo
     await steps.until([['machine', first]], (object) => owned(object)['ingress/member/443'] !== undefined, 30_000);
     const [, pool443] = (await ingressPools(steps)).find(([port]) => port === '443')!;
     expect(batches(steps).filter((line) => line.includes(pool443))).toHaveLength(1);
-    expect((await cloud.clients.octavia.listMembers(pool443)).filter(namedFor(second))).toHaveLength(1);
+    expect((await cloud.octavia.listMembers(pool443)).filter(namedFor(second))).toHaveLength(1);
     expect(owned(await steps.get('machine', second))['ingress/member/443']).toBeUndefined();
 
     await steps.kubectl(['delete', 'openstackmachine', second, '--wait=false']);
@@ -152,7 +131,7 @@ describe('a worker deleted before it recorded the member another machine sent fo
       30_000,
     );
     for (const [, poolId] of await ingressPools(steps)) {
-      expect((await cloud.clients.octavia.listMembers(poolId)).filter(namedFor(second))).toEqual([]);
+      expect((await cloud.octavia.listMembers(poolId)).filter(namedFor(second))).toEqual([]);
     }
   });
 });
