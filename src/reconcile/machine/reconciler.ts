@@ -334,17 +334,21 @@ function internalAddress(status: JsonObject): string | undefined {
  * Load balancer members first (the API must stop sending traffic), then the
  * server object, whose own finalizer cleans OpenStack up. A member is looked
  * for by name in each of the cluster's pools for the machine's role, recorded
- * or not, once the machine had an address to want one with: a batch sent by
- * another machine may have made it before this one recorded it.
+ * or not, once the machine had an address to want one with (and until its
+ * server goes, which follows the members): a batch sent by another machine
+ * may have made it before this one recorded it.
  */
 async function reconcileDelete(context: MachineContext): Promise<boolean> {
   const { pass, deps, machine, openStackCluster } = context;
   const recorded = ownedResources(pass.status);
   const clusterOwned = ownedResources((openStackCluster?.status as JsonObject | undefined) ?? {});
   const prefix = isControlPlane(context) ? '' : 'ingress/';
+  const server = await deps.servers.get(machine);
+  // Once the server goes, an earlier pass has looked for every member already.
+  const membersLooked = !server || metaOf(server).deletionTimestamp !== undefined;
   const roles = new Set([
     ...Object.keys(recorded).filter((role) => /^(ingress\/)?member\//.test(role)),
-    ...Object.keys(internalAddress(pass.status) === undefined ? {} : clusterOwned)
+    ...Object.keys(membersLooked || internalAddress(pass.status) === undefined ? {} : clusterOwned)
       .filter((role) => role.startsWith(`${prefix}pool/`))
       .map((role) => `${prefix}member/${role.slice(`${prefix}pool/`.length)}`),
   ]);
@@ -366,7 +370,6 @@ async function reconcileDelete(context: MachineContext): Promise<boolean> {
       if (recorded[role] !== undefined) await pass.record((status) => setOwned(status, role, undefined));
     }
   }
-  const server = await deps.servers.get(machine);
   if (!server) return true;
   const meta = metaOf(server);
   if (meta.deletionTimestamp === undefined) await deps.servers.delete(machine, meta.uid);
