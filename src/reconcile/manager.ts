@@ -182,6 +182,11 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       if (reference.kind === 'OpenStackServer') serverController.enqueue(servers.keyOf({ namespace: meta.namespace, name: reference.name }));
     }
   };
+  /** The OpenStackClusters of a Cluster API cluster: labelled with its name, or named after it. */
+  const clustersNamed = async (namespace: string, clusterName: string) => {
+    for (const cluster of await clusters.list(namespace, { [clusterNameLabel]: clusterName })) clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
+    clusterController.enqueue(clusters.keyOf({ namespace, name: clusterName }));
+  };
   // A machine joining or leaving a cluster changes what a dry-run adoption would take over: survey again.
   // Every machine created or deleted asks this, so it reads the stored objects as they are (labels and
   // annotations need no conversion) rather than presenting each one, as a KindClient list would.
@@ -197,6 +202,8 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       const meta = metaOf(event.value);
       const clusterName = meta.labels?.[clusterNameLabel];
       if (event.type !== 'MODIFIED' && clusterName !== undefined) void dryRunsOfCluster(meta.namespace, clusterName).catch(reportError);
+      // A cluster being deleted waits for its machines: the last one gone lets it go on now, not at its next look.
+      if (event.type === 'DELETED' && clusterName !== undefined) void clustersNamed(meta.namespace, clusterName).catch(reportError);
     }),
     ...(images ? [followChanges(storage, images.prefix, (event) => void imageUsers(metaOf(event.value).namespace, metaOf(event.value).name).catch(reportError))] : []),
     followChanges(storage, servers.prefix, (event) => {
@@ -229,8 +236,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       return;
     }
     if (change.kind === 'Cluster') {
-      for (const cluster of await clusters.list(namespace, { [clusterNameLabel]: name })) clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
-      clusterController.enqueue(clusters.keyOf({ namespace, name }));
+      await clustersNamed(namespace, name);
       await machinesOfCluster(namespace, name);
       await templatesOfCluster(namespace, name);
       return;
