@@ -40,14 +40,11 @@ export class VerifiedResources {
 
   get<Resource>(ownerUid: string, role: string, id: string | undefined, generation: number): Resource | undefined {
     if (id === undefined) return undefined;
-    const key = `${ownerUid}/${role}`;
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (entry.id !== id || entry.generation !== generation || entry.expiresAt <= this.now()) {
-      this.entries.delete(key);
-      return undefined;
-    }
-    return entry.resource as Resource;
+    const seen = this.lastSeen<Resource>(ownerUid, role, id, generation);
+    if (seen && !seen.expired) return seen.resource;
+    // Another ID or generation, or run out: it vouches for nothing any more.
+    this.entries.delete(`${ownerUid}/${role}`);
+    return undefined;
   }
 
   /**

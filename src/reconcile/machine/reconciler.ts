@@ -255,15 +255,10 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
   const controlPlane = isControlPlane(context);
   const prefix = controlPlane ? '' : 'ingress/';
   const lbId = controlPlane ? ((clusterStatus.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? clusterOwned['loadbalancer/api']) : clusterOwned['ingress/loadbalancer'];
-  const lbName = controlPlane ? apiLoadBalancerName(clusterObject) : ingressLoadBalancerName(clusterObject);
-  const pools = Object.entries(clusterOwned).filter(([role]) => role.startsWith(`${prefix}pool/`));
-  if (!lbId || pools.length === 0) return true;
+  const members = poolMembers(clusterObject, clusterOwned, prefix, machine.name);
+  if (!lbId || members.length === 0) return true;
   const address = internalAddress(serverStatus);
   const { memberBatches } = context.deps;
-  const members = pools.map(([role, poolId]) => {
-    const port = Number(role.slice(`${prefix}pool/`.length));
-    return { poolId, port, role: `${prefix}member/${port}`, name: memberName(lbName, port, machine.name) };
-  });
   // Wanted as soon as the address is known, even before the load balancer takes members: whoever gets its turn sends them all.
   if (address) {
     for (const { poolId, port, role, name } of members) {
@@ -330,6 +325,27 @@ function internalAddress(status: JsonObject): string | undefined {
   return ((status.addresses as { type: string; address: string }[] | undefined) ?? []).find((candidate) => candidate.type === 'InternalIP')?.address;
 }
 
+interface PoolMember {
+  /** '' for the API load balancer's pools, 'ingress/' for the ingress one's. */
+  prefix: string;
+  poolId: string;
+  port: number;
+  /** Where the machine records the member's ID. */
+  role: string;
+  name: string;
+}
+
+/** The machine's member of each of the cluster's pools under `prefix`. */
+function poolMembers(clusterObject: { namespace: string; name: string }, clusterOwned: Record<string, string>, prefix: string, machineName: string): PoolMember[] {
+  const lbName = prefix ? ingressLoadBalancerName(clusterObject) : apiLoadBalancerName(clusterObject);
+  return Object.entries(clusterOwned)
+    .filter(([role]) => role.startsWith(`${prefix}pool/`))
+    .map(([role, poolId]) => {
+      const port = Number(role.slice(`${prefix}pool/`.length));
+      return { prefix, poolId, port, role: `${prefix}member/${port}`, name: memberName(lbName, port, machineName) };
+    });
+}
+
 /**
  * Load balancer members first (the API must stop sending traffic), then the
  * server object, whose own finalizer cleans OpenStack up. A member is looked
@@ -345,30 +361,23 @@ async function reconcileDelete(context: MachineContext): Promise<boolean> {
   const prefix = isControlPlane(context) ? '' : 'ingress/';
   const server = await deps.servers.get(machine);
   // Once the server goes, an earlier pass has looked for every member already.
-  const membersLooked = !server || metaOf(server).deletionTimestamp !== undefined;
-  const roles = new Set([
-    ...Object.keys(recorded).filter((role) => /^(ingress\/)?member\//.test(role)),
-    ...Object.keys(membersLooked || internalAddress(pass.status) === undefined ? {} : clusterOwned)
-      .filter((role) => role.startsWith(`${prefix}pool/`))
-      .map((role) => `${prefix}member/${role.slice(`${prefix}pool/`.length)}`),
-  ]);
-  if (roles.size > 0) {
+  const lookUnrecorded = server !== undefined && metaOf(server).deletionTimestamp === undefined && internalAddress(pass.status) !== undefined;
+  const clusterObject = openStackCluster && { namespace: machine.namespace, name: metaOf(openStackCluster).name };
+  const slots = clusterObject ? ['', 'ingress/'].flatMap((slotPrefix) => poolMembers(clusterObject, clusterOwned, slotPrefix, machine.name)) : [];
+  const toRemove = slots.filter((slot) => recorded[slot.role] !== undefined || (lookUnrecorded && slot.prefix === prefix));
+  if (toRemove.length > 0) {
     const identityRef = context.spec.identityRef ?? (openStackCluster?.spec as JsonObject | undefined)?.identityRef;
     const cloud = await deps.clouds.connect(machine.namespace, identityRef);
-    const clusterObject = openStackCluster ? { namespace: machine.namespace, name: metaOf(openStackCluster).name } : undefined;
-    for (const role of roles) {
-      const rolePrefix = role.startsWith('ingress/') ? 'ingress/' : '';
-      const port = Number(role.slice(`${rolePrefix}member/`.length));
-      const poolId = clusterOwned[`${rolePrefix}pool/${port}`];
-      if (poolId !== undefined && clusterObject) {
-        const lbName = rolePrefix ? ingressLoadBalancerName(clusterObject) : apiLoadBalancerName(clusterObject);
-        const name = memberName(lbName, port, machine.name);
-        await deps.memberBatches.forget(poolId, name);
-        const removal = await remove(memberActuator(cloud.clients.octavia, poolId), { recordedId: recorded[role], name, owner: pass.owner });
-        if (!pass.noteRemoval(removal)) return false;
-      }
+    for (const { poolId, role, name } of toRemove) {
+      await deps.memberBatches.forget(poolId, name);
+      const removal = await remove(memberActuator(cloud.clients.octavia, poolId), { recordedId: recorded[role], name, owner: pass.owner });
+      if (!pass.noteRemoval(removal)) return false;
       if (recorded[role] !== undefined) await pass.record((status) => setOwned(status, role, undefined));
     }
+  }
+  // A recorded member whose pool is gone went with it: only the record is left.
+  for (const role of Object.keys(recorded).filter((candidate) => /^(ingress\/)?member\//.test(candidate) && !slots.some((slot) => slot.role === candidate))) {
+    await pass.record((status) => setOwned(status, role, undefined));
   }
   if (!server) return true;
   const meta = metaOf(server);
