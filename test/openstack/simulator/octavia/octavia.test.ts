@@ -53,6 +53,26 @@ afterAll(async () => {
 });
 
 describe('octavia', () => {
+  it('answers a batch update of 100,000 members in one pass: a repeated address is refused with nothing changed, distinct ones are one change', async () => {
+    const lb = await createLb({ name: 'batch-bound' });
+    await untilActive('loadbalancers', lb.id);
+    const listener = (await octavia(demo, 'POST', '/listeners', { listener: { loadbalancer_id: lb.id, protocol: 'TCP', protocol_port: 7000 } })).body.listener;
+    await untilActive('loadbalancers', lb.id);
+    const pool = (await octavia(demo, 'POST', '/pools', { pool: { listener_id: listener.id, protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN' } })).body.pool;
+    await untilActive('loadbalancers', lb.id);
+    // 100,000 distinct addresses in 10.64.0.0/10; a scan of the batch per member would take minutes.
+    const members = Array.from({ length: 100_000 }, (_, index) => ({ address: `10.${64 + (index >> 16)}.${(index >> 8) & 255}.${index & 255}`, protocol_port: 80 }));
+    const repeated = await octavia(demo, 'PUT', `/pools/${pool.id}/members?additive_only=true`, { members: [...members, members[0]] });
+    expect(repeated.status).toBe(409);
+    expect(repeated.body.faultstring).toBe(`Another member on this pool is already using ip ${members[0]!.address} on protocol_port 80`);
+    expect((await octavia(demo, 'GET', `/loadbalancers/${lb.id}`)).body.loadbalancer.provisioning_status).toBe('ACTIVE');
+    const accepted = await octavia(demo, 'PUT', `/pools/${pool.id}/members?additive_only=true`, { members });
+    expect(accepted.status).toBe(202);
+    expect((await octavia(demo, 'GET', `/pools/${pool.id}`)).body.pool).toMatchObject({ provisioning_status: 'PENDING_UPDATE' });
+    await untilActive('loadbalancers', lb.id);
+    await deleteLb(lb.id);
+  }, 60_000);
+
   it('serves its version document without a token and its API under /v2 and /v2.0', async () => {
     const root = await fetch(`${sim.url}/load-balancer/`);
     expect(root.status).toBe(200);
