@@ -149,6 +149,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       return;
     }
     const stopDeadline = pool === 'watch' ? () => {} : startDeadline(response, limits.requestTimeoutMs);
+    // The slot is free once the whole answer is handed to the socket ('prefinish'), as kube frees it when its
+    // handler returns. 'close' comes only after the socket's write callback, a loop turn or more later, by
+    // which time a client on another connection may already have sent its next request: counted twice, a
+    // client using exactly its share would be refused. 'close' still frees what an aborted request held.
+    response.once('prefinish', release);
     response.once('close', () => {
       release();
       stopDeadline();

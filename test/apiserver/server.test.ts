@@ -6,11 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import https from 'node:https';
 import tls from 'node:tls';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { openWatch, readCredentials, request, startTestServer, type TestServer } from '../../harness/test-server.js';
 
 const base = '/apis/testing.capo.dev/v1/namespaces/default/widgets';
 const json = { 'Content-Type': 'application/json' };
 const bob = { Authorization: 'Bearer bob-token' };
+const execFileAsync = promisify(execFile);
 
 function widget(name: string): string {
   return JSON.stringify({ apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name }, spec: { color: 'red' } });
@@ -77,6 +80,37 @@ describe('per-user fairness and the request deadline', () => {
       for (const upload of uploads) upload.abort();
       await Promise.all(uploads.map((upload) => upload.closed));
     }
+  });
+
+  it('never refuses a client that keeps exactly its share busy with back-to-back requests on kept-alive connections', async () => {
+    // The client runs in a process of its own, as real clients do: its next request can then reach the server
+    // in the same loop turn as the previous answer's write completes.
+    const client = `
+      const https = require('node:https');
+      const { URL_, CA, CERT, KEY, BODY } = process.env;
+      const agent = new https.Agent({ keepAlive: true, maxSockets: 2, ca: CA, cert: CERT, key: KEY });
+      const create = (name) => new Promise((resolve, reject) => {
+        const body = BODY.replace('NAME', name);
+        const req = https.request(URL_, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      const statuses = [];
+      Promise.all([0, 1].map(async (connection) => {
+        for (let i = 0; i < 150; i++) statuses.push(await create('share-' + connection + '-' + i));
+      })).then(() => { process.stdout.write(JSON.stringify(statuses)); agent.destroy(); });
+    `;
+    const { ca, cert, key } = await readCredentials(server);
+    // The user's share of 8 mutating slots is 2: two connections, each sending its next create as soon as one is answered.
+    const { stdout } = await execFileAsync(process.execPath, ['-e', client], {
+      env: { ...process.env, URL_: `${server.url}${base}`, CA: ca, CERT: cert, KEY: key, BODY: widget('NAME') },
+    });
+    const statuses = JSON.parse(stdout) as number[];
+    expect(statuses).toHaveLength(300);
+    expect(statuses.filter((status) => status !== 201)).toEqual([]);
   });
 
   it('gives the slots back when clients go away mid-body', async () => {
