@@ -49,6 +49,8 @@ interface Config {
   /** Also this server on kube-apiserver's etcd, and kube-apiserver itself with CAPO's CRDs. */
   besideKube: boolean;
   watchCache: boolean;
+  /** Node's flags for this server: npm start's unless --node-flags says otherwise. */
+  nodeFlags: string[];
 }
 
 const usage = `Usage: node dist/bench/apiserver/run.js [options]
@@ -60,6 +62,8 @@ const usage = `Usage: node dist/bench/apiserver/run.js [options]
   --beside-kube      start a control plane (../shared/k8s) and run the same load against this
                      server on SQLite, on the control plane's etcd, and kube-apiserver with CAPO's CRDs
   --no-watch-cache   run this server without its watch cache (kube-apiserver: --watch-cache=false)
+  --node-flags 'F'   run this server with these node flags instead of those npm start uses
+                     (package.json), e.g. --node-flags '' for V8's defaults
   --cpu-prof DIR     run the server under node --cpu-prof, writing the profile to DIR;
                      summarize it with: node dist/bench/apiserver/profile.js DIR
 `;
@@ -75,6 +79,7 @@ function parseConfig(): Config {
       'etcd-servers': { type: 'string' },
       'beside-kube': { type: 'boolean', default: false },
       'no-watch-cache': { type: 'boolean', default: false },
+      'node-flags': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -105,7 +110,16 @@ function parseConfig(): Config {
     etcdServers: values['etcd-servers'],
     besideKube: values['beside-kube'] ?? false,
     watchCache: !values['no-watch-cache'],
+    nodeFlags: values['node-flags'] !== undefined ? values['node-flags'].split(/\s+/).filter(Boolean) : startScriptFlags(),
   };
+}
+
+/** The flags `npm start` gives node (package.json's start script), so the server is measured as it runs. */
+function startScriptFlags(): string[] {
+  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+  const [command, ...words] = manifest.scripts.start.split(/\s+/);
+  if (command !== 'node') throw new Error(`npm start runs "${command}", not node: cannot tell its node flags`);
+  return words.slice(0, words.findIndex((word) => !word.startsWith('--')));
 }
 
 const group = 'infrastructure.cluster.x-k8s.io';
@@ -129,7 +143,7 @@ interface ServerProcess {
 
 async function startServer(config: Config, etcdServers: string | undefined): Promise<ServerProcess> {
   const entry = fileURLToPath(new URL('./server.js', import.meta.url));
-  const nodeArgs = config.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${config.cpuProfDir}`] : [];
+  const nodeArgs = [...config.nodeFlags, ...(config.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${config.cpuProfDir}`] : [])];
   const env = { ...process.env, BENCH_WATCH_CACHE: String(config.watchCache), ...(etcdServers && { BENCH_ETCD_SERVERS: etcdServers }) };
   const child = spawn(process.execPath, [...nodeArgs, entry], { stdio: ['pipe', 'pipe', 'inherit'], env });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -571,7 +585,7 @@ async function ourServer(config: Config, name: string, etcdServers: string | und
   const server = await startServer(config, etcdServers);
   const { hello } = server;
   const { storage } = hello;
-  log(`${name}: pid ${hello.pid} at ${hello.url}, watch cache ${storage.watchCache ? 'on' : 'off'}${config.cpuProfDir ? `, CPU profile to ${config.cpuProfDir}` : ''}`);
+  log(`${name}: pid ${hello.pid} at ${hello.url}, watch cache ${storage.watchCache ? 'on' : 'off'}, node flags: ${config.nodeFlags.join(' ') || 'none'}${config.cpuProfDir ? `, CPU profile to ${config.cpuProfDir}` : ''}`);
   const durability =
     storage.backend === 'sqlite'
       ? `SQLite journal_mode=${storage.journalMode}, synchronous=${storage.synchronous}, locking_mode=${storage.lockingMode}; ` +

@@ -39,7 +39,7 @@ import {
 } from './interface.js';
 import { isJsonObject } from './json.js';
 import { prefixUpperBound } from './key-range.js';
-import { deepFreeze, parseWithResourceVersion, serializeWithoutResourceVersion } from './values.js';
+import { freezeShared, parseWithResourceVersion, serializeWithoutResourceVersion } from './values.js';
 
 export interface EtcdStorageOptions {
   /** Client URLs, e.g. https://10.0.0.1:2379 (kube-apiserver's --etcd-servers). */
@@ -345,11 +345,11 @@ export class EtcdStorage implements Storage {
       // etcd's delete event carries only the key; the last state is the previous one, at the deletion revision.
       const last = prevValue ? structuredClone(prevValue) : { metadata: {} };
       if (isJsonObject(last.metadata)) last.metadata.resourceVersion = String(revision);
-      return deepFreeze({ type: 'DELETED', key, revision, value: last, ...(prevValue && { prevValue }) });
+      return freezeShared({ type: 'DELETED', key, revision, value: last, ...(prevValue && { prevValue }) });
     }
     const value = parseWithResourceVersion(kv.value.toString(), revision);
     const added = kv.create_revision === kv.mod_revision;
-    return deepFreeze({ type: added ? 'ADDED' : 'MODIFIED', key, revision, value, ...(!added && prevValue && { prevValue }) });
+    return freezeShared({ type: added ? 'ADDED' : 'MODIFIED', key, revision, value, ...(!added && prevValue && { prevValue }) });
   }
 
   /** Why a watch that delivered through `delivered` ended: its next revision compacted, or something else. */

@@ -34,7 +34,7 @@ import Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
 import { FutureRevisionError, KeyExistsError, KeyNotFoundError, RevisionConflictError, StorageError, TooOldRevisionError, type Entry, type JsonObject, type ListRequest, type ListResult, type Storage, type Watch, type WatchEvent, type WatchEventType, type WatchRequest } from './interface.js';
 import { prefixUpperBound } from './key-range.js';
-import { deepFreeze, parseWithResourceVersion, serializeWithoutResourceVersion } from './values.js';
+import { freezeShared, parseWithResourceVersion, serializeWithoutResourceVersion } from './values.js';
 import { fallbackLogger } from '../observability/log.js';
 
 export interface HistoryRetention {
@@ -560,7 +560,7 @@ function toWatchEvent(row: EventRow): WatchEvent {
     value: parseWithResourceVersion(row.value ?? row.prev_value!, row.revision),
   };
   if (row.prev_value !== null) event.prevValue = parseWithResourceVersion(row.prev_value, row.prev_mod_revision!);
-  return deepFreeze(event);
+  return freezeShared(event);
 }
 
 /**

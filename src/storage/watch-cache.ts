@@ -36,7 +36,7 @@ import {
   type WatchRequest,
 } from './interface.js';
 import { RevisionWaiters } from './revision-waiters.js';
-import { deepFreeze } from './values.js';
+import { freezeShared } from './values.js';
 
 export interface WatchCacheOptions {
   /** Recent events kept for watches resuming from a revision: at most this many (default 10,000)… */
@@ -197,7 +197,7 @@ export class WatchCache implements Storage {
       const listed = await this.store.list('');
       if (this.closed) return;
       const copy: Copy = {
-        entries: new Map(listed.entries.map((entry) => [entry.key, deepFreeze(entry)])),
+        entries: new Map(listed.entries.map((entry) => [entry.key, freezeShared(entry)])),
         keys: listed.entries.map((entry) => entry.key),
         events: [],
         eventTimes: [],

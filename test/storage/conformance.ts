@@ -122,6 +122,24 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       expect(await storage.currentRevision()).toBeGreaterThanOrEqual(deleted.modRevision);
     });
 
+    it('gives every object its own managed fields in lists and watch events, also where objects record the same field set', async () => {
+      const storage = await openStorage();
+      const fieldSet = (...fields: string[]) => ({ 'f:spec': Object.fromEntries([['.', {}], ...fields.map((field) => [`f:${field}`, {}])]) });
+      const managed = (fieldsV1: JsonObject) => ({ ...object('x'), metadata: { managedFields: [{ manager: 'kubectl', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1 }] } });
+      const recorder = watch(storage, base);
+      const a = await storage.create(`${prefix}a`, managed(fieldSet('color', 'size')));
+      await storage.create(`${prefix}b`, managed(fieldSet('color', 'size')));
+      await storage.create(`${prefix}c`, managed(fieldSet('color')));
+      await storage.update(`${prefix}a`, managed(fieldSet('weight')), a.modRevision);
+      const fieldsOf = (value: JsonObject) => ((value.metadata as JsonObject).managedFields as JsonObject[])[0]!.fieldsV1;
+      const events = await recorder.until(4);
+      expect(events.map((event) => fieldsOf(event.value))).toEqual([fieldSet('color', 'size'), fieldSet('color', 'size'), fieldSet('color'), fieldSet('weight')]);
+      expect(fieldsOf(events[3]!.prevValue!)).toEqual(fieldSet('color', 'size'));
+      const listed = await storage.list(prefix);
+      expect(listed.entries.map((entry) => fieldsOf(entry.value))).toEqual([fieldSet('weight'), fieldSet('color', 'size'), fieldSet('color')]);
+      for (const entry of listed.entries) expect(entry.value).toEqual((await storage.get(entry.key))!.value);
+    });
+
     it('refuses duplicate creates, writes to missing keys and stale revisions', async () => {
       const storage = await openStorage();
       const key = `${prefix}a`;
