@@ -120,6 +120,12 @@ export interface Storage {
   delete(key: string, expectedModRevision?: number): Promise<Entry>;
   /** Throws TooOldRevisionError if afterRevision < compactedRevision. */
   watch(request: WatchRequest): Watch;
+  /**
+   * The entry as this process's watch cache holds it, possibly behind the store (frozen, shared):
+   * a first guess that a compare-and-swap then checks, as kube's GuaranteedUpdate starts from its
+   * cache. Absent on a store without a cache; undefined when the cache does not hold the key.
+   */
+  peek?(key: string): Entry | undefined;
   /** Liveness of the backend, for /readyz. Throws when unusable. */
   check(): Promise<void>;
   close(): Promise<void>;

@@ -13,7 +13,8 @@
  * bucketed by nothing: one sorted array serves every prefix, so a namespace's list is a sub-range.
  *
  * What goes past the cache, to the store itself: gets and writes (they must see the latest state and
- * compare against it), lists pinned at a revision other than the cache's (pages of a list that
+ * compare against it; a write may start from the cache's copy, `peek`, and its compare-and-swap tells
+ * whether that copy was current), lists pinned at a revision other than the cache's (pages of a list that
  * started earlier), watches from before the event window, and everything while the cache is loading
  * or relisting. A storage watch that ends (compacted past, say) is replaced by a fresh list and
  * watch; the watches served from the old copy end with the same error, so their clients relist.
@@ -110,6 +111,10 @@ export class WatchCache implements Storage {
 
   get(key: string): Promise<Entry | undefined> {
     return this.store.get(key);
+  }
+
+  peek(key: string): Entry | undefined {
+    return this.copy?.entries.get(key);
   }
 
   create(key: string, value: JsonObject): Promise<Entry> {

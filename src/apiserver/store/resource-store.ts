@@ -387,6 +387,12 @@ export class ResourceStore {
    * The read-modify-write loop behind PUT, PATCH and apply. `mutate` may be
    * called again when a concurrent writer wins, unless the new object pins a
    * resourceVersion, in which case the client gets 409 as kube does.
+   *
+   * The first attempt starts from the watch cache's copy when there is one, as
+   * kube's GuaranteedUpdate does: on etcd that saves a round trip per write.
+   * The copy may be behind the store, so whatever it leads to short of a
+   * successful compare-and-swap (a failed precondition, a refusal, a no-op) is
+   * decided again from a fresh read.
    */
   private async update(
     namespace: string | undefined,
@@ -399,42 +405,40 @@ export class ResourceStore {
     operation: 'update' | 'apply',
   ): Promise<WriteResult> {
     const key = this.key(namespace, name);
+    // A dry run answers without a compare-and-swap to check its guess, so it reads the store.
+    let guess = !options.dryRun;
     for (;;) {
-      const entry = await this.storage.get(key);
+      const cached = guess ? this.storage.peek?.(key) : undefined;
+      guess = false;
+      const entry = cached ?? (await this.storage.get(key));
       if (!entry) throw errors.notFound(this.ref, name);
-      const current = this.present(entry.value, version);
-      const requested = this.strategy.canonicalize(mutate(clone(current)));
-      const requestedMeta = ensureMetadata(requested);
-      this.bindNamespace(requestedMeta, namespace);
-      this.checkName(requestedMeta, name);
-      const pinnedVersion = requestedMeta.resourceVersion;
-      if (pinnedVersion !== undefined && pinnedVersion !== '' && pinnedVersion !== String(entry.modRevision)) {
-        throw errors.modified(this.ref, name);
+      // The cache hands out frozen values shared with its watchers; what is built from `current` may take parts of it.
+      const current = this.present(cached ? clone(entry.value) : entry.value, version);
+      // Each attempt validates afresh: its warnings replace an abandoned attempt's.
+      const attemptWarnings = [...warnings];
+      let tracked: JsonObject | undefined;
+      try {
+        tracked = this.change(name, namespace, current, entry.modRevision, version, subresource, options, attemptWarnings, mutate, operation);
+      } catch (error) {
+        if (cached) continue;
+        throw error;
       }
-      if (requestedMeta.uid && requestedMeta.uid !== ensureMetadata(current).uid) {
-        throw errors.conflict(this.ref, name, `Precondition failed: UID in precondition: ${requestedMeta.uid}, UID in object meta: ${ensureMetadata(current).uid}`);
+      if (!tracked) {
+        if (cached) continue;
+        return { object: current, warnings: attemptWarnings, created: false };
       }
-
-      const next = this.strategy.prepareForUpdate(requested, current, subresource);
-      this.validate(next, current, version, warnings, options.dryRun);
-      const tracked =
-        operation === 'apply' ? next : this.fieldManager(version).update(current, next, this.writeContext(version, options, subresource));
-      const nextMeta = ensureMetadata(tracked);
-      if (!jsonEqual(specOf(tracked), specOf(current))) nextMeta.generation = (ensureMetadata(current).generation ?? 0) + 1;
-
-      const unchanged = jsonEqual(withoutResourceVersion(tracked), withoutResourceVersion(current));
-      if (unchanged) return { object: current, warnings, created: false };
 
       const stored = this.toStorage(tracked, version);
+      const nextMeta = ensureMetadata(tracked);
       const finishesDeletion = Boolean(nextMeta.deletionTimestamp) && (nextMeta.finalizers ?? []).length === 0;
-      if (options.dryRun) return { object: this.present(withResourceVersion(stored, entry.modRevision), version), warnings, created: false };
+      if (options.dryRun) return { object: this.present(withResourceVersion(stored, entry.modRevision), version), warnings: attemptWarnings, created: false };
       try {
         if (finishesDeletion) {
           await this.storage.delete(key, entry.modRevision);
-          return { object: this.present(withResourceVersion(stored, entry.modRevision), version), warnings, created: false };
+          return { object: this.present(withResourceVersion(stored, entry.modRevision), version), warnings: attemptWarnings, created: false };
         }
         const written = await this.storage.update(key, stored, entry.modRevision);
-        return { object: this.present(written.value, version), warnings, created: false };
+        return { object: this.present(written.value, version), warnings: attemptWarnings, created: false };
       } catch (error) {
         // A pinned resourceVersion fails the check above on the next attempt.
         if (error instanceof RevisionConflictError) continue;
@@ -442,6 +446,40 @@ export class ResourceStore {
         throw tooLargeOr(error);
       }
     }
+  }
+
+  /** One attempt's new object from `current` (at `modRevision`), or undefined when the write changes nothing. */
+  private change(
+    name: string,
+    namespace: string | undefined,
+    current: JsonObject,
+    modRevision: number,
+    version: KindVersion,
+    subresource: Subresource,
+    options: WriteOptions,
+    warnings: string[],
+    mutate: Mutation,
+    operation: 'update' | 'apply',
+  ): JsonObject | undefined {
+    const requested = this.strategy.canonicalize(mutate(clone(current)));
+    const requestedMeta = ensureMetadata(requested);
+    this.bindNamespace(requestedMeta, namespace);
+    this.checkName(requestedMeta, name);
+    const pinnedVersion = requestedMeta.resourceVersion;
+    if (pinnedVersion !== undefined && pinnedVersion !== '' && pinnedVersion !== String(modRevision)) {
+      throw errors.modified(this.ref, name);
+    }
+    if (requestedMeta.uid && requestedMeta.uid !== ensureMetadata(current).uid) {
+      throw errors.conflict(this.ref, name, `Precondition failed: UID in precondition: ${requestedMeta.uid}, UID in object meta: ${ensureMetadata(current).uid}`);
+    }
+
+    const next = this.strategy.prepareForUpdate(requested, current, subresource);
+    this.validate(next, current, version, warnings, options.dryRun);
+    const tracked =
+      operation === 'apply' ? next : this.fieldManager(version).update(current, next, this.writeContext(version, options, subresource));
+    const nextMeta = ensureMetadata(tracked);
+    if (!jsonEqual(specOf(tracked), specOf(current))) nextMeta.generation = (ensureMetadata(current).generation ?? 0) + 1;
+    return jsonEqual(withoutResourceVersion(tracked), withoutResourceVersion(current)) ? undefined : tracked;
   }
 
   async delete(namespace: string | undefined, name: string, version: KindVersion, options: DeleteOptions): Promise<DeleteResult> {

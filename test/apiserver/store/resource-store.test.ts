@@ -10,7 +10,8 @@ import { decodeObject } from '../../../src/apiserver/handlers/decode.js';
 import { ResourceStore, type WriteOptions } from '../../../src/apiserver/store/resource-store.js';
 import { parseFieldSelector } from '../../../src/apiserver/selectors/fields.js';
 import { parseLabelSelector } from '../../../src/apiserver/selectors/labels.js';
-import type { JsonObject } from '../../../src/storage/interface.js';
+import type { Entry, JsonObject, Storage } from '../../../src/storage/interface.js';
+import { deepFreeze } from '../../../src/storage/values.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
 import { widgetKind } from '../../../harness/widget-kind.js';
 
@@ -187,5 +188,70 @@ describe('list', () => {
 
   it('refuses a continue token that was not made by the store', async () => {
     expect(await refusal(store.list('default', v1, { limit: 1, continueToken: 'not-a-token' }))).toMatchObject({ code: 400 });
+  });
+});
+
+describe('writes that start from a watch cache copy', () => {
+  /** The store seen through a cache whose copy of each key is what `copies` says (a test sets it behind the store). */
+  function cachedStore(copies: Map<string, Entry>): { store: ResourceStore; reads: () => number } {
+    let reads = 0;
+    const cached = new Proxy(storage, {
+      get(target, property) {
+        if (property === 'peek') return (key: string) => copies.get(key);
+        if (property === 'get') {
+          return (key: string) => {
+            reads++;
+            return target.get(key);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as Storage;
+    return { store: new ResourceStore(widgetKind, cached), reads: () => reads };
+  }
+  const key = (name: string) => store.key('default', name);
+  const copyOf = async (name: string) => deepFreeze((await storage.get(key(name)))!);
+
+  it('writes from a current copy without reading the store', async () => {
+    await create('current');
+    const copies = new Map([[key('current'), await copyOf('current')]]);
+    const cached = cachedStore(copies);
+    const patched = await cached.store.patch('default', 'current', (live) => ({ ...live!, spec: { color: 'blue', replicas: 1 } }), v1, undefined, write);
+    expect(patched.object.spec).toEqual({ color: 'blue', replicas: 1 });
+    expect(cached.reads()).toBe(0);
+  });
+
+  it('loses no newer write when the copy is behind: the compare-and-swap fails and the patch runs again on a fresh read', async () => {
+    await create('behind');
+    const copies = new Map([[key('behind'), await copyOf('behind')]]);
+    await store.patch('default', 'behind', (live) => ({ ...live!, spec: { color: 'green', replicas: 1 }, metadata: { ...meta(live!), labels: { newer: 'yes' } } }), v1, undefined, write);
+    const cached = cachedStore(copies);
+    const patched = await cached.store.patch('default', 'behind', (live) => ({ ...live!, spec: { ...(live!.spec as JsonObject), replicas: 3 } }), v1, undefined, write);
+    expect(patched.object.spec).toEqual({ color: 'green', replicas: 3 });
+    expect(meta(patched.object).labels).toEqual({ newer: 'yes' });
+  });
+
+  it('accepts the resourceVersion a client read from the store, newer than the copy', async () => {
+    const created = await create('pinned');
+    const copies = new Map([[key('pinned'), await copyOf('pinned')]]);
+    const latest = (await store.replace('default', 'pinned', { ...created, spec: { color: 'green', replicas: 1 } }, v1, undefined, write)).object;
+    const cached = cachedStore(copies);
+    const replaced = await cached.store.replace('default', 'pinned', { ...latest, spec: { color: 'blue', replicas: 1 } }, v1, undefined, write);
+    expect(replaced.object.spec).toEqual({ color: 'blue', replicas: 1 });
+    // A resourceVersion that is really stale is still refused.
+    expect(await refusal(cached.store.replace('default', 'pinned', { ...latest, spec: { color: 'red', replicas: 1 } }, v1, undefined, write))).toMatchObject({ code: 409 });
+  });
+
+  it('decides a write that changes nothing against the copy on the stored object instead', async () => {
+    await create('noop');
+    const copies = new Map([[key('noop'), await copyOf('noop')]]);
+    const latest = (await store.patch('default', 'noop', (live) => ({ ...live!, spec: { color: 'blue', replicas: 1 } }), v1, undefined, write)).object;
+    const cached = cachedStore(copies);
+    // Red is what the copy holds, so against it this is a no-op; against the store it turns blue back to red.
+    const answered = await cached.store.patch('default', 'noop', (live) => ({ ...live!, spec: { ...(live!.spec as JsonObject), color: 'red' } }), v1, undefined, write);
+    expect(answered.object.spec).toEqual({ color: 'red', replicas: 1 });
+    expect(Number(meta(answered.object).resourceVersion)).toBeGreaterThan(Number(meta(latest).resourceVersion));
+    expect((await store.get('default', 'noop', v1)).spec).toEqual({ color: 'red', replicas: 1 });
   });
 });
