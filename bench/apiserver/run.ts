@@ -528,7 +528,6 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
     first[seq] = Math.min(first[seq], delays[i]);
     last[seq] = Math.max(last[seq], delays[i]);
   }
-  if (process.env.BENCH_DUMP) writeFileSync(process.env.BENCH_DUMP, Array.from(last, (v, i) => `${i} ${first[i].toFixed(1)} ${v.toFixed(1)} ${patchLatencies[i]?.toFixed(1)}`).join('\n'));
   return {
     delays: summarize(delivered),
     warmupDelays: summarize(warmupDelivered),
