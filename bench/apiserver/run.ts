@@ -64,8 +64,8 @@ const usage = `Usage: node dist/bench/apiserver/run.js [options]
   --beside-kube      start a control plane (../shared/k8s) and run the same load against this
                      server on SQLite, on the control plane's etcd, and kube-apiserver with CAPO's CRDs
   --no-watch-cache   run this server without its watch cache (kube-apiserver: --watch-cache=false)
-  --node-flags 'F'   run this server with these node flags instead of those npm start uses
-                     (package.json), e.g. --node-flags '' for V8's defaults
+  --node-flags='F'   run this server with these node flags instead of those npm start uses
+                     (package.json), e.g. --node-flags='' for V8's defaults
   --cpu-prof DIR     run the server under node --cpu-prof, writing the profile to DIR;
                      summarize it with: node dist/bench/apiserver/profile.js DIR
 `;
