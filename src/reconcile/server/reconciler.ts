@@ -2,12 +2,16 @@
  * The OpenStackServer reconciler: one Nova server with its ports, trunks
  * and volumes, for a machine or the bastion.
  *
- * Order: resolve every reference once and freeze it in status.resolved (a
- * re-uploaded image must not change a running server's inputs); then
- * volumes and ports, each recorded the moment it exists; then the server,
- * whose ID is recorded from the create response. Deleting walks back: the
- * server (waiting until Nova has it gone), trunks, ports, volumes, and
- * only then the finalizer. Nothing is found by name alone.
+ * Its steps are a graph (step-graph.ts), as the cluster's are: the
+ * prerequisites (every reference resolved once and frozen in
+ * status.resolved, so a re-uploaded image cannot change a running server's
+ * inputs; the bootstrap data; the floating address claimed from its pool),
+ * then volumes and ports at once, each recorded the moment it exists, then
+ * the server, whose ID is recorded from the create response. Deletion
+ * follows the same graph backwards: the server (waiting until Nova has it
+ * gone), then ports with their trunks and volumes at once, then the
+ * floating address's claim, and only then the finalizer. Nothing is found
+ * by name alone.
  */
 import type { z } from 'zod';
 import type { openStackServerSpec } from '../../api/infrastructure/v1alpha1/openstackserver.js';
@@ -26,12 +30,13 @@ import { ownedResources, setOwned } from '../owned.js';
 import { metaOf } from '../objects.js';
 import { clusterNameLabel, pausedAnnotation, setPausedCondition } from '../paused.js';
 import { ReconcilePass, describeWaits, settleAll } from '../reconcile-pass.js';
+import { ensureGraph, removeGraph, stepGraph } from '../step-graph.js';
 import { ResourceTerminalError, remove } from '../resource/engine.js';
 import { portActuator, type PortDesired } from '../resource/port.js';
 import { serverActuator, serverAddresses, type MachineAddress, type ServerDesired } from '../resource/server.js';
 import { trunkActuator } from '../resource/trunk.js';
 import { volumeActuator } from '../resource/volume.js';
-import type { Port } from '../../openstack/index.js';
+import type { Port, Server } from '../../openstack/index.js';
 import { associateFloatingAddress, claimFloatingAddress, releaseFloatingAddress } from './floating-address.js';
 
 type ServerSpec = z.output<typeof openStackServerSpec>;
@@ -95,7 +100,7 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
       const cloud = await deps.clouds.connect(meta.namespace, spec.identityRef);
       const context: ServerContext = { pass, spec, cloud, deps };
       if (meta.deletionTimestamp !== undefined) {
-        if (await reconcileDelete(context)) return await finishDeletion(deps, pass, serverFinalizer);
+        if (await removeGraph(serverSteps, context)) return await finishDeletion(deps, pass, serverFinalizer);
         deletionProgress(pass, 'InstanceReady', 'InstanceDeleteFailed');
       } else {
         await reconcileNormal(context);
@@ -136,22 +141,67 @@ function recordedPorts(status: JsonObject): ({ id: string } | undefined)[] {
 
 
 
+/** What the resources are built from, settled before any of them is made. */
+interface Prerequisites {
+  resolved: Resolved;
+  /** Base64 user data; undefined when the server has none. */
+  userData: string | undefined;
+  /** The IPAddress the pool answered the claim with, when the server takes a floating IP from a pool. */
+  floatingAddress: string | undefined;
+}
+
+interface ServerOutputs {
+  prerequisites: Prerequisites;
+  volumes: Volumes;
+  ports: Port[];
+  /** The server, once it is ACTIVE. */
+  server: Server;
+}
+
+const serverSteps = stepGraph<ServerContext, ServerOutputs>({
+  prerequisites: {
+    needs: [],
+    ensure: prerequisitesOf,
+    // The claim goes last: another server must not be given the address while a port of this one still holds it.
+    remove: async (context) => {
+      await releaseFloatingAddress(context.deps, context.pass);
+      return true;
+    },
+  },
+  volumes: { needs: ['prerequisites'], ensure: (context, inputs) => ensureVolumes(context, inputs.get('prerequisites').resolved), remove: removeVolumes },
+  ports: { needs: ['prerequisites'], ensure: (context, inputs) => ensurePorts(context, inputs.get('prerequisites').resolved), remove: removePorts },
+  server: {
+    needs: ['prerequisites', 'volumes', 'ports'],
+    ensure: (context, inputs) => ensureServer(context, inputs.get('prerequisites'), inputs.get('volumes'), inputs.get('ports')),
+    remove: removeServer,
+  },
+});
+
 async function reconcileNormal(context: ServerContext): Promise<void> {
-  const { pass, spec, cloud } = context;
+  const { pass } = context;
   pass.observe((status) => setPausedCondition(status, pass.generation, undefined));
+  const { ready, blocked } = await ensureGraph(serverSteps, context);
+  // Prerequisites that are not there yet say so themselves; volumes and ports on their way are waits of the instance.
+  if (ready.prerequisites && blocked.has('server')) {
+    pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: describeWaits(pass.waiting) });
+  }
+}
+
+/** The prerequisites, or undefined (with a wait and a condition) while the bootstrap data or the floating address is not there yet. */
+async function prerequisitesOf(context: ServerContext): Promise<Prerequisites | undefined> {
+  const { pass, spec } = context;
   const resolved = await resolve(context);
   const userData = await userDataOf(context);
-  if (userData === 'missing') return;
+  if (userData === 'missing') return undefined;
   // CAPO creates the server only once the pool has given it an address.
   const floatingAddress = spec.floatingIPPoolRef && (await claimFloatingAddress(context.deps, pass, spec.floatingIPPoolRef));
-  if (spec.floatingIPPoolRef && floatingAddress === undefined) return;
+  if (spec.floatingIPPoolRef && floatingAddress === undefined) return undefined;
+  return { resolved, userData, floatingAddress };
+}
 
-  const volumes = await ensureVolumes(context, resolved);
-  const ports = await ensurePorts(context, resolved);
-  if (!volumes || !ports) {
-    pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: describeWaits(pass.waiting) });
-    return;
-  }
+async function ensureServer(context: ServerContext, prerequisites: Prerequisites, volumes: Volumes, ports: Port[]): Promise<Server | undefined> {
+  const { pass, spec, cloud } = context;
+  const { resolved, userData, floatingAddress } = prerequisites;
   const serverName = pass.meta.name;
   const desired: ServerDesired = {
     name: serverName,
@@ -193,13 +243,16 @@ async function reconcileNormal(context: ServerContext): Promise<void> {
   if (server.ready && server.resource.status === 'ACTIVE') {
     pass.condition({ type: 'InstanceReady', status: 'True', reason: 'Ready' });
     if (floatingAddress) await associateFloatingAddress(context.deps, pass, cloud.clients.neutron, server.resource, ports, floatingAddress);
-  } else if (server.ready) {
+    return server.resource;
+  }
+  if (server.ready) {
     // SHUTOFF, PAUSED and the like: the server exists but is not serving; someone has to act.
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: `server is ${server.resource.status}` });
     pass.wait({ waitingFor: `server ${server.resource.id} to be ACTIVE (now ${server.resource.status})`, requeueAfterMs: 60_000 }, true);
   } else {
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: describeWaits(pass.waiting) });
   }
+  return undefined;
 }
 
 /**
@@ -383,12 +436,10 @@ async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<
   return results.map((result) => result.resource);
 }
 
-/** The server, then trunks, ports and volumes; true when all are gone. */
-async function reconcileDelete(context: ServerContext): Promise<boolean> {
+/** The server's deletion; true once Nova has it gone. */
+async function removeServer(context: ServerContext): Promise<boolean> {
   const { pass, cloud } = context;
-  const { nova, neutron, cinder } = cloud.clients;
-  const serverRemoval = await remove(serverActuator(nova), { recordedId: pass.status.instanceID as string | undefined, name: pass.meta.name, owner: pass.owner });
-  if (!pass.noteRemoval(serverRemoval)) return false;
+  if (!pass.noteRemoval(await remove(serverActuator(cloud.clients.nova), { recordedId: pass.status.instanceID as string | undefined, name: pass.meta.name, owner: pass.owner }))) return false;
   if (pass.status.instanceID !== undefined) {
     await pass.record((status) => {
       delete status.instanceID;
@@ -396,28 +447,37 @@ async function reconcileDelete(context: ServerContext): Promise<boolean> {
       status.ready = false;
     });
   }
-  const resolvedPorts = resolvedOf(pass.status).ports ?? [];
-  let done = true;
-  for (const [index, port] of resolvedPorts.entries()) {
-    const trunkRole = `trunk/${index}`;
-    if (port.trunk && !pass.noteRemoval(await remove(trunkActuator(neutron), { recordedId: ownedResources(pass.status)[trunkRole], name: port.name, owner: pass.owner }))) {
-      done = false;
-      continue;
-    }
-    if (!pass.noteRemoval(await remove(portActuator(neutron), { recordedId: recordedPorts(pass.status)[index]?.id, name: port.name, owner: pass.owner }))) done = false;
-  }
-  for (const role of Object.keys(ownedResources(pass.status)).filter((candidate) => candidate.startsWith('volume/'))) {
-    const name = volumeName(pass.meta.name, role.slice('volume/'.length));
-    if (!pass.noteRemoval(await remove(volumeActuator(cinder), { recordedId: ownedResources(pass.status)[role], name, owner: pass.owner }))) done = false;
-  }
-  // Volumes whose ID never reached status are still found by name and owner.
-  const spec = context.spec;
-  for (const device of [...(spec.rootVolume ? ['root'] : []), ...(spec.additionalBlockDevices ?? []).filter((d) => d.storage.type === 'Volume').map((d) => d.name)]) {
-    if (ownedResources(pass.status)[`volume/${device}`] !== undefined) continue;
-    if (!pass.noteRemoval(await remove(volumeActuator(cinder), { recordedId: undefined, name: volumeName(pass.meta.name, device), owner: pass.owner }))) done = false;
-  }
-  if (done) await releaseFloatingAddress(context.deps, pass);
-  return done;
+  return true;
+}
+
+/** Each port after its trunk, the ports at once; true once all are gone. */
+async function removePorts(context: ServerContext): Promise<boolean> {
+  const { pass, cloud } = context;
+  const { neutron } = cloud.clients;
+  const gone = await settleAll(
+    (resolvedOf(pass.status).ports ?? []).map(async (port, index) => {
+      if (port.trunk && !pass.noteRemoval(await remove(trunkActuator(neutron), { recordedId: ownedResources(pass.status)[`trunk/${index}`], name: port.name, owner: pass.owner }))) return false;
+      return pass.noteRemoval(await remove(portActuator(neutron), { recordedId: recordedPorts(pass.status)[index]?.id, name: port.name, owner: pass.owner }));
+    }),
+  );
+  return gone.every(Boolean);
+}
+
+/** The recorded volumes, and those of the spec whose ID never reached status (found by name and owner), at once. */
+async function removeVolumes(context: ServerContext): Promise<boolean> {
+  const { pass, spec, cloud } = context;
+  const owned = ownedResources(pass.status);
+  const recorded = Object.keys(owned)
+    .filter((role) => role.startsWith('volume/'))
+    .map((role) => ({ recordedId: owned[role], device: role.slice('volume/'.length) }));
+  const devices = [...(spec.rootVolume ? ['root'] : []), ...(spec.additionalBlockDevices ?? []).filter((d) => d.storage.type === 'Volume').map((d) => d.name)];
+  const unrecorded = devices.filter((device) => owned[`volume/${device}`] === undefined).map((device) => ({ recordedId: undefined, device }));
+  const gone = await settleAll(
+    [...recorded, ...unrecorded].map(async ({ recordedId, device }) =>
+      pass.noteRemoval(await remove(volumeActuator(cloud.clients.cinder), { recordedId, name: volumeName(pass.meta.name, device), owner: pass.owner })),
+    ),
+  );
+  return gone.every(Boolean);
 }
 
 function strip<T extends object>(object: T): T {
