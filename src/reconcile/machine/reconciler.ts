@@ -7,7 +7,9 @@
  * mirrors the server's state into the Cluster API contract fields
  * (providerID, addresses, initialization.provisioned, Ready), registers
  * control plane machines with the API server load balancer and computes the
- * node's reserved resources from its flavor.
+ * node's reserved resources from its flavor. What it makes is a step graph
+ * (step-graph.ts): the server object, then its load balancer members, which
+ * need the server's address; deletion follows it backwards.
  */
 import type { JsonObject } from '../../storage/interface.js';
 import { reservedResources } from './reservations.js';
@@ -23,6 +25,7 @@ import { metaOf } from '../objects.js';
 import type { ObjectName } from '../../storage/interface.js';
 import { clusterGate, clusterNameLabel, ownerClusterName, setPaused } from '../paused.js';
 import { ReconcilePass, describeWaits } from '../reconcile-pass.js';
+import { ensureGraph, removeGraph, stepGraph } from '../step-graph.js';
 import { remove } from '../resource/engine.js';
 import { memberActuator } from '../resource/member.js';
 import { createTags } from '../resource/octavia.js';
@@ -77,7 +80,7 @@ export function openStackMachineReconciler(deps: ReconcilerDeps): Reconcile {
     let error: unknown;
     try {
       if (meta.deletionTimestamp !== undefined) {
-        if (await reconcileDelete(context)) return await finishDeletion(deps, pass, machineFinalizer);
+        if (await removeGraph(machineSteps, context)) return await finishDeletion(deps, pass, machineFinalizer);
         deletionProgress(pass, 'Ready', 'DeletionBlocked');
       } else {
         await reconcileNormal(context);
@@ -102,8 +105,27 @@ function isControlPlane(context: MachineContext): boolean {
   return context.owner?.controlPlane === true || metaOf(context.pass.object).labels?.[controlPlaneLabel] !== undefined;
 }
 
+interface MachineOutputs {
+  /** The machine's OpenStackServer once the object exists (its status, mirrored into the machine's), and the cloud it is on. */
+  server: { status: JsonObject; cloud: CloudConnection };
+  /** Set once the machine is a member of every pool of its role. */
+  members: true;
+}
+
+const machineSteps = stepGraph<MachineContext, MachineOutputs>({
+  server: { needs: [], ensure: ensureServerObject, remove: removeServerObject },
+  members: {
+    needs: ['server'],
+    ensure: async (context, inputs) => {
+      const server = inputs.get('server');
+      return (await reconcileLoadBalancerMembers(context, server.cloud, server.status)) || undefined;
+    },
+    remove: removeMembers,
+  },
+});
+
 async function reconcileNormal(context: MachineContext): Promise<void> {
-  const { pass, deps, machine, owner, openStackCluster } = context;
+  const { pass, machine, owner, openStackCluster } = context;
   if (!owner) {
     pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForMachine', message: 'no owner Machine yet (owner reference, or a Machine of the same name whose infrastructureRef names this object)' });
     return;
@@ -116,35 +138,23 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
     pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForBootstrapData', message: `Machine ${machine.namespace}/${owner.name} has no spec.bootstrap.dataSecretName yet` });
     return;
   }
-  const server = await deps.servers.get(machine);
-  if (!server) {
-    const cluster = ownerClusterName(pass.object) ?? '';
-    await context.placements.run(`${machine.namespace}/${cluster}`, () => createServer(context, owner));
-    pass.condition({ type: 'Ready', status: 'False', reason: 'InstanceNotReady', message: 'creating the OpenStackServer' });
-    return;
-  }
-  const serverStatus = (server.status as JsonObject | undefined) ?? {};
-  pass.observe((status) => {
-    for (const field of ['instanceID', 'instanceState', 'addresses', 'resolved', 'resources'] as const) {
-      if (serverStatus[field] !== undefined) status[field] = structuredClone(serverStatus[field]);
-    }
-  });
-  const cloud = await deps.clouds.connect(machine.namespace, context.spec.identityRef ?? (openStackCluster.spec as JsonObject).identityRef);
   // The machine joins its load balancer as soon as its address is known (its port's, before the server boots): the
   // member's change, one at a time per load balancer, then overlaps the boot instead of following it. Until the API
   // server runs on the machine, the health monitor keeps the member out of rotation, as it would after the boot.
-  const ingressReady = await reconcileLoadBalancerMembers(context, cloud, serverStatus);
-  const instance = findCondition(serverStatus, 'InstanceReady');
-  if (serverStatus.ready !== true) {
+  const { ready } = await ensureGraph(machineSteps, context);
+  const server = ready.server;
+  if (!server) return;
+  const instance = findCondition(server.status, 'InstanceReady');
+  if (server.status.ready !== true) {
     const reason = instance?.status === 'False' ? instance.reason : 'InstanceNotReady';
     pass.condition({ type: 'Ready', status: 'False', reason, message: instance?.message ?? 'the server is being created' });
     return;
   }
 
-  const instanceID = serverStatus.instanceID as string;
+  const instanceID = server.status.instanceID as string;
   await publishProviderId(context, instanceID);
-  await reconcileNodeResources(context, cloud, serverStatus);
-  if (!ingressReady) {
+  await reconcileNodeResources(context, server.cloud, server.status);
+  if (!ready.members) {
     pass.condition({ type: 'Ready', status: 'False', reason: 'APIServerIngressNotReady', message: describeWaits(pass.waiting) });
     return;
   }
@@ -157,6 +167,26 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
     status.initialization = { ...((status.initialization as JsonObject | undefined) ?? {}), provisioned: true };
   });
   pass.condition({ type: 'Ready', status: 'True', reason: 'Ready' });
+}
+
+/** The OpenStackServer object, created once (the gates of reconcileNormal passed), its state mirrored into the machine's. */
+async function ensureServerObject(context: MachineContext): Promise<MachineOutputs['server'] | undefined> {
+  const { pass, deps, machine, owner, openStackCluster } = context;
+  const server = await deps.servers.get(machine);
+  if (!server) {
+    const cluster = ownerClusterName(pass.object) ?? '';
+    await context.placements.run(`${machine.namespace}/${cluster}`, () => createServer(context, owner!));
+    pass.condition({ type: 'Ready', status: 'False', reason: 'InstanceNotReady', message: 'creating the OpenStackServer' });
+    return undefined;
+  }
+  const serverStatus = (server.status as JsonObject | undefined) ?? {};
+  pass.observe((status) => {
+    for (const field of ['instanceID', 'instanceState', 'addresses', 'resolved', 'resources'] as const) {
+      if (serverStatus[field] !== undefined) status[field] = structuredClone(serverStatus[field]);
+    }
+  });
+  const cloud = await deps.clouds.connect(machine.namespace, context.spec.identityRef ?? (openStackCluster!.spec as JsonObject).identityRef);
+  return { status: serverStatus, cloud };
 }
 
 /** The cluster's change events bring the machine back; the requeue is only a safety net. */
@@ -347,14 +377,14 @@ function poolMembers(clusterObject: { namespace: string; name: string }, cluster
 }
 
 /**
- * Load balancer members first (the API must stop sending traffic), then the
- * server object, whose own finalizer cleans OpenStack up. A member is looked
- * for by name in each of the cluster's pools for the machine's role, recorded
- * or not, once the machine had an address to want one with (and until its
- * server goes, which follows the members): a batch sent by another machine
- * may have made it before this one recorded it.
+ * The machine's load balancer members, removed before its server (the API must
+ * stop sending traffic). A member is looked for by name in each of the
+ * cluster's pools for the machine's role, recorded or not, once the machine
+ * had an address to want one with (and until its server goes, which follows
+ * the members): a batch sent by another machine may have made it before this
+ * one recorded it. True once all are gone.
  */
-async function reconcileDelete(context: MachineContext): Promise<boolean> {
+async function removeMembers(context: MachineContext): Promise<boolean> {
   const { pass, deps, machine, openStackCluster } = context;
   const recorded = ownedResources(pass.status);
   const clusterOwned = ownedResources((openStackCluster?.status as JsonObject | undefined) ?? {});
@@ -379,6 +409,13 @@ async function reconcileDelete(context: MachineContext): Promise<boolean> {
   for (const role of Object.keys(recorded).filter((candidate) => /^(ingress\/)?member\//.test(candidate) && !slots.some((slot) => slot.role === candidate))) {
     await pass.record((status) => setOwned(status, role, undefined));
   }
+  return true;
+}
+
+/** The server object, whose own finalizer cleans OpenStack up; true once it is gone. */
+async function removeServerObject(context: MachineContext): Promise<boolean> {
+  const { pass, deps, machine } = context;
+  const server = await deps.servers.get(machine);
   if (!server) return true;
   const meta = metaOf(server);
   if (meta.deletionTimestamp === undefined) await deps.servers.delete(machine, meta.uid);
