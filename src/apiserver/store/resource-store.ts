@@ -71,6 +71,17 @@ export interface DeleteResult {
 /** What a write computes from the current object (in the request version). */
 export type Mutation = (current: JsonObject | undefined) => JsonObject;
 
+/** One PUT, PATCH or apply: the object it writes, how the new state follows from the current one, and the write's options. */
+interface UpdateRequest {
+  namespace: string | undefined;
+  name: string;
+  version: KindVersion;
+  subresource: Subresource;
+  options: WriteOptions;
+  mutate: Mutation;
+  operation: 'update' | 'apply';
+}
+
 const maxGenerateNameAttempts = 8;
 const generateNameAlphabet = 'bcdfghjklmnpqrstvwxz2456789';
 /** How long a read asking for a future resourceVersion waits before answering 504. */
@@ -310,7 +321,7 @@ export class ResourceStore {
         FieldError.invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
       ]);
     }
-    return this.update(namespace, name, version, subresource, options, warnings, () => object, 'update');
+    return this.update({ namespace, name, version, subresource, options, mutate: () => object, operation: 'update' }, warnings);
   }
 
   /**
@@ -325,7 +336,7 @@ export class ResourceStore {
     subresource: Subresource,
     options: WriteOptions,
   ): Promise<WriteResult> {
-    return this.update(namespace, name, version, subresource, options, [], mutate, 'update');
+    return this.update({ namespace, name, version, subresource, options, mutate, operation: 'update' }, []);
   }
 
   /**
@@ -364,7 +375,7 @@ export class ResourceStore {
         if (!(error instanceof ApiError && error.reason === 'AlreadyExists')) throw error;
       }
     }
-    return this.update(namespace, name, version, subresource, options, warnings, (current) => merge(current), 'apply');
+    return this.update({ namespace, name, version, subresource, options, mutate: (current) => merge(current), operation: 'apply' }, warnings);
   }
 
   /**
@@ -394,16 +405,8 @@ export class ResourceStore {
    * successful compare-and-swap (a failed precondition, a refusal, a no-op) is
    * decided again from a fresh read.
    */
-  private async update(
-    namespace: string | undefined,
-    name: string,
-    version: KindVersion,
-    subresource: Subresource,
-    options: WriteOptions,
-    warnings: string[],
-    mutate: Mutation,
-    operation: 'update' | 'apply',
-  ): Promise<WriteResult> {
+  private async update(request: UpdateRequest, warnings: string[]): Promise<WriteResult> {
+    const { namespace, name, version, options } = request;
     const key = this.key(namespace, name);
     // A dry run answers without a compare-and-swap to check its guess, so it reads the store.
     let guess = !options.dryRun;
@@ -418,7 +421,7 @@ export class ResourceStore {
       const attemptWarnings = [...warnings];
       let tracked: JsonObject | undefined;
       try {
-        tracked = this.change(name, namespace, current, entry.modRevision, version, subresource, options, attemptWarnings, mutate, operation);
+        tracked = this.change(request, current, entry.modRevision, attemptWarnings);
       } catch (error) {
         if (cached) continue;
         throw error;
@@ -449,18 +452,8 @@ export class ResourceStore {
   }
 
   /** One attempt's new object from `current` (at `modRevision`), or undefined when the write changes nothing. */
-  private change(
-    name: string,
-    namespace: string | undefined,
-    current: JsonObject,
-    modRevision: number,
-    version: KindVersion,
-    subresource: Subresource,
-    options: WriteOptions,
-    warnings: string[],
-    mutate: Mutation,
-    operation: 'update' | 'apply',
-  ): JsonObject | undefined {
+  private change(request: UpdateRequest, current: JsonObject, modRevision: number, warnings: string[]): JsonObject | undefined {
+    const { namespace, name, version, subresource, options, mutate, operation } = request;
     const requested = this.strategy.canonicalize(mutate(clone(current)));
     const requestedMeta = ensureMetadata(requested);
     this.bindNamespace(requestedMeta, namespace);
