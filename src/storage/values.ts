@@ -43,8 +43,14 @@ export function parseWithResourceVersion(json: string, revision: number): JsonOb
 
 /** Field sets by their JSON, so an identical set read again is the same frozen object. */
 const sharedFieldSets = new Map<string, JsonObject>();
-/** Distinct sets kept; past it the oldest is forgotten (objects already holding it keep it). */
-const maxSharedFieldSets = 4096;
+/**
+ * What the table may hold, counted in JSON characters: past it the oldest sets are forgotten (objects
+ * holding them keep them). A set larger than a typical object's is not shared at all, so no writer of
+ * large, distinct field sets can make the table itself a burden.
+ */
+const maxSharedFieldSetsLength = 8 * 1024 * 1024;
+const maxSharedFieldSetLength = 16 * 1024;
+let sharedFieldSetsLength = 0;
 
 /** Deep-freezes an entry or event read from storage, with its values' field sets shared. */
 export function freezeShared<T extends { value: JsonObject; prevValue?: JsonObject }>(record: T): T {
@@ -59,11 +65,17 @@ function shareFieldSets(value: JsonObject): void {
   for (const entry of managedFields) {
     if (!isJsonObject(entry) || !isJsonObject(entry.fieldsV1)) continue;
     const json = JSON.stringify(entry.fieldsV1);
+    if (json.length > maxSharedFieldSetLength) continue;
     let shared = sharedFieldSets.get(json);
     if (!shared) {
-      if (sharedFieldSets.size >= maxSharedFieldSets) sharedFieldSets.delete(sharedFieldSets.keys().next().value!);
+      for (const [oldest] of sharedFieldSets) {
+        if (sharedFieldSetsLength + json.length <= maxSharedFieldSetsLength) break;
+        sharedFieldSets.delete(oldest);
+        sharedFieldSetsLength -= oldest.length;
+      }
       shared = deepFreeze(entry.fieldsV1);
       sharedFieldSets.set(json, shared);
+      sharedFieldSetsLength += json.length;
     }
     entry.fieldsV1 = shared;
   }

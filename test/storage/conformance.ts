@@ -131,12 +131,15 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       await storage.create(`${prefix}b`, managed(fieldSet('color', 'size')));
       await storage.create(`${prefix}c`, managed(fieldSet('color')));
       await storage.update(`${prefix}a`, managed(fieldSet('weight')), a.modRevision);
+      // One set too large to share: it is kept as is.
+      const large = fieldSet(...Array.from({ length: 2000 }, (_, i) => `field${i}`));
+      await storage.create(`${prefix}d`, managed(large));
       const fieldsOf = (value: JsonObject) => ((value.metadata as JsonObject).managedFields as JsonObject[])[0]!.fieldsV1;
-      const events = await recorder.until(4);
-      expect(events.map((event) => fieldsOf(event.value))).toEqual([fieldSet('color', 'size'), fieldSet('color', 'size'), fieldSet('color'), fieldSet('weight')]);
+      const events = await recorder.until(5);
+      expect(events.map((event) => fieldsOf(event.value))).toEqual([fieldSet('color', 'size'), fieldSet('color', 'size'), fieldSet('color'), fieldSet('weight'), large]);
       expect(fieldsOf(events[3]!.prevValue!)).toEqual(fieldSet('color', 'size'));
       const listed = await storage.list(prefix);
-      expect(listed.entries.map((entry) => fieldsOf(entry.value))).toEqual([fieldSet('weight'), fieldSet('color', 'size'), fieldSet('color')]);
+      expect(listed.entries.map((entry) => fieldsOf(entry.value))).toEqual([fieldSet('weight'), fieldSet('color', 'size'), fieldSet('color'), large]);
       for (const entry of listed.entries) expect(entry.value).toEqual((await storage.get(entry.key))!.value);
     });
 
