@@ -105,6 +105,11 @@ function isControlPlane(context: MachineContext): boolean {
   return context.owner?.controlPlane === true || metaOf(context.pass.object).labels?.[controlPlaneLabel] !== undefined;
 }
 
+/** Where the machine's members are recorded: control plane machines join the API load balancer's pools, workers the ingress one's. */
+function memberPrefix(context: MachineContext): '' | 'ingress/' {
+  return isControlPlane(context) ? '' : 'ingress/';
+}
+
 interface MachineOutputs {
   /** The machine's OpenStackServer once the object exists (its status, mirrored into the machine's), and the cloud it is on. */
   server: { status: JsonObject; cloud: CloudConnection };
@@ -283,7 +288,7 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
   const clusterOwned = ownedResources(clusterStatus);
   const clusterObject = { namespace: machine.namespace, name: metaOf(cluster).name };
   const controlPlane = isControlPlane(context);
-  const prefix = controlPlane ? '' : 'ingress/';
+  const prefix = memberPrefix(context);
   const lbId = controlPlane ? ((clusterStatus.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? clusterOwned['loadbalancer/api']) : clusterOwned['ingress/loadbalancer'];
   const members = poolMembers(clusterObject, clusterOwned, prefix, machine.name);
   if (!lbId || members.length === 0) return true;
@@ -388,7 +393,7 @@ async function removeMembers(context: MachineContext): Promise<boolean> {
   const { pass, deps, machine, openStackCluster } = context;
   const recorded = ownedResources(pass.status);
   const clusterOwned = ownedResources((openStackCluster?.status as JsonObject | undefined) ?? {});
-  const prefix = isControlPlane(context) ? '' : 'ingress/';
+  const prefix = memberPrefix(context);
   const server = await deps.servers.get(machine);
   // Once the server goes, an earlier pass has looked for every member already.
   const lookUnrecorded = server !== undefined && metaOf(server).deletionTimestamp === undefined && internalAddress(pass.status) !== undefined;
