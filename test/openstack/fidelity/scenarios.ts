@@ -370,11 +370,20 @@ const serverResetState: Scenario = {
 const byProvisioningStatus = (object: { provisioning_status: string }) => object.provisioning_status;
 
 /** The load balancer is deleted with everything below it at the end, whatever the scenario got to. */
-function deleteAtCleanup(ctx: Context, loadBalancerId: string): void {
+/**
+ * Registered before the create, by name: a create whose answer never came (Octavia's API makes the
+ * VIP port before it answers, which on two busy cores once took over 30 s) may still have made one.
+ */
+function deleteAtCleanup(ctx: Context, loadBalancerName: string): void {
   const { octavia, cleanup, timing } = ctx;
-  cleanup.add(`load balancer ${loadBalancerId}`, async () => {
-    await ignoringNotFound(() => octavia.deleteLoadBalancer(loadBalancerId, { cascade: true }));
-    await untilNotFound(() => octavia.getLoadBalancer(loadBalancerId), timing.loadBalancerTimeoutMs, timing.intervalMs);
+  cleanup.add(`load balancer ${loadBalancerName}`, async () => {
+    const made = await octavia.listLoadBalancers({ name: loadBalancerName });
+    await Promise.all(
+      made.map(async ({ id }) => {
+        await ignoringNotFound(() => octavia.deleteLoadBalancer(id, { cascade: true }));
+        await untilNotFound(() => octavia.getLoadBalancer(id), timing.loadBalancerTimeoutMs, timing.intervalMs);
+      }),
+    );
   });
 }
 
@@ -386,8 +395,8 @@ const loadBalancer: Scenario = {
     const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.loadBalancerTimeoutMs };
     const until = ['ACTIVE', 'ERROR'];
 
+    deleteAtCleanup(ctx, ctx.name('lb'));
     const created = await rec.call('createLoadBalancer', () => octavia.createLoadBalancer({ name: ctx.name('lb'), vip_subnet_id: subnet.id }), { resource: 'loadBalancer' });
-    deleteAtCleanup(ctx, created.id);
     // Creating takes Octavia seconds (the simulator its transition delay), so this lands while the load balancer is immutable.
     await rec.attempt('createListener(while PENDING_CREATE)', () => octavia.createListener({ name: ctx.name('early'), protocol: 'TCP', protocol_port: 8080, loadbalancer_id: created.id }));
     await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, { ...poll, until, initial: created.provisioning_status });
@@ -430,6 +439,7 @@ const loadBalancerGraph: Scenario = {
     const { octavia, rec, timing } = ctx;
     const { subnet } = await networkWithSubnet(ctx, 'net', '10.61.9.0/24');
     const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.loadBalancerTimeoutMs };
+    deleteAtCleanup(ctx, ctx.name('graph'));
     const created = await rec.call(
       'createLoadBalancer(fully populated)',
       () =>
@@ -456,7 +466,6 @@ const loadBalancerGraph: Scenario = {
         }),
       { resource: 'loadBalancerGraph', nested: ['listeners[0]', 'pools[0]', 'pools[0].healthmonitor', 'pools[0].members[0]', 'pools[0].listeners[0]'] },
     );
-    deleteAtCleanup(ctx, created.id);
     await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, { ...poll, until: ['ACTIVE', 'ERROR'], initial: created.provisioning_status });
     const [listener] = await rec.call('listListeners', () => octavia.listListeners({ loadbalancer_id: created.id }));
     await rec.call('getListener', () => octavia.getListener(listener!.id), { resource: 'listener' });
@@ -478,8 +487,8 @@ const memberBatch: Scenario = {
     const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.loadBalancerTimeoutMs };
     const member = (host: number, extra: Partial<CreateMember> = {}): CreateMember => ({ name: ctx.name(`m${host}`), address: `10.61.11.${host}`, protocol_port: 6443, ...extra });
     // Built one by one: Zed's fully populated create can leave its children PENDING_CREATE for good (see load-balancer-graph).
+    deleteAtCleanup(ctx, ctx.name('batch'));
     const created = await rec.call('createLoadBalancer', () => octavia.createLoadBalancer({ name: ctx.name('batch'), vip_subnet_id: subnet.id }));
-    deleteAtCleanup(ctx, created.id);
     await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, { ...poll, until: ['ACTIVE', 'ERROR'], initial: created.provisioning_status });
     const settled = () => settle(() => octavia.getLoadBalancer(created.id), (lb: LoadBalancer) => lb.provisioning_status === 'ACTIVE', timing.loadBalancerTimeoutMs, timing.intervalMs);
     const listener = await rec.call('createListener', () => octavia.createListener({ name: ctx.name('batch'), protocol: 'TCP', protocol_port: 6443, loadbalancer_id: created.id }));
