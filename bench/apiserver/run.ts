@@ -26,6 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { p99Between, readEtcdHistograms, type BucketQuantile } from './etcd-metrics.js';
 import type { ServerHello } from './server.js';
 import { mb, monotonicUs, type PhaseMark, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
 import { RawClient } from '../raw-client.js';
@@ -590,6 +591,8 @@ interface Target {
   durability: string;
   client: Client;
   pid: number;
+  /** The etcd it stores in, whose fsync and commit latencies are read around the watch phase. */
+  etcdUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -609,6 +612,7 @@ async function ourServer(config: Config, name: string, etcdServers: string | und
     durability,
     client,
     pid: hello.pid,
+    ...(storage.backend === 'etcd' && { etcdUrl: storage.servers[0] }),
     stop: async () => {
       client.agent.destroy();
       await server.stop();
@@ -634,6 +638,7 @@ async function kubeApiServer(plane: ControlPlane, log: (text: string) => void): 
     durability: `etcd at ${plane.etcdServers.join(', ')} under /registry; every write is acknowledged after etcd commits it`,
     client,
     pid,
+    etcdUrl: plane.etcdServers[0],
     stop: async () => client.agent.destroy(),
   };
 }
@@ -643,6 +648,8 @@ interface Figures {
   get: { value: Awaited<ReturnType<typeof getPhase>>; cost: PhaseCost };
   list: { value: Awaited<ReturnType<typeof listPhase>>; cost: PhaseCost };
   watch: { value: WatchResult; cost: PhaseCost };
+  /** etcd's own WAL fsyncs and backend commits during the watch phase, for a server on etcd. */
+  etcdDuringWatch?: Record<'walFsync' | 'backendCommit', BucketQuantile>;
   rssKb: { start: number; afterCreate: number; afterGet: number; afterList: number; afterWatch: number; hwm: number };
   peakMb: (phase: string) => string;
 }
@@ -669,7 +676,9 @@ async function runLoad(target: Target, config: Config, log: (text: string) => vo
   log(`      LIST p50 ${ms(list.value.plain.p50)} ms, p99 ${ms(list.value.plain.p99)} ms`);
 
   log(`[${target.name}] [4/4] ${config.watchers} watchers, ${config.updates} updates...`);
+  const etcdBefore = target.etcdUrl === undefined ? undefined : await readEtcdHistograms(target.etcdUrl);
   const watch = await measured(pid, prefix('watch'), () => watchPhase(client, config, prefix));
+  const etcdAfter = target.etcdUrl === undefined ? undefined : await readEtcdHistograms(target.etcdUrl);
   // Give the server a moment to notice the closed watches before reading its memory.
   await new Promise((r) => setTimeout(r, 500));
   const afterWatch = sampleProcess(pid);
@@ -680,6 +689,7 @@ async function runLoad(target: Target, config: Config, log: (text: string) => vo
     get,
     list,
     watch,
+    ...(etcdBefore && etcdAfter && { etcdDuringWatch: { walFsync: p99Between(etcdBefore, etcdAfter, 'walFsync'), backendCommit: p99Between(etcdBefore, etcdAfter, 'backendCommit') } }),
     rssKb: { start: baseline.rssKb, afterCreate: afterCreate.rssKb, afterGet: afterGet.rssKb, afterList: afterList.rssKb, afterWatch: afterWatch.rssKb, hwm: afterWatch.hwmKb },
     peakMb: (phase) => mb(rss.peakKb(phaseMarks.find((m) => m.name === prefix(phase))!)),
   };
@@ -721,6 +731,10 @@ function rows(config: Config): Row[] {
     { figure: '  deliveries', cells: (f) => `${f.watch.value.deliveries} of ${f.watch.value.expected}${f.watch.value.unexpectedEvents ? `, ${f.watch.value.unexpectedEvents} unexpected` : ''}` },
     { figure: '  per update: last watcher p50 / p99', cells: (f) => `${ms(f.watch.value.lastDelivery.p50)} / ${ms(f.watch.value.lastDelivery.p99)} ms` },
     { figure: '  PATCH latency p50 / p99 (while fanning out)', cells: (f) => `${ms(f.watch.value.patchLatencies.p50)} / ${ms(f.watch.value.patchLatencies.p99)} ms` },
+    {
+      figure: "  etcd's WAL fsync / backend commit p99 meanwhile",
+      cells: ({ etcdDuringWatch: etcd }) => (etcd ? `<= ${etcd.walFsync.p99AtMostMs} / <= ${etcd.backendCommit.p99AtMostMs} ms (${etcd.walFsync.count} fsyncs)` : 'no etcd'),
+    },
     { figure: `RSS after ${config.objects} creates`, cells: (f) => `${mb(f.rssKb.afterCreate)} MB`, value: (f) => f.rssKb.afterCreate / 1024, better: 'lower', target: { text: '<= 250 MB', value: 250 } },
     { figure: '  RSS at start / after gets / LISTs / watch', cells: (f) => `${mb(f.rssKb.start)} / ${mb(f.rssKb.afterGet)} / ${mb(f.rssKb.afterList)} / ${mb(f.rssKb.afterWatch)} MB` },
     { figure: '  peak RSS during JSON LISTs / watch; of the run', cells: (f) => `${f.peakMb('lists: JSON')} / ${f.peakMb('watch')}; ${mb(f.rssKb.hwm)} MB` },
