@@ -204,6 +204,47 @@ describe('watch', () => {
     expect([...versions].sort((a, b) => a - b)).toEqual(versions);
   });
 
+  it('gives every watcher of one event the version, representation and type it asked for', async () => {
+    const start = (await request(server, 'GET', base)).json().metadata.resourceVersion;
+    const from = `watch=true&resourceVersion=${start}&fieldSelector=metadata.name%3Dshared`;
+    const alphaBase = '/apis/testing.capo.dev/v1alpha1/namespaces/default/widgets';
+    const metadataOnly = { Accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json' };
+    // Watchers in an order that interleaves the encodings one event needs.
+    const watches = await Promise.all([
+      openWatch(server, `${base}?${from}`),
+      openWatch(server, `${alphaBase}?${from}`),
+      openWatch(server, `${base}?${from}`, metadataOnly),
+      openWatch(server, `${base}?${from}&labelSelector=phase%3Dactive`),
+      openWatch(server, `${alphaBase}?${from}`),
+      openWatch(server, `${base}?${from}`),
+    ]);
+    const merge = { 'Content-Type': 'application/merge-patch+json' };
+    const created = await request(server, 'POST', base, { headers: json, body: JSON.stringify({ apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name: 'shared' }, spec: { color: 'red', replicas: 3 } }) });
+    expect(created.status, created.body).toBe(201);
+    const patched = await request(server, 'PATCH', `${base}/shared`, { headers: merge, body: '{"metadata":{"labels":{"phase":"active"}}}' });
+    expect(patched.status, patched.body).toBe(200);
+    const [plain, alpha, metadata, selected, alphaAgain, plainAgain] = await Promise.all(watches.map((watch, index) => watch.waitFor(index === 3 ? 1 : 2)));
+    for (const watch of watches) watch.close();
+    for (const events of [plain, plainAgain]) {
+      expect(events.map((e) => [e.type, e.object.apiVersion, e.object.spec])).toEqual([
+        ['ADDED', 'testing.capo.dev/v1', { color: 'red', replicas: 3 }],
+        ['MODIFIED', 'testing.capo.dev/v1', { color: 'red', replicas: 3 }],
+      ]);
+    }
+    for (const events of [alpha, alphaAgain]) {
+      expect(events.map((e) => [e.type, e.object.apiVersion, e.object.spec])).toEqual([
+        ['ADDED', 'testing.capo.dev/v1alpha1', { color: 'red', size: 3 }],
+        ['MODIFIED', 'testing.capo.dev/v1alpha1', { color: 'red', size: 3 }],
+      ]);
+    }
+    expect(metadata.map((e) => [e.type, e.object.kind, e.object.spec])).toEqual([
+      ['ADDED', 'PartialObjectMetadata', undefined],
+      ['MODIFIED', 'PartialObjectMetadata', undefined],
+    ]);
+    // The label change is a MODIFIED for the others and the object's entry into this selector.
+    expect(selected.map((e) => [e.type, e.object.metadata.labels])).toEqual([['ADDED', { phase: 'active' }]]);
+  });
+
   it('sends the initial state then an annotated bookmark for watch-list', async () => {
     await create('initial-a', { initial: 'yes' });
     await create('initial-b', { initial: 'yes' });

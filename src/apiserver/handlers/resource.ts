@@ -52,7 +52,7 @@ export class ResourceHandler {
   private readonly storages = new Map<ResourceStore, Storage>();
   private readonly printers = new Map<KindVersion, TablePrinter>();
   /** One event fans out to every watcher of the kind: encode it once. */
-  private readonly encodings = new RecentCache<string>(1024);
+  private readonly encodings = new FanOutEncodings();
 
   constructor(
     private readonly registry: Registry,
@@ -197,6 +197,9 @@ export class ResourceHandler {
     const includeObject = parseIncludeObject(query.get('includeObject') ?? undefined);
 
     let tableColumnsSent = false;
+    // What, besides the object, decides an encoding: the event's type, the group-version and the representation.
+    const representationKey = `${served.groupVersion}|${representation.kind}|${'version' in representation ? representation.version : ''}`;
+    const forms = { ADDED: `ADDED|${representationKey}`, MODIFIED: `MODIFIED|${representationKey}`, DELETED: `DELETED|${representationKey}` };
     const encode = (event: ApiEvent): string => {
       // Table rows carry ages and per-watcher column headers; other encodings depend only on the event.
       if (representation.kind === 'Table') {
@@ -209,10 +212,7 @@ export class ResourceHandler {
         tableColumnsSent = true;
         return `${JSON.stringify({ type: event.type, object: table })}\n`;
       }
-      // One revision can yield events of several objects (computed kinds), so the object is part of the key.
-      const { namespace, name } = ensureMetadata(event.object);
-      const key = `${event.revision}|${event.type}|${served.groupVersion}|${served.definition.plural}|${namespace ?? ''}/${name}|${representation.kind}|${'version' in representation ? representation.version : ''}`;
-      return this.encodings.get(key, () => {
+      return this.encodings.get(event.object, event.type === 'BOOKMARK' ? undefined : forms[event.type], () => {
         const object = representation.kind === 'PartialObjectMetadata' ? partialObjectMetadata(event.object, `meta.k8s.io/${representation.version}`) : event.object;
         return `${JSON.stringify({ type: event.type, object })}\n`;
       });
@@ -457,20 +457,28 @@ async function deleteOptions(request: IncomingMessage, query: URLSearchParams, u
   };
 }
 
-/** A small cache that forgets its oldest entries first. */
-class RecentCache<V> {
-  private readonly entries = new Map<string, V>();
+/**
+ * The encodings of the object being fanned out. A storage event reaches every watcher in one
+ * synchronous pass, and watchers of the storage version are handed the very object the cache holds,
+ * so remembering the last object alone serves all of them: no per-watcher key to build and hash,
+ * and nothing kept once the next event comes. `form` undefined: not to be shared (bookmarks).
+ */
+class FanOutEncodings {
+  private object: JsonObject | undefined;
+  private readonly byForm = new Map<string, string>();
 
-  constructor(private readonly capacity: number) {}
-
-  get(key: string, compute: () => V): V {
-    let value = this.entries.get(key);
-    if (value === undefined) {
-      value = compute();
-      this.entries.set(key, value);
-      if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+  get(object: JsonObject, form: string | undefined, encode: () => string): string {
+    if (form === undefined) return encode();
+    if (object !== this.object) {
+      this.object = object;
+      this.byForm.clear();
     }
-    return value;
+    let encoded = this.byForm.get(form);
+    if (encoded === undefined) {
+      encoded = encode();
+      this.byForm.set(form, encoded);
+    }
+    return encoded;
   }
 }
 

@@ -92,6 +92,8 @@ export class ResourceStore {
   readonly strategy: ResourceStrategy;
   private readonly storageVersion: KindVersion;
   private readonly fieldManagers = new Map<string, FieldManager>();
+  /** The stored object an event is fanning out, with its conversions so far (presentToWatchers). */
+  private fanningOut: { stored: JsonObject; byVersion: Map<string, JsonObject> } | undefined;
 
   constructor(
     readonly definition: KindDefinition,
@@ -121,6 +123,21 @@ export class ResourceStore {
   present(stored: JsonObject, version: KindVersion): JsonObject {
     if (version.name === this.storageVersion.name) return stored;
     return this.definition.converter!.fromStorage(stored, version.name);
+  }
+
+  /**
+   * The same, for an event fanned out to many watchers: every watcher of a version is handed one
+   * conversion, which it must only read. Only the object being fanned out is remembered.
+   */
+  presentToWatchers(stored: JsonObject, version: KindVersion): JsonObject {
+    if (version.name === this.storageVersion.name) return stored;
+    if (this.fanningOut?.stored !== stored) this.fanningOut = { stored, byVersion: new Map() };
+    let presented = this.fanningOut.byVersion.get(version.name);
+    if (!presented) {
+      presented = this.present(stored, version);
+      this.fanningOut.byVersion.set(version.name, presented);
+    }
+    return presented;
   }
 
   private toStorage(object: JsonObject, version: KindVersion): JsonObject {

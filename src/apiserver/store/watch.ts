@@ -71,7 +71,7 @@ export async function startWatch(
   const onEvent = (event: WatchEvent) => {
     delivered = event.revision;
     const type = transition(event, matches);
-    if (type) emit({ type, object: present(event.value), revision: event.revision });
+    if (type) emit({ type, object: store.presentToWatchers(event.value, version), revision: event.revision });
   };
   try {
     const watch = storage.watch({
