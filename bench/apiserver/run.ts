@@ -400,6 +400,8 @@ interface WatchResult {
   /** Deliveries of the warm-up updates, reported apart. */
   warmupDelays: Summary;
   /** Per update, the first and the last watcher's delay: the write path, and the write path plus the whole fan-out. */
+  /** The later half of the measured updates alone: the fan-out once nothing is warming up any more. */
+  laterHalf: Summary;
   firstDelivery: Summary;
   lastDelivery: Summary;
   deliveries: number;
@@ -518,6 +520,8 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
   const warmupDelivered: number[] = [];
   const first = new Float64Array(updates).fill(Infinity);
   const last = new Float64Array(updates).fill(-Infinity);
+  const laterHalfFrom = warmupUpdates + Math.ceil(config.updates / 2);
+  const laterHalfDelivered: number[] = [];
   for (let i = 0; i < seen.length; i++) {
     if (!seen[i]) continue;
     const seq = i % updates;
@@ -526,12 +530,14 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
       continue;
     }
     delivered.push(delays[i]);
+    if (seq >= laterHalfFrom) laterHalfDelivered.push(delays[i]);
     first[seq] = Math.min(first[seq], delays[i]);
     last[seq] = Math.max(last[seq], delays[i]);
   }
   return {
     delays: summarize(delivered),
     warmupDelays: summarize(warmupDelivered),
+    laterHalf: summarize(laterHalfDelivered),
     firstDelivery: summarize(first.filter(Number.isFinite)),
     lastDelivery: summarize(last.filter(Number.isFinite)),
     deliveries,
@@ -728,6 +734,7 @@ function rows(config: Config): Row[] {
       figure: `  first ${config.warmupUpdates} updates (warm-up, left out above) p50 / p99`,
       cells: (f) => `${ms(f.watch.value.warmupDelays.p50)} / ${ms(f.watch.value.warmupDelays.p99)} ms`,
     },
+    { figure: `  the later ${Math.floor(config.updates / 2)} updates alone p50 / p99`, cells: (f) => `${ms(f.watch.value.laterHalf.p50)} / ${ms(f.watch.value.laterHalf.p99)} ms` },
     { figure: '  deliveries', cells: (f) => `${f.watch.value.deliveries} of ${f.watch.value.expected}${f.watch.value.unexpectedEvents ? `, ${f.watch.value.unexpectedEvents} unexpected` : ''}` },
     { figure: '  per update: last watcher p50 / p99', cells: (f) => `${ms(f.watch.value.lastDelivery.p50)} / ${ms(f.watch.value.lastDelivery.p99)} ms` },
     { figure: '  PATCH latency p50 / p99 (while fanning out)', cells: (f) => `${ms(f.watch.value.patchLatencies.p50)} / ${ms(f.watch.value.patchLatencies.p99)} ms` },
