@@ -399,9 +399,9 @@ interface WatchResult {
   delays: Summary;
   /** Deliveries of the warm-up updates, reported apart. */
   warmupDelays: Summary;
-  /** Per update, the first and the last watcher's delay: the write path, and the write path plus the whole fan-out. */
   /** The later half of the measured updates alone: the fan-out once nothing is warming up any more. */
   laterHalf: Summary;
+  /** Per update, the first and the last watcher's delay: the write path, and the write path plus the whole fan-out. */
   firstDelivery: Summary;
   lastDelivery: Summary;
   deliveries: number;

@@ -369,8 +369,8 @@ const serverResetState: Scenario = {
 
 const byProvisioningStatus = (object: { provisioning_status: string }) => object.provisioning_status;
 
-/** The load balancer is deleted with everything below it at the end, whatever the scenario got to. */
 /**
+ * The load balancer is deleted with everything below it at the end, whatever the scenario got to.
  * Registered before the create, by name: a create whose answer never came (Octavia's API makes the
  * VIP port before it answers, which on two busy cores once took over 30 s) may still have made one.
  */
