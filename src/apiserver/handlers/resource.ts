@@ -22,6 +22,7 @@ import { parseLabelSelector } from '../selectors/labels.js';
 import { structuralSchemaOf } from '../schema/structural.js';
 import { ensureMetadata } from '../store/object.js';
 import { ComputedStorage } from '../store/computed-storage.js';
+import { FanOutMemo } from '../store/fan-out-memo.js';
 import { ResourceStore, type DeleteOptions, type Selection, type WriteOptions, type WriteResult } from '../store/resource-store.js';
 import { decodeObject, type FieldValidation } from './decode.js';
 import { bookmarkObject, startWatch, type ApiEvent } from '../store/watch.js';
@@ -52,7 +53,7 @@ export class ResourceHandler {
   private readonly storages = new Map<ResourceStore, Storage>();
   private readonly printers = new Map<KindVersion, TablePrinter>();
   /** One event fans out to every watcher of the kind: encode it once. */
-  private readonly encodings = new FanOutEncodings();
+  private readonly encodings = new FanOutMemo<string>();
 
   constructor(
     private readonly registry: Registry,
@@ -212,10 +213,12 @@ export class ResourceHandler {
         tableColumnsSent = true;
         return `${JSON.stringify({ type: event.type, object: table })}\n`;
       }
-      return this.encodings.get(event.object, event.type === 'BOOKMARK' ? undefined : forms[event.type], () => {
+      const encodeEvent = () => {
         const object = representation.kind === 'PartialObjectMetadata' ? partialObjectMetadata(event.object, `meta.k8s.io/${representation.version}`) : event.object;
         return `${JSON.stringify({ type: event.type, object })}\n`;
-      });
+      };
+      // A bookmark is made for its one watcher: nothing to share.
+      return event.type === 'BOOKMARK' ? encodeEvent() : this.encodings.get(event.object, forms[event.type], encodeEvent);
     };
 
     // kube bounds watches without timeoutSeconds to 30-60 minutes so load rebalances.
@@ -455,31 +458,6 @@ async function deleteOptions(request: IncomingMessage, query: URLSearchParams, u
     propagationPolicy: (policy as DeleteOptions['propagationPolicy']) ?? (orphan === true ? 'Orphan' : undefined),
     user,
   };
-}
-
-/**
- * The encodings of the object being fanned out. A storage event reaches every watcher in one
- * synchronous pass, and watchers of the storage version are handed the very object the cache holds,
- * so remembering the last object alone serves all of them: no per-watcher key to build and hash,
- * and nothing kept once the next event comes. `form` undefined: not to be shared (bookmarks).
- */
-class FanOutEncodings {
-  private object: JsonObject | undefined;
-  private readonly byForm = new Map<string, string>();
-
-  get(object: JsonObject, form: string | undefined, encode: () => string): string {
-    if (form === undefined) return encode();
-    if (object !== this.object) {
-      this.object = object;
-      this.byForm.clear();
-    }
-    let encoded = this.byForm.get(form);
-    if (encoded === undefined) {
-      encoded = encode();
-      this.byForm.set(form, encoded);
-    }
-    return encoded;
-  }
 }
 
 /** What a request body must be: the served version's object, in its group-version. */

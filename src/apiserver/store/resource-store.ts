@@ -21,6 +21,7 @@ import type { FieldSelector } from '../selectors/fields.js';
 import { clone, ensureMetadata, nowTimestamp, specOf, type ObjectMeta } from './object.js';
 import { strategyFor, type ResourceStrategy, type Subresource } from './strategy.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
+import { FanOutMemo } from './fan-out-memo.js';
 import type { UserInfo } from '../auth/user.js';
 import { jsonEqual } from '../../storage/json.js';
 
@@ -92,8 +93,8 @@ export class ResourceStore {
   readonly strategy: ResourceStrategy;
   private readonly storageVersion: KindVersion;
   private readonly fieldManagers = new Map<string, FieldManager>();
-  /** The stored object an event is fanning out, with its conversions so far (presentToWatchers). */
-  private fanningOut: { stored: JsonObject; byVersion: Map<string, JsonObject> } | undefined;
+  /** The conversions of the stored object an event is fanning out (presentToWatchers). */
+  private readonly fanOutConversions = new FanOutMemo<JsonObject>();
 
   constructor(
     readonly definition: KindDefinition,
@@ -127,17 +128,11 @@ export class ResourceStore {
 
   /**
    * The same, for an event fanned out to many watchers: every watcher of a version is handed one
-   * conversion, which it must only read. Only the object being fanned out is remembered.
+   * conversion, which it must only read.
    */
   presentToWatchers(stored: JsonObject, version: KindVersion): JsonObject {
     if (version.name === this.storageVersion.name) return stored;
-    if (this.fanningOut?.stored !== stored) this.fanningOut = { stored, byVersion: new Map() };
-    let presented = this.fanningOut.byVersion.get(version.name);
-    if (!presented) {
-      presented = this.present(stored, version);
-      this.fanningOut.byVersion.set(version.name, presented);
-    }
-    return presented;
+    return this.fanOutConversions.get(stored, version.name, () => this.present(stored, version));
   }
 
   private toStorage(object: JsonObject, version: KindVersion): JsonObject {
