@@ -131,15 +131,19 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       await storage.create(`${prefix}b`, managed(fieldSet('color', 'size')));
       await storage.create(`${prefix}c`, managed(fieldSet('color')));
       await storage.update(`${prefix}a`, managed(fieldSet('weight')), a.modRevision);
-      // One set too large to share: it is kept as is.
+      // A set too large to share, twice: each object keeps its own.
       const large = fieldSet(...Array.from({ length: 2000 }, (_, i) => `field${i}`));
       await storage.create(`${prefix}d`, managed(large));
+      await storage.create(`${prefix}e`, managed(large));
       const fieldsOf = (value: JsonObject) => ((value.metadata as JsonObject).managedFields as JsonObject[])[0]!.fieldsV1;
-      const events = await recorder.until(5);
-      expect(events.map((event) => fieldsOf(event.value))).toEqual([fieldSet('color', 'size'), fieldSet('color', 'size'), fieldSet('color'), fieldSet('weight'), large]);
+      const events = await recorder.until(6);
+      expect(events.map((event) => fieldsOf(event.value))).toEqual([fieldSet('color', 'size'), fieldSet('color', 'size'), fieldSet('color'), fieldSet('weight'), large, large]);
       expect(fieldsOf(events[3]!.prevValue!)).toEqual(fieldSet('color', 'size'));
+      // Objects that record the same small set hold one shared copy of it; large sets are not shared.
+      expect(fieldsOf(events[1]!.value)).toBe(fieldsOf(events[0]!.value));
+      expect(fieldsOf(events[5]!.value)).not.toBe(fieldsOf(events[4]!.value));
       const listed = await storage.list(prefix);
-      expect(listed.entries.map((entry) => fieldsOf(entry.value))).toEqual([fieldSet('weight'), fieldSet('color', 'size'), fieldSet('color'), large]);
+      expect(listed.entries.map((entry) => fieldsOf(entry.value))).toEqual([fieldSet('weight'), fieldSet('color', 'size'), fieldSet('color'), large, large]);
       for (const entry of listed.entries) expect(entry.value).toEqual((await storage.get(entry.key))!.value);
     });
 
