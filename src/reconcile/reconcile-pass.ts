@@ -42,6 +42,9 @@ export interface FailureCondition {
   reason: string;
 }
 
+/** A call made ahead of its ensure: the read of a recorded resource, or the lookup by name of an unrecorded one. */
+type ReadAhead = { kind: 'read'; id: string; answer: Promise<unknown> } | { kind: 'find'; answer: Promise<unknown[]> };
+
 export class ReconcilePass {
   readonly meta: ObjectMeta;
   /** The object's generation this pass judges: as read, or as its own spec write left it (wroteOwnSpec). */
@@ -53,6 +56,8 @@ export class ReconcilePass {
   /** Waits on people or other objects (a blocked delete, a choice in the spec): looked at on their own pace, not polled. */
   private readonly steady: Waiting[] = [];
   private readonly blocked: string[] = [];
+  /** Reads started by readAhead, by role, until their ensure takes them. */
+  private readonly ahead = new Map<string, ReadAhead>();
   private dirty = false;
   private gone = false;
 
@@ -154,13 +159,16 @@ export class ReconcilePass {
     const cached = this.verified.get<Resource>(this.meta.uid, role, input.recordedId, this.generation);
     if (cached) return { resource: cached, ready: true };
     const owner = input.owner ?? this.owner;
+    const ahead = this.ahead.get(role);
+    this.ahead.delete(role);
     const result = await ensure(actuator, {
       recordedId: input.recordedId,
       desired: input.desired,
       owner,
       ifGone: input.ifGone,
       record: (id) => this.record((status) => input.record(status, id)),
-      read: (id) => this.reads.read(actuator, { id, ownerUid: owner.uid }),
+      read: (id) => (ahead?.kind === 'read' && ahead.id === id ? (ahead.answer as Promise<Resource | undefined>) : this.reads.read(actuator, { id, ownerUid: owner.uid })),
+      ...(ahead?.kind === 'find' && input.recordedId === undefined ? { find: () => ahead.answer as Promise<Resource[]> } : {}),
     });
     if (!result.ready) {
       this.waits.push(waitingOf(result));
@@ -169,6 +177,30 @@ export class ReconcilePass {
     const readAlong = actuator.readMany && { group: actuator.readMany.group, tagOwnerUid: owner.uid };
     this.verified.set(this.meta, role, result.resource.id, this.generation, result.resource, readAlong);
     return { resource: result.resource, ready: true, found: result.found };
+  }
+
+  /**
+   * Starts now the call `ensure` will make for this role (the read of the
+   * recorded resource, or the lookup by name of an unrecorded one), for
+   * ensures that must run one after another because each decides on the one
+   * before (an Octavia listener, its pool, the pool's monitor): their calls
+   * overlap, their decisions keep their order. Nothing is read for a role
+   * verified here. The answer is taken once, by the next ensure of the role
+   * in this pass; one nobody takes is dropped with the pass.
+   */
+  readAhead<Desired extends { name: string }, Resource extends { id: string }>(
+    role: string,
+    actuator: ResourceActuator<Desired, Resource>,
+    input: { recordedId: string | undefined; desired: Desired },
+  ): void {
+    if (this.ahead.has(role) || this.verified.get(this.meta.uid, role, input.recordedId, this.generation)) return;
+    const answer: ReadAhead =
+      input.recordedId === undefined
+        ? { kind: 'find', answer: actuator.findAdoptable(input.desired.name, this.owner, input.desired) }
+        : { kind: 'read', id: input.recordedId, answer: this.reads.read(actuator, { id: input.recordedId, ownerUid: this.owner.uid }) };
+    // Whoever takes it sees the failure; one nobody takes must not surface as an unhandled rejection.
+    answer.answer.catch(() => undefined);
+    this.ahead.set(role, answer);
   }
 
   /**
@@ -182,8 +214,8 @@ export class ReconcilePass {
   }
 
   /** What `verified` last held for a role at this generation, and whether that has run out (see VerifiedResources.lastSeen). */
-  lastVerified<Resource>(role: string, id: string): { resource: Resource; expired: boolean } | undefined {
-    return this.verified.lastSeen<Resource>(this.meta.uid, role, id, this.generation);
+  lastVerified<Resource>(role: string, id: string, aheadMs?: number): { resource: Resource; expired: boolean } | undefined {
+    return this.verified.lastSeen<Resource>(this.meta.uid, role, id, this.generation, aheadMs);
   }
 
   /** Forgets what was verified for one role, after a change that makes the memory stale (e.g. a child of a load balancer). */

@@ -52,11 +52,15 @@ export class VerifiedResources {
    * verification has run out (`expired`): for a cheaper check at resync
    * that vouches for it again (a load balancer's status tree). Undefined
    * when it was never verified here, or under another ID or generation.
+   * `aheadMs` counts as run out what runs out that soon (at most a quarter
+   * period, so what is vouched for again lasts to the next resync): a pass
+   * starting just before its resync is due would otherwise find nothing run
+   * out here and then, a moment later, read each resource on its own.
    */
-  lastSeen<Resource>(ownerUid: string, role: string, id: string, generation: number): { resource: Resource; expired: boolean } | undefined {
+  lastSeen<Resource>(ownerUid: string, role: string, id: string, generation: number, aheadMs = 0): { resource: Resource; expired: boolean } | undefined {
     const entry = this.entries.get(`${ownerUid}/${role}`);
     if (!entry || entry.id !== id || entry.generation !== generation) return undefined;
-    return { resource: entry.resource as Resource, expired: entry.expiresAt <= this.now() };
+    return { resource: entry.resource as Resource, expired: entry.expiresAt <= this.now() + Math.min(aheadMs, this.grid.periodMs / 4) };
   }
 
   /** `readAlong`: the group one list call can read this resource in (ReadTogether), and the owner it is tagged for. */

@@ -50,8 +50,8 @@ export interface Steps {
   stop(): Promise<void>;
 }
 
-/** `cloud` adds to the simulated cloud's options, e.g. an Octavia with quirks; `resyncPeriodMs` sets when what a pass verified runs out (default 10 minutes). */
-export async function startSteps(cloud: Pick<SimulatorOptions, 'services'> = {}, options: { resyncPeriodMs?: number } = {}): Promise<Steps> {
+/** `cloud` adds to the simulated cloud's options, e.g. an Octavia with quirks or a watcher of the requests it serves; `resyncPeriodMs` sets when what a pass verified runs out (default 10 minutes). */
+export async function startSteps(cloud: Pick<SimulatorOptions, 'services' | 'onRequest'> = {}, options: { resyncPeriodMs?: number } = {}): Promise<Steps> {
   const server = await startTestServer({ kinds: servedKinds, simulatedCloud: { port: 0, transitionDelayMs: 20, faultSeed: 11, ...cloud } });
   const simulator = server.cloud!;
   const manifests = await renderExamples(simulator.url);

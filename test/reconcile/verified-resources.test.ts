@@ -25,6 +25,24 @@ describe('VerifiedResources', () => {
     expect(verified.get('a', 'network', 'n1', 3)).toBeUndefined();
   });
 
+  it('counts as run out what runs out within the margin asked for, at most a quarter period', () => {
+    let now = 0;
+    const grid = new ResyncGrid(60_000, () => now);
+    const verified = new VerifiedResources(grid, () => now);
+    const resyncAt = grid.next('default');
+    verified.set(a, 'loadbalancer', 'lb1', 1, { id: 'lb1' });
+    now = resyncAt - 1_000;
+    expect(verified.lastSeen('a', 'loadbalancer', 'lb1', 1)).toEqual({ resource: { id: 'lb1' }, expired: false });
+    expect(verified.lastSeen('a', 'loadbalancer', 'lb1', 1, 1_000)?.expired).toBe(true);
+    // Still trusted by a plain read until it runs out.
+    expect(verified.get('a', 'loadbalancer', 'lb1', 1)).toEqual({ id: 'lb1' });
+    now = resyncAt - 20_000;
+    expect(verified.lastSeen('a', 'loadbalancer', 'lb1', 1, 30_000)?.expired).toBe(false);
+    expect(verified.lastSeen('a', 'loadbalancer', 'lb1', 1, 15_000)?.expired).toBe(false);
+    now = resyncAt - 15_000;
+    expect(verified.lastSeen('a', 'loadbalancer', 'lb1', 1, 30_000)?.expired).toBe(true);
+  });
+
   it('names the resources of a group due within a window, the earliest first, with the owner their tag is for', () => {
     let now = 0;
     const grid = new ResyncGrid(60_000, () => now);

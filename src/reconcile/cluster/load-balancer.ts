@@ -14,9 +14,11 @@
  * and never finish it (ministack's Zed: the load balancer turns ACTIVE, its
  * children stay PENDING_CREATE and immutable): such a child is deleted and
  * made again one by one, and the cloud gets no more trees from this process.
- * The floating IP is only created once the load balancer is ACTIVE (CAPO
- * used to create one per retry while it was not). At resync, one read of the
- * load balancer's status tree vouches for it and its children together.
+ * The floating IP goes on the VIP port, which Octavia makes with the load
+ * balancer, so it is in place while the amphorae boot rather than after (CAPO
+ * waits for ACTIVE); its ID is recorded at its create, so a retry finds it
+ * instead of making another. At resync, one read of the load balancer's
+ * status tree vouches for it and its children together.
  */
 import { provisioningStatuses, type CreateListenerInGraph, type FloatingIp, type LoadBalancer } from '../../openstack/index.js';
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
@@ -46,6 +48,9 @@ export interface Endpoint {
 /** How soon to look again at a load balancer that is applying a change. */
 const loadBalancerSettleMs = 2_000;
 
+/** What runs out this soon is vouched for by the tree now: the pass's own reads of the children come later than its check. */
+const treeVouchAheadMs = 1_000;
+
 function owned(pass: ReconcilePass): Record<string, string> {
   return ownedResources(pass.status);
 }
@@ -54,14 +59,28 @@ function floatingIpEnabled(context: ClusterContext, networking: Networking): boo
   return context.spec.apiServer?.enableFloatingIP !== false && networking.externalNetworkId !== undefined;
 }
 
-export async function reconcileApiLoadBalancer(context: ClusterContext, networking: Networking): Promise<Endpoint | undefined> {
-  const { pass, spec } = context;
+/** The API load balancer as far as it got: `lb` once it exists, `serving` once it and its listeners, pools and monitors are ACTIVE. */
+export type ApiLoadBalancer = { managed: false } | { managed: true; lb: LoadBalancer; serving: boolean };
+
+/**
+ * The API load balancer, from the subnet alone: its create does not wait for
+ * the router. The output comes as soon as it exists (its VIP port is made
+ * with it), so the floating IP goes on while the amphorae boot.
+ */
+export async function reconcileApiLoadBalancer(context: ClusterContext, networking: Networking): Promise<ApiLoadBalancer | undefined> {
+  const managed = context.spec.apiServer?.managedLoadBalancer;
+  if (managed === undefined || managed.enabled === false) return { managed: false };
+  return reconcileManagedLoadBalancer(context, networking);
+}
+
+/** The endpoint clients use: the load balancer's floating IP or VIP once it serves, or without one, a floating or fixed IP. */
+export async function reconcileApiEndpoint(context: ClusterContext, networking: Networking, apiLoadBalancer: ApiLoadBalancer): Promise<Endpoint | undefined> {
+  const { pass } = context;
   const port = apiServerPorts(context)[0];
-  const managed = spec.apiServer?.managedLoadBalancer;
   let endpoint: Endpoint | undefined;
-  if (managed !== undefined && managed.enabled !== false) {
-    const host = await reconcileManagedLoadBalancer(context, networking);
-    endpoint = host === undefined ? undefined : { host, port };
+  if (apiLoadBalancer.managed) {
+    const host = await loadBalancerAddress(context, networking, apiLoadBalancer.lb);
+    endpoint = host === undefined || !apiLoadBalancer.serving ? undefined : { host, port };
   } else {
     endpoint = await endpointWithoutLoadBalancer(context, networking, port);
   }
@@ -72,6 +91,17 @@ export async function reconcileApiLoadBalancer(context: ClusterContext, networki
   await publishEndpoint(context, endpoint);
   pass.condition({ type: 'APIEndpointReady', status: 'True', reason: 'Ready' });
   return endpoint;
+}
+
+/** The load balancer's floating IP, on its VIP port (there from the create on), or its VIP without one; undefined while the floating IP is not ready. */
+async function loadBalancerAddress(context: ClusterContext, networking: Networking, lb: LoadBalancer): Promise<string | undefined> {
+  if (!floatingIpEnabled(context, networking)) return lb.vip_address ?? undefined;
+  const fip = await reconcileLoadBalancerFloatingIp(context, networking.externalNetworkId!, lb);
+  if (!fip) return undefined;
+  context.pass.observe((status) => {
+    status.apiServerManagedLoadBalancer = { ...(status.apiServerManagedLoadBalancer as JsonObject), ip: fip.floating_ip_address };
+  });
+  return fip.floating_ip_address;
 }
 
 async function publishEndpoint(context: ClusterContext, endpoint: Endpoint): Promise<void> {
@@ -106,17 +136,21 @@ async function endpointWithoutLoadBalancer(context: ClusterContext, networking: 
   throw new TerminalError('unable to determine the control plane endpoint: no load balancer, no floating IP (external network disabled or missing) and no apiServer.fixedIP');
 }
 
-/** The load balancer tree; the address clients use once everything is ACTIVE. */
-async function reconcileManagedLoadBalancer(context: ClusterContext, networking: Networking): Promise<string | undefined> {
+/** The load balancer tree: there once created (with its VIP), serving once everything in it is ACTIVE. */
+async function reconcileManagedLoadBalancer(context: ClusterContext, networking: Networking): Promise<ApiLoadBalancer | undefined> {
   const { pass, spec, cluster, cloud } = context;
   const managed = spec.apiServer!.managedLoadBalancer!;
   const octavia = cloud.clients.octavia;
   const name = apiLoadBalancerName(cluster);
   const recorded = pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined;
+  const allowedCidrs = allowedCidrsOf(context, networking);
+  if (allowedCidrs === 'router pending') {
+    pass.wait({ waitingFor: "the router's external addresses, which the API listeners' allowed CIDRs admit", requeueAfterMs: loadBalancerSettleMs });
+    return undefined;
+  }
   const vipSubnet = await loadBalancerSubnet(context, networking);
   const flavorId = managed.flavor === undefined ? undefined : await octaviaFlavorId(context, managed.flavor);
 
-  const allowedCidrs = allowedCidrsOf(context, networking);
   const plan: PortPlan = { lbName: name, ports: apiServerPorts(context), allowedCidrs, monitor: managed.monitor ?? {}, provider: managed.provider };
   const recordedId = recorded?.id ?? owned(pass)['loadbalancer/api'];
   await vouchForTree(context, 'loadbalancer', '', recordedId);
@@ -138,27 +172,19 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
   });
   if (lb.found === 'created') await recordFullyPopulated(pass, '', lb.resource);
   const vip = lb.resource.vip_address;
-  if (vip) {
-    pass.observe((status) => {
-      const previous = (status.apiServerManagedLoadBalancer as JsonObject | undefined) ?? {};
-      status.apiServerManagedLoadBalancer = { ...previous, id: lb.resource.id, name, internalIP: vip, ip: (previous.ip as string | undefined) || vip };
-    });
-  }
-  if (!lb.ready || !vip) return undefined;
+  if (!vip) return undefined;
+  pass.observe((status) => {
+    const previous = (status.apiServerManagedLoadBalancer as JsonObject | undefined) ?? {};
+    status.apiServerManagedLoadBalancer = { ...previous, id: lb.resource.id, name, internalIP: vip, ip: (previous.ip as string | undefined) || vip };
+  });
+  if (!lb.ready) return { managed: true, lb: lb.resource, serving: false };
 
-  if (!(await ensureListeners(context, { ...plan, prefix: '', lb: lb.resource, lbFresh: lb.found !== undefined }))) return undefined;
+  if (!(await ensureListeners(context, { ...plan, prefix: '', lb: lb.resource, lbFresh: lb.found !== undefined }))) return { managed: true, lb: lb.resource, serving: false };
   pass.observe((status) => {
     const current = status.apiServerManagedLoadBalancer as JsonObject;
     status.apiServerManagedLoadBalancer = { ...current, ...(allowedCidrs ? { allowedCIDRs: allowedCidrs } : {}) };
   });
-
-  if (!floatingIpEnabled(context, { ...networking })) return vip;
-  const fip = await reconcileLoadBalancerFloatingIp(context, networking.externalNetworkId!, lb.resource);
-  if (!fip) return undefined;
-  pass.observe((status) => {
-    status.apiServerManagedLoadBalancer = { ...(status.apiServerManagedLoadBalancer as JsonObject), ip: fip.floating_ip_address };
-  });
-  return fip.floating_ip_address;
+  return { managed: true, lb: lb.resource, serving: true };
 }
 
 /** What a load balancer serves: a listener, its default pool and a TCP monitor per port. */
@@ -231,8 +257,10 @@ async function ensureListeners(context: ClusterContext, chain: ListenerChain): P
   const { pass, cloud } = context;
   const octavia = cloud.clients.octavia;
   const { prefix, lb } = chain;
+  const ports = portObjects(context, { ...chain, provider: lb.provider });
+  readChildrenAhead(context, chain, ports);
   let lbChanged = false;
-  for (const objects of portObjects(context, { ...chain, provider: lb.provider })) {
+  for (const objects of ports) {
     const role = (kind: string) => `${prefix}${kind}/${objects.port}`;
     const listener: ChildOutcome = await ensureChild(context, chain, role('listener'), lbChanged, listenerActuator(octavia), { ...objects.listener, loadbalancer_id: lb.id });
     lbChanged ||= listener.changed;
@@ -253,6 +281,27 @@ async function ensureListeners(context: ClusterContext, chain: ListenerChain): P
     return false;
   }
   return true;
+}
+
+/**
+ * Starts the reads of every child whose parent is recorded, all at once: the
+ * listener, pool and monitor of a fresh fully populated create are then read
+ * in the time of one call once it is ACTIVE, not three (the monitor, whose ID
+ * Octavia's answer leaves out, is looked up by name alongside).
+ */
+function readChildrenAhead(context: ClusterContext, chain: ListenerChain, ports: ReturnType<typeof portObjects>): void {
+  const { pass, cloud } = context;
+  const octavia = cloud.clients.octavia;
+  const recorded = owned(pass);
+  for (const objects of ports) {
+    const role = (kind: string) => `${chain.prefix}${kind}/${objects.port}`;
+    const [listenerId, poolId] = [recorded[role('listener')], recorded[role('pool')]];
+    pass.readAhead(role('listener'), listenerActuator(octavia), { recordedId: listenerId, desired: { ...objects.listener, loadbalancer_id: chain.lb.id } });
+    if (listenerId === undefined) continue;
+    pass.readAhead(role('pool'), poolActuator(octavia), { recordedId: poolId, desired: { ...objects.pool, listener_id: listenerId, loadbalancer_id: chain.lb.id } });
+    if (poolId === undefined) continue;
+    pass.readAhead(role('healthmonitor'), healthMonitorActuator(octavia), { recordedId: recorded[role('healthmonitor')], desired: { ...objects.monitor, pool_id: poolId, loadbalancer_id: chain.lb.id } });
+  }
 }
 
 /**
@@ -307,7 +356,7 @@ async function vouchForTree(context: ClusterContext, lbRole: string, prefix: str
   const { pass, cloud } = context;
   if (lbId === undefined) return;
   const children = Object.entries(owned(pass)).filter(([role]) => role.startsWith(prefix) && /^(listener|pool|healthmonitor)\/\d+$/.test(role.slice(prefix.length)));
-  const seen = [[lbRole, lbId], ...children].map(([role, id]) => ({ role, id, last: pass.lastVerified<{ id: string; provisioning_status: string }>(role, id) }));
+  const seen = [[lbRole, lbId], ...children].map(([role, id]) => ({ role, id, last: pass.lastVerified<{ id: string; provisioning_status: string }>(role, id, treeVouchAheadMs) }));
   if (seen.some(({ last }) => last === undefined) || !seen.some(({ last }) => last!.expired)) return;
   const tree = await absentOn404(cloud.clients.octavia.getLoadBalancerStatus(lbId));
   if (!tree) return;
@@ -392,12 +441,18 @@ async function reconcileLoadBalancerFloatingIp(context: ClusterContext, external
  * CAPO's rule: with allowedCIDRs set, the listeners also admit the bastion,
  * the cluster subnets and the router's gateway addresses, so the cluster can
  * reach its own API. Sorted, de-duplicated, bare IPv4 addresses as /32.
+ * The load balancer's create does not wait for the router, except here: its
+ * addresses are only known once the router step recorded them.
  */
-function allowedCidrsOf(context: ClusterContext, networking: Networking): string[] | undefined {
-  const spec = context.spec.apiServer?.managedLoadBalancer?.allowedCIDRs;
-  if (spec === undefined || spec.length === 0) return undefined;
-  const bastion = context.pass.status.bastion as { ip?: string; floatingIP?: string } | undefined;
-  const all = [...spec, ...networking.subnets.map((subnet) => subnet.cidr), ...networking.routerIps, bastion?.ip, bastion?.floatingIP]
+function allowedCidrsOf(context: ClusterContext, networking: Networking): string[] | undefined | 'router pending' {
+  const { pass, spec } = context;
+  const allowed = spec.apiServer?.managedLoadBalancer?.allowedCIDRs;
+  if (allowed === undefined || allowed.length === 0) return undefined;
+  const routerExpected = spec.router !== undefined || ((spec.managedSubnets ?? []).length > 0 && networking.externalNetworkId !== undefined);
+  const routerIps = (pass.status.router as { ips?: string[] } | undefined)?.ips;
+  if (routerExpected && routerIps === undefined) return 'router pending';
+  const bastion = pass.status.bastion as { ip?: string; floatingIP?: string } | undefined;
+  const all = [...allowed, ...networking.subnets.map((subnet) => subnet.cidr), ...(routerIps ?? []), bastion?.ip, bastion?.floatingIP]
     .filter((cidr): cidr is string => typeof cidr === 'string' && cidr !== '')
     .map((cidr) => (cidr.includes('/') ? cidr : `${cidr}/32`));
   return [...new Set(all)].sort();
@@ -422,12 +477,18 @@ async function octaviaFlavorId(context: ClusterContext, name: string): Promise<s
   return flavor.id;
 }
 
-/** The floating IP we own, then the load balancer with everything in it (cascade). A user's floating IP is only let go. */
-export async function deleteApiLoadBalancer(context: ClusterContext): Promise<boolean> {
+/** The floating IP we own; a user's floating IP is only let go. */
+export async function deleteApiEndpoint(context: ClusterContext): Promise<boolean> {
   const { pass, spec, cluster, cloud } = context;
   const fipName = spec.apiServer?.managedLoadBalancer && spec.apiServer.managedLoadBalancer.enabled !== false ? apiLoadBalancerName(cluster) : `${clusterResourceName(cluster)}-api`;
   if (!pass.noteRemoval(await remove(floatingIpActuator(cloud.clients.neutron), { recordedId: owned(pass)['floatingip/api'], name: fipName, owner: pass.owner }))) return false;
   if (owned(pass)['floatingip/api'] !== undefined) await pass.record((status) => setOwned(status, 'floatingip/api', undefined));
+  return true;
+}
+
+/** The load balancer with everything in it (cascade). */
+export async function deleteApiLoadBalancer(context: ClusterContext): Promise<boolean> {
+  const { pass, cluster, cloud } = context;
   const recorded = (pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? owned(pass)['loadbalancer/api'];
   if (!pass.noteRemoval(await remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: recorded, name: apiLoadBalancerName(cluster), owner: pass.owner }))) return false;
   const children = Object.keys(owned(pass)).filter((role) => /^(loadbalancer|listener|pool|healthmonitor)\//.test(role));

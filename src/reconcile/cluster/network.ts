@@ -1,7 +1,10 @@
 /**
- * Cluster networking: the external network, then either the managed
- * network, subnet and router (managedSubnets), or the user's existing
- * network, subnets and router, looked up once and frozen in status.
+ * Cluster networking, in two steps the cluster's graph runs apart: the
+ * network (the external network, then either the managed network and subnet
+ * or the user's existing ones, looked up once and frozen in status), and the
+ * router that joins it to the external network. What builds on the subnet
+ * alone (the load balancers' creates) does not wait for the router; only
+ * what floats an address does.
  */
 import { isNotFound, type Network, type Router, type Subnet } from '../../openstack/index.js';
 import { neutronQuery, type NeutronFilter, type NeutronParam, type SubnetFilter } from '../../capo/neutron-query.js';
@@ -15,11 +18,16 @@ import { routerActuator } from '../resource/router.js';
 import { subnetActuator } from '../resource/subnet.js';
 import type { ClusterContext } from './context.js';
 
+/** The cluster network once its subnets exist. */
 export interface Networking {
-  ready: boolean;
   externalNetworkId?: string;
-  networkId?: string;
+  networkId: string;
   subnets: { id: string; cidr: string }[];
+}
+
+/** The router once the cluster subnet is on it (or none is asked for). */
+export interface Routing {
+  /** The router's addresses on the external network. */
   routerIps: string[];
 }
 
@@ -31,18 +39,63 @@ interface NamedId {
   name: string;
 }
 
-export async function reconcileNetworking(context: ClusterContext): Promise<Networking> {
+type RecordedNetwork = NamedId & { subnets?: (NamedId & { cidr: string })[] };
+
+/** The network and its subnets; undefined while they are not ready (the waits are in the pass). */
+export async function reconcileNetwork(context: ClusterContext): Promise<Networking | undefined> {
   const { pass, spec } = context;
   const external = await reconcileExternalNetwork(context);
-  if (external === 'ambiguous') return { ready: false, subnets: [], routerIps: [] };
+  if (external === 'ambiguous') return undefined;
   const managed = (spec.managedSubnets ?? []).length > 0;
-  const result = managed ? await reconcileManagedNetwork(context, external?.id) : await reconcileExistingNetwork(context);
-  pass.condition(
-    result.ready
-      ? { type: 'NetworkReady', status: 'True', reason: 'Ready' }
-      : { type: 'NetworkReady', status: 'False', reason: 'Provisioning', message: 'waiting for the network, subnet and router' },
+  const network = managed ? await reconcileManagedNetwork(context) : await reconcileExistingNetwork(context);
+  if (network === undefined) {
+    pass.condition({ type: 'NetworkReady', status: 'False', reason: 'Provisioning', message: 'waiting for the network and subnet' });
+    return undefined;
+  }
+  return { ...network, externalNetworkId: external?.id };
+}
+
+/**
+ * The router: ours (managed subnets with an external network), or the
+ * user's (spec.router), which only gets our interface. NetworkReady turns
+ * True here, as CAPO's does once the router is in place.
+ */
+export async function reconcileRouter(context: ClusterContext, networking: Networking): Promise<Routing | undefined> {
+  const routing = await routingOf(context, networking);
+  context.pass.condition(
+    routing === undefined
+      ? { type: 'NetworkReady', status: 'False', reason: 'Provisioning', message: 'waiting for the router' }
+      : { type: 'NetworkReady', status: 'True', reason: 'Ready' },
   );
-  return { ...result, externalNetworkId: external?.id };
+  return routing;
+}
+
+async function routingOf(context: ClusterContext, networking: Networking): Promise<Routing | undefined> {
+  const { pass, spec } = context;
+  const subnetId = networking.subnets[0].id;
+  const managed = (spec.managedSubnets ?? []).length > 0;
+  if (!managed) {
+    if (!spec.router) return { routerIps: [] };
+    // The user's network and router are frozen once resolved, like the network itself.
+    const recorded = pass.status.router as (NamedId & { ips?: string[] }) | undefined;
+    if (recorded?.id && recorded.ips !== undefined) return { routerIps: recorded.ips };
+    return recordRouter(context, await attachExistingRouter(context, subnetId));
+  }
+  if (spec.router) return recordRouter(context, await attachExistingRouter(context, subnetId));
+  if (networking.externalNetworkId === undefined) {
+    pass.observe((status) => delete status.router);
+    return { routerIps: [] };
+  }
+  const router = await ensureManagedRouter(context, subnetId, networking.externalNetworkId);
+  return router === undefined ? undefined : recordRouter(context, router);
+}
+
+function recordRouter(context: ClusterContext, router: Router): Routing {
+  const ips = (router.external_gateway_info?.external_fixed_ips ?? []).map((fixed) => fixed.ip_address).filter((ip): ip is string => typeof ip === 'string');
+  context.pass.observe((status) => {
+    status.router = { id: router.id, name: router.name, ips };
+  });
+  return { routerIps: ips };
 }
 
 async function reconcileExternalNetwork(context: ClusterContext): Promise<NamedId | undefined | 'ambiguous'> {
@@ -84,11 +137,11 @@ async function reconcileExternalNetwork(context: ClusterContext): Promise<NamedI
   return chosen;
 }
 
-async function reconcileManagedNetwork(context: ClusterContext, externalNetworkId: string | undefined): Promise<Omit<Networking, 'externalNetworkId'>> {
+async function reconcileManagedNetwork(context: ClusterContext): Promise<Omit<Networking, 'externalNetworkId'> | undefined> {
   const { pass, spec, cluster, cloud } = context;
   const neutron = cloud.clients.neutron;
   const name = clusterResourceName(cluster);
-  const networkStatus = pass.status.network as (NamedId & { subnets?: (NamedId & { cidr: string })[] }) | undefined;
+  const networkStatus = pass.status.network as RecordedNetwork | undefined;
 
   const network = await pass.ensure('network', networkActuator(neutron), {
     recordedId: networkStatus?.id,
@@ -103,7 +156,7 @@ async function reconcileManagedNetwork(context: ClusterContext, externalNetworkI
       status.network = { ...((status.network as JsonObject | undefined) ?? {}), id, name };
     },
   });
-  if (!network.ready) return { ready: false, networkId: network.resource.id, subnets: [], routerIps: [] };
+  if (!network.ready) return undefined;
 
   const subnetSpec = spec.managedSubnets![0];
   const subnet = await pass.ensure('subnet', subnetActuator(neutron), {
@@ -123,22 +176,10 @@ async function reconcileManagedNetwork(context: ClusterContext, externalNetworkI
     },
   });
   await syncDnsNameservers(context, subnet.resource, subnetSpec.dnsNameservers ?? []);
-  const subnets = [{ id: subnet.resource.id, cidr: subnet.resource.cidr }];
   pass.observe((status) => {
     status.network = { id: network.resource.id, name: network.resource.name, subnets: [{ id: subnet.resource.id, name: subnet.resource.name, cidr: subnet.resource.cidr }] };
   });
-
-  if (externalNetworkId === undefined && spec.router === undefined) {
-    pass.observe((status) => delete status.router);
-    return { ready: subnet.ready, networkId: network.resource.id, subnets, routerIps: [] };
-  }
-  const router = spec.router ? await attachExistingRouter(context, subnet.resource.id) : await ensureManagedRouter(context, subnet.resource.id, externalNetworkId!);
-  if (!router) return { ready: false, networkId: network.resource.id, subnets, routerIps: [] };
-  const ips = (router.external_gateway_info?.external_fixed_ips ?? []).map((fixed) => fixed.ip_address).filter((ip): ip is string => typeof ip === 'string');
-  pass.observe((status) => {
-    status.router = { id: router.id, name: router.name, ips };
-  });
-  return { ready: subnet.ready, networkId: network.resource.id, subnets, routerIps: ips };
+  return subnet.ready ? { networkId: network.resource.id, subnets: [{ id: subnet.resource.id, cidr: subnet.resource.cidr }] } : undefined;
 }
 
 /** CAPO lets users change the DNS servers of the managed subnet; the change is applied in place. */
@@ -200,9 +241,9 @@ async function resolveRouter(context: ClusterContext, param: NonNullable<Cluster
 async function reconcileExistingNetwork(context: ClusterContext): Promise<Omit<Networking, 'externalNetworkId'>> {
   const { pass, spec, cloud } = context;
   const neutron = cloud.clients.neutron;
-  const recorded = pass.status.network as (NamedId & { subnets?: (NamedId & { cidr: string })[] }) | undefined;
+  const recorded = pass.status.network as RecordedNetwork | undefined;
   if (recorded?.id && recorded.subnets && recorded.subnets.length > 0) {
-    return { ready: true, networkId: recorded.id, subnets: recorded.subnets.map(({ id, cidr }) => ({ id, cidr })), routerIps: ((pass.status.router as JsonObject | undefined)?.ips as string[] | undefined) ?? [] };
+    return { networkId: recorded.id, subnets: recorded.subnets.map(({ id, cidr }) => ({ id, cidr })) };
   }
   if (!spec.network) throw new TerminalError('spec.managedSubnets is empty and spec.network is not set: the cluster has no network');
   const network = await resolveNetwork(neutron, spec.network as NeutronParam, 'spec.network');
@@ -213,38 +254,33 @@ async function reconcileExistingNetwork(context: ClusterContext): Promise<Omit<N
   pass.observe((status) => {
     status.network = { id: network.id, name: network.name, subnets: subnets.map((subnet) => ({ id: subnet.id, name: subnet.name, cidr: subnet.cidr })) };
   });
-  let routerIps: string[] = [];
-  if (spec.router) {
-    const router = await attachExistingRouter(context, subnets[0].id);
-    routerIps = (router.external_gateway_info?.external_fixed_ips ?? []).map((fixed) => fixed.ip_address).filter((ip): ip is string => typeof ip === 'string');
-    pass.observe((status) => {
-      status.router = { id: router.id, name: router.name, ips: routerIps };
-    });
-  }
-  return { ready: true, networkId: network.id, subnets: subnets.map((subnet) => ({ id: subnet.id, cidr: subnet.cidr })), routerIps };
+  return { networkId: network.id, subnets: subnets.map((subnet) => ({ id: subnet.id, cidr: subnet.cidr })) };
 }
 
-/** Router, then subnet and network; only what managedSubnets made us create. A user's router only loses our interface. */
-export async function deleteNetworking(context: ClusterContext): Promise<boolean> {
+/** Our router, or our interface on the user's router: the router step's undoing. */
+export async function deleteRouter(context: ClusterContext): Promise<boolean> {
   const { pass, spec, cluster, cloud } = context;
+  const network = pass.status.network as RecordedNetwork | undefined;
+  const recorded = pass.status.router as NamedId | undefined;
+  if (spec.router) {
+    if (recorded && network?.subnets?.[0]) await detachExistingRouter(context, recorded.id, network.subnets[0].id);
+  } else if ((spec.managedSubnets ?? []).length > 0) {
+    if (!pass.noteRemoval(await remove(routerActuator(cloud.clients.neutron), { recordedId: recorded?.id, name: clusterResourceName(cluster), owner: pass.owner }))) return false;
+  }
+  if (recorded) await pass.record((status) => delete status.router);
+  return true;
+}
+
+/** The subnet, then the network: only what managedSubnets made us create. */
+export async function deleteNetwork(context: ClusterContext): Promise<boolean> {
+  const { pass, spec, cluster, cloud } = context;
+  if ((spec.managedSubnets ?? []).length === 0) return true;
   const neutron = cloud.clients.neutron;
   const name = clusterResourceName(cluster);
-  const network = pass.status.network as (NamedId & { subnets?: NamedId[] }) | undefined;
-  if ((spec.managedSubnets ?? []).length === 0) {
-    if (spec.router && pass.status.router && network?.subnets?.[0]) {
-      await detachExistingRouter(context, (pass.status.router as NamedId).id, network.subnets[0].id);
-    }
-    return true;
-  }
-  if (spec.router) {
-    if (pass.status.router && network?.subnets?.[0]) await detachExistingRouter(context, (pass.status.router as NamedId).id, network.subnets[0].id);
-  } else if (!pass.noteRemoval(await remove(routerActuator(neutron), { recordedId: (pass.status.router as NamedId | undefined)?.id, name, owner: pass.owner }))) {
-    return false;
-  }
-  if (pass.status.router) await pass.record((status) => delete status.router);
+  const network = pass.status.network as RecordedNetwork | undefined;
   if (!pass.noteRemoval(await remove(subnetActuator(neutron), { recordedId: network?.subnets?.[0]?.id, name, owner: pass.owner }))) return false;
   if (!pass.noteRemoval(await remove(networkActuator(neutron), { recordedId: network?.id, name, owner: pass.owner }))) return false;
-  if (pass.status.network) await pass.record((status) => delete status.network);
+  if (network) await pass.record((status) => delete status.network);
   return true;
 }
 

@@ -24,8 +24,17 @@ import { clusterGate, setPaused, type Gate } from '../paused.js';
 import type { ClusterContext, ClusterSpec } from './context.js';
 import { reconcileBastion, deleteBastion } from './bastion.js';
 import { computeExtensions, endpointOrUndefined } from './extensions.js';
-import { reconcileApiLoadBalancer, reconcileIngressLoadBalancer, deleteApiLoadBalancer, deleteIngressLoadBalancer, type Endpoint } from './load-balancer.js';
-import { reconcileNetworking, deleteNetworking, type Networking } from './network.js';
+import {
+  reconcileApiEndpoint,
+  reconcileApiLoadBalancer,
+  reconcileIngressLoadBalancer,
+  deleteApiEndpoint,
+  deleteApiLoadBalancer,
+  deleteIngressLoadBalancer,
+  type ApiLoadBalancer,
+  type Endpoint,
+} from './load-balancer.js';
+import { reconcileNetwork, reconcileRouter, deleteNetwork, deleteRouter, type Networking, type Routing } from './network.js';
 import { reconcileSecurityGroups, deleteSecurityGroups, removeDisabledBastionGroup } from './security-group-step.js';
 import { reconcilePreflight } from './preflight-step.js';
 import { adoptAnnotation, adoptionOf } from '../adoption.js';
@@ -64,8 +73,10 @@ export function openStackClusterReconciler(deps: ReconcilerDeps): Reconcile {
  * needing it are handed.
  */
 interface ClusterOutputs {
-  networking: Networking;
+  network: Networking;
+  router: Routing;
   securityGroups: true;
+  apiLoadBalancer: ApiLoadBalancer;
   apiEndpoint: Endpoint;
   ingressLoadBalancer: true;
   failureDomains: true;
@@ -76,30 +87,33 @@ const ready = (done: boolean): true | undefined => (done ? true : undefined);
 
 /**
  * The cluster's steps and what each needs, the one source of their order:
- * networking and security groups at once; the load balancers once the
- * subnet exists; the bastion once its network and group exist (not after the
- * load balancer, which it does not use: its boot overlaps the amphora's).
- * Deletion runs the other way: the bastion and both load balancers at once,
- * then the network and, once the bastion is gone, the security groups.
+ * the network and security groups at once; the router and both load
+ * balancers once the subnet exists (a load balancer's create needs nothing
+ * more, and it is the longest wait); the API endpoint, the floating IP on the
+ * load balancer's VIP port, once that port and the router exist, while the
+ * amphorae boot; the bastion once its network, router and group exist (not
+ * after the load balancer, which it does not use). Deletion runs the other
+ * way: the endpoint's floating IP and the bastion first, then the load
+ * balancers and the router, then the network and the security groups.
  */
 const clusterSteps = stepGraph<ClusterContext, ClusterOutputs>({
-  networking: {
-    needs: [],
-    ensure: async (context) => {
-      const networking = await reconcileNetworking(context);
-      return networking.ready ? networking : undefined;
-    },
-    remove: deleteNetworking,
-  },
+  network: { needs: [], ensure: reconcileNetwork, remove: deleteNetwork },
+  router: { needs: ['network'], ensure: (context, inputs) => reconcileRouter(context, inputs.get('network')), remove: deleteRouter },
   securityGroups: { needs: [], ensure: async (context) => ready(await reconcileSecurityGroups(context)), remove: deleteSecurityGroups },
-  apiEndpoint: {
-    needs: ['networking'],
-    ensure: (context, inputs) => reconcileApiLoadBalancer(context, inputs.get('networking')),
+  apiLoadBalancer: {
+    needs: ['network'],
+    ensure: (context, inputs) => reconcileApiLoadBalancer(context, inputs.get('network')),
     remove: deleteApiLoadBalancer,
   },
+  apiEndpoint: {
+    // The router: a floating IP is only associated with a port whose subnet reaches the external network.
+    needs: ['network', 'router', 'apiLoadBalancer'],
+    ensure: (context, inputs) => reconcileApiEndpoint(context, inputs.get('network'), inputs.get('apiLoadBalancer')),
+    remove: deleteApiEndpoint,
+  },
   ingressLoadBalancer: {
-    needs: ['networking'],
-    ensure: async (context, inputs) => ready(await reconcileIngressLoadBalancer(context, inputs.get('networking'))),
+    needs: ['network'],
+    ensure: async (context, inputs) => ready(await reconcileIngressLoadBalancer(context, inputs.get('network'))),
     remove: deleteIngressLoadBalancer,
   },
   failureDomains: {
@@ -110,9 +124,9 @@ const clusterSteps = stepGraph<ClusterContext, ClusterOutputs>({
     },
   },
   bastion: {
-    needs: ['networking', 'securityGroups'],
+    needs: ['network', 'router', 'securityGroups'],
     ensure: async (context, inputs) => {
-      const bastionReady = await reconcileBastion(context, inputs.get('networking'));
+      const bastionReady = await reconcileBastion(context, inputs.get('network'));
       await removeDisabledBastionGroup(context);
       return ready(bastionReady);
     },
@@ -126,7 +140,7 @@ async function reconcileNormal(context: ClusterContext): Promise<void> {
 
   const { ready: done, blocked } = await ensureGraph(clusterSteps, context);
   // What machines need of the cluster (Cluster API's InfrastructureReady); the bastion and the ingress load balancer are extras.
-  const infrastructureReady = done.networking !== undefined && done.apiEndpoint !== undefined && done.securityGroups !== undefined;
+  const infrastructureReady = done.network !== undefined && done.router !== undefined && done.apiEndpoint !== undefined && done.securityGroups !== undefined;
   if (infrastructureReady) {
     pass.observe((status) => {
       status.initialization = { ...(status.initialization as JsonObject | undefined), provisioned: true };

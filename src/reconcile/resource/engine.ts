@@ -95,6 +95,8 @@ export interface EnsureInput<Desired, Resource> {
   ifGone?: 'recreate' | 'fail';
   /** Reads the recorded resource instead of actuator.getById (with others, see read-together.ts); undefined when it is gone. */
   read?: (id: string) => Promise<Resource | undefined>;
+  /** Answers the lookup by name instead of actuator.findAdoptable (a lookup started ahead, see ReconcilePass.readAhead). */
+  find?: () => Promise<Resource[]>;
 }
 
 export type Found = 'recorded' | 'adopted' | 'created';
@@ -124,7 +126,7 @@ export async function ensure<Desired extends { name: string }, Resource extends 
     }
   }
   if (resource === undefined) {
-    resource = await adoptable(actuator, desired, owner);
+    resource = await adoptable(actuator, desired, owner, input.find);
     found = 'adopted';
     if (resource === undefined) {
       resource = await actuator.create(desired, owner);
@@ -153,9 +155,10 @@ async function adoptable<Desired extends { name: string }, Resource extends { id
   actuator: ResourceActuator<Desired, Resource>,
   desired: Desired,
   owner: Owner,
+  find: () => Promise<Resource[]> = () => actuator.findAdoptable(desired.name, owner, desired),
 ): Promise<Resource | undefined> {
   const { name } = desired;
-  const matches = await actuator.findAdoptable(name, owner, desired);
+  const matches = await find();
   if (matches.length <= 1) return matches[0];
   const ids = matches.map((match) => match.id);
   throw new ResourceTerminalError(

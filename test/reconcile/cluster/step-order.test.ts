@@ -2,12 +2,17 @@
  * The order the OpenStackCluster's step graph gives, seen in one pass at a time: the bastion is
  * started while the API load balancer builds (it needs the network and its group, not the load
  * balancer), and on deletion the load balancers go while the bastion server is still being
- * deleted, with nothing left in the cloud at the end.
+ * deleted, with nothing left in the cloud at the end. The API load balancer needs only the
+ * subnet, not the router; its floating IP goes on while it builds, and once it is ACTIVE its
+ * listener, pool and monitor are read at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudCensus, noResources } from '../../../harness/census.js';
+import { defaultServices, type ServedRequest } from '../../../src/openstack/simulator/host.js';
+import { createOctaviaSimulator } from '../../../src/openstack/simulator/octavia/index.js';
+import type { SimulatorContext } from '../../../src/openstack/simulator/framework.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
-import { condition, provisionExampleCluster, startSteps, type Steps } from '../steps.js';
+import { condition, isReady, provisionExampleCluster, startSteps, type Steps } from '../steps.js';
 
 let steps: Steps;
 let census: CloudCensus;
@@ -47,5 +52,54 @@ describe('the OpenStackCluster step graph', () => {
 
     await steps.until([['cluster', 'demo'], ['server', bastion]], (object) => object === undefined, 60_000);
     expect((await census.ours()).counts).toEqual(noResources);
+  });
+});
+
+describe('the API load balancer and the router', () => {
+  /** Long enough that the floating IP, made in milliseconds once the router is there, comes before ACTIVE. */
+  const loadBalancerBuildMs = 5_000;
+  const slowOctavia = (ctx: SimulatorContext) => createOctaviaSimulator(Object.create(ctx, { transitionDelayMs: { value: loadBalancerBuildMs } }) as SimulatorContext);
+  let routerSteps: Steps;
+  const served: ServedRequest[] = [];
+
+  beforeAll(async () => {
+    routerSteps = await startSteps({
+      services: defaultServices.map((factory) => (factory === createOctaviaSimulator ? slowOctavia : factory)),
+      onRequest: (request) => served.push(request),
+    });
+  });
+
+  afterAll(async () => {
+    await routerSteps?.stop();
+  });
+
+  const owned = (object: JsonObject | undefined) => ((status(object).extensions as JsonObject | undefined)?.ownedResources ?? {}) as Record<string, string>;
+
+  it('creates the load balancer while the router cannot be made, and floats its address on the VIP port before it is ACTIVE', async () => {
+    routerSteps.cloud.faults.add({ service: 'network', method: 'POST', path: '^/v2.0/routers$', status: 403, message: 'router creation is not allowed' });
+    await provisionExampleCluster(routerSteps, { ready: false });
+    const waiting = await routerSteps.until([['cluster', 'demo']], (object) => owned(object)['loadbalancer/api'] !== undefined);
+    expect(routerSteps.requests.some((line) => /^load-balancer POST \/v2\/lbaas\/loadbalancers /.test(line))).toBe(true);
+    expect(routerSteps.requests.some((line) => /^network POST \/v2.0\/routers 201/.test(line))).toBe(false);
+    expect(owned(waiting)['floatingip/api']).toBeUndefined();
+    expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', message: expect.stringContaining('router creation is not allowed') });
+
+    routerSteps.cloud.faults.clear();
+    // Reads of the children slow enough that one after another could not overlap.
+    routerSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path: '^/v2/lbaas/(listeners|pools|healthmonitors)', latencyMs: 300 });
+    const ready = await routerSteps.until([['cluster', 'demo']], isReady, 60_000);
+    const fip = routerSteps.requests.findIndex((line) => /^network POST \/v2.0\/floatingips 201/.test(line));
+    // The listeners are read once the load balancer is ACTIVE, not before.
+    const firstChildRead = routerSteps.requests.findIndex((line) => /^load-balancer GET \/v2\/lbaas\/listeners\//.test(line));
+    expect(fip).toBeGreaterThan(-1);
+    expect(firstChildRead).toBeGreaterThan(fip);
+    expect((status(ready).apiServerManagedLoadBalancer as JsonObject).ip).not.toBe((status(ready).apiServerManagedLoadBalancer as JsonObject).internalIP);
+
+    const childReads = ['/v2/lbaas/listeners/', '/v2/lbaas/pools/', '/v2/lbaas/healthmonitors'].map(
+      (prefix) => served.find((request) => request.service === 'load-balancer' && request.method === 'GET' && request.path.startsWith(prefix))!,
+    );
+    expect(childReads.every(Boolean)).toBe(true);
+    // All three were under way at one moment.
+    expect(Math.max(...childReads.map((request) => request.startMs))).toBeLessThan(Math.min(...childReads.map((request) => request.endMs)));
   });
 });
