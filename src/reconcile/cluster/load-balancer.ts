@@ -31,7 +31,7 @@ import { metaOf } from '../objects.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { absentOn404, type ResourceActuator } from '../resource/actuator.js';
 import { remove } from '../resource/engine.js';
-import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
+import { findUserFloatingIp, floatingIpActuator, type FloatingIpDesired } from '../resource/floating-ip.js';
 import { healthMonitorActuator } from '../resource/health-monitor.js';
 import { listenerActuator } from '../resource/listener.js';
 import { loadBalancerActuator } from '../resource/load-balancer.js';
@@ -79,7 +79,7 @@ export async function reconcileApiEndpoint(context: ClusterContext, networking: 
   const port = apiServerPorts(context)[0];
   let endpoint: Endpoint | undefined;
   if (apiLoadBalancer.managed) {
-    const host = await loadBalancerAddress(context, networking, apiLoadBalancer.lb);
+    const host = await loadBalancerAddress(context, networking, apiLoadBalancer);
     endpoint = host === undefined || !apiLoadBalancer.serving ? undefined : { host, port };
   } else {
     endpoint = await endpointWithoutLoadBalancer(context, networking, port);
@@ -93,9 +93,16 @@ export async function reconcileApiEndpoint(context: ClusterContext, networking: 
   return endpoint;
 }
 
-/** The load balancer's floating IP, on its VIP port (there from the create on), or its VIP without one; undefined while the floating IP is not ready. */
-async function loadBalancerAddress(context: ClusterContext, networking: Networking, lb: LoadBalancer): Promise<string | undefined> {
+/**
+ * The load balancer's floating IP, on its VIP port (there from the create
+ * on), or its VIP without one; undefined while the floating IP is not ready.
+ * Made while the amphorae boot, ours is looked at again only once the load
+ * balancer serves (that read overlaps its children's), not at every resync
+ * of a wait of minutes.
+ */
+async function loadBalancerAddress(context: ClusterContext, networking: Networking, { lb, serving }: { lb: LoadBalancer; serving: boolean }): Promise<string | undefined> {
   if (!floatingIpEnabled(context, networking)) return lb.vip_address ?? undefined;
+  if (!serving && owned(context.pass)['floatingip/api'] !== undefined) return undefined;
   const fip = await reconcileLoadBalancerFloatingIp(context, networking.externalNetworkId!, lb);
   if (!fip) return undefined;
   context.pass.observe((status) => {
@@ -179,6 +186,10 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
   });
   if (!lb.ready) return { managed: true, lb: lb.resource, serving: false };
 
+  const fipId = owned(pass)['floatingip/api'];
+  if (fipId !== undefined && floatingIpEnabled(context, networking)) {
+    pass.readAhead('floatingip/api', floatingIpActuator(cloud.clients.neutron), { recordedId: fipId, desired: apiFloatingIpDesired(context, networking.externalNetworkId!, lb.resource) });
+  }
   if (!(await ensureListeners(context, { ...plan, prefix: '', lb: lb.resource, lbFresh: lb.found !== undefined }))) return { managed: true, lb: lb.resource, serving: false };
   pass.observe((status) => {
     const current = status.apiServerManagedLoadBalancer as JsonObject;
@@ -414,7 +425,7 @@ async function ensureChild<Desired extends { name: string }, Child extends { id:
 }
 
 async function reconcileLoadBalancerFloatingIp(context: ClusterContext, externalNetworkId: string, lb: LoadBalancer): Promise<FloatingIp | undefined> {
-  const { pass, spec, cluster, cloud } = context;
+  const { pass, spec, cloud } = context;
   const neutron = cloud.clients.neutron;
   const address = spec.apiServer?.floatingIP;
   if (address !== undefined) {
@@ -426,15 +437,20 @@ async function reconcileLoadBalancerFloatingIp(context: ClusterContext, external
   }
   const fip = await pass.ensure('floatingip/api', floatingIpActuator(neutron), {
     recordedId: owned(pass)['floatingip/api'],
-    desired: {
-      name: apiLoadBalancerName(cluster),
-      floating_network_id: externalNetworkId,
-      port_id: lb.vip_port_id,
-      ...(address === undefined ? {} : { floating_ip_address: address }),
-    },
+    desired: apiFloatingIpDesired(context, externalNetworkId, lb),
     record: (status, id) => setOwned(status, 'floatingip/api', id),
   });
   return fip.ready ? fip.resource : undefined;
+}
+
+function apiFloatingIpDesired(context: ClusterContext, externalNetworkId: string, lb: LoadBalancer): FloatingIpDesired {
+  const address = context.spec.apiServer?.floatingIP;
+  return {
+    name: apiLoadBalancerName(context.cluster),
+    floating_network_id: externalNetworkId,
+    port_id: lb.vip_port_id,
+    ...(address === undefined ? {} : { floating_ip_address: address }),
+  };
 }
 
 /**

@@ -3,8 +3,8 @@
  * started while the API load balancer builds (it needs the network and its group, not the load
  * balancer), and on deletion the load balancers go while the bastion server is still being
  * deleted, with nothing left in the cloud at the end. The API load balancer needs only the
- * subnet, not the router; its floating IP goes on while it builds, and once it is ACTIVE its
- * listener, pool and monitor are read at once.
+ * subnet, not the router; its floating IP goes on while it builds (and is not read again until
+ * it is ACTIVE), and once it is ACTIVE its listener, pool and monitor are read at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudCensus, noResources } from '../../../harness/census.js';
@@ -66,7 +66,8 @@ describe('the API load balancer and the router', () => {
     routerSteps = await startSteps({
       services: defaultServices.map((factory) => (factory === createOctaviaSimulator ? slowOctavia : factory)),
       onRequest: (request) => served.push(request),
-    });
+      // What a pass verified runs out every second, several times while the load balancer builds.
+    }, { resyncPeriodMs: 1_000 });
   });
 
   afterAll(async () => {
@@ -93,6 +94,10 @@ describe('the API load balancer and the router', () => {
     const firstChildRead = routerSteps.requests.findIndex((line) => /^load-balancer GET \/v2\/lbaas\/listeners\//.test(line));
     expect(fip).toBeGreaterThan(-1);
     expect(firstChildRead).toBeGreaterThan(fip);
+    // While the load balancer builds, its floating IP is not looked at again, though what the passes verified ran out
+    // several times (the network was read again each time); once, along with the children, when it is ACTIVE.
+    expect(routerSteps.requests.slice(fip, firstChildRead).filter((line) => /^network GET \/v2.0\/networks\//.test(line)).length).toBeGreaterThan(2);
+    expect(routerSteps.requests.slice(fip, firstChildRead + 3).filter((line) => /^network GET \/v2.0\/floatingips\//.test(line)).length).toBeLessThanOrEqual(1);
     expect((status(ready).apiServerManagedLoadBalancer as JsonObject).ip).not.toBe((status(ready).apiServerManagedLoadBalancer as JsonObject).internalIP);
 
     const childReads = ['/v2/lbaas/listeners/', '/v2/lbaas/pools/', '/v2/lbaas/healthmonitors'].map(
