@@ -183,21 +183,23 @@ export class ReconcilePass {
    * Starts now the call `ensure` will make for this role (the read of the
    * recorded resource, or the lookup by name of an unrecorded one), for
    * ensures that must run one after another because each decides on the one
-   * before (an Octavia listener, its pool, the pool's monitor): their calls
-   * overlap, their decisions keep their order. Nothing is read for a role
-   * verified here. The answer is taken once, by the next ensure of the role
+   * before (an Octavia listener, its pool, the pool's monitor; a server
+   * after its ports): their calls overlap, their decisions keep their order.
+   * Nothing is read for a role verified here, nor looked up without the
+   * desired state. The answer is taken once, by the next ensure of the role
    * in this pass; one nobody takes is dropped with the pass.
    */
   readAhead<Desired extends { name: string }, Resource extends { id: string }>(
     role: string,
     actuator: ResourceActuator<Desired, Resource>,
-    input: { recordedId: string | undefined; desired: Desired },
+    input: { recordedId: string | undefined; desired?: Desired },
   ): void {
-    if (this.ahead.has(role) || this.verified.get(this.meta.uid, role, input.recordedId, this.generation)) return;
-    const answer: ReadAhead =
-      input.recordedId === undefined
-        ? { kind: 'find', answer: actuator.findAdoptable(input.desired.name, this.owner, input.desired) }
-        : { kind: 'read', id: input.recordedId, answer: this.reads.read(actuator, { id: input.recordedId, ownerUid: this.owner.uid }) };
+    const { recordedId, desired } = input;
+    if (this.ahead.has(role) || this.verified.get(this.meta.uid, role, recordedId, this.generation)) return;
+    let answer: ReadAhead;
+    if (recordedId !== undefined) answer = { kind: 'read', id: recordedId, answer: this.reads.read(actuator, { id: recordedId, ownerUid: this.owner.uid }) };
+    else if (desired !== undefined) answer = { kind: 'find', answer: actuator.findAdoptable(desired.name, this.owner, desired) };
+    else return;
     // Whoever takes it sees the failure; one nobody takes must not surface as an unhandled rejection.
     answer.answer.catch(() => undefined);
     this.ahead.set(role, answer);

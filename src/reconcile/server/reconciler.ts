@@ -180,6 +180,8 @@ const serverSteps = stepGraph<ServerContext, ServerOutputs>({
 async function reconcileNormal(context: ServerContext): Promise<void> {
   const { pass } = context;
   pass.observe((status) => setPausedCondition(status, pass.generation, undefined));
+  // A recorded server is read while its ports are (its step waits for theirs): a look at a boot costs one call's time, not two.
+  pass.readAhead('server', serverActuator(context.cloud.clients.nova), { recordedId: pass.status.instanceID as string | undefined });
   const { ready, blocked } = await ensureGraph(serverSteps, context);
   // Prerequisites that are not there yet say so themselves; volumes and ports on their way are waits of the instance.
   if (ready.prerequisites && blocked.has('server')) {

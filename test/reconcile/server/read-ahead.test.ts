@@ -1,0 +1,58 @@
+/**
+ * A server being built is looked at while its ports are read again, not after: the server's step
+ * waits for its ports' step, but its read does not.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultServices, type ServedRequest } from '../../../src/openstack/simulator/host.js';
+import type { SimulatorContext } from '../../../src/openstack/simulator/framework.js';
+import { createNovaSimulator } from '../../../src/openstack/simulator/nova/index.js';
+import type { JsonObject } from '../../../src/storage/interface.js';
+import { provisionExampleCluster, startSteps, type Steps } from '../steps.js';
+
+/** Long enough for several passes, with what they verified running out, to find the server still building. */
+const serverBuildMs = 4_000;
+const slowNova = (ctx: SimulatorContext) => createNovaSimulator(Object.create(ctx, { transitionDelayMs: { value: serverBuildMs } }) as SimulatorContext);
+
+let steps: Steps;
+const served: ServedRequest[] = [];
+
+beforeAll(async () => {
+  steps = await startSteps(
+    { services: defaultServices.map((factory) => (factory === createNovaSimulator ? slowNova : factory)), onRequest: (request) => served.push(request) },
+    { resyncPeriodMs: 1_000 },
+  );
+  await provisionExampleCluster(steps);
+}, 90_000);
+
+afterAll(async () => {
+  await steps?.stop();
+});
+
+describe('an OpenStackServer being built', () => {
+  it('is read at the same time as its ports', async () => {
+    const cluster = await steps.get('cluster', 'demo');
+    const networkId = ((cluster?.status ?? {}) as { network?: { id: string } }).network?.id;
+    expect(networkId).toEqual(expect.any(String));
+    await steps.applyObjects([
+      {
+        apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
+        kind: 'OpenStackServer',
+        metadata: { name: 'web', namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': 'demo' } },
+        spec: { flavor: 'm1.small', image: { filter: { name: 'ubuntu-22.04' } }, sshKeyName: '', identityRef: { name: 'demo-cloud-config', cloudName: 'openstack' }, ports: [{ network: { id: networkId } }] },
+      },
+    ]);
+    await steps.until([['server', 'web']], (object) => (object?.status as JsonObject | undefined)?.instanceID !== undefined);
+    // Reads slow enough that one after the other could not overlap.
+    steps.cloud.faults.add({ service: 'network', method: 'GET', path: '^/v2.0/ports', latencyMs: 200 });
+    steps.cloud.faults.add({ service: 'compute', method: 'GET', path: '^/v2.1/servers/', latencyMs: 200 });
+    const from = served.length;
+    await steps.until([['server', 'web']], (object) => (object?.status as JsonObject | undefined)?.ready === true, 30_000);
+
+    const reads = served.slice(from);
+    const portReads = reads.filter((request) => request.service === 'network' && request.method === 'GET' && request.path.startsWith('/v2.0/ports'));
+    const serverReads = reads.filter((request) => request.service === 'compute' && request.method === 'GET' && /^\/v2\.1\/servers\/[^/?]+$/.test(request.path));
+    expect(portReads.length).toBeGreaterThan(0);
+    const overlapping = serverReads.filter((server) => portReads.some((port) => server.startMs < port.endMs && port.startMs < server.endMs));
+    expect(overlapping.length).toBeGreaterThan(0);
+  });
+});
