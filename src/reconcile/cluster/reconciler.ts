@@ -147,7 +147,7 @@ async function reconcileNormal(context: ClusterContext): Promise<void> {
     });
   }
   if (blocked.has('bastion')) {
-    pass.condition({ type: 'BastionReady', status: 'False', reason: 'WaitingForInfrastructure', message: 'waiting for the cluster network and security groups' });
+    pass.condition({ type: 'BastionReady', status: 'False', reason: 'WaitingForInfrastructure', message: 'waiting for the cluster network, router and security groups' });
   }
 
   await computeExtensions(context);
