@@ -202,11 +202,12 @@ export class Controller {
 
   /**
    * Reconciles a key because something it depends on changed (an owned
-   * object, a Secret, the owner Cluster). Dropped while not leading: the
-   * next term lists every key anyway.
+   * object, a Secret, the owner Cluster), or `delayMs` from now (a
+   * transition it waits on is expected to be over then). Dropped while not
+   * leading: the next term lists every key anyway.
    */
-  enqueue(key: string): void {
-    if (key.startsWith(this.prefix)) this.queue?.add(key);
+  enqueue(key: string, delayMs = 0): void {
+    if (key.startsWith(this.prefix)) this.queue?.addAfter(key, delayMs);
   }
 
   /** Enqueues every key and watches from the list's revision; undefined if the term ended first. */

@@ -149,6 +149,10 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const imageController = images && new Controller({ ...common, name: 'image', prefix: images.prefix, reconcile: orcImageReconciler(deps, images) });
   const poolController = new Controller({ ...common, name: 'openstackfloatingippool', prefix: pools.prefix, reconcile: floatingIpPoolReconciler(deps, pools) });
   const controllers = [clusterController, machineController, serverController, templateController, poolController, ...(imageController ? [imageController] : [])];
+  // Each controller takes only the keys of its kind.
+  deps.schedule.wakeWith((key, delayMs) => {
+    for (const controller of controllers) controller.enqueue(key, delayMs);
+  });
 
   const machinesOfCluster = async (namespace: string, clusterName: string) => {
     for (const machine of await machines.list(namespace, { [clusterNameLabel]: clusterName })) {

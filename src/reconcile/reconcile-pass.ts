@@ -256,7 +256,7 @@ export class ReconcilePass {
       }
     } else {
       // Told even when nothing is awaited any more: the transitions that ended are learned from.
-      const next = this.schedule.next(this.meta.uid, this.waits);
+      const next = this.schedule.next(this.meta.uid, this.waits, this.client.keyOf(this.target));
       if (this.waits.length > 0 || this.steady.length > 0) result = { requeueAfterMs: Math.min(next, ...this.steady.map((waiting) => waiting.requeueAfterMs)) };
     }
     if (this.dirty) {

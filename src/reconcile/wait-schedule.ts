@@ -15,6 +15,12 @@
  *
  * One schedule serves one manager, which reconciles against the clouds of its objects' identities;
  * transitions are learned across them, as one management plane usually drives one cloud.
+ *
+ * When a transition is seen over, the other objects waiting on one of its kind are asked for a
+ * pass (`wakeWith`) once theirs has run as long as it took, unless they looked since: machines
+ * booting together end together, and one whose last look came a moment too early, while nothing
+ * was learned yet, would otherwise wait out its growing interval (half its age) after its siblings
+ * were Ready.
  */
 import type { Transition, Waiting } from './resource/actuator.js';
 
@@ -36,8 +42,13 @@ interface Timed {
   lastLook: number;
 }
 
+/** Asks for a pass of the object with this controller key, `delayMs` from now (an earlier pass already asked for stands). */
+export type Wake = (key: string, delayMs: number) => void;
+
 /** What the schedule tracks of one object: when each of its waits began, and its transitions under way. */
 interface Tracked {
+  /** Its controller key, to wake it with. */
+  key?: string;
   /** First time each wait was seen, by its text; a wait whose text changes (a new state) starts over. */
   since: Map<string, number>;
   /** Each transition under way, by `resource id\nkind`. */
@@ -50,32 +61,56 @@ export class WaitSchedule {
   /** Expected duration of each transition kind, in ms. */
   private readonly expected = new Map<string, number>();
 
+  private wake: Wake | undefined;
+
   constructor(private readonly now: () => number = Date.now) {}
+
+  /** How to ask for another object's pass; set once the controllers that own the keys exist. */
+  wakeWith(wake: Wake): void {
+    this.wake = wake;
+  }
 
   /**
    * The delay before the next pass of `uid`, given everything it waits for after this pass
    * (none: the object is done waiting); forgets the waits it no longer has and learns from the
    * transitions that ended.
    */
-  next(uid: string, waits: readonly Waiting[]): number {
+  next(uid: string, waits: readonly Waiting[], key?: string): number {
     const now = this.now();
     const before = this.objects.get(uid);
-    const tracked: Tracked = { since: new Map(), timed: new Map() };
+    const tracked: Tracked = { key, since: new Map(), timed: new Map() };
+    /** The transitions seen over in this pass: how long each kind took, at most. */
+    const learned = new Map<string, number>();
     let delay = Infinity;
     for (const waiting of waits) {
       const start = tracked.since.get(waiting.waitingFor) ?? before?.since.get(waiting.waitingFor) ?? now;
       tracked.since.set(waiting.waitingFor, start);
-      const learned = waiting.transition === undefined ? undefined : this.timedDelay(waiting.transition, before, tracked, now);
-      delay = Math.min(delay, learned ?? ageDelay(waiting, now - start));
+      const timedDelay = waiting.transition === undefined ? undefined : this.timedDelay(waiting.transition, before, tracked, now, learned);
+      delay = Math.min(delay, timedDelay ?? ageDelay(waiting, now - start));
     }
-    for (const [key, timed] of before?.timed ?? []) if (!tracked.timed.has(key)) this.ended(key, timed, now);
+    for (const [timedKey, timed] of before?.timed ?? []) if (!tracked.timed.has(timedKey)) this.ended(timedKey, timed, now, learned);
     if (waits.length > 0) this.objects.set(uid, tracked);
     else this.objects.delete(uid);
+    for (const [kind, tookMs] of learned) this.wakeWaitingOn(kind, tookMs, uid, now);
     return delay;
   }
 
+  /** Asks each other object for a look once its transition of `kind` has run `tookMs`, unless it looked since. */
+  private wakeWaitingOn(kind: string, tookMs: number, exceptUid: string, now: number): void {
+    if (this.wake === undefined) return;
+    for (const [uid, tracked] of this.objects) {
+      if (uid === exceptUid || tracked.key === undefined) continue;
+      let soonest = Infinity;
+      for (const [timedKey, timed] of tracked.timed) {
+        const overBy = timed.start + tookMs;
+        if (kindOf(timedKey) === kind && overBy > timed.lastLook) soonest = Math.min(soonest, overBy);
+      }
+      if (soonest < Infinity) this.wake(tracked.key, Math.max(0, soonest - now) + lookAfterMs);
+    }
+  }
+
   /** The learned delay for a timed transition, or undefined while it is not learned (or outlived its expectation). */
-  private timedDelay(transition: Transition, before: Tracked | undefined, tracked: Tracked, now: number): number | undefined {
+  private timedDelay(transition: Transition, before: Tracked | undefined, tracked: Tracked, now: number, learned: Map<string, number>): number | undefined {
     const key = `${transition.id ?? ''}\n${transition.kind}`;
     let timed = tracked.timed.get(key);
     if (timed === undefined) {
@@ -83,7 +118,7 @@ export class WaitSchedule {
       before?.timed.delete(key);
       // A change sent in this pass: the transition before it (same kind, same resource) was seen over.
       if (timed !== undefined && transition.begins) {
-        this.ended(key, timed, now);
+        this.ended(key, timed, now, learned);
         timed = undefined;
       }
       timed ??= { start: now, lastLook: now };
@@ -98,14 +133,20 @@ export class WaitSchedule {
     return undefined;
   }
 
-  /** A transition seen over at `now`: it ended after its last look that found it under way, and by now. */
-  private ended(key: string, timed: Timed, now: number): void {
-    const transition = key.slice(key.indexOf('\n') + 1);
+  /** A transition seen over at `now`: it ended after its last look that found it under way, and by now. Noted in `learned`. */
+  private ended(key: string, timed: Timed, now: number, learned: Map<string, number>): void {
+    const transition = kindOf(key);
     const over = now - timed.start;
+    learned.set(transition, Math.min(learned.get(transition) ?? Infinity, over));
     const sample = timed.lastLook > timed.start ? (timed.lastLook - timed.start + over) / 2 : over * probeShare;
     const before = this.expected.get(transition);
     this.expected.set(transition, before === undefined ? sample : before + learningRate * (sample - before));
   }
+}
+
+/** The kind of a tracked transition's key (`resource id\nkind`). */
+function kindOf(timedKey: string): string {
+  return timedKey.slice(timedKey.indexOf('\n') + 1);
 }
 
 function ageDelay(waiting: Waiting, ageMs: number): number {

@@ -98,6 +98,44 @@ describe('WaitSchedule', () => {
       expect(schedule.next('c', [listener('monitor', true)])).toBe(4_190);
     });
 
+    it('wakes the other objects waiting on a transition of the kind seen over, once theirs has run as long, unless they looked since', () => {
+      const time = clock();
+      const schedule = new WaitSchedule(time.now);
+      const woken: [string, number][] = [];
+      schedule.wakeWith((key, delayMs) => woken.push([key, delayMs]));
+      const build = (id: string) => ({ waitingFor: `server ${id} to become ACTIVE (now BUILD)`, requeueAfterMs: 10_000, transition: { kind: 'server BUILD', id } });
+      // Three servers created together, one a second later; nothing learned, so the age rule.
+      schedule.next('early', [build('s0')], 'servers/early');
+      schedule.next('sibling', [build('s1')], 'servers/sibling');
+      time.advance(1_000);
+      schedule.next('late', [build('s2')], 'servers/late');
+      time.advance(8_900);
+      // The sibling looks a moment before the boots end: still building, next look by the age rule, 5 s on.
+      expect(schedule.next('sibling', [build('s1')], 'servers/sibling')).toBe(5_000);
+      time.advance(300);
+      // The early one is seen over after 10.2 s: the sibling (same start) is woken now, the late one when it has run 10.2 s.
+      schedule.next('early', [], 'servers/early');
+      expect(woken).toEqual([
+        ['servers/sibling', 100],
+        ['servers/late', 1_100],
+      ]);
+      // A transition of another kind wakes nobody.
+      woken.length = 0;
+      schedule.next('lb', [listener('first')], 'clusters/lb');
+      time.advance(2_500);
+      schedule.next('lb', [], 'clusters/lb');
+      expect(woken).toEqual([]);
+      // Nor is an object woken that looked after its transition had run as long: it is slower, and its own looks go on.
+      schedule.next('slow', [build('s4')], 'servers/slow');
+      time.advance(5_000);
+      schedule.next('fast', [build('s5')], 'servers/fast');
+      time.advance(6_000);
+      schedule.next('slow', [build('s4')], 'servers/slow');
+      time.advance(4_000);
+      schedule.next('fast', [], 'servers/fast');
+      expect(woken.filter(([key]) => key === 'servers/slow')).toEqual([]);
+    });
+
     it('learns each kind of transition on its own', () => {
       const time = clock();
       const schedule = new WaitSchedule(time.now);
