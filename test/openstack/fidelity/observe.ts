@@ -79,6 +79,15 @@ export class Recorder {
 
   constructor(private readonly mask: (message: string) => string) {}
 
+  /**
+   * Forgets the observations from `mark` (an earlier `observations.length`)
+   * on, for a step the scenario makes again because the cloud's timing, not
+   * its behaviour, decided it (a create finished before the next request).
+   */
+  rewind(mark: number): void {
+    this.observations.length = mark;
+  }
+
   /** A call expected to succeed: recorded either way, and a failure ends the scenario. */
   async call<T>(call: string, run: () => Promise<T>, shape?: Shape): Promise<T> {
     const result = await this.attempt(call, run, shape);

@@ -396,9 +396,19 @@ const loadBalancer: Scenario = {
     const until = ['ACTIVE', 'ERROR'];
 
     deleteAtCleanup(ctx, ctx.name('lb'));
-    const created = await rec.call('createLoadBalancer', () => octavia.createLoadBalancer({ name: ctx.name('lb'), vip_subnet_id: subnet.id }), { resource: 'loadBalancer' });
-    // Creating takes Octavia seconds (the simulator its transition delay), so this lands while the load balancer is immutable.
-    await rec.attempt('createListener(while PENDING_CREATE)', () => octavia.createListener({ name: ctx.name('early'), protocol: 'TCP', protocol_port: 8080, loadbalancer_id: created.id }));
+    // Creating takes Octavia seconds (the simulator its transition delay), so the early change lands while the load
+    // balancer is immutable. On a loaded ministack the API can take longer to serve that change than its no-op worker
+    // takes to finish the create; the change then lands on an ACTIVE load balancer, which says nothing about Octavia's
+    // rules. Both calls are then made again on a new load balancer (the other one goes at cleanup, by name), at most
+    // three times in all.
+    let created: LoadBalancer;
+    for (let round = 1; ; round++) {
+      const mark = rec.observations.length;
+      created = await rec.call('createLoadBalancer', () => octavia.createLoadBalancer({ name: ctx.name('lb'), vip_subnet_id: subnet.id }), { resource: 'loadBalancer' });
+      const early = await rec.attempt('createListener(while PENDING_CREATE)', () => octavia.createListener({ name: ctx.name('early'), protocol: 'TCP', protocol_port: 8080, loadbalancer_id: created.id }));
+      if (!early.ok || round === 3) break;
+      rec.rewind(mark);
+    }
     await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, { ...poll, until, initial: created.provisioning_status });
     // Children turn ACTIVE together with their load balancer; wait for it too before the next change, unrecorded.
     const loadBalancerActive = () => settle(() => octavia.getLoadBalancer(created.id), (lb: LoadBalancer) => lb.provisioning_status === 'ACTIVE', timing.loadBalancerTimeoutMs, timing.intervalMs);
