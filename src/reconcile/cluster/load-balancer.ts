@@ -36,7 +36,7 @@ import { healthMonitorActuator } from '../resource/health-monitor.js';
 import { listenerActuator } from '../resource/listener.js';
 import { loadBalancerActuator } from '../resource/load-balancer.js';
 import { poolActuator } from '../resource/pool.js';
-import type { Networking } from './network.js';
+import { routerExpected, type Networking } from './network.js';
 import type { ClusterContext } from './context.js';
 import { apiServerPorts } from './security-group-step.js';
 
@@ -464,9 +464,8 @@ function allowedCidrsOf(context: ClusterContext, networking: Networking): string
   const { pass, spec } = context;
   const allowed = spec.apiServer?.managedLoadBalancer?.allowedCIDRs;
   if (allowed === undefined || allowed.length === 0) return undefined;
-  const routerExpected = spec.router !== undefined || ((spec.managedSubnets ?? []).length > 0 && networking.externalNetworkId !== undefined);
   const routerIps = (pass.status.router as { ips?: string[] } | undefined)?.ips;
-  if (routerExpected && routerIps === undefined) return 'router pending';
+  if (routerExpected(spec, networking) && routerIps === undefined) return 'router pending';
   const bastion = pass.status.bastion as { ip?: string; floatingIP?: string } | undefined;
   const all = [...allowed, ...networking.subnets.map((subnet) => subnet.cidr), ...(routerIps ?? []), bastion?.ip, bastion?.floatingIP]
     .filter((cidr): cidr is string => typeof cidr === 'string' && cidr !== '')

@@ -16,7 +16,7 @@ import { remove } from '../resource/engine.js';
 import { networkActuator } from '../resource/network.js';
 import { routerActuator } from '../resource/router.js';
 import { subnetActuator } from '../resource/subnet.js';
-import type { ClusterContext } from './context.js';
+import type { ClusterContext, ClusterSpec } from './context.js';
 
 /** The cluster network once its subnets exist. */
 export interface Networking {
@@ -46,8 +46,7 @@ export async function reconcileNetwork(context: ClusterContext): Promise<Network
   const { pass, spec } = context;
   const external = await reconcileExternalNetwork(context);
   if (external === 'ambiguous') return undefined;
-  const managed = (spec.managedSubnets ?? []).length > 0;
-  const network = managed ? await reconcileManagedNetwork(context) : await reconcileExistingNetwork(context);
+  const network = hasManagedSubnets(spec) ? await reconcileManagedNetwork(context) : await reconcileExistingNetwork(context);
   if (network === undefined) {
     pass.condition({ type: 'NetworkReady', status: 'False', reason: 'Provisioning', message: 'waiting for the network and subnet' });
     return undefined;
@@ -73,21 +72,29 @@ export async function reconcileRouter(context: ClusterContext, networking: Netwo
 async function routingOf(context: ClusterContext, networking: Networking): Promise<Routing | undefined> {
   const { pass, spec } = context;
   const subnetId = networking.subnets[0].id;
-  const managed = (spec.managedSubnets ?? []).length > 0;
-  if (!managed) {
-    if (!spec.router) return { routerIps: [] };
-    // The user's network and router are frozen once resolved, like the network itself.
-    const recorded = pass.status.router as (NamedId & { ips?: string[] }) | undefined;
-    if (recorded?.id && recorded.ips !== undefined) return { routerIps: recorded.ips };
-    return recordRouter(context, await attachExistingRouter(context, subnetId));
-  }
-  if (spec.router) return recordRouter(context, await attachExistingRouter(context, subnetId));
-  if (networking.externalNetworkId === undefined) {
-    pass.observe((status) => delete status.router);
+  const managed = hasManagedSubnets(spec);
+  if (!routerExpected(spec, networking)) {
+    // Managed subnets without an external network: no router, nor one recorded under an earlier spec.
+    if (managed) pass.observe((status) => delete status.router);
     return { routerIps: [] };
   }
-  const router = await ensureManagedRouter(context, subnetId, networking.externalNetworkId);
+  if (spec.router) {
+    // The user's network and router are frozen once resolved, like the network itself.
+    const recorded = pass.status.router as (NamedId & { ips?: string[] }) | undefined;
+    if (!managed && recorded?.id && recorded.ips !== undefined) return { routerIps: recorded.ips };
+    return recordRouter(context, await attachExistingRouter(context, subnetId));
+  }
+  const router = await ensureManagedRouter(context, subnetId, networking.externalNetworkId!);
   return router === undefined ? undefined : recordRouter(context, router);
+}
+
+function hasManagedSubnets(spec: ClusterSpec): boolean {
+  return (spec.managedSubnets ?? []).length > 0;
+}
+
+/** Whether the cluster network has a router: the user's, or ours when managed subnets reach an external network. */
+export function routerExpected(spec: ClusterSpec, networking: Networking): boolean {
+  return spec.router !== undefined || (hasManagedSubnets(spec) && networking.externalNetworkId !== undefined);
 }
 
 function recordRouter(context: ClusterContext, router: Router): Routing {
@@ -264,7 +271,7 @@ export async function deleteRouter(context: ClusterContext): Promise<boolean> {
   const recorded = pass.status.router as NamedId | undefined;
   if (spec.router) {
     if (recorded && network?.subnets?.[0]) await detachExistingRouter(context, recorded.id, network.subnets[0].id);
-  } else if ((spec.managedSubnets ?? []).length > 0) {
+  } else if (hasManagedSubnets(spec)) {
     if (!pass.noteRemoval(await remove(routerActuator(cloud.clients.neutron), { recordedId: recorded?.id, name: clusterResourceName(cluster), owner: pass.owner }))) return false;
   }
   if (recorded) await pass.record((status) => delete status.router);
@@ -274,7 +281,7 @@ export async function deleteRouter(context: ClusterContext): Promise<boolean> {
 /** The subnet, then the network: only what managedSubnets made us create. */
 export async function deleteNetwork(context: ClusterContext): Promise<boolean> {
   const { pass, spec, cluster, cloud } = context;
-  if ((spec.managedSubnets ?? []).length === 0) return true;
+  if (!hasManagedSubnets(spec)) return true;
   const neutron = cloud.clients.neutron;
   const name = clusterResourceName(cluster);
   const network = pass.status.network as RecordedNetwork | undefined;
