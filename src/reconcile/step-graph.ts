@@ -11,6 +11,7 @@
  * takes that path instead of holding by accident of timing.
  */
 import { settleAll } from './reconcile-pass.js';
+import { WaitingError, waitingOf, type Waiting } from './resource/actuator.js';
 
 export interface Inputs<Outputs> {
   /** The output of a step this one declared in `needs`; anything else is a programming error. */
@@ -20,7 +21,10 @@ export interface Inputs<Outputs> {
 export interface Step<Context, Outputs, Output> {
   /** The steps whose output this one takes: it runs after them and is removed before them. */
   readonly needs: readonly (keyof Outputs)[];
-  /** Its output once what it manages is ready; undefined while it is not (it has recorded its waits in the context). */
+  /**
+   * Its output once what it manages is ready; undefined while it is not (it has recorded its waits in the context).
+   * A WaitingError it throws (a load balancer busy with another change, a dependency on its way) is the same: not ready, with that wait.
+   */
   ensure(context: Context, inputs: Inputs<Outputs>): Promise<Output | undefined>;
   /** True once everything the step made is gone; without it the step leaves nothing behind. */
   remove?(context: Context): Promise<boolean>;
@@ -53,13 +57,22 @@ export function stepGraph<Context, Outputs>(graph: StepGraph<Context, Outputs>):
   return graph;
 }
 
+/** Where the waits that steps throw are recorded (the reconcile pass). */
+export interface WaitRecorder {
+  wait(waiting: Waiting): void;
+}
+
 /**
  * Runs every step as soon as its needs are ready, all at once where they
  * allow. A step whose need is not ready does not run (it is `blocked`). A
- * failing step blocks its dependents; the first failure is thrown once every
- * step has settled, so no create is left in flight behind it.
+ * step that throws a wait is not ready, and its wait goes to `waits`: the
+ * caller still sees the others' outcomes and reports readiness from them
+ * (a thrown wait must not leave a Ready condition of an earlier pass
+ * standing). A failing step blocks its dependents; the first failure is
+ * thrown once every step has settled, so no create is left in flight
+ * behind it.
  */
-export async function ensureGraph<Context, Outputs>(graph: StepGraph<Context, Outputs>, context: Context): Promise<GraphEnsured<Outputs>> {
+export async function ensureGraph<Context, Outputs>(graph: StepGraph<Context, Outputs>, context: Context, waits: WaitRecorder): Promise<GraphEnsured<Outputs>> {
   const ready: Partial<Outputs> = {};
   const blocked = new Map<keyof Outputs, (keyof Outputs)[]>();
   const runs = new Map<keyof Outputs, Promise<boolean>>();
@@ -74,7 +87,11 @@ export async function ensureGraph<Context, Outputs>(graph: StepGraph<Context, Ou
         blocked.set(name, missing);
         return false;
       }
-      const output = await step.ensure(context, inputsFor(name, step.needs, ready));
+      const output = await step.ensure(context, inputsFor(name, step.needs, ready)).catch((error: unknown) => {
+        if (!(error instanceof WaitingError)) throw error;
+        waits.wait(waitingOf(error));
+        return undefined;
+      });
       if (output === undefined) return false;
       ready[name] = output;
       return true;

@@ -5,6 +5,7 @@
  * refused.
  */
 import { describe, expect, it } from 'vitest';
+import { WaitingError, type Waiting } from '../../src/reconcile/resource/actuator.js';
 import { ensureGraph, removeGraph, stepGraph, type StepGraph } from '../../src/reconcile/step-graph.js';
 
 interface Outputs {
@@ -21,6 +22,12 @@ function gate<T = void>(): { promise: Promise<T>; open(value: T): void } {
     open = resolve;
   });
   return { promise, open };
+}
+
+/** Collects the waits steps throw, as a reconcile pass does. */
+function waitLog(): { waits: Waiting[]; wait(waiting: Waiting): void } {
+  const waits: Waiting[] = [];
+  return { waits, wait: (waiting) => waits.push(waiting) };
 }
 
 /** Lets every settled promise's continuations run. */
@@ -50,7 +57,7 @@ describe('ensureGraph', () => {
       inputsSeen[name] = inputs;
       return gates[name].promise;
     });
-    const run = ensureGraph(graph, null);
+    const run = ensureGraph(graph, null, waitLog());
     await settle();
     expect(started).toEqual(['network', 'groups']);
     gates.network.open('net-1');
@@ -73,10 +80,27 @@ describe('ensureGraph', () => {
       started.push(name);
       return name === 'groups' ? undefined : `${name}-1`;
     });
-    const { ready, blocked } = await ensureGraph(graph, null);
+    const { ready, blocked } = await ensureGraph(graph, null, waitLog());
     expect(started).toEqual(['network', 'groups', 'balancer']);
     expect(ready).toEqual({ network: 'network-1', balancer: 'balancer-1' });
     expect(blocked).toEqual(new Map([['bastion', ['groups']]]));
+  });
+
+  it('takes a step that throws a wait as not ready: its wait is recorded, its dependents are blocked, the others run', async () => {
+    const graph = graphOf(async (name) => {
+      if (name === 'network') throw new WaitingError('load balancer lb-1 to finish another change', 2_000);
+      return `${name}-1`;
+    });
+    const log = waitLog();
+    const { ready, blocked } = await ensureGraph(graph, null, log);
+    expect(ready).toEqual({ groups: 'groups-1' });
+    expect(blocked).toEqual(
+      new Map([
+        ['balancer', ['network']],
+        ['bastion', ['network']],
+      ]),
+    );
+    expect(log.waits).toEqual([{ waitingFor: 'load balancer lb-1 to finish another change', requeueAfterMs: 2_000 }]);
   });
 
   it('throws the first failure once every step has settled, without running the failed step\'s dependents', async () => {
@@ -88,7 +112,7 @@ describe('ensureGraph', () => {
       return name === 'groups' ? groups.promise : `${name}-1`;
     });
     let settled = false;
-    const run = ensureGraph(graph, null).finally(() => {
+    const run = ensureGraph(graph, null, waitLog()).finally(() => {
       settled = true;
     });
     await settle();
@@ -104,7 +128,7 @@ describe('ensureGraph', () => {
       network: { needs: [], ensure: async () => 'net-1' },
       bastion: { needs: [], ensure: async (_, inputs) => inputs.get('network') },
     });
-    await expect(ensureGraph(graph, null)).rejects.toThrow('step "bastion" reads "network" without declaring it in its needs');
+    await expect(ensureGraph(graph, null, waitLog())).rejects.toThrow('step "bastion" reads "network" without declaring it in its needs');
   });
 });
 

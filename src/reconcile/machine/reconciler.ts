@@ -146,7 +146,7 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
   // The machine joins its load balancer as soon as its address is known (its port's, before the server boots): the
   // member's change, one at a time per load balancer, then overlaps the boot instead of following it. Until the API
   // server runs on the machine, the health monitor keeps the member out of rotation, as it would after the boot.
-  const { ready } = await ensureGraph(machineSteps, context);
+  const { ready } = await ensureGraph(machineSteps, context, pass);
   const server = ready.server;
   if (!server) return;
   const instance = findCondition(server.status, 'InstanceReady');

@@ -117,8 +117,6 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
         return result;
       }
     }
-    // A dependency on its way (an ORC Image) is a wait, shown as such.
-    if (error instanceof WaitingError) pass.condition({ type: 'InstanceReady', status: 'False', reason: 'DependencyNotReady', message: error.message });
     return pass.finish(error, { type: 'InstanceReady', reason: error instanceof DependencyFailedError ? 'DependencyFailed' : 'OpenStackError' });
   };
 }
@@ -182,7 +180,7 @@ async function reconcileNormal(context: ServerContext): Promise<void> {
   pass.observe((status) => setPausedCondition(status, pass.generation, undefined));
   // A recorded server is read while its ports are (its step waits for theirs): a look at a boot costs one call's time, not two.
   pass.readAhead('server', serverActuator(context.cloud.clients.nova), { recordedId: pass.status.instanceID as string | undefined });
-  const { ready, blocked } = await ensureGraph(serverSteps, context);
+  const { ready, blocked } = await ensureGraph(serverSteps, context, pass);
   // Prerequisites that are not there yet say so themselves; volumes and ports on their way are waits of the instance.
   if (ready.prerequisites && blocked.has('server')) {
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: describeWaits(pass.waiting) });
@@ -192,7 +190,11 @@ async function reconcileNormal(context: ServerContext): Promise<void> {
 /** The prerequisites, or undefined (with a wait and a condition) while the bootstrap data or the floating address is not there yet. */
 async function prerequisitesOf(context: ServerContext): Promise<Prerequisites | undefined> {
   const { pass, spec } = context;
-  const resolved = await resolve(context);
+  const resolved = await resolve(context).catch((error: unknown) => {
+    // A dependency on its way (an ORC Image) is a wait, shown as such.
+    if (error instanceof WaitingError) pass.condition({ type: 'InstanceReady', status: 'False', reason: 'DependencyNotReady', message: error.message });
+    throw error;
+  });
   const userData = await userDataOf(context);
   if (userData === 'missing') return undefined;
   // CAPO creates the server only once the pool has given it an address.

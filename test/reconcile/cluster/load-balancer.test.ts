@@ -6,14 +6,16 @@
  * - one that accepts the tree but leaves its children PENDING_CREATE for good, as ministack's Zed
  *   does: the stuck children are deleted and made again one by one, the load balancer is kept, the
  *   cluster reaches Ready, and the load balancers made after the finding get no tree.
+ * And a change Octavia refuses because the load balancer is busy: a Ready cluster says it waits
+ * (no Ready=True left standing from the pass before), and is Ready again once the change is made.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createServiceClients } from '../../../src/openstack/services/index.js';
 import { loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
 import { defaultServices } from '../../../src/openstack/simulator/host.js';
 import { createOctaviaSimulator, octaviaWithQuirks } from '../../../src/openstack/simulator/octavia/index.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
-import { isReady, startSteps, type Steps } from '../steps.js';
+import { condition, isReady, startSteps, type Steps } from '../steps.js';
 
 let steps: Steps | undefined;
 
@@ -33,16 +35,22 @@ async function readyCluster(current: Steps): Promise<JsonObject> {
 
 const octaviaCalls = (current: Steps, pattern: RegExp) => current.requests.filter((line) => pattern.test(line));
 
-/** Every listener and pool the cloud holds, with its provisioning status, read as the demo user. */
-async function children(current: Steps): Promise<{ listeners: string[]; pools: string[] }> {
+/** Runs `use` with an Octavia client of the demo user. */
+async function withOctavia<T>(current: Steps, use: (octavia: ReturnType<typeof createServiceClients>['octavia']) => Promise<T>): Promise<T> {
   const session = await OpenStackSession.create(loadCloud({ cloudsYaml: current.cloud.cloudsYaml('openstack'), cloudName: 'openstack' }));
   try {
-    const octavia = createServiceClients(session).octavia;
-    const describe = (object: { name?: string | null; provisioning_status: string }) => `${object.name} ${object.provisioning_status}`;
-    return { listeners: (await octavia.listListeners()).map(describe).sort(), pools: (await octavia.listPools()).map(describe).sort() };
+    return await use(createServiceClients(session).octavia);
   } finally {
     session.close();
   }
+}
+
+/** Every listener and pool the cloud holds, with its provisioning status. */
+async function children(current: Steps): Promise<{ listeners: string[]; pools: string[] }> {
+  return withOctavia(current, async (octavia) => {
+    const describe = (object: { name?: string | null; provisioning_status: string }) => `${object.name} ${object.provisioning_status}`;
+    return { listeners: (await octavia.listListeners()).map(describe).sort(), pools: (await octavia.listPools()).map(describe).sort() };
+  });
 }
 
 describe('the cluster load balancers', () => {
@@ -96,4 +104,25 @@ describe('the cluster load balancers', () => {
     expect(again.filter((line) => /^load-balancer DELETE /.test(line))).toEqual([]);
     expect(again.filter((line) => /^load-balancer POST \/v2\/lbaas\/listeners /.test(line))).toHaveLength(3);
   }, 120_000);
+
+  it('turn a Ready cluster not Ready while Octavia refuses a change as busy, and Ready again once it is made', async () => {
+    // What a pass verified runs out at once: every pass reads the load balancer's children again.
+    steps = await startSteps({}, { resyncPeriodMs: 1 });
+    await readyCluster(steps);
+    // A listener deleted behind our back, then a 409 for its re-creation: Octavia's answer while another change holds the load balancer.
+    await withOctavia(steps, async (octavia) => {
+      const listener = (await octavia.listListeners()).find((candidate) => candidate.name === 'k8s-clusterapi-cluster-default-demo-ingress-80')!;
+      await octavia.deleteListener(listener.id);
+      await vi.waitFor(async () => expect((await octavia.getLoadBalancer(listener.loadbalancers![0].id)).provisioning_status).toBe('ACTIVE'));
+    });
+    steps.cloud.faults.add({ service: 'load-balancer', method: 'POST', path: '^/v2/lbaas/listeners$', status: 409, message: 'Load Balancer is immutable and cannot be updated.', times: 1 });
+    expect(isReady(await steps.get('cluster', 'demo'))).toBe(true);
+
+    await steps.pass('cluster', 'demo');
+    expect(octaviaCalls(steps, /^load-balancer POST \/v2\/lbaas\/listeners /).map((line) => line.split(' ')[3])).toEqual(['409']);
+    expect(condition(await steps.get('cluster', 'demo'), 'Ready')).toMatchObject({ status: 'False', message: expect.stringMatching(/^waiting for load balancer \S+ to accept changes again/) });
+
+    await steps.until([['cluster', 'demo']], isReady, 30_000);
+    expect((await children(steps)).listeners).toContain('k8s-clusterapi-cluster-default-demo-ingress-80 ACTIVE');
+  }, 90_000);
 });
