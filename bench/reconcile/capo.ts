@@ -13,6 +13,7 @@
  *   npm run bench:capo                         # lab profile
  *   npm run bench:capo -- --profile public     # a slow public cloud (1 s calls, 90 s amphorae, 5% 503)
  *   npm run bench:capo -- --only ours          # one side (capo | ours)
+ *   npm run bench:capo -- --tag-creation       # a Neutron that takes tags in the create body (2024.1 on)
  *   npm run bench:capo -- --trace /tmp/capo    # each side's calls in /tmp/capo-<side>.jsonl
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -388,9 +389,13 @@ function report(profile: CloudProfile, results: SideResult[]): void {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { profile: { type: 'string', default: 'lab' }, only: { type: 'string' }, trace: { type: 'string' } }, strict: true });
-  const profile = cloudProfiles[values.profile ?? 'lab'];
-  if (!profile) throw new Error(`--profile must be one of ${Object.keys(cloudProfiles).join(', ')}, got ${values.profile}`);
+  const { values } = parseArgs({
+    options: { profile: { type: 'string', default: 'lab' }, only: { type: 'string' }, trace: { type: 'string' }, 'tag-creation': { type: 'boolean', default: false } },
+    strict: true,
+  });
+  const chosen = cloudProfiles[values.profile ?? 'lab'];
+  if (!chosen) throw new Error(`--profile must be one of ${Object.keys(cloudProfiles).join(', ')}, got ${values.profile}`);
+  const profile = values['tag-creation'] ? { ...chosen, neutron: { tagCreation: true } } : chosen;
   if (values.only !== undefined && !['capo', 'ours'].includes(values.only)) throw new Error(`--only must be capo or ours, got ${values.only}`);
   const unavailable = values.only === 'ours' ? undefined : capoUnavailable();
   if (unavailable) throw new Error(`CAPO cannot run here: ${unavailable}`);

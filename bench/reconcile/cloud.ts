@@ -20,7 +20,7 @@ import type { SimulatedService, SimulatedServiceFactory, SimulatedServiceType, S
 import { createGlanceSimulator } from '../../src/openstack/simulator/glance/index.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/openstack/simulator/host.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
-import { createNeutronSimulator } from '../../src/openstack/simulator/neutron/index.js';
+import { createNeutronSimulator, type NeutronOptions } from '../../src/openstack/simulator/neutron/index.js';
 import { createNovaSimulator } from '../../src/openstack/simulator/nova/index.js';
 import { createOctaviaSimulator } from '../../src/openstack/simulator/octavia/index.js';
 
@@ -46,6 +46,8 @@ export interface CloudProfile {
   transitions: TransitionDelays;
   /** Fraction of requests (any service) the cloud answers 503, chosen by seeded rolls. */
   unavailableRate: number;
+  /** What its Neutron has beyond ministack's Zed (e.g. `tag-creation`, Neutron 2024.1 on); Zed when omitted. */
+  neutron?: NeutronOptions;
 }
 
 /**
@@ -104,6 +106,7 @@ export function describeProfile(profile: CloudProfile): string {
       ['volume creating -> available', String(transitions.volume)],
     ]),
     `Requests answered 503 by chance (seeded): ${(profile.unavailableRate * 100).toFixed(0)}%`,
+    `Neutron: ${profile.neutron?.tagCreation ? 'with tag-creation (tags in the create body)' : "Zed's extensions (tags by a PUT after each create)"}`,
   ].join('\n');
 }
 
@@ -190,7 +193,7 @@ export async function startBenchCloud(options: BenchCloudOptions): Promise<Bench
     return transitions[kind];
   };
   const services = [
-    paced(createNeutronSimulator, () => 0),
+    paced((ctx) => createNeutronSimulator(ctx, options.profile.neutron), () => 0),
     paced(createNovaSimulator, () => transitions.server),
     paced(createOctaviaSimulator, octaviaDelay),
     paced(createGlanceSimulator, () => 0),

@@ -4,10 +4,12 @@
  * one-to-one onto these calls.
  *
  * Tags: whether a create body may carry `tags` depends on the Neutron
- * release (older ones answer 400 "Unrecognized attribute(s) 'tags'"), so the
- * portable way is to create without them and call `replaceTags` after, as
- * CAPO does. Tags and tag filters need the `standard-attr-tag` extension;
- * `listExtensions()` tells whether it is loaded.
+ * release (Zed answers 400 "Attribute 'tags' not allowed in POST", and
+ * takes a port's but drops them), so the portable way is to create without
+ * them and call `replaceTags` after, as CAPO does; `createTakesTags` tells
+ * whether the create can carry them and save that call. Tags and tag filters need the
+ * `standard-attr-tag` extension; `listExtensions()` tells whether it is
+ * loaded.
  */
 import { z } from 'zod';
 import { OpenStackError } from '../errors.js';
@@ -409,6 +411,7 @@ const quotaDetailsBody = z.object({ quota: recordOf(quotaUsageSchema) });
 
 export class NeutronClient {
   private readonly calls: ServiceCalls;
+  private tagCreation: Promise<boolean> | undefined;
 
   constructor(transport: ServiceTransport) {
     this.calls = new ServiceCalls(transport, 'network');
@@ -417,6 +420,24 @@ export class NeutronClient {
   /** For feature detection (`standard-attr-tag`, `trunk`, `quota_details`, …); worth caching per endpoint. */
   async listExtensions(): Promise<NeutronExtension[]> {
     return (await this.calls.get('/v2.0/extensions', extensionsBody)).extensions;
+  }
+
+  /**
+   * Whether a create may carry the resource's tags: with the `tag-creation`
+   * extension (Neutron 2024.1 on), for every taggable resource. The
+   * extensions are read once per client; when that read fails the answer is
+   * no (a create then tagged by a PUT is right on every release) and the
+   * next call asks again.
+   */
+  async createTakesTags(): Promise<boolean> {
+    this.tagCreation ??= this.listExtensions().then((extensions) => extensions.some((extension) => extension.alias === 'tag-creation'));
+    const asked = this.tagCreation;
+    try {
+      return await asked;
+    } catch {
+      if (this.tagCreation === asked) this.tagCreation = undefined;
+      return false;
+    }
   }
 
   async listNetworks(filters: NetworkFilters = {}): Promise<Network[]> {

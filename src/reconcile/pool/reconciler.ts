@@ -34,7 +34,7 @@ import { resolveNetwork } from '../neutron-filters.js';
 import { metaOf, type KindClient } from '../objects.js';
 import { ReconcilePass } from '../reconcile-pass.js';
 import { absentOn404, ownerTags } from '../resource/actuator.js';
-import { ensureOwnerTags, ownedByAnyone, tagCreated, withOwnerMark } from '../resource/neutron.js';
+import { ensureOwnerTags, ownedByAnyone, createTagged, withOwnerMark } from '../resource/neutron.js';
 import { clusterNameLabel } from '../paused.js';
 import { DependencyFailedError } from '../lookups.js';
 
@@ -280,8 +280,9 @@ async function takeAddress(context: PoolContext, networkId: string): Promise<str
     context.failed.add(ip);
   }
   if (spec.maxIPs !== undefined && context.claimed.size >= spec.maxIPs) return undefined;
-  const created = await neutron.createFloatingIp({ floating_network_id: networkId, description: poolDescription(pass) });
-  const fip = await tagCreated(neutron, 'floatingips', created, [...ownerTags(pass.owner), floatingIpPoolTag(pass.meta.name)]);
+  const fip = await createTagged(neutron, 'floatingips', [...ownerTags(pass.owner), floatingIpPoolTag(pass.meta.name)], (tagged) =>
+    neutron.createFloatingIp({ floating_network_id: networkId, description: poolDescription(pass), ...tagged }),
+  );
   context.own = [...own, fip];
   return fip.floating_ip_address;
 }

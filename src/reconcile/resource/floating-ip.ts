@@ -10,7 +10,7 @@
  */
 import type { FloatingIp, NeutronClient, UpdateFloatingIp } from '../../openstack/index.js';
 import { absentOn404, carriesOwnerTag, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, ensureOwnerTags, readById, tagCreated, withoutOwnerMark, withOwnerMark } from './neutron.js';
+import { adoptableOf, ensureOwnerTags, readById, createTagged, withoutOwnerMark, withOwnerMark } from './neutron.js';
 
 export interface FloatingIpDesired {
   /** Stored in the description; the adoption lookup filters on description + owner tag. */
@@ -44,14 +44,16 @@ export function floatingIpActuator(neutron: NeutronClient): ResourceActuator<Flo
     },
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      const fip = await neutron.createFloatingIp({
-        floating_network_id: desired.floating_network_id,
-        floating_ip_address: desired.floating_ip_address,
-        description: withOwnerMark(desired.name, owner),
-        port_id: desired.port_id ?? undefined,
-        fixed_ip_address: desired.port_id ? desired.fixed_ip_address : undefined,
-      });
-      return tagCreated(neutron, 'floatingips', fip, tags);
+      return createTagged(neutron, 'floatingips', tags, (tagged) =>
+        neutron.createFloatingIp({
+          floating_network_id: desired.floating_network_id,
+          floating_ip_address: desired.floating_ip_address,
+          description: withOwnerMark(desired.name, owner),
+          port_id: desired.port_id ?? undefined,
+          fixed_ip_address: desired.port_id ? desired.fixed_ip_address : undefined,
+          ...tagged,
+        }),
+      );
     },
     async postCreate(fip, desired, owner) {
       await ensureOwnerTags(neutron, 'floatingips', fip, owner);

@@ -1,7 +1,7 @@
 /** The Neutron network actuator: the first resource a managed cluster creates and the last it deletes. */
 import type { Network, NeutronClient } from '../../openstack/index.js';
 import { absentOn404, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, ensureOwnerTags, portHolders, readById, tagCreated, withOwnerMark } from './neutron.js';
+import { adoptableOf, ensureOwnerTags, portHolders, readById, createTagged, withOwnerMark } from './neutron.js';
 
 /** Neutron's own field names, so the create body is the desired state as is. */
 export interface NetworkDesired {
@@ -23,7 +23,7 @@ export function networkActuator(neutron: NeutronClient): ResourceActuator<Networ
     findAdoptable: (name, owner) => adoptableOf(neutron.listNetworks({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      return tagCreated(neutron, 'networks', await neutron.createNetwork({ ...desired, description: withOwnerMark(desired.description, owner) }), tags);
+      return createTagged(neutron, 'networks', tags, (tagged) => neutron.createNetwork({ ...desired, ...tagged, description: withOwnerMark(desired.description, owner) }));
     },
     postCreate: (network, _desired, owner) => ensureOwnerTags(neutron, 'networks', network, owner),
     readiness(network) {

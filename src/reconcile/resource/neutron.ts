@@ -1,6 +1,7 @@
 /**
- * What the Neutron actuators share: tagging around the create (older
- * Neutron releases, and the simulator, refuse tags in the create body),
+ * What the Neutron actuators share: tags in the create or right after it
+ * (releases before 2024.1, and the simulator modelling Zed, refuse them in
+ * the create body, or drop a port's),
  * naming the ports that keep a resource in use, and comparing addresses in
  * the form Neutron answers with.
  */
@@ -14,13 +15,22 @@ interface Tagged {
 }
 
 /**
- * Tags a resource right after its POST, before its ID is recorded, so that
- * if recording fails the resource can still be adopted by its tag. A
- * failure here is dropped because create must not throw once the resource
- * exists; ensureOwnerTags, which runs right after recording, retries it and
- * reports the error.
+ * Creates a resource carrying its tags: in the create body where the cloud
+ * says it takes them there (one call, and the resource is never untagged),
+ * else by a PUT right after the POST, before its ID is recorded, so that if
+ * recording fails the resource can still be adopted by its tag. A failed
+ * PUT is dropped because create must not throw once the resource exists;
+ * ensureOwnerTags, which runs right after recording, retries it and reports
+ * the error (and tags what a cloud took in the create but dropped).
  */
-export async function tagCreated<R extends Tagged>(neutron: NeutronClient, collection: TaggableResource, resource: R, tags: readonly string[]): Promise<R> {
+export async function createTagged<R extends Tagged>(
+  neutron: NeutronClient,
+  collection: TaggableResource,
+  tags: readonly string[],
+  create: (tagged: { tags?: readonly string[] }) => Promise<R>,
+): Promise<R> {
+  if (await neutron.createTakesTags()) return create({ tags });
+  const resource = await create({});
   try {
     return { ...resource, tags: await neutron.replaceTags(collection, resource.id, tags) };
   } catch {

@@ -6,7 +6,7 @@
 import type { NeutronClient, Port } from '../../openstack/index.js';
 import { TerminalError } from '../controller.js';
 import { absentOn404, maxTagLength, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, ensureOwnerTags, readById, tagCreated, withOwnerMark } from './neutron.js';
+import { adoptableOf, ensureOwnerTags, readById, createTagged, withOwnerMark } from './neutron.js';
 
 /** Neutron's own field names, so the create body is the desired state without the tags. */
 export interface PortDesired {
@@ -36,9 +36,9 @@ export function portActuator(neutron: NeutronClient): ResourceActuator<PortDesir
     findAdoptable: (name, owner) => adoptableOf(neutron.listPorts({ name }), owner),
     async create(desired, owner) {
       const { tags: extra = [], ...port } = desired;
-      // Checked before the POST: one bad user tag would fail the whole tag PUT, owner tags included, and leave the port unadoptable.
+      // Checked before the POST: one bad user tag would fail the create, or the tag PUT after it, owner tags included, and leave the port unadoptable.
       const tags = [...new Set([...ownerTags(owner), ...checkedTags(extra, desired.name)])];
-      return tagCreated(neutron, 'ports', await neutron.createPort({ ...port, description: withOwnerMark(port.description, owner) }), tags);
+      return createTagged(neutron, 'ports', tags, (tagged) => neutron.createPort({ ...port, ...tagged, description: withOwnerMark(port.description, owner) }));
     },
     postCreate: (port, desired, owner) => ensureOwnerTags(neutron, 'ports', port, owner, desired.tags),
     readiness: () => ({ ready: true }),

@@ -4,7 +4,7 @@
  */
 import { OpenStackError, type NeutronClient, type Port, type Router } from '../../openstack/index.js';
 import { absentOn404, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, canonicalAddress, ensureOwnerTags, readById, tagCreated, withOwnerMark } from './neutron.js';
+import { adoptableOf, canonicalAddress, ensureOwnerTags, readById, createTagged, withOwnerMark } from './neutron.js';
 
 export interface RouterDesired {
   name: string;
@@ -63,7 +63,7 @@ export function routerActuator(neutron: NeutronClient): ResourceActuator<RouterD
     async create(desired, owner) {
       const tags = ownerTags(owner);
       const { name, description, external_gateway_info } = desired;
-      const router = await tagCreated(neutron, 'routers', await neutron.createRouter({ name, description: withOwnerMark(description, owner), external_gateway_info }), tags);
+      const router = await createTagged(neutron, 'routers', tags, (tagged) => neutron.createRouter({ name, description: withOwnerMark(description, owner), external_gateway_info, ...tagged }));
       justCreated.add(router);
       return router;
     },

@@ -12,7 +12,7 @@
 import type { SecurityGroupRuleDesired } from '../../capo/security-group-rules.js';
 import type { CreateSecurityGroupRule, NeutronClient, SecurityGroup, SecurityGroupRule } from '../../openstack/index.js';
 import { absentOn404, ownerTag, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, canonicalAddress, ensureOwnerTags, portHolders, readById, tagCreated, withOwnerMark } from './neutron.js';
+import { adoptableOf, canonicalAddress, ensureOwnerTags, portHolders, readById, createTagged, withOwnerMark } from './neutron.js';
 
 /** As `remote_group_id`: the group the rule belongs to, whose ID is unknown until it exists. */
 export const sameGroup = 'self';
@@ -54,8 +54,7 @@ export function securityGroupActuator(neutron: NeutronClient): ResourceActuator<
     findAdoptable: (name, owner) => adoptableOf(neutron.listSecurityGroups({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      const group = await neutron.createSecurityGroup({ name: desired.name, description: withOwnerMark(desired.description, owner) });
-      return tagCreated(neutron, 'security-groups', group, tags);
+      return createTagged(neutron, 'security-groups', tags, (tagged) => neutron.createSecurityGroup({ name: desired.name, description: withOwnerMark(desired.description, owner), ...tagged }));
     },
     async postCreate(group, desired, owner) {
       await ensureOwnerTags(neutron, 'security-groups', group, owner);

@@ -1,7 +1,7 @@
 /** The Neutron subnet actuator. Subnets have no status: one that exists is ready. */
 import type { AllocationPool, NeutronClient, Subnet } from '../../openstack/index.js';
 import { absentOn404, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, ensureOwnerTags, portHolders, readById, tagCreated, withOwnerMark } from './neutron.js';
+import { adoptableOf, ensureOwnerTags, portHolders, readById, createTagged, withOwnerMark } from './neutron.js';
 
 /** Neutron's own field names, so the create body is the desired state as is. */
 export interface SubnetDesired {
@@ -24,7 +24,7 @@ export function subnetActuator(neutron: NeutronClient): ResourceActuator<SubnetD
     findAdoptable: (name, owner) => adoptableOf(neutron.listSubnets({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      return tagCreated(neutron, 'subnets', await neutron.createSubnet({ ...desired, description: withOwnerMark(desired.description, owner) }), tags);
+      return createTagged(neutron, 'subnets', tags, (tagged) => neutron.createSubnet({ ...desired, ...tagged, description: withOwnerMark(desired.description, owner) }));
     },
     postCreate: (subnet, _desired, owner) => ensureOwnerTags(neutron, 'subnets', subnet, owner),
     readiness: () => ({ ready: true }),

@@ -5,7 +5,7 @@
  */
 import type { NeutronClient, Trunk } from '../../openstack/index.js';
 import { absentOn404, ownerTags, type ResourceActuator } from './actuator.js';
-import { adoptableOf, ensureOwnerTags, portHolders, tagCreated, withOwnerMark } from './neutron.js';
+import { adoptableOf, ensureOwnerTags, portHolders, createTagged, withOwnerMark } from './neutron.js';
 
 /** Neutron's own field names, so the create body is the desired state as is. */
 export interface TrunkDesired {
@@ -21,7 +21,7 @@ export function trunkActuator(neutron: NeutronClient): ResourceActuator<TrunkDes
     findAdoptable: (name, owner) => adoptableOf(neutron.listTrunks({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      return tagCreated(neutron, 'trunks', await neutron.createTrunk({ ...desired, description: withOwnerMark(desired.description, owner) }), tags);
+      return createTagged(neutron, 'trunks', tags, (tagged) => neutron.createTrunk({ ...desired, ...tagged, description: withOwnerMark(desired.description, owner) }));
     },
     postCreate: (trunk, _desired, owner) => ensureOwnerTags(neutron, 'trunks', trunk, owner),
     readiness: (trunk) => (trunk.status === 'ERROR' ? { failed: 'Neutron reports status ERROR: the driver failed to wire the trunk' } : { ready: true }),

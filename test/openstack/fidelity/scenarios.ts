@@ -270,6 +270,16 @@ const port: Scenario = {
     await rec.answer('listPorts(by id)', () => neutron.listPorts({ id: [created.id, second.id, unknownId] }), named);
     await rec.call('deletePort(second)', () => neutron.deletePort(second.id));
 
+    // Zed takes a port's tags in its create (tag-ports-during-bulk-creation), not a network's (tag-creation came with 2024.1).
+    await rec.answer('listExtensions(tags at creation)', () => neutron.listExtensions(), (all) =>
+      ['tag-ports-during-bulk-creation', 'tag-creation'].map((alias) => `${alias} ${all.some((extension) => extension.alias === alias)}`).join(', '),
+    );
+    const tagged = await rec.answer('createPort(tags)', () => neutron.createPort({ network_id: network.id, name: ctx.name('port-tagged'), tags: ['fidelity', 'capo'] }), (port) => [...(port.tags ?? [])].sort().join(','));
+    cleanup.add(`port ${tagged.id}`, () => neutron.deletePort(tagged.id));
+    await rec.call('deletePort(tags)', () => neutron.deletePort(tagged.id));
+    const refused = await rec.attempt('createNetwork(tags)', () => neutron.createNetwork({ name: ctx.name('net-tagged'), tags: ['fidelity'] }));
+    if (refused.ok) cleanup.add(`network ${refused.value.id}`, () => neutron.deleteNetwork(refused.value.id));
+
     await rec.attempt('deleteSecurityGroup(in use)', () => neutron.deleteSecurityGroup(group.id));
     await rec.attempt('deleteSubnet(in use)', () => neutron.deleteSubnet(subnet.id));
     await rec.attempt('deleteNetwork(in use)', () => neutron.deleteNetwork(network.id));

@@ -532,6 +532,28 @@ describe('NeutronClient tags, extensions and quotas', () => {
     expect(transport.last.path).toBe('/v2.0/extensions');
   });
 
+  it('tells where a create may carry its tags, reading the extensions once, and again after a failed read', async () => {
+    const extension = (alias: string) => ({ alias, name: alias, description: '', updated: '2024-01-30T00:00:00-00:00', links: [] });
+    const zed = client();
+    zed.transport.reply({ extensions: [extension('standard-attr-tag'), extension('trunk')] });
+    expect(await zed.neutron.createTakesTags()).toBe(false);
+    expect(await zed.neutron.createTakesTags()).toBe(false);
+    expect(zed.transport.calls.map((call) => call.path)).toEqual(['/v2.0/extensions']);
+
+    const caracal = client();
+    caracal.transport.reply({ extensions: [extension('standard-attr-tag'), extension('tag-creation')] });
+    // Creates at once share the one read.
+    expect(await Promise.all([caracal.neutron.createTakesTags(), caracal.neutron.createTakesTags()])).toEqual([true, true]);
+    expect(caracal.transport.calls).toHaveLength(1);
+
+    // No answer queued: the read fails, the answer is the PUT-after way, and the next create asks again.
+    const flaky = client();
+    expect(await flaky.neutron.createTakesTags()).toBe(false);
+    flaky.transport.reply({ extensions: [extension('tag-creation')] });
+    expect(await flaky.neutron.createTakesTags()).toBe(true);
+    expect(flaky.transport.calls).toHaveLength(2);
+  });
+
   it('reads quota details per resource', async () => {
     const { neutron, transport } = client();
     transport.reply({

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceClients, loadCloud, OpenStackSession, type NeutronClient, type SessionOptions } from '../../../src/openstack/index.js';
 import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
+import { neutronWith } from '../../../src/openstack/simulator/neutron/index.js';
 import { ownerTags, type Owner } from '../../../src/reconcile/resource/actuator.js';
 import { classify, ensure, remove, ResourceTerminalError, retryAfterMs } from '../../../src/reconcile/resource/engine.js';
 import { networkActuator, type NetworkDesired } from '../../../src/reconcile/resource/network.js';
@@ -52,9 +53,14 @@ function desiredNetwork(): NetworkDesired {
 
 const record = async (id: string) => void events.push(`record ${id}`);
 const requests = (method: string, path: string) => events.filter((line) => line.startsWith(`openstack network ${method} ${path}`));
-/** Neutron requests as `METHOD path` and records, in order; tokens are left out, since only the first test issues one. */
+/**
+ * Neutron requests as `METHOD path` and records, in order; tokens and the extensions (whether a create may carry its
+ * tags) are left out, since only the first test asks for them.
+ */
 const trace = () =>
-  events.filter((line) => !line.startsWith('openstack identity')).map((line) => (line.startsWith('record ') ? line : line.split(' ').slice(2, 4).join(' ')));
+  events
+    .filter((line) => !line.startsWith('openstack identity') && !line.startsWith('openstack network GET /v2.0/extensions '))
+    .map((line) => (line.startsWith('record ') ? line : line.split(' ').slice(2, 4).join(' ')));
 const networkCount = () => sim.inventory().network?.networks ?? 0;
 
 describe('ensure a network', () => {
@@ -311,5 +317,33 @@ describe('ensure a subnet', () => {
     expect(await remove(networks, { recordedId: network.id, name: desired.name, owner })).toEqual({ deleted: true });
     // The network took its subnet along; the subnet's own remove has nothing left to do.
     expect(await remove(subnets, { recordedId: orphan.id, name: desired.name, owner })).toEqual({ deleted: true });
+  });
+});
+
+describe('on a Neutron with tag-creation', () => {
+  it('creates a network and its subnet carrying their owner tags: one POST each, no tag PUT', async () => {
+    const modern = await startSimulator({ transitionDelayMs: 20, services: [neutronWith({ tagCreation: true })] });
+    const cloud = loadCloud({ cloudsYaml: modern.cloudsYaml(), cloudName: 'simulator' });
+    const lines: string[] = [];
+    const session = await OpenStackSession.create(cloud, { sleep: async () => undefined, logger: (line) => lines.push(line) });
+    try {
+      const client = createServiceClients(session).neutron;
+      const owner = newOwner();
+      const desired = desiredNetwork();
+      const network = await ensure(networkActuator(client), { recordedId: undefined, desired, owner, record: async () => undefined });
+      const subnet = await ensure(subnetActuator(client), { recordedId: undefined, desired: { name: desired.name, network_id: network.resource.id, cidr: '10.6.0.0/24', ip_version: 4 }, owner, record: async () => undefined });
+      expect(lines.filter((line) => line.startsWith('openstack network ')).map((line) => line.split(' ').slice(2, 4).join(' '))).toEqual([
+        `GET /v2.0/networks?name=${desired.name}`,
+        'GET /v2.0/extensions',
+        'POST /v2.0/networks',
+        `GET /v2.0/subnets?name=${desired.name}`,
+        'POST /v2.0/subnets',
+      ]);
+      expect((await client.getNetwork(network.resource.id)).tags).toEqual(ownerTags(owner));
+      expect((await client.getSubnet(subnet.resource.id)).tags).toEqual(ownerTags(owner));
+    } finally {
+      session.close();
+      await modern.close();
+    }
   });
 });

@@ -30,10 +30,10 @@ export class SimulatedNeutron {
     return createServiceClients(session).neutron;
   }
 
-  /** Neutron requests as `METHOD path?query`, and records, in order. */
+  /** Neutron requests as `METHOD path?query`, and records, in order; not the extensions, which a client reads once (before its first create). */
   trace(): string[] {
     return this.events
-      .filter((line) => line.startsWith('record ') || line.startsWith('openstack network '))
+      .filter((line) => line.startsWith('record ') || (line.startsWith('openstack network ') && !line.startsWith('openstack network GET /v2.0/extensions ')))
       .map((line) => (line.startsWith('record ') ? line : line.split(' ').slice(2, 4).join(' ')));
   }
 

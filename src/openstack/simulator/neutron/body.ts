@@ -195,6 +195,18 @@ export const uuidList = (v: unknown) => list(v).map(uuid);
 
 export const tags = field((v) => uniqueStrings(v, 255));
 
+/**
+ * A resource's attributes with its tags writable on create, as the
+ * `tag-creation` extension (Neutron 2024.1 on) makes them; without it a
+ * create carrying tags is refused ("Attribute 'tags' not allowed in POST").
+ */
+export function withCreationTags<S extends Spec>(spec: S, enabled: boolean): S {
+  return enabled ? { ...spec, tags: attr(tags, true, false) } : spec;
+}
+
+/** The tags a parsed create carries (none where the spec does not take them). */
+export const createdTags = (values: { tags?: unknown }): string[] => (values.tags as string[] | undefined) ?? [];
+
 export function fixedIps(v: unknown): { subnet_id?: string; ip_address?: string }[] {
   const seen = new Set<string>();
   return list(v).map((item) => {

@@ -3,6 +3,8 @@
  * GET /v2.0/extensions (a subset of what ministack's Neutron loads; clients
  * such as CAPO feature-detect `trunk` and `standard-attr-tag` here).
  */
+import type { NeutronOptions } from './store.js';
+
 export interface Extension {
   alias: string;
   name: string;
@@ -13,7 +15,7 @@ export interface Extension {
 
 const ext = (alias: string, name: string, description: string, updated: string): Extension => ({ alias, name, description, updated, links: [] });
 
-export const EXTENSIONS: readonly Extension[] = [
+const zedExtensions: readonly Extension[] = [
   ext('allowed-address-pairs', 'Allowed Address Pairs', 'Provides allowed address pairs', '2013-07-23T10:00:00-00:00'),
   ext('binding', 'Port Binding', 'Expose port bindings of a virtual port to external application', '2014-02-03T10:00:00-00:00'),
   ext('empty-string-filtering', 'Empty String Filtering Extension', 'Allow filtering by attributes with empty string value', '2018-05-01T10:00:00-00:00'),
@@ -46,7 +48,13 @@ export const EXTENSIONS: readonly Extension[] = [
   ),
   ext('standard-attr-timestamp', 'Resource timestamps', 'Adds created_at and updated_at fields to all Neutron resources that have Neutron standard attributes.', '2016-09-12T10:00:00-00:00'),
   ext('stateful-security-group', 'Stateful security group', 'Indicates if the security group is stateful or not', '2019-11-26T09:00:00-00:00'),
-  ext('tag-ports-during-bulk-creation', 'Tag Ports During Bulk Creation', 'Allow to tag ports during bulk creation', '2019-12-29T19:00:00-00:00'),
   ext('trunk', 'Trunk Extension', 'Provides support for trunk ports', '2016-01-01T10:00:00-00:00'),
   ext('trunk-details', 'Trunk port details', 'Expose trunk port details', '2016-01-01T10:00:00-00:00'),
 ];
+
+const tagCreation = ext('tag-creation', 'Tag support for resource creation', 'Enables to set tag on resources during creation.', '2024-01-30T00:00:00-00:00');
+
+/** What GET /v2.0/extensions lists: Zed's set, and `tag-creation` where the simulated Neutron has it. */
+export function loadedExtensions(options: NeutronOptions): readonly Extension[] {
+  return options.tagCreation ? [...zedExtensions, tagCreation].sort((a, b) => a.alias.localeCompare(b.alias)) : zedExtensions;
+}

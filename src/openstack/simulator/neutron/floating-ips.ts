@@ -5,7 +5,7 @@
  * association at once (ministack's L3 plugin: ACTIVE when associated, DOWN
  * when not).
  */
-import { attr, field, ipOrNull, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, uuid, uuidOrNull } from './body.js';
+import { attr, field, ipOrNull, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, uuid, uuidOrNull, createdTags, withCreationTags } from './body.js';
 import { badResourceRequest, NeutronError } from './errors.js';
 import { parseAddress } from './ip.js';
 import { DEVICE_OWNER, standardView, type Caller, type FloatingIp } from './model.js';
@@ -119,7 +119,7 @@ function apply(f: FloatingIp, a: Association): void {
 }
 
 export function createFloatingIp(s: Store, caller: Caller, body: unknown): FloatingIp {
-  const v = parseBody(floatingIpSpec, 'floatingip', body, 'POST');
+  const v = parseBody(withCreationTags(floatingIpSpec, s.options.tagCreation === true), 'floatingip', body, 'POST');
   const projectId = ownerOf(v, caller);
   enforce(caller, 'create_floatingip', true, v.floating_ip_address ? [{ attribute: 'floating_ip_address', allowed: false }] : []);
   s.checkQuota(projectId, 'floatingip');
@@ -135,7 +135,7 @@ export function createFloatingIp(s: Store, caller: Caller, body: unknown): Float
   const assoc = association(s, caller, { id, projectId, floatingNetworkId: network.id, floatingIpAddress: address, portId: null }, v.port_id ?? null, v.fixed_ip_address ?? null);
   const port = createServicePort(s, network, { projectId: '', deviceOwner: DEVICE_OWNER.floatingIp, deviceId: id, fixedIps: [fixedIps[0]!], status: 'N/A' });
   const fip: FloatingIp = {
-    ...s.standard(projectId, v.description ?? '', [], 0),
+    ...s.standard(projectId, v.description ?? '', createdTags(v), 0),
     id,
     floatingNetworkId: network.id,
     floatingIpAddress: address,

@@ -11,7 +11,9 @@ import type { Caller, Port } from './model.js';
 import { createNetwork } from './networks.js';
 import { createPort, deletePort, portView, updatePort } from './ports.js';
 import { neutronRouter } from './routes.js';
-import { Store } from './store.js';
+import { Store, type NeutronOptions } from './store.js';
+
+export type { NeutronOptions } from './store.js';
 import { createSubnet } from './subnets.js';
 
 
@@ -110,8 +112,13 @@ function seed(s: Store, ctx: SimulatorContext): void {
 
 const PREFIX = '/network';
 
-export function createNeutronSimulator(ctx: SimulatorContext): SimulatedService {
-  const store = new Store(ctx);
+/** A factory for a simulated Neutron with what `options` adds to Zed, for SimulatorOptions.services. */
+export function neutronWith(options: NeutronOptions): (ctx: SimulatorContext) => SimulatedService {
+  return (ctx) => createNeutronSimulator(ctx, options);
+}
+
+export function createNeutronSimulator(ctx: SimulatorContext, options: NeutronOptions = {}): SimulatedService {
+  const store = new Store(ctx, options);
   seed(store, ctx);
   ctx.peers.network = networkPeer(store);
   return {

@@ -4,7 +4,7 @@
  * (MTU 1500). Deleting a network takes its subnets and DHCP ports with it
  * and fails while any other port remains.
  */
-import { attr, boolean, field, integer, list, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, type Parsed } from './body.js';
+import { attr, boolean, field, integer, list, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, type Parsed, createdTags, withCreationTags } from './body.js';
 import { invalidInput, NeutronError, policyDenied } from './errors.js';
 import { DEVICE_OWNER, standardView, type Caller, type Network } from './model.js';
 import { enforce, type AttributeCheck } from './policy.js';
@@ -130,7 +130,7 @@ function segment(s: Store, v: NetworkInput): Pick<Network, 'networkType' | 'phys
 const maxMtu = (n: Pick<Network, 'networkType'>) => (n.networkType === 'vxlan' ? VXLAN_MTU : PHYSICAL_MTU);
 
 export function createNetwork(s: Store, caller: Caller, body: unknown): Network {
-  const v = parseBody(networkSpec, 'network', body, 'POST');
+  const v = parseBody(withCreationTags(networkSpec, s.options.tagCreation === true), 'network', body, 'POST');
   const projectId = ownerOf(v, caller);
   enforce(caller, 'create_network', true, attributeChecks(v, false));
   s.checkQuota(projectId, 'network');
@@ -139,7 +139,7 @@ export function createNetwork(s: Store, caller: Caller, body: unknown): Network 
   if (v.mtu !== undefined && v.mtu > limit) throw invalidInput(`Requested MTU is too big, maximum is ${limit}`);
   const seg = segment(s, v);
   const network: Network = {
-    ...s.standard(projectId, v.description ?? '', [], 1),
+    ...s.standard(projectId, v.description ?? '', createdTags(v), 1),
     name: v.name ?? '',
     adminStateUp: v.admin_state_up ?? true,
     mtu: v.mtu ?? limit,

@@ -281,7 +281,8 @@ export function createPort(s: Store, caller: Caller, body: unknown): Port {
   const ips = allocateIps(s, caller, network, v.fixed_ips);
 
   const port: Port = {
-    ...s.standard(projectId, v.description ?? '', v.tags ?? [], 1),
+    // ministack's Zed takes `tags` in a port's create and drops them (tag-ports-during-bulk-creation is not loaded); tag-creation applies them.
+    ...s.standard(projectId, v.description ?? '', s.options.tagCreation ? (v.tags ?? []) : [], 1),
     name: v.name ?? '',
     networkId: network.id,
     macAddress,

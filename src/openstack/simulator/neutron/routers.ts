@@ -3,7 +3,7 @@
  * its `network:router_gateway` port, interfaces by subnet or port, extra
  * routes, and the in-use checks floating IPs and routes impose.
  */
-import { attr, boolean, field, gatewayInfo, list, ownerAttributes, ownerOf, parseBody, readOnly, routes, standardReadOnly, string, uuid, Invalid, type GatewayInfo } from './body.js';
+import { attr, boolean, field, gatewayInfo, list, ownerAttributes, ownerOf, parseBody, readOnly, routes, standardReadOnly, string, uuid, Invalid, type GatewayInfo, createdTags, withCreationTags } from './body.js';
 import { badResourceRequest, NeutronError, pyStr } from './errors.js';
 import { cidrsOverlap, cidrContains, parseAddress, parseCidr } from './ip.js';
 import { DEVICE_OWNER, standardView, type Caller, type HostRoute, type Port, type Router, type Subnet } from './model.js';
@@ -139,13 +139,13 @@ function validateRoutes(s: Store, r: Router, wanted: HostRoute[]): void {
 }
 
 export function createRouter(s: Store, caller: Caller, body: unknown): Router {
-  const v = parseBody(routerSpec, 'router', body, 'POST');
+  const v = parseBody(withCreationTags(routerSpec, s.options.tagCreation === true), 'router', body, 'POST');
   const projectId = ownerOf(v, caller);
   enforce(caller, 'create_router', true, gatewayChecks(v.external_gateway_info));
   s.checkQuota(projectId, 'router');
   if (v.external_gateway_info) validateGateway(s, caller, v.external_gateway_info);
   const router: Router = {
-    ...s.standard(projectId, v.description ?? '', [], 1),
+    ...s.standard(projectId, v.description ?? '', createdTags(v), 1),
     name: v.name ?? '',
     adminStateUp: v.admin_state_up ?? true,
     status: 'ACTIVE',

@@ -7,7 +7,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { TokenScope } from '../framework.js';
 import { Invalid, string, uniqueStrings } from './body.js';
 import { invalidInput, NeutronError, notFound } from './errors.js';
-import { EXTENSIONS } from './extensions.js';
+import { loadedExtensions } from './extensions.js';
 import { createFloatingIp, deleteFloatingIp, floatingIpView, updateFloatingIp } from './floating-ips.js';
 import type { Caller, Standard } from './model.js';
 import { createNetwork, deleteNetwork, networkView, updateNetwork } from './networks.js';
@@ -234,11 +234,12 @@ export function neutronRouter(s: Store, prefix: string): Router {
     const entry = (name: string, collection: string) => ({ name, collection, links: [{ href: `${base()}/v2.0/${collection}`, rel: 'self' }] });
     res.json({ resources: [entry('subnet', 'subnets'), entry('network', 'networks'), entry('port', 'ports')] });
   });
+  const extensions = loadedExtensions(s.options);
   router.get('/v2.0/extensions', (_req, res) => {
-    res.json({ extensions: EXTENSIONS });
+    res.json({ extensions });
   });
   router.get('/v2.0/extensions/:alias', (req, res) => {
-    const found = EXTENSIONS.find((e) => e.alias === req.params.alias);
+    const found = extensions.find((e) => e.alias === req.params.alias);
     if (!found) throw new NeutronError(404, 'HTTPNotFound', `Extension with alias ${req.params.alias} does not exist`);
     res.json({ extension: found });
   });

@@ -3,7 +3,7 @@
  * creates on first use, rule canonicalisation and validation, duplicate
  * detection, and the in-use checks on delete.
  */
-import { attr, boolean, field, Invalid, oneOf, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, type Parsed } from './body.js';
+import { attr, boolean, field, Invalid, oneOf, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, type Parsed, createdTags, withCreationTags } from './body.js';
 import { NeutronError, notFound, pyList, pyStr } from './errors.js';
 import { cidrString, networkString, parseCidr } from './ip.js';
 import { standardView, type Caller, type SecurityGroup, type SecurityGroupRule } from './model.js';
@@ -183,9 +183,9 @@ function addRule(s: Store, projectId: string, groupId: string, fields: Partial<S
   return rule;
 }
 
-function newGroup(s: Store, projectId: string, name: string, description: string, stateful: boolean, isDefault: boolean): SecurityGroup {
+function newGroup(s: Store, projectId: string, name: string, description: string, stateful: boolean, isDefault: boolean, tags: string[] = []): SecurityGroup {
   s.checkQuota(projectId, 'security_group_rule', isDefault ? 4 : 2);
-  const group: SecurityGroup = { ...s.standard(projectId, description, [], 1), name, stateful, isDefault };
+  const group: SecurityGroup = { ...s.standard(projectId, description, tags, 1), name, stateful, isDefault };
   s.securityGroups.set(group.id, group);
   for (const ethertype of ['IPv4', 'IPv6'] as const) {
     if (isDefault) addRule(s, projectId, group.id, { direction: 'ingress', ethertype, remoteGroupId: group.id });
@@ -212,11 +212,11 @@ export function listGroups(s: Store, caller: Caller, projectFilter: string | und
 }
 
 export function createGroup(s: Store, caller: Caller, body: unknown): SecurityGroup {
-  const v = parseBody(groupSpec, 'security_group', body, 'POST');
+  const v = parseBody(withCreationTags(groupSpec, s.options.tagCreation === true), 'security_group', body, 'POST');
   const projectId = ownerOf(v, caller);
   s.checkQuota(projectId, 'security_group');
   ensureDefaultGroup(s, caller, projectId);
-  return newGroup(s, projectId, v.name ?? '', v.description ?? '', v.stateful ?? true, false);
+  return newGroup(s, projectId, v.name ?? '', v.description ?? '', v.stateful ?? true, false, createdTags(v));
 }
 
 const portsUsing = (s: Store, groupId: string) => [...s.ports.values()].filter((p) => p.securityGroups.includes(groupId));

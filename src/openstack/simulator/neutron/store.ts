@@ -22,6 +22,12 @@ export const DEFAULT_QUOTAS: Record<QuotaResource, number> = {
 export type QuotaResource = 'network' | 'subnet' | 'port' | 'router' | 'floatingip' | 'security_group' | 'security_group_rule';
 export const QUOTA_RESOURCES = Object.keys(DEFAULT_QUOTAS) as QuotaResource[];
 
+/** What a simulated Neutron has beyond ministack's Zed. */
+export interface NeutronOptions {
+  /** The `tag-creation` extension (Neutron 2024.1 on): every taggable resource takes its tags in the create body. */
+  tagCreation?: boolean;
+}
+
 /** Timestamps as Neutron's standard attributes render them: seconds, UTC, 'Z'. */
 const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -37,7 +43,10 @@ export class Store {
   private readonly usedVnis = new Set<number>();
   private standardAttrIds = 0;
 
-  constructor(readonly ctx: SimulatorContext) {}
+  constructor(
+    readonly ctx: SimulatorContext,
+    readonly options: NeutronOptions = {},
+  ) {}
 
   now(): string {
     return stamp(this.ctx.clock.now());

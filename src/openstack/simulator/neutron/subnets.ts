@@ -24,6 +24,8 @@ import {
   uuid,
   uuidOrNull,
   list,
+  createdTags,
+  withCreationTags,
 } from './body.js';
 import { badResourceRequest, httpNotFound, invalidInput, NeutronError } from './errors.js';
 import { cidrsOverlap, defaultPools, firstOf, formatAddress, lastOf, networkString, parseAddress, parseCidr, rangesOverlap, type Cidr, type Range } from './ip.js';
@@ -171,7 +173,7 @@ function validateCommon(
 }
 
 export function createSubnet(s: Store, caller: Caller, body: unknown): Subnet {
-  const v = parseBody(subnetSpec, 'subnet', body, 'POST');
+  const v = parseBody(withCreationTags(subnetSpec, s.options.tagCreation === true), 'subnet', body, 'POST');
   const projectId = ownerOf(v, caller);
   const network = s.network(caller, v.network_id!);
   if (!caller.isAdmin && !network.shared && network.projectId !== projectId) throw httpNotFound();
@@ -212,7 +214,7 @@ export function createSubnet(s: Store, caller: Caller, body: unknown): Subnet {
   }
 
   const subnet: Subnet = {
-    ...s.standard(projectId, v.description ?? '', [], 0),
+    ...s.standard(projectId, v.description ?? '', createdTags(v), 0),
     name: v.name ?? '',
     networkId: network.id,
     ipVersion: version,

@@ -4,7 +4,7 @@
  * plugin's validation order and errors. Without an agent the status stays
  * DOWN, as on ministack.
  */
-import { attr, boolean, field, Invalid, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, subports, uuid } from './body.js';
+import { attr, boolean, field, Invalid, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, subports, uuid, createdTags, withCreationTags } from './body.js';
 import { invalidInput, NeutronError, pyStr } from './errors.js';
 import { standardView, type Caller, type SubPort, type Trunk } from './model.js';
 import type { Store } from './store.js';
@@ -99,12 +99,12 @@ function addSubPorts(t: Trunk, added: SubPort[]): void {
 }
 
 export function createTrunk(s: Store, caller: Caller, body: unknown): Trunk {
-  const v = parseBody(trunkSpec, 'trunk', body, 'POST');
+  const v = parseBody(withCreationTags(trunkSpec, s.options.tagCreation === true), 'trunk', body, 'POST');
   const projectId = ownerOf(v, caller);
   checkPortFree(s, caller, v.port_id!, true);
   const sub = validateSubPorts(s, caller, v.port_id!, v.sub_ports ?? []);
   const trunk: Trunk = {
-    ...s.standard(projectId, v.description ?? '', [], 0),
+    ...s.standard(projectId, v.description ?? '', createdTags(v), 0),
     name: v.name ?? '',
     portId: v.port_id!,
     adminStateUp: v.admin_state_up ?? true,

@@ -178,7 +178,8 @@ describe('ports', () => {
       port_security_enabled: true,
       allowed_address_pairs: [],
       'binding:vnic_type': 'normal',
-      tags: ['a', 'b'],
+      // Taken, and dropped, as ministack's Zed does without tag-creation.
+      tags: [],
       revision_number: 1,
     });
     expect(res.body.port.mac_address).toMatch(/^fa:16:3e(:[0-9a-f]{2}){3}$/);
@@ -346,8 +347,10 @@ describe('ports', () => {
   it('filters by device, owner, network, fixed IPs, security groups and tags', async () => {
     const { net, subnet } = await network(cloud, cloud.demo, '10.107.0.0/24');
     const sg = await create(cloud.demo, `${cloud.v2}/security-groups`, 'security_group', { name: unique('flt') });
-    const a = await create(cloud.demo, `${cloud.v2}/ports`, 'port', { network_id: net.id, name: 'a', device_id: 'srv-a', device_owner: 'compute:nova', tags: ['x'] });
-    const b = await create(cloud.demo, `${cloud.v2}/ports`, 'port', { network_id: net.id, name: 'b', device_id: 'srv-b', security_groups: [sg.id], tags: ['x', 'y'] });
+    const a = await create(cloud.demo, `${cloud.v2}/ports`, 'port', { network_id: net.id, name: 'a', device_id: 'srv-a', device_owner: 'compute:nova' });
+    const b = await create(cloud.demo, `${cloud.v2}/ports`, 'port', { network_id: net.id, name: 'b', device_id: 'srv-b', security_groups: [sg.id] });
+    await call(cloud.demo, 'PUT', `${cloud.v2}/ports/${a.id}/tags`, { tags: ['x'] });
+    await call(cloud.demo, 'PUT', `${cloud.v2}/ports/${b.id}/tags`, { tags: ['x', 'y'] });
     const ids = async (query: string) => (await call(cloud.demo, 'GET', `${cloud.v2}/ports?${query}`)).body.ports.map((p: { id: string }) => p.id).sort();
     expect(await ids(`device_id=srv-a`)).toEqual([a.id]);
     expect(await ids(`device_owner=compute:nova&network_id=${net.id}`)).toEqual([a.id]);

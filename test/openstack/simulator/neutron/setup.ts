@@ -1,5 +1,6 @@
 /** A simulator hosting Keystone and Neutron, with demo and admin sessions and Neutron-shaped assertions. */
 import { expect } from 'vitest';
+import type { SimulatedService, SimulatorContext } from '../../../../src/openstack/simulator/framework.js';
 import type { Simulator } from '../../../../src/openstack/simulator/host.js';
 import { createNeutronSimulator } from '../../../../src/openstack/simulator/neutron/index.js';
 import { call, endpoint, login, start, type CallResult, type Session } from '../helpers.js';
@@ -14,8 +15,9 @@ export interface Cloud {
   publicSubnet: string;
 }
 
-export async function startCloud(): Promise<Cloud> {
-  const sim = await start({ services: [createNeutronSimulator] });
+/** `neutron` chooses the simulated Neutron: ministack's Zed unless told otherwise (e.g. `neutronWith({ tagCreation: true })`). */
+export async function startCloud(neutron: (ctx: SimulatorContext) => SimulatedService = createNeutronSimulator): Promise<Cloud> {
+  const sim = await start({ services: [neutron] });
   const demo = await login(sim);
   const admin = await login(sim, 'admin');
   const v2 = `${endpoint(demo, 'network')}/v2.0`;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { neutronWith } from '../../../../src/openstack/simulator/neutron/index.js';
 import { call, create, expectFault, network, startCloud, unique, type Cloud } from './setup.js';
 
 let cloud: Cloud;
@@ -182,6 +183,56 @@ describe('tags', () => {
     const missing = '77777777-0000-4000-8000-000000000000';
     expectFault(await call(cloud.demo, 'PUT', `${cloud.v2}/networks/${missing}/tags`, { tags: [] }), 404, 'TagResourceNotFound', `Resource networks ${missing} could not be found.`);
     expectFault(await call(cloud.demo, 'GET', `${cloud.v2}/security-group-rules/${missing}/tags`), 404, 'HTTPNotFound');
+  });
+});
+
+describe('tags in the create body (tag-creation)', () => {
+  const creates = (cloud: Cloud, tags: string[]) => async (): Promise<[string, string, Record<string, unknown>][]> => {
+    const { net } = await network(cloud, cloud.demo, '10.9.1.0/24');
+    const port = await create(cloud.demo, `${cloud.v2}/ports`, 'port', { network_id: net.id });
+    return [
+      ['networks', 'network', { name: unique('n'), tags }],
+      ['subnets', 'subnet', { network_id: net.id, cidr: '10.9.2.0/24', ip_version: 4, tags }],
+      ['routers', 'router', { name: unique('r'), tags }],
+      ['security-groups', 'security_group', { name: unique('sg'), tags }],
+      ['floatingips', 'floatingip', { floating_network_id: cloud.publicNetwork, tags }],
+      ['trunks', 'trunk', { port_id: port.id, tags }],
+    ];
+  };
+
+  it('are refused by Zed, except a port\'s, which it takes and drops', async () => {
+    const aliases = (await call(cloud.demo, 'GET', `${cloud.v2}/extensions`)).body.extensions.map((extension: { alias: string }) => extension.alias);
+    expect(aliases).not.toContain('tag-creation');
+    const { net } = await network(cloud, cloud.demo, '10.9.4.0/24');
+    const port = await call(cloud.demo, 'POST', `${cloud.v2}/ports`, { port: { network_id: net.id, tags: ['a'] } });
+    expect(port.status).toBe(201);
+    expect(port.body.port.tags).toEqual([]);
+    for (const [path, member, body] of await creates(cloud, ['a'])()) {
+      expectFault(await call(cloud.demo, 'POST', `${cloud.v2}/${path}`, { [member]: body }), 400, 'HTTPBadRequest', "Attribute 'tags' not allowed in POST");
+    }
+  });
+
+  it('are taken by a Neutron with tag-creation, checked as a port\'s are', async () => {
+    const modern = await startCloud(neutronWith({ tagCreation: true }));
+    try {
+      expect((await call(modern.demo, 'GET', `${modern.v2}/extensions/tag-creation`)).status).toBe(200);
+      const { net } = await network(modern, modern.demo, '10.9.5.0/24');
+      const port: [string, string, Record<string, unknown>] = ['ports', 'port', { network_id: net.id, tags: ['cluster-a', 'k8s'] }];
+      for (const [path, member, body] of [...(await creates(modern, ['cluster-a', 'k8s'])()), port]) {
+        const created = await call(modern.demo, 'POST', `${modern.v2}/${path}`, { [member]: body });
+        expect(created.status, path).toBe(201);
+        expect(created.body[member].tags.sort()).toEqual(['cluster-a', 'k8s']);
+        const found = (await call(modern.demo, 'GET', `${modern.v2}/${path}?tags=cluster-a,k8s`)).body;
+        expect(Object.values(found)[0], path).toHaveLength(1);
+      }
+      // Checked as any attribute of a create is, the same way as a port's tags.
+      const duplicatePort = await call(modern.demo, 'POST', `${modern.v2}/ports`, { port: { network_id: net.id, tags: ['a', 'a'] } });
+      const duplicateNetwork = await call(modern.demo, 'POST', `${modern.v2}/networks`, { network: { name: unique('n'), tags: ['a', 'a'] } });
+      expectFault(duplicateNetwork, 400, 'HTTPBadRequest', duplicatePort.body.NeutronError.message);
+      expect(duplicatePort.body.NeutronError.message).toMatch(/Duplicate items in the list: 'a'/);
+    } finally {
+      await modern.sim.close();
+    }
   });
 });
 
