@@ -46,6 +46,11 @@ interface MachineContext {
   deps: ReconcilerDeps;
   /** Control plane placements of one cluster are chosen one after the other. */
   placements: OneAtATime;
+  /**
+   * The whole cluster is going (its Cluster or its OpenStackCluster is being deleted): its load
+   * balancers go with it, and their cascade delete takes the machines' members.
+   */
+  clusterTearingDown: boolean;
 }
 
 /** How soon to look again when no event is expected to bring the machine back (the cluster or server events usually come first). */
@@ -76,6 +81,7 @@ export function openStackMachineReconciler(deps: ReconcilerDeps): Reconcile {
       owner: await ownerMachine(deps.source, object),
       deps,
       placements,
+      clusterTearingDown: (gate.open && gate.cluster.deleting) || (openStackCluster !== undefined && metaOf(openStackCluster).deletionTimestamp !== undefined),
     };
     let error: unknown;
     try {
@@ -387,7 +393,11 @@ function poolMembers(clusterObject: { namespace: string; name: string }, cluster
  * cluster's pools for the machine's role, recorded or not, once the machine
  * had an address to want one with (and until its server goes, which follows
  * the members): a batch sent by another machine may have made it before this
- * one recorded it. True once all are gone.
+ * one recorded it. True once all are gone. When the whole cluster is going,
+ * none is removed here: each removal is an Octavia transition of its own,
+ * machines removing theirs at once mostly meet a load balancer busy with
+ * another's (a 409 and a retry), and the load balancers' cascade delete,
+ * once the machines are gone, takes every member in one.
  */
 async function removeMembers(context: MachineContext): Promise<boolean> {
   const { pass, deps, machine, openStackCluster } = context;
@@ -399,7 +409,8 @@ async function removeMembers(context: MachineContext): Promise<boolean> {
   const lookUnrecorded = server !== undefined && metaOf(server).deletionTimestamp === undefined && internalAddress(pass.status) !== undefined;
   const clusterObject = openStackCluster && { namespace: machine.namespace, name: metaOf(openStackCluster).name };
   const slots = clusterObject ? ['', 'ingress/'].flatMap((slotPrefix) => poolMembers(clusterObject, clusterOwned, slotPrefix, machine.name)) : [];
-  const toRemove = slots.filter((slot) => recorded[slot.role] !== undefined || (lookUnrecorded && slot.prefix === prefix));
+  const toRemove = context.clusterTearingDown ? [] : slots.filter((slot) => recorded[slot.role] !== undefined || (lookUnrecorded && slot.prefix === prefix));
+  if (context.clusterTearingDown) for (const { poolId, name } of slots) await deps.memberBatches.forget(poolId, name);
   if (toRemove.length > 0) {
     const identityRef = context.spec.identityRef ?? (openStackCluster?.spec as JsonObject | undefined)?.identityRef;
     const cloud = await deps.clouds.connect(machine.namespace, identityRef);
@@ -410,8 +421,8 @@ async function removeMembers(context: MachineContext): Promise<boolean> {
       if (recorded[role] !== undefined) await pass.record((status) => setOwned(status, role, undefined));
     }
   }
-  // A recorded member whose pool is gone went with it: only the record is left.
-  for (const role of Object.keys(recorded).filter((candidate) => /^(ingress\/)?member\//.test(candidate) && !slots.some((slot) => slot.role === candidate))) {
+  // A recorded member whose pool is gone went with it, one left to the cascade delete goes with it: only the record is left.
+  for (const role of Object.keys(recorded).filter((candidate) => /^(ingress\/)?member\//.test(candidate) && (context.clusterTearingDown || !slots.some((slot) => slot.role === candidate)))) {
     await pass.record((status) => setOwned(status, role, undefined));
   }
   return true;

@@ -23,7 +23,7 @@ const metadata = z.object({
   annotations: stringMap.optional(),
 });
 
-const ownedMetadata = metadata.extend({ uid: z.string().min(1) });
+const ownedMetadata = metadata.extend({ uid: z.string().min(1), deletionTimestamp: z.string().optional() });
 
 // No stringData: both API servers fold it into data on write.
 const secretSchema = z.object({ metadata, type: z.string().optional(), data: z.record(z.string(), z.base64()).optional() });
@@ -76,6 +76,7 @@ export function parseCluster(object: unknown, at: ObjectName): ClusterApiCluster
     ...at,
     uid: meta.uid,
     paused: spec.paused === true || pausedAnnotation in (meta.annotations ?? {}),
+    deleting: meta.deletionTimestamp !== undefined,
     labels: meta.labels ?? {},
     ...(spec.infrastructureRef && { infrastructureRef: kindAndName(spec.infrastructureRef) }),
     ...(host && port ? { controlPlaneEndpoint: { host, port } } : {}),

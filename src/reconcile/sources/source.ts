@@ -22,6 +22,8 @@ export interface ClusterApiCluster {
   uid: string;
   /** spec.paused, or the cluster.x-k8s.io/paused annotation on the Cluster. */
   paused: boolean;
+  /** It has a deletionTimestamp: Cluster API is tearing it down, machines first. */
+  deleting: boolean;
   labels: Record<string, string>;
   infrastructureRef?: { kind: string; name: string };
   /** Only when set, i.e. host non-empty and port non-zero, as Cluster API's IsValid. */

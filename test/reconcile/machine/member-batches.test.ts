@@ -2,7 +2,8 @@
  * Pool members go in batches: a machine that has the load balancer's turn sends the members other
  * machines want in that pool with its own, in one batch update (one change of the load balancer),
  * and they find theirs by name and owner tag. A machine deleted before it recorded the member a
- * batch made for it still leaves nothing behind.
+ * batch made for it still leaves nothing behind. Machines of a cluster being torn down leave their
+ * members to the load balancers' cascade delete.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceClients, loadCloud, OpenStackSession, type Member, type ServiceClients } from '../../../src/openstack/index.js';
@@ -133,5 +134,37 @@ describe('a worker deleted before it recorded the member another machine sent fo
     for (const [, poolId] of await ingressPools(steps)) {
       expect((await cloud.octavia.listMembers(poolId)).filter(namedFor(second))).toEqual([]);
     }
+  });
+});
+
+describe('workers of a cluster Cluster API is tearing down', () => {
+  const workers = ['demo-md-0-0', 'demo-md-0-1', 'demo-md-0-2'];
+  const context = clusterWith(workers);
+
+  it('go without removing their members one by one; the load balancer takes them with it', async () => {
+    const { steps, cloud } = context;
+    await joinAll(steps, workers);
+    const pools = await ingressPools(steps);
+    // Cluster API deletes the Cluster first and holds it (its finalizer) until the machines are gone.
+    await steps.kubectl(['patch', 'clusters.cluster.x-k8s.io', 'demo', '--type=merge', '-p', JSON.stringify({ metadata: { finalizers: ['test.capo.dev/hold'] } })]);
+    await steps.kubectl(['delete', 'clusters.cluster.x-k8s.io', 'demo', '--wait=false']);
+    const before = steps.requests.length;
+    for (const name of workers) await steps.kubectl(['delete', 'openstackmachine', name, '--wait=false']);
+    for (const name of workers) {
+      await steps.until(
+        [
+          ['machine', name],
+          ['server', name],
+        ],
+        (object) => object === undefined,
+        30_000,
+      );
+    }
+    expect(steps.requests.slice(before).filter((line) => /^load-balancer (DELETE|PUT) \/v2\/lbaas\/pools\//.test(line))).toEqual([]);
+    for (const [, poolId] of pools) expect(await cloud.octavia.listMembers(poolId)).toHaveLength(3);
+
+    await steps.kubectl(['delete', 'openstackcluster', 'demo', '--wait=false']);
+    await steps.until([['cluster', 'demo']], (object) => object === undefined, 60_000);
+    expect(await cloud.octavia.listLoadBalancers()).toEqual([]);
   });
 });

@@ -98,6 +98,7 @@ describe('KubernetesClusterApiSource reads', () => {
       name: 'c1',
       uid: (cluster.metadata as JsonObject).uid,
       paused: true,
+      deleting: false,
       labels: { team: 'a' },
       infrastructureRef: { kind: 'OpenStackCluster', name: 'c1' },
       controlPlaneEndpoint: { host: '10.0.0.10', port: 6443 },

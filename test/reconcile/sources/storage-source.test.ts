@@ -112,6 +112,7 @@ describe('StorageClusterApiSource reads', () => {
       name: 'c1',
       uid: (cluster.metadata as JsonObject).uid,
       paused: false,
+      deleting: false,
       labels: { team: 'a' },
       infrastructureRef: { kind: 'OpenStackCluster', name: 'c1' },
       controlPlaneEndpoint: { host: '10.0.0.10', port: 6443 },
