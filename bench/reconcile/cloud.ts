@@ -236,6 +236,13 @@ export async function prepareForScale(cloud: BenchCloud, clusters: number): Prom
   } finally {
     session.close();
   }
+  // Neutron makes a project's default security group on its first use; made now, it is part of what the cloud held before.
+  const demo = await OpenStackSession.create(loadCloud({ cloudsYaml: cloud.simulator.cloudsYaml(), cloudName: 'simulator' }));
+  try {
+    await createServiceClients(demo).neutron.listSecurityGroups();
+  } finally {
+    demo.close();
+  }
 }
 
 /** The cloud's resources by `<service> <kind>`. */

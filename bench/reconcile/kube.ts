@@ -44,6 +44,13 @@ export class ApiClient {
     this.base = new URL(url);
   }
 
+  /** Deletes every object of a kind in a namespace (one DELETE on the collection); anything but 200 is an error. */
+  async deleteAll(apiVersion: string, kind: string, namespace = 'default'): Promise<void> {
+    const path = this.collectionPath({ apiVersion, kind, metadata: { name: '', namespace } });
+    const { status, text } = await this.request('DELETE', path);
+    if (status !== 200) throw new Error(`deleting every ${kind}: HTTP ${status}: ${text.slice(0, 500)}`);
+  }
+
   /** POSTs the object to its collection; anything but 201 Created is an error. */
   async create(object: KubeObject): Promise<void> {
     const { status, text } = await this.request('POST', this.collectionPath(object), JSON.stringify(object));
@@ -120,6 +127,8 @@ export interface WatchedKind {
 export class ConditionTimeline {
   /** `${kind} ${namespace}/${name}` → condition type → when it first became True (performance.now()). */
   private readonly firstTrue = new Map<string, Map<string, number>>();
+  /** `${kind} ${namespace}/${name}` → when it was deleted from storage (its finalizers all removed). */
+  private readonly deleted = new Map<string, number>();
   private readonly watches: Watch[] = [];
   private readonly listeners = new Set<() => void>();
   /** Why the timeline stopped seeing changes; every wait fails with it. */
@@ -133,7 +142,7 @@ export class ConditionTimeline {
         storage.watch({
           prefix: kind.prefix,
           afterRevision: revision,
-          onEvent: (event) => timeline.observe(kind, event.key, event.value),
+          onEvent: (event) => timeline.observe(kind, event.key, event.value, event.type === 'DELETED'),
           onError: (error) => {
             timeline.broken = `the benchmark's watch on ${kind.prefix} ended: ${error.message}`;
             timeline.notify();
@@ -147,6 +156,11 @@ export class ConditionTimeline {
   /** When the object's condition first became True, or undefined. */
   trueAt(kind: string, namespace: string, name: string, type: string): number | undefined {
     return this.firstTrue.get(`${kind} ${namespace}/${name}`)?.get(type);
+  }
+
+  /** When the object was deleted, or undefined while it exists. */
+  deletedAt(kind: string, namespace: string, name: string): number | undefined {
+    return this.deleted.get(`${kind} ${namespace}/${name}`);
   }
 
   /** Every (object, condition) first-True time of one kind. */
@@ -184,9 +198,14 @@ export class ConditionTimeline {
     this.listeners.clear();
   }
 
-  private observe(kind: WatchedKind, key: string, value: JsonObject): void {
+  private observe(kind: WatchedKind, key: string, value: JsonObject, deleted: boolean): void {
     const at = performance.now();
     const name = key.slice(kind.prefix.length);
+    if (deleted) {
+      this.deleted.set(`${kind.kind} ${name}`, at);
+      this.notify();
+      return;
+    }
     const parsed = statusSchema.safeParse(value);
     const conditions = parsed.success ? (parsed.data.status?.conditions ?? []) : [];
     const object = `${kind.kind} ${name}`;

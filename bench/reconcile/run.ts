@@ -437,9 +437,52 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
     if (conflicts.length > 0) log(`409s by request: ${byRequest(conflicts)}`);
     log('\nReconcile passes until all Ready:');
     log(table([['controller result', 'passes'], ...passes.map(([key, count]) => [key, String(count)])]));
+    await deleteEverything(stack, clusters, [...clusterKeys, ...machineKeys], inventoryBefore, config.convergeTimeoutMs);
   } finally {
     await stack.stop();
   }
+}
+
+/**
+ * Deletes every cluster at once (the Machines, Clusters and their OpenStack objects, as `kubectl
+ * delete` of the manifests would), waits for the objects to be gone, then for the cloud to hold
+ * nothing more than before the clusters: whatever it still holds 30 s later is a leak.
+ */
+async function deleteEverything(stack: Stack, clusters: ClusterObjects[], keys: { kind: string; namespace: string; name: string }[], inventoryBefore: Map<string, number>, timeoutMs: number): Promise<void> {
+  const kinds = new Map<string, string>();
+  for (const object of [...clusters[0].cluster, ...clusters[0].controlPlane.flat(), ...clusters[0].workers.flat()]) {
+    if (object.kind !== 'Secret') kinds.set(object.kind, object.apiVersion);
+  }
+  const started = performance.now();
+  for (const [kind, apiVersion] of kinds) await stack.api.deleteAll(apiVersion, kind);
+  // The ORC Images the clusters shared go too (their Glance images with them), once no server is left to boot from them.
+  const images = clusters[0].shared.filter((object) => object.kind === 'Image');
+  const deletedAt = () => keys.map((key) => stack.timeline.deletedAt(key.kind, key.namespace, key.name));
+  await stack.timeline.waitUntil(
+    () => deletedAt().every((at) => at !== undefined),
+    timeoutMs,
+    () => `${deletedAt().filter((at) => at === undefined).length} of ${keys.length} objects not deleted`,
+  );
+  const gone = Math.max(...(deletedAt() as number[]));
+  for (const image of images) await stack.api.deleteAll(image.apiVersion, image.kind);
+  let left = inventoryDelta(inventoryBefore, inventory(stack.cloud));
+  for (const deadline = performance.now() + 30_000; left.length > 0 && performance.now() < deadline; left = inventoryDelta(inventoryBefore, inventory(stack.cloud))) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const calls = stack.calls.between(started, performance.now());
+  log('\nDelete, every cluster at once:');
+  log(
+    table([
+      ['figure', 'value'],
+      ['all objects gone after', `${seconds(gone - started)} s`],
+      ['OpenStack calls (attempts)', `${calls.length} (${fixed(calls.length / clusters.length)} per cluster with its machines)`],
+      ['429s / 409s', `${calls.filter((call) => call.outcome === '429').length} / ${calls.filter((call) => call.outcome === '409').length}`],
+      ['left in the cloud (30 s after)', left.length === 0 ? 'nothing' : left.map(([kind, count]) => `${kind} ${count}`).join(', ')],
+    ]),
+  );
+  log(countTable(['request', 'total', 'per cluster with its machines'], [{ calls, per: 1 }, { calls, per: clusters.length }], byServiceMethod));
+  const conflicts = calls.filter((call) => call.outcome === '409');
+  if (conflicts.length > 0) log(`409s by request: ${countBy(conflicts, byRequestShape).map(([request, count]) => `${request}: ${count}`).join(', ')}`);
 }
 
 // ---- main ----------------------------------------------------------------------------
