@@ -186,32 +186,41 @@ const blockersShown = 5;
  * name: a create whose response was lost, or whose ID failed to reach
  * status, is found only by the tag, and would leak otherwise. Untagged
  * resources are never touched. Transient errors are thrown for backoff.
+ * One at a time, the recorded one first: while it is still going (a
+ * server, a load balancer), the pass ends without listing the copies,
+ * which a later pass finds once it is gone.
  */
 export async function remove<Desired extends { name: string }, Resource extends { id: string }>(
   actuator: ResourceActuator<Desired, Resource>,
   input: RemoveInput,
 ): Promise<Removal> {
-  const targets = new Map<string, Resource>();
   if (input.recordedId !== undefined) {
     const recorded = await actuator.getById(input.recordedId);
-    if (recorded !== undefined) targets.set(recorded.id, recorded);
+    const held = recorded && (await removeOne(actuator, recorded));
+    if (held) return held;
   }
-  for (const copy of await actuator.findAdoptable(input.name, input.owner)) targets.set(copy.id, copy);
-
-  for (const resource of targets.values()) {
-    let progress: Progress;
-    try {
-      progress = await actuator.delete(resource);
-    } catch (error) {
-      if (isNotFound(error)) continue;
-      if (error instanceof OpenStackError && classify(error) === 'blocked') {
-        return { blockedBy: await blockedMessage(actuator, resource, error), requeueAfterMs: blockedRequeueMs };
-      }
-      throw error;
-    }
-    if (!('done' in progress)) return progress;
+  for (const copy of await actuator.findAdoptable(input.name, input.owner)) {
+    // The recorded one is the GET's to judge: a list may still show what its DELETE just ended.
+    if (copy.id === input.recordedId) continue;
+    const held = await removeOne(actuator, copy);
+    if (held) return held;
   }
   return { deleted: true };
+}
+
+/** Deletes one resource: undefined once it is gone, else what holds its removal (a wait, or who blocks it). */
+async function removeOne<Desired extends { name: string }, Resource extends { id: string }>(actuator: ResourceActuator<Desired, Resource>, resource: Resource): Promise<Removal | undefined> {
+  let progress: Progress;
+  try {
+    progress = await actuator.delete(resource);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    if (error instanceof OpenStackError && classify(error) === 'blocked') {
+      return { blockedBy: await blockedMessage(actuator, resource, error), requeueAfterMs: blockedRequeueMs };
+    }
+    throw error;
+  }
+  return 'done' in progress ? undefined : progress;
 }
 
 async function blockedMessage<Desired extends { name: string }, Resource extends { id: string }>(

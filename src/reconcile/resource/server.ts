@@ -82,7 +82,8 @@ export function serverActuator(nova: NovaClient): ResourceActuator<ServerDesired
     async delete(server) {
       // A second DELETE would be accepted but does nothing new; the first is still running.
       if (server['OS-EXT-STS:task_state'] !== 'deleting' && server.status !== 'DELETED') await nova.deleteServer(server.id);
-      return { waitingFor: `server ${server.id} to be deleted`, requeueAfterMs: deleteRequeueMs };
+      // Timed, so that the schedule learns how long a delete takes here and looks once near its end.
+      return { waitingFor: `server ${server.id} to be deleted`, requeueAfterMs: deleteRequeueMs, transition: { kind: 'server deletion', id: server.id } };
     },
     describe: (server) => ({
       id: server.id,

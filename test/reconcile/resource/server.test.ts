@@ -189,7 +189,7 @@ describe('remove a server', () => {
     bench.forget();
 
     const outcomes = await bench.removeAll(servers(), desired.name, owner, server.id);
-    expect(outcomes[0]).toEqual({ waitingFor: `server ${server.id} to be deleted`, requeueAfterMs: 5_000 });
+    expect(outcomes[0]).toEqual({ waitingFor: `server ${server.id} to be deleted`, requeueAfterMs: 5_000, transition: { kind: 'server deletion', id: server.id } });
     expect(outcomes.at(-1)).toEqual({ deleted: true });
     // Passes that find the deletion still running do not send it again.
     expect(bench.requests(`DELETE /servers/${server.id}`)).toHaveLength(1);
