@@ -35,8 +35,13 @@ export interface ServerDesired {
   schedulerHints?: Record<string, string | number | boolean>;
 }
 
-/** CAPO requeues every 10 s while a server builds. */
-const buildRequeueMs = 10_000;
+/**
+ * The longest a boot whose length this process has not learned yet goes unlooked at (CAPO
+ * requeues every 10 s). A boot takes from seconds to minutes, so a late look costs the machine's
+ * Ready up to this much, while a look is one GET: 5 s keeps a first boot's lateness to a tenth of
+ * a public cloud's minute for about six more reads, a few percent of CAPO's calls per machine.
+ */
+const buildRequeueMs = 5_000;
 /** Nova deletes a server within seconds once its compute host acts. */
 const deleteRequeueMs = 5_000;
 
