@@ -276,61 +276,69 @@ async function resolve(context: ServerContext): Promise<Resolved> {
   const { pass, spec, cloud } = context;
   const current = resolvedOf(pass.status);
   if (current.imageID && current.flavorID && current.ports && (current.serverGroupID || !spec.serverGroup)) return current;
-  const { nova, neutron } = cloud.clients;
-  const imageID = current.imageID ?? (await resolveImageId(cloud, spec.image, imageRefResolver(context.deps.readOrcImage, pass.meta.namespace)));
-  const flavorID =
-    current.flavorID ?? (await resolveFlavorId(cloud, spec));
-  let serverGroupID = current.serverGroupID;
-  if (!serverGroupID && spec.serverGroup) {
-    if (spec.serverGroup.id) serverGroupID = spec.serverGroup.id;
-    else {
-      const groups = (await nova.listServerGroups()).filter((group) => group.name === spec.serverGroup!.filter?.name);
-      if (groups.length !== 1) throw new TerminalError(`serverGroup filter matches ${groups.length} server groups; it must match exactly one`);
-      serverGroupID = groups[0].id;
-    }
-  }
-  const projectId = (await cloud.session.authenticate()).projectId;
-  const ports =
-    current.ports ??
-    (await Promise.all(
-      spec.ports.map(async (port, index): Promise<ResolvedPort> => {
-        if (!port.network) throw new TerminalError(`spec.ports[${index}] has no network`);
-        const network = await resolveNetwork(neutron, port.network as NeutronParam, `spec.ports[${index}].network`);
-        const fixedIPs = await Promise.all(
-          (port.fixedIPs ?? []).map(async (fixed, fixedIndex) => ({
-            ...(fixed.subnet ? { subnet: (await resolveSubnet(neutron, fixed.subnet as NeutronParam<SubnetFilter>, `spec.ports[${index}].fixedIPs[${fixedIndex}].subnet`, network.id)).id } : {}),
-            ...(fixed.ipAddress ? { ipAddress: fixed.ipAddress } : {}),
-          })),
-        );
-        const groupParams = [...(port.securityGroups ?? []), ...(spec.securityGroups ?? [])] as NeutronParam[];
-        const groups = [...new Set((await Promise.all(groupParams.map((param, groupIndex) => resolveSecurityGroups(neutron, param, `security group ${groupIndex} of spec.ports[${index}]`, projectId)))).flat())];
-        const tags = [...new Set([...(spec.tags ?? []), ...(port.tags ?? [])])];
-        const portSecurity = port.enablePortSecurity ?? network.port_security_enabled;
-        return strip({
-          name: portName(pass.meta.name, index, port.nameSuffix),
-          description: port.description,
-          networkID: network.id,
-          tags: tags.length > 0 ? tags : undefined,
-          trunk: port.trunk ?? spec.trunk ?? false,
-          fixedIPs: fixedIPs.length > 0 ? fixedIPs : undefined,
-          securityGroups: portSecurity === false ? undefined : groups,
-          adminStateUp: port.adminStateUp,
-          macAddress: port.macAddress,
-          allowedAddressPairs: port.allowedAddressPairs,
-          hostID: port.hostID,
-          vnicType: port.vnicType,
-          profile: port.profile,
-          enablePortSecurity: port.enablePortSecurity,
-          propagateUplinkStatus: port.propagateUplinkStatus,
-          valueSpecs: port.valueSpecs,
-        });
-      }),
-    ));
+  // The references are resolved at once, not one after another: a first boot's setup is one call's time, not three.
+  const image = current.imageID ?? resolveImageId(cloud, spec.image, imageRefResolver(context.deps.readOrcImage, pass.meta.namespace));
+  const flavor = current.flavorID ?? resolveFlavorId(cloud, spec);
+  const serverGroup = current.serverGroupID ?? resolveServerGroupId(context);
+  const resolvedPorts = current.ports ?? resolvePorts(context);
+  await settleAll<unknown>([image, flavor, serverGroup, resolvedPorts]);
+  const [imageID, flavorID, serverGroupID, ports] = [await image, await flavor, await serverGroup, await resolvedPorts];
   const next: Resolved = strip({ imageID, flavorID, serverGroupID, ports });
   await pass.record((status) => {
     status.resolved = next as unknown as JsonObject;
   });
   return next;
+}
+
+/** The server group's ID: as given, else the one group the filter names; undefined without one. */
+async function resolveServerGroupId(context: ServerContext): Promise<string | undefined> {
+  const { spec, cloud } = context;
+  if (!spec.serverGroup) return undefined;
+  if (spec.serverGroup.id) return spec.serverGroup.id;
+  const groups = (await cloud.clients.nova.listServerGroups()).filter((group) => group.name === spec.serverGroup!.filter?.name);
+  if (groups.length !== 1) throw new TerminalError(`serverGroup filter matches ${groups.length} server groups; it must match exactly one`);
+  return groups[0].id;
+}
+
+/** Each port of the spec with its network, subnets and security groups resolved to IDs. */
+async function resolvePorts(context: ServerContext): Promise<ResolvedPort[]> {
+  const { pass, spec, cloud } = context;
+  const { neutron } = cloud.clients;
+  const projectId = (await cloud.session.authenticate()).projectId;
+  return Promise.all(
+    spec.ports.map(async (port, index): Promise<ResolvedPort> => {
+      if (!port.network) throw new TerminalError(`spec.ports[${index}] has no network`);
+      const network = await resolveNetwork(neutron, port.network as NeutronParam, `spec.ports[${index}].network`);
+      const fixedIPs = await Promise.all(
+        (port.fixedIPs ?? []).map(async (fixed, fixedIndex) => ({
+          ...(fixed.subnet ? { subnet: (await resolveSubnet(neutron, fixed.subnet as NeutronParam<SubnetFilter>, `spec.ports[${index}].fixedIPs[${fixedIndex}].subnet`, network.id)).id } : {}),
+          ...(fixed.ipAddress ? { ipAddress: fixed.ipAddress } : {}),
+        })),
+      );
+      const groupParams = [...(port.securityGroups ?? []), ...(spec.securityGroups ?? [])] as NeutronParam[];
+      const groups = [...new Set((await Promise.all(groupParams.map((param, groupIndex) => resolveSecurityGroups(neutron, param, `security group ${groupIndex} of spec.ports[${index}]`, projectId)))).flat())];
+      const tags = [...new Set([...(spec.tags ?? []), ...(port.tags ?? [])])];
+      const portSecurity = port.enablePortSecurity ?? network.port_security_enabled;
+      return strip({
+        name: portName(pass.meta.name, index, port.nameSuffix),
+        description: port.description,
+        networkID: network.id,
+        tags: tags.length > 0 ? tags : undefined,
+        trunk: port.trunk ?? spec.trunk ?? false,
+        fixedIPs: fixedIPs.length > 0 ? fixedIPs : undefined,
+        securityGroups: portSecurity === false ? undefined : groups,
+        adminStateUp: port.adminStateUp,
+        macAddress: port.macAddress,
+        allowedAddressPairs: port.allowedAddressPairs,
+        hostID: port.hostID,
+        vnicType: port.vnicType,
+        profile: port.profile,
+        enablePortSecurity: port.enablePortSecurity,
+        propagateUplinkStatus: port.propagateUplinkStatus,
+        valueSpecs: port.valueSpecs,
+      });
+    }),
+  );
 }
 
 /** Base64 user data from the Secret's `value` key; 'missing' (and a wait) while the Secret is not there yet. */

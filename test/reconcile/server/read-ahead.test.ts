@@ -1,6 +1,7 @@
 /**
  * A server being built is looked at while its ports are read again, not after: the server's step
- * waits for its ports' step, but its read does not.
+ * waits for its ports' step, but its read does not. And a new server's references (its image, its
+ * flavor, its ports' networks) are resolved at once, not one after another.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultServices, type ServedRequest } from '../../../src/openstack/simulator/host.js';
@@ -26,6 +27,34 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await steps?.stop();
+});
+
+describe('a new OpenStackServer', () => {
+  // First in the file: the image and flavor lookups are remembered per cloud for minutes.
+  it('resolves its image, flavor and network at once', async () => {
+    const networkId = (((await steps.get('cluster', 'demo'))?.status ?? {}) as { network?: { id: string } }).network?.id;
+    // Lookups slow enough that one after the other could not overlap.
+    steps.cloud.faults.add({ service: 'image', method: 'GET', path: '^/v2/images', latencyMs: 200 });
+    steps.cloud.faults.add({ service: 'compute', method: 'GET', path: '^/v2.1/flavors', latencyMs: 200 });
+    steps.cloud.faults.add({ service: 'network', method: 'GET', path: '^/v2.0/networks/', latencyMs: 200 });
+    const from = served.length;
+    await steps.applyObjects([
+      {
+        apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
+        kind: 'OpenStackServer',
+        metadata: { name: 'api', namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': 'demo' } },
+        spec: { flavor: 'm1.medium', image: { filter: { name: 'ubuntu-22.04' } }, sshKeyName: '', identityRef: { name: 'demo-cloud-config', cloudName: 'openstack' }, ports: [{ network: { id: networkId } }] },
+      },
+    ]);
+    await steps.until([['server', 'api']], (object) => ((object?.status as JsonObject | undefined)?.resolved as JsonObject | undefined)?.imageID !== undefined);
+
+    const reads = served.slice(from);
+    const first = (service: string, pattern: RegExp) => reads.find((request) => request.service === service && request.method === 'GET' && pattern.test(request.path))!;
+    const lookups = [first('image', /^\/v2\/images/), first('compute', /^\/v2\.1\/flavors/), first('network', /^\/v2\.0\/networks\//)];
+    expect(lookups.every(Boolean)).toBe(true);
+    // Every pair of lookups was in the cloud at the same moment.
+    for (const a of lookups) for (const b of lookups) expect(a.startMs < b.endMs && b.startMs < a.endMs).toBe(true);
+  });
 });
 
 describe('an OpenStackServer being built', () => {
