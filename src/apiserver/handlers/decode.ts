@@ -10,7 +10,7 @@ import type { JsonObject } from '../../storage/interface.js';
 import { errors } from '../errors.js';
 import type { KindDefinition, KindVersion } from '../registry/kind.js';
 import { groupVersionOf } from '../registry/registry.js';
-import { applyDefaults } from '../schema/defaults.js';
+import { applyDefaultsInPlace } from '../schema/defaults.js';
 import { pruneUnknownFields } from '../schema/prune.js';
 import { structuralSchemaOf } from '../schema/structural.js';
 import { isJsonObject } from '../../storage/json.js';
@@ -61,7 +61,8 @@ export function decodeObject(
     }
     if (fieldValidation === 'Warn') warnings.push(...unknownFields.map((f) => `unknown field "${f}"`));
   }
-  return { object: defaults ? applyDefaults(object, schema) : object, warnings };
+  // The pruned object is pruneUnknownFields' own copy: defaulted where it is, not copied again.
+  return { object: defaults ? applyDefaultsInPlace(object, schema) : object, warnings };
 }
 
 /** kube quotes at most this much of a body in its "Kind is missing" message. */

@@ -14,6 +14,12 @@ export function applyDefaults(object: JsonObject, schema: StructuralSchema): Jso
   return defaulted;
 }
 
+/** Defaults the object itself: for a copy the caller made and owns (a decoded body), saving a second copy. */
+export function applyDefaultsInPlace(object: JsonObject, schema: StructuralSchema): JsonObject {
+  fill(object, schema);
+  return object;
+}
+
 function fill(value: unknown, schema: StructuralSchema | undefined): void {
   if (!schema) return;
   if (Array.isArray(value)) {
