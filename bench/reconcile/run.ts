@@ -201,7 +201,7 @@ const clusterName = (objects: ClusterObjects) => {
 async function readyTimes(stack: Stack, objects: { kind: string; namespace: string; name: string }[], timeoutMs: number): Promise<number[]> {
   const readyAt = () => objects.map((object) => stack.timeline.trueAt(object.kind, object.namespace, object.name, 'Ready'));
   await stack.timeline.waitUntil(
-    () => readyAt().every((at) => at !== undefined),
+    allOf(objects, (object) => stack.timeline.trueAt(object.kind, object.namespace, object.name, 'Ready') !== undefined),
     timeoutMs,
     () => {
       const waiting = objects.filter((_, index) => readyAt()[index] === undefined);
@@ -209,6 +209,20 @@ async function readyTimes(stack: Stack, objects: { kind: string; namespace: stri
     },
   );
   return readyAt() as number[];
+}
+
+/**
+ * A check for waitUntil that every item holds (once held, for good): it runs on every storage event
+ * of the run, so it looks only at the items not seen to hold yet, and stops at the first that does
+ * not. Checking all 1,100 objects of the scale run on each event took a tenth of the process's CPU,
+ * which the figures would have counted against the server.
+ */
+function allOf<T>(items: readonly T[], holds: (item: T) => boolean): () => boolean {
+  let next = 0;
+  return () => {
+    while (next < items.length && holds(items[next])) next++;
+    return next === items.length;
+  };
 }
 
 /** Resources in the cloud by service and type, seed data included. */
@@ -459,7 +473,7 @@ async function deleteEverything(stack: Stack, clusters: ClusterObjects[], keys: 
   const images = clusters[0].shared.filter((object) => object.kind === 'Image');
   const deletedAt = () => keys.map((key) => stack.timeline.deletedAt(key.kind, key.namespace, key.name));
   await stack.timeline.waitUntil(
-    () => deletedAt().every((at) => at !== undefined),
+    allOf(keys, (key) => stack.timeline.deletedAt(key.kind, key.namespace, key.name) !== undefined),
     timeoutMs,
     () => `${deletedAt().filter((at) => at === undefined).length} of ${keys.length} objects not deleted`,
   );
