@@ -9,9 +9,7 @@ import type { StructuralSchema } from './structural-schema.js';
 
 /** A defaulted copy of the object; the input is left alone. */
 export function applyDefaults(object: JsonObject, schema: StructuralSchema): JsonObject {
-  const defaulted = structuredClone(object);
-  fill(defaulted, schema);
-  return defaulted;
+  return applyDefaultsInPlace(structuredClone(object), schema);
 }
 
 /** Defaults the object itself: for a copy the caller made and owns (a decoded body), saving a second copy. */

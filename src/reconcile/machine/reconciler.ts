@@ -403,14 +403,18 @@ async function removeMembers(context: MachineContext): Promise<boolean> {
   const { pass, deps, machine, openStackCluster } = context;
   const recorded = ownedResources(pass.status);
   const clusterOwned = ownedResources((openStackCluster?.status as JsonObject | undefined) ?? {});
-  const prefix = memberPrefix(context);
-  const server = await deps.servers.get(machine);
-  // Once the server goes, an earlier pass has looked for every member already.
-  const lookUnrecorded = server !== undefined && metaOf(server).deletionTimestamp === undefined && internalAddress(pass.status) !== undefined;
   const clusterObject = openStackCluster && { namespace: machine.namespace, name: metaOf(openStackCluster).name };
   const slots = clusterObject ? ['', 'ingress/'].flatMap((slotPrefix) => poolMembers(clusterObject, clusterOwned, slotPrefix, machine.name)) : [];
-  const toRemove = context.clusterTearingDown ? [] : slots.filter((slot) => recorded[slot.role] !== undefined || (lookUnrecorded && slot.prefix === prefix));
-  if (context.clusterTearingDown) for (const { poolId, name } of slots) await deps.memberBatches.forget(poolId, name);
+  let toRemove: PoolMember[] = [];
+  if (context.clusterTearingDown) {
+    for (const { poolId, name } of slots) await deps.memberBatches.forget(poolId, name);
+  } else {
+    const server = await deps.servers.get(machine);
+    // Once the server goes, an earlier pass has looked for every member already.
+    const lookUnrecorded = server !== undefined && metaOf(server).deletionTimestamp === undefined && internalAddress(pass.status) !== undefined;
+    const prefix = memberPrefix(context);
+    toRemove = slots.filter((slot) => recorded[slot.role] !== undefined || (lookUnrecorded && slot.prefix === prefix));
+  }
   if (toRemove.length > 0) {
     const identityRef = context.spec.identityRef ?? (openStackCluster?.spec as JsonObject | undefined)?.identityRef;
     const cloud = await deps.clouds.connect(machine.namespace, identityRef);

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { badRequest, invalidInput, type NeutronError, pyList, pyStr } from './errors.js';
 import { parseAddress, parseCidr } from './ip.js';
+import type { NeutronOptions } from './store.js';
 
 /** A value a validator rejects: `reason` goes into "Invalid input for <attr>. Reason: <reason>."; `error` replaces the whole answer. */
 export class Invalid extends Error {
@@ -200,8 +201,8 @@ export const tags = field((v) => uniqueStrings(v, 255));
  * `tag-creation` extension (Neutron 2024.1 on) makes them; without it a
  * create carrying tags is refused ("Attribute 'tags' not allowed in POST").
  */
-export function withCreationTags<S extends Spec>(spec: S, enabled: boolean): S {
-  return enabled ? { ...spec, tags: attr(tags, true, false) } : spec;
+export function withCreationTags<S extends Spec>(spec: S, options: NeutronOptions): S {
+  return options.tagCreation ? { ...spec, tags: attr(tags, true, false) } : spec;
 }
 
 /** The tags a parsed create carries (none where the spec does not take them). */

@@ -119,7 +119,7 @@ function apply(f: FloatingIp, a: Association): void {
 }
 
 export function createFloatingIp(s: Store, caller: Caller, body: unknown): FloatingIp {
-  const v = parseBody(withCreationTags(floatingIpSpec, s.options.tagCreation === true), 'floatingip', body, 'POST');
+  const v = parseBody(withCreationTags(floatingIpSpec, s.options), 'floatingip', body, 'POST');
   const projectId = ownerOf(v, caller);
   enforce(caller, 'create_floatingip', true, v.floating_ip_address ? [{ attribute: 'floating_ip_address', allowed: false }] : []);
   s.checkQuota(projectId, 'floatingip');

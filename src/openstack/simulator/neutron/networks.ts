@@ -130,7 +130,7 @@ function segment(s: Store, v: NetworkInput): Pick<Network, 'networkType' | 'phys
 const maxMtu = (n: Pick<Network, 'networkType'>) => (n.networkType === 'vxlan' ? VXLAN_MTU : PHYSICAL_MTU);
 
 export function createNetwork(s: Store, caller: Caller, body: unknown): Network {
-  const v = parseBody(withCreationTags(networkSpec, s.options.tagCreation === true), 'network', body, 'POST');
+  const v = parseBody(withCreationTags(networkSpec, s.options), 'network', body, 'POST');
   const projectId = ownerOf(v, caller);
   enforce(caller, 'create_network', true, attributeChecks(v, false));
   s.checkQuota(projectId, 'network');

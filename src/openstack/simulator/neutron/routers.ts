@@ -139,7 +139,7 @@ function validateRoutes(s: Store, r: Router, wanted: HostRoute[]): void {
 }
 
 export function createRouter(s: Store, caller: Caller, body: unknown): Router {
-  const v = parseBody(withCreationTags(routerSpec, s.options.tagCreation === true), 'router', body, 'POST');
+  const v = parseBody(withCreationTags(routerSpec, s.options), 'router', body, 'POST');
   const projectId = ownerOf(v, caller);
   enforce(caller, 'create_router', true, gatewayChecks(v.external_gateway_info));
   s.checkQuota(projectId, 'router');

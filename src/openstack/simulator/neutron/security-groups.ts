@@ -212,7 +212,7 @@ export function listGroups(s: Store, caller: Caller, projectFilter: string | und
 }
 
 export function createGroup(s: Store, caller: Caller, body: unknown): SecurityGroup {
-  const v = parseBody(withCreationTags(groupSpec, s.options.tagCreation === true), 'security_group', body, 'POST');
+  const v = parseBody(withCreationTags(groupSpec, s.options), 'security_group', body, 'POST');
   const projectId = ownerOf(v, caller);
   s.checkQuota(projectId, 'security_group');
   ensureDefaultGroup(s, caller, projectId);

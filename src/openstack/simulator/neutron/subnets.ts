@@ -173,7 +173,7 @@ function validateCommon(
 }
 
 export function createSubnet(s: Store, caller: Caller, body: unknown): Subnet {
-  const v = parseBody(withCreationTags(subnetSpec, s.options.tagCreation === true), 'subnet', body, 'POST');
+  const v = parseBody(withCreationTags(subnetSpec, s.options), 'subnet', body, 'POST');
   const projectId = ownerOf(v, caller);
   const network = s.network(caller, v.network_id!);
   if (!caller.isAdmin && !network.shared && network.projectId !== projectId) throw httpNotFound();

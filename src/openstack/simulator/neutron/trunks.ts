@@ -99,7 +99,7 @@ function addSubPorts(t: Trunk, added: SubPort[]): void {
 }
 
 export function createTrunk(s: Store, caller: Caller, body: unknown): Trunk {
-  const v = parseBody(withCreationTags(trunkSpec, s.options.tagCreation === true), 'trunk', body, 'POST');
+  const v = parseBody(withCreationTags(trunkSpec, s.options), 'trunk', body, 'POST');
   const projectId = ownerOf(v, caller);
   checkPortFree(s, caller, v.port_id!, true);
   const sub = validateSubPorts(s, caller, v.port_id!, v.sub_ports ?? []);
