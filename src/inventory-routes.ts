@@ -30,7 +30,7 @@ export interface InventoryRoutesDeps {
 }
 
 /** Mounts the routes; the function it returns, called when the server closes, stops the inventory cache they read and the dashboard's sampling. */
-export function inventoryRoutes(deps: InventoryRoutesDeps): (app: express.Express) => () => void {
+export function inventoryRoutes(deps: InventoryRoutesDeps): (router: express.Router) => () => void {
   return (app) => {
     mountGraphql(app, deps);
     const admin = adminHandler({ ...deps, hooks: deps.admin });

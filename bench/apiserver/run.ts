@@ -18,6 +18,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import http2 from 'node:http2';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
@@ -54,7 +55,10 @@ interface Config {
   watchCache: boolean;
   /** Node's flags for this server: npm start's unless --node-flags says otherwise. */
   nodeFlags: string[];
+  watchProtocol: WatchProtocol;
 }
+
+type WatchProtocol = 'http1' | 'http2';
 
 const usage = `Usage: node dist/bench/apiserver/run.js [options]
   --quick            a small run (1000 objects, 50 watchers) to check the harness
@@ -67,6 +71,8 @@ const usage = `Usage: node dist/bench/apiserver/run.js [options]
   --no-watch-cache   run this server without its watch cache (kube-apiserver: --watch-cache=false)
   --node-flags='F'   run this server with these node flags instead of those npm start uses
                      (package.json), e.g. --node-flags='' for V8's defaults
+  --watch-protocol P  http2 (default: the watches as streams of shared connections, as client-go
+                     opens them) or http1 (a TLS connection per watch)
   --cpu-prof DIR     run the server under node --cpu-prof, writing the profile to DIR;
                      summarize it with: node dist/bench/apiserver/profile.js DIR
 `;
@@ -83,6 +89,7 @@ function parseConfig(): Config {
       'beside-kube': { type: 'boolean', default: false },
       'no-watch-cache': { type: 'boolean', default: false },
       'node-flags': { type: 'string' },
+      'watch-protocol': { type: 'string', default: 'http2' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -98,6 +105,8 @@ function parseConfig(): Config {
     return value;
   };
   const quick = values.quick ?? false;
+  const watchProtocol = values['watch-protocol'];
+  if (watchProtocol !== 'http1' && watchProtocol !== 'http2') throw new Error(`--watch-protocol must be http1 or http2, got "${watchProtocol}"`);
   const objects = integer(values.objects, quick ? 1_000 : 10_000, 'objects');
   return {
     objects,
@@ -114,6 +123,7 @@ function parseConfig(): Config {
     etcdServers: values['etcd-servers'],
     besideKube: values['beside-kube'] ?? false,
     watchCache: !values['no-watch-cache'],
+    watchProtocol,
     nodeFlags: values['node-flags'] !== undefined ? values['node-flags'].split(/\s+/).filter(Boolean) : startScriptFlags(),
   };
 }
@@ -409,6 +419,8 @@ interface WatchResult {
   unexpectedEvents: number;
   patchLatencies: Summary;
   openSeconds: number;
+  /** The connections the watchers used: one each over HTTP/1.1, as many as the server's stream limit needs over HTTP/2. */
+  connections: number;
   updateSpanSeconds: number;
   drainMs: number;
 }
@@ -425,51 +437,32 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
   let deliveries = 0;
   let unexpectedEvents = 0;
 
-  // Watches hold their connection for the whole phase, so they get their own unpooled agent.
-  const watchAgent = new https.Agent({ keepAlive: false, maxSockets: Infinity, ...client.credentials });
-  const requests: ReturnType<typeof https.request>[] = [];
-  const { host, port } = client;
+  const watches = await watchTransport(client, config.watchProtocol);
 
-  const openOne = (w: number) =>
-    new Promise<void>((resolve, reject) => {
-      const req = https.request(
-        { host, port, path: `${collectionPath}?watch=true&resourceVersion=${rv}`, agent: watchAgent, headers: { 'User-Agent': 'capo-bench/1' } },
-        (res: IncomingMessage) => {
-          if (res.statusCode !== 200) {
-            reject(new Error(`watch ${w}: status ${res.statusCode}`));
-            return;
-          }
-          res.setEncoding('utf8');
-          let buffered = '';
-          res.on('data', (chunk: string) => {
-            // One timestamp per chunk, taken before any parsing, is the arrival time of every event in it.
-            const arrived = performance.now();
-            buffered += chunk;
-            for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
-              const line = buffered.slice(0, newline);
-              buffered = buffered.slice(newline + 1);
-              // A regex over the line is far cheaper than JSON.parse, and client CPU competes with the server's on 2 cores.
-              const seq = line.startsWith('{"type":"MODIFIED"') ? /"benchseq":"(\d+)"/.exec(line)?.[1] : undefined;
-              const index = seq === undefined ? -1 : w * updates + Number(seq);
-              if (index < 0 || seen[index]) {
-                unexpectedEvents++;
-                continue;
-              }
-              seen[index] = 1;
-              delays[index] = arrived - sentAt[Number(seq)];
-              deliveries++;
-            }
-          });
-          res.on('error', () => undefined);
-          resolve();
-        },
-      );
-      req.on('error', (error) => {
-        if (!req.destroyed) reject(error);
-      });
-      req.end();
-      requests.push(req);
-    });
+  /** The events of watcher w as its stream delivers them. */
+  const receiver = (w: number) => {
+    let buffered = '';
+    return (chunk: string) => {
+      // One timestamp per chunk, taken before any parsing, is the arrival time of every event in it.
+      const arrived = performance.now();
+      buffered += chunk;
+      for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        // A regex over the line is far cheaper than JSON.parse, and client CPU competes with the server's on 2 cores.
+        const seq = line.startsWith('{"type":"MODIFIED"') ? /"benchseq":"(\d+)"/.exec(line)?.[1] : undefined;
+        const index = seq === undefined ? -1 : w * updates + Number(seq);
+        if (index < 0 || seen[index]) {
+          unexpectedEvents++;
+          continue;
+        }
+        seen[index] = 1;
+        delays[index] = arrived - sentAt[Number(seq)];
+        deliveries++;
+      }
+    };
+  };
+  const openOne = (w: number) => watches.open(`${collectionPath}?watch=true&resourceVersion=${rv}`, receiver(w));
 
   const openStarted = performance.now();
   await marked(phase('watch: open'), () => pool(watchers, 50, openOne));
@@ -512,8 +505,7 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
   const drainMs = performance.now() - lastSent;
   phaseMarks.push({ name: phase('watch: updates'), startUs: updatesStartUs, endUs: monotonicUs() });
 
-  for (const req of requests) req.destroy();
-  watchAgent.destroy();
+  const connections = watches.close();
   if (patchFailure) throw patchFailure;
 
   const delivered: number[] = [];
@@ -545,8 +537,91 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
     unexpectedEvents,
     patchLatencies: summarize(patchLatencies.subarray(warmupUpdates).filter(Number.isFinite)),
     openSeconds,
+    connections,
     updateSpanSeconds,
     drainMs,
+  };
+}
+
+interface WatchTransport {
+  /** Opens a watch; resolves once the server answered 200, then hands every chunk to `onChunk`. */
+  open(urlPath: string, onChunk: (chunk: string) => void): Promise<void>;
+  /** Ends every watch; answers how many connections they used. */
+  close(): number;
+}
+
+/**
+ * The watchers' connections. Over HTTP/2 they are streams, as many to a connection as the server's
+ * SETTINGS_MAX_CONCURRENT_STREAMS allows and a new connection past it, with client-go's flow-control
+ * windows (4 MiB a stream, 1 GiB a connection): how one process's informers reach an API server.
+ * Over HTTP/1.1 each watch holds a TLS connection of its own.
+ */
+async function watchTransport(client: Client, protocol: WatchProtocol): Promise<WatchTransport> {
+  const headers = { 'User-Agent': 'capo-bench/1' };
+  if (protocol === 'http1') {
+    const agent = new https.Agent({ keepAlive: false, maxSockets: Infinity, ...client.credentials });
+    const requests: ReturnType<typeof https.request>[] = [];
+    return {
+      open: (urlPath, onChunk) =>
+        new Promise((resolve, reject) => {
+          const req = https.request({ host: client.host, port: client.port, path: urlPath, agent, headers }, (res: IncomingMessage) => {
+            if (res.statusCode !== 200) return reject(new Error(`watch ${urlPath}: status ${res.statusCode}`));
+            res.setEncoding('utf8');
+            res.on('data', onChunk);
+            res.on('error', () => undefined);
+            resolve();
+          });
+          req.on('error', (error) => {
+            if (!req.destroyed) reject(error);
+          });
+          req.end();
+          requests.push(req);
+        }),
+      close() {
+        for (const req of requests) req.destroy();
+        agent.destroy();
+        return requests.length;
+      },
+    };
+  }
+  // The same server answers every connection with the same limit: the first one's is the one used.
+  const sessions: { session: http2.ClientHttp2Session; ready: Promise<number>; streams: number }[] = [];
+  const connect = () => {
+    const session = http2.connect(`https://${client.host}:${client.port}`, { ...client.credentials, settings: { initialWindowSize: 4 << 20 } });
+    session.on('error', () => undefined);
+    const ready = new Promise<number>((resolve, reject) => {
+      session.once('remoteSettings', (settings) => {
+        session.setLocalWindowSize(1 << 30);
+        resolve(settings.maxConcurrentStreams ?? 100);
+      });
+      session.once('error', reject);
+    });
+    const entry = { session, ready, streams: 0 };
+    sessions.push(entry);
+    return entry;
+  };
+  let current = connect();
+  const streamsPerConnection = await current.ready;
+  return {
+    async open(urlPath, onChunk) {
+      if (current.streams >= streamsPerConnection) current = connect();
+      current.streams++;
+      const { session } = current;
+      await new Promise<void>((resolve, reject) => {
+        const stream = session.request({ ':path': urlPath, ...headers });
+        stream.once('response', (received) => {
+          if (received[':status'] !== 200) return reject(new Error(`watch ${urlPath}: status ${received[':status']}`));
+          resolve();
+        });
+        stream.setEncoding('utf8');
+        stream.on('data', onChunk);
+        stream.on('error', reject);
+      });
+    },
+    close() {
+      for (const { session } of sessions) session.destroy();
+      return sessions.length;
+    },
   };
 }
 
@@ -735,6 +810,7 @@ function rows(config: Config): Row[] {
       cells: (f) => `${ms(f.watch.value.warmupDelays.p50)} / ${ms(f.watch.value.warmupDelays.p99)} ms`,
     },
     { figure: `  the later ${Math.floor(config.updates / 2)} updates alone p50 / p99`, cells: (f) => `${ms(f.watch.value.laterHalf.p50)} / ${ms(f.watch.value.laterHalf.p99)} ms` },
+    { figure: '  connections the watches used', cells: (f) => `${f.watch.value.connections} (${config.watchProtocol === 'http2' ? 'HTTP/2' : 'HTTP/1.1'})` },
     { figure: '  deliveries', cells: (f) => `${f.watch.value.deliveries} of ${f.watch.value.expected}${f.watch.value.unexpectedEvents ? `, ${f.watch.value.unexpectedEvents} unexpected` : ''}` },
     { figure: '  per update: last watcher p50 / p99', cells: (f) => `${ms(f.watch.value.lastDelivery.p50)} / ${ms(f.watch.value.lastDelivery.p99)} ms` },
     { figure: '  PATCH latency p50 / p99 (while fanning out)', cells: (f) => `${ms(f.watch.value.patchLatencies.p50)} / ${ms(f.watch.value.patchLatencies.p99)} ms` },

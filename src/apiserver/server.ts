@@ -3,11 +3,13 @@
  * metrics around the discovery, OpenAPI and resource handlers.
  */
 import { randomUUID } from 'node:crypto';
-import https from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import http2 from 'node:http2';
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import express from 'express';
 import type { Storage } from '../storage/interface.js';
 import { answerClientErrors } from './http/client-errors.js';
+import { http2App } from './http/http2-express.js';
 import { forbiddenMessage, type Authorizer, type RequestAttributes } from './auth/authorizer.js';
 import { acceptedCaPem, createRequestAuthenticator, type AuthenticationConfig, type RequestAuthenticator } from './auth/authenticator.js';
 import { anonymousUser, type UserInfo } from './auth/user.js';
@@ -48,7 +50,7 @@ export interface ApiServerOptions {
    * they authenticate and authorize with the server's own `auth`. A function
    * they return is called once the server has closed, to release what they hold.
    */
-  extraRoutes?: (app: express.Express, auth: { authenticate: RequestAuthenticator; authorizer: Authorizer }) => (() => void) | undefined;
+  extraRoutes?: (router: express.Router, auth: { authenticate: RequestAuthenticator; authorizer: Authorizer }) => (() => void) | undefined;
 }
 
 export interface RunningApiServer {
@@ -100,9 +102,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     namespaceLifecycle: options.namespaceLifecycle,
   });
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
+  // One router, served to each protocol by an express app of its own (see http2-express.ts).
+  const app = express.Router();
 
   for (const endpoint of ['livez', 'readyz', 'healthz'] as HealthEndpoint[]) {
     app.get([`/${endpoint}`, `/${endpoint}/:check`], async (request, response) => {
@@ -129,6 +130,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       (error: unknown): Authentication => ({ error }),
     );
     const user = authentication.user ?? anonymousUser;
+    // As kube-apiserver since CVE-2023-44487 (rapid reset): a caller we do not know may speak HTTP/2 but not keep its connection.
+    if (user === anonymousUser && request instanceof http2.Http2ServerRequest) {
+      const { session } = request.stream;
+      response.once('finish', () => session?.close());
+    }
     const parsed = parseRequestInfoSafely(request.method ?? 'GET', url);
     const info = 'error' in parsed ? { kind: 'nonResource' as const, verb: (request.method ?? 'GET').toLowerCase(), path: url.pathname } : parsed;
     // A server-sent event stream (the dashboard's) is long-running like a watch, and counts as one.
@@ -153,7 +159,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     // handler returns. 'close' comes only after the socket's write callback, a loop turn or more later, by
     // which time a client on another connection may already have sent its next request: counted twice, a
     // client using exactly its share would be refused. 'close' still frees what an aborted request held.
+    // HTTP/2's compatibility response has no 'prefinish'; its 'finish' is when the stream is handed the last frame.
     response.once('prefinish', release);
+    response.once('finish', release);
     response.once('close', () => {
       release();
       stopDeadline();
@@ -223,24 +231,41 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     throw errors.pathNotFound();
   }
 
-  const server = https.createServer(
+  const [forHttp1, forHttp2] = [express(), http2App()];
+  for (const protocolApp of [forHttp1, forHttp2]) {
+    protocolApp.disable('x-powered-by');
+    protocolApp.disable('etag');
+    protocolApp.use(app);
+  }
+  const server = http2.createSecureServer(
     {
       key: options.tls.key,
       cert: options.tls.cert,
       ca: acceptedCaPem(options.authentication.current()),
       requestCert: true,
       rejectUnauthorized: false,
+      allowHTTP1: true,
+      // kube-apiserver's limit since CVE-2023-44487, and Go's client default: a client past it opens another connection.
+      settings: { maxConcurrentStreams: http2StreamsPerConnection },
+      maxSessionMemory: http2SessionMemoryMb,
     },
-    app,
+    // The handlers are written against node:http's types; HTTP/2's compatibility objects offer what they use.
+    (request, response) => (request instanceof http2.Http2ServerRequest ? forHttp2 : forHttp1)(request as unknown as IncomingMessage, response as unknown as ServerResponse),
   );
   options.authentication.onChange?.(() => {
     server.setSecureContext({ key: options.tls.key, cert: options.tls.cert, ca: acceptedCaPem(options.authentication.current()) });
   });
   answerClientErrors(server);
+  // What close() cuts: HTTP/2's server has no closeAllConnections, and its sessions hold their sockets.
+  const connections = new Set<Socket>();
+  server.on('secureConnection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
   // Watches are long-lived: never cut an idle-looking request.
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
-  server.keepAliveTimeout = 65_000;
+  // (These govern the HTTP/1.1 connections, which node:http2 hands to node:http's machinery.)
+  Object.assign(server, { requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: limits.idleConnectionMs } satisfies Partial<HttpServer>);
+  server.on('session', (session: http2.ServerHttp2Session) => closeWhenIdle(session, limits.idleConnectionMs));
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -261,10 +286,36 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
           releaseExtraRoutes?.();
           resolve();
         });
-        server.closeAllConnections();
+        for (const socket of connections) socket.destroy();
       }),
   };
 }
+
+const http2StreamsPerConnection = 100;
+
+/**
+ * Closes an HTTP/2 connection once it has carried no stream for `idleMs`, as keep-alive does for
+ * HTTP/1.1 (node:http2's own timeout counts frames, and would cut a quiet watch).
+ */
+function closeWhenIdle(session: http2.ServerHttp2Session, idleMs: number): void {
+  let open = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    timer = setTimeout(() => session.close(), idleMs);
+    timer.unref();
+  };
+  session.on('stream', (stream: http2.ServerHttp2Stream) => {
+    open++;
+    clearTimeout(timer);
+    stream.once('close', () => {
+      if (--open === 0 && !session.closed) arm();
+    });
+  });
+  session.once('close', () => clearTimeout(timer));
+  arm();
+}
+/** Frames queued per connection before new streams are refused: a LIST of 10,000 objects is about 20 MB. */
+const http2SessionMemoryMb = 64;
 
 const mutatingMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 

@@ -64,7 +64,7 @@ export function createGraphqlServer(limits: QueryLimits = defaultQueryLimits): A
  */
 const graphqlPaths = ['/graphql', `/apis/${computedApiVersion}/graphql`];
 
-export function mountGraphql(app: express.Express, deps: GraphqlDeps): void {
+export function mountGraphql(app: express.Router, deps: GraphqlDeps): void {
   const server = createGraphqlServer(deps.limits);
   // extraRoutes mounts synchronously; requests that arrive before the start completes wait for it.
   server.startInBackgroundHandlingStartupErrorsByLoggingAndFailingAllRequests();

@@ -8,7 +8,7 @@
  * ECONNRESET instead of the status.
  */
 import type { Socket } from 'node:net';
-import type { Server } from 'node:https';
+import type { Server } from 'node:tls';
 
 /** How long a refused client may keep sending before the connection is cut. */
 const drainMs = 5_000;

@@ -20,6 +20,8 @@ export interface RequestLimits {
   maxWatchesPerUser: number;
   /** Deadline of every request but watches, reading its body included (kube: 60 s). */
   requestTimeoutMs: number;
+  /** How long a connection with no request in progress stays open (HTTP/1.1 keep-alive, an HTTP/2 connection without streams). */
+  idleConnectionMs: number;
 }
 
 export const defaultRequestLimits: RequestLimits = {
@@ -27,6 +29,8 @@ export const defaultRequestLimits: RequestLimits = {
   perUserShare: 0.25,
   maxWatchesPerUser: 250,
   requestTimeoutMs: 60_000,
+  // Past the 60 s idle timeout of common load balancers, so they, not we, close a shared connection.
+  idleConnectionMs: 65_000,
 };
 
 export type Pool = 'readOnly' | 'mutating' | 'watch';
