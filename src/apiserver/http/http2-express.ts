@@ -46,7 +46,10 @@ const distinctHeaders = {
     const request = this as unknown as Http2ServerRequest;
     const distinct: Record<string, string[]> = {};
     const raw = request.rawHeaders;
-    for (let i = 0; i + 1 < raw.length; i += 2) (distinct[raw[i].toLowerCase()] ??= []).push(raw[i + 1]);
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const name = raw[i].toLowerCase();
+      distinct[name] = [...(distinct[name] ?? []), raw[i + 1]];
+    }
     Object.defineProperty(request, 'headersDistinct', { value: distinct, configurable: true, enumerable: true, writable: true });
     return distinct;
   },
