@@ -5,21 +5,31 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errors } from '../errors.js';
+import { negotiateMediaType } from '../http/negotiation.js';
 import { buildOpenApiV2 } from '../openapi/v2.js';
+import { encodeOpenApiV2 } from '../openapi/v2-protobuf.js';
 import { buildOpenApiV3 } from '../openapi/v3.js';
 import type { Registry } from '../registry/registry.js';
 
 interface Document {
-  body: string;
+  body: string | Buffer;
   hash: string;
 }
 
+/** What kube-openapi names the protobuf form in Accept, and the Content-Type it answers with. */
+const v2Protobuf = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+const v2ProtobufContentType = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+
 export class OpenApiHandler {
+  private readonly v2Swagger: Record<string, unknown>;
   private readonly v2: Document;
+  /** Encoded on first request: few clients ask for it. */
+  private v2AsProtobuf: Document | undefined;
   private readonly v3 = new Map<string, Document>();
 
   constructor(registry: Registry) {
-    this.v2 = document(buildOpenApiV2([...registry.kinds]));
+    this.v2Swagger = buildOpenApiV2([...registry.kinds]);
+    this.v2 = document(this.v2Swagger);
     for (const group of registry.groups()) {
       for (const version of group.versions) {
         const kinds = registry.resourcesIn(group.name, version).map((r) => r.definition);
@@ -32,7 +42,13 @@ export class OpenApiHandler {
   /** Answers /openapi/* paths; returns false for other paths. */
   handle(request: IncomingMessage, response: ServerResponse, path: string, query: URLSearchParams): boolean {
     if (path === '/openapi/v2') {
-      this.serveDocument(request, response, this.v2, false);
+      const mediaType = negotiateMediaType(request.headers.accept, ['application/json', v2Protobuf]);
+      if (mediaType === undefined) throw errors.notAcceptable(`only the following media types are accepted: application/json, ${v2Protobuf}`);
+      if (mediaType === 'application/json') this.serveDocument(request, response, this.v2, false);
+      else {
+        this.v2AsProtobuf ??= encoded(encodeOpenApiV2(this.v2Swagger));
+        this.serveDocument(request, response, this.v2AsProtobuf, false, v2ProtobufContentType);
+      }
       return true;
     }
     if (path === '/openapi/v3' || path === '/openapi/v3/') {
@@ -60,10 +76,9 @@ export class OpenApiHandler {
     return false;
   }
 
-  private serveDocument(request: IncomingMessage, response: ServerResponse, doc: Document, immutable: boolean): void {
-    const accept = request.headers.accept ?? '';
-    // We serve JSON only; a protobuf-only Accept gets 406 rather than mislabelled JSON.
-    if (accept && !/application\/json|\*\/\*|application\/\*/.test(accept)) throw errors.notAcceptable();
+  private serveDocument(request: IncomingMessage, response: ServerResponse, doc: Document, immutable: boolean, contentType?: string): void {
+    // The v3 documents are JSON only; a protobuf-only Accept gets 406 rather than mislabelled JSON.
+    if (contentType === undefined && negotiateMediaType(request.headers.accept, ['application/json']) === undefined) throw errors.notAcceptable();
     const etag = `"${doc.hash}"`;
     response.setHeader('ETag', etag);
     response.setHeader('Vary', 'Accept');
@@ -76,12 +91,15 @@ export class OpenApiHandler {
       response.end();
       return;
     }
-    response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(doc.body) });
+    response.writeHead(200, { 'Content-Type': contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(doc.body) });
     response.end(doc.body);
   }
 }
 
 function document(content: unknown): Document {
-  const body = JSON.stringify(content);
+  return encoded(JSON.stringify(content));
+}
+
+function encoded(body: string | Buffer): Document {
   return { body, hash: createHash('sha512').update(body).digest('hex').slice(0, 128).toUpperCase() };
 }

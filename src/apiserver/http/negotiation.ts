@@ -76,6 +76,23 @@ export function negotiate(accept: string | undefined, allowed: Representation['k
 }
 
 /**
+ * The media type kube-openapi's handlers pick from `offered` (type/subtype pairs): the first one
+ * the best Accept clause (ordered as goautoneg orders them) matches, wildcards included; an empty
+ * Accept means any. Undefined when nothing matches: a 406.
+ */
+export function negotiateMediaType(accept: string | undefined, offered: readonly string[]): string | undefined {
+  const header = (accept ?? '').trim() || '*/*';
+  for (const clause of parseAccept(header)) {
+    const match = offered.find((mediaType) => {
+      const [type, subtype] = mediaType.split('/');
+      return (clause.type === '*' || clause.type === type) && (clause.subtype === '*' || clause.subtype === subtype);
+    });
+    if (match) return match;
+  }
+  return undefined;
+}
+
+/**
  * The Content-Type of a request body, parsed like Go's mime.ParseMediaType
  * (type and parameter names lowercased, quoted values unquoted). A missing
  * header means JSON, as kube assumes for bodies; a malformed one yields an
