@@ -10,7 +10,8 @@ import type { KubectlResult } from './test-server.js';
 /** kubectl against the server under test; waits pass a timeout longer than their own --timeout. */
 export type Kubectl = (args: string[], options?: { timeoutMs?: number }) => Promise<KubectlResult>;
 
-const reconciledKinds = 'openstackclusters,openstackmachines,openstackservers';
+/** Every kind whose deletion deletes OpenStack resources: a wait for deletion that leaves one out checks the cloud too early. */
+const reconciledKinds = 'openstackclusters,openstackmachines,openstackservers,images.openstack.k-orc.cloud';
 
 const objectList = z.object({
   items: z.array(
