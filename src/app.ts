@@ -18,6 +18,7 @@ import { ensurePki } from './apiserver/tls/pki.js';
 import type { SessionOptions } from './openstack/index.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from './openstack/simulator/host.js';
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
+import { installationId } from './reconcile/installation.js';
 import { fencedStorage } from './reconcile/fenced-storage.js';
 import { fenceOf, StorageLeaseLock } from './reconcile/leader.js';
 import { ShardedLeadership, type MemberStorage } from './reconcile/shards.js';
@@ -205,6 +206,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
         leader,
         sharding: sharded,
         sessionOptions: { ...options.reconciler.sessionOptions, fence },
+        installation: await installationId(storage),
       })
     : undefined;
   if (sharded && reconciler) sharded.onMembers((count) => reconciler?.clouds.shareLimitsAmong(count));

@@ -57,4 +57,6 @@ export interface ReconcilerDeps {
   guard: IdentityGuard;
   /** Machines' pending pool members, sent together by whichever machine has the load balancer's turn. */
   memberBatches: MemberBatches;
+  /** This installation's id (installation.ts); without it nothing is tagged with one. */
+  installation?: string;
 }

@@ -27,8 +27,8 @@ import { securityGroupActuator } from './resource/security-group.js';
 import { serverActuator } from './resource/server.js';
 import { subnetActuator } from './resource/subnet.js';
 import { trunkActuator } from './resource/trunk.js';
-import { ownerMetadataKey, volumeActuator } from './resource/volume.js';
-import { ownerUidOfTags } from './resource/actuator.js';
+import { installationMetadataKey, ownerMetadataKey, volumeActuator } from './resource/volume.js';
+import { installationOfTags, ownerUidOfTags } from './resource/actuator.js';
 
 /** In deletion order: what holds another goes first. */
 export const leakKinds = ['servers', 'loadBalancers', 'floatingIps', 'trunks', 'ports', 'routers', 'subnets', 'networks', 'securityGroups', 'volumes', 'images'] as const;
@@ -48,6 +48,8 @@ export interface LeakAudit {
   /** The clouds audited, as `<namespace>/<Secret>:<cloud>`. */
   clouds: string[];
   leaks: LeakedResource[];
+  /** Resources marked by another installation (installation.ts): their owners are not ours to know, so they are no leaks of ours. */
+  otherInstallations: number;
   /** Clouds that could not be audited, and why: their leaks are unknown, not absent. */
   failed: { cloud: string; message: string }[];
 }
@@ -112,8 +114,16 @@ function ownerOf(resource: Marked): string | undefined {
   return ownerUidOfTags(resource.tags) ?? resource.metadata?.[ownerMetadataKey];
 }
 
-/** `ownerUids` is read after the clouds are listed (see the module comment). */
-export async function auditLeaks(clouds: readonly AuditedCloud[], ownerUids: () => Promise<Set<string>>): Promise<LeakAudit> {
+/** The installation that made it; none for what was made before installations were tagged, which counts as this one's. */
+function installationOf(resource: Marked): string | undefined {
+  return installationOfTags(resource.tags) ?? resource.metadata?.[installationMetadataKey];
+}
+
+/**
+ * `ownerUids` is read after the clouds are listed (see the module comment). With `installation`,
+ * what another installation made is left out: its owners live in that installation's storage.
+ */
+export async function auditLeaks(clouds: readonly AuditedCloud[], ownerUids: () => Promise<Set<string>>, installation?: string): Promise<LeakAudit> {
   const failed: LeakAudit['failed'] = [];
   const listings = await Promise.all(
     clouds.map(async (cloud) => {
@@ -129,24 +139,35 @@ export async function auditLeaks(clouds: readonly AuditedCloud[], ownerUids: () 
   const known = await ownerUids();
   const seen = new Set<string>();
   const leaks: LeakedResource[] = [];
+  const others = new Set<string>();
   for (const { cloud, listing } of listings.filter((entry) => entry !== undefined)) {
     for (const kind of leakKinds) {
       for (const resource of listing[kind]) {
         const ownerUid = ownerOf(resource);
         // Two Secrets for one project list the same resources: each leak once.
         if (ownerUid === undefined || known.has(ownerUid) || seen.has(`${kind}/${resource.id}`)) continue;
+        const madeBy = installationOf(resource);
+        if (installation !== undefined && madeBy !== undefined && madeBy !== installation) {
+          others.add(`${kind}/${resource.id}`);
+          continue;
+        }
         seen.add(`${kind}/${resource.id}`);
         leaks.push({ cloud: cloud.label, kind, id: resource.id, name: resource.name ?? '', ownerUid });
       }
     }
   }
-  return { clouds: clouds.map((cloud) => cloud.label), leaks, failed };
+  return { clouds: clouds.map((cloud) => cloud.label), leaks, otherInstallations: others.size, failed };
 }
 
 /** Deletes the named resources that are still leaks, dependents first. */
 /** Names of kinds the audit does not know are never leaks, so any target list is safe to pass. */
-export async function cleanUpLeaks(clouds: readonly AuditedCloud[], ownerUids: () => Promise<Set<string>>, targets: readonly { kind: string; id: string }[]): Promise<CleanupOutcome[]> {
-  const audit = await auditLeaks(clouds, ownerUids);
+export async function cleanUpLeaks(
+  clouds: readonly AuditedCloud[],
+  ownerUids: () => Promise<Set<string>>,
+  targets: readonly { kind: string; id: string }[],
+  installation?: string,
+): Promise<CleanupOutcome[]> {
+  const audit = await auditLeaks(clouds, ownerUids, installation);
   const leaked = new Map(audit.leaks.map((leak) => [`${leak.kind}/${leak.id}`, leak]));
   const byLabel = new Map(clouds.map((cloud) => [cloud.label, cloud.connection]));
   const rank = (kind: string) => (leakKinds.includes(kind as LeakKind) ? leakKinds.indexOf(kind as LeakKind) : leakKinds.length);

@@ -61,6 +61,8 @@ export interface ReconcilerOptions {
   secretFinalizers?: SecretFinalizers;
   /** The management cluster's IPAM objects; default: the served IPAddressClaim and IPAddress kinds, if any. */
   ipam?: IpamClients;
+  /** This installation's id (installation.ts): tagged on what is created, and the leak audit's bound. */
+  installation?: string;
 }
 
 export interface RunningReconciler {
@@ -122,6 +124,7 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
     guard: new IdentityGuard(options.secretFinalizers, [clusters, machines, servers, pools, ...(images ? [images] : [])]),
     schedule: new WaitSchedule(),
     memberBatches: new MemberBatches(),
+    ...(options.installation === undefined ? {} : { installation: options.installation }),
   };
 }
 
@@ -319,8 +322,8 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       const owned = await machines.list(namespace, { [clusterNameLabel]: metaOf(cluster).labels?.[clusterNameLabel] ?? name });
       return runPreflight(cloud.clients, cloud.session, requirementsOf(spec, owned.map((machine) => machine.spec)));
     },
-    leaks: async () => auditLeaks(await auditedClouds(), ownerUids),
-    cleanUpLeaks: async (targets) => cleanUpLeaks(await auditedClouds(), ownerUids, targets),
+    leaks: async () => auditLeaks(await auditedClouds(), ownerUids, options.installation),
+    cleanUpLeaks: async (targets) => cleanUpLeaks(await auditedClouds(), ownerUids, targets, options.installation),
     async stop() {
       sourceWatch.stop();
       for (const route of routes) route.stop();

@@ -27,6 +27,8 @@ export interface PassMemory {
   verified: VerifiedResources;
   reads: ReadTogether;
   schedule: WaitSchedule;
+  /** This installation's id, tagged on what the pass creates (installation.ts). */
+  installation?: string;
 }
 
 export interface Ensured<Resource> {
@@ -73,7 +75,14 @@ export class ReconcilePass {
     ({ verified: this.verified, reads: this.reads, schedule: this.schedule } = memory);
     this.meta = metaOf(object);
     this.generation = this.meta.generation ?? 1;
-    this.owner = { uid: this.meta.uid, namespace: this.meta.namespace, name: this.meta.name, kind: client.kind, adopt: adoptionOf(object) === 'capo' };
+    this.owner = {
+      uid: this.meta.uid,
+      namespace: this.meta.namespace,
+      name: this.meta.name,
+      kind: client.kind,
+      adopt: adoptionOf(object) === 'capo',
+      ...(memory.installation === undefined ? {} : { installation: memory.installation }),
+    };
     this.status = structuredClone((object.status as JsonObject | undefined) ?? {});
   }
 

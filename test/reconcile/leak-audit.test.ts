@@ -12,12 +12,22 @@ import { startExampleServer, type ExampleServer } from './flows/examples.js';
 
 const goneOwner = '00000000-0000-4000-8000-00000000dead';
 const goneTag = `capo-apiserver:owner=${goneOwner}`;
+/** What another management plane in the same project tags its resources with. */
+const otherInstallationTag = 'capo-apiserver:installation=0123456789abcdef';
 
 describe('the leak audit', () => {
   let example: ExampleServer;
   let session: OpenStackSession;
   let cloud: ServiceClients;
-  const left: { servers: string; ports: string; volumes: string; userNetwork: string } = { servers: '', ports: '', volumes: '', userNetwork: '' };
+  const left: { servers: string; ports: string; volumes: string; userNetwork: string; otherInstallations: string } = {
+    servers: '',
+    ports: '',
+    volumes: '',
+    userNetwork: '',
+    otherInstallations: '',
+  };
+  /** The tag this installation puts on what it creates, read from the cluster's network. */
+  let ourInstallationTag = '';
 
   beforeAll(async () => {
     example = await startExampleServer();
@@ -28,8 +38,14 @@ describe('the leak audit', () => {
     const network = await cloud.neutron.createNetwork({ name: 'users-own' });
     left.userNetwork = network.id;
     const port = await cloud.neutron.createPort({ network_id: network.id, name: 'left-port' });
-    await cloud.neutron.replaceTags('ports', port.id, [goneTag]);
+    const clusterNetwork = (await example.server.kubectl(['get', 'openstackcluster', 'demo', '-o', 'jsonpath={.status.network.id}'])).stdout;
+    ourInstallationTag = (await cloud.neutron.getNetwork(clusterNetwork)).tags?.find((tag) => tag.startsWith('capo-apiserver:installation=')) ?? '';
+    // Ours: tagged by this installation, as everything it makes is.
+    await cloud.neutron.replaceTags('ports', port.id, [goneTag, ourInstallationTag]);
     left.ports = port.id;
+    const others = await cloud.neutron.createPort({ network_id: network.id, name: 'other-installations-port' });
+    await cloud.neutron.replaceTags('ports', others.id, [goneTag, otherInstallationTag]);
+    left.otherInstallations = others.id;
     const [flavor] = await cloud.nova.listFlavors();
     const [image] = (await cloud.glance.listImages()).filter((candidate) => candidate.status === 'active');
     left.servers = (await cloud.nova.createServer({ name: 'left-server', flavorRef: flavor!.id, imageRef: image!.id, networks: 'none', tags: [goneTag] })).id;
@@ -41,8 +57,13 @@ describe('the leak audit', () => {
     await example?.stop();
   });
 
-  it('finds what is marked for an owner that is gone, and nothing of the live cluster or of users', async () => {
+  it('tags what it creates with its installation, kept in storage', () => {
+    expect(ourInstallationTag).toMatch(/^capo-apiserver:installation=[0-9a-f]{16}$/);
+  });
+
+  it('finds what is marked for an owner that is gone, and nothing of the live cluster, of users or of another installation', async () => {
     const audit = await example.server.reconciler!.leaks();
+    expect(audit.otherInstallations).toBe(1);
     expect(audit.failed).toEqual([]);
     expect(audit.clouds).toEqual(['default/demo-cloud-config:openstack']);
     expect(audit.leaks.map(({ kind, id, ownerUid }) => ({ kind, id, ownerUid })).sort((a, b) => a.kind.localeCompare(b.kind))).toEqual([
@@ -50,6 +71,7 @@ describe('the leak audit', () => {
       { kind: 'servers', id: left.servers, ownerUid: goneOwner },
       { kind: 'volumes', id: left.volumes, ownerUid: goneOwner },
     ]);
+    expect(audit.leaks.map((leak) => leak.id)).not.toContain(left.otherInstallations);
     expect(audit.leaks.every((leak) => leak.cloud === 'default/demo-cloud-config:openstack')).toBe(true);
   });
 
@@ -61,6 +83,7 @@ describe('the leak audit', () => {
       { kind: 'networks', id: clusterNetwork },
       { kind: 'networks', id: left.userNetwork },
       { kind: 'ports', id: left.ports },
+      { kind: 'ports', id: left.otherInstallations },
       { kind: 'servers', id: left.servers },
       { kind: 'flavors', id: 'anything' },
     ]);
@@ -69,6 +92,7 @@ describe('the leak audit', () => {
     expect(outcomes.map(({ kind, id, outcome }) => ({ kind, id, outcome }))).toEqual([
       { kind: 'servers', id: left.servers, outcome: expect.stringMatching(/^(deleted|deleting)$/) },
       { kind: 'ports', id: left.ports, outcome: 'deleted' },
+      { kind: 'ports', id: left.otherInstallations, outcome: 'not a leak' },
       { kind: 'networks', id: clusterNetwork, outcome: 'not a leak' },
       { kind: 'networks', id: left.userNetwork, outcome: 'not a leak' },
       { kind: 'volumes', id: left.volumes, outcome: expect.stringMatching(/^(deleted|deleting)$/) },
@@ -76,6 +100,7 @@ describe('the leak audit', () => {
     ]);
     expect((await cloud.neutron.getNetwork(clusterNetwork)).id).toBe(clusterNetwork);
     expect((await cloud.neutron.getNetwork(left.userNetwork)).id).toBe(left.userNetwork);
+    expect((await cloud.neutron.getPort(left.otherInstallations)).id).toBe(left.otherInstallations);
     await expect.poll(async () => (await example.server.reconciler!.leaks()).leaks, { timeout: 20_000 }).toEqual([]);
   });
 });

@@ -25,6 +25,8 @@ export interface Owner {
   kind: string;
   /** Adopting CAPO's resources (adoption.ts): one of the name that no capo-apiserver object owns is taken over. */
   adopt?: boolean;
+  /** The installation creating for it (installation.ts), tagged on what it creates. */
+  installation?: string;
 }
 
 /** Still waiting on OpenStack: reconcile again later instead of holding a worker. */
@@ -204,5 +206,17 @@ export function humanTag(owner: Owner): string {
 
 /** The tags every created resource carries; throws before anything is created if the owner cannot be tagged. */
 export function ownerTags(owner: Owner): string[] {
-  return [ownerTag(owner), humanTag(owner)];
+  return [ownerTag(owner), humanTag(owner), ...(owner.installation === undefined ? [] : [installationTag(owner.installation)])];
+}
+
+const installationTagPrefix = `${tagPrefix}installation=`;
+
+/** `capo-apiserver:installation=<id>`: which installation made the resource (installation.ts). */
+export function installationTag(installation: string): string {
+  return `${installationTagPrefix}${installation}`;
+}
+
+/** The installation these tags name, if any: resources made before installations were tagged name none. */
+export function installationOfTags(tags: readonly string[] | null | undefined): string | undefined {
+  return tags?.find((tag) => tag.startsWith(installationTagPrefix))?.slice(installationTagPrefix.length);
 }

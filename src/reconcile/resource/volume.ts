@@ -22,6 +22,8 @@ export interface VolumeDesired {
 
 /** Holds the owner's uid: the only item looked up, so it plays the owner tag's part. */
 export const ownerMetadataKey = 'capo-apiserver-owner';
+/** The installation that made the volume, as the other resources' installation tag says it. */
+export const installationMetadataKey = 'capo-apiserver-installation';
 /** `<kind> <namespace>/<name>`, for people reading the cloud; never looked up. */
 export const ownerObjectMetadataKey = 'capo-apiserver-object';
 /** Cinder's limit on metadata keys and values. */
@@ -39,6 +41,7 @@ export function ownerMetadata(owner: Owner): Record<string, string> {
   return {
     [ownerMetadataKey]: ownerUid(owner),
     [ownerObjectMetadataKey]: object.length <= maxMetadataLength ? object : `${object.slice(0, maxMetadataLength - 3)}...`,
+    ...(owner.installation === undefined ? {} : { [installationMetadataKey]: owner.installation }),
   };
 }
 

@@ -17,6 +17,7 @@ interface Leak {
 interface Audit {
   clouds: string[];
   leaks: Leak[];
+  otherInstallations: number;
   failed: { cloud: string; message: string }[];
   mayCleanUp: boolean;
 }
@@ -70,11 +71,12 @@ export function LeakAudit() {
           </button>
         )}
       </div>
-      <p class="hint">Resources carrying our owner tag whose owner object no longer exists, in each cloud project our objects use. Another capo-apiserver sharing a project would show its resources here too.</p>
+      <p class="hint">Resources carrying our owner tag whose owner object no longer exists, in each cloud project our objects use. What another capo-apiserver installation made in the same project is left out; resources made before installations were tagged count as this one's.</p>
       {error && <p class="error">{error}</p>}
       {audit && (
         <p class="muted" data-testid="leak-summary">
           {audit.leaks.length === 0 ? 'No leaks' : `${audit.leaks.length} leaked`} in {audit.clouds.length} cloud{audit.clouds.length === 1 ? '' : 's'}
+          {audit.otherInstallations > 0 && ` · ${audit.otherInstallations} of other installations left alone`}
           {audit.failed.map((failure) => ` · ${failure.cloud} could not be audited: ${failure.message}`).join('')}
         </p>
       )}
