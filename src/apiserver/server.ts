@@ -292,6 +292,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
 }
 
 const http2StreamsPerConnection = 100;
+/** Frames queued per connection before new streams are refused: a LIST of 10,000 objects is about 20 MB. */
+const http2SessionMemoryMb = 64;
 
 /**
  * Closes an HTTP/2 connection once it has carried no stream for `idleMs`, as keep-alive does for
@@ -314,8 +316,6 @@ function closeWhenIdle(session: http2.ServerHttp2Session, idleMs: number): void 
   session.once('close', () => clearTimeout(timer));
   arm();
 }
-/** Frames queued per connection before new streams are refused: a LIST of 10,000 objects is about 20 MB. */
-const http2SessionMemoryMb = 64;
 
 const mutatingMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 

@@ -3,6 +3,8 @@
  * handlers/negotiation over munnerz/goautoneg), for the one media type we
  * serve: JSON. Protobuf, CBOR and YAML clauses are skipped like any other
  * media type we cannot produce, so clients fall through to their JSON clause.
+ * The OpenAPI documents negotiate as kube-openapi does (`negotiateMediaType`),
+ * /openapi/v2 between JSON and its protobuf form.
  */
 import { errors } from '../errors.js';
 
