@@ -130,10 +130,13 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       (error: unknown): Authentication => ({ error }),
     );
     const user = authentication.user ?? anonymousUser;
-    // As kube-apiserver since CVE-2023-44487 (rapid reset): a caller we do not know may speak HTTP/2 but not keep its connection.
+    // As kube-apiserver since CVE-2023-44487 (rapid reset): a caller refused as unknown may speak HTTP/2 but not keep
+    // its connection. Only when refused: the dashboard's page and its cookie-signed calls arrive without credentials here.
     if (user === anonymousUser && request instanceof http2.Http2ServerRequest) {
       const { session } = request.stream;
-      response.once('finish', () => session?.close());
+      response.once('finish', () => {
+        if (response.statusCode === 401) session?.close();
+      });
     }
     const parsed = parseRequestInfoSafely(request.method ?? 'GET', url);
     const info = 'error' in parsed ? { kind: 'nonResource' as const, verb: (request.method ?? 'GET').toLowerCase(), path: url.pathname } : parsed;
