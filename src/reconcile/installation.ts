@@ -15,14 +15,19 @@ const installationKey = '/installation';
 const stored = z.object({ id: z.string().regex(/^[0-9a-f]{16}$/) });
 
 export async function installationId(storage: Storage): Promise<string> {
-  const existing = await storage.get(installationKey);
-  if (existing) return stored.parse(existing.value).id;
+  const read = async () => {
+    const entry = await storage.get(installationKey);
+    return entry && stored.parse(entry.value).id;
+  };
+  const existing = await read();
+  if (existing) return existing;
+  const id = randomBytes(8).toString('hex');
   try {
-    return stored.parse((await storage.create(installationKey, { id: randomBytes(8).toString('hex') })).value).id;
+    await storage.create(installationKey, { id });
+    return id;
   } catch (error) {
-    if (!(error instanceof KeyExistsError)) throw error;
-    const created = await storage.get(installationKey);
-    if (!created) throw error;
-    return stored.parse(created.value).id;
+    const winner = error instanceof KeyExistsError ? await read() : undefined;
+    if (!winner) throw error;
+    return winner;
   }
 }

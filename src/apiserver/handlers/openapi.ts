@@ -44,7 +44,7 @@ export class OpenApiHandler {
     if (path === '/openapi/v2') {
       const mediaType = negotiateMediaType(request.headers.accept, ['application/json', v2Protobuf]);
       if (mediaType === undefined) throw errors.notAcceptable(`only the following media types are accepted: application/json, ${v2Protobuf}`);
-      if (mediaType === 'application/json') this.serveDocument(request, response, this.v2, false);
+      if (mediaType === 'application/json') this.serveDocument(request, response, this.v2, false, mediaType);
       else {
         this.v2AsProtobuf ??= encoded(encodeOpenApiV2(this.v2Swagger));
         this.serveDocument(request, response, this.v2AsProtobuf, false, v2ProtobufContentType);
@@ -70,15 +70,16 @@ export class OpenApiHandler {
         response.end();
         return true;
       }
-      this.serveDocument(request, response, doc, requestedHash === doc.hash);
+      // The v3 documents are JSON only; a protobuf-only Accept gets 406 rather than mislabelled JSON.
+      if (negotiateMediaType(request.headers.accept, ['application/json']) === undefined) throw errors.notAcceptable();
+      this.serveDocument(request, response, doc, requestedHash === doc.hash, 'application/json');
       return true;
     }
     return false;
   }
 
-  private serveDocument(request: IncomingMessage, response: ServerResponse, doc: Document, immutable: boolean, contentType?: string): void {
-    // The v3 documents are JSON only; a protobuf-only Accept gets 406 rather than mislabelled JSON.
-    if (contentType === undefined && negotiateMediaType(request.headers.accept, ['application/json']) === undefined) throw errors.notAcceptable();
+  /** Serves a negotiated document: `contentType` is what the Accept header was matched to. */
+  private serveDocument(request: IncomingMessage, response: ServerResponse, doc: Document, immutable: boolean, contentType: string): void {
     const etag = `"${doc.hash}"`;
     response.setHeader('ETag', etag);
     response.setHeader('Vary', 'Accept');
@@ -91,7 +92,7 @@ export class OpenApiHandler {
       response.end();
       return;
     }
-    response.writeHead(200, { 'Content-Type': contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(doc.body) });
+    response.writeHead(200, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(doc.body) });
     response.end(doc.body);
   }
 }

@@ -9,7 +9,8 @@
  * prototypes carry the same express methods over Http2ServerRequest and Http2ServerResponse; the
  * server mounts one router on it and on a plain app and hands each request to the app of its protocol.
  *
- * The request also gets node:http's `headersDistinct`, which node:http2 lacks. A request body of unknown length is marked as HTTP/1.1 would mark it, so the body parsers read it.
+ * The request also gets node:http's `headersDistinct`, which node:http2 lacks. A request body of
+ * unknown length is marked as HTTP/1.1 would mark it, so the body parsers read it.
  * HTTP/2 forbids connection-specific headers and node:http2 throws on them. As Go's HTTP/2 server
  * (kube-apiserver's) does, a response drops them instead: the handlers stay protocol-blind, and
  * `Connection: close` on a refused request means nothing to a stream of a shared connection.
@@ -48,7 +49,9 @@ const distinctHeaders = {
     const raw = request.rawHeaders;
     for (let i = 0; i + 1 < raw.length; i += 2) {
       const name = raw[i].toLowerCase();
-      distinct[name] = [...(distinct[name] ?? []), raw[i + 1]];
+      const values = distinct[name];
+      if (values) values.push(raw[i + 1]);
+      else distinct[name] = [raw[i + 1]];
     }
     Object.defineProperty(request, 'headersDistinct', { value: distinct, configurable: true, enumerable: true, writable: true });
     return distinct;

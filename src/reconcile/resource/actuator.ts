@@ -186,7 +186,12 @@ export function ownOrAdoptable<R>(found: readonly R[], owner: Owner, ownedByOwne
 
 /** The uid an owner tag among these names, if any. */
 export function ownerUidOfTags(tags: readonly string[] | null | undefined): string | undefined {
-  return tags?.find((tag) => tag.startsWith(ownerTagPrefix))?.slice(ownerTagPrefix.length);
+  return valueOfTag(tags, ownerTagPrefix);
+}
+
+/** What follows `prefix` in the first of these tags that starts with it. */
+function valueOfTag(tags: readonly string[] | null | undefined, prefix: string): string | undefined {
+  return tags?.find((tag) => tag.startsWith(prefix))?.slice(prefix.length);
 }
 
 /** Whether some owner's tag is among these: the resource was created by capo-apiserver, not by a user. */
@@ -218,5 +223,5 @@ export function installationTag(installation: string): string {
 
 /** The installation these tags name, if any: resources made before installations were tagged name none. */
 export function installationOfTags(tags: readonly string[] | null | undefined): string | undefined {
-  return tags?.find((tag) => tag.startsWith(installationTagPrefix))?.slice(installationTagPrefix.length);
+  return valueOfTag(tags, installationTagPrefix);
 }

@@ -15,6 +15,16 @@ interface StreamResult {
   body: string;
 }
 
+/** The status of a GET on this connection, its body left unread. */
+function statusOn(connection: http2.ClientHttp2Session, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const stream = connection.request({ ':path': path });
+    stream.on('response', (headers) => resolve(Number(headers[':status'])));
+    stream.on('error', reject);
+    stream.resume();
+  });
+}
+
 function widget(name: string, color = 'red'): string {
   return JSON.stringify({ apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name }, spec: { color } });
 }
@@ -86,13 +96,7 @@ describe('HTTP/2', () => {
     const { ca } = await readCredentials(server);
     const anonymous = http2.connect(server.url, { ca });
     const closed = new Promise<void>((resolve) => anonymous.once('close', () => resolve()));
-    const status = await new Promise<number>((resolve, reject) => {
-      const stream = anonymous.request({ ':path': base });
-      stream.on('response', (headers) => resolve(Number(headers[':status'])));
-      stream.on('error', reject);
-      stream.resume();
-    });
-    expect(status).toBe(401);
+    expect(await statusOn(anonymous, base)).toBe(401);
     await closed;
   });
 
@@ -100,16 +104,9 @@ describe('HTTP/2', () => {
     const { ca } = await readCredentials(server);
     const browser = http2.connect(server.url, { ca });
     try {
-      const statusOf = (path: string) =>
-        new Promise<number>((resolve, reject) => {
-          const stream = browser.request({ ':path': path });
-          stream.on('response', (headers) => resolve(Number(headers[':status'])));
-          stream.on('error', reject);
-          stream.resume();
-        });
-      const first = await statusOf('/dashboard/');
+      const first = await statusOn(browser, '/dashboard/');
       expect(first).not.toBe(401);
-      expect(await statusOf('/dashboard/')).toBe(first);
+      expect(await statusOn(browser, '/dashboard/')).toBe(first);
       expect(browser.closed || browser.destroyed).toBe(false);
     } finally {
       browser.close();
