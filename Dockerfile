@@ -24,13 +24,15 @@ CMD ["--data-dir=/var/lib/capo-apiserver", "--bind-address=0.0.0.0"]
 FROM runtime AS dev
 RUN chown -R 65532:65532 /app/dist
 USER 65532:65532
-ENTRYPOINT ["node", "--max-semi-space-size=16", "--heap-growing-percent=50", "--watch-path=/app/dist/src", "dist/src/main.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=16", "--heap-growing-percent=50", "--no-maglev", "--watch-path=/app/dist/src", "dist/src/main.js"]
 
 # The image deploy/ runs (the default target). Node's flags are npm start's (package.json): V8's young
 # generation capped at 32 MB (on a large host it grows to 128 MB, most of the server's memory at rest)
 # and the old generation let grow by half its live size between collections instead of up to four
-# times: 100-350 MB less at 10,000 objects for about 10% more CPU on writes (BENCHMARKS.md). Neither
-# flag is allowed in NODE_OPTIONS, so they are set here.
+# times: 100-350 MB less at 10,000 objects for about 10% more CPU on writes. Maglev, V8's middle
+# compiler tier (off in Node 20), is left off: the memory its compilations take from malloc stays in
+# the process, 35-60 MB (BENCHMARKS.md). None of these flags is allowed in NODE_OPTIONS, so they
+# are set here.
 FROM runtime
 USER 65532:65532
-ENTRYPOINT ["node", "--max-semi-space-size=16", "--heap-growing-percent=50", "dist/src/main.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=16", "--heap-growing-percent=50", "--no-maglev", "dist/src/main.js"]
