@@ -7,11 +7,18 @@
  * expected end. A look that comes too early is followed by quick ones, for as long again; past
  * that the transition is slower than learned and the rule below takes over.
  *
- * Anything else (and a transition not yet learned) follows the actuator's delay, its
- * requeueAfterMs, read as how long such a state usually lasts at most: the schedule looks sooner
- * while the state is young, because a wait that just began often ends within seconds, and backs
- * off as it ages, so a slow one (an amphora boot) costs few reads: each look comes after half the
- * time already waited, between half the actuator's delay (two seconds at least) and the delay.
+ * A transition not learned yet (the first load balancer or server boot this process sees) is
+ * looked at after a tenth of the time it has run (a second at least, the actuator's delay at most),
+ * so while it is young it is found over at most 10% after it ended: the first of a kind is what
+ * every later one is timed by, and on a cloud this process has not driven yet it is the whole wait
+ * of a cluster's first load balancer. A long one (an amphora booting for minutes) is looked at
+ * every delay once a tenth of its age is past that, as any other long wait.
+ *
+ * Anything else follows the actuator's delay, its requeueAfterMs, read as how long such a state
+ * usually lasts at most: the schedule looks sooner while the state is young, because a wait that
+ * just began often ends within seconds, and backs off as it ages, so a slow one costs few reads:
+ * each look comes after half the time already waited, between half the actuator's delay (two
+ * seconds at least) and the delay.
  *
  * One schedule serves one manager, which reconciles against the clouds of its objects' identities;
  * transitions are learned across them, as one management plane usually drives one cloud.
@@ -19,13 +26,15 @@
  * When a transition is seen over, the other objects waiting on one of its kind are asked for a
  * pass (`wakeWith`) once theirs has run as long as it took, unless they looked since: machines
  * booting together end together, and one whose last look came a moment too early, while nothing
- * was learned yet, would otherwise wait out its growing interval (half its age) after its siblings
- * were Ready.
+ * was learned yet, would otherwise wait out its growing interval after its siblings were Ready.
  */
 import type { Transition, Waiting } from './resource/actuator.js';
 
 const minimumMs = 2000;
 const growth = 0.5;
+/** A transition not learned yet: the next look after this share of the time it has run, at least unlearnedMinimumMs. */
+const unlearnedGrowth = 0.1;
+const unlearnedMinimumMs = 1000;
 /** A learned look lands this long after the expected end, so that it finds the change done. */
 const lookAfterMs = 100;
 /** After a learned look came too early: the next looks, as a share of the expected time (at least 250 ms). */
@@ -85,7 +94,7 @@ export class WaitSchedule {
     for (const waiting of waits) {
       const start = tracked.since.get(waiting.waitingFor) ?? before?.since.get(waiting.waitingFor) ?? now;
       tracked.since.set(waiting.waitingFor, start);
-      const timedDelay = waiting.transition === undefined ? undefined : this.timedDelay(waiting.transition, before, tracked, now, learned);
+      const timedDelay = waiting.transition === undefined ? undefined : this.timedDelay(waiting, waiting.transition, before, tracked, now, learned);
       delay = Math.min(delay, timedDelay ?? ageDelay(waiting, now - start));
     }
     for (const [timedKey, timed] of before?.timed ?? []) if (!tracked.timed.has(timedKey)) this.ended(timedKey, timed, now, learned);
@@ -109,8 +118,8 @@ export class WaitSchedule {
     }
   }
 
-  /** The learned delay for a timed transition, or undefined while it is not learned (or outlived its expectation). */
-  private timedDelay(transition: Transition, before: Tracked | undefined, tracked: Tracked, now: number, learned: Map<string, number>): number | undefined {
+  /** The delay for a timed transition: learned, or the unlearned rule; undefined once it outlived what was learned. */
+  private timedDelay(waiting: Waiting, transition: Transition, before: Tracked | undefined, tracked: Tracked, now: number, learned: Map<string, number>): number | undefined {
     const key = `${transition.id ?? ''}\n${transition.kind}`;
     let timed = tracked.timed.get(key);
     if (timed === undefined) {
@@ -127,7 +136,7 @@ export class WaitSchedule {
     const elapsed = now - timed.start;
     timed.lastLook = now;
     const expectedMs = this.expected.get(transition.kind);
-    if (expectedMs === undefined) return undefined;
+    if (expectedMs === undefined) return unlearnedDelay(waiting, elapsed);
     if (elapsed < expectedMs) return expectedMs - elapsed + lookAfterMs;
     if (elapsed < 2 * expectedMs) return Math.max(retryMinimumMs, expectedMs * retryShare);
     return undefined;
@@ -147,6 +156,10 @@ export class WaitSchedule {
 /** The kind of a tracked transition's key (`resource id\nkind`). */
 function kindOf(timedKey: string): string {
   return timedKey.slice(timedKey.indexOf('\n') + 1);
+}
+
+function unlearnedDelay(waiting: Waiting, ageMs: number): number {
+  return Math.min(waiting.requeueAfterMs, Math.max(unlearnedMinimumMs, ageMs * unlearnedGrowth));
 }
 
 function ageDelay(waiting: Waiting, ageMs: number): number {

@@ -56,16 +56,30 @@ describe('WaitSchedule', () => {
     it('learns how long a transition takes and then looks once, just after the expected end', () => {
       const time = clock();
       const schedule = new WaitSchedule(time.now);
-      // Not learned yet: the age rule (2.5 s), a look that finds it under way, then one that finds it over.
-      expect(schedule.next('a', [listener('first')])).toBe(2_500);
+      // Not learned yet: the unlearned rule (a second at first), a look that finds it under way, then one that finds it over.
+      expect(schedule.next('a', [listener('first')])).toBe(1_000);
       time.advance(2_500);
-      expect(schedule.next('a', [listener('first')])).toBe(2_500);
+      expect(schedule.next('a', [listener('first')])).toBe(1_000);
       time.advance(2_500);
       schedule.next('a', []);
       // Over between 2.5 s and 5 s: expected 3.75 s; another object's listener is looked at just after that.
       expect(schedule.next('b', [listener('second')])).toBe(3_850);
       time.advance(1_000);
       expect(schedule.next('b', [listener('second')])).toBe(2_850);
+    });
+
+    it('looks at a transition not learned yet after a tenth of the time it has run, between 1 s and the actuator delay', () => {
+      const time = clock();
+      const schedule = new WaitSchedule(time.now);
+      expect(schedule.next('a', [listener('first')])).toBe(1_000);
+      time.advance(4_000);
+      expect(schedule.next('a', [listener('first')])).toBe(1_000);
+      time.advance(16_000);
+      expect(schedule.next('a', [listener('first')])).toBe(2_000);
+      time.advance(40_000);
+      expect(schedule.next('a', [listener('first')])).toBe(5_000);
+      // A wait without a transition keeps the age rule: half its age, from half the delay.
+      expect(schedule.next('b', [{ waitingFor: 'router r1 to become ACTIVE', requeueAfterMs: 5_000 }])).toBe(2_500);
     });
 
     it('after a look that came too early, looks again soon for as long again, then falls back to the age rule', () => {
@@ -104,14 +118,14 @@ describe('WaitSchedule', () => {
       const woken: [string, number][] = [];
       schedule.wakeWith((key, delayMs) => woken.push([key, delayMs]));
       const build = (id: string) => ({ waitingFor: `server ${id} to become ACTIVE (now BUILD)`, requeueAfterMs: 10_000, transition: { kind: 'server BUILD', id } });
-      // Three servers created together, one a second later; nothing learned, so the age rule.
+      // Three servers created together, one a second later; nothing learned, so the unlearned rule.
       schedule.next('early', [build('s0')], 'servers/early');
       schedule.next('sibling', [build('s1')], 'servers/sibling');
       time.advance(1_000);
       schedule.next('late', [build('s2')], 'servers/late');
       time.advance(8_900);
-      // The sibling looks a moment before the boots end: still building, next look by the age rule, 5 s on.
-      expect(schedule.next('sibling', [build('s1')], 'servers/sibling')).toBe(5_000);
+      // The sibling looks a moment before the boots end: still building, next look by the unlearned rule, a second on (a tenth of its 9.9 s, at least 1 s).
+      expect(schedule.next('sibling', [build('s1')], 'servers/sibling')).toBe(1_000);
       time.advance(300);
       // The early one is seen over after 10.2 s: the sibling (same start) is woken now, the late one when it has run 10.2 s.
       schedule.next('early', [], 'servers/early');
@@ -143,7 +157,7 @@ describe('WaitSchedule', () => {
       schedule.next('a', [build]);
       time.advance(10_000);
       schedule.next('a', []);
-      expect(schedule.next('b', [listener('first')])).toBe(2_500);
+      expect(schedule.next('b', [listener('first')])).toBe(1_000);
       expect(schedule.next('c', [{ ...build, transition: { kind: 'server BUILD', id: 's2' } }])).toBe(8_100);
     });
   });
