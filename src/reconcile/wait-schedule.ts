@@ -94,7 +94,7 @@ export class WaitSchedule {
     for (const waiting of waits) {
       const start = tracked.since.get(waiting.waitingFor) ?? before?.since.get(waiting.waitingFor) ?? now;
       tracked.since.set(waiting.waitingFor, start);
-      const timedDelay = waiting.transition === undefined ? undefined : this.timedDelay(waiting, waiting.transition, before, tracked, now, learned);
+      const timedDelay = waiting.transition === undefined ? undefined : this.timedDelay(waiting.transition, waiting.requeueAfterMs, before, tracked, now, learned);
       delay = Math.min(delay, timedDelay ?? ageDelay(waiting, now - start));
     }
     for (const [timedKey, timed] of before?.timed ?? []) if (!tracked.timed.has(timedKey)) this.ended(timedKey, timed, now, learned);
@@ -119,7 +119,7 @@ export class WaitSchedule {
   }
 
   /** The delay for a timed transition: learned, or the unlearned rule; undefined once it outlived what was learned. */
-  private timedDelay(waiting: Waiting, transition: Transition, before: Tracked | undefined, tracked: Tracked, now: number, learned: Map<string, number>): number | undefined {
+  private timedDelay(transition: Transition, requeueAfterMs: number, before: Tracked | undefined, tracked: Tracked, now: number, learned: Map<string, number>): number | undefined {
     const key = `${transition.id ?? ''}\n${transition.kind}`;
     let timed = tracked.timed.get(key);
     if (timed === undefined) {
@@ -136,7 +136,7 @@ export class WaitSchedule {
     const elapsed = now - timed.start;
     timed.lastLook = now;
     const expectedMs = this.expected.get(transition.kind);
-    if (expectedMs === undefined) return unlearnedDelay(waiting, elapsed);
+    if (expectedMs === undefined) return unlearnedDelay(requeueAfterMs, elapsed);
     if (elapsed < expectedMs) return expectedMs - elapsed + lookAfterMs;
     if (elapsed < 2 * expectedMs) return Math.max(retryMinimumMs, expectedMs * retryShare);
     return undefined;
@@ -158,8 +158,8 @@ function kindOf(timedKey: string): string {
   return timedKey.slice(timedKey.indexOf('\n') + 1);
 }
 
-function unlearnedDelay(waiting: Waiting, ageMs: number): number {
-  return Math.min(waiting.requeueAfterMs, Math.max(unlearnedMinimumMs, ageMs * unlearnedGrowth));
+function unlearnedDelay(requeueAfterMs: number, ageMs: number): number {
+  return Math.min(requeueAfterMs, Math.max(unlearnedMinimumMs, ageMs * unlearnedGrowth));
 }
 
 function ageDelay(waiting: Waiting, ageMs: number): number {

@@ -21,15 +21,13 @@ const v2Protobuf = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
 const v2ProtobufContentType = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 
 export class OpenApiHandler {
-  private readonly v2Swagger: Record<string, unknown>;
-  private readonly v2: Document;
+  private readonly v2: Document & { body: string };
   /** Encoded on first request: few clients ask for it. */
   private v2AsProtobuf: Document | undefined;
   private readonly v3 = new Map<string, Document>();
 
   constructor(registry: Registry) {
-    this.v2Swagger = buildOpenApiV2([...registry.kinds]);
-    this.v2 = document(this.v2Swagger);
+    this.v2 = document(buildOpenApiV2([...registry.kinds]));
     for (const group of registry.groups()) {
       for (const version of group.versions) {
         const kinds = registry.resourcesIn(group.name, version).map((r) => r.definition);
@@ -46,7 +44,8 @@ export class OpenApiHandler {
       if (mediaType === undefined) throw errors.notAcceptable(`only the following media types are accepted: application/json, ${v2Protobuf}`);
       if (mediaType === 'application/json') this.serveDocument(request, response, this.v2, false, mediaType);
       else {
-        this.v2AsProtobuf ??= encoded(encodeOpenApiV2(this.v2Swagger));
+        // From the served JSON, so the built document is not held for a form few clients ask for.
+        this.v2AsProtobuf ??= encoded(encodeOpenApiV2(JSON.parse(this.v2.body) as Record<string, unknown>));
         this.serveDocument(request, response, this.v2AsProtobuf, false, v2ProtobufContentType);
       }
       return true;
@@ -97,10 +96,10 @@ export class OpenApiHandler {
   }
 }
 
-function document(content: unknown): Document {
+function document(content: unknown): Document & { body: string } {
   return encoded(JSON.stringify(content));
 }
 
-function encoded(body: string | Buffer): Document {
+function encoded<Body extends string | Buffer>(body: Body): Document & { body: Body } {
   return { body, hash: createHash('sha512').update(body).digest('hex').slice(0, 128).toUpperCase() };
 }
