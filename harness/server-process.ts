@@ -7,6 +7,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { KubectlResult } from './test-server.js';
 import type { Kubectl } from './cluster-flow.js';
+import { startScriptFlags } from './start-flags.js';
 import { sourceEntry } from './typescript-process.js';
 
 /**
@@ -45,7 +46,7 @@ function exited(child: ChildProcess): Promise<void> {
 
 /** Starts the server on the data directory, with no embedded cloud and `extraArgs`; resolves once it announces its URL. */
 export async function startServerProcess(dataDir: string, extraArgs: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...serverEntry, '--data-dir', dataDir, '--port', '0', '--no-simulated-cloud', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...startScriptFlags(), ...serverEntry, '--data-dir', dataDir, '--port', '0', '--no-simulated-cloud', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));

@@ -14,10 +14,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OpenStackSession, createServiceClients, loadCloud } from '../src/openstack/index.js';
 import { etcdUnavailable, startEtcd } from '../harness/etcd.js';
 import { EtcdStorage } from '../src/storage/etcd.js';
+import { startScriptFlags } from '../harness/start-flags.js';
 import { sourceEntry } from '../harness/typescript-process.js';
 
 const run = promisify(execFile);
-const entry = sourceEntry('src/main.ts');
+/** As `npm start` runs it: its node flags, then the CLI from its sources. */
+const entry = [...startScriptFlags(), ...sourceEntry('src/main.ts')];
 let dataDir: string;
 
 beforeAll(async () => {

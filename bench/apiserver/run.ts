@@ -32,6 +32,7 @@ import type { ServerHello } from './server.js';
 import { mb, monotonicUs, type PhaseMark, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
 import { RawClient } from '../raw-client.js';
 import { controlPlaneUnavailable, sharedDirectory, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';
+import { startScriptFlags } from '../../harness/start-flags.js';
 
 // ---- configuration ---------------------------------------------------------
 
@@ -126,14 +127,6 @@ function parseConfig(): Config {
     watchProtocol,
     nodeFlags: values['node-flags'] !== undefined ? values['node-flags'].split(/\s+/).filter(Boolean) : startScriptFlags(),
   };
-}
-
-/** The flags `npm start` gives node (package.json's start script), so the server is measured as it runs. */
-function startScriptFlags(): string[] {
-  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
-  const [command, ...words] = manifest.scripts.start.split(/\s+/);
-  if (command !== 'node') throw new Error(`npm start runs "${command}", not node: cannot tell its node flags`);
-  return words.slice(0, words.findIndex((word) => !word.startsWith('--')));
 }
 
 const group = 'infrastructure.cluster.x-k8s.io';
