@@ -24,18 +24,27 @@ export function flavorReference(param: { id?: string; filter?: { name?: string }
   return param?.id !== undefined ? { flavorID: param.id } : { flavor: param?.filter?.name };
 }
 
-/** The flavor behind an ID, shared by every object of the cloud that reads it. */
-export function flavorById(cloud: CloudConnection, id: string): Promise<Flavor> {
-  return cloud.memo(`flavor:${id}`, flavorTtlMs, () => cloud.clients.nova.getFlavor(id));
+/**
+ * The flavor behind an ID. The flavors this cloud's lookups listed (one list serves every object
+ * resolving a flavor by name) hold it already, so a machine's capacity, read once its server is
+ * ACTIVE, costs no call on the way to Ready; one the list does not hold (a private flavor, or one
+ * made since the list) is read alone, and shared too.
+ */
+export async function flavorById(cloud: CloudConnection, id: string): Promise<Flavor> {
+  const listed = (await listedFlavors(cloud)).find((flavor) => flavor.id === id);
+  return listed ?? cloud.memo(`flavor:${id}`, flavorTtlMs, () => cloud.clients.nova.getFlavor(id));
 }
 
 /** The flavor's ID: `flavorID` as given, else the one flavor named `flavor`. */
 export async function resolveFlavorId(cloud: CloudConnection, spec: { flavor?: string; flavorID?: string }): Promise<string> {
   if (spec.flavorID) return spec.flavorID;
-  const flavors = await cloud.memo('flavors', lookupTtlMs, () => cloud.clients.nova.listFlavors());
-  const flavor = flavors.find((candidate) => candidate.name === spec.flavor);
+  const flavor = (await listedFlavors(cloud)).find((candidate) => candidate.name === spec.flavor);
   if (!flavor) throw new TerminalError(`flavor "${spec.flavor}" does not exist`);
   return flavor.id;
+}
+
+function listedFlavors(cloud: CloudConnection): Promise<Flavor[]> {
+  return cloud.memo('flavors', lookupTtlMs, () => cloud.clients.nova.listFlavors());
 }
 
 /** A dependency failed for good (an ORC Image that cannot be made available): CAPO's DependencyFailed. */

@@ -3,7 +3,7 @@
  * security groups), not once the cluster is provisioned: their servers boot while the API load
  * balancer builds. A control-plane machine joins that load balancer only once the cluster has its
  * endpoint (no member create meets a load balancer still being built), and no machine is Ready
- * before its cluster is provisioned.
+ * before its cluster is provisioned. Once Ready, a machine's capacity costs no call of its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../../src/storage/interface.js';
@@ -62,5 +62,11 @@ describe('machines of a cluster still building its load balancer', () => {
     const apiPool = status(await steps.get('cluster', 'demo')).extensions?.ownedResources?.['pool/6443'];
     expect(memberRequests().filter((line) => line.includes(apiPool) && / POST /.test(line))).toHaveLength(1);
     expect(status(await steps.get('machine', controlPlane)).initialization).toEqual({ provisioned: true });
+  });
+
+  it('report their capacity from the flavor list that resolved their flavor, not from one read each', async () => {
+    for (const name of [worker, controlPlane]) expect(status(await steps.get('machine', name)).extensions?.nodeResources?.reserved).toMatchObject({ cpu: expect.any(String) });
+    expect(steps.requests.filter((line) => /GET \S*\/flavors\/detail/.test(line)).length).toBeGreaterThan(0);
+    expect(steps.requests.filter((line) => /GET \S*\/flavors\/(?!detail)/.test(line))).toEqual([]);
   });
 });

@@ -65,7 +65,7 @@ describe('ensure a server', () => {
 
     const first = await ensure(servers(), { recordedId: undefined, desired, owner, record: bench.record });
     const id = first.resource.id;
-    expect(first).toMatchObject({ ready: false, found: 'created', requeueAfterMs: 5_000 });
+    expect(first).toMatchObject({ ready: false, found: 'created', requeueAfterMs: 4_000 });
     expect(!first.ready && first.waitingFor).toBe(`server ${id} to become ACTIVE (now BUILD)`);
     // One adoption list with the anchored, escaped name and the owner tag, the POST, then the record.
     const query = new URLSearchParams({ tags: ownerTag(owner), name: `^${name.replace('.', '\\.')}$` }).toString();
@@ -275,7 +275,7 @@ describe('server readiness', () => {
   it('waits through transitional states, fails on ERROR or deletion by others, and leaves stable states to the caller', () => {
     expect(servers().readiness(withStatus('REBOOT', { 'OS-EXT-STS:task_state': 'rebooting' }))).toEqual({
       waitingFor: 'server s1 to become ACTIVE (now REBOOT, rebooting)',
-      requeueAfterMs: 5_000,
+      requeueAfterMs: 4_000,
       // Timed by the wait schedule, whatever the task state: a reboot on this cloud takes about as long as the last.
       transition: { kind: 'server REBOOT', id: 's1' },
     });
