@@ -9,6 +9,15 @@
  * - delayed and rate-limited adds wait outside the queue and then go through
  *   add, inheriting both rules.
  *
+ * One rule is this queue's own: a key handed out drops its pending delayed
+ * add. Every pass of our controllers ends by asking for its next one (a
+ * requeue at the moment its wait should be over, a resync, a retry), so a
+ * delay asked for before the pass began is superseded by it. Kept, it would
+ * fire during the pass and queue another right after it; and when a pass is
+ * as long as the delay it asks for, each pass's delay would fire during the
+ * next, keeping passes back to back (a load balancer read every second
+ * instead of every two).
+ *
  * Shutting down drops queued and delayed keys (another leader or the next
  * start relists everything) and ends every get() with undefined;
  * shutDownWithDrain also waits for the keys being processed to be done.
@@ -93,7 +102,7 @@ export class WorkQueue<K extends string> {
     const [key] = this.queued;
     if (key !== undefined) {
       this.queued.delete(key);
-      this.processing.add(key);
+      this.handOut(key);
       this.metrics?.depth(this.queued.size);
       return Promise.resolve(key);
     }
@@ -140,12 +149,17 @@ export class WorkQueue<K extends string> {
   private enqueue(key: K): void {
     const getter = this.getters.shift();
     if (getter) {
-      this.processing.add(key);
+      this.handOut(key);
       getter(key);
       return;
     }
     this.queued.add(key);
     this.metrics?.depth(this.queued.size);
+  }
+
+  private handOut(key: K): void {
+    this.processing.add(key);
+    if (this.delayed.remove(key)) this.armDelayTimer();
   }
 
   /** One timer for the earliest delayed key, moved only when that changes. */
@@ -183,6 +197,11 @@ class DelayedKeys<K> {
     this.readyAtByKey.set(key, readyAt);
     this.heap.push({ key, readyAt, sequence: this.sequence++ });
     this.siftUp(this.heap.length - 1);
+  }
+
+  /** Whether key was pending; its heap entry is skipped when it surfaces. */
+  remove(key: K): boolean {
+    return this.readyAtByKey.delete(key);
   }
 
   nextReadyAt(): number {

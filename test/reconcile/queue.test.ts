@@ -108,6 +108,34 @@ describe('WorkQueue delays', () => {
     expect(queue.len()).toBe(0);
   });
 
+  it('drops the pending delay of a key it hands out: the pass asks for its own next one', async () => {
+    const queue = new WorkQueue<string>();
+    queue.addAfter('k', 1000);
+    queue.add('k');
+    const key = (await queue.get())!;
+    // The pass runs past the delay asked for before it began, and asks for its next one.
+    await vi.advanceTimersByTimeAsync(1000);
+    queue.addAfter(key, 1000);
+    queue.done(key);
+    expect(queue.len()).toBe(0);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(queue.len()).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await drain(queue)).toEqual(['k']);
+    expect(queue.stats()).toEqual({ queued: 0, processing: 1, scheduled: 0 });
+  });
+
+  it('keeps a delay asked for while the key is processed', async () => {
+    const queue = new WorkQueue<string>();
+    const waiting = queue.get();
+    queue.add('k');
+    const key = (await waiting)!;
+    queue.addAfter(key, 100);
+    await vi.advanceTimersByTimeAsync(100);
+    queue.done(key);
+    expect(await drain(queue)).toEqual(['k']);
+  });
+
   it('de-duplicates a delayed key against the queue', async () => {
     const queue = new WorkQueue<string>();
     queue.add('k');
