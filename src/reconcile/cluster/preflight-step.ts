@@ -17,6 +17,9 @@ const recheckMs = 60_000;
 export async function reconcilePreflight(context: ClusterContext): Promise<boolean> {
   const { pass, spec, cluster, deps, cloud } = context;
   if (isConditionTrue(pass.status, 'PreflightChecksPassed') || pass.status.network !== undefined) return true;
+  // The creates that follow the checks ask whether Neutron takes tags in a create body: asked beside
+  // the checks, that read is not one more round trip before the network's create (it never rejects).
+  void cloud.clients.neutron.createTakesTags();
   const machines = await deps.machines.list(cluster.namespace, { 'cluster.x-k8s.io/cluster-name': cluster.name });
   const report = await runPreflight(cloud.clients, cloud.session, requirementsOf(spec, machines.map((machine) => machine.spec)));
   if (report.passed) {

@@ -4,7 +4,8 @@
  * balancer), and on deletion the load balancers go while the bastion server is still being
  * deleted, with nothing left in the cloud at the end. The API load balancer needs only the
  * subnet, not the router; its floating IP goes on while it builds (and is not read again until
- * it is ACTIVE), and once it is ACTIVE its listener, pool and monitor are read at once.
+ * it is ACTIVE), and once it is ACTIVE its listener, pool and monitor are read at once. Whether
+ * Neutron takes tags in a create is asked beside the preflight checks.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudCensus, noResources } from '../../../harness/census.js';
@@ -52,6 +53,33 @@ describe('the OpenStackCluster step graph', () => {
 
     await steps.until([['cluster', 'demo'], ['server', bastion]], (object) => object === undefined, 60_000);
     expect((await census.ours()).counts).toEqual(noResources);
+  });
+});
+
+describe('the first pass of a new cluster', () => {
+  let firstSteps: Steps;
+  const served: ServedRequest[] = [];
+
+  beforeAll(async () => {
+    firstSteps = await startSteps({ onRequest: (request) => served.push(request) });
+  });
+
+  afterAll(async () => {
+    await firstSteps?.stop();
+  });
+
+  it("reads Neutron's extensions (can a create carry tags?) beside the preflight checks, not before the first create", async () => {
+    // Reads slow enough that one after the other could not overlap.
+    firstSteps.cloud.faults.add({ service: 'network', method: 'GET', path: '^/v2.0/extensions', latencyMs: 200 });
+    firstSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path: '^/v2/lbaas/providers', latencyMs: 200 });
+    await provisionExampleCluster(firstSteps, { ready: false });
+    await firstSteps.until([['cluster', 'demo']], (object) => (status(object).network as JsonObject | undefined)?.id !== undefined);
+
+    const first = (service: string, pattern: RegExp) => served.find((request) => request.service === service && request.method === 'GET' && pattern.test(request.path));
+    const extensions = first('network', /^\/v2\.0\/extensions/);
+    const providers = first('load-balancer', /^\/v2\/lbaas\/providers/);
+    expect(extensions && providers).toBeDefined();
+    expect(extensions!.startMs < providers!.endMs && providers!.startMs < extensions!.endMs).toBe(true);
   });
 });
 
