@@ -11,8 +11,9 @@
  *
  * One rule is this queue's own: a key handed out drops its pending delayed
  * add. Every pass of our controllers ends by asking for its next one (a
- * requeue at the moment its wait should be over, a resync, a retry), so a
- * delay asked for before the pass began is superseded by it. Kept, it would
+ * requeue at the moment its wait should be over, a resync, a retry; none
+ * after a terminal error, which waits for a change), so a delay asked for
+ * before the pass began is superseded by it. Kept, it would
  * fire during the pass and queue another right after it; and when a pass is
  * as long as the delay it asks for, each pass's delay would fire during the
  * next, keeping passes back to back (a load balancer read every second

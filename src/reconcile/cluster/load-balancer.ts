@@ -143,6 +143,20 @@ async function endpointWithoutLoadBalancer(context: ClusterContext, networking: 
   throw new TerminalError('unable to determine the control plane endpoint: no load balancer, no floating IP (external network disabled or missing) and no apiServer.fixedIP');
 }
 
+/**
+ * Starts the read of an API load balancer still being built as the pass begins, beside the reads
+ * of the network and subnet it needs (made again at every resync): a resync falling near the end
+ * of a build would otherwise put those reads before the look that finds it ACTIVE. One never seen
+ * ready at this generation is the one being built (or a restart's first look); one seen ready is
+ * vouched for by its status tree at resync instead, and is not read ahead.
+ */
+export function readApiLoadBalancerAhead(context: ClusterContext): void {
+  const { pass, cloud } = context;
+  const recordedId = (pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? owned(pass)['loadbalancer/api'];
+  if (recordedId === undefined || pass.lastVerified('loadbalancer', recordedId) !== undefined) return;
+  pass.readAhead('loadbalancer', loadBalancerActuator(cloud.clients.octavia), { recordedId });
+}
+
 /** The load balancer tree: there once created (with its VIP), serving once everything in it is ACTIVE. */
 async function reconcileManagedLoadBalancer(context: ClusterContext, networking: Networking): Promise<ApiLoadBalancer | undefined> {
   const { pass, spec, cluster, cloud } = context;

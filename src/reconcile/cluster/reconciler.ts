@@ -31,6 +31,7 @@ import {
   deleteApiEndpoint,
   deleteApiLoadBalancer,
   deleteIngressLoadBalancer,
+  readApiLoadBalancerAhead,
   type ApiLoadBalancer,
   type Endpoint,
 } from './load-balancer.js';
@@ -138,6 +139,7 @@ async function reconcileNormal(context: ClusterContext): Promise<void> {
   const { pass } = context;
   if (!(await reconcilePreflight(context))) return;
 
+  readApiLoadBalancerAhead(context);
   const { ready: done, blocked } = await ensureGraph(clusterSteps, context, pass);
   // What machines need of the cluster (Cluster API's InfrastructureReady); the bastion and the ingress load balancer are extras.
   const infrastructureReady = done.network !== undefined && done.router !== undefined && done.apiEndpoint !== undefined && done.securityGroups !== undefined;

@@ -4,7 +4,8 @@
  * balancer), and on deletion the load balancers go while the bastion server is still being
  * deleted, with nothing left in the cloud at the end. The API load balancer needs only the
  * subnet, not the router; its floating IP goes on while it builds (and is not read again until
- * it is ACTIVE), and once it is ACTIVE its listener, pool and monitor are read at once. Whether
+ * it is ACTIVE, while the network is read again beside each look at it), and once it is ACTIVE its
+ * listener, pool and monitor are read at once. Whether
  * Neutron takes tags in a create is asked beside the preflight checks.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,8 +115,12 @@ describe('the API load balancer and the router', () => {
     expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', message: expect.stringContaining('router creation is not allowed') });
 
     routerSteps.cloud.faults.clear();
-    // Reads of the children slow enough that one after another could not overlap.
+    // Reads of the children slow enough that one after another could not overlap; the next test reads the
+    // load balancer's and the network's, seen from here on.
     routerSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path: '^/v2/lbaas/(listeners|pools|healthmonitors)', latencyMs: 300 });
+    routerSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path: '^/v2/lbaas/loadbalancers/[^/]+$', latencyMs: 200 });
+    routerSteps.cloud.faults.add({ service: 'network', method: 'GET', path: '^/v2.0/networks/', latencyMs: 200 });
+    const slowFrom = served.length;
     const ready = await routerSteps.until([['cluster', 'demo']], isReady, 60_000);
     const fip = routerSteps.requests.findIndex((line) => /^network POST \/v2.0\/floatingips 201/.test(line));
     // The listeners are read once the load balancer is ACTIVE, not before.
@@ -134,5 +139,14 @@ describe('the API load balancer and the router', () => {
     expect(childReads.every(Boolean)).toBe(true);
     // All three were under way at one moment.
     expect(Math.max(...childReads.map((request) => request.startMs))).toBeLessThan(Math.min(...childReads.map((request) => request.endMs)));
+
+    // A pass that reads the network again (what it verified ran out) looks at the building load balancer at the same
+    // time, not after the network and subnet it needs: a resync near the end of a build does not delay finding it ACTIVE.
+    const since = served.slice(slowFrom);
+    const lbReads = since.filter((request) => request.service === 'load-balancer' && request.method === 'GET' && /^\/v2\/lbaas\/loadbalancers\/[^/]+$/.test(request.path));
+    const built = Math.min(...childReads.map((request) => request.startMs));
+    const networkReads = since.filter((request) => request.service === 'network' && request.method === 'GET' && request.path.startsWith('/v2.0/networks/') && request.startMs < built);
+    expect(networkReads.length).toBeGreaterThan(0);
+    for (const network of networkReads) expect(lbReads.some((lb) => lb.startMs < network.endMs && network.startMs < lb.endMs)).toBe(true);
   });
 });
