@@ -151,7 +151,9 @@ async function endpointWithoutLoadBalancer(context: ClusterContext, networking: 
  * vouched for by its status tree at resync instead, and is not read ahead.
  */
 export function readApiLoadBalancerAhead(context: ClusterContext): void {
-  const { pass, cloud } = context;
+  const { pass, spec, cloud } = context;
+  // One the spec no longer asks for is the deletion's to look at.
+  if (spec.apiServer?.managedLoadBalancer === undefined) return;
   const recordedId = (pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? owned(pass)['loadbalancer/api'];
   if (recordedId === undefined || pass.lastVerified('loadbalancer', recordedId) !== undefined) return;
   pass.readAhead('loadbalancer', loadBalancerActuator(cloud.clients.octavia), { recordedId });
