@@ -55,6 +55,11 @@ function owned(pass: ReconcilePass): Record<string, string> {
   return ownedResources(pass.status);
 }
 
+/** The API load balancer's ID: CAPO's status field, else ownedResources (written first, at its create). */
+function recordedApiLoadBalancerId(pass: ReconcilePass): string | undefined {
+  return (pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? owned(pass)['loadbalancer/api'];
+}
+
 function floatingIpEnabled(context: ClusterContext, networking: Networking): boolean {
   return context.spec.apiServer?.enableFloatingIP !== false && networking.externalNetworkId !== undefined;
 }
@@ -154,7 +159,7 @@ export function readApiLoadBalancerAhead(context: ClusterContext): void {
   const { pass, spec, cloud } = context;
   // One the spec no longer asks for is the deletion's to look at.
   if (spec.apiServer?.managedLoadBalancer === undefined) return;
-  const recordedId = (pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? owned(pass)['loadbalancer/api'];
+  const recordedId = recordedApiLoadBalancerId(pass);
   if (recordedId === undefined || pass.lastVerified('loadbalancer', recordedId) !== undefined) return;
   pass.readAhead('loadbalancer', loadBalancerActuator(cloud.clients.octavia), { recordedId });
 }
@@ -165,7 +170,6 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
   const managed = spec.apiServer!.managedLoadBalancer!;
   const octavia = cloud.clients.octavia;
   const name = apiLoadBalancerName(cluster);
-  const recorded = pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined;
   const allowedCidrs = allowedCidrsOf(context, networking);
   if (allowedCidrs === 'router pending') {
     pass.wait({ waitingFor: "the router's external addresses, which the API listeners' allowed CIDRs admit", requeueAfterMs: loadBalancerSettleMs });
@@ -175,7 +179,7 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
   const flavorId = managed.flavor === undefined ? undefined : await octaviaFlavorId(context, managed.flavor);
 
   const plan: PortPlan = { lbName: name, ports: apiServerPorts(context), allowedCidrs, monitor: managed.monitor ?? {}, provider: managed.provider };
-  const recordedId = recorded?.id ?? owned(pass)['loadbalancer/api'];
+  const recordedId = recordedApiLoadBalancerId(pass);
   await vouchForTree(context, 'loadbalancer', '', recordedId);
   // The ID goes to ownedResources first: CAPO's status field also needs the addresses, which the next read brings.
   const lb = await pass.ensure('loadbalancer', loadBalancerActuator(octavia), {
@@ -520,7 +524,7 @@ export async function deleteApiEndpoint(context: ClusterContext): Promise<boolea
 /** The load balancer with everything in it (cascade). */
 export async function deleteApiLoadBalancer(context: ClusterContext): Promise<boolean> {
   const { pass, cluster, cloud } = context;
-  const recorded = (pass.status.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? owned(pass)['loadbalancer/api'];
+  const recorded = recordedApiLoadBalancerId(pass);
   if (!pass.noteRemoval(await remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: recorded, name: apiLoadBalancerName(cluster), owner: pass.owner }))) return false;
   const children = Object.keys(owned(pass)).filter((role) => /^(loadbalancer|listener|pool|healthmonitor)\//.test(role));
   if (recorded !== undefined || children.length > 0) {
