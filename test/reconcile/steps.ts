@@ -10,7 +10,7 @@ import { expect, vi } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { embeddedClusterApiKinds } from '../../src/api/embedded/kinds.js';
 import { servedKinds } from '../../src/api/kinds.js';
-import type { Simulator, SimulatorOptions } from '../../src/openstack/simulator/host.js';
+import type { ServedRequest, Simulator, SimulatorOptions } from '../../src/openstack/simulator/host.js';
 import type { Reconcile, ReconcileResult } from '../../src/reconcile/controller.js';
 import { openStackClusterReconciler } from '../../src/reconcile/cluster/reconciler.js';
 import { reconcilerDeps } from '../../src/reconcile/manager.js';
@@ -119,6 +119,16 @@ export function condition(object: JsonObject | undefined, type: string): Record<
 
 export function isReady(object: JsonObject | undefined): boolean {
   return condition(object, 'Ready')?.status === 'True';
+}
+
+/** The first GET the cloud served for `service` whose path matches. */
+export function firstRead(served: readonly ServedRequest[], service: string, path: RegExp): ServedRequest | undefined {
+  return served.find((request) => request.service === service && request.method === 'GET' && path.test(request.path));
+}
+
+/** Whether two requests were in the cloud at one moment. */
+export function overlapping(a: ServedRequest, b: ServedRequest): boolean {
+  return a.startMs < b.endMs && b.startMs < a.endMs;
 }
 
 /** The index of the last request matching `pattern` (e.g. /^load-balancer DELETE /), -1 when none did. */

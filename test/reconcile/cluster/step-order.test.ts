@@ -5,8 +5,8 @@
  * deleted, with nothing left in the cloud at the end. The API load balancer needs only the
  * subnet, not the router; its floating IP goes on while it builds (and is not read again until
  * it is ACTIVE, while the network is read again beside each look at it), and once it is ACTIVE its
- * listener, pool and monitor are read at once. Whether
- * Neutron takes tags in a create is asked beside the preflight checks.
+ * listener, pool and monitor are read at once. Whether Neutron takes tags in a create is asked
+ * beside the preflight checks.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudCensus, noResources } from '../../../harness/census.js';
@@ -14,7 +14,7 @@ import { defaultServices, type ServedRequest } from '../../../src/openstack/simu
 import { createOctaviaSimulator } from '../../../src/openstack/simulator/octavia/index.js';
 import type { SimulatorContext } from '../../../src/openstack/simulator/framework.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
-import { condition, isReady, provisionExampleCluster, startSteps, type Steps } from '../steps.js';
+import { condition, firstRead, isReady, overlapping, provisionExampleCluster, startSteps, type Steps } from '../steps.js';
 
 let steps: Steps;
 let census: CloudCensus;
@@ -76,11 +76,10 @@ describe('the first pass of a new cluster', () => {
     await provisionExampleCluster(firstSteps, { ready: false });
     await firstSteps.until([['cluster', 'demo']], (object) => (status(object).network as JsonObject | undefined)?.id !== undefined);
 
-    const first = (service: string, pattern: RegExp) => served.find((request) => request.service === service && request.method === 'GET' && pattern.test(request.path));
-    const extensions = first('network', /^\/v2\.0\/extensions/);
-    const providers = first('load-balancer', /^\/v2\/lbaas\/providers/);
+    const extensions = firstRead(served, 'network', /^\/v2\.0\/extensions/);
+    const providers = firstRead(served, 'load-balancer', /^\/v2\/lbaas\/providers/);
     expect(extensions && providers).toBeDefined();
-    expect(extensions!.startMs < providers!.endMs && providers!.startMs < extensions!.endMs).toBe(true);
+    expect(overlapping(extensions!, providers!)).toBe(true);
   });
 });
 
@@ -147,6 +146,6 @@ describe('the API load balancer and the router', () => {
     const built = Math.min(...childReads.map((request) => request.startMs));
     const networkReads = since.filter((request) => request.service === 'network' && request.method === 'GET' && request.path.startsWith('/v2.0/networks/') && request.startMs < built);
     expect(networkReads.length).toBeGreaterThan(0);
-    for (const network of networkReads) expect(lbReads.some((lb) => lb.startMs < network.endMs && network.startMs < lb.endMs)).toBe(true);
+    for (const network of networkReads) expect(lbReads.some((lb) => overlapping(lb, network))).toBe(true);
   });
 });
