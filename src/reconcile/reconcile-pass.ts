@@ -163,13 +163,24 @@ export class ReconcilePass {
   async ensure<Desired extends { name: string }, Resource extends { id: string }>(
     role: string,
     actuator: ResourceActuator<Desired, Resource>,
-    input: { recordedId: string | undefined; desired: Desired; record: (status: JsonObject, id: string) => void; ifGone?: 'recreate' | 'fail'; owner?: Owner },
+    input: {
+      recordedId: string | undefined;
+      desired: Desired;
+      record: (status: JsonObject, id: string) => void;
+      ifGone?: 'recreate' | 'fail';
+      owner?: Owner;
+      /** What holds the resource (a subnet's network) was created in this pass, so nothing of the kind can be there to adopt: no lookup by name. */
+      holderCreated?: boolean;
+    },
   ): Promise<Ensured<Resource>> {
     const cached = this.verified.get<Resource>(this.meta.uid, role, input.recordedId, this.generation);
     if (cached) return { resource: cached, ready: true };
     const owner = input.owner ?? this.owner;
     const ahead = this.ahead.get(role);
     this.ahead.delete(role);
+    let find: (() => Promise<Resource[]>) | undefined;
+    if (input.holderCreated) find = async () => [];
+    else if (ahead?.kind === 'find' && input.recordedId === undefined) find = () => ahead.answer as Promise<Resource[]>;
     const result = await ensure(actuator, {
       recordedId: input.recordedId,
       desired: input.desired,
@@ -177,7 +188,7 @@ export class ReconcilePass {
       ifGone: input.ifGone,
       record: (id) => this.record((status) => input.record(status, id)),
       read: (id) => (ahead?.kind === 'read' && ahead.id === id ? (ahead.answer as Promise<Resource | undefined>) : this.reads.read(actuator, { id, ownerUid: owner.uid })),
-      ...(ahead?.kind === 'find' && input.recordedId === undefined ? { find: () => ahead.answer as Promise<Resource[]> } : {}),
+      ...(find === undefined ? {} : { find }),
     });
     if (!result.ready) {
       this.waits.push(waitingOf(result));
@@ -195,19 +206,21 @@ export class ReconcilePass {
    * before (an Octavia listener, its pool, the pool's monitor; a server
    * after its ports): their calls overlap, their decisions keep their order.
    * Nothing is read for a role verified here, nor looked up without the
-   * desired state. The answer is taken once, by the next ensure of the role
-   * in this pass; one nobody takes is dropped with the pass.
+   * desired state or, for an actuator whose lookup needs nothing else, the
+   * name. The answer is taken once, by the next ensure of the role in this
+   * pass; one nobody takes is dropped with the pass.
    */
   readAhead<Desired extends { name: string }, Resource extends { id: string }>(
     role: string,
     actuator: ResourceActuator<Desired, Resource>,
-    input: { recordedId: string | undefined; desired?: Desired },
+    input: { recordedId: string | undefined; desired?: Desired; name?: string },
   ): void {
     const { recordedId, desired } = input;
+    const name = desired?.name ?? input.name;
     if (this.ahead.has(role) || this.verified.get(this.meta.uid, role, recordedId, this.generation)) return;
     let answer: ReadAhead;
     if (recordedId !== undefined) answer = { kind: 'read', id: recordedId, answer: this.reads.read(actuator, { id: recordedId, ownerUid: this.owner.uid }) };
-    else if (desired !== undefined) answer = { kind: 'find', answer: actuator.findAdoptable(desired.name, this.owner, desired) };
+    else if (name !== undefined) answer = { kind: 'find', answer: actuator.findAdoptable(name, this.owner, desired) };
     else return;
     // Whoever takes it sees the failure; one nobody takes must not surface as an unhandled rejection.
     answer.answer.catch(() => undefined);

@@ -164,6 +164,18 @@ export function readApiLoadBalancerAhead(context: ClusterContext): void {
   pass.readAhead('loadbalancer', loadBalancerActuator(cloud.clients.octavia), { recordedId });
 }
 
+/**
+ * The API load balancer's lookup by name, started ahead for a new cluster (see the reconciler's
+ * reconcileNormal): its create is the longest wait, and the lookup would otherwise come only
+ * after the subnet's create. Not where allowed CIDRs make its create wait for the router.
+ */
+export function lookUpApiLoadBalancerAhead(context: ClusterContext): void {
+  const { pass, spec, cluster, cloud } = context;
+  const managed = spec.apiServer?.managedLoadBalancer;
+  if (managed === undefined || managed.enabled === false || (managed.allowedCIDRs ?? []).length > 0 || recordedApiLoadBalancerId(pass) !== undefined) return;
+  pass.readAhead('loadbalancer', loadBalancerActuator(cloud.clients.octavia), { recordedId: undefined, name: apiLoadBalancerName(cluster) });
+}
+
 /** The load balancer tree: there once created (with its VIP), serving once everything in it is ACTIVE. */
 async function reconcileManagedLoadBalancer(context: ClusterContext, networking: Networking): Promise<ApiLoadBalancer | undefined> {
   const { pass, spec, cluster, cloud } = context;

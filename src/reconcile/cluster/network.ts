@@ -54,6 +54,13 @@ export async function reconcileNetwork(context: ClusterContext): Promise<Network
   return { ...network, externalNetworkId: external?.id };
 }
 
+/** The managed network's lookup by name, started ahead for a new cluster (see the reconciler's reconcileNormal). */
+export function lookUpNetworkAhead(context: ClusterContext): void {
+  const { pass, spec, cluster, cloud } = context;
+  if (!hasManagedSubnets(spec) || (pass.status.network as RecordedNetwork | undefined)?.id !== undefined) return;
+  pass.readAhead('network', networkActuator(cloud.clients.neutron), { recordedId: undefined, name: clusterResourceName(cluster) });
+}
+
 /**
  * The router: ours (managed subnets with an external network), or the
  * user's (spec.router), which only gets our interface. NetworkReady turns
@@ -168,6 +175,7 @@ async function reconcileManagedNetwork(context: ClusterContext): Promise<Omit<Ne
   const subnetSpec = spec.managedSubnets![0];
   const subnet = await pass.ensure('subnet', subnetActuator(neutron), {
     recordedId: networkStatus?.subnets?.[0]?.id,
+    holderCreated: network.found === 'created',
     desired: {
       name,
       network_id: network.resource.id,

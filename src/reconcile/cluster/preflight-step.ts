@@ -9,10 +9,16 @@
  * Once the cluster has resources the checks are history and are not rerun.
  */
 import { failedOnlyUndecided, requirementsOf, runPreflight, summarizeFailures } from '../../preflight/index.js';
-import { isConditionTrue } from '../conditions.js';
+import { findCondition, isConditionTrue } from '../conditions.js';
 import type { ClusterContext } from './context.js';
 
 const recheckMs = 60_000;
+
+/** Whether this pass is the cluster's first to run the checks: none has run yet and nothing has been created. */
+export function firstPreflight(context: ClusterContext): boolean {
+  const { status } = context.pass;
+  return findCondition(status, 'PreflightChecksPassed') === undefined && status.network === undefined;
+}
 
 export async function reconcilePreflight(context: ClusterContext): Promise<boolean> {
   const { pass, spec, cluster, deps, cloud } = context;

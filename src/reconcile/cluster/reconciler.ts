@@ -32,12 +32,13 @@ import {
   deleteApiLoadBalancer,
   deleteIngressLoadBalancer,
   readApiLoadBalancerAhead,
+  lookUpApiLoadBalancerAhead,
   type ApiLoadBalancer,
   type Endpoint,
 } from './load-balancer.js';
-import { reconcileNetwork, reconcileRouter, deleteNetwork, deleteRouter, type Networking, type Routing } from './network.js';
-import { reconcileSecurityGroups, deleteSecurityGroups, removeDisabledBastionGroup } from './security-group-step.js';
-import { reconcilePreflight } from './preflight-step.js';
+import { reconcileNetwork, reconcileRouter, deleteNetwork, deleteRouter, lookUpNetworkAhead, type Networking, type Routing } from './network.js';
+import { reconcileSecurityGroups, deleteSecurityGroups, removeDisabledBastionGroup, lookUpSecurityGroupsAhead } from './security-group-step.js';
+import { firstPreflight, reconcilePreflight } from './preflight-step.js';
 import { adoptAnnotation, adoptionOf } from '../adoption.js';
 import { surveyAdoption } from './adoption-survey.js';
 
@@ -137,6 +138,14 @@ const clusterSteps = stepGraph<ClusterContext, ClusterOutputs>({
 
 async function reconcileNormal(context: ClusterContext): Promise<void> {
   const { pass } = context;
+  // A new cluster's first creates each look up their name first (what a lost create left is adopted, not made twice): those
+  // on the way to the load balancer's create start beside the checks, not in rounds of their own after them. Not once the
+  // checks have failed: they run again every minute until fixed.
+  if (firstPreflight(context)) {
+    lookUpNetworkAhead(context);
+    lookUpSecurityGroupsAhead(context);
+    lookUpApiLoadBalancerAhead(context);
+  }
   if (!(await reconcilePreflight(context))) return;
 
   readApiLoadBalancerAhead(context);

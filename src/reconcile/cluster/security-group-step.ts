@@ -28,12 +28,26 @@ function recordedId(status: JsonObject, role: SecurityGroupRole): string | undef
   return (status[statusFields[role]] as { id?: string } | undefined)?.id;
 }
 
+/** The managed groups' lookups by name, started ahead for a new cluster (see the reconciler's reconcileNormal). */
+export function lookUpSecurityGroupsAhead(context: ClusterContext): void {
+  const { pass, spec, cluster, cloud } = context;
+  if (spec.managedSecurityGroups === undefined) return;
+  const actuator = securityGroupActuator(cloud.clients.neutron);
+  for (const role of managedRoles(context)) {
+    if (recordedId(pass.status, role) === undefined) pass.readAhead(`securitygroup/${role}`, actuator, { recordedId: undefined, name: securityGroupName(cluster, role) });
+  }
+}
+
+function managedRoles(context: ClusterContext): SecurityGroupRole[] {
+  return bastionEnabled(context) ? ['controlplane', 'worker', 'bastion'] : ['controlplane', 'worker'];
+}
+
 /** True once every managed group has its rules, or none is managed. */
 export async function reconcileSecurityGroups(context: ClusterContext): Promise<boolean> {
   const { pass, spec, cluster, cloud } = context;
   const managed = spec.managedSecurityGroups;
   if (managed === undefined) return true;
-  const roles: SecurityGroupRole[] = bastionEnabled(context) ? ['controlplane', 'worker', 'bastion'] : ['controlplane', 'worker'];
+  const roles = managedRoles(context);
   const actuator = securityGroupActuator(cloud.clients.neutron);
 
   // With every ID already recorded, one ensure per group applies the full rules; otherwise the groups come first.

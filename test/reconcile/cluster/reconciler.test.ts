@@ -54,7 +54,8 @@ describe('the OpenStackCluster reconciler', () => {
 
   it('retries a preflight check the cloud did not answer with the queue backoff, and rechecks a finding a minute later', async () => {
     const externalNetworks = { service: 'network', method: 'GET', path: '^/v2\\.0/networks$', times: 1 } as const;
-    steps.cloud.faults.add({ ...externalNetworks, status: 409, message: 'injected conflict' });
+    // Two: beside the first checks goes the lookup of the cluster network's name, which lists networks too.
+    steps.cloud.faults.add({ ...externalNetworks, status: 409, message: 'injected conflict', times: 2 });
     await expect(steps.pass('cluster', 'demo')).rejects.toThrow(/^1 preflight check failed: listing external networks failed: .*409.*run the check again when the service answers$/);
     let cluster = await steps.get('cluster', 'demo');
     expect(condition(cluster, 'PreflightChecksPassed')).toMatchObject({ status: 'False', reason: 'PreflightFailed' });
@@ -62,7 +63,10 @@ describe('the OpenStackCluster reconciler', () => {
 
     // A refusal is an answer: the user has to act, so the check waits for them at a steady pace.
     steps.cloud.faults.add({ ...externalNetworks, status: 403, message: 'not allowed to list networks' });
+    const beforeRecheck = steps.requests.length;
     expect(await steps.pass('cluster', 'demo')).toEqual({ requeueAfterMs: 60_000 });
+    // The lookups by name of a new cluster's first creates go out beside its first checks only, not beside each recheck.
+    expect(steps.requests.slice(beforeRecheck).filter((line) => /^(network GET \/v2\.0\/(networks|security-groups)|load-balancer GET \/v2\/lbaas\/loadbalancers)\?name=/.test(line))).toEqual([]);
     cluster = await steps.get('cluster', 'demo');
     expect(condition(cluster, 'Ready')).toMatchObject({ status: 'False', reason: 'PreflightFailed', message: expect.stringMatching(/403 Forbidden.*give the user a role/) });
   });

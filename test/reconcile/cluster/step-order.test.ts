@@ -6,7 +6,8 @@
  * subnet, not the router; its floating IP goes on while it builds (and is not read again until
  * it is ACTIVE, while the network is read again beside each look at it), and once it is ACTIVE its
  * listener, pool and monitor are read at once. Whether Neutron takes tags in a create is asked
- * beside the preflight checks.
+ * beside the preflight checks, and so are the lookups by name of a new cluster's network, security
+ * groups and API load balancer; the subnet of a network made in the same pass is not looked up.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudCensus, noResources } from '../../../harness/census.js';
@@ -63,23 +64,44 @@ describe('the first pass of a new cluster', () => {
 
   beforeAll(async () => {
     firstSteps = await startSteps({ onRequest: (request) => served.push(request) });
+    // Reads slow enough that one after the other could not overlap (the lists: the lookups by name).
+    for (const path of ['^/v2.0/extensions', '^/v2.0/networks$', '^/v2.0/security-groups$']) {
+      firstSteps.cloud.faults.add({ service: 'network', method: 'GET', path, latencyMs: 200 });
+    }
+    for (const path of ['^/v2/lbaas/providers', '^/v2/lbaas/loadbalancers$']) {
+      firstSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path, latencyMs: 200 });
+    }
+    await provisionExampleCluster(firstSteps, { ready: false });
+    await firstSteps.until([['cluster', 'demo']], (object) => status(object).apiServerManagedLoadBalancer !== undefined);
   });
 
   afterAll(async () => {
     await firstSteps?.stop();
   });
 
-  it("reads Neutron's extensions (can a create carry tags?) beside the preflight checks, not before the first create", async () => {
-    // Reads slow enough that one after the other could not overlap.
-    firstSteps.cloud.faults.add({ service: 'network', method: 'GET', path: '^/v2.0/extensions', latencyMs: 200 });
-    firstSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path: '^/v2/lbaas/providers', latencyMs: 200 });
-    await provisionExampleCluster(firstSteps, { ready: false });
-    await firstSteps.until([['cluster', 'demo']], (object) => (status(object).network as JsonObject | undefined)?.id !== undefined);
-
+  it("reads Neutron's extensions (can a create carry tags?) beside the preflight checks, not before the first create", () => {
     const extensions = firstRead(served, 'network', /^\/v2\.0\/extensions/);
     const providers = firstRead(served, 'load-balancer', /^\/v2\/lbaas\/providers/);
     expect(extensions && providers).toBeDefined();
     expect(overlapping(extensions!, providers!)).toBe(true);
+  });
+
+  it('looks up the names of its network, security groups and API load balancer beside the preflight checks', () => {
+    const providers = firstRead(served, 'load-balancer', /^\/v2\/lbaas\/providers/)!;
+    const lookups = [
+      firstRead(served, 'network', /^\/v2\.0\/networks\?name=k8s-clusterapi-cluster-default-demo$/),
+      firstRead(served, 'network', /^\/v2\.0\/security-groups\?name=k8s-cluster-default-demo-secgroup-controlplane$/),
+      firstRead(served, 'network', /^\/v2\.0\/security-groups\?name=k8s-cluster-default-demo-secgroup-worker$/),
+      firstRead(served, 'load-balancer', /^\/v2\/lbaas\/loadbalancers\?name=k8s-clusterapi-cluster-default-demo-kubeapi&/),
+    ];
+    expect(lookups.every((lookup) => lookup !== undefined && overlapping(lookup, providers))).toBe(true);
+  });
+
+  it('does not look up a subnet by name on the network it has just created', () => {
+    const networkCreate = served.find((request) => request.service === 'network' && request.method === 'POST' && request.path === '/v2.0/networks');
+    const subnetCreate = served.find((request) => request.service === 'network' && request.method === 'POST' && request.path === '/v2.0/subnets');
+    expect(networkCreate && subnetCreate).toBeDefined();
+    expect(firstRead(served, 'network', /^\/v2\.0\/subnets\?name=/)).toBeUndefined();
   });
 });
 
