@@ -237,8 +237,13 @@ export class ReconcilePass {
     this.verified.set(this.meta, role, resource.id, this.generation, resource);
   }
 
+  /** A resource its parent's create made, as that answer showed it (see VerifiedResources.seenCreated). */
+  seenCreated(role: string, resource: { id: string }): void {
+    this.verified.seenCreated(this.meta, role, resource.id, this.generation, resource);
+  }
+
   /** What `verified` last held for a role at this generation, and whether that has run out (see VerifiedResources.lastSeen). */
-  lastVerified<Resource>(role: string, id: string, aheadMs?: number): { resource: Resource; expired: boolean } | undefined {
+  lastVerified<Resource>(role: string, id: string, aheadMs?: number): { resource: Resource; expired: boolean; unverified: boolean } | undefined {
     return this.verified.lastSeen<Resource>(this.meta.uid, role, id, this.generation, aheadMs);
   }
 

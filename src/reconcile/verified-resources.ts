@@ -28,6 +28,8 @@ interface Entry {
   expiresAt: number;
   resource: unknown;
   group: string | undefined;
+  /** Seen only in its parent's create answer, never verified ready (seenCreated). */
+  unverified: boolean;
 }
 
 export class VerifiedResources {
@@ -57,16 +59,26 @@ export class VerifiedResources {
    * starting just before its resync is due would otherwise find nothing run
    * out here and then, a moment later, read each resource on its own.
    */
-  lastSeen<Resource>(ownerUid: string, role: string, id: string, generation: number, aheadMs = 0): { resource: Resource; expired: boolean } | undefined {
+  lastSeen<Resource>(ownerUid: string, role: string, id: string, generation: number, aheadMs = 0): { resource: Resource; expired: boolean; unverified: boolean } | undefined {
     const entry = this.entries.get(`${ownerUid}/${role}`);
     if (!entry || entry.id !== id || entry.generation !== generation) return undefined;
-    return { resource: entry.resource as Resource, expired: entry.expiresAt <= this.now() + Math.min(aheadMs, this.grid.periodMs / 4) };
+    return { resource: entry.resource as Resource, expired: entry.expiresAt <= this.now() + Math.min(aheadMs, this.grid.periodMs / 4), unverified: entry.unverified };
   }
 
   /** `readAlong`: the group one list call can read this resource in (ReadTogether), and the owner it is tagged for. */
   set(owner: VerifiedOwner, role: string, id: string, generation: number, resource: unknown, readAlong?: { group: string; tagOwnerUid: string }): void {
     const expiresAt = this.grid.next(owner.namespace, this.now());
-    this.entries.set(`${owner.uid}/${role}`, { id, generation, expiresAt, resource, group: readAlong?.group, tagOwnerUid: readAlong?.tagOwnerUid ?? owner.uid });
+    this.entries.set(`${owner.uid}/${role}`, { id, generation, expiresAt, resource, group: readAlong?.group, tagOwnerUid: readAlong?.tagOwnerUid ?? owner.uid, unverified: false });
+  }
+
+  /**
+   * A resource its parent's create made (an Octavia tree's listener or pool), as that answer
+   * showed it: known at this generation but never verified ready, so it is run out from the
+   * start and its own read judges it as always. What it adds is the copy lastSeen gives, by
+   * which the parent's status tree may vouch for it once the parent is built.
+   */
+  seenCreated(owner: VerifiedOwner, role: string, id: string, generation: number, resource: unknown): void {
+    this.entries.set(`${owner.uid}/${role}`, { id, generation, expiresAt: -Infinity, resource, group: undefined, tagOwnerUid: owner.uid, unverified: true });
   }
 
   /**

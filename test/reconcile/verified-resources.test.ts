@@ -32,7 +32,7 @@ describe('VerifiedResources', () => {
     const resyncAt = grid.next('default');
     verified.set(a, 'loadbalancer', 'lb1', 1, { id: 'lb1' });
     now = resyncAt - 1_000;
-    expect(verified.lastSeen('a', 'loadbalancer', 'lb1', 1)).toEqual({ resource: { id: 'lb1' }, expired: false });
+    expect(verified.lastSeen('a', 'loadbalancer', 'lb1', 1)).toEqual({ resource: { id: 'lb1' }, expired: false, unverified: false });
     expect(verified.lastSeen('a', 'loadbalancer', 'lb1', 1, 1_000)?.expired).toBe(true);
     // Still trusted by a plain read until it runs out.
     expect(verified.get('a', 'loadbalancer', 'lb1', 1)).toEqual({ id: 'lb1' });
@@ -41,6 +41,18 @@ describe('VerifiedResources', () => {
     expect(verified.lastSeen('a', 'loadbalancer', 'lb1', 1, 15_000)?.expired).toBe(false);
     now = resyncAt - 15_000;
     expect(verified.lastSeen('a', 'loadbalancer', 'lb1', 1, 30_000)?.expired).toBe(true);
+  });
+
+  it("keeps what a parent's create made as seen but run out: no read is spared, its last copy stays for the parent's tree", () => {
+    const grid = new ResyncGrid(60_000, () => 0);
+    const verified = new VerifiedResources(grid, () => 0);
+    verified.seenCreated(a, 'listener/6443', 'l1', 1, { id: 'l1', provisioning_status: 'PENDING_CREATE' });
+    expect(verified.lastSeen('a', 'listener/6443', 'l1', 1)).toEqual({ resource: { id: 'l1', provisioning_status: 'PENDING_CREATE' }, expired: true, unverified: true });
+    expect(verified.lastSeen('a', 'listener/6443', 'l1', 2)).toBeUndefined();
+    expect(verified.get('a', 'listener/6443', 'l1', 1)).toBeUndefined();
+    // Once verified, it is like any other.
+    verified.set(a, 'listener/6443', 'l1', 1, { id: 'l1', provisioning_status: 'ACTIVE' });
+    expect(verified.lastSeen('a', 'listener/6443', 'l1', 1)).toMatchObject({ expired: false, unverified: false });
   });
 
   it('names the resources of a group due within a window, the earliest first, with the owner their tag is for', () => {

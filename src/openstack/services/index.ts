@@ -26,7 +26,7 @@ export function createServiceClients(transport: ServiceTransport): ServiceClient
 }
 
 export { CinderClient, GlanceClient, NeutronClient, NovaClient, OctaviaClient };
-export { provisioningStatuses } from './octavia.js';
+export { poolMonitors, provisioningStatuses } from './octavia.js';
 export type { TagFilters } from './common.js';
 export type { Volume } from './cinder.js';
 export type { CreateImage, Image } from './glance.js';

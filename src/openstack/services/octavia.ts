@@ -113,6 +113,15 @@ export function provisioningStatuses(tree: LoadBalancerStatusTree): Map<string, 
   return found;
 }
 
+/** Each pool's health monitor in a status tree, by pool ID: its ID and statuses (a fully populated create's answer does not show them). */
+export function poolMonitors(tree: LoadBalancerStatusTree): Map<string, z.infer<typeof statusNode>> {
+  const found = new Map<string, z.infer<typeof statusNode>>();
+  for (const listener of tree.statuses.loadbalancer.listeners ?? []) {
+    for (const pool of listener.pools ?? []) if (pool.health_monitor) found.set(pool.id, pool.health_monitor);
+  }
+  return found;
+}
+
 const providerSchema = z.looseObject({ name: z.string(), description: z.string().nullish() });
 export type LoadBalancerProvider = z.infer<typeof providerSchema>;
 

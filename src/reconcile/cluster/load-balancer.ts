@@ -20,7 +20,7 @@
  * instead of making another. At resync, one read of the load balancer's
  * status tree vouches for it and its children together.
  */
-import { provisioningStatuses, type CreateListenerInGraph, type FloatingIp, type LoadBalancer } from '../../openstack/index.js';
+import { poolMonitors, provisioningStatuses, type CreateListenerInGraph, type FloatingIp, type LoadBalancer } from '../../openstack/index.js';
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
 import { resolveSubnet } from '../neutron-filters.js';
 import type { JsonObject } from '../../storage/interface.js';
@@ -192,7 +192,7 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
 
   const plan: PortPlan = { lbName: name, ports: apiServerPorts(context), allowedCidrs, monitor: managed.monitor ?? {}, provider: managed.provider };
   const recordedId = recordedApiLoadBalancerId(pass);
-  await vouchForTree(context, 'loadbalancer', '', recordedId);
+  const treeRead = await vouchForTree(context, 'loadbalancer', '', recordedId);
   // The ID goes to ownedResources first: CAPO's status field also needs the addresses, which the next read brings.
   const lb = await pass.ensure('loadbalancer', loadBalancerActuator(octavia), {
     recordedId,
@@ -217,6 +217,8 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
     status.apiServerManagedLoadBalancer = { ...previous, id: lb.resource.id, name, internalIP: vip, ip: (previous.ip as string | undefined) || vip };
   });
   if (!lb.ready) return { managed: true, lb: lb.resource, serving: false };
+  // Found ACTIVE in this pass: a first build's tree vouches for the children its create made.
+  if (!treeRead) await vouchForTree(context, 'loadbalancer', '', lb.resource.id);
 
   const fipId = owned(pass)['floatingip/api'];
   if (fipId !== undefined && floatingIpEnabled(context, networking)) {
@@ -278,21 +280,27 @@ function treeFor(context: ClusterContext, plan: PortPlan): { listeners?: CreateL
 
 /**
  * Records the listeners and pools a fully populated create made, by port, so
- * later passes read them by ID. Octavia's answer shows no monitor (Zed gives
- * the pool `healthmonitor: null`), so monitors are found by name once.
+ * later passes read them by ID, and keeps them as that answer showed them
+ * (ReconcilePass.seenCreated): the status tree read when the load balancer is
+ * first found ACTIVE vouches for them (vouchForTree). Octavia's answer shows
+ * no monitor (Zed gives the pool `healthmonitor: null`): that tree names it.
  */
 async function recordFullyPopulated(pass: ReconcilePass, prefix: string, lb: LoadBalancer): Promise<void> {
   // A load balancer created alone lists no listeners, or (other clouds) IDs only.
   const listeners = ((lb.listeners ?? []) as { id: string; protocol_port?: number }[]).filter((listener): listener is { id: string; protocol_port: number } => typeof listener.protocol_port === 'number');
   const pools = (lb.pools ?? []) as { id: string; listeners?: { id: string }[] }[];
   if (listeners.length === 0) return;
-  await pass.record((status) => {
-    for (const listener of listeners) {
-      setOwned(status, `${prefix}listener/${listener.protocol_port}`, listener.id);
-      const pool = pools.find((candidate) => candidate.listeners?.some((reference) => reference.id === listener.id));
-      if (pool) setOwned(status, `${prefix}pool/${listener.protocol_port}`, pool.id);
-    }
+  const made = listeners.flatMap((listener) => {
+    const pool = pools.find((candidate) => candidate.listeners?.some((reference) => reference.id === listener.id));
+    return [
+      { role: `${prefix}listener/${listener.protocol_port}`, resource: listener },
+      ...(pool ? [{ role: `${prefix}pool/${listener.protocol_port}`, resource: pool }] : []),
+    ];
   });
+  await pass.record((status) => {
+    for (const { role, resource } of made) setOwned(status, role, resource.id);
+  });
+  for (const { role, resource } of made) pass.seenCreated(role, resource);
 }
 
 /** Listener, pool and health monitor per port, one change per pass; true once all exist and the load balancer settled. */
@@ -359,7 +367,7 @@ export async function reconcileIngressLoadBalancer(context: ClusterContext, netw
   if (!ingress?.enabled) return true;
   const name = ingressLoadBalancerName(cluster);
   const plan: PortPlan = { lbName: name, ports: ingress.ports && ingress.ports.length > 0 ? ingress.ports : [80, 443], monitor: {} };
-  await vouchForTree(context, 'ingress/loadbalancer', 'ingress/', owned(pass)['ingress/loadbalancer']);
+  const treeRead = await vouchForTree(context, 'ingress/loadbalancer', 'ingress/', owned(pass)['ingress/loadbalancer']);
   const lb = await pass.ensure('ingress/loadbalancer', loadBalancerActuator(cloud.clients.octavia), {
     recordedId: owned(pass)['ingress/loadbalancer'],
     desired: {
@@ -373,6 +381,7 @@ export async function reconcileIngressLoadBalancer(context: ClusterContext, netw
   });
   if (lb.found === 'created') await recordFullyPopulated(pass, 'ingress/', lb.resource);
   if (!lb.ready || !lb.resource.vip_address) return false;
+  if (!treeRead) await vouchForTree(context, 'ingress/loadbalancer', 'ingress/', lb.resource.id);
   if (!(await ensureListeners(context, { ...plan, prefix: 'ingress/', lb: lb.resource, lbFresh: lb.found !== undefined }))) return false;
   const vip = lb.resource.vip_address;
   pass.observe((status) => {
@@ -394,21 +403,54 @@ export async function reconcileIngressLoadBalancer(context: ClusterContext, netw
  * as always. The tree has no other fields: a spec change (a new generation)
  * reads them in full again, so a listener's allowed CIDRs or a monitor's
  * timings changed behind our back are put right then, not at every resync.
+ *
+ * The same read ends a first build: once the load balancer is found ACTIVE,
+ * the listeners and pools its fully populated create made here, seen only in
+ * that answer, are vouched for by the tree, which also names each pool's
+ * monitor (recorded then), instead of a read of each and a lookup of the
+ * monitor by name. A child the cloud left unfinished (not ACTIVE in the
+ * tree) goes to its own reads, which deal with it.
+ *
+ * True when it read the tree.
  */
-async function vouchForTree(context: ClusterContext, lbRole: string, prefix: string, lbId: string | undefined): Promise<void> {
+async function vouchForTree(context: ClusterContext, lbRole: string, prefix: string, lbId: string | undefined): Promise<boolean> {
   const { pass, cloud } = context;
-  if (lbId === undefined) return;
-  const children = Object.entries(owned(pass)).filter(([role]) => role.startsWith(prefix) && /^(listener|pool|healthmonitor)\/\d+$/.test(role.slice(prefix.length)));
+  if (lbId === undefined) return false;
+  const recorded = owned(pass);
+  const children = Object.entries(recorded).filter(([role]) => role.startsWith(prefix) && /^(listener|pool|healthmonitor)\/\d+$/.test(role.slice(prefix.length)));
   const seen = [[lbRole, lbId], ...children].map(([role, id]) => ({ role, id, last: pass.lastVerified<{ id: string; provisioning_status: string }>(role, id, treeVouchAheadMs) }));
-  if (seen.some(({ last }) => last === undefined) || !seen.some(({ last }) => last!.expired)) return;
+  if (seen.some(({ last }) => last === undefined) || !seen.some(({ last }) => last!.expired)) return false;
   const tree = await absentOn404(cloud.clients.octavia.getLoadBalancerStatus(lbId));
-  if (!tree) return;
+  if (!tree) return true;
+  const vouched = [...seen.map(({ role, id, last }) => ({ role, id, resource: last!.resource })), ...builtMonitors(prefix, seen, recorded, poolMonitors(tree))];
   const statuses = provisioningStatuses(tree);
-  if (!seen.every(({ id }) => statuses.get(id) === 'ACTIVE')) return;
-  for (const { role, last } of seen) {
-    const vouched: { id: string; provisioning_status: string } = { ...last!.resource, provisioning_status: 'ACTIVE' };
-    pass.trust(role, vouched);
+  if (!vouched.every(({ id }) => statuses.get(id) === 'ACTIVE')) return true;
+  const monitors = vouched.filter(({ role }) => recorded[role] === undefined);
+  if (monitors.length > 0) {
+    await pass.record((status) => {
+      for (const { role, id } of monitors) setOwned(status, role, id);
+    });
   }
+  for (const { role, resource } of vouched) {
+    const active: { id: string; provisioning_status: string } = { ...resource, provisioning_status: 'ACTIVE' };
+    pass.trust(role, active);
+  }
+  return true;
+}
+
+/** The monitor under each pool a fully populated create made here (seen only in its answer) whose monitor is not recorded yet, as the status tree names it. */
+function builtMonitors(
+  prefix: string,
+  seen: readonly { role: string; id: string; last: { unverified: boolean } | undefined }[],
+  recorded: Record<string, string>,
+  monitorsByPool: ReadonlyMap<string, { id: string; provisioning_status: string }>,
+): { role: string; id: string; resource: { id: string; provisioning_status: string } }[] {
+  return seen.flatMap(({ role, id, last }) => {
+    const port = role.slice(prefix.length).match(/^pool\/(\d+)$/)?.[1];
+    if (port === undefined || !last?.unverified || recorded[`${prefix}healthmonitor/${port}`] !== undefined) return [];
+    const monitor = monitorsByPool.get(id);
+    return monitor ? [{ role: `${prefix}healthmonitor/${port}`, id: monitor.id, resource: monitor }] : [];
+  });
 }
 
 interface ChildOutcome {

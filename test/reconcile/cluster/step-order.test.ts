@@ -4,10 +4,11 @@
  * balancer), and on deletion the load balancers go while the bastion server is still being
  * deleted, with nothing left in the cloud at the end. The API load balancer needs only the
  * subnet, not the router; its floating IP goes on while it builds (and is not read again until
- * it is ACTIVE, while the network is read again beside each look at it), and once it is ACTIVE its
- * listener, pool and monitor are read at once. Whether Neutron takes tags in a create is asked
- * beside the preflight checks, and so are the lookups by name of a new cluster's network, security
- * groups and API load balancer; the subnet of a network made in the same pass is not looked up.
+ * it is ACTIVE, while the network is read again beside each look at it), and once it is ACTIVE
+ * one read of its status tree vouches for its listener, pool and monitor. Whether Neutron takes
+ * tags in a create is asked beside the preflight checks, and so are the lookups by name of a new
+ * cluster's network, security groups and API load balancer; the subnet of a network made in the
+ * same pass is not looked up.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudCensus, noResources } from '../../../harness/census.js';
@@ -136,36 +137,31 @@ describe('the API load balancer and the router', () => {
     expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', message: expect.stringContaining('router creation is not allowed') });
 
     routerSteps.cloud.faults.clear();
-    // Reads of the children slow enough that one after another could not overlap; the next test reads the
-    // load balancer's and the network's, seen from here on.
-    routerSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path: '^/v2/lbaas/(listeners|pools|healthmonitors)', latencyMs: 300 });
+    // The next test reads the load balancer's and the network's reads, seen from here on.
     routerSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path: '^/v2/lbaas/loadbalancers/[^/]+$', latencyMs: 200 });
     routerSteps.cloud.faults.add({ service: 'network', method: 'GET', path: '^/v2.0/networks/', latencyMs: 200 });
     const slowFrom = served.length;
     const ready = await routerSteps.until([['cluster', 'demo']], isReady, 60_000);
     const fip = routerSteps.requests.findIndex((line) => /^network POST \/v2.0\/floatingips 201/.test(line));
-    // The listeners are read once the load balancer is ACTIVE, not before.
-    const firstChildRead = routerSteps.requests.findIndex((line) => /^load-balancer GET \/v2\/lbaas\/listeners\//.test(line));
+    // Once the load balancer is ACTIVE, one read of its status tree vouches for the listener, pool and monitor its
+    // create made (naming the monitor, which the create's answer did not): none is read on its own.
+    const treeRead = routerSteps.requests.findIndex((line) => /^load-balancer GET \/v2\/lbaas\/loadbalancers\/[^/]+\/status /.test(line));
     expect(fip).toBeGreaterThan(-1);
-    expect(firstChildRead).toBeGreaterThan(fip);
+    expect(treeRead).toBeGreaterThan(fip);
+    expect(routerSteps.requests.filter((line) => /^load-balancer GET \/v2\/lbaas\/(listeners|pools|healthmonitors)/.test(line))).toEqual([]);
+    expect(owned(ready)['healthmonitor/6443']).toEqual(expect.any(String));
     // While the load balancer builds, its floating IP is not looked at again, though what the passes verified ran out
-    // several times (the network was read again each time); once, along with the children, when it is ACTIVE.
-    expect(routerSteps.requests.slice(fip, firstChildRead).filter((line) => /^network GET \/v2.0\/networks\//.test(line)).length).toBeGreaterThan(2);
-    expect(routerSteps.requests.slice(fip, firstChildRead + 3).filter((line) => /^network GET \/v2.0\/floatingips\//.test(line)).length).toBeLessThanOrEqual(1);
+    // several times (the network was read again each time); once, along with the tree, when it is ACTIVE.
+    expect(routerSteps.requests.slice(fip, treeRead).filter((line) => /^network GET \/v2.0\/networks\//.test(line)).length).toBeGreaterThan(2);
+    expect(routerSteps.requests.slice(fip, treeRead + 3).filter((line) => /^network GET \/v2.0\/floatingips\//.test(line)).length).toBeLessThanOrEqual(1);
     expect((status(ready).apiServerManagedLoadBalancer as JsonObject).ip).not.toBe((status(ready).apiServerManagedLoadBalancer as JsonObject).internalIP);
-
-    const childReads = ['/v2/lbaas/listeners/', '/v2/lbaas/pools/', '/v2/lbaas/healthmonitors'].map(
-      (prefix) => served.find((request) => request.service === 'load-balancer' && request.method === 'GET' && request.path.startsWith(prefix))!,
-    );
-    expect(childReads.every(Boolean)).toBe(true);
-    // All three were under way at one moment.
-    expect(Math.max(...childReads.map((request) => request.startMs))).toBeLessThan(Math.min(...childReads.map((request) => request.endMs)));
+    const tree = served.find((request) => request.service === 'load-balancer' && request.method === 'GET' && /^\/v2\/lbaas\/loadbalancers\/[^/]+\/status$/.test(request.path))!;
 
     // A pass that reads the network again (what it verified ran out) looks at the building load balancer at the same
     // time, not after the network and subnet it needs: a resync near the end of a build does not delay finding it ACTIVE.
     const since = served.slice(slowFrom);
     const lbReads = since.filter((request) => request.service === 'load-balancer' && request.method === 'GET' && /^\/v2\/lbaas\/loadbalancers\/[^/]+$/.test(request.path));
-    const built = Math.min(...childReads.map((request) => request.startMs));
+    const built = tree.startMs;
     const networkReads = since.filter((request) => request.service === 'network' && request.method === 'GET' && request.path.startsWith('/v2.0/networks/') && request.startMs < built);
     expect(networkReads.length).toBeGreaterThan(0);
     for (const network of networkReads) expect(lbReads.some((lb) => overlapping(lb, network))).toBe(true);
