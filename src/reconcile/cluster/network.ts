@@ -54,6 +54,22 @@ export async function reconcileNetwork(context: ClusterContext): Promise<Network
   return { ...network, externalNetworkId: external?.id };
 }
 
+/**
+ * The recorded managed network, subnet and router, read as the pass begins when their
+ * verification has run out (a resync): the steps would read them one after the other, each
+ * needing the one before, where the reads need only the recorded IDs. Nothing is read for what is
+ * still verified or not recorded.
+ */
+export function readNetworkingAhead(context: ClusterContext): void {
+  const { pass, spec, cloud } = context;
+  if (!hasManagedSubnets(spec)) return;
+  const neutron = cloud.clients.neutron;
+  const recorded = pass.status.network as RecordedNetwork | undefined;
+  pass.readAhead('network', networkActuator(neutron), { recordedId: recorded?.id });
+  pass.readAhead('subnet', subnetActuator(neutron), { recordedId: recorded?.subnets?.[0]?.id });
+  if (spec.router === undefined) pass.readAhead('router', routerActuator(neutron), { recordedId: (pass.status.router as NamedId | undefined)?.id });
+}
+
 /** The managed network's lookup by name, started ahead for a new cluster (see the reconciler's reconcileNormal). */
 export function lookUpNetworkAhead(context: ClusterContext): void {
   const { pass, spec, cluster, cloud } = context;

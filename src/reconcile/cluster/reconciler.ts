@@ -36,7 +36,7 @@ import {
   type ApiLoadBalancer,
   type Endpoint,
 } from './load-balancer.js';
-import { reconcileNetwork, reconcileRouter, deleteNetwork, deleteRouter, lookUpNetworkAhead, type Networking, type Routing } from './network.js';
+import { reconcileNetwork, reconcileRouter, deleteNetwork, deleteRouter, lookUpNetworkAhead, readNetworkingAhead, type Networking, type Routing } from './network.js';
 import { reconcileSecurityGroups, deleteSecurityGroups, removeDisabledBastionGroup, lookUpSecurityGroupsAhead } from './security-group-step.js';
 import { firstPreflight, reconcilePreflight } from './preflight-step.js';
 import { adoptAnnotation, adoptionOf } from '../adoption.js';
@@ -149,6 +149,7 @@ async function reconcileNormal(context: ClusterContext): Promise<void> {
   if (!(await reconcilePreflight(context))) return;
 
   readApiLoadBalancerAhead(context);
+  readNetworkingAhead(context);
   const { ready: done, blocked } = await ensureGraph(clusterSteps, context, pass);
   // What machines need of the cluster (Cluster API's InfrastructureReady); the bastion and the ingress load balancer are extras.
   const infrastructureReady = done.network !== undefined && done.router !== undefined && done.apiEndpoint !== undefined && done.securityGroups !== undefined;

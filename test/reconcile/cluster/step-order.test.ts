@@ -4,11 +4,11 @@
  * balancer), and on deletion the load balancers go while the bastion server is still being
  * deleted, with nothing left in the cloud at the end. The API load balancer needs only the
  * subnet, not the router; its floating IP goes on while it builds (and is not read again until
- * it is ACTIVE, while the network is read again beside each look at it), and once it is ACTIVE
- * one read of its status tree vouches for its listener, pool and monitor. Whether Neutron takes
- * tags in a create is asked beside the preflight checks, and so are the lookups by name of a new
- * cluster's network, security groups and API load balancer; the subnet of a network made in the
- * same pass is not looked up.
+ * it is ACTIVE, while each resync reads the network, subnet and router again, all at once and
+ * beside a look at it), and once it is ACTIVE one read of its status tree vouches for its
+ * listener, pool and monitor. Whether Neutron takes tags in a create is asked beside the
+ * preflight checks, and so are the lookups by name of a new cluster's network, security groups
+ * and API load balancer; the subnet of a network made in the same pass is not looked up.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudCensus, noResources } from '../../../harness/census.js';
@@ -137,9 +137,9 @@ describe('the API load balancer and the router', () => {
     expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', message: expect.stringContaining('router creation is not allowed') });
 
     routerSteps.cloud.faults.clear();
-    // The next test reads the load balancer's and the network's reads, seen from here on.
+    // Reads of the load balancer, network, subnet and router slow enough that one after another could not overlap.
     routerSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path: '^/v2/lbaas/loadbalancers/[^/]+$', latencyMs: 200 });
-    routerSteps.cloud.faults.add({ service: 'network', method: 'GET', path: '^/v2.0/networks/', latencyMs: 200 });
+    for (const path of ['^/v2.0/networks/', '^/v2.0/subnets/', '^/v2.0/routers/']) routerSteps.cloud.faults.add({ service: 'network', method: 'GET', path, latencyMs: 200 });
     const slowFrom = served.length;
     const ready = await routerSteps.until([['cluster', 'demo']], isReady, 60_000);
     const fip = routerSteps.requests.findIndex((line) => /^network POST \/v2.0\/floatingips 201/.test(line));
@@ -165,5 +165,10 @@ describe('the API load balancer and the router', () => {
     const networkReads = since.filter((request) => request.service === 'network' && request.method === 'GET' && request.path.startsWith('/v2.0/networks/') && request.startMs < built);
     expect(networkReads.length).toBeGreaterThan(0);
     for (const network of networkReads) expect(lbReads.some((lb) => overlapping(lb, network))).toBe(true);
+    // Nor does such a pass read the network, then the subnet, then the router: those run out run at once.
+    const reads = (prefix: string) => since.filter((request) => request.service === 'network' && request.method === 'GET' && request.path.startsWith(prefix));
+    for (const prefix of ['/v2.0/subnets/', '/v2.0/routers/']) {
+      expect(reads(prefix).some((read) => networkReads.some((network) => overlapping(network, read)))).toBe(true);
+    }
   });
 });
