@@ -17,8 +17,9 @@
  * The floating IP goes on the VIP port, which Octavia makes with the load
  * balancer, so it is in place while the amphorae boot rather than after (CAPO
  * waits for ACTIVE); its ID is recorded at its create, so a retry finds it
- * instead of making another. At resync, one read of the load balancer's
- * status tree vouches for it and its children together.
+ * instead of making another. At resync, and when a first build is found
+ * ACTIVE, one read of the load balancer's status tree vouches for its
+ * children (and at resync for itself) rather than a read of each.
  */
 import { poolMonitors, provisioningStatuses, type CreateListenerInGraph, type FloatingIp, type LoadBalancer } from '../../openstack/index.js';
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';

@@ -167,7 +167,14 @@ const serverSteps = stepGraph<ServerContext, ServerOutputs>({
     },
   },
   volumes: { needs: ['prerequisites'], ensure: (context, inputs) => ensureVolumes(context, inputs.get('prerequisites').resolved), remove: removeVolumes },
-  ports: { needs: ['prerequisites'], ensure: (context, inputs) => ensurePorts(context, inputs.get('prerequisites').resolved), remove: removePorts },
+  ports: {
+    needs: ['prerequisites'],
+    ensure: (context, inputs) => {
+      lookUpServerAhead(context, inputs.get('prerequisites').resolved);
+      return ensurePorts(context, inputs.get('prerequisites').resolved);
+    },
+    remove: removePorts,
+  },
   server: {
     needs: ['prerequisites', 'volumes', 'ports'],
     ensure: (context, inputs) => ensureServer(context, inputs.get('prerequisites'), inputs.get('volumes'), inputs.get('ports')),
@@ -412,6 +419,19 @@ function portDesired(port: ResolvedPort): PortDesired {
     value_specs: port.valueSpecs && port.valueSpecs.length > 0 ? Object.fromEntries(port.valueSpecs.map((spec) => [spec.key, spec.value])) : undefined,
     tags: port.tags,
   }) as PortDesired;
+}
+
+/**
+ * A new server's lookup by name (what a lost create left is adopted), started as its ports are
+ * made rather than after them: its create follows theirs in the same pass. Only while a port is
+ * still to be made, so a pass whose server step waits (for a volume) spends it once at most.
+ */
+function lookUpServerAhead(context: ServerContext, resolved: Resolved): void {
+  const { pass, cloud } = context;
+  if (pass.status.instanceID !== undefined) return;
+  const portsRecorded = recordedPorts(pass.status);
+  if ((resolved.ports ?? []).every((_, index) => portsRecorded[index]?.id !== undefined)) return;
+  pass.readAhead('server', serverActuator(cloud.clients.nova), { recordedId: undefined, name: pass.meta.name });
 }
 
 /** The ports in order once every port (and trunk) exists. */

@@ -1,7 +1,8 @@
 /**
  * A server being built is looked at while its ports are read again, not after: the server's step
  * waits for its ports' step, but its read does not. And a new server's references (its image, its
- * flavor, its ports' networks) are resolved at once, not one after another.
+ * flavor, its ports' networks) are resolved at once, not one after another, and its lookup by name
+ * goes out with its ports' lookups.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultServices, type ServedRequest } from '../../../src/openstack/simulator/host.js';
@@ -82,5 +83,30 @@ describe('an OpenStackServer being built', () => {
     expect(portReads.length).toBeGreaterThan(0);
     const readBesidePorts = serverReads.filter((server) => portReads.some((port) => overlapping(server, port)));
     expect(readBesidePorts.length).toBeGreaterThan(0);
+  });
+});
+
+describe("a new OpenStackServer's lookups by name", () => {
+  it('look for the server while its ports are looked for, not after the ports are made', async () => {
+    const networkId = (((await steps.get('cluster', 'demo'))?.status ?? {}) as { network?: { id: string } }).network?.id;
+    // Lookups slow enough that one after the other could not overlap.
+    steps.cloud.faults.add({ service: 'network', method: 'GET', path: '^/v2.0/ports$', latencyMs: 200 });
+    steps.cloud.faults.add({ service: 'compute', method: 'GET', path: '^/v2.1/servers/detail$', latencyMs: 200 });
+    const from = served.length;
+    await steps.applyObjects([
+      {
+        apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
+        kind: 'OpenStackServer',
+        metadata: { name: 'db', namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': 'demo' } },
+        spec: { flavor: 'm1.small', image: { filter: { name: 'ubuntu-22.04' } }, sshKeyName: '', identityRef: { name: 'demo-cloud-config', cloudName: 'openstack' }, ports: [{ network: { id: networkId } }] },
+      },
+    ]);
+    await steps.until([['server', 'db']], (object) => (object?.status as JsonObject | undefined)?.instanceID !== undefined);
+
+    const reads = served.slice(from);
+    const portLookup = firstRead(reads, 'network', /^\/v2\.0\/ports\?name=db-0$/);
+    const serverLookup = firstRead(reads, 'compute', /^\/v2\.1\/servers\/detail\?.*name=/);
+    expect(portLookup && serverLookup).toBeDefined();
+    expect(overlapping(portLookup!, serverLookup!)).toBe(true);
   });
 });
