@@ -30,23 +30,29 @@ afterAll(async () => {
   await steps?.stop();
 });
 
+/** An OpenStackServer of the example cluster with one port on the cluster network. */
+async function applyServer(name: string, flavor: string): Promise<void> {
+  const networkId = (((await steps.get('cluster', 'demo'))?.status ?? {}) as { network?: { id: string } }).network?.id;
+  expect(networkId).toEqual(expect.any(String));
+  await steps.applyObjects([
+    {
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
+      kind: 'OpenStackServer',
+      metadata: { name, namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': 'demo' } },
+      spec: { flavor, image: { filter: { name: 'ubuntu-22.04' } }, sshKeyName: '', identityRef: { name: 'demo-cloud-config', cloudName: 'openstack' }, ports: [{ network: { id: networkId } }] },
+    },
+  ]);
+}
+
 describe('a new OpenStackServer', () => {
   // First in the file: the image and flavor lookups are remembered per cloud for minutes.
   it('resolves its image, flavor and network at once', async () => {
-    const networkId = (((await steps.get('cluster', 'demo'))?.status ?? {}) as { network?: { id: string } }).network?.id;
     // Lookups slow enough that one after the other could not overlap.
     steps.cloud.faults.add({ service: 'image', method: 'GET', path: '^/v2/images', latencyMs: 200 });
     steps.cloud.faults.add({ service: 'compute', method: 'GET', path: '^/v2.1/flavors', latencyMs: 200 });
     steps.cloud.faults.add({ service: 'network', method: 'GET', path: '^/v2.0/networks/', latencyMs: 200 });
     const from = served.length;
-    await steps.applyObjects([
-      {
-        apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
-        kind: 'OpenStackServer',
-        metadata: { name: 'api', namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': 'demo' } },
-        spec: { flavor: 'm1.medium', image: { filter: { name: 'ubuntu-22.04' } }, sshKeyName: '', identityRef: { name: 'demo-cloud-config', cloudName: 'openstack' }, ports: [{ network: { id: networkId } }] },
-      },
-    ]);
+    await applyServer('api', 'm1.medium');
     await steps.until([['server', 'api']], (object) => ((object?.status as JsonObject | undefined)?.resolved as JsonObject | undefined)?.imageID !== undefined);
 
     const reads = served.slice(from);
@@ -59,17 +65,7 @@ describe('a new OpenStackServer', () => {
 
 describe('an OpenStackServer being built', () => {
   it('is read at the same time as its ports', async () => {
-    const cluster = await steps.get('cluster', 'demo');
-    const networkId = ((cluster?.status ?? {}) as { network?: { id: string } }).network?.id;
-    expect(networkId).toEqual(expect.any(String));
-    await steps.applyObjects([
-      {
-        apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
-        kind: 'OpenStackServer',
-        metadata: { name: 'web', namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': 'demo' } },
-        spec: { flavor: 'm1.small', image: { filter: { name: 'ubuntu-22.04' } }, sshKeyName: '', identityRef: { name: 'demo-cloud-config', cloudName: 'openstack' }, ports: [{ network: { id: networkId } }] },
-      },
-    ]);
+    await applyServer('web', 'm1.small');
     await steps.until([['server', 'web']], (object) => (object?.status as JsonObject | undefined)?.instanceID !== undefined);
     // Reads slow enough that one after the other could not overlap.
     steps.cloud.faults.add({ service: 'network', method: 'GET', path: '^/v2.0/ports', latencyMs: 200 });
@@ -88,19 +84,11 @@ describe('an OpenStackServer being built', () => {
 
 describe("a new OpenStackServer's lookups by name", () => {
   it('look for the server while its ports are looked for, not after the ports are made', async () => {
-    const networkId = (((await steps.get('cluster', 'demo'))?.status ?? {}) as { network?: { id: string } }).network?.id;
     // Lookups slow enough that one after the other could not overlap.
     steps.cloud.faults.add({ service: 'network', method: 'GET', path: '^/v2.0/ports$', latencyMs: 200 });
     steps.cloud.faults.add({ service: 'compute', method: 'GET', path: '^/v2.1/servers/detail$', latencyMs: 200 });
     const from = served.length;
-    await steps.applyObjects([
-      {
-        apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
-        kind: 'OpenStackServer',
-        metadata: { name: 'db', namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': 'demo' } },
-        spec: { flavor: 'm1.small', image: { filter: { name: 'ubuntu-22.04' } }, sshKeyName: '', identityRef: { name: 'demo-cloud-config', cloudName: 'openstack' }, ports: [{ network: { id: networkId } }] },
-      },
-    ]);
+    await applyServer('db', 'm1.small');
     await steps.until([['server', 'db']], (object) => (object?.status as JsonObject | undefined)?.instanceID !== undefined);
 
     const reads = served.slice(from);
