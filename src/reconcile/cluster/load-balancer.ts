@@ -423,10 +423,10 @@ async function vouchForTree(context: ClusterContext, lbRole: string, prefix: str
   if (seen.some(({ last }) => last === undefined) || !seen.some(({ last }) => last!.expired)) return false;
   const tree = await absentOn404(cloud.clients.octavia.getLoadBalancerStatus(lbId));
   if (!tree) return true;
-  const vouched = [...seen.map(({ role, id, last }) => ({ role, id, resource: last!.resource })), ...builtMonitors(prefix, seen, recorded, poolMonitors(tree))];
+  const monitors = builtMonitors(prefix, seen, recorded, poolMonitors(tree));
+  const vouched = [...seen.map(({ role, id, last }) => ({ role, id, resource: last!.resource })), ...monitors];
   const statuses = provisioningStatuses(tree);
   if (!vouched.every(({ id }) => statuses.get(id) === 'ACTIVE')) return true;
-  const monitors = vouched.filter(({ role }) => recorded[role] === undefined);
   if (monitors.length > 0) {
     await pass.record((status) => {
       for (const { role, id } of monitors) setOwned(status, role, id);

@@ -155,7 +155,7 @@ describe('the API load balancer and the router', () => {
     expect(routerSteps.requests.slice(fip, treeRead).filter((line) => /^network GET \/v2.0\/networks\//.test(line)).length).toBeGreaterThan(2);
     expect(routerSteps.requests.slice(fip, treeRead + 3).filter((line) => /^network GET \/v2.0\/floatingips\//.test(line)).length).toBeLessThanOrEqual(1);
     expect((status(ready).apiServerManagedLoadBalancer as JsonObject).ip).not.toBe((status(ready).apiServerManagedLoadBalancer as JsonObject).internalIP);
-    const tree = served.find((request) => request.service === 'load-balancer' && request.method === 'GET' && /^\/v2\/lbaas\/loadbalancers\/[^/]+\/status$/.test(request.path))!;
+    const tree = firstRead(served, 'load-balancer', /^\/v2\/lbaas\/loadbalancers\/[^/]+\/status$/)!;
 
     // A pass that reads the network again (what it verified ran out) looks at the building load balancer at the same
     // time, not after the network and subnet it needs: a resync near the end of a build does not delay finding it ACTIVE.
