@@ -73,6 +73,8 @@ const routerSchema = z.looseObject({
   description: z.string().optional(),
   project_id: z.string().optional(),
   tags: tags.optional(),
+  /** Of the standard-attr-revisions extension: bumped by every change, an interface added or removed included. */
+  revision_number: z.number().optional(),
 });
 export type Router = z.infer<typeof routerSchema>;
 

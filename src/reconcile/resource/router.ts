@@ -1,6 +1,12 @@
 /**
  * The Neutron router actuator: the cluster's way out through its external
  * gateway, and the interfaces that join the cluster subnets to it.
+ *
+ * The interfaces are a list of ports, read apart from the router, but Neutron
+ * bumps a router's revision_number whenever an interface is added to it or
+ * removed (its RouterPort rows revise the router; Neutron's revision plugin
+ * tests exactly that). So a router read at the revision its interfaces were
+ * last listed at vouches for them, and a resync reads the router alone.
  */
 import { OpenStackError, type NeutronClient, type Port, type Router } from '../../openstack/index.js';
 import { absentOn404, ownerTags, type ResourceActuator } from './actuator.js';
@@ -35,13 +41,30 @@ export function routerActuator(neutron: NeutronClient): ResourceActuator<RouterD
 
   /** Routers this actuator has just created: they have no interface yet, and listing one would only confirm that. */
   const justCreated = new WeakSet<Router>();
+  const listedInterfaces = interfacesListed(neutron);
 
   async function ensureInterfaces(router: Router, subnetIds: readonly string[]): Promise<void> {
     if (subnetIds.length === 0) return;
-    const attached = justCreated.has(router) ? new Set<string>() : subnetsOf(await interfacesOf(router));
+    const attached = justCreated.has(router) ? new Set<string>() : await attachedSubnets(router);
+    let added = false;
     for (const subnetId of new Set(subnetIds)) {
-      if (!attached.has(subnetId)) await addInterface(router, subnetId);
+      if (attached.has(subnetId)) continue;
+      await addInterface(router, subnetId);
+      added = true;
     }
+    // An add moved the revision past the one read; the next resync lists the interfaces and remembers that.
+    if (!added && router.revision_number !== undefined) listedInterfaces.set(router.id, { revision: router.revision_number, subnetIds: attached });
+  }
+
+  /**
+   * The subnets with an interface on the router: as last listed when the router still has the
+   * revision it had then, else listed now. The router was read before this, so any change since
+   * that read moved its revision on and the next read will list again.
+   */
+  async function attachedSubnets(router: Router): Promise<Set<string>> {
+    const listed = listedInterfaces.get(router.id);
+    if (listed !== undefined && listed.revision === router.revision_number) return listed.subnetIds;
+    return subnetsOf(await interfacesOf(router));
   }
 
   async function addInterface(router: Router, subnetId: string): Promise<void> {
@@ -80,6 +103,7 @@ export function routerActuator(neutron: NeutronClient): ResourceActuator<RouterD
     },
     async delete(router) {
       // The router is ours and so are its interfaces; Neutron refuses to delete a router that still has any.
+      listedInterfaces.delete(router.id);
       for (const port of await interfacesOf(router)) await absentOn404(neutron.removeInterface(router.id, { port_id: port.id }));
       await neutron.deleteRouter(router.id);
       return { done: true };
@@ -101,6 +125,24 @@ export function routerActuator(neutron: NeutronClient): ResourceActuator<RouterD
       ips: (router.external_gateway_info?.external_fixed_ips ?? []).map((ip) => ip.ip_address),
     }),
   };
+}
+
+/** What a router's interfaces were when last listed: the router's revision then, and the subnets they joined. */
+interface ListedInterfaces {
+  revision: number;
+  subnetIds: Set<string>;
+}
+
+/** By router ID, per cloud connection, so it outlives the pass (each pass makes its actuator); a restart lists again. */
+const listedByClient = new WeakMap<NeutronClient, Map<string, ListedInterfaces>>();
+
+function interfacesListed(neutron: NeutronClient): Map<string, ListedInterfaces> {
+  let listed = listedByClient.get(neutron);
+  if (listed === undefined) {
+    listed = new Map();
+    listedByClient.set(neutron, listed);
+  }
+  return listed;
 }
 
 function subnetsOf(ports: readonly Port[]): Set<string> {

@@ -214,7 +214,7 @@ const router: Scenario = {
     const a = await networkWithSubnet(ctx, 'a', '10.61.2.0/24');
     const created = await routerWithGateway(ctx, true);
     await addInterface(ctx, created.id, a.subnet.id, true);
-    await rec.call('getRouter', () => neutron.getRouter(created.id), { resource: 'router', nested: ['external_gateway_info', 'external_gateway_info.external_fixed_ips[0]'] });
+    const withInterface = await rec.call('getRouter', () => neutron.getRouter(created.id), { resource: 'router', nested: ['external_gateway_info', 'external_gateway_info.external_fixed_ips[0]'] });
 
     // A second network with the same CIDR cannot be routed by the same router.
     const b = await networkWithSubnet(ctx, 'b', '10.61.2.0/24');
@@ -225,9 +225,19 @@ const router: Scenario = {
     await rec.attempt('deleteNetwork(router interface)', () => neutron.deleteNetwork(a.network.id));
     await rec.attempt('deleteRouter(with interface)', () => neutron.deleteRouter(created.id));
     await rec.call('removeInterface', () => neutron.removeInterface(created.id, { subnet_id: a.subnet.id }), { resource: 'routerInterface' });
+    // The reconciler trusts a router read at an unchanged revision to have the interfaces it had (resource/router.ts).
+    await rec.answer('getRouter(after removeInterface)', () => neutron.getRouter(created.id), (withoutInterface) =>
+      [`add ${movedOn(created.revision_number, withInterface.revision_number)}`, `remove ${movedOn(withInterface.revision_number, withoutInterface.revision_number)}`].join(', '),
+    );
     await rec.call('deleteRouter', () => neutron.deleteRouter(created.id));
   },
 };
+
+/** Whether a revision_number went up between two reads, in words. */
+function movedOn(before: number | undefined, after: number | undefined): string {
+  if (before === undefined || after === undefined) return 'shows no revision';
+  return after > before ? 'moves the revision on' : 'leaves the revision';
+}
 
 const securityGroup: Scenario = {
   name: 'security-group',

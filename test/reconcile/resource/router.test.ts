@@ -59,6 +59,36 @@ describe('ensure a router', () => {
     expect(bench.trace()).toEqual([`GET /v2.0/routers/${id}`, `GET /v2.0/ports?device_id=${id}&${interfaceQuery}`]);
   });
 
+  it('lists the interfaces again only when the router read has moved past the revision they were listed at', async () => {
+    const routers = routerActuator(bench.neutron);
+    const owner = newOwner();
+    const { subnet } = await networkWithSubnet(bench.neutron, '10.28.0.0/24');
+    const desired = await desiredRouter([subnet.id]);
+    const { resource } = await ensure(routers, { recordedId: undefined, desired, owner, record: bench.record });
+    const id = resource.id;
+    const listInterfaces = `GET /v2.0/ports?device_id=${id}&${interfaceQuery}`;
+    const pass = async () => {
+      bench.forget();
+      await ensure(routerActuator(bench.neutron), { recordedId: id, desired, owner, record: bench.record });
+      return bench.trace();
+    };
+
+    // The add moved the revision on from the one the create answered: the next pass lists, the one after reads the router alone.
+    expect(await pass()).toEqual([`GET /v2.0/routers/${id}`, listInterfaces]);
+    expect(await pass()).toEqual([`GET /v2.0/routers/${id}`]);
+
+    // Removed behind our back: Neutron bumps the router's revision, so the pass lists and puts it back.
+    await bench.neutron.removeInterface(id, { subnet_id: subnet.id });
+    expect(await pass()).toEqual([`GET /v2.0/routers/${id}`, listInterfaces, `PUT /v2.0/routers/${id}/add_router_interface`]);
+    expect(await interfaceSubnets(id)).toEqual([subnet.id]);
+    expect(await pass()).toEqual([`GET /v2.0/routers/${id}`, listInterfaces]);
+
+    // Any other change to the router moves its revision too, and costs one listing.
+    await bench.neutron.updateRouter(id, { description: 'renamed by hand' });
+    expect(await pass()).toEqual([`GET /v2.0/routers/${id}`, listInterfaces]);
+    expect(await pass()).toEqual([`GET /v2.0/routers/${id}`]);
+  });
+
   it('reads no ports when no interface is wanted', async () => {
     const routers = routerActuator(bench.neutron);
     const owner = newOwner();
