@@ -194,8 +194,7 @@ export class ReconcilePass {
       this.waits.push(waitingOf(result));
       return { resource: result.resource, ready: false, found: result.found };
     }
-    const readAlong = actuator.readMany && { group: actuator.readMany.group, tagOwnerUid: owner.uid };
-    this.verified.set(this.meta, role, result.resource.id, this.generation, result.resource, readAlong);
+    this.verified.set(this.meta, role, result.resource.id, this.generation, result.resource, readAlongOf(actuator, owner.uid));
     return { resource: result.resource, ready: true, found: result.found };
   }
 
@@ -231,10 +230,12 @@ export class ReconcilePass {
    * Takes a resource as verified without reading it again, for a child whose
    * readiness its parent reports: an Octavia load balancer is ACTIVE again
    * only once its new listener, pool or monitor is, so polling the parent
-   * suffices. A resync or a spec change reads it like any other.
+   * suffices; a security group whose rules this pass wrote is as it left it.
+   * A resync or a spec change reads it like any other, read along with its
+   * kind when `actuator` can read many.
    */
-  trust(role: string, resource: { id: string }): void {
-    this.verified.set(this.meta, role, resource.id, this.generation, resource);
+  trust(role: string, resource: { id: string }, actuator?: Pick<ResourceActuator<{ name: string }, { id: string }>, 'readMany'>): void {
+    this.verified.set(this.meta, role, resource.id, this.generation, resource, readAlongOf(actuator, this.owner.uid));
   }
 
   /** A resource its parent's create made, as that answer showed it (see VerifiedResources.seenCreated). */
@@ -297,6 +298,11 @@ export class ReconcilePass {
     if (rethrow !== undefined) throw rethrow;
     return result;
   }
+}
+
+/** The group a verified resource can be read in together with others of its kind (read-together.ts), if its actuator reads many. */
+function readAlongOf(actuator: Pick<ResourceActuator<{ name: string }, { id: string }>, 'readMany'> | undefined, tagOwnerUid: string) {
+  return actuator?.readMany && { group: actuator.readMany.group, tagOwnerUid };
 }
 
 /** Summarises waits for a condition message. */

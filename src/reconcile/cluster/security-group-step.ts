@@ -83,7 +83,7 @@ export async function reconcileSecurityGroups(context: ClusterContext): Promise<
         const progress = await actuator.postCreate!(groups[index].resource, desiredFor(role, ids), pass.owner);
         if (!('done' in progress)) pass.wait(progress);
         // Only its ID is used from here; the next pass need not read the rules it just wrote.
-        else pass.trust(`securitygroup/${role}`, groups[index].resource);
+        else pass.trust(`securitygroup/${role}`, groups[index].resource, actuator);
       }),
     );
   }

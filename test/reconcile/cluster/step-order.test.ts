@@ -6,9 +6,10 @@
  * subnet, not the router; its floating IP goes on while it builds (and is not read again until
  * it is ACTIVE, while each resync reads the network, subnet and router again, all at once and
  * beside a look at it), and once it is ACTIVE one read of its status tree vouches for its
- * listener, pool and monitor. Whether Neutron takes tags in a create is asked beside the
- * preflight checks, and so are the lookups by name of a new cluster's network, security groups
- * and API load balancer; the subnet of a network made in the same pass is not looked up.
+ * listener, pool and monitor; the security groups, made in the first pass, are read together at
+ * each resync. Whether Neutron takes tags in a create is asked beside the preflight checks, and so
+ * are the lookups by name of a new cluster's network, security groups and API load balancer; the
+ * subnet of a network made in the same pass is not looked up.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudCensus, noResources } from '../../../harness/census.js';
@@ -170,5 +171,11 @@ describe('the API load balancer and the router', () => {
     for (const prefix of ['/v2.0/subnets/', '/v2.0/routers/']) {
       expect(reads(prefix).some((read) => networkReads.some((network) => overlapping(network, read)))).toBe(true);
     }
+  });
+
+  it('reads the security groups it made in one list at each resync, from the first on, never one GET each', () => {
+    const groupReads = served.filter((request) => request.service === 'network' && request.method === 'GET' && request.path.startsWith('/v2.0/security-groups'));
+    expect(groupReads.filter((request) => /^\/v2\.0\/security-groups\/[^/?]+$/.test(request.path))).toEqual([]);
+    expect(groupReads.filter((request) => request.path.startsWith('/v2.0/security-groups?id=')).length).toBeGreaterThan(2);
   });
 });
