@@ -16,12 +16,13 @@ let clients: ServiceClients;
 const owned = (object: JsonObject | undefined): Record<string, string> => ((object?.status as Record<string, any> | undefined)?.extensions?.ownedResources ?? {}) as Record<string, string>;
 const octaviaReads = (from: number) => steps.requests.slice(from).filter((line) => /^load-balancer GET /.test(line));
 const treeReads = (from: number) => octaviaReads(from).filter((line) => /\/loadbalancers\/[^/]+\/status /.test(line));
-const routerReads = (from: number) => steps.requests.slice(from).filter((line) => /^network GET \/v2\.0\/routers(\/|\?id=)/.test(line));
+const isRouterRead = (line: string) => /^network GET \/v2\.0\/routers(\/|\?id=)/.test(line);
 const interfaceLists = (from: number) => steps.requests.slice(from).filter((line) => /^network GET \/v2\.0\/ports\?device_id=/.test(line));
-/** Where the `count`th router read after `from` is in the requests, once the cluster's passes have made it. */
+/** Where the `count`th router read at or after `from` is in the requests, once the cluster's passes have made it. */
 async function routerReadAt(from: number, count: number): Promise<number> {
-  await steps.until([['cluster', 'demo']], () => routerReads(from).length >= count, 30_000);
-  return steps.requests.indexOf(routerReads(from)[count - 1], from);
+  const positions = () => steps.requests.flatMap((line, index) => (index >= from && isRouterRead(line) ? [index] : []));
+  await steps.until([['cluster', 'demo']], () => positions().length >= count, 30_000);
+  return positions()[count - 1];
 }
 
 beforeAll(async () => {
