@@ -20,12 +20,19 @@ import type { Readable } from 'node:stream';
 import https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { got, RequestError, TimeoutError } from 'got';
 import { z } from 'zod';
 import type { Counter, Histogram, MetricsRegistry } from '../observability/metrics.js';
 import type { CloudConfig, EndpointInterface, PasswordAuth, ApplicationCredentialAuth, UserRef, DomainRef } from './clouds.js';
 import { derivedError, errorFromNetwork, errorFromResponse, OpenStackError, isRetryable, requestIdOf } from './errors.js';
 import type { HttpMethod, ServiceRequest, ServiceResponse, ServiceTransport, ServiceType } from './transport.js';
+
+/**
+ * got, loaded with the first request: a replica that does not hold the reconciler's lease never
+ * talks to a cloud, and loading got builds `Intl.ListFormat`s (in its `@sindresorhus/is`), which
+ * faults in about 4 MB of ICU data that would stay resident for nothing.
+ */
+let gotLoading: Promise<typeof import('got')> | undefined;
+const loadGot = () => (gotLoading ??= import('got'));
 
 export interface SessionOptions {
   metrics?: MetricsRegistry;
@@ -379,8 +386,9 @@ export class OpenStackSession implements ServiceTransport {
     if (attempt.stream !== undefined) headers['Content-Type'] = 'application/octet-stream';
     let outcome = 'error';
     let requestId: string | undefined;
+    const client = await loadGot();
     try {
-      const response = await got(attempt.url, {
+      const response = await client.got(attempt.url, {
         method: attempt.method,
         headers,
         ...(attempt.body === undefined ? {} : { body: attempt.body }),
@@ -402,7 +410,7 @@ export class OpenStackSession implements ServiceTransport {
       requestId = requestIdOf(response.headers);
       return { status: response.statusCode, headers: response.headers, body: response.body, ...(requestId === undefined ? {} : { requestId }) };
     } catch (thrown) {
-      const error = networkError(attempt, thrown, this.timeoutMs);
+      const error = networkError(attempt, thrown, this.timeoutMs, client);
       outcome = error.kind;
       throw error;
     } finally {
@@ -438,7 +446,7 @@ class RetryBudget {
   }
 }
 
-function networkError(attempt: Attempt, thrown: unknown, timeoutMs: number): OpenStackError {
+function networkError(attempt: Attempt, thrown: unknown, timeoutMs: number, { RequestError, TimeoutError }: typeof import('got')): OpenStackError {
   const base = { service: attempt.service, method: attempt.method, path: attempt.path, url: attempt.url, cause: thrown };
   if (thrown instanceof TimeoutError) {
     const phase = thrown.event;

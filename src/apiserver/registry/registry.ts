@@ -2,6 +2,7 @@
  * The set of kinds this server serves, indexed the ways requests look them up.
  * Definitions are checked once at startup so a bad kind fails fast, not per request.
  */
+import { compareStrings } from '../fieldmanager/value.js';
 import { structuralSchemaOf } from '../schema/structural.js';
 import type { KindDefinition, KindVersion, Verb } from './kind.js';
 
@@ -113,7 +114,10 @@ function checkComputed(kind: KindDefinition): void {
 
 const versionPattern = /^v(\d+)(?:(alpha|beta)(\d+))?$/;
 
-/** Kubernetes version priority: v1 > v1beta2 > v1beta1 > v1alpha1; non-matching names sort last, alphabetically. */
+/**
+ * Kubernetes version priority: v1 > v1beta2 > v1beta1 > v1alpha1; non-matching names sort last, in
+ * Go's byte order (not localeCompare, which would also fault in 2 MB of ICU's collation data).
+ */
 export function compareKubeVersions(a: string, b: string): number {
   const rank = (v: string): [number, number, number] | undefined => {
     const m = versionPattern.exec(v);
@@ -123,7 +127,7 @@ export function compareKubeVersions(a: string, b: string): number {
   };
   const ra = rank(a);
   const rb = rank(b);
-  if (!ra || !rb) return ra ? -1 : rb ? 1 : a.localeCompare(b);
+  if (!ra || !rb) return ra ? -1 : rb ? 1 : compareStrings(a, b);
   for (let i = 0; i < 3; i++) if (ra[i] !== rb[i]) return rb[i] - ra[i];
   return 0;
 }

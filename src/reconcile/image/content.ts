@@ -9,7 +9,6 @@ import { createHash, type Hash } from 'node:crypto';
 import { Duplex, PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { got } from 'got';
 import unbzip2 from 'unbzip2-stream';
 import xz from 'xz-decompress';
 import type { GlanceClient } from '../../openstack/index.js';
@@ -80,6 +79,8 @@ function bunzip2(): Transform {
 /** Downloads `download.url` into the queued Glance image `imageId`. */
 export async function uploadContent(glance: GlanceClient, imageId: string, download: Download): Promise<void> {
   const decompress = decompressor(download.decompress);
+  // Loaded here and not at start, as the OpenStack session loads it: most replicas never download.
+  const { got } = await import('got');
   // An HTTP error status fails the stream, so the pipeline reports it.
   const source = got.stream(download.url, { timeout: { connect: 10_000, socket: 60_000 }, retry: { limit: 0 } });
   const stages: Duplex[] = [];

@@ -24,6 +24,7 @@
 import { isIP } from 'node:net';
 import type { FloatingIp, NeutronClient } from '../../openstack/index.js';
 import type { JsonObject } from '../../storage/interface.js';
+import { compareStrings } from '../../apiserver/fieldmanager/value.js';
 import { infrastructureGroup } from '../../api/infrastructure/kinds.js';
 import { floatingIpPoolTag } from '../../capo/names.js';
 import type { NeutronParam } from '../../capo/neutron-query.js';
@@ -153,7 +154,7 @@ async function ipamObjectsOf(client: ObjectClient, pass: ReconcilePass): Promise
       const meta = metaOf(object);
       return { object, name: meta.name, uid: meta.uid, deleting: meta.deletionTimestamp !== undefined };
     })
-    .sort((a, b) => a.name.localeCompare(b.name));
+    .sort((a, b) => compareStrings(a.name, b.name));
 }
 
 function addressOf(address: JsonObject): string {

@@ -56,5 +56,5 @@ const tagCreation = ext('tag-creation', 'Tag support for resource creation', 'En
 
 /** What GET /v2.0/extensions lists: Zed's set, and `tag-creation` where the simulated Neutron has it. */
 export function loadedExtensions(options: NeutronOptions): readonly Extension[] {
-  return options.tagCreation ? [...zedExtensions, tagCreation].sort((a, b) => a.alias.localeCompare(b.alias)) : zedExtensions;
+  return options.tagCreation ? [...zedExtensions, tagCreation].sort((a, b) => (a.alias < b.alias ? -1 : 1)) : zedExtensions;
 }
