@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { p99Between, readEtcdHistograms, type BucketQuantile } from './etcd-metrics.js';
+import { gcBetween, gcTotals, type GcTotals } from './gc-metrics.js';
 import type { ServerHello } from './server.js';
 import { mb, monotonicUs, type PhaseMark, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
 import { RawClient } from '../raw-client.js';
@@ -57,6 +58,8 @@ interface Config {
   /** Node's flags for this server: npm start's unless --node-flags says otherwise. */
   nodeFlags: string[];
   watchProtocol: WatchProtocol;
+  /** A directory for each server's per-update series of the watch phase. */
+  traceUpdatesDir?: string;
 }
 
 type WatchProtocol = 'http1' | 'http2';
@@ -74,6 +77,8 @@ const usage = `Usage: node dist/bench/apiserver/run.js [options]
                      (package.json), e.g. --node-flags='' for V8's defaults
   --watch-protocol P  http2 (default: the watches as streams of shared connections, as client-go
                      opens them) or http1 (a TLS connection per watch)
+  --trace-updates DIR  write each server's per-update series of the watch phase (when each update
+                     was sent, its PATCH latency, its first and last delivery) to DIR/<server>.txt
   --cpu-prof DIR     run the server under node --cpu-prof, writing the profile to DIR;
                      summarize it with: node dist/bench/apiserver/profile.js DIR
 `;
@@ -91,6 +96,7 @@ function parseConfig(): Config {
       'no-watch-cache': { type: 'boolean', default: false },
       'node-flags': { type: 'string' },
       'watch-protocol': { type: 'string', default: 'http2' },
+      'trace-updates': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -121,6 +127,7 @@ function parseConfig(): Config {
     warmupUpdates: quick ? 5 : 20,
     updateIntervalMs: 20,
     cpuProfDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : undefined,
+    traceUpdatesDir: values['trace-updates'] ? path.resolve(values['trace-updates']) : undefined,
     etcdServers: values['etcd-servers'],
     besideKube: values['beside-kube'] ?? false,
     watchCache: !values['no-watch-cache'],
@@ -412,13 +419,20 @@ interface WatchResult {
   unexpectedEvents: number;
   patchLatencies: Summary;
   openSeconds: number;
+  /** The server's full garbage collections from the first update to the last delivery. */
+  gcDuringUpdates: GcTotals | undefined;
   /** The connections the watchers used: one each over HTTP/1.1, as many as the server's stream limit needs over HTTP/2. */
   connections: number;
   updateSpanSeconds: number;
   drainMs: number;
 }
 
-async function watchPhase(client: Client, config: Config, phase: (name: string) => string): Promise<WatchResult> {
+/** The server's garbage collections so far, from its /metrics (undefined when it does not say). */
+async function readGc(client: Client): Promise<GcTotals | undefined> {
+  return gcTotals((await client.expect(200, 'GET', '/metrics')).body.toString('utf8'));
+}
+
+async function watchPhase(client: Client, config: Config, phase: (name: string) => string, traceTo: string | undefined): Promise<WatchResult> {
   const { watchers, warmupUpdates } = config;
   // Sequence numbers below warmupUpdates are the warm-up; every figure but warmupDelays is over the rest.
   const updates = warmupUpdates + config.updates;
@@ -460,6 +474,7 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
   const openStarted = performance.now();
   await marked(phase('watch: open'), () => pool(watchers, 50, openOne));
   const openSeconds = (performance.now() - openStarted) / 1000;
+  const gcBefore = await readGc(client);
   // Lets the last handshakes' follow-up work settle on the server before the clock starts.
   await new Promise((r) => setTimeout(r, 500));
 
@@ -496,6 +511,7 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
   const deadline = lastSent + 30_000;
   while (deliveries < expected && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   const drainMs = performance.now() - lastSent;
+  const gcDuringUpdates = gcBetween(gcBefore, await readGc(client));
   phaseMarks.push({ name: phase('watch: updates'), startUs: updatesStartUs, endUs: monotonicUs() });
 
   const connections = watches.close();
@@ -510,26 +526,32 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
   for (let i = 0; i < seen.length; i++) {
     if (!seen[i]) continue;
     const seq = i % updates;
+    first[seq] = Math.min(first[seq]!, delays[i]!);
+    last[seq] = Math.max(last[seq]!, delays[i]!);
     if (seq < warmupUpdates) {
       warmupDelivered.push(delays[i]);
       continue;
     }
     delivered.push(delays[i]);
     if (seq >= laterHalfFrom) laterHalfDelivered.push(delays[i]);
-    first[seq] = Math.min(first[seq], delays[i]);
-    last[seq] = Math.max(last[seq], delays[i]);
+  }
+  if (traceTo) {
+    const header = '# update  sent (ms since the epoch)  PATCH ms  first delivery ms  last delivery ms';
+    const lines = Array.from(sentAt, (sent, seq) => [seq, (performance.timeOrigin + sent).toFixed(1), patchLatencies[seq]!.toFixed(1), first[seq]!.toFixed(1), last[seq]!.toFixed(1)].join('  '));
+    writeFileSync(traceTo, `${[header, ...lines].join('\n')}\n`);
   }
   return {
     delays: summarize(delivered),
     warmupDelays: summarize(warmupDelivered),
     laterHalf: summarize(laterHalfDelivered),
-    firstDelivery: summarize(first.filter(Number.isFinite)),
-    lastDelivery: summarize(last.filter(Number.isFinite)),
+    firstDelivery: summarize(first.subarray(warmupUpdates).filter(Number.isFinite)),
+    lastDelivery: summarize(last.subarray(warmupUpdates).filter(Number.isFinite)),
     deliveries,
     expected,
     unexpectedEvents,
     patchLatencies: summarize(patchLatencies.subarray(warmupUpdates).filter(Number.isFinite)),
     openSeconds,
+    gcDuringUpdates,
     connections,
     updateSpanSeconds,
     drainMs,
@@ -751,7 +773,9 @@ async function runLoad(target: Target, config: Config, log: (text: string) => vo
 
   log(`[${target.name}] [4/4] ${config.watchers} watchers, ${config.updates} updates...`);
   const etcdBefore = target.etcdUrl === undefined ? undefined : await readEtcdHistograms(target.etcdUrl);
-  const watch = await measured(pid, prefix('watch'), () => watchPhase(client, config, prefix));
+  const traceTo = config.traceUpdatesDir && path.join(config.traceUpdatesDir, `${target.name.replace(/[^\w.-]+/g, '-')}.txt`);
+  if (config.traceUpdatesDir) mkdirSync(config.traceUpdatesDir, { recursive: true });
+  const watch = await measured(pid, prefix('watch'), () => watchPhase(client, config, prefix, traceTo));
   const etcdAfter = target.etcdUrl === undefined ? undefined : await readEtcdHistograms(target.etcdUrl);
   // Give the server a moment to notice the closed watches before reading its memory.
   await new Promise((r) => setTimeout(r, 500));
@@ -807,6 +831,10 @@ function rows(config: Config): Row[] {
     { figure: '  deliveries', cells: (f) => `${f.watch.value.deliveries} of ${f.watch.value.expected}${f.watch.value.unexpectedEvents ? `, ${f.watch.value.unexpectedEvents} unexpected` : ''}` },
     { figure: '  per update: last watcher p50 / p99', cells: (f) => `${ms(f.watch.value.lastDelivery.p50)} / ${ms(f.watch.value.lastDelivery.p99)} ms` },
     { figure: '  PATCH latency p50 / p99 (while fanning out)', cells: (f) => `${ms(f.watch.value.patchLatencies.p50)} / ${ms(f.watch.value.patchLatencies.p99)} ms` },
+    {
+      figure: '  full GCs of the server among the updates (their pauses)',
+      cells: ({ watch: { value: w } }) => (w.gcDuringUpdates ? `${w.gcDuringUpdates.full} (${ms(w.gcDuringUpdates.pauseSeconds * 1000)} ms)` : 'not reported'),
+    },
     {
       figure: "  etcd's WAL fsync / backend commit p99 meanwhile",
       cells: ({ etcdDuringWatch: etcd }) => (etcd ? `<= ${etcd.walFsync.p99AtMostMs} / <= ${etcd.backendCommit.p99AtMostMs} ms (${etcd.walFsync.count} fsyncs)` : 'no etcd'),
