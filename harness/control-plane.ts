@@ -100,6 +100,30 @@ export function kubectlWith(kubeconfig: string): ControlPlane['kubectl'] {
 }
 
 /**
+ * `kubectl proxy` on a free loopback port, as the kubeconfig's user (or, with `as`, impersonating
+ * another): what a person's browser reaches kube-apiserver's aggregated paths through.
+ */
+export async function kubectlProxy(kubeconfig: string, options: { as?: string } = {}): Promise<{ url: string; stop(): void }> {
+  const impersonation = options.as === undefined ? [] : [`--as=${options.as}`];
+  const proxy = spawn('kubectl', ['--kubeconfig', kubeconfig, ...impersonation, 'proxy', '--port=0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      let output = '';
+      proxy.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const served = /Starting to serve on 127\.0\.0\.1:(\d+)/.exec(output);
+        if (served) resolve(served[1]!);
+      });
+      proxy.once('exit', (code) => reject(new Error(`kubectl proxy exited ${code}: ${output}`)));
+    });
+    return { url: `http://127.0.0.1:${port}`, stop: () => proxy.kill() };
+  } catch (error) {
+    proxy.kill();
+    throw error;
+  }
+}
+
+/**
  * With `controllerManager`, kube-controller-manager runs too (namespace deletion, garbage
  * collection); `crds` names CRD sets of ../shared/k8s to apply (e.g. `capi`).
  */

@@ -9,6 +9,7 @@ import { inventoryRoutes } from './inventory-routes.js';
 import { HealthChecks } from './observability/health.js';
 import { createLogger, type Logger } from './observability/log.js';
 import { MetricsRegistry } from './observability/metrics.js';
+import { ApiError } from './apiserver/errors.js';
 import type { KindDefinition } from './apiserver/registry/kind.js';
 import { Registry } from './apiserver/registry/registry.js';
 import type { RequestLimits } from './apiserver/http/request-limits.js';
@@ -24,7 +25,7 @@ import { fenceOf, StorageLeaseLock } from './reconcile/leader.js';
 import { ShardedLeadership, type MemberStorage } from './reconcile/shards.js';
 import { storageSecretFinalizers } from './reconcile/identity-guard.js';
 import { KindClient } from './reconcile/objects.js';
-import type { ClusterApiSource } from './reconcile/sources/source.js';
+import type { ClusterApiCluster, ClusterApiSource } from './reconcile/sources/source.js';
 import type { IpamClients } from './reconcile/deps.js';
 import { StorageClusterApiSource, type KindDefinitions } from './reconcile/sources/storage-source.js';
 import type { Storage } from './storage/interface.js';
@@ -32,6 +33,7 @@ import { SqliteStorage } from './storage/sqlite.js';
 import type { EtcdStorage, EtcdStorageOptions } from './storage/etcd.js';
 import { WatchCache } from './storage/watch-cache.js';
 import { secureDataDir } from './data-dir.js';
+import type { ClusterApiView } from './dashboard/view-types.js';
 
 export interface AppOptions {
   dataDir: string;
@@ -152,14 +154,20 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
         },
         dashboard: {
           tokens: access.authentication.tokens,
-          // Embedded mode stores Cluster API's Clusters; in a management cluster they are not ours to patch.
+          // Embedded mode stores Cluster API's Clusters, and the dashboard pauses them through its own API server.
           clusterApiCluster: options.aggregated ? undefined : kinds.find((kind) => kind.group === 'cluster.x-k8s.io' && kind.kind === 'Cluster'),
           openstackCalls: options.reconciler ? () => metrics.totalsBy('openstack_api_requests_total', 'service') : undefined,
           // Where the reconciler reads Clusters (its source is started after the server; requests come later still).
-          readClusterApiCluster: async (namespace, name) => {
-            const cluster = await sources?.source.getCluster(namespace, name);
-            return cluster && { name: cluster.name, paused: cluster.paused, ...(cluster.phase ? { phase: cluster.phase } : {}) };
-          },
+          readClusterApiCluster: async (namespace, name) => clusterApiView(await sources?.source.getCluster(namespace, name)),
+          // In a management cluster the source that reads Clusters there patches them too (deploy/ grants it patch on Clusters alone).
+          setClusterApiPaused:
+            options.aggregated && options.reconciler
+              ? async (namespace, name, paused) => {
+                  const set = sources?.source.setClusterPaused;
+                  if (!set) throw new ApiError(503, 'ServiceUnavailable', 'the Cluster API source is still starting');
+                  return clusterApiView(await set.call(sources!.source, namespace, name, paused));
+                }
+              : undefined,
         },
       })(app),
     metrics,
@@ -315,6 +323,11 @@ async function clusterApiSource(
   }
   const sourceKinds = embeddedSourceKinds(options.kinds);
   return { source: new StorageClusterApiSource(storage, sourceKinds), secretFinalizers: storageSecretFinalizers(new KindClient(sourceKinds.secret, storage)) };
+}
+
+/** What the dashboard shows of Cluster API's Cluster. */
+function clusterApiView(cluster: ClusterApiCluster | undefined): ClusterApiView | undefined {
+  return cluster && { name: cluster.name, paused: cluster.paused, ...(cluster.phase ? { phase: cluster.phase } : {}) };
 }
 
 /** Without a kube-apiserver, the Secrets, Clusters and Machines the reconciler reads are objects of this server. */

@@ -14,7 +14,7 @@ import express from 'express';
 import { z } from 'zod';
 import type { Authorizer } from '../apiserver/auth/authorizer.js';
 import type { RequestAuthenticator, TokenAuthenticator } from '../apiserver/auth/authenticator.js';
-import { anonymousUser } from '../apiserver/auth/user.js';
+import { anonymousUser, type UserInfo } from '../apiserver/auth/user.js';
 import { ApiError, errors } from '../apiserver/errors.js';
 import { sendError, sendJson } from '../apiserver/http/respond.js';
 import type { KindDefinition } from '../apiserver/registry/kind.js';
@@ -35,6 +35,8 @@ const cookieName = 'capo-dashboard-session';
 const csrfHeader = 'x-csrf-token';
 const infrastructureGroup = 'infrastructure.cluster.x-k8s.io';
 const openStackClusters = { group: infrastructureGroup, version: 'v1beta2', resource: 'openstackclusters' };
+/** Cluster API's Clusters in a management cluster, as an authorizer is asked about them: any version. */
+const managementClusters = { group: 'cluster.x-k8s.io', version: '*', resource: 'clusters' };
 
 /**
  * The page's own files only: no inline script or style, no other origin, no
@@ -64,6 +66,11 @@ export interface DashboardDeps {
   clusterApiCluster?: KindDefinition;
   /** Reads Cluster API's Cluster (phase, paused) where it lives: this server's storage, or the management cluster. */
   readClusterApiCluster?: (namespace: string, name: string) => Promise<ClusterApiView | undefined>;
+  /**
+   * In a management cluster: sets a Cluster's spec.paused there, with this server's own credentials,
+   * once the caller was found allowed to patch it; undefined when it does not exist.
+   */
+  setClusterApiPaused?: (namespace: string, name: string, paused: boolean) => Promise<ClusterApiView | undefined>;
   sessions?: SessionOptions;
   /** The built page (default: dist/src/dashboard/ui, written by `npm run build`). */
   assetsDir?: string;
@@ -86,6 +93,30 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
   const sessions = new SessionStore(deps.sessions);
   const calls = deps.openstackCalls && new CallsHistory(deps.openstackCalls);
   const clusters = deps.clusterApiCluster && new ResourceStore(deps.clusterApiCluster, deps.storage);
+  const canPause = clusters !== undefined || deps.setClusterApiPaused !== undefined;
+  /** What the caller must be allowed to patch: the Cluster in this server's storage, or the management cluster's. */
+  const clusterApiAttributes = (namespace: string, name: string) => {
+    if (!deps.clusterApiCluster) return { ...managementClusters, namespace, name };
+    const version = deps.clusterApiCluster.versions.find((candidate) => candidate.storage)!;
+    return { group: deps.clusterApiCluster.group, version: version.name, resource: deps.clusterApiCluster.plural, namespace, name };
+  };
+  /** Sets spec.paused where the Cluster lives; its paused state after, or undefined when it does not exist. */
+  const setPaused = async (namespace: string, name: string, paused: boolean, user: UserInfo): Promise<boolean | undefined> => {
+    if (!clusters) return (await deps.setClusterApiPaused!(namespace, name, paused))?.paused;
+    const version = deps.clusterApiCluster!.versions.find((candidate) => candidate.storage)!;
+    const { object } = await clusters.patch(
+      namespace,
+      name,
+      (current) => {
+        if (!current) throw errors.notFound({ group: deps.clusterApiCluster!.group, resource: 'clusters' }, name);
+        return { ...current, spec: { ...(current.spec as JsonObject), paused } };
+      },
+      version,
+      undefined,
+      { dryRun: false, fieldManager: 'capo-dashboard', user },
+    );
+    return (object.spec as JsonObject).paused === true;
+  };
   const router = express.Router();
   router.use((_request, response, next) => {
     response.set({
@@ -154,7 +185,7 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     if (!detail) throw errors.notFound({ group: infrastructureGroup, resource: 'openstackclusters' }, name);
     const actions = {
       reconcile: Boolean(deps.hooks?.reconcile) && (await allowed(access, 'update', { ...openStackClusters, namespace, name })),
-      pause: clusterApi !== undefined && deps.clusterApiCluster !== undefined && (await allowed(access, 'patch', clusterApiAttributes(deps.clusterApiCluster, namespace, clusterApi.name))),
+      pause: clusterApi !== undefined && canPause && (await allowed(access, 'patch', clusterApiAttributes(namespace, clusterApi.name))),
       preflight: Boolean(deps.hooks?.preflight),
     };
     sendJson(response, 200, { ...detail, actions } satisfies ClusterPageData);
@@ -190,23 +221,13 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     api.post(`/namespaces/:namespace/clusters/:name/${action}`, async (request, response) => {
       const { access, inventory, session } = callerOf(response);
       const { namespace, name } = namesOf(request);
-      if (!deps.clusterApiCluster || !clusters) throw new ApiError(503, 'ServiceUnavailable', `Cluster API's Clusters live in the management cluster: ${action} with kubectl patch cluster`);
+      if (!canPause) throw new ApiError(503, 'ServiceUnavailable', `Cluster API's Clusters live in the management cluster, and this server does not follow them there: ${action} with kubectl patch cluster`);
       const record = await inventory.cluster(namespace, name);
       const clusterName = record.metadata.labels?.['cluster.x-k8s.io/cluster-name'] ?? name;
-      await access.requireResource('patch', clusterApiAttributes(deps.clusterApiCluster, namespace, clusterName));
-      const version = deps.clusterApiCluster.versions.find((candidate) => candidate.storage)!;
-      const { object } = await clusters.patch(
-        namespace,
-        clusterName,
-        (current) => {
-          if (!current) throw errors.notFound({ group: deps.clusterApiCluster!.group, resource: 'clusters' }, clusterName);
-          return { ...current, spec: { ...(current.spec as JsonObject), paused } };
-        },
-        version,
-        undefined,
-        { dryRun: false, fieldManager: 'capo-dashboard', user: session.user },
-      );
-      sendJson(response, 200, { paused: (object.spec as JsonObject).paused === true });
+      await access.requireResource('patch', clusterApiAttributes(namespace, clusterName));
+      const now = await setPaused(namespace, clusterName, paused, session.user);
+      if (now === undefined) throw errors.notFound({ group: managementClusters.group, resource: managementClusters.resource }, clusterName);
+      sendJson(response, 200, { paused: now });
     });
   }
 
@@ -294,11 +315,6 @@ function namesOf(request: express.Request): { namespace: string; name: string } 
   const { namespace, name } = request.params as Record<string, string>;
   if (!dnsLabel.test(namespace!) || !dnsLabel.test(name!)) throw errors.pathNotFound();
   return { namespace: namespace!, name: name! };
-}
-
-function clusterApiAttributes(definition: KindDefinition, namespace: string, name: string) {
-  const version = definition.versions.find((candidate) => candidate.storage)!;
-  return { group: definition.group, version: version.name, resource: definition.plural, namespace, name };
 }
 
 async function allowed(access: InventoryAccess, verb: string, resource: Parameters<InventoryAccess['requireResource']>[1]): Promise<boolean> {

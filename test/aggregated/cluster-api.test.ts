@@ -20,7 +20,7 @@ import type { RunningApp } from '../../src/app.js';
 import type { JsonObject } from '../../src/storage/interface.js';
 import { startAggregatedServer, type AggregatedServer } from '../../harness/aggregated-server.js';
 import { CloudCensus, noResources } from '../../harness/census.js';
-import { clusterApiUnavailable, startClusterApiManager, startControlPlane, type ClusterApiManager, type ControlPlane } from '../../harness/control-plane.js';
+import { clusterApiUnavailable, kubectlProxy, startClusterApiManager, startControlPlane, type ClusterApiManager, type ControlPlane } from '../../harness/control-plane.js';
 import { pollUntil } from '../../harness/poll.js';
 import { renderCapoTemplate } from '../reference/capo.js';
 import { renderExamples } from '../reconcile/flows/examples.js';
@@ -35,6 +35,11 @@ let app: RunningApp;
 let managers: ClusterApiManager[] = [];
 let census: CloudCensus;
 let manifests: string;
+
+/** The dashboard's list of clusters, read through kube-apiserver. */
+async function overview(): Promise<unknown> {
+  return JSON.parse((await plane.kubectl(['get', '--raw', '/apis/extensions.capo-apiserver.io/v1alpha1/dashboard/api/clusters'])).stdout).clusters;
+}
 
 /** The managers' logs, newest lines last, for a failure message. */
 async function managerLogs(characters = 4000): Promise<string> {
@@ -135,9 +140,51 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real
 
     // The dashboard, reached through kube-apiserver, shows the phase Cluster API gave the Cluster there.
     expect(cluster.status.phase).toBe('Provisioned');
-    const overview = async () => JSON.parse((await plane.kubectl(['get', '--raw', '/apis/extensions.capo-apiserver.io/v1alpha1/dashboard/api/clusters'])).stdout).clusters;
     await expect.poll(overview, { timeout: 15_000 }).toEqual([expect.objectContaining({ namespace: 'default', name: 'demo', phase: 'Provisioned', paused: false })]);
   }, 400_000);
+
+  it('pauses and resumes the Cluster in kube-apiserver from the dashboard, for a user allowed to patch it there', async () => {
+    const clusterPaused = async () => JSON.parse((await plane.kubectl(['get', 'cluster', 'demo', '-o', 'json'])).stdout).spec.paused ?? false;
+    const admin = await kubectlProxy(plane.kubeconfig);
+    try {
+      const api = `${admin.url}/apis/extensions.capo-apiserver.io/v1alpha1/dashboard/api`;
+      const { csrfToken } = (await (await fetch(`${api}/session`)).json()) as { csrfToken: string };
+      expect(((await (await fetch(`${api}/namespaces/default/clusters/demo`)).json()) as { actions: { pause: boolean } }).actions.pause).toBe(true);
+      for (const [action, paused] of [['pause', true], ['resume', false]] as const) {
+        const answer = await fetch(`${api}/namespaces/default/clusters/demo/${action}`, { method: 'POST', headers: { 'X-CSRF-Token': csrfToken } });
+        expect(await answer.json()).toEqual({ paused });
+        expect(await clusterPaused()).toBe(paused);
+        await expect.poll(overview, { timeout: 15_000 }).toEqual([expect.objectContaining({ name: 'demo', paused })]);
+      }
+    } finally {
+      admin.stop();
+    }
+
+    // A user who may read everything of ours and Cluster API's, but not patch a Cluster, is offered no pause and refused one.
+    const viewerRbac = [
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'capo-viewer' }, rules: [
+        { apiGroups: [group, 'cluster.x-k8s.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['extensions.capo-apiserver.io'], resources: ['*'], verbs: ['*'] },
+      ] },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'capo-viewer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'capo-viewer' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'viewer' }] },
+    ];
+    const applied = await plane.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: viewerRbac }));
+    expect(applied.code, applied.stderr).toBe(0);
+    const viewer = await kubectlProxy(plane.kubeconfig, { as: 'viewer' });
+    try {
+      const api = `${viewer.url}/apis/extensions.capo-apiserver.io/v1alpha1/dashboard/api`;
+      const { csrfToken } = (await (await fetch(`${api}/session`)).json()) as { csrfToken: string };
+      // kube-apiserver's RBAC takes the new binding in within moments.
+      await expect.poll(async () => (await fetch(`${api}/namespaces/default/clusters/demo`)).status, { timeout: 15_000 }).toBe(200);
+      expect(((await (await fetch(`${api}/namespaces/default/clusters/demo`)).json()) as { actions: { pause: boolean } }).actions.pause).toBe(false);
+      const refused = await fetch(`${api}/namespaces/default/clusters/demo/pause`, { method: 'POST', headers: { 'X-CSRF-Token': csrfToken } });
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({ reason: 'Forbidden', message: expect.stringContaining('User "viewer" cannot patch resource "clusters" in API group "cluster.x-k8s.io"') });
+      expect(await clusterPaused()).toBe(false);
+    } finally {
+      viewer.stop();
+    }
+  }, 120_000);
 
   it('clones our OpenStackMachineTemplate for a MachineDeployment\'s Machines and provisions them', async () => {
     const template = {

@@ -5,14 +5,13 @@
  * SubjectAccessReview). Straight to its port, forged identity headers and a front-proxy
  * certificate with a name that is not allowed get nowhere.
  */
-import { spawn } from 'node:child_process';
 import https from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
 import { createAnsibleWorkspace, requireAnsible } from '../ansible/workspace.js';
 import { startAggregatedServer, type AggregatedServer } from '../../harness/aggregated-server.js';
-import { controlPlaneUnavailable, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';
+import { controlPlaneUnavailable, kubectlProxy, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';
 import { pollUntil } from '../../harness/poll.js';
 
 const unavailable = controlPlaneUnavailable();
@@ -191,18 +190,9 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
   });
 
   it('serves the dashboard through kubectl proxy, as the user kube-apiserver authenticated, CSRF-guarded', async () => {
-    const proxy = spawn('kubectl', ['--kubeconfig', plane.kubeconfig, 'proxy', '--port=0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proxy = await kubectlProxy(plane.kubeconfig);
     try {
-      const port = await new Promise<string>((resolve, reject) => {
-        let output = '';
-        proxy.stdout!.on('data', (chunk: Buffer) => {
-          output += chunk.toString();
-          const served = /Starting to serve on 127\.0\.0\.1:(\d+)/.exec(output);
-          if (served) resolve(served[1]!);
-        });
-        proxy.once('exit', (code) => reject(new Error(`kubectl proxy exited ${code}: ${output}`)));
-      });
-      const root = `http://127.0.0.1:${port}/apis/extensions.capo-apiserver.io/v1alpha1/dashboard`;
+      const root = `${proxy.url}/apis/extensions.capo-apiserver.io/v1alpha1/dashboard`;
       const page = await fetch(`${root}/namespaces/team-a/clusters/demo`);
       expect(page.status).toBe(200);
       expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
@@ -219,9 +209,10 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
       const forged = await fetch(`${root}/api/namespaces/team-a/clusters/demo/pause`, { method: 'POST' });
       expect(forged.status).toBe(403);
       const paused = await fetch(`${root}/api/namespaces/team-a/clusters/demo/pause`, { method: 'POST', headers: { 'X-CSRF-Token': session.csrfToken } });
+      // Without a reconciler this server does not follow Cluster API's Clusters in the management cluster.
       expect(await paused.json()).toMatchObject({ code: 503, message: expect.stringContaining('kubectl patch cluster') });
     } finally {
-      proxy.kill();
+      proxy.stop();
     }
   });
 

@@ -21,7 +21,7 @@
  * - ORC's Images (--orc-images=external): one cluster-wide watch, from the
  *   first imageRef read on.
  */
-import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { ExponentialBackoff, type ExponentialBackoffOptions } from '../backoff.js';
 import { loadKubeconfig } from './kubeconfig.js';
 import { clusterApiGroup, clusterApiVersions, parseCluster, parseMachine, parseSecret, type ClusterApiVersion } from './parse.js';
@@ -106,6 +106,18 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   async getCluster(namespace: string, name: string): Promise<ClusterApiCluster | undefined> {
     const object = await this.readClusterApi('Cluster', namespace, name);
     return object === undefined ? undefined : parseCluster(object, { namespace, name });
+  }
+
+  async setClusterPaused(namespace: string, name: string, paused: boolean): Promise<ClusterApiCluster | undefined> {
+    const { version } = await this.served('Cluster');
+    const patch = { group: clusterApiGroup, version, namespace, plural: plurals.Cluster, name, body: { spec: { paused } }, fieldManager: 'capo-dashboard' };
+    try {
+      const object = await this.withinDeadline(this.custom.patchNamespacedCustomObject(patch, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+      return parseCluster(object, { namespace, name });
+    } catch (error) {
+      if (error instanceof ApiException && error.code === 404) return undefined;
+      throw new Error(`patching Cluster ${namespace}/${name}: ${describeKubeError(error)}`, { cause: error });
+    }
   }
 
   async getMachine(namespace: string, name: string): Promise<ClusterApiMachine | undefined> {

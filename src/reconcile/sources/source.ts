@@ -61,6 +61,13 @@ export interface ClusterApiSource {
    * without it have no Images but the served ones.
    */
   getOrcImage?(namespace: string, name: string): Promise<JsonObject | undefined>;
+  /**
+   * Sets a Cluster's spec.paused where Cluster API keeps it: the dashboard's pause and resume in a
+   * management cluster, once the caller was found allowed to patch the Cluster. Undefined when the
+   * Cluster does not exist. A source whose Clusters this server stores has none: the dashboard
+   * writes those through the API server itself.
+   */
+  setClusterPaused?(namespace: string, name: string, paused: boolean): Promise<ClusterApiCluster | undefined>;
   /** Every change (add/update/delete) of a Secret, Cluster or Machine, so dependants can be requeued. */
   watch(listener: (change: SourceChange) => void): { stop(): void };
   /** For the readiness check, when the source follows something outside the process: throws with why it does not right now. */
