@@ -173,9 +173,9 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real
     const viewer = await kubectlProxy(plane.kubeconfig, { as: 'viewer' });
     try {
       const api = `${viewer.url}/apis/extensions.capo-apiserver.io/v1alpha1/dashboard/api`;
-      const { csrfToken } = (await (await fetch(`${api}/session`)).json()) as { csrfToken: string };
       // kube-apiserver's RBAC takes the new binding in within moments.
       await expect.poll(async () => (await fetch(`${api}/namespaces/default/clusters/demo`)).status, { timeout: 15_000 }).toBe(200);
+      const { csrfToken } = (await (await fetch(`${api}/session`)).json()) as { csrfToken: string };
       expect(((await (await fetch(`${api}/namespaces/default/clusters/demo`)).json()) as { actions: { pause: boolean } }).actions.pause).toBe(false);
       const refused = await fetch(`${api}/namespaces/default/clusters/demo/pause`, { method: 'POST', headers: { 'X-CSRF-Token': csrfToken } });
       expect(refused.status).toBe(403);
