@@ -162,10 +162,13 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
           // In a management cluster the source that reads Clusters there patches them too (deploy/ grants it patch on Clusters alone).
           setClusterApiPaused:
             options.aggregated && options.reconciler
-              ? async (namespace, name, paused) => {
+              ? async (namespace, name, paused, user) => {
                   const set = sources?.source.setClusterPaused;
                   if (!set) throw new ApiError(503, 'ServiceUnavailable', 'the Cluster API source is still starting');
-                  return clusterApiView(await set.call(sources!.source, namespace, name, paused));
+                  const cluster = await set.call(sources!.source, namespace, name, paused);
+                  // kube-apiserver's audit log names this server's service account; this line names who asked.
+                  if (cluster) logger.info({ component: 'dashboard', user: user.name, namespace, cluster: name, paused }, paused ? 'paused a Cluster for a dashboard user' : 'resumed a Cluster for a dashboard user');
+                  return clusterApiView(cluster);
                 }
               : undefined,
         },

@@ -68,9 +68,9 @@ export interface DashboardDeps {
   readClusterApiCluster?: (namespace: string, name: string) => Promise<ClusterApiView | undefined>;
   /**
    * In a management cluster: sets a Cluster's spec.paused there, with this server's own credentials,
-   * once the caller was found allowed to patch it; undefined when it does not exist.
+   * once `user` was found allowed to patch it; undefined when it does not exist.
    */
-  setClusterApiPaused?: (namespace: string, name: string, paused: boolean) => Promise<ClusterApiView | undefined>;
+  setClusterApiPaused?: (namespace: string, name: string, paused: boolean, user: UserInfo) => Promise<ClusterApiView | undefined>;
   sessions?: SessionOptions;
   /** The built page (default: dist/src/dashboard/ui, written by `npm run build`). */
   assetsDir?: string;
@@ -102,7 +102,7 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
   };
   /** Sets spec.paused where the Cluster lives; its paused state after, or undefined when it does not exist. */
   const setPaused = async (namespace: string, name: string, paused: boolean, user: UserInfo): Promise<boolean | undefined> => {
-    if (!clusters) return (await deps.setClusterApiPaused!(namespace, name, paused))?.paused;
+    if (!clusters) return (await deps.setClusterApiPaused!(namespace, name, paused, user))?.paused;
     const version = deps.clusterApiCluster!.versions.find((candidate) => candidate.storage)!;
     const { object } = await clusters.patch(
       namespace,
