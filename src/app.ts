@@ -163,9 +163,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
           setClusterApiPaused:
             options.aggregated && options.reconciler
               ? async (namespace, name, paused, user) => {
-                  const set = sources?.source.setClusterPaused;
-                  if (!set) throw new ApiError(503, 'ServiceUnavailable', 'the Cluster API source is still starting');
-                  const cluster = await set.call(sources!.source, namespace, name, paused);
+                  const source = sources?.source;
+                  if (!source?.setClusterPaused) throw new ApiError(503, 'ServiceUnavailable', 'the Cluster API source is still starting');
+                  const cluster = await source.setClusterPaused(namespace, name, paused);
                   // kube-apiserver's audit log names this server's service account; this line names who asked.
                   if (cluster) logger.info({ component: 'dashboard', user: user.name, namespace, cluster: name, paused }, paused ? 'paused a Cluster for a dashboard user' : 'resumed a Cluster for a dashboard user');
                   return clusterApiView(cluster);

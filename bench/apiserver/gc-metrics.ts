@@ -5,8 +5,8 @@
  *
  * Why the report needs it: with 500 watchers the p99 of the deliveries is the second- or third-worst
  * of 200 updates, and a full collection of V8's old generation, on 2 cores shared with the client
- * and etcd, holds the updates around it back by 30-60 ms. Whether one landed among the updates
- * decides most of a run's p99, so every run says so.
+ * and etcd, can hold the updates around it back by 30-60 ms. One landing among the updates can
+ * decide a run's p99, so every run says whether one did.
  *
  * Hand-written: a few counter lines need no Prometheus client.
  */

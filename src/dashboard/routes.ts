@@ -18,6 +18,7 @@ import { anonymousUser, type UserInfo } from '../apiserver/auth/user.js';
 import { ApiError, errors } from '../apiserver/errors.js';
 import { sendError, sendJson } from '../apiserver/http/respond.js';
 import type { KindDefinition } from '../apiserver/registry/kind.js';
+import { storageVersionOf } from '../apiserver/registry/registry.js';
 import { ResourceStore } from '../apiserver/store/resource-store.js';
 import { asStatus, cleanupRefusal, cleanupRequest, leaksPath, maxCleanupBytes, reconcilerAnswer, requireHook, type AdminHooks } from '../admin/router.js';
 import { ForbiddenError, InventoryAccess } from '../inventory/access.js';
@@ -92,26 +93,29 @@ interface Caller {
 export function dashboardRouter(deps: DashboardDeps): { router: express.Router; close(): void } {
   const sessions = new SessionStore(deps.sessions);
   const calls = deps.openstackCalls && new CallsHistory(deps.openstackCalls);
-  const clusters = deps.clusterApiCluster && new ResourceStore(deps.clusterApiCluster, deps.storage);
-  const canPause = clusters !== undefined || deps.setClusterApiPaused !== undefined;
-  /** What the caller must be allowed to patch: the Cluster in this server's storage, or the management cluster's. */
-  const clusterApiAttributes = (namespace: string, name: string) => {
-    if (!deps.clusterApiCluster) return { ...managementClusters, namespace, name };
-    const version = deps.clusterApiCluster.versions.find((candidate) => candidate.storage)!;
-    return { group: deps.clusterApiCluster.group, version: version.name, resource: deps.clusterApiCluster.plural, namespace, name };
+  /** Cluster API's Clusters when this server stores them (embedded mode): pause and resume patch them here. */
+  const storedClusters = deps.clusterApiCluster && {
+    definition: deps.clusterApiCluster,
+    store: new ResourceStore(deps.clusterApiCluster, deps.storage),
+    version: storageVersionOf(deps.clusterApiCluster),
   };
+  const canPause = storedClusters !== undefined || deps.setClusterApiPaused !== undefined;
+  /** What the caller must be allowed to patch: the Cluster in this server's storage, or the management cluster's. */
+  const clusterApiAttributes = (namespace: string, name: string) =>
+    storedClusters
+      ? { group: storedClusters.definition.group, version: storedClusters.version.name, resource: storedClusters.definition.plural, namespace, name }
+      : { ...managementClusters, namespace, name };
   /** Sets spec.paused where the Cluster lives; its paused state after, or undefined when it does not exist. */
   const setPaused = async (namespace: string, name: string, paused: boolean, user: UserInfo): Promise<boolean | undefined> => {
-    if (!clusters) return (await deps.setClusterApiPaused!(namespace, name, paused, user))?.paused;
-    const version = deps.clusterApiCluster!.versions.find((candidate) => candidate.storage)!;
-    const { object } = await clusters.patch(
+    if (!storedClusters) return (await deps.setClusterApiPaused!(namespace, name, paused, user))?.paused;
+    const { object } = await storedClusters.store.patch(
       namespace,
       name,
       (current) => {
-        if (!current) throw errors.notFound({ group: deps.clusterApiCluster!.group, resource: 'clusters' }, name);
+        if (!current) throw errors.notFound({ group: storedClusters.definition.group, resource: 'clusters' }, name);
         return { ...current, spec: { ...(current.spec as JsonObject), paused } };
       },
-      version,
+      storedClusters.version,
       undefined,
       { dryRun: false, fieldManager: 'capo-dashboard', user },
     );
