@@ -10,7 +10,7 @@ import { errors, FieldError } from '../errors.js';
 import { decodeJson, decodeObjectBody, decodeYaml, readBody, type DecodedObject } from '../http/body.js';
 import { negotiate, parseContentType, type Representation } from '../http/negotiation.js';
 import type { ResourceRequestInfo } from '../http/request-info.js';
-import { sendJson, setWarnings } from '../http/respond.js';
+import { sendJson, sendJsonList, setWarnings } from '../http/respond.js';
 import { applyJsonPatch } from '../patch/jsonpatch.js';
 import { applyMergePatch } from '../patch/mergepatch.js';
 import { applyStrategicMergePatch } from '../patch/strategic.js';
@@ -52,8 +52,11 @@ export class ResourceHandler {
   /** What each store reads: the storage, or for a computed kind, objects computed from it. */
   private readonly storages = new Map<ResourceStore, Storage>();
   private readonly printers = new Map<KindVersion, TablePrinter>();
-  /** One event fans out to every watcher of the kind: encode it once. */
-  private readonly encodings = new FanOutMemo<string>();
+  /**
+   * One event fans out to every watcher of the kind: encode it once, to bytes, so that the same
+   * buffer goes to every response instead of each response converting the text to UTF-8 again.
+   */
+  private readonly encodings = new FanOutMemo<Buffer>();
 
   constructor(
     private readonly registry: Registry,
@@ -158,10 +161,10 @@ export class ResourceHandler {
         withColumnDefinitions: true,
         now: new Date(),
       });
-      return sendJson(response, 200, table, negotiated.contentType);
+      return sendJsonList(response, 200, table, 'rows', negotiated.contentType);
     }
     if (representation.kind === 'PartialObjectMetadataList') {
-      return sendJson(
+      return sendJsonList(
         response,
         200,
         {
@@ -170,10 +173,11 @@ export class ResourceHandler {
           metadata: listMeta,
           items: result.items.map((item) => partialObjectMetadata(item, `meta.k8s.io/${representation.version}`)),
         },
+        'items',
         negotiated.contentType,
       );
     }
-    sendJson(response, 200, { apiVersion: served.groupVersion, kind: listKindOf(served.definition), metadata: listMeta, items: result.items });
+    await sendJsonList(response, 200, { apiVersion: served.groupVersion, kind: listKindOf(served.definition), metadata: listMeta, items: result.items }, 'items');
   }
 
   private async watch(request: IncomingMessage, response: ServerResponse, { served, store, info, query }: Target): Promise<void> {
@@ -201,7 +205,7 @@ export class ResourceHandler {
     // What, besides the object, decides an encoding: the event's type, the group-version and the representation.
     const representationKey = `${served.groupVersion}|${representation.kind}|${'version' in representation ? representation.version : ''}`;
     const forms = { ADDED: `ADDED|${representationKey}`, MODIFIED: `MODIFIED|${representationKey}`, DELETED: `DELETED|${representationKey}` };
-    const encode = (event: ApiEvent): string => {
+    const encode = (event: ApiEvent): string | Buffer => {
       // Table rows carry ages and per-watcher column headers; other encodings depend only on the event.
       if (representation.kind === 'Table') {
         const table = printer.toTable([event.object], { resourceVersion: String(ensureMetadata(event.object).resourceVersion ?? '') }, {
@@ -218,7 +222,7 @@ export class ResourceHandler {
         return `${JSON.stringify({ type: event.type, object })}\n`;
       };
       // A bookmark is made for its one watcher: nothing to share.
-      return event.type === 'BOOKMARK' ? encodeEvent() : this.encodings.get(event.object, forms[event.type], encodeEvent);
+      return event.type === 'BOOKMARK' ? encodeEvent() : this.encodings.get(event.object, forms[event.type], () => Buffer.from(encodeEvent()));
     };
 
     // kube bounds watches without timeoutSeconds to 30-60 minutes so load rebalances.

@@ -12,8 +12,8 @@ import type { ActiveWatch, ApiEvent } from '../store/watch.js';
 import type { JsonObject } from '../../storage/interface.js';
 
 export interface WatchStreamOptions {
-  /** One event as a line of the response (Table rows, PartialObjectMetadata or the object). */
-  encode(event: ApiEvent): string;
+  /** One event as a line of the response (Table rows, PartialObjectMetadata or the object); bytes when shared between watchers. */
+  encode(event: ApiEvent): string | Buffer;
   /** The bookmark object at a revision; undefined when the client did not ask for bookmarks. */
   bookmark?: (revision: number) => JsonObject;
   bookmarkIntervalMs: number;
@@ -28,7 +28,7 @@ export interface WatchStreamOptions {
 export class WatchStream {
   private open = true;
   private streaming = false;
-  private readonly pending: string[] = [];
+  private readonly pending: (string | Buffer)[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
   private active: ActiveWatch | undefined;
 
@@ -55,7 +55,7 @@ export class WatchStream {
     this.response.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     this.response.flushHeaders();
     this.streaming = true;
-    if (this.pending.length > 0) this.response.write(this.pending.join(''));
+    if (this.pending.length > 0) this.response.write(Buffer.concat(this.pending.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))));
     if (!this.open) {
       // The watch failed while its initial state was being read: what was buffered is all there is.
       this.finish();
@@ -77,7 +77,7 @@ export class WatchStream {
     if (this.options.bookmark) this.timers.push(setInterval(() => void this.sendBookmark(), this.options.bookmarkIntervalMs));
   }
 
-  private write(chunk: string): void {
+  private write(chunk: string | Buffer): void {
     if (!this.open) return;
     if (!this.streaming) {
       this.pending.push(chunk);
