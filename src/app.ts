@@ -17,7 +17,7 @@ import { startApiServer } from './apiserver/server.js';
 import { renderKubeconfig } from './apiserver/tls/kubeconfig.js';
 import { ensurePki } from './apiserver/tls/pki.js';
 import type { SessionOptions } from './openstack/index.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from './openstack/simulator/host.js';
+import type { Simulator, SimulatorOptions } from './openstack/simulator/host.js';
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
 import { installationId } from './reconcile/installation.js';
 import { fencedStorage } from './reconcile/fenced-storage.js';
@@ -191,7 +191,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   }
 
   const simulated = options.simulatedCloud === true ? {} : options.simulatedCloud || undefined;
-  const cloud = simulated ? await startSimulator({ transitionDelayMs: 2000, ...simulated }) : undefined;
+  // Loaded only when it runs: a server in a management cluster talks to real clouds, and its heap (all of
+  // it marked by every full collection) need not hold the simulated services' code and schemas.
+  const cloud = simulated ? await (await import('./openstack/simulator/host.js')).startSimulator({ transitionDelayMs: 2000, ...simulated }) : undefined;
   const cloudsYamlPath = cloud ? path.join(options.dataDir, 'clouds.yaml') : undefined;
   if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
 
