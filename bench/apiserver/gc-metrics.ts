@@ -10,6 +10,7 @@
  *
  * Hand-written: a few counter lines need no Prometheus client.
  */
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 
 /** Totals since the server started. */
 export interface GcTotals {
@@ -36,4 +37,33 @@ export function gcTotals(metricsText: string): GcTotals | undefined {
 /** What happened between two readings. */
 export function gcBetween(before: GcTotals | undefined, after: GcTotals | undefined): GcTotals | undefined {
   return before && after ? { full: after.full - before.full, pauseSeconds: after.pauseSeconds - before.pauseSeconds } : undefined;
+}
+
+/**
+ * The collections of this process (the load generator) from now until `stop`: its 500 watch streams
+ * receive some 50 MB/s, and the pauses that costs it delay the arrival times it records, for either
+ * server alike. Reported beside the server's, so a reader can tell which side held a delivery back.
+ */
+export function observeOwnGc(): { stop(): GcTotals & { allPauseSeconds: number } } {
+  const totals = { full: 0, pauseSeconds: 0, allPauseSeconds: 0 };
+  // Node's GC entries carry their kind in `detail`, which the entry type does not declare.
+  const count = (entries: readonly { duration: number; detail?: unknown }[]) => {
+    for (const entry of entries) {
+      const kind = (entry.detail as { kind?: number } | undefined)?.kind;
+      const full = kind === constants.NODE_PERFORMANCE_GC_MAJOR || kind === constants.NODE_PERFORMANCE_GC_INCREMENTAL;
+      if (full) totals.full++;
+      if (full || kind === constants.NODE_PERFORMANCE_GC_WEAKCB) totals.pauseSeconds += entry.duration / 1000;
+      totals.allPauseSeconds += entry.duration / 1000;
+    }
+  };
+  const observer = new PerformanceObserver((list) => count(list.getEntries()));
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    stop() {
+      // Entries not yet handed to the callback belong to the stretch too.
+      count(observer.takeRecords());
+      observer.disconnect();
+      return totals;
+    },
+  };
 }

@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { p99Between, readEtcdHistograms, type BucketQuantile } from './etcd-metrics.js';
-import { gcBetween, gcTotals, type GcTotals } from './gc-metrics.js';
+import { gcBetween, gcTotals, observeOwnGc, type GcTotals } from './gc-metrics.js';
 import type { ServerHello } from './server.js';
 import { mb, monotonicUs, type PhaseMark, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
 import { RawClient } from '../raw-client.js';
@@ -421,6 +421,8 @@ interface WatchResult {
   openSeconds: number;
   /** The server's full garbage collections from the first update to the last delivery. */
   gcDuringUpdates: GcTotals | undefined;
+  /** The load generator's own collections meanwhile. */
+  clientGcDuringUpdates: GcTotals & { allPauseSeconds: number };
   /** The connections the watchers used: one each over HTTP/1.1, as many as the server's stream limit needs over HTTP/2. */
   connections: number;
   updateSpanSeconds: number;
@@ -482,6 +484,7 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
   const patches: Promise<void>[] = [];
   let patchFailure: unknown;
   const updatesStartUs = monotonicUs();
+  const ownGc = observeOwnGc();
   const started = performance.now();
   for (let seq = 0; seq < updates; seq++) {
     const due = started + seq * config.updateIntervalMs;
@@ -511,6 +514,7 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
   const deadline = lastSent + 30_000;
   while (deliveries < expected && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   const drainMs = performance.now() - lastSent;
+  const clientGcDuringUpdates = ownGc.stop();
   const gcDuringUpdates = gcBetween(gcBefore, await readGc(client));
   phaseMarks.push({ name: phase('watch: updates'), startUs: updatesStartUs, endUs: monotonicUs() });
 
@@ -552,6 +556,7 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
     patchLatencies: summarize(patchLatencies.subarray(warmupUpdates).filter(Number.isFinite)),
     openSeconds,
     gcDuringUpdates,
+    clientGcDuringUpdates,
     connections,
     updateSpanSeconds,
     drainMs,
@@ -677,6 +682,25 @@ function probeFdatasync(parent: string): Summary {
     rmSync(dir, { recursive: true, force: true });
   }
   return summarize(samples);
+}
+
+/**
+ * What the kernel takes to hand a process a fresh page of memory, in microseconds: the cost of every
+ * page a server's heap or a response buffer newly touches. On bare metal it is a fraction of a
+ * microsecond; some VMs take fifty times that, which shows in every phase that grows memory (the
+ * LISTs above all), so the report carries it beside the disk's.
+ */
+function probePageFaultUs(): number {
+  const pageBytes = 4096;
+  const bytes = 64 * 1024 * 1024;
+  // An ArrayBuffer this large is mapped on demand: the first write to each page faults it in.
+  const memory = new Uint8Array(new ArrayBuffer(bytes));
+  const faultsBefore = process.resourceUsage().minorPageFault;
+  const started = performance.now();
+  for (let offset = 0; offset < bytes; offset += pageBytes) memory[offset] = 1;
+  const elapsedUs = (performance.now() - started) * 1000;
+  const faults = process.resourceUsage().minorPageFault - faultsBefore;
+  return elapsedUs / Math.max(faults, 1);
 }
 
 // ---- servers under test ----------------------------------------------------
@@ -836,6 +860,10 @@ function rows(config: Config): Row[] {
       cells: ({ watch: { value: w } }) => (w.gcDuringUpdates ? `${w.gcDuringUpdates.full} (${ms(w.gcDuringUpdates.pauseSeconds * 1000)} ms)` : 'not reported'),
     },
     {
+      figure: "  the load generator's own full GCs meanwhile (their pauses; all its GC pauses)",
+      cells: ({ watch: { value: w } }) => `${w.clientGcDuringUpdates.full} (${ms(w.clientGcDuringUpdates.pauseSeconds * 1000)} ms; ${ms(w.clientGcDuringUpdates.allPauseSeconds * 1000)} ms)`,
+    },
+    {
       figure: "  etcd's WAL fsync / backend commit p99 meanwhile",
       cells: ({ etcdDuringWatch: etcd }) => (etcd ? `<= ${etcd.walFsync.p99AtMostMs} / <= ${etcd.backendCommit.p99AtMostMs} ms (${etcd.walFsync.count} fsyncs)` : 'no etcd'),
     },
@@ -909,6 +937,7 @@ async function main(): Promise<void> {
   log(`code: git ${sourceRevision()}`);
   const fsync = probeFdatasync(dataParent);
   log(`disk: ${dataParent} is ${filesystemOf(dataParent)}; 4 KiB write+fdatasync p50 ${ms(fsync.p50)} ms, p99 ${ms(fsync.p99)} ms`);
+  log(`memory: a fresh 4 KiB page costs ${probePageFaultUs().toFixed(2)} us to fault in`);
   log(
     `load: ${config.objects} OpenStackClusters (v1beta2), ${config.gets} gets, ${config.concurrency} in flight; LIST x${config.listRepetitions}; ` +
       `${config.watchers} watchers x ${config.updates} updates every ${config.updateIntervalMs} ms, after ${config.warmupUpdates} warm-up updates`,
