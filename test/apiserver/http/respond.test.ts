@@ -73,6 +73,15 @@ describe('list responses', () => {
     expect(list.items[0].spec).toBeUndefined();
   });
 
+  it('serves kubectl a streamed list, as a table and as JSON', async () => {
+    const table = await server.kubectl(['get', 'widgets', '--no-headers']);
+    expect(table.code).toBe(0);
+    expect(table.stdout.trim().split('\n').map((line) => line.split(/\s+/)[0])).toEqual(names);
+    const json = await server.kubectl(['get', 'widgets', '-o', 'json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout).items).toHaveLength(widgetCount);
+  });
+
   it('keeps a Content-Length on a list that fits in one piece', async () => {
     const small = await request(server, 'GET', `${base}?limit=50`);
     expect(small.headers['content-length']).toBe(String(Buffer.byteLength(small.body)));
