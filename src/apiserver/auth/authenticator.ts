@@ -13,6 +13,7 @@
  */
 import type { X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import { errors } from '../errors.js';
 import { identityFromCertificate } from '../tls/pki.js';
@@ -59,7 +60,7 @@ export type RequestAuthenticator = (request: IncomingMessage) => Promise<UserInf
 export function createRequestAuthenticator(config: AuthenticationConfig): RequestAuthenticator {
   return async (request) => {
     const authorities = config.current();
-    const presented = presentedCertificate(request.socket as TLSSocket);
+    const presented = presentedCertificate(request);
     const failures: string[] = [];
 
     const frontProxy = authorities.requestHeader;
@@ -96,34 +97,52 @@ interface Presented {
 
 /**
  * A TLS connection's client certificate cannot change, and parsing and verifying it is costly, so
- * both are done once per connection (per set of roots, which change only when the CAs rotate).
+ * both are done once per connection (per set of roots, which change only when the CAs rotate). A
+ * verdict holds only while every certificate it looked at is within its validity: kube-apiserver
+ * verifies each request at the time it comes, so a certificate that expires while its connection
+ * stays open (HTTP/2 keeps one for hours) stops authenticating from that moment.
  */
-const presentedCertificates = new WeakMap<TLSSocket, Presented | null>();
+const presentedCertificates = new WeakMap<object, Presented | null>();
 
-function presentedCertificate(socket: TLSSocket): Presented | undefined {
-  const known = presentedCertificates.get(socket);
+/**
+ * The TLS connection a request came on, and what identifies it for as long as it lives. An HTTP/2
+ * request's `socket` is a proxy made for its stream, a new one per request, so the connection is
+ * known by its session there.
+ */
+function connectionOf(request: IncomingMessage | Http2ServerRequest): { key: object; socket: TLSSocket } {
+  if ('stream' in request) return { key: request.stream.session!, socket: request.stream.session!.socket as TLSSocket };
+  return { key: request.socket, socket: request.socket as TLSSocket };
+}
+
+function presentedCertificate(request: IncomingMessage): Presented | undefined {
+  const { key, socket } = connectionOf(request);
+  const known = presentedCertificates.get(key);
   if (known !== undefined) return known ?? undefined;
   const chain = presentedChain(socket);
   if (chain.length === 0) {
-    presentedCertificates.set(socket, null);
+    presentedCertificates.set(key, null);
     return undefined;
   }
   const identity = identityFromCertificate(socket.getPeerCertificate());
-  const verdicts = new WeakMap<X509Certificate[], ChainVerdict>();
+  const verdicts = new WeakMap<X509Certificate[], { verdict: ChainVerdict; from: number; to: number }>();
   const presented: Presented = {
     chain,
     commonName: identity.user,
     identity,
     verify: (roots) => {
-      let verdict = verdicts.get(roots);
-      if (!verdict) {
-        verdict = verifyClientChain(chain, roots);
-        verdicts.set(roots, verdict);
-      }
+      const now = Date.now();
+      const known = verdicts.get(roots);
+      if (known && now >= known.from && now <= known.to) return known.verdict;
+      const involved = [...chain, ...roots];
+      const from = Math.max(...involved.map((certificate) => certificate.validFromDate.getTime()));
+      const to = Math.min(...involved.map((certificate) => certificate.validToDate.getTime()));
+      const verdict = verifyClientChain(chain, roots, new Date(now));
+      // A verdict reached outside that window (expired, not yet valid) is not remembered: time changes it.
+      if (now >= from && now <= to) verdicts.set(roots, { verdict, from, to });
       return verdict;
     },
   };
-  presentedCertificates.set(socket, presented);
+  presentedCertificates.set(key, presented);
   return presented;
 }
 
