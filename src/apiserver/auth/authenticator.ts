@@ -110,7 +110,9 @@ const presentedCertificates = new WeakMap<object, Presented | null>();
  * known by its session there.
  */
 function connectionOf(request: IncomingMessage | Http2ServerRequest): { key: object; socket: TLSSocket } {
-  if ('stream' in request) return { key: request.stream.session!, socket: request.stream.session!.socket as TLSSocket };
+  // A stream already reset by its client has no session left; its own socket proxy still answers.
+  const session = 'stream' in request ? request.stream.session : undefined;
+  if (session) return { key: session, socket: session.socket as TLSSocket };
   return { key: request.socket, socket: request.socket as TLSSocket };
 }
 
