@@ -40,6 +40,14 @@ export interface SessionOptions {
   logger?: (line: string) => void;
   /** Per attempt, covering connect to last byte; default 30 s. */
   timeoutMs?: number;
+  /**
+   * The same for a request that is never repeated (a create): default 120 s. Giving up on one
+   * while the service is still working leaves its outcome unknown, and the next lookup can miss
+   * what it is about to create: a loaded Nova took 35 s to answer a boot, and a second boot on
+   * the same port followed (both failed, the port cannot be bound twice). Proxies in front of
+   * OpenStack APIs cut at about a minute, so this waits out any answer that can still come.
+   */
+  unrepeatableTimeoutMs?: number;
   /** Retries after the first attempt, for requests that may be repeated; default 4. */
   retries?: number;
   /** Wall clock in ms, for token expiry and Retry-After dates. */
@@ -130,6 +138,7 @@ interface Attempt {
   body?: string;
   stream?: Readable;
   contentType?: string;
+  timeoutMs: number;
 }
 
 interface RawResponse {
@@ -146,6 +155,7 @@ export class OpenStackSession implements ServiceTransport {
   private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   private readonly metrics?: SessionMetrics;
   private readonly timeoutMs: number;
+  private readonly unrepeatableTimeoutMs: number;
   private readonly retries: number;
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -176,6 +186,7 @@ export class OpenStackSession implements ServiceTransport {
   ) {
     this.metrics = options.metrics === undefined ? undefined : sessionMetrics(options.metrics);
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.unrepeatableTimeoutMs = options.unrepeatableTimeoutMs ?? 120_000;
     this.retries = options.retries ?? 4;
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
@@ -227,6 +238,7 @@ export class OpenStackSession implements ServiceTransport {
       headers['OpenStack-API-Version'] = `${microversionNames[service]} ${request.microversion}`;
       if (service === 'compute') headers['X-OpenStack-Nova-API-Version'] = request.microversion;
     }
+    const idempotent = request.stream === undefined && (request.idempotent ?? (request.method === 'GET' || request.method === 'HEAD'));
     const attempt: Attempt = {
       service,
       method: request.method,
@@ -236,10 +248,11 @@ export class OpenStackSession implements ServiceTransport {
       ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
       ...(request.stream === undefined ? {} : { stream: request.stream }),
       ...(request.contentType === undefined ? {} : { contentType: request.contentType }),
+      // An upload's limit is a stall, whatever the request.
+      timeoutMs: idempotent || request.stream !== undefined ? this.timeoutMs : this.unrepeatableTimeoutMs,
     };
     const expect = request.expect;
     const accepts = (status: number) => (expect === undefined ? status >= 200 && status < 300 : expect.includes(status));
-    const idempotent = request.stream === undefined && (request.idempotent ?? (request.method === 'GET' || request.method === 'HEAD'));
     // Every attempt of a request that changes the cloud passes the fence; token requests change nothing.
     const response = await this.withRetries(attempt, idempotent, accepts, request.method !== 'GET' && request.method !== 'HEAD');
     return {
@@ -282,6 +295,7 @@ export class OpenStackSession implements ServiceTransport {
       url: `${this.cloud.authUrl}/auth/tokens`,
       headers: {},
       body: JSON.stringify({ auth: authRequest(this.cloud.auth) }),
+      timeoutMs: this.timeoutMs,
     };
     const started = this.now();
     let response: RawResponse;
@@ -398,10 +412,10 @@ export class OpenStackSession implements ServiceTransport {
         followRedirect: false,
         retry: { limit: 0 },
         timeout: {
-          connect: Math.min(connectTimeoutMs, this.timeoutMs),
-          secureConnect: Math.min(connectTimeoutMs, this.timeoutMs),
+          connect: Math.min(connectTimeoutMs, attempt.timeoutMs),
+          secureConnect: Math.min(connectTimeoutMs, attempt.timeoutMs),
           // An upload takes as long as its data; only a stall ends it.
-          ...(attempt.stream === undefined ? { request: this.timeoutMs } : { socket: this.timeoutMs }),
+          ...(attempt.stream === undefined ? { request: attempt.timeoutMs } : { socket: attempt.timeoutMs }),
         },
         agent: this.agents,
         https: { rejectUnauthorized: this.cloud.verify, ...(this.ca === undefined ? {} : { certificateAuthority: this.ca }) },
@@ -410,7 +424,7 @@ export class OpenStackSession implements ServiceTransport {
       requestId = requestIdOf(response.headers);
       return { status: response.statusCode, headers: response.headers, body: response.body, ...(requestId === undefined ? {} : { requestId }) };
     } catch (thrown) {
-      const error = networkError(attempt, thrown, this.timeoutMs, client);
+      const error = networkError(attempt, thrown, client);
       outcome = error.kind;
       throw error;
     } finally {
@@ -446,11 +460,11 @@ class RetryBudget {
   }
 }
 
-function networkError(attempt: Attempt, thrown: unknown, timeoutMs: number, { RequestError, TimeoutError }: typeof import('got')): OpenStackError {
+function networkError(attempt: Attempt, thrown: unknown, { RequestError, TimeoutError }: typeof import('got')): OpenStackError {
   const base = { service: attempt.service, method: attempt.method, path: attempt.path, url: attempt.url, cause: thrown };
   if (thrown instanceof TimeoutError) {
     const phase = thrown.event;
-    const limit = phase === 'request' ? timeoutMs : Math.min(connectTimeoutMs, timeoutMs);
+    const limit = phase === 'request' ? attempt.timeoutMs : Math.min(connectTimeoutMs, attempt.timeoutMs);
     return errorFromNetwork({ ...base, code: thrown.code, timeoutPhase: phase, timeoutMs: limit });
   }
   if (thrown instanceof RequestError) return errorFromNetwork({ ...base, code: thrown.code });

@@ -304,6 +304,23 @@ describe('OpenStackSession against a stand-in', () => {
     expect(error.message).toBe('neutron GET /v2.0/networks: timed out: no response within 0.2s');
   });
 
+  it('waits longer for a create than for a read, and never repeats a create that timed out', async () => {
+    await start();
+    const created = { network: { id: 'n1', name: 'made-slowly' } };
+    standIn.reply = (request) => (request.url.endsWith('/v2.0/networks') ? { status: request.method === 'POST' ? 201 : 200, body: request.method === 'POST' ? created : { networks: [] }, delayMs: 600 } : { status: 200, body: {} });
+    const s = await session({}, { timeoutMs: 200, unrepeatableTimeoutMs: 5_000 });
+    const read = await failure(s.request('network', { method: 'GET', path: '/v2.0/networks' }, anything));
+    expect(read.message).toBe('neutron GET /v2.0/networks: timed out: no response within 0.2s');
+    const answered = await s.request('network', { method: 'POST', path: '/v2.0/networks', body: {} }, anything);
+    expect(answered.body).toEqual(created);
+
+    const impatient = await session({}, { timeoutMs: 200, unrepeatableTimeoutMs: 300 });
+    const before = standIn.requests.filter((request) => request.method === 'POST' && request.url.endsWith('/v2.0/networks')).length;
+    const lost = await failure(impatient.request('network', { method: 'POST', path: '/v2.0/networks', body: {} }, anything));
+    expect(lost.message).toBe('neutron POST /v2.0/networks: timed out: no response within 0.3s');
+    expect(standIn.requests.filter((request) => request.method === 'POST' && request.url.endsWith('/v2.0/networks')).length - before).toBe(1);
+  });
+
   it('reports an unreachable endpoint once and quickly, even for a POST it may safely resend', async () => {
     const closedPort = await freePort();
     await start({ catalog: () => [{ type: 'network', endpoints: [{ interface: 'public', region_id: 'R', url: `http://127.0.0.1:${closedPort}` }] }] });
