@@ -3,12 +3,14 @@
  * metadata.resourceVersion (stripped on write, set from the revision on read) and refuses values
  * over maxValueBytes; watch event values are deep-frozen so one parse can be shared.
  *
- * Values held in memory (the watch cache, its event window, the inventory) also share their
- * managedFields field sets. A field set mirrors the object's shape, so it is about two thirds of a
- * parsed object's heap (3.3 of 4.8 KB for an OpenStackCluster), and objects written by one manager
- * through one code path record the same one: 10,000 clusters hold a handful of distinct sets. This is
- * the one place storage looks past resourceVersion into a value, because nothing else in an object
- * repeats at that size.
+ * Values held in memory (the watch cache, its event window, the inventory) also share what they
+ * repeat: a subtree equal to one seen before (a template's security group rules, an image filter, a
+ * field set, which mirrors the object's shape) becomes that one frozen copy, and so does a short
+ * string (a kind, a namespace, a flavor name), where JSON.parse makes a new one each time. Objects
+ * made from one template differ in a few leaves. In 10,000 OpenStackClusters, most of the strings,
+ * objects and arrays were such repeats. Every one of them is marked by each full collection, so
+ * sharing them cuts that collection's work and the heap. This is the one place storage looks past
+ * resourceVersion into a value: what it shares is frozen, so no holder can tell.
  */
 import { ValueTooLargeError, maxValueBytes, type JsonObject } from './interface.js';
 import { isJsonObject } from './json.js';
@@ -41,44 +43,129 @@ export function parseWithResourceVersion(json: string, revision: number): JsonOb
   return value;
 }
 
-/** Field sets by their JSON, so an identical set read again is the same frozen object. */
-const sharedFieldSets = new Map<string, JsonObject>();
 /**
- * What the table may hold, counted in JSON characters: past it the oldest sets are forgotten (objects
- * holding them keep them). A set larger than a typical object's is not shared at all, so no writer of
- * large, distinct field sets can make the table itself a burden.
+ * At most `max` entries: two generations of half that, the older dropped whole when the newer
+ * fills, and an entry found in the older carried over. That keeps what is in use at O(1) a lookup;
+ * deleting single entries from a Map leaves holes that its iteration, and so an eviction of the
+ * oldest, walks over.
  */
-const maxSharedFieldSetsLength = 8 * 1024 * 1024;
-const maxSharedFieldSetLength = 16 * 1024;
-let sharedFieldSetsLength = 0;
+class RecentTable<K, V> {
+  private current = new Map<K, V>();
+  private previous = new Map<K, V>();
 
-/** Deep-freezes an entry or event read from storage, with its values' field sets shared. */
+  constructor(private readonly max: number) {}
+
+  get(key: K): V | undefined {
+    const found = this.current.get(key);
+    if (found !== undefined) return found;
+    const carried = this.previous.get(key);
+    if (carried !== undefined) this.set(key, carried);
+    return carried;
+  }
+
+  set(key: K, value: V): void {
+    if (this.current.size >= this.max / 2) {
+      this.previous = this.current;
+      this.current = new Map();
+    }
+    this.current.set(key, value);
+  }
+}
+
+/** Longer strings are not shared on their own (a certificate, user data): they are rarely repeated. */
+const maxSharedStringLength = 256;
+/**
+ * Subtrees by their hash, which is made of their members' hashes: a member subtree counts by its
+ * own, so hashing is one level of work however deep the value. A copy is shared only when its
+ * members are the same, name for name and value for value (a shared member is the same object), so
+ * a collision costs a share, never a wrong value. The bound keeps what values no longer hold from
+ * being held here for long, and the table's own heap small.
+ */
+const sharedSubtrees = new RecentTable<number, object>(100_000);
+const sharedStrings = new RecentTable<string, string>(100_000);
+
+/** Deep-freezes an entry or event read from storage, with what its values repeat of others shared. */
 export function freezeShared<T extends { value: JsonObject; prevValue?: JsonObject }>(record: T): T {
-  shareFieldSets(record.value);
-  if (record.prevValue) shareFieldSets(record.prevValue);
+  shareWithin(record.value);
+  if (record.prevValue) shareWithin(record.prevValue);
   return deepFreeze(record);
 }
 
-function shareFieldSets(value: JsonObject): void {
-  const managedFields = isJsonObject(value.metadata) ? value.metadata.managedFields : undefined;
-  if (!Array.isArray(managedFields)) return;
-  for (const entry of managedFields) {
-    if (!isJsonObject(entry) || !isJsonObject(entry.fieldsV1)) continue;
-    const json = JSON.stringify(entry.fieldsV1);
-    if (json.length > maxSharedFieldSetLength) continue;
-    let shared = sharedFieldSets.get(json);
-    if (!shared) {
-      for (const [oldest] of sharedFieldSets) {
-        if (sharedFieldSetsLength + json.length <= maxSharedFieldSetsLength) break;
-        sharedFieldSets.delete(oldest);
-        sharedFieldSetsLength -= oldest.length;
-      }
-      shared = deepFreeze(entry.fieldsV1);
-      sharedFieldSets.set(json, shared);
-      sharedFieldSetsLength += json.length;
-    }
-    entry.fieldsV1 = shared;
+/**
+ * An object and its metadata differ in every value (name, uid, resourceVersion), so they are not
+ * looked up themselves; what they contain is.
+ */
+function shareWithin(value: JsonObject): void {
+  if (Object.isFrozen(value)) return;
+  shareMembers(value);
+  if (isJsonObject(value.metadata) && !Object.isFrozen(value.metadata)) shareMembers(value.metadata);
+}
+
+function shareMembers(object: JsonObject): void {
+  for (const name of Object.keys(object)) {
+    if (name === 'metadata' || name === '__proto__') continue;
+    object[name] = shared(object[name])[0] as JsonObject[string];
   }
+}
+
+/**
+ * `node` with every subtree and string seen before replaced by the shared copy, and the hash of its
+ * content (undefined when it cannot be shared). Mutates `node`, which comes fresh from a parse; a
+ * frozen node is somebody's already and is left whole.
+ */
+function shared(node: unknown): [unknown, number | undefined] {
+  switch (typeof node) {
+    case 'string': {
+      const hash = hashString(node);
+      if (node.length > maxSharedStringLength) return [node, hash];
+      const known = sharedStrings.get(node);
+      if (known !== undefined) return [known, hash];
+      sharedStrings.set(node, node);
+      return [node, hash];
+    }
+    case 'number':
+      return [node, mix(1, hashString(String(node)))];
+    case 'boolean':
+      return [node, node ? 2 : 3];
+  }
+  if (typeof node !== 'object' || node === null || Object.isFrozen(node)) return [node, node === null ? 4 : undefined];
+  const array = Array.isArray(node);
+  const members = node as Record<string, unknown>;
+  let hash: number | undefined = array ? 5 : 6;
+  for (const name of Object.keys(members)) {
+    // Assigning `__proto__` would set the prototype, not the member JSON.parse made.
+    const [member, memberHash] = name === '__proto__' ? [members[name], undefined] : shared(members[name]);
+    if (member !== members[name]) members[name] = member;
+    if (hash !== undefined) hash = memberHash === undefined ? undefined : mix(array ? hash : mix(hash, hashString(name)), memberHash);
+  }
+  Object.freeze(node);
+  if (hash === undefined) return [node, undefined];
+  const known = sharedSubtrees.get(hash);
+  if (known !== undefined && sameMembers(known, node)) return [known, hash];
+  sharedSubtrees.set(hash, node);
+  return [node, hash];
+}
+
+function sameMembers(a: object, b: object): boolean {
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const names = Object.keys(a);
+  const others = Object.keys(b);
+  if (names.length !== others.length) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  return names.every((name, index) => others[index] === name && left[name] === right[name]);
+}
+
+/** FNV-1a over UTF-16 units. */
+function hashString(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193);
+  return hash >>> 0;
+}
+
+function mix(hash: number, value: number): number {
+  const mixed = Math.imul(hash ^ value, 0x9e3779b1);
+  return (mixed ^ (mixed >>> 15)) >>> 0;
 }
 
 export function deepFreeze<T>(value: T): T {

@@ -131,7 +131,7 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       await storage.create(`${prefix}b`, managed(fieldSet('color', 'size')));
       await storage.create(`${prefix}c`, managed(fieldSet('color')));
       await storage.update(`${prefix}a`, managed(fieldSet('weight')), a.modRevision);
-      // A set too large to share, twice: each object keeps its own.
+      // A large set, twice.
       const large = fieldSet(...Array.from({ length: 2000 }, (_, i) => `field${i}`));
       await storage.create(`${prefix}d`, managed(large));
       await storage.create(`${prefix}e`, managed(large));
@@ -139,12 +139,42 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       const events = await recorder.until(6);
       expect(events.map((event) => fieldsOf(event.value))).toEqual([fieldSet('color', 'size'), fieldSet('color', 'size'), fieldSet('color'), fieldSet('weight'), large, large]);
       expect(fieldsOf(events[3]!.prevValue!)).toEqual(fieldSet('color', 'size'));
-      // Objects that record the same small set hold one shared copy of it; large sets are not shared.
+      // Objects that record the same set hold one shared copy of it, whatever its size; a set with one field fewer is its own.
       expect(fieldsOf(events[1]!.value)).toBe(fieldsOf(events[0]!.value));
-      expect(fieldsOf(events[5]!.value)).not.toBe(fieldsOf(events[4]!.value));
+      expect(fieldsOf(events[5]!.value)).toBe(fieldsOf(events[4]!.value));
+      expect(fieldsOf(events[2]!.value)).not.toBe(fieldsOf(events[0]!.value));
       const listed = await storage.list(prefix);
       expect(listed.entries.map((entry) => fieldsOf(entry.value))).toEqual([fieldSet('weight'), fieldSet('color', 'size'), fieldSet('color'), large, large]);
       for (const entry of listed.entries) expect(entry.value).toEqual((await storage.get(entry.key))!.value);
+    });
+
+    it('shares what objects repeat as one frozen copy, and keeps what differs their own', async () => {
+      const storage = await openStorage();
+      const recorder = watch(storage, base);
+      const rules = [{ name: 'vxlan', direction: 'ingress', protocol: 'udp', portRangeMin: 8472, remoteManagedGroups: ['controlplane', 'worker'] }];
+      const spec = (flavor: string) => ({ bastion: { enabled: true, flavor, image: { filter: { name: 'ubuntu-22.04' } } }, rules, weight: 1.5, paused: false, note: null });
+      const a = await storage.create(`${prefix}a`, object('a', spec('m1.tiny')));
+      await storage.create(`${prefix}b`, object('b', spec('m1.tiny')));
+      await storage.create(`${prefix}c`, object('c', spec('m1.small')));
+      await storage.update(`${prefix}a`, object('a', spec('m1.tiny')), a.modRevision);
+      const specOf = (value: JsonObject) => value.spec as JsonObject;
+      const [first, second, third, update] = (await recorder.until(4)).map((event) => event.value);
+      expect([first, second, third, update].map(specOf)).toEqual([spec('m1.tiny'), spec('m1.tiny'), spec('m1.small'), spec('m1.tiny')]);
+      // Equal subtrees are one object; where one leaf differs, the parent is its own and the rest is still shared.
+      expect(specOf(second!)).toBe(specOf(first!));
+      expect(specOf(update!)).toBe(specOf(first!));
+      expect(specOf(third!)).not.toBe(specOf(first!));
+      expect(specOf(third!).rules).toBe(specOf(first!).rules);
+      expect((specOf(third!).bastion as JsonObject).image).toBe((specOf(first!).bastion as JsonObject).image);
+      // Nobody can change what others hold.
+      expect(() => {
+        (specOf(first!).rules as JsonObject[])[0]!.protocol = 'tcp';
+      }).toThrow(TypeError);
+      expect(() => {
+        (first!.metadata as JsonObject).name = 'z';
+      }).toThrow(TypeError);
+      const listed = await storage.list(prefix);
+      expect(listed.entries.map((entry) => specOf(entry.value))).toEqual([spec('m1.tiny'), spec('m1.tiny'), spec('m1.small')]);
     });
 
     it('refuses duplicate creates, writes to missing keys and stale revisions', async () => {
