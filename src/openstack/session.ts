@@ -44,7 +44,7 @@ export interface SessionOptions {
    * The same for a request that is never repeated (a create): default 120 s. Giving up on one
    * while the service is still working leaves its outcome unknown, and the next lookup can miss
    * what it is about to create: a loaded Nova took 35 s to answer a boot, and a second boot on
-   * the same port followed (both failed, the port cannot be bound twice). Proxies in front of
+   * the same port followed (a port cannot be bound twice, so one or both failed). Proxies in front of
    * OpenStack APIs cut at about a minute, so this waits out any answer that can still come.
    */
   unrepeatableTimeoutMs?: number;
