@@ -133,8 +133,8 @@ function presentedCertificate(request: IncomingMessage): Presented | undefined {
     identity,
     verify: (roots) => {
       const now = Date.now();
-      const known = verdicts.get(roots);
-      if (known && now >= known.from && now <= known.to) return known.verdict;
+      const remembered = verdicts.get(roots);
+      if (remembered && now >= remembered.from && now <= remembered.to) return remembered.verdict;
       const involved = [...chain, ...roots];
       const from = Math.max(...involved.map((certificate) => certificate.validFromDate.getTime()));
       const to = Math.min(...involved.map((certificate) => certificate.validToDate.getTime()));
