@@ -126,6 +126,12 @@ export interface Storage {
    * cache. Absent on a store without a cache; undefined when the cache does not hold the key.
    */
   peek?(key: string): Entry | undefined;
+  /**
+   * The revision this process's watch cache reflects, known without asking the backend: every
+   * revision up to it exists, and a watch from it on is served from live events alone. Absent on a
+   * store without a cache; undefined while the cache loads.
+   */
+  cachedRevision?(): number | undefined;
   /** Liveness of the backend, for /readyz. Throws when unusable. */
   check(): Promise<void>;
   close(): Promise<void>;

@@ -117,6 +117,10 @@ export class WatchCache implements Storage {
     return this.copy?.entries.get(key);
   }
 
+  cachedRevision(): number | undefined {
+    return this.copy?.revision;
+  }
+
   create(key: string, value: JsonObject): Promise<Entry> {
     return this.store.create(key, value);
   }

@@ -237,6 +237,8 @@ export class ResourceStore {
 
   /** Waits briefly for the store to reach a revision a client has seen elsewhere, else 504. */
   async waitForRevision(requested: number): Promise<void> {
+    // A revision the watch cache has reached exists; asking the backend would cost a round trip per watch.
+    if (requested <= (this.storage.cachedRevision?.() ?? 0)) return;
     const deadline = Date.now() + futureRevisionWaitMs;
     let current = await this.storage.currentRevision();
     while (current < requested) {

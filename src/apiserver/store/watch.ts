@@ -63,8 +63,11 @@ export async function startWatch(
     afterRevision = parseResourceVersion(rv);
     await store.waitForRevision(afterRevision);
     // Answered before the stream starts, as kube's watch cache does: a 410 the client sees as a status, not as an event.
-    const compacted = await storage.compactedRevision();
-    if (afterRevision < compacted) throw expired(new TooOldRevisionError(afterRevision, compacted));
+    // A watch from the revision the cache reflects, or later, needs no history; the cache asks only for older ones.
+    if (afterRevision < (storage.cachedRevision?.() ?? Number.POSITIVE_INFINITY)) {
+      const compacted = await storage.compactedRevision();
+      if (afterRevision < compacted) throw expired(new TooOldRevisionError(afterRevision, compacted));
+    }
   }
 
   let delivered = afterRevision;
