@@ -115,7 +115,6 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
   }
 
   const limiter = new InFlightLimiter(limits);
-  const admitted = new WeakMap<IncomingMessage, AdmittedRequest>();
 
   // Every route past the health checks: who asks, a fair share of the in-flight slots, a deadline
   // and one metrics sample. A failed authentication is kept, not answered: GraphQL answers it in
@@ -169,14 +168,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       release();
       stopDeadline();
     });
-    admitted.set(request, { authentication, parsed, url });
+    (request as Admitted)[admission] = { authentication, parsed, url };
     next();
   });
 
   const releaseExtraRoutes = options.extraRoutes?.(app, {
     // Authenticated once above; the routes read that outcome instead of verifying again.
     authenticate: async (request) => {
-      const known = admitted.get(request)?.authentication;
+      const known = (request as Admitted)[admission]?.authentication;
       if (!known) return authenticate(request);
       if (known.error !== undefined) throw known.error;
       return known.user!;
@@ -185,7 +184,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
   });
 
   app.use(async (request: IncomingMessage, response: ServerResponse) => {
-    const { authentication, parsed, url } = admitted.get(request)!;
+    const { authentication, parsed, url } = (request as Admitted)[admission]!;
     try {
       if (authentication.error !== undefined) throw authentication.error;
       const user = authentication.user!;
@@ -342,6 +341,16 @@ interface AdmittedRequest {
   parsed: RequestInfo | { error: ApiError };
   url: URL;
 }
+
+/**
+ * What the first middleware learned about a request, carried on the request itself. Not in a
+ * WeakMap keyed by the request: measured with --trace-gc-nvp, V8's young-generation collections
+ * then kept each request in flight at one collection alive through the next, which moved it to the
+ * old generation: 0.3-0.4 MB per collection at 6,000 requests/s, garbage that only a full
+ * collection frees (now 0-0.04 MB).
+ */
+const admission = Symbol('admission');
+type Admitted = IncomingMessage & { [admission]?: AdmittedRequest };
 
 /** A path whose percent-encoding does not decode is kept as an error, answered once the caller is known. */
 function parseRequestInfoSafely(method: string, url: URL): RequestInfo | { error: ApiError } {
