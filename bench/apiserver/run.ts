@@ -16,7 +16,6 @@
  * Every phase is a bounded loop on loopback, sized to finish in about a
  * minute per server on 2 cores; the servers stop when this process exits.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import http2 from 'node:http2';
 import https from 'node:https';
@@ -24,14 +23,11 @@ import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { p99Between, readEtcdHistograms, type BucketQuantile } from './etcd-metrics.js';
 import { gcBetween, gcTotals, observeOwnGc, type GcTotals } from './gc-metrics.js';
-import type { ServerHello } from './server.js';
+import { Client, readCredentials, startServer } from './server-process.js';
 import { mb, monotonicUs, type PhaseMark, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
-import { RawClient } from '../raw-client.js';
 import { controlPlaneUnavailable, sharedDirectory, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';
 import { startScriptFlags } from '../../harness/start-flags.js';
 
@@ -146,79 +142,6 @@ const tableAccept = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 // ---- statistics ------------------------------------------------------------
 
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
-
-// ---- the server process ----------------------------------------------------
-
-interface ServerProcess {
-  hello: ServerHello;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-async function startServer(config: Config, etcdServers: string | undefined): Promise<ServerProcess> {
-  const entry = fileURLToPath(new URL('./server.js', import.meta.url));
-  const nodeArgs = [...config.nodeFlags, ...(config.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${config.cpuProfDir}`] : [])];
-  const env = { ...process.env, BENCH_WATCH_CACHE: String(config.watchCache), ...(etcdServers && { BENCH_ETCD_SERVERS: etcdServers }) };
-  const child = spawn(process.execPath, [...nodeArgs, entry], { stdio: ['pipe', 'pipe', 'inherit'], env });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const hello = await new Promise<ServerHello>((resolve, reject) => {
-    let buffered = '';
-    const timer = setTimeout(() => reject(new Error('server did not start within 30 s')), 30_000);
-    child.once('exit', (code) => reject(new Error(`server exited with code ${code} before serving`)));
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => {
-      buffered += chunk;
-      const newline = buffered.indexOf('\n');
-      if (newline < 0) return;
-      clearTimeout(timer);
-      try {
-        resolve(JSON.parse(buffered.slice(0, newline)) as ServerHello);
-      } catch (error) {
-        reject(error);
-      }
-    });
-  });
-  return {
-    hello,
-    child,
-    async stop() {
-      // Closing stdin asks for a clean exit (the CPU profile is written on exit); kill only if it hangs.
-      child.stdin!.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
-// ---- HTTPS client ----------------------------------------------------------
-
-interface Credentials {
-  ca: string;
-  cert: string;
-  key: string;
-}
-
-function readCredentials(kubeconfigPath: string): Credentials {
-  const config = parseYaml(readFileSync(kubeconfigPath, 'utf8'));
-  const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
-  return {
-    ca: decode(config.clusters[0].cluster['certificate-authority-data']),
-    cert: decode(config.users[0].user['client-certificate-data']),
-    key: decode(config.users[0].user['client-key-data']),
-  };
-}
-
-/** The raw client with the admin's client certificate. */
-class Client extends RawClient {
-  constructor(
-    base: URL,
-    readonly credentials: Credentials,
-    maxSockets: number,
-  ) {
-    super(base, new https.Agent({ keepAlive: true, maxSockets, ...credentials }));
-  }
-}
 
 // ---- phases ----------------------------------------------------------------
 
@@ -717,7 +640,10 @@ interface Target {
 }
 
 async function ourServer(config: Config, name: string, etcdServers: string | undefined, log: (text: string) => void): Promise<Target> {
-  const server = await startServer(config, etcdServers);
+  const server = await startServer({
+    nodeFlags: [...config.nodeFlags, ...(config.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${config.cpuProfDir}`] : [])],
+    env: { BENCH_WATCH_CACHE: String(config.watchCache), ...(etcdServers && { BENCH_ETCD_SERVERS: etcdServers }) },
+  });
   const { hello } = server;
   const { storage } = hello;
   log(`${name}: pid ${hello.pid} at ${hello.url}, watch cache ${storage.watchCache ? 'on' : 'off'}, node flags: ${config.nodeFlags.join(' ') || 'none'}${config.cpuProfDir ? `, CPU profile to ${config.cpuProfDir}` : ''}`);
