@@ -132,6 +132,12 @@ export interface Storage {
    * store without a cache; undefined while the cache loads.
    */
   cachedRevision?(): number | undefined;
+  /**
+   * A get as of a revision read after this call began, served from this process's watch cache once
+   * it has caught up (kube's consistent read from cache). The value is frozen and shared: for
+   * readers only. Absent on a store without a cache.
+   */
+  getConsistent?(key: string): Promise<Entry | undefined>;
   /** Liveness of the backend, for /readyz. Throws when unusable. */
   check(): Promise<void>;
   close(): Promise<void>;

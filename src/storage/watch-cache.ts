@@ -12,9 +12,13 @@
  * progress notification for the same purpose, which the etcd3 package does not expose). Keys are
  * bucketed by nothing: one sorted array serves every prefix, so a namespace's list is a sub-range.
  *
- * What goes past the cache, to the store itself: gets and writes (they must see the latest state and
- * compare against it; a write may start from the cache's copy, `peek`, and its compare-and-swap tells
- * whether that copy was current), lists pinned at a revision other than the cache's (pages of a list that
+ * A consistent get (`getConsistent`, what a GET of the API is) is served the same way as a consistent
+ * list: the store's current revision is read, shared by the gets and lists that arrive meanwhile, and
+ * the answer comes from the copy once it has reached that revision.
+ *
+ * What goes past the cache, to the store itself: plain gets and writes (they must see the latest state
+ * and compare against it, and may change what they read; a write may start from the cache's copy,
+ * `peek`, and its compare-and-swap tells whether that copy was current), lists pinned at a revision other than the cache's (pages of a list that
  * started earlier), watches from before the event window, and everything while the cache is loading
  * or relisting. A storage watch that ends (compacted past, say) is replaced by a fresh list and
  * watch; the watches served from the old copy end with the same error, so their clients relist.
@@ -89,6 +93,9 @@ export class WatchCache implements Storage {
   private readonly waiters = new RevisionWaiters();
   private reload?: NodeJS.Timeout;
   private closed = false;
+  /** The revision read that callers arriving now will share; it starts once the one under way settles. */
+  private nextRevisionRead?: Promise<number>;
+  private revisionReadSettled: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: Storage,
@@ -102,7 +109,7 @@ export class WatchCache implements Storage {
   }
 
   currentRevision(): Promise<number> {
-    return this.store.currentRevision();
+    return this.revisionSinceNow();
   }
 
   compactedRevision(): Promise<number> {
@@ -119,6 +126,14 @@ export class WatchCache implements Storage {
 
   cachedRevision(): number | undefined {
     return this.copy?.revision;
+  }
+
+  async getConsistent(key: string): Promise<Entry | undefined> {
+    if (this.closed) throw new StorageError('storage is closed');
+    if (!this.copy) return this.store.get(key);
+    const current = await this.revisionSinceNow();
+    if (!(await this.reach(current)) || !this.copy) return this.store.get(key);
+    return this.copy.entries.get(key);
   }
 
   create(key: string, value: JsonObject): Promise<Entry> {
@@ -142,7 +157,7 @@ export class WatchCache implements Storage {
     if (!this.copy) return this.store.list(prefix, request);
     if (request.revision === undefined) {
       // Consistent: as of at least every write acknowledged before this call.
-      const current = await this.store.currentRevision();
+      const current = await this.revisionSinceNow();
       if (!(await this.reach(current))) return this.store.list(prefix, request);
     }
     const copy = this.copy;
@@ -296,6 +311,25 @@ export class WatchCache implements Storage {
     } catch (error) {
       this.onError(error);
     }
+  }
+
+  /**
+   * The store's current revision, read after this call began. Callers share reads: one that arrives
+   * while a read is under way (it may have been sent before the caller came) waits for the next,
+   * which all callers arriving meanwhile share. A burst of consistent gets and lists then costs the
+   * backend one or two revision reads instead of one each.
+   */
+  private revisionSinceNow(): Promise<number> {
+    this.nextRevisionRead ??= this.revisionReadSettled.then(() => {
+      this.nextRevisionRead = undefined;
+      const read = this.store.currentRevision();
+      this.revisionReadSettled = read.then(
+        () => undefined,
+        () => undefined,
+      );
+      return read;
+    });
+    return this.nextRevisionRead;
   }
 
   /** Resolves true once the cache reflects `revision`, false if it does not within the freshness wait. */

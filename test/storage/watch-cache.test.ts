@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdStorage } from '../../src/storage/etcd.js';
-import { StorageError, TooOldRevisionError, type Storage, type WatchRequest } from '../../src/storage/interface.js';
+import { StorageError, TooOldRevisionError, type Entry, type Storage, type WatchRequest } from '../../src/storage/interface.js';
 import { SqliteStorage } from '../../src/storage/sqlite.js';
 import { WatchCache, type WatchCacheOptions } from '../../src/storage/watch-cache.js';
 import { etcdUnavailable, startEtcd, type RunningEtcd } from '../../harness/etcd.js';
@@ -33,11 +33,15 @@ describeStorageConformance('SQLite behind the watch cache', {
 });
 
 /**
- * A store that counts the lists and watches reaching it, and can end its watches as etcd does when
- * history is compacted under them.
+ * A store that counts the lists, gets, revision reads and watches reaching it, and can end its
+ * watches as etcd does when history is compacted under them.
  */
 class CountingStore {
   lists = 0;
+  gets = 0;
+  revisionReads = 0;
+  private held?: Promise<void>;
+  private heldEvents?: (() => void)[];
   readonly watches: WatchRequest[] = [];
   readonly storage: Storage;
 
@@ -49,15 +53,50 @@ class CountingStore {
             this.lists++;
             return target.list(...args);
           };
+        if (property === 'get')
+          return (...args: Parameters<Storage['get']>) => {
+            this.gets++;
+            return target.get(...args);
+          };
+        if (property === 'currentRevision')
+          return async () => {
+            this.revisionReads++;
+            // Read now, answered once released: a read sent before what happens meanwhile.
+            const read = target.currentRevision();
+            await this.held;
+            return read;
+          };
         if (property === 'watch')
           return (request: WatchRequest) => {
             this.watches.push(request);
-            return target.watch(request);
+            return target.watch({ ...request, onEvent: (event) => (this.heldEvents ? this.heldEvents.push(() => request.onEvent(event)) : request.onEvent(event)) });
           };
         const value: unknown = Reflect.get(target, property, receiver);
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
+  }
+
+  /** Holds the answers of revision reads until the returned function is called. */
+  holdRevisionReads(): () => void {
+    let release!: () => void;
+    this.held = new Promise((resolve) => {
+      release = resolve;
+    });
+    return () => {
+      this.held = undefined;
+      release();
+    };
+  }
+
+  /** Holds the storage watches' events until the returned function is called: a cache behind the store, as on etcd. */
+  holdEvents(): () => void {
+    this.heldEvents = [];
+    return () => {
+      const held = this.heldEvents ?? [];
+      this.heldEvents = undefined;
+      for (const deliver of held) deliver();
+    };
   }
 
   /** Ends the latest storage watch with TooOldRevisionError. */
@@ -95,6 +134,46 @@ describe('the watch cache over SQLite', () => {
     expect(rest.entries).toHaveLength(6);
     expect(counting.watches).toHaveLength(1);
     expect(counting.lists).toBe(listsAfterLoad);
+  });
+
+  it('answers a hundred concurrent consistent gets from memory with one shared revision read, each seeing the writes before it', async () => {
+    const { cache, counting } = await open();
+    const written: Entry[] = [];
+    for (let i = 0; i < 10; i++) written.push(await cache.create(`/g/${i}`, object(`g${i}`)));
+    counting.gets = 0;
+    counting.revisionReads = 0;
+    const keys = Array.from({ length: 100 }, (_, i) => (i % 11 === 10 ? '/g/absent' : `/g/${i % 11}`));
+    const entries = await Promise.all(keys.map((key) => cache.getConsistent(key)));
+    expect(entries.map((entry) => entry?.key ?? '/g/absent')).toEqual(keys);
+    expect(entries.filter(Boolean).map((entry) => entry!.modRevision)).toEqual(keys.filter((key) => key !== '/g/absent').map((key) => written[Number(key.slice(3))]!.modRevision));
+    expect(counting.revisionReads).toBe(1);
+    expect(counting.gets).toBe(0);
+    expect(Object.isFrozen(entries[0]!.value)).toBe(true);
+
+    // A get that begins after a write returns it.
+    const updated = await cache.update('/g/3', object('g3', { v: 2 }), written[3]!.modRevision);
+    expect(await cache.getConsistent('/g/3')).toMatchObject({ modRevision: updated.modRevision, value: { spec: { v: 2 } } });
+    await cache.delete('/g/4');
+    expect(await cache.getConsistent('/g/4')).toBeUndefined();
+  });
+
+  it('does not hand a get a revision read that began before it', async () => {
+    const { cache, counting } = await open();
+    const before = await cache.create('/r/a', object('a', { v: 1 }));
+    counting.revisionReads = 0;
+    // The first get's revision read is sent; then a write lands, its event not yet in the cache, while that read's answer is held.
+    const releaseReads = counting.holdRevisionReads();
+    const first = cache.getConsistent('/r/a');
+    await Promise.resolve();
+    const releaseEvents = counting.holdEvents();
+    const written = await cache.update('/r/a', object('a', { v: 2 }), before.modRevision);
+    const second = cache.getConsistent('/r/a');
+    releaseReads();
+    // The first get may answer from the cache as it stands; the second must wait for the write's event.
+    expect((await first)!.modRevision).toBe(before.modRevision);
+    releaseEvents();
+    expect(await second).toMatchObject({ modRevision: written.modRevision, value: { spec: { v: 2 } } });
+    expect(counting.revisionReads).toBe(2);
   });
 
   it('hands out frozen values shared with its watchers', async () => {
@@ -180,6 +259,24 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the watc
         expect(listed.entries).toHaveLength(i + 1);
       }
       expect(await recorder.until(20)).toHaveLength(20);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('gets on one replica, from memory, what another replica wrote just before', async () => {
+    const prefix = `/replica-gets-${Date.now()}/`;
+    const [a, b] = await Promise.all([0, 1].map(async () => cached(await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 }))));
+    try {
+      await b.list(prefix);
+      let previous = await a.create(`${prefix}x`, object('x', { v: 0 }));
+      for (let v = 1; v <= 20; v++) {
+        const written = await a.update(`${prefix}x`, object('x', { v }), previous.modRevision);
+        const [seen, missing] = await Promise.all([b.getConsistent(`${prefix}x`), b.getConsistent(`${prefix}absent`)]);
+        expect(seen).toMatchObject({ modRevision: written.modRevision, value: { spec: { v } } });
+        expect(missing).toBeUndefined();
+        previous = written;
+      }
     } finally {
       await Promise.all([a.close(), b.close()]);
     }

@@ -121,7 +121,7 @@ export class ResourceHandler {
 
   private async get(request: IncomingMessage, response: ServerResponse, { served, store, info, query }: Target): Promise<void> {
     const negotiated = negotiate(request.headers.accept, objectRepresentations);
-    const object = await store.get(info.namespace, info.name!, served.version);
+    const object = await store.read(info.namespace, info.name!, served.version);
     const { representation } = negotiated;
     if (representation.kind === 'Table') {
       const table = this.printers.get(served.version)!.toTable([object], { resourceVersion: String(ensureMetadata(object).resourceVersion ?? '') }, {

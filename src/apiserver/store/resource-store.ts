@@ -9,7 +9,7 @@
  * handlers/.
  */
 import { randomUUID } from 'node:crypto';
-import { KeyExistsError, KeyNotFoundError, RevisionConflictError, ValueTooLargeError, maxValueBytes, type JsonObject, type Storage } from '../../storage/interface.js';
+import { KeyExistsError, KeyNotFoundError, RevisionConflictError, ValueTooLargeError, maxValueBytes, type Entry, type JsonObject, type Storage } from '../../storage/interface.js';
 import { ApiError, errors, FieldError, type ResourceRef } from '../errors.js';
 import type { KindDefinition, KindVersion } from '../registry/kind.js';
 import { groupVersionOf, storageVersionOf } from '../registry/registry.js';
@@ -164,7 +164,19 @@ export class ResourceStore {
   }
 
   async get(namespace: string | undefined, name: string, version: KindVersion): Promise<JsonObject> {
-    const entry = await this.storage.get(this.key(namespace, name));
+    return this.presentFound(await this.storage.get(this.key(namespace, name)), name, version);
+  }
+
+  /**
+   * GET: `get` for a caller that only reads the object (it may be frozen and shared), served from the
+   * watch cache as fresh as the store, so a GET costs the backend at most a shared revision read.
+   */
+  async read(namespace: string | undefined, name: string, version: KindVersion): Promise<JsonObject> {
+    const key = this.key(namespace, name);
+    return this.presentFound(await (this.storage.getConsistent ? this.storage.getConsistent(key) : this.storage.get(key)), name, version);
+  }
+
+  private presentFound(entry: Entry | undefined, name: string, version: KindVersion): JsonObject {
     if (!entry) throw errors.notFound(this.ref, name);
     return this.present(entry.value, version);
   }
