@@ -134,7 +134,7 @@ export interface Storage {
   cachedRevision?(): number | undefined;
   /**
    * A get as of a revision read after this call began, served from this process's watch cache once
-   * it has caught up (kube's consistent read from cache). The value is frozen and shared: for
+   * it has caught up, as kube-apiserver serves a consistent list. The value is frozen and shared: for
    * readers only. Absent on a store without a cache.
    */
   getConsistent?(key: string): Promise<Entry | undefined>;

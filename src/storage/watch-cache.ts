@@ -1,9 +1,9 @@
 /**
  * The watch cache (kube-apiserver's cacher): one storage watch feeds an in-memory copy of the store
- * and a window of its recent events, and every watch and every current list of this server is served
- * from them. A thousand `kubectl get -w`, the computed kinds, the inventory and the reconcilers then
- * cost the backend one watch instead of one each, and a list of 10,000 objects is a walk over sorted
- * keys instead of a range read and 10,000 JSON parses.
+ * and a window of its recent events, and every watch, every current list and every GET of this
+ * server is served from them. A thousand `kubectl get -w`, the computed kinds, the inventory and the
+ * reconcilers then cost the backend one watch instead of one each, and a list of 10,000 objects is a
+ * walk over sorted keys instead of a range read and 10,000 JSON parses.
  *
  * One watch covers the whole store, where kube opens one per resource. Every write of this server
  * lands in that range (on etcd each write also stamps the store's last-write key, in the same
@@ -18,12 +18,14 @@
  *
  * What goes past the cache, to the store itself: plain gets and writes (they must see the latest state
  * and compare against it, and may change what they read; a write may start from the cache's copy,
- * `peek`, and its compare-and-swap tells whether that copy was current), lists pinned at a revision other than the cache's (pages of a list that
- * started earlier), watches from before the event window, and everything while the cache is loading
- * or relisting. A storage watch that ends (compacted past, say) is replaced by a fresh list and
- * watch; the watches served from the old copy end with the same error, so their clients relist.
+ * `peek`, and its compare-and-swap tells whether that copy was current), lists pinned at a revision
+ * other than the cache's (pages of a list that started earlier), watches from before the event
+ * window, and everything while the cache is loading or relisting. A storage watch that ends
+ * (compacted past, say) is replaced by a fresh list and watch; the watches served from the old copy
+ * end with the same error, so their clients relist.
  *
- * Values handed out (list entries, event values) are deep-frozen and shared between callers.
+ * Values handed out (list entries, consistent gets, event values) are deep-frozen and shared between
+ * callers.
  */
 import { performance } from 'node:perf_hooks';
 import { fallbackLogger } from '../observability/log.js';
