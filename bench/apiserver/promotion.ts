@@ -41,8 +41,9 @@ async function main(): Promise<void> {
   const requests = Number(values.requests ?? 30_000);
   if (!Number.isInteger(requests) || requests < 1000) throw new Error('--requests must be an integer of at least 1000');
   const scavenges: Scavenge[] = [];
+  const nodeFlags = [...startScriptFlags(), '--trace-gc-nvp'];
   const server = await startServer({
-    nodeFlags: [...startScriptFlags(), '--trace-gc-nvp'],
+    nodeFlags,
     env: values['etcd-servers'] ? { BENCH_ETCD_SERVERS: values['etcd-servers'] } : {},
     onLine: (line) => {
       const scavenge = parseScavenge(line);
@@ -94,18 +95,19 @@ async function main(): Promise<void> {
       const during = scavenges.filter((scavenge) => scavenge.at > started && scavenge.at <= ended);
       const sum = (pick: (scavenge: Scavenge) => number) => during.reduce((total, scavenge) => total + pick(scavenge), 0);
       const perCollection = (bytes: number) => (during.length ? (bytes / during.length / 2 ** 20).toFixed(2) : 'n/a');
+      const promoted = sum((scavenge) => scavenge.promotedBytes);
       rows.push([
         probe.name,
         probe.protocol,
         (requests / ((ended - started) / 1000)).toFixed(0),
         String(during.length),
         perCollection(sum((scavenge) => scavenge.survivedBytes)),
-        perCollection(sum((scavenge) => scavenge.promotedBytes)),
-        (sum((scavenge) => scavenge.promotedBytes) / requests).toFixed(0),
+        perCollection(promoted),
+        (promoted / requests).toFixed(0),
       ]);
     }
     const storage = server.hello.storage.backend === 'etcd' ? `etcd at ${server.hello.storage.servers.join(', ')}` : 'SQLite';
-    console.log(`${requests} GETs per row, ${concurrency} in flight, server on ${storage}, node flags: ${[...startScriptFlags(), '--trace-gc-nvp'].join(' ')}`);
+    console.log(`${requests} GETs per row, ${concurrency} in flight, server on ${storage}, node flags: ${nodeFlags.join(' ')}`);
     console.log(table(rows));
   } finally {
     session.close();
