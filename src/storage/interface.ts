@@ -133,6 +133,13 @@ export interface Storage {
    */
   cachedRevision?(): number | undefined;
   /**
+   * Resolves true once this process's watch cache reflects `revision` (at once when it already does),
+   * false when it has not within `timeoutMs` or is reloading, and the caller must ask the backend. The
+   * cache sees each write of this store arrive, so the wait costs the backend nothing. Absent on a
+   * store without a cache.
+   */
+  reachCachedRevision?(revision: number, timeoutMs: number): Promise<boolean>;
+  /**
    * A get as of a revision read after this call began, served from this process's watch cache once
    * it has caught up, as kube-apiserver serves a consistent list. The value is frozen and shared: for
    * readers only. Absent on a store without a cache.

@@ -130,11 +130,17 @@ export class WatchCache implements Storage {
     return this.copy?.revision;
   }
 
+  async reachCachedRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.copy && this.copy.revision >= revision) return true;
+    // A release (reload, close) wakes the wait too: the copy then tells.
+    return (await this.waiters.wait(revision, timeoutMs)) && this.copy !== undefined && this.copy.revision >= revision;
+  }
+
   async getConsistent(key: string): Promise<Entry | undefined> {
     if (this.closed) throw new StorageError('storage is closed');
     if (!this.copy) return this.store.get(key);
     const current = await this.revisionSinceNow();
-    if (!(await this.reach(current)) || !this.copy) return this.store.get(key);
+    if (!(await this.reachCachedRevision(current, this.freshnessWaitMs)) || !this.copy) return this.store.get(key);
     return this.copy.entries.get(key);
   }
 
@@ -160,7 +166,7 @@ export class WatchCache implements Storage {
     if (request.revision === undefined) {
       // Consistent: as of at least every write acknowledged before this call.
       const current = await this.revisionSinceNow();
-      if (!(await this.reach(current))) return this.store.list(prefix, request);
+      if (!(await this.reachCachedRevision(current, this.freshnessWaitMs))) return this.store.list(prefix, request);
     }
     const copy = this.copy;
     if (!copy || (request.revision !== undefined && request.revision !== copy.revision)) return this.store.list(prefix, request);
@@ -332,13 +338,6 @@ export class WatchCache implements Storage {
       return read;
     });
     return this.nextRevisionRead;
-  }
-
-  /** Resolves true once the cache reflects `revision`, false if it does not within the freshness wait. */
-  private async reach(revision: number): Promise<boolean> {
-    if (this.copy && this.copy.revision >= revision) return true;
-    // A release (reload, close) wakes the wait too: the copy then tells.
-    return (await this.waiters.wait(revision, this.freshnessWaitMs)) && this.copy !== undefined && this.copy.revision >= revision;
   }
 }
 

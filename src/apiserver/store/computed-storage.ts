@@ -53,6 +53,11 @@ export class ComputedStorage implements Storage {
     return this.storage.compactedRevision();
   }
 
+  /** A computed kind's revisions are its inputs' store's: a watch of one waits on that store's cache. */
+  reachCachedRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    return this.storage.reachCachedRevision?.(revision, timeoutMs) ?? Promise.resolve(false);
+  }
+
   async get(key: string): Promise<Entry | undefined> {
     const { namespace, name } = this.parseKey(key);
     const inputs = await readInputs(this.storage, this.source.inputs, namespace);

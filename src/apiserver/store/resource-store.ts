@@ -249,9 +249,10 @@ export class ResourceStore {
 
   /** Waits briefly for the store to reach a revision a client has seen elsewhere, else 504. */
   async waitForRevision(requested: number): Promise<void> {
-    // A revision the watch cache has reached exists; asking the backend would cost a round trip per watch.
-    if (requested <= (this.storage.cachedRevision?.() ?? 0)) return;
     const deadline = Date.now() + futureRevisionWaitMs;
+    // A revision the watch cache reaches exists; asking the backend would cost a round trip per watch.
+    if (await this.storage.reachCachedRevision?.(requested, futureRevisionWaitMs)) return;
+    // No cache, or one reloading or behind: the backend tells, polled until the deadline.
     let current = await this.storage.currentRevision();
     while (current < requested) {
       if (Date.now() >= deadline) throw errors.resourceVersionTooLarge(requested, current);

@@ -62,7 +62,8 @@ export async function startWatch(
   } else {
     afterRevision = parseResourceVersion(rv);
     await store.waitForRevision(afterRevision);
-    // Answered before the stream starts, as kube's watch cache does: a 410 the client sees as a status, not as an event.
+    // Answered before the stream starts, a 410 the client sees as a status (kube's cacher sends the same Status as the
+    // stream's one ERROR event; reflectors relist on either).
     // A watch from the revision the cache reflects, or later, needs no history; the cache asks only for older ones.
     if (afterRevision < (storage.cachedRevision?.() ?? Number.POSITIVE_INFINITY)) {
       const compacted = await storage.compactedRevision();

@@ -8,6 +8,7 @@ import { openStackNodeResource } from '../../../src/api/computed/openstacknode.j
 import { ComputedStorage } from '../../../src/apiserver/store/computed-storage.js';
 import { StorageError, type JsonObject, type WatchEvent } from '../../../src/storage/interface.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
+import { WatchCache } from '../../../src/storage/watch-cache.js';
 import { cluster, machine, server } from '../../../harness/inventory-objects.js';
 
 const opened: SqliteStorage[] = [];
@@ -72,6 +73,21 @@ describe('ComputedStorage reads', () => {
     const workers = await nodes.list(nodesPrefix, { filter: (value) => (value.spec as JsonObject).role === 'worker' });
     expect(workers.entries.map((e) => e.key)).toEqual([`${nodesPrefix}team-a/c1-md-a`]);
     expect((await nodes.list(`${nodesPrefix}team-b/`)).entries).toEqual([]);
+  });
+
+  it("waits for a revision on its inputs' watch cache, and leaves a store without one to be asked", async () => {
+    const storage = await reconciledStorage();
+    expect(await new ComputedStorage(openStackNodeResource, storage).reachCachedRevision(1, 0)).toBe(false);
+    const cache = new WatchCache(storage);
+    try {
+      const nodes = new ComputedStorage(openStackNodeResource, cache);
+      const next = (await cache.list('')).revision + 1;
+      const reaching = nodes.reachCachedRevision(next, 5_000);
+      expect(await changeStatus(storage, machine('c1-md-a'), (status) => (status.ready = false))).toBe(next);
+      expect(await reaching).toBe(true);
+    } finally {
+      await cache.close();
+    }
   });
 
   it('refuses writes and keys of other kinds', async () => {

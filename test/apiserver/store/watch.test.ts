@@ -41,7 +41,7 @@ describe('startWatch', () => {
     expect(failures.map((f) => f.toStatus())).toEqual([expect.objectContaining({ code: 410, reason: 'Expired', message: 'too old resource version: 3 (7)' })]);
   });
 
-  it('opens a watch from the revision its watch cache reflects without asking the backend, and still answers 410 for a compacted one', async () => {
+  it('opens a watch from the revision its watch cache reflects, or one it is about to reach, without asking the backend, and still answers 410 for a compacted one', async () => {
     storage = SqliteStorage.open(':memory:', { historyRetention: { maxAgeMs: 0 }, compactionIntervalMs: 3_600_000 });
     const asked: string[] = [];
     const counting = new Proxy(storage, {
@@ -67,6 +67,12 @@ describe('startWatch', () => {
     const watches = await Promise.all(Array.from({ length: 20 }, () => watchFrom(String(revision))));
     expect(asked).toEqual([]);
     for (const watch of watches) watch.stop();
+
+    // A revision the cache has yet to reach: the watch waits for the cache to see it arrive, not for the backend.
+    const waiting = watchFrom(String(revision + 1));
+    await cache.create('/elsewhere/d', { metadata: { name: 'd' } });
+    (await waiting).stop();
+    expect(asked).toEqual([]);
 
     await storage.compact();
     const refused = await watchFrom('1').then(
