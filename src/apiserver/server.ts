@@ -247,6 +247,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       requestCert: true,
       rejectUnauthorized: false,
       allowHTTP1: true,
+      // Each write goes out at once, as from Go's servers and node:http's (both default to it): with Nagle's algorithm, a
+      // small write waits for the ACK of the one before, which the client may delay by up to 40 ms (a watch event, a list's tail).
+      noDelay: true,
       // kube-apiserver's limit since CVE-2023-44487, and Go's client default: a client past it opens another connection.
       settings: { maxConcurrentStreams: http2StreamsPerConnection },
       maxSessionMemory: http2SessionMemoryMb,

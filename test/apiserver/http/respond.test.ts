@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCredentials, request, startTestServer, type TestServer } from '../../../harness/test-server.js';
 
 const base = '/apis/testing.capo.dev/v1/namespaces/default/widgets';
-/** Past one piece of a streamed list (100 items) and not a multiple of it, so the last piece is partial. */
-const widgetCount = 250;
+/** Many pieces of a streamed list (25 items each) and not a multiple of one, so the last piece is partial. */
+const widgetCount = 260;
 const tableAccept = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 const metadataAccept = 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io';
 
@@ -21,8 +21,9 @@ describe('list responses', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    // Tags make each widget a few hundred bytes, so that a paused reader's buffers fill up.
-    const tags = Array.from({ length: 40 }, (_, i) => `tag-${i}-${'x'.repeat(24)}`);
+    // Tags make each widget a few hundred bytes, so that a paused reader's buffers fill up; one of them is
+    // text of several bytes a character, which the pieces must carry whole.
+    const tags = [...Array.from({ length: 40 }, (_, i) => `tag-${i}-${'x'.repeat(24)}`), 'naïve-✓-🚀'];
     for (const name of names) {
       const created = await request(server, 'POST', base, {
         headers: { 'Content-Type': 'application/json' },
@@ -57,6 +58,7 @@ describe('list responses', () => {
     expect(Object.keys(list)).toEqual(['apiVersion', 'kind', 'metadata', 'items']);
     expect(list).toMatchObject({ apiVersion: 'testing.capo.dev/v1', kind: 'WidgetList' });
     expect(list.items).toEqual(await pagedItems());
+    expect(list.items.at(-1).spec.tags).toContain('naïve-✓-🚀');
   });
 
   it('streams a Table and a PartialObjectMetadataList the same way', async () => {
@@ -83,9 +85,9 @@ describe('list responses', () => {
   });
 
   it('keeps a Content-Length on a list that fits in one piece', async () => {
-    const small = await request(server, 'GET', `${base}?limit=50`);
+    const small = await request(server, 'GET', `${base}?limit=20`);
     expect(small.headers['content-length']).toBe(String(Buffer.byteLength(small.body)));
-    expect(small.json().items).toHaveLength(50);
+    expect(small.json().items).toHaveLength(20);
   });
 
   it('streams a large list on an HTTP/2 stream', async () => {
