@@ -13,6 +13,7 @@ import { ApiError } from '../apiserver/errors.js';
 import type { UserInfo } from '../apiserver/auth/user.js';
 import type { KindDefinition, KindVersion } from '../apiserver/registry/kind.js';
 import { groupVersionOf } from '../apiserver/registry/registry.js';
+import { labelSelectorFromObject } from '../apiserver/selectors/labels.js';
 import { decodeObject } from '../apiserver/handlers/decode.js';
 import { ResourceStore, type WriteOptions } from '../apiserver/store/resource-store.js';
 import type { Subresource } from '../apiserver/store/strategy.js';
@@ -87,19 +88,14 @@ export class KindClient {
     }
   }
 
-  /** Every object of the namespace (undefined: of every namespace) whose labels include `labels`. */
+  /**
+   * Every object of the namespace (undefined: of every namespace) whose labels include `labels`, as
+   * read-only values: one list, selected where it is read. From the watch cache that is a walk of the
+   * namespace in memory. Read in pages of 500, each page after the first went to the backend once
+   * anything was written meanwhile, three calls a page: up to sixty for a namespace of 10,000 objects.
+   */
   async list(namespace: string | undefined, labels: Record<string, string> = {}): Promise<JsonObject[]> {
-    const items: JsonObject[] = [];
-    let continueToken: string | undefined;
-    do {
-      const page = await this.store.list(namespace, this.version, { limit: 500, continueToken });
-      for (const item of page.items) {
-        const present = metaOf(item).labels ?? {};
-        if (Object.entries(labels).every(([key, value]) => present[key] === value)) items.push(item);
-      }
-      continueToken = page.continueToken;
-    } while (continueToken);
-    return items;
+    return (await this.store.list(namespace, this.version, { labelSelector: labelSelectorFromObject({ matchLabels: labels }) })).items;
   }
 
   async create(namespace: string, body: JsonObject): Promise<JsonObject> {

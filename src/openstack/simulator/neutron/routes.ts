@@ -36,7 +36,27 @@ interface Resource<T> extends ListSpec {
   /** Absent where Neutron has no update (security group rules). */
   update?(caller: Caller, id: string, body: unknown): T;
   remove(caller: Caller, id: string): void;
+  /**
+   * The objects a list's filters on plain string attributes keep, read from the stored objects: a list
+   * applies them before rendering, as Neutron's query does, so that finding one port among thousands
+   * renders one view, not thousands. The rendered views are filtered again with every filter.
+   */
+  narrow?(objects: T[], query: Query): T[];
 }
+
+/** The objects whose `plainFilters` attributes match the query's; all of them when it pages from a marker, which Neutron finds whatever the filters say. */
+function narrowed<T>(objects: T[], query: Query, plainFilters: Record<string, (obj: T) => string>): T[] {
+  if (query.marker !== undefined) return objects;
+  const tests = Object.entries(plainFilters)
+    .filter(([key]) => query[key] !== undefined)
+    .map(([key, read]) => {
+      const wanted = values(query[key]);
+      return (obj: T) => wanted.includes(read(obj));
+    });
+  return tests.length === 0 ? objects : objects.filter((obj) => tests.every((test) => test(obj)));
+}
+
+const byIdAndName = { id: (obj: { id: string }) => obj.id, name: (obj: { name: string }) => obj.name };
 
 const COMMON_FILTERS = ['id', 'tenant_id', 'project_id', 'description', 'revision_number'];
 const COMMON_SORT_KEYS = ['id', 'tenant_id', 'project_id', 'created_at', 'updated_at', 'revision_number'];
@@ -50,6 +70,7 @@ function resources(s: Store) {
     filters: [...COMMON_FILTERS, 'name', 'admin_state_up', 'status', 'shared', 'router:external', 'mtu', 'port_security_enabled', 'is_default', 'provider:network_type', 'provider:physical_network', 'provider:segmentation_id'],
     sortKeys: [...COMMON_SORT_KEYS, 'name', 'admin_state_up', 'status', 'mtu'],
     notFound: notFound.network,
+    narrow: (objects, q) => narrowed(objects, q, byIdAndName),
     list: (c) => visible(s.networks, (n) => s.canSeeNetwork(c, n)),
     get: (c, id) => s.network(c, id),
     view: (c, n) => networkView(s, c, n),
@@ -65,6 +86,7 @@ function resources(s: Store) {
     filters: [...COMMON_FILTERS, 'name', 'network_id', 'ip_version', 'cidr', 'gateway_ip', 'enable_dhcp', 'ipv6_ra_mode', 'ipv6_address_mode', 'subnetpool_id', 'service_types'],
     sortKeys: [...COMMON_SORT_KEYS, 'name', 'network_id', 'ip_version', 'cidr', 'gateway_ip', 'enable_dhcp'],
     notFound: notFound.subnet,
+    narrow: (objects, q) => narrowed(objects, q, { ...byIdAndName, network_id: (sub) => sub.networkId }),
     list: (c) => visible(s.subnets, (sub) => s.canSeeSubnet(c, sub)),
     get: (c, id) => s.subnet(c, id),
     view: (_c, sub) => subnetView(sub),
@@ -80,6 +102,7 @@ function resources(s: Store) {
     sortKeys: [...COMMON_SORT_KEYS, 'name', 'network_id', 'admin_state_up', 'mac_address', 'device_id', 'device_owner', 'status'],
     custom: { fixed_ips: fixedIpsFilter },
     notFound: notFound.port,
+    narrow: (objects, q) => narrowed(objects, q, { ...byIdAndName, network_id: (p) => p.networkId, device_id: (p) => p.deviceId, device_owner: (p) => p.deviceOwner }),
     list: (c) => visible(s.ports, (p) => s.canSeePort(c, p)),
     get: (c, id) => s.port(c, id),
     view: (c, p) => portView(s, c, p),
@@ -94,6 +117,7 @@ function resources(s: Store) {
     filters: [...COMMON_FILTERS, 'name', 'admin_state_up'],
     sortKeys: [...COMMON_SORT_KEYS, 'name', 'admin_state_up', 'status'],
     notFound: notFound.router,
+    narrow: (objects, q) => narrowed(objects, q, byIdAndName),
     list: (c) => visible(s.routers, (r) => s.owns(c, r)),
     get: (c, id) => s.router(c, id),
     view: (c, r) => routerView(s, c, r),
@@ -108,6 +132,7 @@ function resources(s: Store) {
     filters: [...COMMON_FILTERS, 'name', 'shared'],
     sortKeys: [...COMMON_SORT_KEYS, 'name'],
     notFound: notFound.securityGroup,
+    narrow: (objects, q) => narrowed(objects, q, byIdAndName),
     list: (c, q) => listGroups(s, c, values(q.project_id)[0] ?? values(q.tenant_id)[0]),
     get: (c, id) => s.securityGroup(c, id),
     view: (_c, g) => groupView(s, g),
@@ -134,6 +159,7 @@ function resources(s: Store) {
     ],
     sortKeys: [...COMMON_SORT_KEYS, 'security_group_id', 'remote_group_id', 'direction', 'protocol', 'port_range_min', 'port_range_max', 'ethertype', 'remote_ip_prefix'],
     notFound: notFound.securityGroupRule,
+    narrow: (objects, q) => narrowed(objects, q, { id: (r) => r.id, security_group_id: (r) => r.securityGroupId }),
     list: (c) => visible(s.rules, (r) => s.canSeeRule(c, r)),
     get: (c, id) => s.rule(c, id),
     view: (_c, r) => ruleView(r),
@@ -253,7 +279,10 @@ export function neutronRouter(s: Store, prefix: string): Router {
     const one = (req: Request, res: Response) => r.view(caller(res), r.get(caller(res), req.params.id as string));
     router.get(collection, (req, res) => {
       const c = caller(res);
-      res.json(listAnswer(r, query(req), r.list(c, query(req)).map((o) => r.view(c, o)), `${base()}${collection}`));
+      const q = query(req);
+      const listed = r.list(c, q);
+      const kept = r.narrow ? r.narrow(listed, q) : listed;
+      res.json(listAnswer(r, q, kept.map((o) => r.view(c, o)), `${base()}${collection}`));
     });
     router.post(collection, (req, res) => {
       const c = caller(res);

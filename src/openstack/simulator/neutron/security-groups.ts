@@ -154,12 +154,10 @@ export function groupView(s: Store, g: SecurityGroup): Record<string, unknown> {
     description: g.description,
     shared: false,
     // Rules inside their group also show the standard attributes a rule GET omits.
-    security_group_rules: rulesOf(s, g.id).map((r) => ({ ...ruleView(r), standard_attr_id: r.standardAttrId, tags: [] })),
+    security_group_rules: s.rulesOf(g.id).map((r) => ({ ...ruleView(r), standard_attr_id: r.standardAttrId, tags: [] })),
     ...standardView(g),
   };
 }
-
-const rulesOf = (s: Store, groupId: string) => [...s.rules.values()].filter((r) => r.securityGroupId === groupId);
 
 function addRule(s: Store, projectId: string, groupId: string, fields: Partial<SecurityGroupRule> & Pick<SecurityGroupRule, 'direction' | 'ethertype'>): SecurityGroupRule {
   const now = s.now();
@@ -179,7 +177,7 @@ function addRule(s: Store, projectId: string, groupId: string, fields: Partial<S
     standardAttrId: s.nextStandardAttrId(),
     ...fields,
   };
-  s.rules.set(rule.id, rule);
+  s.addRule(rule);
   return rule;
 }
 
@@ -241,7 +239,7 @@ export function deleteGroup(s: Store, caller: Caller, id: string): void {
   if (group.isDefault && !caller.isAdmin) throw sgError(409, 'SecurityGroupCannotRemoveDefault', 'Insufficient rights for removing default security group.');
   // Rules of this group, and other groups' rules that name it as remote group, go with it (FK cascade).
   for (const rule of [...s.rules.values()]) {
-    if (rule.securityGroupId === id || rule.remoteGroupId === id) s.rules.delete(rule.id);
+    if (rule.securityGroupId === id || rule.remoteGroupId === id) s.removeRule(rule);
   }
   s.securityGroups.delete(id);
 }
@@ -340,7 +338,7 @@ export function createRule(s: Store, caller: Caller, body: unknown): SecurityGro
     description: v.description ?? '',
   };
   const key = ruleKey(fields);
-  const duplicate = rulesOf(s, securityGroupId).find((r) => ruleKey(r) === key);
+  const duplicate = s.rulesOf(securityGroupId).find((r) => ruleKey(r) === key);
   if (duplicate) throw sgError(409, 'SecurityGroupRuleExists', `Security group rule already exists. Rule id is ${duplicate.id}.`);
   const rule = addRule(s, projectId, securityGroupId, fields);
   s.touch(group);
@@ -349,7 +347,7 @@ export function createRule(s: Store, caller: Caller, body: unknown): SecurityGro
 
 export function deleteRule(s: Store, caller: Caller, id: string): void {
   const rule = s.rule(caller, id);
-  s.rules.delete(id);
+  s.removeRule(rule);
   const group = s.securityGroups.get(rule.securityGroupId);
   if (group) s.touch(group);
 }

@@ -38,6 +38,8 @@ export class Store {
   readonly routers = new Map<string, Router>();
   readonly securityGroups = new Map<string, SecurityGroup>();
   readonly rules = new Map<string, SecurityGroupRule>();
+  /** The rules of each group, in creation order: a group's view shows them, and a list of groups renders every group. */
+  private readonly rulesByGroup = new Map<string, Map<string, SecurityGroupRule>>();
   readonly floatingIps = new Map<string, FloatingIp>();
   readonly trunks = new Map<string, Trunk>();
   private readonly usedVnis = new Set<number>();
@@ -65,6 +67,23 @@ export class Store {
   touch(obj: { revision: number; updatedAt: string }): void {
     obj.revision += 1;
     obj.updatedAt = this.now();
+  }
+
+  addRule(rule: SecurityGroupRule): void {
+    this.rules.set(rule.id, rule);
+    const ofGroup = this.rulesByGroup.get(rule.securityGroupId) ?? new Map<string, SecurityGroupRule>();
+    this.rulesByGroup.set(rule.securityGroupId, ofGroup.set(rule.id, rule));
+  }
+
+  removeRule(rule: SecurityGroupRule): void {
+    this.rules.delete(rule.id);
+    const ofGroup = this.rulesByGroup.get(rule.securityGroupId);
+    ofGroup?.delete(rule.id);
+    if (ofGroup?.size === 0) this.rulesByGroup.delete(rule.securityGroupId);
+  }
+
+  rulesOf(groupId: string): SecurityGroupRule[] {
+    return [...(this.rulesByGroup.get(groupId)?.values() ?? [])];
   }
 
   quotaLimit(projectId: string, resource: QuotaResource): number {
