@@ -113,7 +113,10 @@ export class Store {
   /** Raises OverQuota when `adding` more would exceed the project's limit (objects Neutron owns have no project and no quota). */
   checkQuota(projectId: string, resource: QuotaResource, adding = 1): void {
     if (!projectId) return;
-    if (this.usage(projectId, resource) + adding > this.quotaLimit(projectId, resource)) throw overQuota(resource);
+    const limit = this.quotaLimit(projectId, resource);
+    // Unlimited (stored as Infinity): nothing to count, and counting is a walk over every object of the kind.
+    if (limit === Infinity) return;
+    if (this.usage(projectId, resource) + adding > limit) throw overQuota(resource);
   }
 
   /** Neutron's base_mac fa:16:3e:00:00:00 with three random octets, unique here. */

@@ -106,6 +106,25 @@ function queryValues(req: Request, key: string): string[] {
   return (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(','));
 }
 
+/** One attribute filter on one value: equal ignoring case, an empty value matching null; object values are not filtered on. */
+function passes(actual: unknown, wanted: string[]): boolean {
+  if (actual !== null && typeof actual === 'object') return true;
+  return wanted.some((value) => String(actual).toLowerCase() === value.toLowerCase() || (actual === null && value === ''));
+}
+
+/**
+ * The resources the id and name filters keep, judged on what is stored, which their views show as is:
+ * applied before rendering (as Octavia's query is), so that finding one load balancer among
+ * thousands renders one view, not thousands with their listeners and pools. `listView` applies
+ * every filter to the views again.
+ */
+export function narrowedByIdAndName<R extends { id: string; attrs: Record<string, unknown> }>(req: Request, resources: R[]): R[] {
+  const ids = queryValues(req, 'id');
+  const names = queryValues(req, 'name');
+  if (ids.length === 0 && names.length === 0) return resources;
+  return resources.filter((r) => (ids.length === 0 || passes(r.id, ids)) && (names.length === 0 || !('name' in r.attrs) || passes(r.attrs.name, names)));
+}
+
 const paging = new Set(['limit', 'marker', 'page_reverse', 'sort', 'sort_key', 'sort_dir', 'fields', 'tags', 'tags-any', 'not-tags', 'not-tags-any']);
 
 /**
@@ -114,14 +133,7 @@ const paging = new Set(['limit', 'marker', 'page_reverse', 'sort', 'sort_key', '
  */
 export function listView(req: Request, views: Record<string, unknown>[], collection: string, baseHref: string): Record<string, unknown> {
   const query = req.query as Record<string, unknown>;
-  let items = views.filter((view) =>
-    Object.keys(query).every((key) => {
-      if (paging.has(key) || !(key in view)) return true;
-      const actual = view[key];
-      if (actual !== null && typeof actual === 'object') return true;
-      return queryValues(req, key).some((wanted) => String(actual).toLowerCase() === wanted.toLowerCase() || (actual === null && wanted === ''));
-    }),
-  );
+  let items = views.filter((view) => Object.keys(query).every((key) => paging.has(key) || !(key in view) || passes(view[key], queryValues(req, key))));
   const tagsOf = (view: Record<string, unknown>) => (Array.isArray(view.tags) ? (view.tags as string[]) : []);
   const [all, any, notAll, notAny] = ['tags', 'tags-any', 'not-tags', 'not-tags-any'].map((k) => queryValues(req, k));
   items = items.filter((view) => {

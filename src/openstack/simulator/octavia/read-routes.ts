@@ -1,6 +1,6 @@
 /** GET of a top-level collection and of one of its objects, which Octavia answers alike for every kind. */
 import type { Router } from 'express';
-import { callerOf, listView, requireReader, selectFields, type Kind } from './model.js';
+import { callerOf, listView, narrowedByIdAndName, requireReader, selectFields, type Kind } from './model.js';
 import type { OctaviaState } from './state.js';
 
 export function readRoutes(api: Router, state: OctaviaState, kind: Exclude<Kind, 'member'>, options: { checkProjectFilter?: boolean; stats?: boolean } = {}): void {
@@ -12,7 +12,7 @@ export function readRoutes(api: Router, state: OctaviaState, kind: Exclude<Kind,
     // Only the load balancer list refuses a project_id filter naming a project the caller may not read.
     const project = options.checkProjectFilter && typeof req.query.project_id === 'string' ? req.query.project_id : undefined;
     requireReader(caller, project);
-    const visible = [...state.store[kind].values()].filter((r) => state.visibleTo(r, caller));
+    const visible = narrowedByIdAndName(req, [...state.store[kind].values()]).filter((r) => state.visibleTo(r, caller));
     res.json(listView(req, visible.map((r) => state.view(r)), collection, `${state.ctx.baseUrl()}/load-balancer/v2${path}`));
   });
 
