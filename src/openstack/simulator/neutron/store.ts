@@ -121,11 +121,15 @@ export class Store {
 
   /** Neutron's base_mac fa:16:3e:00:00:00 with three random octets, unique here. */
   newMac(): string {
-    const taken = new Set([...this.ports.values()].map((p) => p.macAddress));
+    // One walk per address tried, without building a set of all of them: a drawn address is almost never taken.
+    const taken = (mac: string) => {
+      for (const port of this.ports.values()) if (port.macAddress === mac) return true;
+      return false;
+    };
     for (;;) {
       const tail = [randomInt(256), randomInt(256), randomInt(256)].map((b) => b.toString(16).padStart(2, '0'));
       const mac = `fa:16:3e:${tail.join(':')}`;
-      if (!taken.has(mac)) return mac;
+      if (!taken(mac)) return mac;
     }
   }
 

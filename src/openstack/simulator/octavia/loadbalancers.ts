@@ -259,14 +259,14 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
       vipOwned: !vip.port,
       amphoraId: ctx.newId(),
     };
-    store.loadbalancer.set(id, lb);
+    store.loadbalancer.add(lb);
     let graph: Graph;
     try {
       graph = addGraph(state, lb, spec.listeners);
     } catch (error) {
       // Octavia validates the whole tree in one transaction: a refused child leaves nothing behind.
       for (const kind of ['member', 'healthmonitor', 'pool', 'listener'] as const) {
-        for (const [childId, child] of store[kind]) if (child.lbId === id) store[kind].delete(childId);
+        for (const child of store[kind].ofLoadBalancer(id)) store[kind].delete(child.id);
       }
       store.loadbalancer.delete(id);
       if (lb.vipOwned) ctx.peers.network?.deletePort(port.id);

@@ -27,20 +27,80 @@ export interface Resource {
   amphoraId?: string;
 }
 
-export interface OctaviaStore {
-  loadbalancer: Map<string, Resource>;
-  listener: Map<string, Resource>;
-  pool: Map<string, Resource>;
-  member: Map<string, Resource>;
-  healthmonitor: Map<string, Resource>;
+/**
+ * One kind's objects by id, with each load balancer's and each pool's kept apart as well: a view of
+ * a load balancer names its listeners and pools, a pool's its members, and a count against quota
+ * is per project. Found by scanning the whole kind, each of those cost O(objects), so that a cloud
+ * of a thousand load balancers spent most of its time scanning. Iteration follows creation order.
+ */
+export class ResourceTable {
+  readonly #byId = new Map<string, Resource>();
+  readonly #byLoadBalancer = new Map<string, Set<Resource>>();
+  readonly #byPool = new Map<string, Set<Resource>>();
+  readonly #countByProject = new Map<string, number>();
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  get(id: string): Resource | undefined {
+    return this.#byId.get(id);
+  }
+
+  values(): IterableIterator<Resource> {
+    return this.#byId.values();
+  }
+
+  add(resource: Resource): void {
+    this.delete(resource.id);
+    this.#byId.set(resource.id, resource);
+    addTo(this.#byLoadBalancer, resource.lbId, resource);
+    if (resource.poolId !== undefined) addTo(this.#byPool, resource.poolId, resource);
+    this.#countByProject.set(resource.projectId, this.countInProject(resource.projectId) + 1);
+  }
+
+  delete(id: string): void {
+    const resource = this.#byId.get(id);
+    if (!resource) return;
+    this.#byId.delete(id);
+    removeFrom(this.#byLoadBalancer, resource.lbId, resource);
+    if (resource.poolId !== undefined) removeFrom(this.#byPool, resource.poolId, resource);
+    this.#countByProject.set(resource.projectId, this.countInProject(resource.projectId) - 1);
+  }
+
+  ofLoadBalancer(lbId: string): Resource[] {
+    return [...(this.#byLoadBalancer.get(lbId) ?? [])];
+  }
+
+  ofPool(poolId: string): Resource[] {
+    return [...(this.#byPool.get(poolId) ?? [])];
+  }
+
+  countInProject(projectId: string): number {
+    return this.#countByProject.get(projectId) ?? 0;
+  }
 }
 
+function addTo(index: Map<string, Set<Resource>>, key: string, resource: Resource): void {
+  const members = index.get(key);
+  if (members) members.add(resource);
+  else index.set(key, new Set([resource]));
+}
+
+function removeFrom(index: Map<string, Set<Resource>>, key: string, resource: Resource): void {
+  const members = index.get(key);
+  members?.delete(resource);
+  if (members?.size === 0) index.delete(key);
+}
+
+export type OctaviaStore = Record<Kind, ResourceTable>;
+
 export const createStore = (): OctaviaStore => ({
-  loadbalancer: new Map(),
-  listener: new Map(),
-  pool: new Map(),
-  member: new Map(),
-  healthmonitor: new Map(),
+  loadbalancer: new ResourceTable(),
+  listener: new ResourceTable(),
+  pool: new ResourceTable(),
+  member: new ResourceTable(),
+  healthmonitor: new ResourceTable(),
 });
 
 export interface Caller {

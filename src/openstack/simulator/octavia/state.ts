@@ -56,29 +56,30 @@ export class OctaviaState {
   }
 
   listenersOfLb(lbId: string): Resource[] {
-    return [...this.store.listener.values()].filter((l) => l.lbId === lbId);
+    return this.store.listener.ofLoadBalancer(lbId);
   }
 
   poolsOfLb(lbId: string): Resource[] {
-    return [...this.store.pool.values()].filter((p) => p.lbId === lbId);
+    return this.store.pool.ofLoadBalancer(lbId);
   }
 
   /** Listeners using the pool as their default pool. */
   listenersOfPool(poolId: string): Resource[] {
-    return [...this.store.listener.values()].filter((l) => l.attrs.default_pool_id === poolId);
+    const pool = this.store.pool.get(poolId);
+    return pool ? this.listenersOfLb(pool.lbId).filter((l) => l.attrs.default_pool_id === poolId) : [];
   }
 
   membersOfPool(poolId: string): Resource[] {
-    return [...this.store.member.values()].filter((m) => m.poolId === poolId);
+    return this.store.member.ofPool(poolId);
   }
 
   monitorOfPool(poolId: string): Resource | undefined {
-    return [...this.store.healthmonitor.values()].find((h) => h.poolId === poolId);
+    return this.store.healthmonitor.ofPool(poolId)[0];
   }
 
   /** check_quota_met: `count` more objects of this kind would take the project over its limit. */
   checkQuota(kind: Kind, projectId: string, count = 1): void {
-    const used = [...this.store[kind].values()].filter((r) => r.projectId === projectId).length;
+    const used = this.store[kind].countInProject(projectId);
     if (used + count > this.ctx.quota(projectId, quotaKeys[kind])) {
       throw new SimulatorError(403, `Quota has been met for resources: ${resourceNames[kind]}`);
     }
@@ -136,7 +137,7 @@ export class OctaviaState {
       createdAt: this.ctx.clock.now(),
       updatedAt: null,
     };
-    this.store[kind].set(child.id, child);
+    this.store[kind].add(child);
     return child;
   }
 

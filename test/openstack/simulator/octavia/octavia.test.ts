@@ -197,6 +197,69 @@ describe('octavia', () => {
     expect(sim.inventory()['load-balancer']).toEqual({ loadbalancers: 0, listeners: 0, pools: 0, members: 0, healthmonitors: 0 });
   });
 
+  it('keeps each load balancer’s children to itself: its view, its pool’s, a cascade delete and the quota count of its project', async () => {
+    const populated = (name: string, address: string) => ({
+      name,
+      listeners: [
+        {
+          name: `${name}-listener`,
+          protocol: 'TCP',
+          protocol_port: 6443,
+          default_pool: {
+            name: `${name}-pool`,
+            protocol: 'TCP',
+            lb_algorithm: 'ROUND_ROBIN',
+            members: [{ address, protocol_port: 6443 }],
+            healthmonitor: { type: 'TCP', delay: 10, timeout: 5, max_retries: 3 },
+          },
+        },
+      ],
+    });
+    const [a, b] = [await createLb(populated('apart-a', '10.10.0.70')), await createLb(populated('apart-b', '10.10.0.71'))];
+    const adminNet = await call(admin, 'POST', `${neutron}/networks`, { network: { name: 'admin-lb-net' } });
+    const adminSubnet = await call(admin, 'POST', `${neutron}/subnets`, { subnet: { network_id: adminNet.body.network.id, cidr: '10.20.0.0/24', ip_version: 4 } });
+    const elsewhere = (await octavia(admin, 'POST', '/loadbalancers', { loadbalancer: { vip_subnet_id: adminSubnet.body.subnet.id } })).body.loadbalancer;
+    for (const lb of [a!, b!]) await untilActive('loadbalancers', lb.id);
+    const adminActive = async () => ((await octavia(admin, 'GET', `/loadbalancers/${elsewhere.id}`)).body.loadbalancer?.provisioning_status === 'ACTIVE' ? true : undefined);
+    await waitFor(adminActive);
+
+    const children = async (lb: Record<string, any>) => {
+      const view = (await octavia(demo, 'GET', `/loadbalancers/${lb.id}`)).body.loadbalancer;
+      const pool = (await octavia(demo, 'GET', `/pools/${view.pools[0].id}`)).body.pool;
+      const members = (await octavia(demo, 'GET', `/pools/${pool.id}/members`)).body.members;
+      return { listeners: view.listeners, pool, members };
+    };
+    const ofA = await children(a!);
+    const ofB = await children(b!);
+    for (const [lb, of, address] of [[a!, ofA, '10.10.0.70'], [b!, ofB, '10.10.0.71']] as const) {
+      expect(of.listeners).toEqual([{ id: lb.listeners[0].id }]);
+      expect(of.pool).toMatchObject({ name: `${lb.name}-pool`, listeners: of.listeners, healthmonitor_id: expect.any(String) });
+      expect(of.members).toEqual([expect.objectContaining({ address })]);
+      expect(of.pool.members).toEqual([{ id: of.members[0].id }]);
+    }
+
+    // Three load balancers exist, one of them in another project: a quota of three leaves room for one more of demo's.
+    sim.setQuota('demo', 'load_balancer', 3);
+    try {
+      const third = await createLb();
+      expect((await octavia(demo, 'POST', '/loadbalancers', { loadbalancer: { vip_subnet_id: network.subnetId } })).status).toBe(403);
+      await untilActive('loadbalancers', third.id);
+      await deleteLb(third.id);
+    } finally {
+      sim.setQuota('demo', 'load_balancer', Infinity);
+    }
+
+    await deleteLb(a!.id);
+    expect(await children(b!)).toEqual(ofB);
+    expect((await octavia(demo, 'GET', `/pools/${ofA.pool.id}/members`)).status).toBe(404);
+    expect((await octavia(demo, 'GET', `/healthmonitors/${ofA.pool.healthmonitor_id}`)).status).toBe(404);
+    await deleteLb(b!.id);
+    expect((await octavia(admin, 'DELETE', `/loadbalancers/${elsewhere.id}`)).status).toBe(204);
+    await waitFor(async () => ((await octavia(admin, 'GET', `/loadbalancers/${elsewhere.id}`)).status === 404 ? true : undefined));
+    expect(sim.inventory()['load-balancer']).toEqual({ loadbalancers: 0, listeners: 0, pools: 0, members: 0, healthmonitors: 0 });
+    expect((await call(admin, 'DELETE', `${neutron}/networks/${adminNet.body.network.id}`)).status).toBe(204);
+  });
+
   it('takes the VIP from a network or from a user port, and keeps a user port on delete', async () => {
     const byNetwork = await createLb({ vip_network_id: network.id, vip_subnet_id: undefined });
     expect(byNetwork.vip_subnet_id).toBe(network.subnetId);
