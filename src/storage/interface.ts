@@ -48,6 +48,12 @@ export interface ListRequest {
   limit?: number;
   /** Applied before the limit, so a page holds `limit` matching entries when that many exist. */
   filter?: (value: JsonObject) => boolean;
+  /**
+   * Labels (name, value) that every entry the filter keeps carries in `metadata.labels`: a store may
+   * look up the keys carrying them instead of walking the whole range (the watch cache does). The
+   * filter still decides.
+   */
+  requiredLabels?: ReadonlyArray<readonly [string, string]>;
 }
 
 export interface ListResult {

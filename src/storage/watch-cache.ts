@@ -11,6 +11,8 @@
  * reads the store's current revision and waits until the cache reaches it (kube asks etcd for a
  * progress notification for the same purpose, which the etcd3 package does not expose). Keys are
  * bucketed by nothing: one sorted array serves every prefix, so a namespace's list is a sub-range.
+ * Keys are also kept by label: a list selecting a label's value (a cluster's machines among ten
+ * thousand) walks the keys carrying it instead of its whole range.
  *
  * A consistent get (`getConsistent`, what a GET of the API is) is served the same way as a consistent
  * list: the store's current revision is read, shared by the gets and lists that arrive meanwhile, and
@@ -72,6 +74,8 @@ interface Copy {
   entries: Map<string, Entry>;
   /** `entries`' keys in order. */
   keys: string[];
+  /** The keys whose objects carry each label, by `labelIndexKey`. */
+  keysByLabel: Map<string, Set<string>>;
   /** Events after `windowStart`, in revision order, from `head` on. */
   events: WatchEvent[];
   eventTimes: number[];
@@ -231,6 +235,7 @@ export class WatchCache implements Storage {
       const copy: Copy = {
         entries: new Map(listed.entries.map((entry) => [entry.key, freezeShared(entry)])),
         keys: listed.entries.map((entry) => entry.key),
+        keysByLabel: new Map(),
         events: [],
         eventTimes: [],
         head: 0,
@@ -244,6 +249,7 @@ export class WatchCache implements Storage {
         onEvent: (event) => this.apply(copy, event),
         onError: (error) => this.invalidate(copy, error),
       });
+      for (const entry of listed.entries) indexLabels(copy.keysByLabel, entry.key, entry.value);
       this.copy = copy;
       this.waiters.reached(copy.revision);
     } catch (error) {
@@ -269,13 +275,16 @@ export class WatchCache implements Storage {
     if (event.revision <= copy.revision) return;
     const index = lowerBound(copy.keys, event.key);
     const present = copy.keys[index] === event.key;
+    const previous = copy.entries.get(event.key);
+    if (previous) unindexLabels(copy.keysByLabel, event.key, previous.value);
     if (event.type === 'DELETED') {
       if (present) copy.keys.splice(index, 1);
       copy.entries.delete(event.key);
     } else {
       if (!present) copy.keys.splice(index, 0, event.key);
-      const createRevision = event.type === 'ADDED' ? event.revision : (copy.entries.get(event.key)?.createRevision ?? event.revision);
+      const createRevision = event.type === 'ADDED' ? event.revision : (previous?.createRevision ?? event.revision);
       copy.entries.set(event.key, { key: event.key, value: event.value, createRevision, modRevision: event.revision });
+      indexLabels(copy.keysByLabel, event.key, event.value);
     }
     this.remember(copy, event);
     copy.revision = event.revision;
@@ -344,17 +353,64 @@ export class WatchCache implements Storage {
 /** A list of `prefix` served from the copy, with the storage contract's paging and filtering. */
 function readRange(copy: Copy, prefix: string, request: ListRequest): ListResult {
   const { startAfter, limit, filter } = request;
-  let index = startAfter !== undefined && startAfter >= prefix ? lowerBound(copy.keys, `${startAfter}\0`) : lowerBound(copy.keys, prefix);
+  const from = startAfter !== undefined && startAfter >= prefix ? lowerBound(copy.keys, `${startAfter}\0`) : lowerBound(copy.keys, prefix);
+  const to = partitionPoint(from, copy.keys.length, (index) => copy.keys[index]!.startsWith(prefix));
+  const selected = keysCarrying(copy, from, to, request.requiredLabels);
+  const count = selected ? selected.length : to - from;
   const entries: Entry[] = [];
-  for (; index < copy.keys.length; index++) {
-    const key = copy.keys[index]!;
-    if (!key.startsWith(prefix)) break;
-    const entry = copy.entries.get(key)!;
+  for (let index = 0; index < count; index++) {
+    const entry = copy.entries.get(selected ? selected[index]! : copy.keys[from + index]!)!;
     if (filter && !filter(entry.value)) continue;
     if (limit && entries.length === limit) return { entries, revision: copy.revision, more: true };
     entries.push(entry);
   }
   return { entries, revision: copy.revision, more: false };
+}
+
+/**
+ * The keys of [from, to) that carry every required label, in order, when the fewest keys carrying
+ * one of them are fewer than the range holds (sorted, they cost less than the walk); undefined when
+ * the whole range is to be walked.
+ */
+function keysCarrying(copy: Copy, from: number, to: number, requiredLabels: ListRequest['requiredLabels'] = []): string[] | undefined {
+  if (requiredLabels.length === 0 || from === to) return undefined;
+  let fewest: ReadonlySet<string> | undefined;
+  for (const [name, value] of requiredLabels) {
+    const carrying = copy.keysByLabel.get(labelIndexKey(name, value));
+    if (!carrying) return [];
+    if (!fewest || carrying.size < fewest.size) fewest = carrying;
+  }
+  if (!fewest || fewest.size >= to - from) return undefined;
+  const [first, last] = [copy.keys[from]!, copy.keys[to - 1]!];
+  return [...fewest].filter((key) => key >= first && key <= last).sort();
+}
+
+/** Label names and values hold no NUL (validation refuses it), so a name and value pair keys one label. */
+const labelIndexKey = (name: string, value: string) => `${name}\0${value}`;
+
+function labelsOf(value: JsonObject): [string, unknown][] {
+  const labels = (value.metadata as { labels?: unknown } | undefined)?.labels;
+  return labels !== null && typeof labels === 'object' ? Object.entries(labels) : [];
+}
+
+function indexLabels(keysByLabel: Map<string, Set<string>>, key: string, value: JsonObject): void {
+  for (const [name, label] of labelsOf(value)) {
+    if (typeof label !== 'string') continue;
+    const indexKey = labelIndexKey(name, label);
+    const keys = keysByLabel.get(indexKey);
+    if (keys) keys.add(key);
+    else keysByLabel.set(indexKey, new Set([key]));
+  }
+}
+
+function unindexLabels(keysByLabel: Map<string, Set<string>>, key: string, value: JsonObject): void {
+  for (const [name, label] of labelsOf(value)) {
+    if (typeof label !== 'string') continue;
+    const indexKey = labelIndexKey(name, label);
+    const keys = keysByLabel.get(indexKey);
+    keys?.delete(key);
+    if (keys?.size === 0) keysByLabel.delete(indexKey);
+  }
 }
 
 /** The first index whose key is not below `key`. */

@@ -225,6 +225,42 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       expect(even.entries.every((entry) => (entry.value.spec as { even: boolean }).even)).toBe(true);
     });
 
+    it('lists with required labels exactly what the filter keeps, in key order and in pages, after labels change', async () => {
+      const storage = await openStorage();
+      const labelled = (name: string, labels: Record<string, string>) => ({ metadata: { name, labels }, spec: {} });
+      const labelsOf = (i: number) => ({ cluster: `c${i % 4}`, role: i % 3 === 0 ? 'control-plane' : 'worker' });
+      const key = (i: number) => `${prefix}ns/m-${String(i).padStart(2, '0')}`;
+      await Promise.all(Array.from({ length: 40 }, (_, i) => storage.create(key(i), labelled(`m-${i}`, labelsOf(i)))));
+      // Carrying the same labels outside the listed prefix, and inside it under a longer name.
+      await storage.create(`${prefix}ns2/m-00`, labelled('m-00', labelsOf(0)));
+      await storage.create(`${prefix}nsx`, labelled('nsx', labelsOf(0)));
+      // Relabelled into the selection, out of it, and deleted.
+      const moved = await storage.get(key(3));
+      await storage.update(key(3), labelled('m-3', { cluster: 'c0', role: 'control-plane' }), moved!.modRevision);
+      const leaving = await storage.get(key(12));
+      await storage.update(key(12), labelled('m-12', { cluster: 'c0', role: 'worker', extra: 'x' }), leaving!.modRevision);
+      await storage.delete(key(24));
+
+      const requiredLabels = [['cluster', 'c0'], ['role', 'control-plane']] as const;
+      const filter = (value: JsonObject) => {
+        const labels = (value.metadata as { labels: Record<string, string> }).labels;
+        return labels.cluster === 'c0' && labels.role === 'control-plane';
+      };
+      const expected = [0, 3, 36].map(key);
+      expect((await storage.list(`${prefix}ns/`, { filter, requiredLabels })).entries.map((entry) => entry.key)).toEqual(expected);
+      const pages: string[][] = [];
+      let startAfter: string | undefined;
+      for (;;) {
+        const page = await storage.list(`${prefix}ns/`, { filter, requiredLabels, limit: 2, startAfter });
+        pages.push(page.entries.map((entry) => entry.key));
+        if (!page.more) break;
+        startAfter = page.entries.at(-1)!.key;
+      }
+      expect(pages).toEqual([expected.slice(0, 2), expected.slice(2)]);
+      const none = (value: JsonObject) => (value.metadata as { labels: Record<string, string> }).labels.cluster === 'c9';
+      expect((await storage.list(`${prefix}ns/`, { filter: none, requiredLabels: [['cluster', 'c9']] })).entries).toEqual([]);
+    });
+
     it('reads a past snapshot, and pages of one list at one revision whatever is written between them', async () => {
       const storage = await openStorage();
       const a = await storage.create(`${prefix}a`, object('a', { v: 1 }));

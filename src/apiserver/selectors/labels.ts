@@ -12,6 +12,8 @@ export interface LabelSelector {
   /** True when the selector has no requirements (matches everything). */
   readonly empty: boolean;
   matches(labels: Record<string, string> | undefined): boolean;
+  /** The labels (name, value) every object it selects carries: its `=`, `==` and single-value `in` requirements. */
+  readonly requiredLabels: ReadonlyArray<readonly [string, string]>;
   /** kube's canonical form: requirements sorted by key, set values sorted. */
   toString(): string;
 }
@@ -139,11 +141,12 @@ function selectorOf(requirements: Requirement[]): LabelSelector {
   return {
     empty: sorted.length === 0,
     matches: (labels) => sorted.every((r) => requirementMatches(r, labels ?? {})),
+    requiredLabels: sorted.filter((r) => r.values.length === 1 && (r.operator === '=' || r.operator === '==' || r.operator === 'in')).map((r) => [r.key, r.values[0]!] as const),
     toString: () => sorted.map(requirementString).join(','),
   };
 }
 
-const NOTHING: LabelSelector = { empty: false, matches: () => false, toString: () => '' };
+const NOTHING: LabelSelector = { empty: false, matches: () => false, requiredLabels: [], toString: () => '' };
 
 // ---- lexer ----------------------------------------------------------------
 

@@ -213,7 +213,7 @@ export class ResourceStore {
       revision = await this.readRevision(options.resourceVersion, options.resourceVersionMatch, Boolean(options.limit));
     }
 
-    const result = await this.storage.list(prefix, { revision, startAfter, limit: options.limit, filter });
+    const result = await this.storage.list(prefix, { revision, startAfter, limit: options.limit, filter, requiredLabels: options.labelSelector?.requiredLabels });
     const items = result.entries.map((e) => this.present(e.value, version));
     const output: ListOutput = { items, resourceVersion: String(result.revision) };
     if (result.more && result.entries.length > 0) {

@@ -109,6 +109,19 @@ describe('parseLabelSelector: matching', () => {
     expect(parseLabelSelector('a>9007199254740992').matches({ a: '9007199254740993' })).toBe(true);
     expect(parseLabelSelector('a<9223372036854775807').matches({ a: '9223372036854775808' })).toBe(false);
   });
+
+  it('names the labels every object it selects carries: its equalities and single-value sets, nothing it only excludes', () => {
+    expect(parseLabelSelector('e,a=1,b==2,c in (3),d in (4,5),f!=6,g notin (7),!h,i>8').requiredLabels).toEqual([
+      ['a', '1'],
+      ['b', '2'],
+      ['c', '3'],
+    ]);
+    expect(parseLabelSelector('').requiredLabels).toEqual([]);
+    expect(labelSelectorFromObject({ matchLabels: { z: '1' }, matchExpressions: [{ key: 'y', operator: 'In', values: ['2'] }] }).requiredLabels).toEqual([
+      ['y', '2'],
+      ['z', '1'],
+    ]);
+  });
 });
 
 describe('parseLabelSelector: errors', () => {
