@@ -157,24 +157,26 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     for (const controller of controllers) controller.enqueue(key, delayMs);
   });
 
+  // Routing reads the cache as it stands: the event being routed came from it.
+  const cached = { asCached: true };
   const machinesOfCluster = async (namespace: string, clusterName: string) => {
-    for (const machine of await machines.list(namespace, { [clusterNameLabel]: clusterName })) {
+    for (const machine of await machines.list(namespace, { [clusterNameLabel]: clusterName }, cached)) {
       machineController.enqueue(machines.keyOf({ namespace, name: metaOf(machine).name }));
     }
   };
   // Templates name their Cluster by label or by owner reference (Cluster API sets the latter).
   const templatesOfCluster = async (namespace: string, clusterName: string) => {
-    for (const template of await templates.list(namespace)) {
+    for (const template of await templates.list(namespace, {}, cached)) {
       if (ownerClusterName(template) === clusterName) templateController.enqueue(templates.keyOf({ namespace, name: metaOf(template).name }));
     }
   };
   // An Image becoming available (or failing) wakes the servers and templates that name it in image.imageRef.
   const imageUsers = async (namespace: string, imageName: string) => {
     const refersTo = (spec: unknown) => (spec as { image?: { imageRef?: { name?: string } } } | undefined)?.image?.imageRef?.name === imageName;
-    for (const server of await servers.list(namespace)) {
+    for (const server of await servers.list(namespace, {}, cached)) {
       if (refersTo(server.spec)) serverController.enqueue(servers.keyOf({ namespace, name: metaOf(server).name }));
     }
-    for (const template of await templates.list(namespace)) {
+    for (const template of await templates.list(namespace, {}, cached)) {
       if (refersTo(((template.spec as JsonObject | undefined)?.template as JsonObject | undefined)?.spec)) {
         templateController.enqueue(templates.keyOf({ namespace, name: metaOf(template).name }));
       }
@@ -191,14 +193,14 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   };
   /** The OpenStackClusters of a Cluster API cluster: labelled with its name, or named after it. */
   const clustersNamed = async (namespace: string, clusterName: string) => {
-    for (const cluster of await clusters.list(namespace, { [clusterNameLabel]: clusterName })) clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
+    for (const cluster of await clusters.list(namespace, { [clusterNameLabel]: clusterName }, cached)) clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
     clusterController.enqueue(clusters.keyOf({ namespace, name: clusterName }));
   };
   // A machine joining or leaving a cluster changes what a dry-run adoption would take over: survey again.
   // Every machine created or deleted asks this, so it reads the stored objects as they are (labels and
   // annotations need no conversion) rather than presenting each one, as a KindClient list would.
   const dryRunsOfCluster = async (namespace: string, clusterName: string) => {
-    for (const { value: cluster } of (await storage.list(clusters.store.prefix(namespace))).entries) {
+    for (const { value: cluster } of (await storage.list(clusters.store.prefix(namespace), { anyRevision: true })).entries) {
       const meta = metaOf(cluster);
       if ((meta.labels?.[clusterNameLabel] ?? meta.name) === clusterName && adoptionOf(cluster) === 'dry-run') clusterController.enqueue(clusters.keyOf({ namespace, name: meta.name }));
     }
@@ -249,12 +251,12 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       return;
     }
     // A Secret: identities of clusters (machines use theirs through the server) and user data of servers.
-    for (const cluster of await clusters.list(namespace)) {
+    for (const cluster of await clusters.list(namespace, {}, cached)) {
       if ((cluster.spec as JsonObject | undefined)?.identityRef && ((cluster.spec as JsonObject).identityRef as { name?: string }).name === name) {
         clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
       }
     }
-    for (const server of await servers.list(namespace)) {
+    for (const server of await servers.list(namespace, {}, cached)) {
       const spec = (server.spec as JsonObject | undefined) ?? {};
       if ((spec.userDataRef as { name?: string } | undefined)?.name === name || (spec.identityRef as { name?: string } | undefined)?.name === name) {
         serverController.enqueue(servers.keyOf({ namespace, name: metaOf(server).name }));

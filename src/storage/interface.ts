@@ -54,6 +54,12 @@ export interface ListRequest {
    * filter still decides.
    */
   requiredLabels?: ReadonlyArray<readonly [string, string]>;
+  /**
+   * Without `revision`: any recent state will do (kube's resourceVersion "0"), so a cache answers as
+   * it stands instead of first catching up with the store. For readers acting on events of that same
+   * cache, as an informer reads its own.
+   */
+  anyRevision?: boolean;
 }
 
 export interface ListResult {

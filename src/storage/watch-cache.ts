@@ -167,7 +167,7 @@ export class WatchCache implements Storage {
   async list(prefix: string, request: ListRequest = {}): Promise<ListResult> {
     if (this.closed) throw new StorageError('storage is closed');
     if (!this.copy) return this.store.list(prefix, request);
-    if (request.revision === undefined) {
+    if (request.revision === undefined && !request.anyRevision) {
       // Consistent: as of at least every write acknowledged before this call.
       const current = await this.revisionSinceNow();
       if (!(await this.reachCachedRevision(current, this.freshnessWaitMs))) return this.store.list(prefix, request);

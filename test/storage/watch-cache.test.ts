@@ -157,6 +157,23 @@ describe('the watch cache over SQLite', () => {
     expect(await cache.getConsistent('/g/4')).toBeUndefined();
   });
 
+  it('answers a list of any revision as it stands while behind the store, where a consistent one waits and then reads the store', async () => {
+    const { cache, counting } = await open({ freshnessWaitMs: 50 });
+    await cache.create('/any/a', object('a'));
+    const release = counting.holdEvents();
+    await cache.create('/any/b', object('b'));
+    counting.lists = 0;
+    counting.revisionReads = 0;
+    const asItStands = await cache.list('/any/', { anyRevision: true });
+    expect(asItStands.entries.map((entry) => entry.key)).toEqual(['/any/a']);
+    expect({ lists: counting.lists, revisionReads: counting.revisionReads }).toEqual({ lists: 0, revisionReads: 0 });
+    const consistent = await cache.list('/any/');
+    expect(consistent.entries.map((entry) => entry.key)).toEqual(['/any/a', '/any/b']);
+    expect(counting.lists).toBe(1);
+    release();
+    expect((await cache.list('/any/', { anyRevision: true })).entries.map((entry) => entry.key)).toEqual(['/any/a', '/any/b']);
+  });
+
   it('does not hand a get a revision read that began before it', async () => {
     const { cache, counting } = await open();
     const before = await cache.create('/r/a', object('a', { v: 1 }));

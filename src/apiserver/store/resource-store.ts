@@ -213,7 +213,15 @@ export class ResourceStore {
       revision = await this.readRevision(options.resourceVersion, options.resourceVersionMatch, Boolean(options.limit));
     }
 
-    const result = await this.storage.list(prefix, { revision, startAfter, limit: options.limit, filter, requiredLabels: options.labelSelector?.requiredLabels });
+    const result = await this.storage.list(prefix, {
+      revision,
+      startAfter,
+      limit: options.limit,
+      filter,
+      requiredLabels: options.labelSelector?.requiredLabels,
+      // resourceVersion "0" asks for any recent state, which kube serves from its watch cache as it stands.
+      anyRevision: options.resourceVersion === '0' && !options.continueToken,
+    });
     const items = result.entries.map((e) => this.present(e.value, version));
     const output: ListOutput = { items, resourceVersion: String(result.revision) };
     if (result.more && result.entries.length > 0) {
