@@ -74,6 +74,20 @@ describe('VerifiedResources', () => {
     ]);
     expect(verified.companions('ports', 'p9', 60_000, 1)).toEqual([{ id: 'p1', ownerUid: 'server-a' }]);
     expect(verified.companions('ports', 'p1', 60_000, 10)).toEqual([{ id: 'p2', ownerUid: 'server-b' }]);
+
+    // Verified again, a resource is due at its new resync; invalidated, replaced or forgotten, it is no longer named.
+    verified.set(a, 'port', 'p1', 1, {}, group);
+    expect(verified.companions('ports', 'p9', 60_000, 10)).toEqual([
+      { id: 'p2', ownerUid: 'server-b' },
+      { id: 'p1', ownerUid: 'server-a' },
+    ]);
+    verified.invalidate('a', 'port');
+    verified.seenCreated(b, 'port', 'p3', 1, {});
+    expect(verified.companions('ports', 'p9', 60_000, 10)).toEqual([]);
+    verified.set(a, 'port', 'p4', 1, {}, group);
+    verified.forget('a');
+    expect(verified.companions('ports', 'p9', 120_000, 10)).toEqual([]);
+    expect(verified.companions('subnets', 's9', 60_000, 10)).toEqual([{ id: 's1', ownerUid: 'b' }]);
   });
 
   it('carries an object\'s entries of one generation over to the next', () => {
