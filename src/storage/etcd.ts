@@ -87,6 +87,10 @@ export class EtcdStorage implements Storage {
     this.client = new EtcdClient({
       hosts: options.servers,
       faultHandling: faultHandling(options.servers.length),
+      // etcd answers a watch catching up with up to 1,000 revisions in one message: 4 MB of 4 KB objects, grpc-js's
+      // default limit. Past it the stream fails, resumes at the same revision, and fails again, for ever; etcd's own
+      // Go client takes up to 2 GiB, as here.
+      grpcOptions: { 'grpc.max_receive_message_length': 2 ** 31 - 1 },
       ...(rootCertificate && { credentials: { rootCertificate, certChain: read(options.certFile), privateKey: read(options.keyFile) } }),
     });
     this.prefix = (options.prefix ?? defaultEtcdPrefix).replace(/\/+$/, '');
@@ -265,7 +269,14 @@ export class EtcdStorage implements Storage {
         }
       });
       // A watch etcd cancels (its revision compacted) or that cannot be set up: find out which, then end it.
-      watcher.on('error', () => void this.classifyWatchEnd(delivered).then(end, end));
+      // etcd3 has already dropped the watcher. Cancelling it again would ask etcd to cancel a watch etcd
+      // still answers for, and etcd3 throws at an answer for a watcher it no longer has, outside any
+      // handler: the process exits. A replica whose watch fell behind compaction died that way.
+      watcher.on('error', () => {
+        this.watchers.delete(watcher!);
+        watcher = undefined;
+        void this.classifyWatchEnd(delivered).then(end, end);
+      });
     };
     start().catch((error: unknown) => end(error instanceof StorageError ? error : new StorageError(describe(error), { cause: error })));
     // Only what arrived: events still in flight from etcd may sit below any revision read now.
