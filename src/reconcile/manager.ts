@@ -157,7 +157,8 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     for (const controller of controllers) controller.enqueue(key, delayMs);
   });
 
-  // Routing reads the cache as it stands: the event being routed came from it.
+  // Routing reads the cache as it stands, as an informer reads its own: an object it misses by a moment
+  // is enqueued by its own event when the cache gets there.
   const cached = { asCached: true };
   const machinesOfCluster = async (namespace: string, clusterName: string) => {
     for (const machine of await machines.list(namespace, { [clusterNameLabel]: clusterName }, cached)) {
