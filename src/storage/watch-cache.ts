@@ -388,15 +388,15 @@ function keysCarrying(copy: Copy, from: number, to: number, requiredLabels: List
 /** Label names and values hold no NUL (validation refuses it), so a name and value pair keys one label. */
 const labelIndexKey = (name: string, value: string) => `${name}\0${value}`;
 
-function labelsOf(value: JsonObject): [string, unknown][] {
+/** The index keys of the labels an object carries. */
+function labelIndexKeysOf(value: JsonObject): string[] {
   const labels = (value.metadata as { labels?: unknown } | undefined)?.labels;
-  return labels !== null && typeof labels === 'object' ? Object.entries(labels) : [];
+  if (labels === null || typeof labels !== 'object') return [];
+  return Object.entries(labels).flatMap(([name, label]) => (typeof label === 'string' ? [labelIndexKey(name, label)] : []));
 }
 
 function indexLabels(keysByLabel: Map<string, Set<string>>, key: string, value: JsonObject): void {
-  for (const [name, label] of labelsOf(value)) {
-    if (typeof label !== 'string') continue;
-    const indexKey = labelIndexKey(name, label);
+  for (const indexKey of labelIndexKeysOf(value)) {
     const keys = keysByLabel.get(indexKey);
     if (keys) keys.add(key);
     else keysByLabel.set(indexKey, new Set([key]));
@@ -404,9 +404,7 @@ function indexLabels(keysByLabel: Map<string, Set<string>>, key: string, value: 
 }
 
 function unindexLabels(keysByLabel: Map<string, Set<string>>, key: string, value: JsonObject): void {
-  for (const [name, label] of labelsOf(value)) {
-    if (typeof label !== 'string') continue;
-    const indexKey = labelIndexKey(name, label);
+  for (const indexKey of labelIndexKeysOf(value)) {
     const keys = keysByLabel.get(indexKey);
     keys?.delete(key);
     if (keys?.size === 0) keysByLabel.delete(indexKey);
