@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { KindClient, metaOf } from '../../src/reconcile/objects.js';
-import type { Storage } from '../../src/storage/interface.js';
+import type { Storage, WatchRequest } from '../../src/storage/interface.js';
 import { SqliteStorage } from '../../src/storage/sqlite.js';
 import { WatchCache } from '../../src/storage/watch-cache.js';
 import { widgetKind } from '../../harness/widget-kind.js';
@@ -56,5 +56,45 @@ describe('KindClient.list', () => {
     expect(names).toEqual(Array.from({ length: created }, (_, index) => `w-${String(index).padStart(4, '0')}`).filter((_, index) => index % 2 === 1));
     expect(await widgets.list('default', { parity: 'none' })).toEqual([]);
     expect(await widgets.list('default')).toHaveLength(created);
+  });
+
+  it('answers asCached from the cache as it stands while the cache lags the store, reading nothing of the store; a consistent list reads the store', async () => {
+    const storage = SqliteStorage.open(':memory:');
+    const ranged: string[] = [];
+    /** While set, the events of the store's watch wait here: the cache lags the store. */
+    let held: (() => void)[] | undefined;
+    const lagging = new Proxy(storage, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (property === 'list') ranged.push(String(args[0]));
+          if (property === 'watch') {
+            const request = args[0] as WatchRequest;
+            return target.watch({ ...request, onEvent: (event) => (held ? held.push(() => request.onEvent(event)) : request.onEvent(event)) });
+          }
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    }) as Storage;
+    cache = new WatchCache(lagging, { freshnessWaitMs: 50 });
+    const widgets = new KindClient(widgetKind, cache);
+    const create = (name: string) => widgets.create('default', { metadata: { name, labels: { cluster: 'a' } }, spec: { color: 'green' } });
+    await create('w-1');
+    await cache.list('');
+    ranged.length = 0;
+
+    held = [];
+    await create('w-2');
+    const names = async (options: { asCached?: boolean }) => (await widgets.list('default', { cluster: 'a' }, options)).map((object) => metaOf(object).name);
+    expect(await names({ asCached: true })).toEqual(['w-1']);
+    expect(ranged).toEqual([]);
+    expect(await names({})).toEqual(['w-1', 'w-2']);
+    expect(ranged).toHaveLength(1);
+
+    for (const deliver of held.splice(0)) deliver();
+    held = undefined;
+    expect(await names({ asCached: true })).toEqual(['w-1', 'w-2']);
+    expect(ranged).toHaveLength(1);
   });
 });

@@ -64,7 +64,7 @@ export async function surveyAdoption(context: ClusterContext): Promise<AdoptionS
     }
   }
 
-  const machines = await deps.machines.list(cluster.namespace, { [clusterNameLabel]: metaOf(pass.object).labels?.[clusterNameLabel] ?? cluster.name });
+  const machines = await deps.machines.list(cluster.namespace, { [clusterNameLabel]: metaOf(pass.object).labels?.[clusterNameLabel] ?? cluster.name }, { asCached: true });
   const managed = spec.apiServer?.managedLoadBalancer;
   const lbName = apiLoadBalancerName(cluster);
   if (managed !== undefined && managed.enabled !== false) {

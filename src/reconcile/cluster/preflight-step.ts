@@ -26,7 +26,7 @@ export async function reconcilePreflight(context: ClusterContext): Promise<boole
   // The creates that follow the checks ask whether Neutron takes tags in a create body: asked beside
   // the checks, that read is not one more round trip before the network's create (it never rejects).
   void cloud.clients.neutron.createTakesTags();
-  const machines = await deps.machines.list(cluster.namespace, { 'cluster.x-k8s.io/cluster-name': cluster.name });
+  const machines = await deps.machines.list(cluster.namespace, { 'cluster.x-k8s.io/cluster-name': cluster.name }, { asCached: true });
   const report = await runPreflight(cloud.clients, cloud.session, requirementsOf(spec, machines.map((machine) => machine.spec)));
   if (report.passed) {
     pass.condition({ type: 'PreflightChecksPassed', status: 'True', reason: 'Passed' });

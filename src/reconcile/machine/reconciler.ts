@@ -243,7 +243,7 @@ async function leastUsedControlPlaneDomain(deps: ReconcilerDeps, namespace: stri
   const domains = ((clusterStatus.failureDomains as { name: string; controlPlane?: boolean }[] | undefined) ?? []).filter((domain) => domain.controlPlane === true).map((domain) => domain.name);
   if (domains.length < 2) return undefined;
   const used = new Map(domains.map((domain) => [domain, 0]));
-  for (const server of await deps.servers.list(namespace, { [clusterNameLabel]: clusterName, [controlPlaneLabel]: '' })) {
+  for (const server of await deps.servers.list(namespace, { [clusterNameLabel]: clusterName, [controlPlaneLabel]: '' }, { asCached: true })) {
     const zone = (server.spec as { availabilityZone?: string } | undefined)?.availabilityZone;
     if (zone !== undefined && used.has(zone) && metaOf(server).deletionTimestamp === undefined) used.set(zone, used.get(zone)! + 1);
   }
