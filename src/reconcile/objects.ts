@@ -96,12 +96,13 @@ export class KindClient {
    *
    * `asCached`: the cache as it stands will do, as a controller-runtime reconciler reads its informer:
    * for routing an event that came from the cache, and for a reading that only shapes a pass (a
-   * preflight's count, the zone with the fewest control plane servers, the machines a deletion waits
-   * for). Such a reading races with the passes beside it however fresh it is, and the event of an
-   * object it missed enqueues the pass again. A consistent list first waits for the cache to catch up
-   * with the store, and after 3 s reads the store itself: a whole namespace from etcd when the cache
-   * lags, which on a loaded replica makes it lag more. What decides a deletion or a release (orphans,
-   * a Secret's finalizer, a pool's addresses) reads consistently.
+   * preflight's count, the zone with the fewest control plane servers, an adoption survey). Such a
+   * reading races with the passes beside it however fresh it is, and the event of an object it missed
+   * enqueues the pass again. A consistent list first waits for the cache to catch up with the store,
+   * and after 3 s reads the store itself: a whole namespace from etcd when the cache lags, which on a
+   * loaded replica makes it lag more. What decides a deletion or a release (a cluster's machines all
+   * gone, orphans, a Secret's finalizer, a pool's addresses) reads consistently: a machine created a
+   * moment ago must hold its cluster's network.
    */
   async list(namespace: string | undefined, labels: Record<string, string> = {}, options: { asCached?: boolean } = {}): Promise<JsonObject[]> {
     const selection = { labelSelector: labelSelectorFromObject({ matchLabels: labels }), ...(options.asCached ? { resourceVersion: '0' } : {}) };

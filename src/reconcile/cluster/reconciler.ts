@@ -227,7 +227,7 @@ async function volumeZonesOf(context: ClusterContext): Promise<string[] | undefi
 
 async function reconcileDelete(context: ClusterContext): Promise<ReconcileResult> {
   const { pass, deps, cluster } = context;
-  const machines = await deps.machines.list(cluster.namespace, { 'cluster.x-k8s.io/cluster-name': cluster.name }, { asCached: true });
+  const machines = await deps.machines.list(cluster.namespace, { 'cluster.x-k8s.io/cluster-name': cluster.name });
   if (machines.length > 0) {
     pass.condition({
       type: 'Ready',
