@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { KindClient, metaOf } from '../../src/reconcile/objects.js';
-import type { Storage, WatchRequest } from '../../src/storage/interface.js';
+import type { Storage, WatchEvent, WatchRequest } from '../../src/storage/interface.js';
 import { SqliteStorage } from '../../src/storage/sqlite.js';
 import { WatchCache } from '../../src/storage/watch-cache.js';
 import { widgetKind } from '../../harness/widget-kind.js';
@@ -16,25 +16,33 @@ afterEach(async () => {
   await cache?.close();
 });
 
+/**
+ * An in-memory store beneath the cache that records the prefixes it is ranged over. `around` sees
+ * every call of a Storage method and makes it, with the arguments it chooses, through `call`.
+ */
+function recordingStore(around: (property: string | symbol, args: unknown[], call: (args: unknown[]) => unknown) => unknown): { store: Storage; ranged: string[] } {
+  const ranged: string[] = [];
+  const store = new Proxy(SqliteStorage.open(':memory:'), {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (property === 'list') ranged.push(String(args[0]));
+        return around(property, args, (made) => (value as (...a: unknown[]) => unknown).apply(target, made));
+      };
+    },
+  }) as Storage;
+  return { store, ranged };
+}
+
 describe('KindClient.list', () => {
   it('selects by labels in one read from the watch cache, however many pages the namespace holds and whatever is written meanwhile', async () => {
-    const storage = SqliteStorage.open(':memory:');
-    const ranged: string[] = [];
     /** Set while the list is read: each read of the store's revision first lets another client's write land. */
     let writeBeforeRevisionRead: (() => Promise<unknown>) | undefined;
-    const counting = new Proxy(storage, {
-      get(target, property) {
-        const value: unknown = Reflect.get(target, property);
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => {
-          const call = () => (value as (...a: unknown[]) => unknown).apply(target, args);
-          if (property === 'list') ranged.push(String(args[0]));
-          if (property === 'currentRevision' && writeBeforeRevisionRead) return writeBeforeRevisionRead().then(call);
-          return call();
-        };
-      },
-    }) as Storage;
-    cache = new WatchCache(counting);
+    const { store, ranged } = recordingStore((property, args, call) =>
+      property === 'currentRevision' && writeBeforeRevisionRead ? writeBeforeRevisionRead().then(() => call(args)) : call(args),
+    );
+    cache = new WatchCache(store);
     const widgets = new KindClient(widgetKind, cache);
     let created = 0;
     const create = () => {
@@ -59,25 +67,14 @@ describe('KindClient.list', () => {
   });
 
   it('answers asCached from the cache as it stands while the cache lags the store, reading nothing of the store; a consistent list reads the store', async () => {
-    const storage = SqliteStorage.open(':memory:');
-    const ranged: string[] = [];
     /** While set, the events of the store's watch wait here: the cache lags the store. */
     let held: (() => void)[] | undefined;
-    const lagging = new Proxy(storage, {
-      get(target, property) {
-        const value: unknown = Reflect.get(target, property);
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => {
-          if (property === 'list') ranged.push(String(args[0]));
-          if (property === 'watch') {
-            const request = args[0] as WatchRequest;
-            return target.watch({ ...request, onEvent: (event) => (held ? held.push(() => request.onEvent(event)) : request.onEvent(event)) });
-          }
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      },
-    }) as Storage;
-    cache = new WatchCache(lagging, { freshnessWaitMs: 50 });
+    const { store, ranged } = recordingStore((property, args, call) => {
+      if (property !== 'watch') return call(args);
+      const request = args[0] as WatchRequest;
+      return call([{ ...request, onEvent: (event: WatchEvent) => (held ? held.push(() => request.onEvent(event)) : request.onEvent(event)) }]);
+    });
+    cache = new WatchCache(store, { freshnessWaitMs: 50 });
     const widgets = new KindClient(widgetKind, cache);
     const create = (name: string) => widgets.create('default', { metadata: { name, labels: { cluster: 'a' } }, spec: { color: 'green' } });
     await create('w-1');
