@@ -1,28 +1,36 @@
 # capo-apiserver's image for deploy/: built with the npm commands CI runs, shipped with only what
-# the server runs (dist/src, production dependencies, schema.graphql), as a non-root user on a
-# read-only root filesystem (the data directory is a volume).
-FROM node:24-bookworm-slim AS build
+# the server runs (node and the libraries it loads, dist/src, production dependencies,
+# schema.graphql) on an empty root, as a non-root user on a read-only root filesystem (the data
+# directory is a volume).
+#
+# NODE_IMAGE is the build stage's Node.js 24 image: the official one where a registry serves it;
+# where none does, scripts/image/build.sh makes one from Debian's packages and the npm registry
+# (scripts/image/base.sh) and passes it here.
+ARG NODE_IMAGE=node:24-bookworm-slim
+FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 COPY scripts/use-node.sh scripts/
 RUN . scripts/use-node.sh && npm ci
 COPY . .
-RUN . scripts/use-node.sh && npm run build && npm prune --omit=dev
+RUN . scripts/use-node.sh && npm run build && npm prune --omit=dev && scripts/image/runtime-root.sh /rootfs
 
-FROM node:24-bookworm-slim AS runtime
+# What scripts/image/runtime-root.sh laid out, and nothing else: no shell, no package manager.
+FROM scratch AS runtime
+COPY --from=build /rootfs /
 WORKDIR /app
-ENV NODE_ENV=production
-COPY --from=build /src/package.json /src/schema.graphql ./
-COPY --from=build /src/node_modules ./node_modules
-COPY --from=build /src/dist/src ./dist/src
+ENV NODE_ENV=production PATH=/usr/local/bin
 EXPOSE 6443
 VOLUME ["/var/lib/capo-apiserver"]
 CMD ["--data-dir=/var/lib/capo-apiserver", "--bind-address=0.0.0.0"]
 
 # The Tilt dev loop's image (Tiltfile, cluster mode): the server under `node --watch`, its compiled
-# output writable by its user, so Tilt syncs a new build in and the process restarts.
-FROM runtime AS dev
-RUN chown -R 65532:65532 /app/dist
+# output writable by its user, so Tilt syncs a new build in and the process restarts. On the
+# Node.js image, not the empty root: Tilt's live update copies files in with tar through a shell.
+FROM ${NODE_IMAGE} AS dev
+COPY --from=build --chown=65532:65532 /rootfs/app /app
+WORKDIR /app
+ENV NODE_ENV=production
 USER 65532:65532
 ENTRYPOINT ["node", "--max-semi-space-size=16", "--heap-growing-percent=50", "--no-maglev", "--watch-path=/app/dist/src", "dist/src/main.js"]
 

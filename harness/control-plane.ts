@@ -131,25 +131,52 @@ export async function startControlPlane(options: { controllerManager?: boolean; 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'capo-k8s-'));
   const base = await freePortRun(4);
   const env = { ...process.env, K8S_DIR: dir, ETCD_PORT: String(base), APISERVER_PORT: String(base + 2), BINS: binaries, ...(options.controllerManager && { KCM: '1' }) };
-  await run('bash', [upScript, 'start', ...(options.crds ?? [])], { env, timeout: 180_000 });
+  await run('bash', [upScript, 'start'], { env, timeout: 180_000 });
   const kubeconfig = path.join(dir, 'admin.kubeconfig');
-  const pki = path.join(dir, 'pki');
-  const apiServerPid = async () => Number((await readFile(path.join(dir, 'kube-apiserver.pid'), 'utf8')).trim());
-  if (options.crds?.includes('capi')) {
-    // clusterctl labels the kubeadm providers' CRDs with the contract they implement; the CRDs as
-    // built from Go modules carry no labels, and Cluster API resolves template versions by them.
-    await run('kubectl', ['--kubeconfig', kubeconfig, 'label', '--overwrite', 'crd', ...kubeadmProviderCrds, 'cluster.x-k8s.io/v1beta2=v1beta2']);
-  }
-  if (options.crds?.includes('capo')) {
-    // CAPO's kustomization labels its CRDs with the contract they implement, v1beta1 at v1beta1.
-    const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'crd', '-o', 'name']);
-    const capoCrds = stdout.split('\n').filter((name) => name.endsWith('.infrastructure.cluster.x-k8s.io'));
-    await run('kubectl', ['--kubeconfig', kubeconfig, 'label', '--overwrite', ...capoCrds, 'cluster.x-k8s.io/v1beta1=v1beta1']);
-  }
-  return {
+  await installCrdSets(kubeconfig, options.crds ?? []);
+  return controlPlaneAt({
     dir,
     url: `https://127.0.0.1:${base + 2}`,
     etcdServers: [`http://127.0.0.1:${base}`],
+    kubeconfig,
+    stop: async () => {
+      await run('bash', [upScript, 'stop'], { env, timeout: 120_000 });
+    },
+  });
+}
+
+/** Applies CRD sets of ../shared/k8s (e.g. `capi`), labelled as clusterctl would, and waits until they are Established. */
+export async function installCrdSets(kubeconfig: string, sets: string[]): Promise<void> {
+  if (sets.length === 0) return;
+  const kubectl = (args: string[]) => run('kubectl', ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 16 * 1024 * 1024 });
+  for (const set of sets) await kubectl(['apply', '--server-side', '-f', path.join(binaries, '..', `${set}-crds`)]);
+  await kubectl(['wait', '--for', 'condition=Established', 'crd', '--all', '--timeout', '60s']);
+  if (sets.includes('capi')) {
+    // clusterctl labels the kubeadm providers' CRDs with the contract they implement; the CRDs as
+    // built from Go modules carry no labels, and Cluster API resolves template versions by them.
+    await kubectl(['label', '--overwrite', 'crd', ...kubeadmProviderCrds, 'cluster.x-k8s.io/v1beta2=v1beta2']);
+  }
+  if (sets.includes('capo')) {
+    // CAPO's kustomization labels its CRDs with the contract they implement, v1beta1 at v1beta1.
+    const { stdout } = await kubectl(['get', 'crd', '-o', 'name']);
+    const capoCrds = stdout.split('\n').filter((name) => name.endsWith('.infrastructure.cluster.x-k8s.io'));
+    await kubectl(['label', '--overwrite', ...capoCrds, 'cluster.x-k8s.io/v1beta1=v1beta1']);
+  }
+}
+
+/**
+ * The ControlPlane surface over a running etcd and kube-apiserver whose state is in `dir` (PKI in
+ * dir/pki, the apiserver's PID in dir/kube-apiserver.pid, its log beside it), as up.sh and
+ * harness/node/cluster.sh lay them out. `stop` stops the processes; the directory goes after it.
+ */
+export async function controlPlaneAt(options: { dir: string; url: string; etcdServers: string[]; kubeconfig: string; stop: () => Promise<void> }): Promise<ControlPlane> {
+  const { dir, kubeconfig } = options;
+  const pki = path.join(dir, 'pki');
+  const apiServerPid = async () => Number((await readFile(path.join(dir, 'kube-apiserver.pid'), 'utf8')).trim());
+  return {
+    dir,
+    url: options.url,
+    etcdServers: options.etcdServers,
     admin: { cert: await readFile(path.join(pki, 'admin.crt'), 'utf8'), key: await readFile(path.join(pki, 'admin.key'), 'utf8') },
     kubeconfig,
     caCert: path.join(pki, 'ca.crt'),
@@ -194,7 +221,7 @@ export async function startControlPlane(options: { controllerManager?: boolean; 
       };
     },
     async stop() {
-      await run('bash', [upScript, 'stop'], { env, timeout: 120_000 });
+      await options.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };

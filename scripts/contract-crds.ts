@@ -1,10 +1,10 @@
 /**
- * Writes deploy/contract-crds.yaml (`npm run contract-crds`): a CustomResourceDefinition for each
+ * Writes deploy/api/contract-crds.yaml (`npm run contract-crds`): a CustomResourceDefinition for each
  * CAPO kind this server serves, carrying Cluster API's contract labels and serving no version.
  * Cluster API learns which version of an infrastructure kind to use from the labels of the kind's
  * CRD (a v1beta2 reference names only group and kind); the kinds themselves stay this server's,
  * because a CRD that serves no version makes kube-apiserver register no APIService for it, and the
- * APIServices of deploy/apiservice.yaml route every request here.
+ * APIServices of deploy/api/apiservice.yaml route every request here.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { infrastructureKinds } from '../src/api/infrastructure/kinds.js';
 import type { KindDefinition } from '../src/apiserver/registry/kind.js';
 
-export const contractCrdsFile = 'deploy/contract-crds.yaml';
+export const contractCrdsFile = 'deploy/api/contract-crds.yaml';
 
 /** The Cluster API contracts CAPO v0.14 implements, and its kinds' versions for each. */
 const contractLabels = { 'cluster.x-k8s.io/v1beta1': 'v1beta1', 'cluster.x-k8s.io/v1beta2': 'v1beta2' };

@@ -6,7 +6,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +15,7 @@ import { etcdUnavailable, startEtcd } from '../harness/etcd.js';
 import { EtcdStorage } from '../src/storage/etcd.js';
 import { startScriptFlags } from '../harness/start-flags.js';
 import { sourceEntry } from '../harness/typescript-process.js';
+import { startIdentityWriters } from '../harness/identity-writers.js';
 
 const run = promisify(execFile);
 /** As `npm start` runs it: its node flags, then the CLI from its sources. */
@@ -279,29 +279,18 @@ describe('npm start', () => {
     const crashDir = await mkdtemp(path.join(os.tmpdir(), 'capo-crash-'));
     try {
       const server = await start(['--data-dir', crashDir, '--port', '0', '--cloud-port', '0']);
-      const credentials = await clientCredentials(crashDir);
-      const acknowledged: string[] = [];
-      let writing = true;
-      // Writers keep creating until the process dies under them; only 201s count.
-      const writers = Array.from({ length: 8 }, async (_, writer) => {
-        for (let i = 0; writing; i++) {
-          const name = `crash-${writer}-${i}`;
-          const status = await createIdentity(server.url, credentials, name).catch(() => 0);
-          if (status === 201) acknowledged.push(name);
-          else if (status === 0) return;
-        }
-      });
-      await vi.waitFor(() => expect(acknowledged.length).toBeGreaterThanOrEqual(200), { timeout: 30_000, interval: 10 });
+      const writes = await startIdentityWriters(server.url, crashDir, 'crash');
+      await vi.waitFor(() => expect(writes.acknowledged.length).toBeGreaterThanOrEqual(200), { timeout: 30_000, interval: 10 });
       server.child.kill('SIGKILL');
-      writing = false;
-      await Promise.all(writers);
+      writes.stop();
+      await writes.finished();
       await exited(server.child);
 
       const restarted = await start(['--data-dir', crashDir, '--port', '0', '--cloud-port', '0']);
       const env = { ...process.env, KUBECONFIG: path.join(crashDir, 'kubeconfig'), HOME: crashDir };
       const { stdout } = await run('kubectl', ['get', 'openstackclusteridentities', '-o', 'name'], { env, maxBuffer: 16 * 1024 * 1024 });
       const stored = new Set(stdout.trim().split('\n').map((line) => line.split('/')[1]));
-      expect(acknowledged.filter((name) => !stored.has(name))).toEqual([]);
+      expect(writes.acknowledged.filter((name) => !stored.has(name))).toEqual([]);
       restarted.child.kill('SIGTERM');
       expect(await exited(restarted.child)).toBe(0);
     } finally {
@@ -309,36 +298,3 @@ describe('npm start', () => {
     }
   });
 });
-
-interface Credentials {
-  ca: string;
-  cert: string;
-  key: string;
-}
-
-async function clientCredentials(dir: string): Promise<Credentials> {
-  const read = (file: string) => readFile(path.join(dir, 'pki', file), 'utf8');
-  return { ca: await read('ca.crt'), cert: await read('admin.crt'), key: await read('admin.key') };
-}
-
-function createIdentity(url: string, credentials: Credentials, name: string): Promise<number> {
-  const body = JSON.stringify({
-    apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
-    kind: 'OpenStackClusterIdentity',
-    metadata: { name },
-    spec: { secretRef: { name: 'cloud-config', namespace: 'default' } },
-  });
-  return new Promise((resolve, reject) => {
-    const request = https.request(
-      `${url}/apis/infrastructure.cluster.x-k8s.io/v1alpha1/openstackclusteridentities`,
-      { method: 'POST', ...credentials, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
-      (response) => {
-        response.resume();
-        response.on('end', () => resolve(response.statusCode ?? 0));
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
-}

@@ -184,6 +184,11 @@ export class SqliteStorage implements Storage {
       );
     } catch (error) {
       db.close();
+      // The exclusive lock is held by another server on the same file: a second replica of a
+      // Deployment on one volume, or a server left running. Say which database and what to do.
+      if (error instanceof Database.SqliteError && error.code === 'SQLITE_BUSY') {
+        throw new StorageError(`another process holds the SQLite database ${path} (${error.message}): one replica owns it; several replicas need --storage etcd`);
+      }
       throw error;
     }
   }

@@ -79,7 +79,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the real
       leaderElection: { name: 'capo-apiserver', namespace: 'capo-system' },
     });
     app = server.app;
-    const crds = await plane.kubectl(['apply', '-f', fileURLToPath(new URL('../../deploy/contract-crds.yaml', import.meta.url))]);
+    const crds = await plane.kubectl(['apply', '-f', fileURLToPath(new URL('../../deploy/api/contract-crds.yaml', import.meta.url))]);
     if (crds.code !== 0) throw new Error(crds.stderr);
     managers = await Promise.all([
       startClusterApiManager(plane, 'capi-manager', ['ClusterTopology=true']),

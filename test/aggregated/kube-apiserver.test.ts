@@ -265,7 +265,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'aggregat
   });
 
   it('carries Cluster API\'s contract labels on CRDs that take no traffic from the APIServices', async () => {
-    const crds = fileURLToPath(new URL('../../deploy/contract-crds.yaml', import.meta.url));
+    const crds = fileURLToPath(new URL('../../deploy/api/contract-crds.yaml', import.meta.url));
     const applied = await plane.kubectl(['apply', '-f', crds]);
     expect(applied.code, applied.stderr).toBe(0);
     const established = await plane.kubectl(['wait', '--for=condition=Established', `crd/openstackclusters.${group}`, '--timeout=30s']);

@@ -122,10 +122,10 @@ describe('SqliteStorage writes and reads', () => {
     expect(revisions).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
-  it('refuses a second open of a file that is in use', async () => {
+  it('refuses a second open of a file that is in use, naming the file and what to do', async () => {
     const path = temporaryDatabasePath();
     openStorage(path);
-    expect(() => SqliteStorage.open(path)).toThrow(/locked/);
+    expect(() => SqliteStorage.open(path)).toThrow(`another process holds the SQLite database ${path} (database is locked): one replica owns it; several replicas need --storage etcd`);
   });
 
   it('closes idempotently, committing writes already issued and refusing new ones', async () => {

@@ -1,9 +1,11 @@
 /**
  * The Tilt dev loop: `tilt ci` on the Tiltfile's default mode, with ports and a data directory of
  * its own, compiles src/, starts the simulated cloud and the server, applies examples/ and exits 0
- * once the example cluster and its machines are Ready; without a Kubernetes cluster. The Tilt CLI
- * is built from Go modules by ../shared/tilt/build.sh (`.ci/run` does it); without it the suite
- * skips, saying so.
+ * once the example cluster and its machines are Ready; without a Kubernetes cluster. Then its
+ * cluster mode on a real one-node cluster (harness/node): podman builds the dev image, the node's
+ * loader puts it into containerd, and tilt/deploy runs as a pod until it is Ready. The Tilt CLI is
+ * built from Go modules by ../shared/tilt/build.sh (`.ci/run` does it); without it, or without what
+ * the node needs, each suite skips, saying so.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -13,6 +15,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePortRun } from '../../harness/control-plane.js';
+import { createDataVolume, createServingSecret } from '../../harness/install-prerequisites.js';
+import { nodeUnavailable, startNode } from '../../harness/node.js';
 
 const repository = path.resolve(import.meta.dirname, '../..');
 const tilt = process.env.TILT_BIN ?? path.join(os.homedir(), '.cache/capo-tilt/bin/tilt');
@@ -28,9 +32,9 @@ interface Finished {
   output: string;
 }
 
-function run(args: string[]): Promise<Finished> {
+function run(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(tilt, args, { cwd: repository, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(tilt, args, { cwd: repository, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -60,4 +64,28 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'tilt ci'
     }
     expect(output).toContain('SUCCESS. All workloads are healthy.');
   }, (limitSeconds + 30) * 1000);
+});
+
+const clusterUnavailable = unavailable ?? nodeUnavailable();
+if (clusterUnavailable && !unavailable) console.warn(`tilt ci --mode=cluster is skipped: ${clusterUnavailable}`);
+
+describe.skipIf(clusterUnavailable !== undefined)(clusterUnavailable === undefined ? 'tilt ci in cluster mode' : `tilt ci in cluster mode (skipped: ${clusterUnavailable})`, () => {
+  it('builds the dev image with podman, loads it into a real node and runs tilt/deploy there until the pod is Ready', async () => {
+    const node = await startNode();
+    try {
+      // What the install needs besides deploy/, as the README's install makes it without cert-manager.
+      await createDataVolume(node, path.join(node.dir, 'volume'));
+      await createServingSecret(node, node.dir);
+      const first = await freePortRun(2);
+      const env = { ...process.env, KUBECONFIG: node.kubeconfig, NODE_DIR: node.dir };
+      const loader = path.join(repository, 'harness', 'node', 'load-image.sh');
+      const { code, output } = await run(['ci', '--port', String(first), '--', '--mode=cluster', `--image-loader=${loader}`, `--port=${first + 1}`, `--data-dir=${dataDir}`], env);
+      expect(code, output.slice(-6000)).toBe(0);
+      expect(output).toContain('SUCCESS. All workloads are healthy.');
+      const pods = await node.kubectl(['get', 'pods', '-n', 'capo-system', '-o', 'jsonpath={.items[*].spec.containers[0].image}']);
+      expect(pods.stdout).toMatch(/^capo-apiserver:tilt-/);
+    } finally {
+      await node.stop();
+    }
+  }, (limitSeconds + 600) * 1000);
 });
