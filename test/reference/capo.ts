@@ -54,13 +54,17 @@ export function capoCrdVersion(plural: string, version: string): CapoCrdVersion 
  * value (a variable with neither is an error), `$${...}` is a literal `${...}`.
  */
 export function renderCapoTemplate(file: string, variables: Record<string, string>): string {
-  const text = readFileSync(new URL(`capo/templates/${file}`, import.meta.url), 'utf8');
+  return renderTemplate(readFileSync(new URL(`capo/templates/${file}`, import.meta.url), 'utf8'), variables, file);
+}
+
+/** A cluster template's `text` (from `source`, which errors name) with clusterctl's substitution, as renderCapoTemplate. */
+export function renderTemplate(text: string, variables: Record<string, string>, source: string): string {
   const literal = '\u0000';
   return text
     .replaceAll('$${', literal)
     .replace(/\$\{([A-Z0-9_]+)(?::=([^}]*))?\}/g, (_, name: string, fallback?: string) => {
       const value = variables[name] ?? fallback;
-      if (value === undefined) throw new Error(`${file}: no value for template variable ${name}`);
+      if (value === undefined) throw new Error(`${source}: no value for template variable ${name}`);
       return value;
     })
     .replaceAll(literal, '${');
