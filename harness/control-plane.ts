@@ -27,6 +27,11 @@ function repositoryRoot(from: string): string {
 }
 const binaries = path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'capo-k8s', 'bins');
 
+/** Where ../shared/k8s/build.sh puts the binary `name` (which may not have been built). */
+export function builtBinary(name: string): string {
+  return path.join(binaries, name);
+}
+
 /** Why the Cluster API manager cannot run here, or undefined when it can. */
 export function clusterApiUnavailable(): string | undefined {
   const missing = clusterApiManagers.find((name) => !existsSync(path.join(binaries, name)));

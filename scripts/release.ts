@@ -36,6 +36,13 @@ export const providerName = 'capo-apiserver';
 export const providerLabel = `infrastructure-${providerName}`;
 /** The clusterctl variable that chooses the image; its default is the image the Dockerfile builds, tagged with the version. */
 export const imageVariable = 'CAPO_APISERVER_IMAGE';
+/**
+ * The default image, of the version being released. clusterctl refuses an image reference that is
+ * not canonical (a registry host first: "repository name must be canonical"); `localhost/` is
+ * the host podman gives a local build (`podman build -t capo-apiserver:0.1.0`), and the name an
+ * image keeps when imported from it into a node's containerd.
+ */
+const defaultImage = (version: string) => `localhost/${providerName}:${version}`;
 /** The Cluster API contract the release implements: Cluster API v1.12's (its own metadata.yaml), whose labels deploy/contract-crds.yaml carries. */
 export const contract = 'v1beta2';
 /** The Cluster API release the offline configuration serves: the one ../shared/k8s/build.sh builds the managers and clusterctl of. */
@@ -114,7 +121,7 @@ function infrastructureComponents(manifests: string, version: string): string {
       throw new Error(`release: ${kind} ${name} is in namespace ${String(objectNamespace)}: clusterctl would move it into ${namespace} (or the kind's scope is unknown to the release)`);
     }
     if (objectNamespace !== undefined && objectNamespace !== namespace) throw new Error(`release: ${kind} ${name} is in ${String(objectNamespace)}, not ${namespace}`);
-    if (kind === 'Deployment') setImage(document, providerName, `\${${imageVariable}:=${providerName}:${version}}`);
+    if (kind === 'Deployment') setImage(document, providerName, `\${${imageVariable}:=${defaultImage(version)}}`);
     out.push(document.toJS());
   }
   return componentsHeader + manifestsText(out);
@@ -176,10 +183,16 @@ function metadata(releaseSeries: { major: number; minor: number; contract: strin
 
 const goModule = z.object({ Path: z.string(), Version: z.string(), Dir: z.string().min(1) });
 
+/** The Go toolchain on PATH, or else the one ../shared/k8s/build.sh uses; undefined when there is neither. */
+export function goToolchain(): string | undefined {
+  const candidates = [...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean), '/usr/local/go/bin'].map((dir) => path.join(dir, 'go'));
+  return candidates.find((candidate) => existsSync(candidate));
+}
+
 /** A Go module's read-only directory in the module cache, downloaded through the Go module proxy when missing. */
 export async function goModuleDir(module: string, version: string): Promise<string> {
-  // The Go toolchain ../shared/k8s/build.sh uses, when none is on PATH.
-  const go = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
+  const go = goToolchain();
+  if (go === undefined) throw new Error(`release: no Go toolchain on PATH or in /usr/local/go/bin, to download ${module}@${version}`);
   // Run outside any module, so that no go.mod around the working directory takes part.
   const { stdout } = await run(go, ['mod', 'download', '-json', `${module}@${version}`], { cwd: os.tmpdir(), maxBuffer: 1024 * 1024 });
   return goModule.parse(JSON.parse(stdout)).Dir;

@@ -95,7 +95,8 @@ describe('infrastructure-components.yaml', () => {
     expect([...namespaces]).toEqual(['capo-system']);
 
     const deployment = only(components, 'Deployment', 'capo-apiserver') as { spec: { template: { spec: { containers: { name: string; image: string }[] } } } };
-    expect(deployment.spec.template.spec.containers.map((container) => container.image)).toEqual([`\${${imageVariable}:=capo-apiserver:${version}}`]);
+    // clusterctl takes only canonical image references, a registry host first.
+    expect(deployment.spec.template.spec.containers.map((container) => container.image)).toEqual([`\${${imageVariable}:=localhost/capo-apiserver:${version}}`]);
   });
 
   it("grants the read of kube-system's authentication ConfigMap by a ClusterRole limited to it, as clusterctl moves every RoleBinding into its namespace", () => {
