@@ -111,7 +111,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the rele
     // Our components, each carrying clusterctl's provider label: the image is the variable's default.
     const deployment = await kubectlJson(['get', 'deployment', 'capo-apiserver', '-n', 'capo-system']);
     expect((deployment.metadata as JsonObject).labels).toMatchObject({ 'cluster.x-k8s.io/provider': providerLabel, 'clusterctl.cluster.x-k8s.io': '' });
-    expect(((deployment.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!).image).toBe(`capo-apiserver:${version.slice(1)}`);
+    expect(((deployment.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!).image).toBe(`localhost/capo-apiserver:${version.slice(1)}`);
     expect(names(await kubectlJson(['get', 'apiservices', '-l', providerSelector]))).toEqual(
       ['v1alpha1.extensions.capo-apiserver.io', 'v1alpha1.infrastructure.cluster.x-k8s.io', 'v1alpha1.openstack.k-orc.cloud', 'v1beta1.infrastructure.cluster.x-k8s.io', 'v1beta2.infrastructure.cluster.x-k8s.io'].sort(),
     );
@@ -147,14 +147,14 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the rele
     const ready = await pollUntil('the server to be ready as the service account', async () => {
       const answer = await readyz(installed!.app.url, ca, 'capo-apiserver.capo-system.svc');
       return answer.status === 200 ? answer : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 250 }).catch(async (error: unknown) => {
+    }, { timeoutMs: 45_000, intervalMs: 250 }).catch(async (error: unknown) => {
       throw new Error(`${String(error)}: ${(await readyz(installed!.app.url, ca, 'capo-apiserver.capo-system.svc')).body}`);
     });
     expect(ready.body).toContain('[+]extension-apiserver-authentication ok');
     expect(ready.body).toContain('[+]cluster-api-informers ok');
     const listed = await plane.kubectl(['get', 'openstackclusters.infrastructure.cluster.x-k8s.io', '-A']);
     expect(listed.code, listed.stderr).toBe(0);
-  });
+  }, 240_000);
 
   it("clusterctl generate cluster renders both flavors from a CAPO user's environment alone, and our server stores their infrastructure", async () => {
     for (const flavor of ['', 'without-lb']) {
