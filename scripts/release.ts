@@ -37,10 +37,10 @@ export const providerLabel = `infrastructure-${providerName}`;
 /** The clusterctl variable that chooses the image; its default is the image the Dockerfile builds, tagged with the version. */
 export const imageVariable = 'CAPO_APISERVER_IMAGE';
 /**
- * The default image, of the version being released. clusterctl refuses an image reference that is
- * not canonical (a registry host first: "repository name must be canonical"); `localhost/` is
- * the host podman gives a local build (`podman build -t capo-apiserver:0.1.0`), and the name an
- * image keeps when imported from it into a node's containerd.
+ * The default image, of the version being released: the name scripts/image/build.sh gives its
+ * build. clusterctl refuses an image reference that is not canonical (a registry host first:
+ * "repository name must be canonical"); `localhost/` is the host podman gives a local build, and
+ * the name an image keeps when imported from it into a node's containerd.
  */
 const defaultImage = (version: string) => `localhost/${providerName}:${version}`;
 /** The Cluster API contract the release implements: Cluster API v1.12's (its own metadata.yaml), whose labels deploy/contract-crds.yaml carries. */
