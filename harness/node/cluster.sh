@@ -15,7 +15,9 @@
 # What these machines need, found by trying (cgroup v1, no CAP_SYS_RESOURCE, no image registry):
 #   - kubelet: cgroupDriver cgroupfs (containerd's runc the same, SystemdCgroup=false), failCgroupV1
 #     false (cgroup v1 is in maintenance since 1.31), swap and kernel-default checks off.
-#   - containerd: its own root, state and socket under $NODE_DIR; the sandbox (pause) image made
+#   - containerd: restrict_oom_score_adj, since lowering a process's OOM score needs CAP_SYS_RESOURCE
+#     (without it runc fails every sandbox with "can't get final child's PID from pipe: EOF" as it
+#     writes the pause container's -998); its own root, state and socket under $NODE_DIR; the sandbox (pause) image made
 #     locally from Debian's static catatonit in its pause mode (-P), since registry.k8s.io/pause
 #     cannot be pulled; runc from Debian.
 #   - kube-proxy: iptables mode with conntrack sizing left alone (maxPerCore 0).
@@ -107,6 +109,8 @@ state = "$D/containerd/state"
   address = "$D/containerd/containerd.sock"
 [plugins.'io.containerd.cri.v1.images'.pinned_images]
   sandbox = "$PAUSE_IMAGE"
+[plugins.'io.containerd.cri.v1.runtime']
+  restrict_oom_score_adj = true
 [plugins.'io.containerd.cri.v1.runtime'.cni]
   bin_dirs = ["/usr/lib/cni"]
   conf_dir = "$D/cni"
@@ -149,7 +153,7 @@ start() {
     --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
     --requestheader-extra-headers-prefix X-Remote-Extra- \
     --proxy-client-cert-file "$P/front-proxy-client.crt" --proxy-client-key-file "$P/front-proxy-client.key" \
-    --enable-aggregator-routing=true
+    --enable-aggregator-routing=true --kubelet-preferred-address-types InternalIP
   wait_for 90 kube-apiserver k get --raw /readyz
   run kube-controller-manager "$BINS/kube-controller-manager" --kubeconfig "$D/kcm.kubeconfig" \
     --authentication-kubeconfig "$D/kcm.kubeconfig" --authorization-kubeconfig "$D/kcm.kubeconfig" \
