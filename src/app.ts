@@ -24,6 +24,7 @@ import { fencedStorage } from './reconcile/fenced-storage.js';
 import { fenceOf, StorageLeaseLock } from './reconcile/leader.js';
 import { ShardedLeadership, type MemberStorage } from './reconcile/shards.js';
 import { storageSecretFinalizers } from './reconcile/identity-guard.js';
+import { startCaBundleCheck } from './apiserver/registration/ca-bundle-check.js';
 import { KindClient } from './reconcile/objects.js';
 import type { ClusterApiCluster, ClusterApiSource } from './reconcile/sources/source.js';
 import type { IpamClients } from './reconcile/deps.js';
@@ -132,10 +133,11 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   let reconciler: RunningReconciler | undefined;
   let sources: Awaited<ReturnType<typeof clusterApiSource>> | undefined;
   const kinds = options.kinds;
+  const tls = options.servingCertificate ?? { key: pki.serverKeyPem, cert: pki.serverCertPem };
   const server = await startApiServer({
     host: options.host,
     port: options.port,
-    tls: options.servingCertificate ?? { key: pki.serverKeyPem, cert: pki.serverCertPem },
+    tls,
     authentication: access.authentication,
     registry: new Registry(kinds),
     storage,
@@ -197,6 +199,12 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const cloudsYamlPath = cloud ? path.join(options.dataDir, 'clouds.yaml') : undefined;
   if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
 
+  // Behind kube-apiserver: say in the log when an APIService's caBundle would not verify this server.
+  const stopCaBundleCheck = options.aggregated
+    ? await import('./reconcile/sources/kubeconfig.js').then(({ loadKubeconfig }) =>
+        startCaBundleCheck({ kubeconfig: loadKubeconfig(options.aggregated?.kubeconfig), servingCertificatePem: tls.cert, groupVersions: servedGroupVersions(kinds), logger }),
+      )
+    : undefined;
   // The source is the composition root's: it outlives the reconciler's listeners and is closed last.
   sources = options.reconciler ? await clusterApiSource(options, storage) : undefined;
   const sourceCheck = sources?.source.check?.bind(sources.source);
@@ -238,6 +246,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     storageSettings,
     close: async () => {
       shuttingDown = true;
+      stopCaBundleCheck?.();
       await reconciler?.stop();
       await leader?.release();
       await sources?.source.close();
@@ -343,4 +352,13 @@ function embeddedSourceKinds(kinds: KindDefinition[]): KindDefinitions {
     return found;
   };
   return { secret: find('', 'Secret'), cluster: find('cluster.x-k8s.io', 'Cluster'), machine: find('cluster.x-k8s.io', 'Machine') };
+}
+
+/** Every group-version some kind is served in. */
+function servedGroupVersions(kinds: KindDefinition[]): { group: string; version: string }[] {
+  const all = kinds.flatMap((kind) => kind.versions.filter((version) => version.served).map((version) => `${version.name}.${kind.group}`));
+  return [...new Set(all)].map((name) => {
+    const dot = name.indexOf('.');
+    return { version: name.slice(0, dot), group: name.slice(dot + 1) };
+  });
 }

@@ -161,6 +161,12 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'deploy/ 
     }, { timeoutMs: 90_000, intervalMs: 500 });
     expect(refused).toContain('ServiceUnavailable');
     expect(await readFile(path.join(node.dir, 'kube-apiserver.log'), 'utf8')).toMatch(/x509: certificate signed by unknown authority/);
+    // Our server reads its APIServices and says which caBundle is wrong, in its own log.
+    const warned = await pollUntil('the server to name the wrong caBundle', async () => {
+      const logs = await node.kubectl(['logs', '-n', namespace, 'deployment/capo-apiserver']);
+      return /APIService v1beta2\.infrastructure\.cluster\.x-k8s\.io: spec\.caBundle \(.*\) did not sign this server's certificate/.test(logs.stdout) ? true : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 1000 });
+    expect(warned).toBe(true);
 
     await setCaBundle(await readFile(node.caCert, 'utf8'));
     await must(['wait', '--for=condition=Available', '--timeout=120s', ...names.map((name) => `apiservice/${name}`)]);
