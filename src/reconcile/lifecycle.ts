@@ -7,6 +7,7 @@
  * finalizer dropped last.
  */
 import type { JsonObject } from '../storage/interface.js';
+import { ownerUidAnnotation } from './adoption.js';
 import type { CloudConnection } from './cloud.js';
 import { describeWaits, type ReconcilePass } from './reconcile-pass.js';
 import type { ReconcileResult } from './controller.js';
@@ -25,7 +26,8 @@ export async function prepare(
   const meta = metaOf(object);
   if (meta.deletionTimestamp !== undefined) return meta.finalizers?.includes(finalizer) ? undefined : {};
   if (closed) return closed();
-  if (await client.addFinalizer({ namespace: meta.namespace, name: meta.name, uid: meta.uid }, finalizer)) return {};
+  // The owner uid is recorded before anything is created in OpenStack, so that a copy of the object elsewhere (clusterctl move) names the same.
+  if (await client.addFinalizer({ namespace: meta.namespace, name: meta.name, uid: meta.uid }, finalizer, { [ownerUidAnnotation]: meta.uid })) return {};
   await deps.guard.protect(identitySecretOf(object));
   return undefined;
 }
