@@ -318,6 +318,8 @@ function isFree(port: number): Promise<boolean> {
 }
 
 export interface ClusterApiManager {
+  /** The loopback port its webhook server listens on. */
+  webhookPort: number;
   /** Its log, for a failure message. */
   log(): Promise<string>;
   stop(): Promise<void>;
@@ -330,11 +332,19 @@ export type ClusterApiManagerName = (typeof clusterApiManagers)[number] | 'capo-
  * One real Cluster API manager against the control plane, unchanged, on ports of its own (webhook,
  * health, diagnostics), with a certificate for its webhook server; resolves once it reports
  * healthy. `featureGates` are passed as the manager takes them (e.g. `ClusterTopology=true`), then `args`.
+ * `webhookCertificate` is the one its webhook server serves (as the pod mounts it from the
+ * Secret cert-manager issued for its webhook Service); by default one for localhost.
  */
-export async function startClusterApiManager(plane: ControlPlane, name: ClusterApiManagerName = 'capi-manager', featureGates: string[] = [], args: string[] = []): Promise<ClusterApiManager> {
+export async function startClusterApiManager(
+  plane: ControlPlane,
+  name: ClusterApiManagerName = 'capi-manager',
+  featureGates: string[] = [],
+  args: string[] = [],
+  webhookCertificate?: { cert: string; key: string },
+): Promise<ClusterApiManager> {
   const certDir = path.join(plane.dir, `${name}-webhook`);
   await mkdir(certDir, { recursive: true });
-  const webhook = await plane.certificate(`${name}-webhook`, `/CN=${name}-webhook`, 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1');
+  const webhook = webhookCertificate ?? (await plane.certificate(`${name}-webhook`, `/CN=${name}-webhook`, 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1'));
   await writeFile(path.join(certDir, 'tls.crt'), webhook.cert);
   await writeFile(path.join(certDir, 'tls.key'), webhook.key);
   const base = await freePortRun(3);
@@ -370,6 +380,7 @@ export async function startClusterApiManager(plane: ControlPlane, name: ClusterA
     throw new Error(`${name} did not become ready (${String(error)}):\n${(await readFile(logFile, 'utf8')).slice(-3000)}`);
   }
   return {
+    webhookPort: base,
     log: () => readFile(logFile, 'utf8'),
     async stop() {
       child.kill('SIGTERM');

@@ -39,8 +39,8 @@ const egressDefaults: SecurityGroupRuleDesired[] = [
   { direction: 'egress', ethertype: 'IPv6' },
 ];
 
-/** What Neutron gives every new group: until the other groups exist, asking for just these changes nothing. */
-export function defaultRules(): SecurityGroupRuleDesired[] {
+/** What Neutron gives every new group, which every role's rules keep. */
+function defaultRules(): SecurityGroupRuleDesired[] {
   return egressDefaults.map((rule) => ({ ...rule }));
 }
 

@@ -7,6 +7,7 @@
  * finalizer dropped last.
  */
 import type { JsonObject } from '../storage/interface.js';
+import { ownerUidAnnotation } from './adoption.js';
 import type { CloudConnection } from './cloud.js';
 import { describeWaits, type ReconcilePass } from './reconcile-pass.js';
 import type { ReconcileResult } from './controller.js';
@@ -14,7 +15,18 @@ import type { ReconcilerDeps } from './deps.js';
 import { identitySecretOf } from './identity-guard.js';
 import { metaOf, type KindClient } from './objects.js';
 
-/** Undefined: go on with the pass; otherwise the pass ends here with this result. */
+/**
+ * What clusterctl move puts on each object it copied to the target management cluster, just before
+ * deleting it from the source (Cluster API's clusterctl.cluster.x-k8s.io/delete-for-move). It
+ * deletes the object first and removes the finalizers after: in between, a deleting object of ours
+ * must not delete its resources.
+ */
+export const deleteForMoveAnnotation = 'clusterctl.cluster.x-k8s.io/delete-for-move';
+
+/**
+ * Undefined: go on with the pass; otherwise the pass ends here with this result. A deletion that
+ * clusterctl move makes lets go of the object without touching OpenStack.
+ */
 export async function prepare(
   deps: ReconcilerDeps,
   client: KindClient,
@@ -23,9 +35,19 @@ export async function prepare(
   closed: (() => Promise<ReconcileResult>) | undefined,
 ): Promise<ReconcileResult | undefined> {
   const meta = metaOf(object);
-  if (meta.deletionTimestamp !== undefined) return meta.finalizers?.includes(finalizer) ? undefined : {};
+  if (meta.deletionTimestamp !== undefined) {
+    if (!meta.finalizers?.includes(finalizer)) return {};
+    if (meta.annotations?.[deleteForMoveAnnotation] === undefined) return undefined;
+    // clusterctl move deletes the original once its copy is in the target management cluster:
+    // what it made in OpenStack belongs to the copy now (the owner uid it recorded came along).
+    deps.verified.forget(meta.uid);
+    await client.removeFinalizer({ namespace: meta.namespace, name: meta.name, uid: meta.uid }, finalizer);
+    await deps.guard.release(identitySecretOf(object), object);
+    return {};
+  }
   if (closed) return closed();
-  if (await client.addFinalizer({ namespace: meta.namespace, name: meta.name, uid: meta.uid }, finalizer)) return {};
+  // The owner uid is recorded before anything is created in OpenStack, so that a copy of the object elsewhere (clusterctl move) names the same.
+  if (await client.addFinalizer({ namespace: meta.namespace, name: meta.name, uid: meta.uid }, finalizer, { [ownerUidAnnotation]: meta.uid })) return {};
   await deps.guard.protect(identitySecretOf(object));
   return undefined;
 }

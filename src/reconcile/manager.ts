@@ -32,7 +32,7 @@ import type { ClusterApiSource, SourceChange } from './sources/source.js';
 import { VerifiedResources } from './verified-resources.js';
 import { ReadTogether } from './read-together.js';
 import { defaultResyncPeriodMs, ResyncGrid } from './resync-grid.js';
-import { adoptionOf } from './adoption.js';
+import { adoptionOf, ownerUidOf } from './adoption.js';
 import { auditLeaks, cleanUpLeaks, type AuditedCloud, type CleanupOutcome, type LeakAudit } from './leak-audit.js';
 import { requirementsOf, runPreflight, type PreflightReport } from '../preflight/index.js';
 import { WaitSchedule } from './wait-schedule.js';
@@ -299,7 +299,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   };
   const ownerUids = async () => {
     const owners = [clusters, machines, servers, pools, ...(images ? [images] : [])];
-    return new Set((await Promise.all(owners.map((client) => client.list(undefined)))).flat().map((object) => metaOf(object).uid));
+    return new Set((await Promise.all(owners.map((client) => client.list(undefined)))).flat().map(ownerUidOf));
   };
 
   return {

@@ -157,12 +157,15 @@ export class KindClient {
   }
 
   /** Adds the finalizer; false when it was already there. */
-  async addFinalizer(target: ObjectName & { uid: string }, finalizer: string): Promise<boolean> {
+  /** Adds the finalizer, and each of `annotations` the object does not have yet, in one write; whether anything was written. */
+  async addFinalizer(target: ObjectName & { uid: string }, finalizer: string, annotations: Record<string, string> = {}): Promise<boolean> {
     let added = false;
     await this.update(target, (object) => {
       const meta = metaOf(object);
-      if (meta.finalizers?.includes(finalizer)) return;
-      meta.finalizers = [...(meta.finalizers ?? []), finalizer];
+      const missing = Object.entries(annotations).filter(([key]) => meta.annotations?.[key] === undefined);
+      if (missing.length > 0) meta.annotations = { ...meta.annotations, ...Object.fromEntries(missing) };
+      if (!meta.finalizers?.includes(finalizer)) meta.finalizers = [...(meta.finalizers ?? []), finalizer];
+      else if (missing.length === 0) return;
       added = true;
     });
     return added;

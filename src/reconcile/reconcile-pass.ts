@@ -19,7 +19,7 @@ import { blockedRequeueMs, classify, ensure, retryAfterMs, type Found, type Remo
 import { metaOf, type KindClient, type ObjectMeta } from './objects.js';
 import type { ReadTogether } from './read-together.js';
 import type { VerifiedResources } from './verified-resources.js';
-import { adoptionOf } from './adoption.js';
+import { adoptionOf, ownerUidOf } from './adoption.js';
 import type { WaitSchedule } from './wait-schedule.js';
 
 /** What passes share across objects: the resources verified, the lists read together, the learned wait times. */
@@ -76,7 +76,7 @@ export class ReconcilePass {
     this.meta = metaOf(object);
     this.generation = this.meta.generation ?? 1;
     this.owner = {
-      uid: this.meta.uid,
+      uid: ownerUidOf(object),
       namespace: this.meta.namespace,
       name: this.meta.name,
       kind: client.kind,

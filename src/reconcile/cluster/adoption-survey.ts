@@ -7,6 +7,7 @@
  */
 import { apiLoadBalancerName, bastionServerName, clusterResourceName, loadBalancerPortName, memberName, portName, securityGroupName, volumeName } from '../../capo/names.js';
 import type { JsonObject } from '../../storage/interface.js';
+import { ownerUidOf } from '../adoption.js';
 import { metaOf } from '../objects.js';
 import { clusterNameLabel } from '../paused.js';
 import type { Owner, ResourceActuator } from '../resource/actuator.js';
@@ -108,5 +109,5 @@ export async function surveyAdoption(context: ClusterContext): Promise<AdoptionS
 
 function machineOwner(machine: JsonObject): Owner {
   const meta = metaOf(machine);
-  return { uid: meta.uid, namespace: meta.namespace, name: meta.name, kind: 'OpenStackMachine' };
+  return { uid: ownerUidOf(machine), namespace: meta.namespace, name: meta.name, kind: 'OpenStackMachine' };
 }

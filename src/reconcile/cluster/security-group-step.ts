@@ -10,7 +10,7 @@ import { securityGroupName, type SecurityGroupRole } from '../../capo/names.js';
 import { remove } from '../resource/engine.js';
 import { settleAll } from '../reconcile-pass.js';
 import { securityGroupActuator, type SecurityGroupDesired } from '../resource/security-group.js';
-import { defaultRules, desiredRules, type ManagedGroupIds } from '../../capo/security-group-rules.js';
+import { desiredRules, type ManagedGroupIds } from '../../capo/security-group-rules.js';
 import type { ClusterContext } from './context.js';
 
 const statusFields: Record<SecurityGroupRole, string> = {
@@ -60,7 +60,11 @@ export async function reconcileSecurityGroups(context: ClusterContext): Promise<
   const desiredFor = (role: SecurityGroupRole, groups: ManagedGroupIds | undefined): SecurityGroupDesired => ({
     name: securityGroupName(cluster, role),
     description: 'Cluster API managed group',
-    rules: groups ? desiredRules(role, managed, { ...context_, groups }) : defaultRules(),
+    // Until every group's ID is known its rules are left alone: a new group has Neutron's defaults
+    // (which the full rules keep), and one found by its name rather than its recorded ID (a copy of
+    // the object without its status, as clusterctl move makes) keeps the rules it has until the
+    // full ones replace them, instead of losing them for a moment.
+    rules: groups ? desiredRules(role, managed, { ...context_, groups }) : undefined,
   });
 
   const groups = await settleAll(

@@ -20,7 +20,8 @@ export const sameGroup = 'self';
 export interface SecurityGroupDesired {
   name: string;
   description?: string;
-  rules: SecurityGroupRuleDesired[];
+  /** Undefined: the group's rules stay as they are (its remote groups' IDs are not known yet). */
+  rules?: SecurityGroupRuleDesired[];
 }
 
 /** What one pass changes: rules to create, rules to delete. */
@@ -58,7 +59,7 @@ export function securityGroupActuator(neutron: NeutronClient): ResourceActuator<
     },
     async postCreate(group, desired, owner) {
       await ensureOwnerTags(neutron, 'security-groups', group, owner);
-      await ensureRules(group, desired.rules, ownerTag(owner));
+      if (desired.rules !== undefined) await ensureRules(group, desired.rules, ownerTag(owner));
       return { done: true };
     },
     readiness: () => ({ ready: true }),

@@ -6,7 +6,9 @@
  * finalizer last.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ownerUidAnnotation } from '../../../src/reconcile/adoption.js';
 import { clusterFinalizer } from '../../../src/reconcile/cluster/reconciler.js';
+import { deleteForMoveAnnotation } from '../../../src/reconcile/lifecycle.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
 import { condition, isReady, lastRequest, startSteps, type Steps } from '../steps.js';
 
@@ -93,6 +95,36 @@ describe('the OpenStackCluster reconciler', () => {
     }
     expect(ready?.status).toMatchObject({ network: { id: expect.any(String) }, apiServerManagedLoadBalancer: { id: expect.any(String) } });
     expect(steps.requests.filter((line) => /^network POST \/v2\.0\/networks /.test(line)).map((line) => line.split(' ')[3])).toEqual(['503', '201']);
+  });
+
+  it('lets a copy made by clusterctl move take its resources over: the original lets go without deleting, the copy creates nothing', async () => {
+    const original = (await steps.get('cluster', 'demo'))!;
+    expect(meta(original).annotations).toMatchObject({ [ownerUidAnnotation]: meta(original).uid });
+    // clusterctl move's steps on the source: the Cluster paused, the object copied to the target
+    // (metadata without the server's fields, spec; no status), then marked, deleted, and only then
+    // its finalizers removed. Our reconciler lets go as soon as it sees the marked deletion.
+    await steps.kubectl(['patch', 'clusters.cluster.x-k8s.io', 'demo', '--type=merge', '-p', '{"spec":{"paused":true}}']);
+    const before = steps.requests.length;
+    await steps.kubectl(['annotate', 'openstackcluster', 'demo', `${deleteForMoveAnnotation}=`]);
+    await steps.kubectl(['delete', 'openstackcluster', 'demo', '--wait=false']);
+    await steps.until([['cluster', 'demo']], (object) => object === undefined, 60_000);
+    const writes = () => steps.requests.slice(before).filter((line) => / (POST|PUT|DELETE) /.test(line) && !line.startsWith('identity '));
+    expect(writes()).toEqual([]);
+
+    // The copy, here in the same storage once the original is gone: a uid of its own, the original's recorded one.
+    const { name, namespace, labels, annotations, ownerReferences } = meta(original);
+    await steps.applyObjects([{ apiVersion: original.apiVersion, kind: original.kind, metadata: { name, namespace, labels, annotations, ownerReferences }, spec: original.spec }]);
+    await steps.kubectl(['patch', 'clusters.cluster.x-k8s.io', 'demo', '--type=merge', '-p', '{"spec":{"paused":false}}']);
+    const copy = await steps.until([['cluster', 'demo']], isReady, 60_000);
+    expect(meta(copy).uid).not.toBe(meta(original).uid);
+    expect(meta(copy).annotations).toMatchObject({ [ownerUidAnnotation]: meta(original).uid });
+    // It found every resource by the original's owner tag, and created, changed and deleted nothing.
+    expect(writes()).toEqual([]);
+    const ids = (object: JsonObject | undefined) => {
+      const status = object?.status as { network: { id: string }; router: { id: string }; apiServerManagedLoadBalancer: { id: string } };
+      return [status.network.id, status.router.id, status.apiServerManagedLoadBalancer.id];
+    };
+    expect(ids(copy)).toEqual(ids(original));
   });
 
   it('deletes the load balancers before the router, the router before the network, and its finalizer last', async () => {
