@@ -156,7 +156,6 @@ export class KindClient {
     );
   }
 
-  /** Adds the finalizer; false when it was already there. */
   /** Adds the finalizer, and each of `annotations` the object does not have yet, in one write; whether anything was written. */
   async addFinalizer(target: ObjectName & { uid: string }, finalizer: string, annotations: Record<string, string> = {}): Promise<boolean> {
     let added = false;

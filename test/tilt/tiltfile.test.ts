@@ -71,7 +71,7 @@ if (clusterUnavailable && !unavailable) console.warn(`tilt ci --mode=cluster is 
 
 describe.skipIf(clusterUnavailable !== undefined)(clusterUnavailable === undefined ? 'tilt ci in cluster mode' : `tilt ci in cluster mode (skipped: ${clusterUnavailable})`, () => {
   it('builds the dev image with podman, loads it into a real node and runs tilt/deploy there until the pod is Ready', async () => {
-    const node = await startNode();
+    const node = await startNode({ crds: ['capi'] });
     try {
       // What the install needs besides deploy/, as the README's install makes it without cert-manager.
       await createDataVolume(node, path.join(node.dir, 'volume'));
