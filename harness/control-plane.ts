@@ -25,7 +25,9 @@ const upScript = path.join(sharedDirectory, 'k8s', 'up.sh');
 function repositoryRoot(from: string): string {
   return existsSync(path.join(from, 'package.json')) || path.dirname(from) === from ? from : repositoryRoot(path.dirname(from));
 }
-const binaries = path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'capo-k8s', 'bins');
+/** Where ../shared/k8s/build.sh puts what it builds. */
+export const builtBinariesDirectory = path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'capo-k8s', 'bins');
+const binaries = builtBinariesDirectory;
 
 /** Where ../shared/k8s/build.sh puts the binary `name` (which may not have been built). */
 export function builtBinary(name: string): string {

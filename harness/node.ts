@@ -10,13 +10,13 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { controlPlaneAt, controlPlaneUnavailable, installCrdSets, type ControlPlane } from './control-plane.js';
+import { builtBinariesDirectory, controlPlaneAt, controlPlaneUnavailable, installCrdSets, type ControlPlane } from './control-plane.js';
 import { imageUnavailable } from './image.js';
 
 const run = promisify(execFile);
 const clusterScript = path.join(import.meta.dirname, 'node', 'cluster.sh');
 const loadScript = path.join(import.meta.dirname, 'node', 'load-image.sh');
-const binaries = path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'capo-k8s', 'bins');
+const binaries = builtBinariesDirectory;
 
 export interface Node extends ControlPlane {
   /** The node's address on the pods' bridge: where pods reach kube-apiserver, etcd and anything the host serves. */

@@ -4,21 +4,18 @@
  * `kubectl apply -f examples/` to Ready from inside it; SIGTERM ends it with exit 0 and every
  * acknowledged write on disk. Skipped, naming why, where podman or debootstrap is missing.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chown, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { apply, waitForReady, type Kubectl } from '../../harness/cluster-flow.js';
-import { freePortRun } from '../../harness/control-plane.js';
+import { freePortRun, kubectlWith } from '../../harness/control-plane.js';
 import { buildImage, imageUnavailable, podman, podmanLimits } from '../../harness/image.js';
 import { startIdentityWriters } from '../../harness/identity-writers.js';
 import { pollUntil } from '../../harness/poll.js';
 import { renderExamples } from '../reconcile/flows/examples.js';
 
-const execute = promisify(execFile);
 const unavailable = imageUnavailable();
 if (unavailable) console.warn(`the image tests are skipped: ${unavailable}`);
 
@@ -59,12 +56,8 @@ async function runImage(port: number, cloudPort: number): Promise<Container> {
     '--volume', `${dataDir}:/var/lib/capo-apiserver`, image,
     '--data-dir=/var/lib/capo-apiserver', '--bind-address=127.0.0.1', `--port=${port}`, `--cloud-port=${cloudPort}`,
   ]);
-  const env = { ...process.env, KUBECONFIG: path.join(dataDir, 'kubeconfig') };
-  const kubectl: Kubectl = (args, options) =>
-    execute('kubectl', args, { env, timeout: options?.timeoutMs ?? 60_000, maxBuffer: 16 * 1024 * 1024 }).then(
-      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-      (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: typeof error.code === 'number' ? error.code : 1, stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
-    );
+  const asAdmin = kubectlWith(path.join(dataDir, 'kubeconfig'));
+  const kubectl: Kubectl = (args) => asAdmin(args);
   await pollUntil(
     `${name} to answer /readyz`,
     async () => {
