@@ -11,6 +11,7 @@ import { X509Certificate } from 'node:crypto';
 import { ApiregistrationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { reviewTimeoutMs, withDeadline } from '../auth/delegated/deadline.js';
 
 const apiServiceList = z.object({
   items: z.array(
@@ -74,7 +75,7 @@ export function startCaBundleCheck(options: CaBundleCheckOptions): () => void {
   const check = async () => {
     let listed: z.infer<typeof apiServiceList>;
     try {
-      listed = apiServiceList.parse(await api.listAPIService({}));
+      listed = apiServiceList.parse(await withDeadline(api.listAPIService({}), reviewTimeoutMs, 'the APIService list'));
     } catch (error) {
       // Without the permission or the cluster, say so once; requests are unaffected by this check.
       const message = `cannot read APIServices to check their caBundle: ${error instanceof Error ? error.message : String(error)}`;
@@ -94,8 +95,19 @@ export function startCaBundleCheck(options: CaBundleCheckOptions): () => void {
       said.set(name, state);
     }
   };
-  void check();
-  const timer = setInterval(() => void check(), options.intervalMs ?? 30_000);
+  // One check at a time: a list that kube-apiserver is slow to answer never piles up behind the timer.
+  let running = false;
+  const checkOnce = async () => {
+    if (running) return;
+    running = true;
+    try {
+      await check();
+    } finally {
+      running = false;
+    }
+  };
+  void checkOnce();
+  const timer = setInterval(() => void checkOnce(), options.intervalMs ?? 30_000);
   timer.unref();
   return () => clearInterval(timer);
 }
