@@ -48,15 +48,22 @@ describe('OpenStackMachine update', () => {
     expect(update(rules, changed(old, (m) => (m.spec.tags = [])), old)).toEqual([]);
   });
 
-  it('lets providerID, identityRef and ports\' allowedAddressPairs change', () => {
+  it('lets providerID and instanceID be set while unset, and identityRef and ports\' allowedAddressPairs change', () => {
     const old = changed(openStackMachine(), (m) => (m.spec.ports = [{ network: { id: 'net-1' } }]));
     const machine = changed(old, (m) => {
       m.spec.providerID = 'openstack:///5f3c1a0e-8c1d-4a7b-9e2f-0d6b4c3a2e10';
+      m.spec.instanceID = '5f3c1a0e-8c1d-4a7b-9e2f-0d6b4c3a2e10';
       m.spec.identityRef = { type: 'Secret', name: 'rotated', cloudName: 'openstack' };
       m.spec.ports[0].allowedAddressPairs = [{ ipAddress: '10.6.0.200' }];
     });
     expect(update(rules, machine, old)).toEqual([]);
-    expect(update(rules, old, machine)).toEqual([]);
+  });
+
+  it.each(['providerID', 'instanceID'])('keeps %s once set: no change, no removal', (field) => {
+    const old = changed(openStackMachine(), (m) => (m.spec[field] = '5f3c1a0e-8c1d-4a7b-9e2f-0d6b4c3a2e10'));
+    expect(update(rules, old, old)).toEqual([]);
+    expect(rendered(update(rules, changed(old, (m) => (m.spec[field] = '00000000-0000-4000-8000-000000000000')), old))).toEqual([immutable]);
+    expect(rendered(update(rules, changed(old, (m) => delete m.spec[field]), old))).toEqual([immutable]);
   });
 
   it('accepts changes to the extensions CAPO does not know', () => {
