@@ -38,7 +38,7 @@ export function clusterDetail(snapshot: InventorySnapshot, namespace: string, na
     ? { kind: 'Cluster', name: clusterApiCluster.name, ...(clusterApiCluster.phase ? { state: clusterApiCluster.phase } : {}), children: [infrastructure] }
     : infrastructure;
 
-  const blockers = blockersOf(tree, clusterApiCluster, missing);
+  const blockers = [...waitingForOwner(cluster as unknown as JsonObject, clusterApiCluster), ...blockersOf(tree, clusterApiCluster, missing)];
   const readyMachines = machineNodes.filter((node) => node.ready).length;
   const phase = clusterApiCluster?.phase;
   const endpoint = ((cluster.spec ?? {}) as Loose).controlPlaneEndpoint as Loose | undefined;
@@ -153,6 +153,17 @@ function blockersOf(tree: TreeNode, clusterApiCluster: ClusterApiView | undefine
     blockers.push({ object: 'ClusterExtension', reason: 'MissingVariable', message: `${variable.variable}: ${variable.message}`, advice: 'Set the field the message names; the bootstrap cannot run without it.' });
   }
   return blockers;
+}
+
+/**
+ * The reconciler writes nothing to an OpenStackCluster until its Cluster exists (as CAPO), so an
+ * object it never touched, whose Cluster is nowhere, says why here rather than in its conditions.
+ */
+function waitingForOwner(cluster: JsonObject, clusterApiCluster: ClusterApiView | undefined): Blocker[] {
+  if (clusterApiCluster || conditionsOf(cluster).length > 0) return [];
+  const owner = ((cluster.metadata as Loose).labels as Record<string, string> | undefined)?.['cluster.x-k8s.io/cluster-name'];
+  const message = owner === undefined ? 'no Cluster owns it: it has no cluster.x-k8s.io/cluster-name label' : `the Cluster ${owner} its label names does not exist`;
+  return [{ object: `OpenStackCluster ${String((cluster.metadata as Loose).name)}`, reason: 'WaitingForCluster', message, advice: adviceFor('WaitingForCluster') }];
 }
 
 /** What to do, by the condition reasons our reconcilers set (CAPO's names). */

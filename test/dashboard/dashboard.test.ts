@@ -141,6 +141,22 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dash
     await page.screenshot({ path: path.join(artifacts, 'why-not-ready.png'), fullPage: true });
   });
 
+  it('says why the reconciler leaves an OpenStackCluster alone: its Cluster does not exist', async () => {
+    const orphan = {
+      apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+      kind: 'OpenStackCluster',
+      metadata: { name: 'orphan', namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': 'nowhere' } },
+      spec: { identityRef: { name: 'demo-cloud-config', cloudName: 'openstack' } },
+    };
+    const applied = await example.server.kubectl(['apply', '-f', '-'], { input: JSON.stringify(orphan) });
+    expect(applied.stderr).toBe('');
+    await page.goto(url('/dashboard/namespaces/default/clusters/orphan'));
+    const why = page.getByTestId('why-not-ready');
+    await expect.poll(() => why.locator('.blocker strong').first().textContent(), { timeout: 20_000 }).toBe('OpenStackCluster orphan');
+    expect(await why.locator('.blocker').first().textContent()).toContain('the Cluster nowhere its label names does not exist');
+    await example.server.kubectl(['delete', 'openstackcluster', 'orphan']);
+  });
+
   it('lets the admin reconcile, pause and resume', async () => {
     await page.goto(url('/dashboard/namespaces/default/clusters/demo'));
     await page.getByRole('button', { name: 'Reconcile now' }).click();

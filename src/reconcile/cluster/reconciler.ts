@@ -13,7 +13,7 @@
  */
 import type { JsonObject } from '../../storage/interface.js';
 import { isJsonObject } from '../../storage/json.js';
-import { isConditionTrue, setCondition } from '../conditions.js';
+import { isConditionTrue } from '../conditions.js';
 import type { Reconcile, ReconcileResult } from '../controller.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { authenticate, deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
@@ -249,15 +249,17 @@ async function reconcileDelete(context: ClusterContext): Promise<ReconcileResult
   return pass.finish(error, { type: 'Ready', reason: 'DeleteFailed' });
 }
 
-/** Records why nothing happens; the source's change events bring the object back. */
+/**
+ * Nothing happens behind a closed gate. An object whose Cluster is not there yet is left exactly
+ * as its author wrote it, as CAPO leaves it: no finalizer, no status, so a client that updates it
+ * with the resourceVersion its create returned is not refused (Cluster API's topology controller
+ * and clusterctl move do). A paused object says so in its Paused condition (Cluster API's v1beta2
+ * contract), a write only when that changes. The source's change events bring the object back.
+ */
 export async function closedGate(client: KindClient, object: JsonObject, gate: Gate & { open: false }): Promise<ReconcileResult> {
+  if (gate.reason === 'WaitingForCluster') return {};
   const meta = metaOf(object);
-  await client.updateStatus({ namespace: meta.namespace, name: meta.name, uid: meta.uid }, (status) => {
-    setPaused(status, meta.generation ?? 1, gate);
-    if (gate.reason === 'WaitingForCluster') {
-      setCondition(status, meta.generation ?? 1, { type: 'Ready', status: 'False', reason: gate.reason, message: gate.message });
-    }
-  });
+  await client.updateStatus({ namespace: meta.namespace, name: meta.name, uid: meta.uid }, (status) => setPaused(status, meta.generation ?? 1, gate));
   return {};
 }
 

@@ -30,10 +30,13 @@ afterAll(async () => {
 const meta = (object: JsonObject | undefined) => object?.metadata as Record<string, any>;
 
 describe('the OpenStackCluster reconciler', () => {
-  it('waits for its Cluster without touching the cloud', async () => {
+  it('waits for its Cluster without touching the cloud or the object', async () => {
+    const before = await steps.get('cluster', 'demo');
     expect(await steps.pass('cluster', 'demo')).toEqual({});
     const cluster = await steps.get('cluster', 'demo');
-    expect(condition(cluster, 'Ready')).toMatchObject({ status: 'False', reason: 'WaitingForCluster' });
+    expect(meta(cluster).resourceVersion).toBe(meta(before).resourceVersion);
+    expect(cluster?.status).toBeUndefined();
+    expect(meta(cluster).finalizers).toBeUndefined();
     expect(steps.requests).toEqual([]);
   });
 
