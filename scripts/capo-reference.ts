@@ -1,6 +1,8 @@
 /**
  * Regenerates the CAPO fact files under test/reference/capo from CAPO's released CRDs and cluster
- * templates (`npm run reference:capo -- [source]`, source defaulting to ../shared/reference), so
+ * templates (`npm run reference:capo -- [source [target]]`, source defaulting to ../shared/reference,
+ * target to test/reference/capo; test/reference/capo-v0.14.2 holds v0.14.2's CRDs, from its
+ * config/crd/bases put in a source's capo-crds/), so
  * the compatibility tests run from a bare clone. A CRD becomes JSON holding what a wire-compatible
  * server must match: per version its served/storage flags, subresources, printer columns and the
  * openAPIV3Schema with every schema `description` left out (field names, types, enums, bounds,
@@ -67,8 +69,13 @@ export async function capoReferenceFacts(source: string): Promise<Map<string, st
   return facts;
 }
 
+/** The YAML files of `dir`; none where it does not exist (a source with CRDs only). */
 async function yamlFiles(dir: string): Promise<string[]> {
-  return (await readdir(dir)).filter((name) => name.endsWith('.yaml')).sort();
+  const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  });
+  return names.filter((name) => name.endsWith('.yaml')).sort();
 }
 
 type SchemaNode = Record<string, unknown>;
@@ -99,14 +106,15 @@ function isSchema(value: unknown): value is SchemaNode {
 
 async function main(): Promise<void> {
   const source = path.resolve(process.argv[2] ?? '../shared/reference');
+  const targetDir = process.argv[3] ?? capoReferenceDir;
   const facts = await capoReferenceFacts(source);
-  await rm(capoReferenceDir, { recursive: true, force: true });
+  await rm(targetDir, { recursive: true, force: true });
   for (const [file, text] of facts) {
-    const target = path.join(capoReferenceDir, file);
+    const target = path.join(targetDir, file);
     await mkdir(path.dirname(target), { recursive: true });
     await writeFile(target, text);
   }
-  console.log(`wrote ${facts.size} fact files to ${capoReferenceDir} from ${source}`);
+  console.log(`wrote ${facts.size} fact files to ${targetDir} from ${source}`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

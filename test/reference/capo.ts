@@ -31,20 +31,35 @@ const crdFact = z.object({
 export type CapoCrd = z.infer<typeof crdFact>;
 export type CapoCrdVersion = z.infer<typeof crdVersionFact>;
 
+/**
+ * The CAPO releases whose CRDs are kept, by the folder beside this module: v0.15.0-beta.0 (the
+ * newest, which serves v1beta2; its cluster templates too) and v0.14.2 (the released one Cluster
+ * API users run, and the one ../shared/k8s/build.sh builds).
+ */
+export const capoReleases = { 'v0.15.0-beta.0': 'capo', 'v0.14.2': 'capo-v0.14.2' } as const;
+export type CapoRelease = keyof typeof capoReleases;
+const newestRelease: CapoRelease = 'v0.15.0-beta.0';
+
 const crds = new Map<string, CapoCrd>();
 
-/** CAPO's CRD of a resource, e.g. `capoCrd('openstackclusters')`. */
-export function capoCrd(plural: string): CapoCrd {
-  let crd = crds.get(plural);
+/** CAPO's CRD of a resource, e.g. `capoCrd('openstackclusters')`, in the newest release unless another is named. */
+export function capoCrd(plural: string, release: CapoRelease = newestRelease): CapoCrd {
+  const file = `${capoReleases[release]}/crds/${plural}.json`;
+  let crd = crds.get(file);
   if (!crd) {
-    crd = crdFact.parse(JSON.parse(readFileSync(new URL(`capo/crds/${plural}.json`, import.meta.url), 'utf8')));
-    crds.set(plural, crd);
+    crd = crdFact.parse(JSON.parse(readFileSync(new URL(file, import.meta.url), 'utf8')));
+    crds.set(file, crd);
   }
   return crd;
 }
 
+/** The version of CAPO's CRD; undefined where that release does not serve it. */
+export function capoCrdVersionIn(release: CapoRelease, plural: string, version: string): CapoCrdVersion | undefined {
+  return capoCrd(plural, release).versions.find((candidate) => candidate.name === version);
+}
+
 export function capoCrdVersion(plural: string, version: string): CapoCrdVersion {
-  const found = capoCrd(plural).versions.find((candidate) => candidate.name === version);
+  const found = capoCrdVersionIn(newestRelease, plural, version);
   if (!found) throw new Error(`CAPO's ${plural} has no version ${version}`);
   return found;
 }

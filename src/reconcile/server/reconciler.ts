@@ -307,6 +307,11 @@ async function resolveServerGroupId(context: ServerContext): Promise<string | un
   return groups[0].id;
 }
 
+/** A port's port security as asked, in either release's spelling (admission refuses both); undefined: the network's. */
+function portSecurityOf(port: ServerSpec['ports'][number]): boolean | undefined {
+  return port.enablePortSecurity ?? (port.disablePortSecurity === undefined ? undefined : !port.disablePortSecurity);
+}
+
 /** Each port of the spec with its network, subnets and security groups resolved to IDs. */
 async function resolvePorts(context: ServerContext): Promise<ResolvedPort[]> {
   const { pass, spec, cloud } = context;
@@ -325,7 +330,8 @@ async function resolvePorts(context: ServerContext): Promise<ResolvedPort[]> {
       const groupParams = [...(port.securityGroups ?? []), ...(spec.securityGroups ?? [])] as NeutronParam[];
       const groups = [...new Set((await Promise.all(groupParams.map((param, groupIndex) => resolveSecurityGroups(neutron, param, `security group ${groupIndex} of spec.ports[${index}]`, projectId)))).flat())];
       const tags = [...new Set([...(spec.tags ?? []), ...(port.tags ?? [])])];
-      const portSecurity = port.enablePortSecurity ?? network.port_security_enabled;
+      const requestedPortSecurity = portSecurityOf(port);
+      const portSecurity = requestedPortSecurity ?? network.port_security_enabled;
       return strip({
         name: portName(pass.meta.name, index, port.nameSuffix),
         description: port.description,
@@ -340,7 +346,7 @@ async function resolvePorts(context: ServerContext): Promise<ResolvedPort[]> {
         hostID: port.hostID,
         vnicType: port.vnicType,
         profile: port.profile,
-        enablePortSecurity: port.enablePortSecurity,
+        enablePortSecurity: requestedPortSecurity,
         propagateUplinkStatus: port.propagateUplinkStatus,
         valueSpecs: port.valueSpecs,
       });

@@ -4,7 +4,8 @@
  */
 import { z } from 'zod';
 import type { KindVersion } from '../../../apiserver/registry/kind.js';
-import { condition, identityReference, networkParam, resourceStatuses } from '../v1beta2/common.js';
+import { identityReference } from '../v1beta1/common.js';
+import { condition, networkParam, resourceStatuses } from '../v1beta2/common.js';
 
 const { networkStatus } = resourceStatuses;
 

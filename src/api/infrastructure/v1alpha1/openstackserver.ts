@@ -2,28 +2,41 @@
  * OpenStackServer v1alpha1: one Nova server with its ports, volumes and
  * trunks. OpenStackMachines and the cluster bastion are realised through it.
  * Unlike the v1beta2 kinds, several of its lists declare no list type.
+ *
+ * CAPO changed this version in place between releases: v0.14 builds its spec
+ * from the v1beta1 types, v0.15 from the v1beta2 ones. The spec is v0.14's,
+ * the released one (a block device's storage type any string, no minLength on
+ * names, `disablePortSecurity`), plus v0.15's `enablePortSecurity` so that a
+ * server written by either release keeps its ports' setting; admission
+ * refuses the two together. The status is v0.15's, metav1 conditions as
+ * Cluster API v1beta2 asks: only the controller writes it.
+ * (test/api/infrastructure/crd-differences.ts lists each difference.)
  */
 import { z } from 'zod';
 import type { KindVersion } from '../../../apiserver/registry/kind.js';
 import {
   condition,
   flavorOrFlavorID,
-  identityReference,
   instanceState,
   nodeAddress,
-  portOpts,
+  portOpts as portOptsV1beta2,
   resolvedPortSpec,
   resourceStatusesOf,
   securityGroupParam,
   typedLocalObjectReference,
   v1beta2Spelling,
+  variant,
   withRules,
 } from '../v1beta2/common.js';
 import { serverStatusExtensions } from '../extensions.js';
-import { openStackMachineSpec } from '../v1beta2/openstackmachine.js';
+import { identityReference, portOpts as portOptsV1beta1 } from '../v1beta1/common.js';
+import { openStackMachineSpec } from '../v1beta1/openstackmachine.js';
 
-// An OpenStackMachine is realised as an OpenStackServer, and these fields pass through unchanged.
+// An OpenStackMachine is realised as an OpenStackServer, and these fields pass through unchanged (v0.14 shapes: v1beta1's).
 const machine = openStackMachineSpec.shape;
+
+/** v0.14's port, with v0.15's spelling of its port security beside the old one. */
+const portOpts = variant(portOptsV1beta1, (port) => port.extend({ enablePortSecurity: portOptsV1beta2.shape.enablePortSecurity }));
 
 export const openStackServerSpec = withRules(
   z.object({

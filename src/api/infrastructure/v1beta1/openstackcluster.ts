@@ -38,6 +38,11 @@ export const openStackClusterSpec = withRules(
   z.object({
     identityRef: identityReference.describe('Credentials for the cluster, also used by its machines unless they name their own.'),
     ...networkFieldsOf(subnetSpec, subnetParam),
+    // v0.14 takes at most one subnet of each IP version; v0.15 adds primarySubnet for more. Released v1beta1 keeps the bound.
+    subnets: atomicListOf(subnetParam)
+      .max(2)
+      .optional()
+      .describe('Existing subnets of network, at most one IPv4 and one IPv6, used when managedSubnets is empty. All subnets of network when omitted.'),
     networkMTU: z
       .int()
       .optional()

@@ -32,6 +32,31 @@ describe('OpenStackServer create', () => {
       { type: 'FieldValueForbidden', field: 'spec.ports', message: 'Forbidden: cannot have security groups when EnablePortSecurity is set to false' },
     ]);
   });
+
+  it('forbids security groups on a port with port security disabled in v0.14\'s spelling', () => {
+    const server = changed(openStackServer(), (s) => {
+      s.spec.ports[0].disablePortSecurity = true;
+      s.spec.ports[0].securityGroups = [{ id: 'sg-1' }];
+    });
+    expect(rendered(create(rules, server))).toEqual([
+      { type: 'FieldValueForbidden', field: 'spec.ports', message: 'Forbidden: cannot have security groups when DisablePortSecurity is set to true' },
+    ]);
+    expect(create(rules, changed(server, (s) => (s.spec.ports[0].disablePortSecurity = false)))).toEqual([]);
+  });
+
+  it('forbids both spellings of port security on one port', () => {
+    const server = changed(openStackServer(), (s) => {
+      s.spec.ports[0].disablePortSecurity = false;
+      s.spec.ports[0].enablePortSecurity = true;
+    });
+    expect(rendered(create(rules, server))).toEqual([
+      {
+        type: 'FieldValueForbidden',
+        field: 'spec.ports',
+        message: 'Forbidden: disablePortSecurity (CAPO v0.14) and enablePortSecurity (v0.15) are one setting: set one',
+      },
+    ]);
+  });
 });
 
 describe('OpenStackServer update', () => {
