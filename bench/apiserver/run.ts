@@ -51,6 +51,8 @@ interface Config {
   /** Also this server on kube-apiserver's etcd, and kube-apiserver itself with CAPO's CRDs. */
   besideKube: boolean;
   watchCache: boolean;
+  /** This server runs its reconciler against a simulated cloud. */
+  reconciler: boolean;
   /** Node's flags for this server: npm start's unless --node-flags says otherwise. */
   nodeFlags: string[];
   watchProtocol: WatchProtocol;
@@ -69,6 +71,8 @@ const usage = `Usage: node dist/bench/apiserver/run.js [options]
   --beside-kube      start a control plane (../shared/k8s) and run the same load against this
                      server on SQLite, on the control plane's etcd, and kube-apiserver with CAPO's CRDs
   --no-watch-cache   run this server without its watch cache (kube-apiserver: --watch-cache=false)
+  --reconciler       run this server with its reconciler and a simulated cloud, as deployed (the
+                     benchmark's OpenStackClusters have no owner Cluster, so it must leave them alone)
   --node-flags='F'   run this server with these node flags instead of those npm start uses
                      (package.json), e.g. --node-flags='' for V8's defaults
   --watch-protocol P  http2 (default: the watches as streams of shared connections, as client-go
@@ -90,6 +94,7 @@ function parseConfig(): Config {
       'etcd-servers': { type: 'string' },
       'beside-kube': { type: 'boolean', default: false },
       'no-watch-cache': { type: 'boolean', default: false },
+      reconciler: { type: 'boolean', default: false },
       'node-flags': { type: 'string' },
       'watch-protocol': { type: 'string', default: 'http2' },
       'trace-updates': { type: 'string' },
@@ -127,6 +132,7 @@ function parseConfig(): Config {
     etcdServers: values['etcd-servers'],
     besideKube: values['beside-kube'] ?? false,
     watchCache: !values['no-watch-cache'],
+    reconciler: values.reconciler ?? false,
     watchProtocol,
     nodeFlags: values['node-flags'] !== undefined ? values['node-flags'].split(/\s+/).filter(Boolean) : startScriptFlags(),
   };
@@ -642,11 +648,11 @@ interface Target {
 async function ourServer(config: Config, name: string, etcdServers: string | undefined, log: (text: string) => void): Promise<Target> {
   const server = await startServer({
     nodeFlags: [...config.nodeFlags, ...(config.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${config.cpuProfDir}`] : [])],
-    env: { BENCH_WATCH_CACHE: String(config.watchCache), ...(etcdServers && { BENCH_ETCD_SERVERS: etcdServers }) },
+    env: { BENCH_WATCH_CACHE: String(config.watchCache), BENCH_RECONCILER: String(config.reconciler), ...(etcdServers && { BENCH_ETCD_SERVERS: etcdServers }) },
   });
   const { hello } = server;
   const { storage } = hello;
-  log(`${name}: pid ${hello.pid} at ${hello.url}, watch cache ${storage.watchCache ? 'on' : 'off'}, node flags: ${config.nodeFlags.join(' ') || 'none'}${config.cpuProfDir ? `, CPU profile to ${config.cpuProfDir}` : ''}`);
+  log(`${name}: pid ${hello.pid} at ${hello.url}, watch cache ${storage.watchCache ? 'on' : 'off'}, reconciler ${config.reconciler ? 'on' : 'off'}, node flags: ${config.nodeFlags.join(' ') || 'none'}${config.cpuProfDir ? `, CPU profile to ${config.cpuProfDir}` : ''}`);
   const durability =
     storage.backend === 'sqlite'
       ? `SQLite journal_mode=${storage.journalMode}, synchronous=${storage.synchronous}, locking_mode=${storage.lockingMode}; ` +
@@ -767,6 +773,7 @@ function rows(config: Config): Row[] {
     { figure: '  create latency p50 / p99', cells: (f) => `${ms(f.create.value.latencies.p50)} / ${ms(f.create.value.latencies.p99)} ms` },
     { figure: `gets/s (${config.gets} GETs by name, ${config.concurrency} in flight)`, cells: (f) => `${rate(config.gets, f.get.cost.wallSeconds).toFixed(0)}/s`, value: (f) => rate(config.gets, f.get.cost.wallSeconds), better: 'higher', target: { text: '>= 4,000/s', value: 4000 } },
     { figure: '  get latency p50 / p99', cells: (f) => `${ms(f.get.value.latencies.p50)} / ${ms(f.get.value.latencies.p99)} ms` },
+    { figure: '  object size a GET returns', cells: (f) => `${f.get.value.responseBytes.toFixed(0)} B`, value: (f) => f.get.value.responseBytes, better: 'lower' },
     { figure: `LIST ${config.objects} JSON p50 / p99 (n=${config.listRepetitions})`, cells: (f) => `${ms(f.list.value.plain.p50)} / ${ms(f.list.value.plain.p99)} ms`, value: (f) => f.list.value.plain.p99, better: 'lower', target: { text: 'p99 <= 400 ms', value: 400 } },
     { figure: '  LIST response size', cells: (f) => `${(f.list.value.plainBytes / 2 ** 20).toFixed(1)} MiB` },
     { figure: `LIST ${config.objects} as Table p50 / p99`, cells: (f) => `${ms(f.list.value.table.p50)} / ${ms(f.list.value.table.p99)} ms`, value: (f) => f.list.value.table.p99, better: 'lower' },

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { embeddedCredentials, startApp, type StorageSettings } from '../../src/app.js';
-import { aggregatedKinds } from '../../src/api/kinds.js';
+import { aggregatedKinds, servedKinds } from '../../src/api/kinds.js';
 
 export interface ServerHello {
   url: string;
@@ -27,12 +27,15 @@ async function main(): Promise<void> {
   const etcdServers = process.env.BENCH_ETCD_SERVERS?.split(',').filter(Boolean);
   // BENCH_WATCH_CACHE=false (run.ts --no-watch-cache) measures the server without its watch cache.
   const watchCache = process.env.BENCH_WATCH_CACHE !== 'false';
+  // BENCH_RECONCILER=true (run.ts --reconciler) runs the reconciler too, on a simulated cloud, with the embedded Cluster API kinds it reads.
+  const reconciler = process.env.BENCH_RECONCILER === 'true';
   const app = await startApp({
     dataDir,
     host: '127.0.0.1',
     port: 0,
     // What it serves behind kube-apiserver: the CAPO kinds and the computed ones.
-    kinds: aggregatedKinds,
+    kinds: reconciler ? servedKinds : aggregatedKinds,
+    ...(reconciler && { reconciler: {}, simulatedCloud: { port: 0 } }),
     // One client holds every watcher of the fan-out phase: above the per-user bound a server protects itself with.
     requestLimits: { maxWatchesPerUser: 2_000 },
     watchCache,

@@ -100,6 +100,13 @@ describe('the OpenStackCluster reconciler', () => {
     expect(steps.requests.filter((line) => /^network POST \/v2\.0\/networks /.test(line)).map((line) => line.split(' ')[3])).toEqual(['503', '201']);
   });
 
+  it('writes nothing to a Ready cluster when a pass finds nothing to change', async () => {
+    const before = await steps.get('cluster', 'demo');
+    await steps.pass('cluster', 'demo');
+    await steps.pass('cluster', 'demo');
+    expect(meta(await steps.get('cluster', 'demo')).resourceVersion).toBe(meta(before).resourceVersion);
+  });
+
   it('lets a copy made by clusterctl move take its resources over: the original lets go without deleting, the copy creates nothing', async () => {
     const original = (await steps.get('cluster', 'demo'))!;
     expect(meta(original).annotations).toMatchObject({ [ownerUidAnnotation]: meta(original).uid });
