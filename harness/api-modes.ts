@@ -8,7 +8,7 @@ import { aggregatedKinds, servedKinds } from '../src/api/kinds.js';
 import type { RunningApp } from '../src/app.js';
 import { startAggregatedServer } from './aggregated-server.js';
 import { controlPlaneUnavailable, kubectlProxy, startControlPlane } from './control-plane.js';
-import { request, startTestServer } from './test-server.js';
+import { request, startTestServer, type KubectlResult } from './test-server.js';
 
 export type ApiModeName = 'embedded' | 'aggregated';
 
@@ -23,6 +23,8 @@ export interface ApiMode {
   app: RunningApp;
   /** A request as the cluster's admin, through kube-apiserver in the aggregated mode; `body` is sent as JSON unless `contentType` says otherwise. */
   call(method: string, path: string, body?: unknown, contentType?: string): Promise<ApiAnswer>;
+  /** The real kubectl as the cluster's admin, against kube-apiserver in the aggregated mode. */
+  kubectl(args: string[], input?: string): Promise<KubectlResult>;
   stop(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ async function startEmbedded(): Promise<ApiMode> {
       });
       return { status: answer.status, body: answer.body === '' ? undefined : JSON.parse(answer.body) };
     },
+    kubectl: (args, input) => server.kubectl(args, input === undefined ? {} : { input }),
     stop: () => server.stop(),
   };
 }
@@ -67,6 +70,7 @@ async function startAggregated(): Promise<ApiMode> {
       const text = await answer.text();
       return { status: answer.status, body: text === '' ? undefined : JSON.parse(text) };
     },
+    kubectl: (args, input) => plane.kubectl(args, input),
     async stop() {
       proxy.stop();
       await server.close();

@@ -29,6 +29,9 @@ import { KindClient } from './reconcile/objects.js';
 import type { ClusterApiCluster, ClusterApiSource } from './reconcile/sources/source.js';
 import type { IpamClients } from './reconcile/deps.js';
 import { StorageClusterApiSource, type KindDefinitions } from './reconcile/sources/storage-source.js';
+import type { EventSink } from './reconcile/events/recorder.js';
+import { startEventTtl } from './api/embedded/event-ttl.js';
+import { storageEventSink } from './reconcile/events/storage-sink.js';
 import type { Storage } from './storage/interface.js';
 import { SqliteStorage } from './storage/sqlite.js';
 import type { EtcdStorage, EtcdStorageOptions } from './storage/etcd.js';
@@ -205,6 +208,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
         startCaBundleCheck({ kubeconfig: loadKubeconfig(options.aggregated?.kubeconfig), servingCertificatePem: tls.cert, groupVersions: servedGroupVersions(kinds), logger }),
       )
     : undefined;
+  // Served Events expire an hour after their last change, as kube-apiserver's.
+  const servedEvents = kinds.find((kind) => kind.group === '' && kind.kind === 'Event');
+  const stopEventTtl = servedEvents && startEventTtl(storage, servedEvents, (error) => logger.warn({ err: error }, 'expiring Events failed; the next sweep tries again'));
   // The source is the composition root's: it outlives the reconciler's listeners and is closed last.
   sources = options.reconciler ? await clusterApiSource(options, storage) : undefined;
   const sourceCheck = sources?.source.check?.bind(sources.source);
@@ -247,6 +253,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     close: async () => {
       shuttingDown = true;
       stopCaBundleCheck?.();
+      stopEventTtl?.();
       await reconciler?.stop();
       await leader?.release();
       await sources?.source.close();
@@ -325,18 +332,24 @@ export function embeddedCredentials(app: RunningApp): { kubeconfigPath: string; 
 async function clusterApiSource(
   options: AppOptions,
   storage: Storage,
-): Promise<{ source: ClusterApiSource; secretFinalizers?: ReturnType<typeof storageSecretFinalizers>; ipam?: IpamClients }> {
+): Promise<{ source: ClusterApiSource; secretFinalizers?: ReturnType<typeof storageSecretFinalizers>; ipam?: IpamClients; eventSink?: EventSink }> {
   if (options.aggregated) {
-    const [{ KubernetesClusterApiSource }, { KubernetesIpam }, { loadKubeconfig }] = await Promise.all([
+    const [{ KubernetesClusterApiSource }, { KubernetesIpam }, { loadKubeconfig }, { kubernetesEventSink }] = await Promise.all([
       import('./reconcile/sources/kubernetes-source.js'),
       import('./reconcile/sources/kubernetes-ipam.js'),
       import('./reconcile/sources/kubeconfig.js'),
+      import('./reconcile/events/kubernetes-sink.js'),
     ]);
     const kubeconfig = loadKubeconfig(options.aggregated.kubeconfig);
-    return { source: new KubernetesClusterApiSource(kubeconfig), ipam: new KubernetesIpam(kubeconfig) };
+    return { source: new KubernetesClusterApiSource(kubeconfig), ipam: new KubernetesIpam(kubeconfig), eventSink: kubernetesEventSink(kubeconfig) };
   }
   const sourceKinds = embeddedSourceKinds(options.kinds);
-  return { source: new StorageClusterApiSource(storage, sourceKinds), secretFinalizers: storageSecretFinalizers(new KindClient(sourceKinds.secret, storage)) };
+  const eventKind = options.kinds.find((kind) => kind.group === '' && kind.kind === 'Event');
+  return {
+    source: new StorageClusterApiSource(storage, sourceKinds),
+    secretFinalizers: storageSecretFinalizers(new KindClient(sourceKinds.secret, storage)),
+    ...(eventKind && { eventSink: storageEventSink(new KindClient(eventKind, storage)) }),
+  };
 }
 
 /** What the dashboard shows of Cluster API's Cluster. */

@@ -1,4 +1,5 @@
 /** What every reconciler works with; startReconciler builds one of these and shares it. */
+import type { EventRecorder } from './events/recorder.js';
 import type { JsonObject, ObjectName } from '../storage/interface.js';
 import type { CloudConnections } from './cloud.js';
 import type { IdentityGuard } from './identity-guard.js';
@@ -59,4 +60,6 @@ export interface ReconcilerDeps {
   memberBatches: MemberBatches;
   /** This installation's id (installation.ts); without it nothing is tagged with one. */
   installation?: string;
+  /** Where passes record Events about their objects; none where no Event is served. */
+  events?: EventRecorder;
 }

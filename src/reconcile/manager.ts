@@ -19,6 +19,7 @@ import type { JsonObject, Storage, Watch, WatchEvent } from '../storage/interfac
 import { CloudConnections } from './cloud.js';
 import { machinesMayStart, openStackClusterReconciler } from './cluster/reconciler.js';
 import { Controller, generationOrMetadataChanged, type Sharding } from './controller.js';
+import { EventRecorder, type EventSink } from './events/recorder.js';
 import type { LeaderLock } from './leader.js';
 import { openStackMachineReconciler } from './machine/reconciler.js';
 import { KindClient, metaOf } from './objects.js';
@@ -39,6 +40,9 @@ import { WaitSchedule } from './wait-schedule.js';
 import { MemberBatches } from './member-batches.js';
 import { IdentityGuard, type SecretFinalizers } from './identity-guard.js';
 import { isJsonObject } from '../storage/json.js';
+
+/** source.component and reportingComponent of the Events the reconcilers record. */
+export const eventComponent = 'capo-apiserver';
 
 export interface ReconcilerOptions {
   storage: Storage;
@@ -63,6 +67,8 @@ export interface ReconcilerOptions {
   ipam?: IpamClients;
   /** This installation's id (installation.ts): tagged on what is created, and the leak audit's bound. */
   installation?: string;
+  /** Where Events about our objects go: this server's storage (embedded) or the management cluster. */
+  eventSink?: EventSink;
 }
 
 export interface RunningReconciler {
@@ -125,6 +131,7 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
     schedule: new WaitSchedule(),
     memberBatches: new MemberBatches(),
     ...(options.installation === undefined ? {} : { installation: options.installation }),
+    ...(options.eventSink === undefined ? {} : { events: new EventRecorder(options.eventSink, { component: eventComponent, logger: options.logger }) }),
   };
 }
 

@@ -15,7 +15,8 @@ import type { JsonObject } from '../storage/interface.js';
 import { conditionsOf, setCondition, type ConditionUpdate } from './conditions.js';
 import { TerminalError, type ReconcileResult } from './controller.js';
 import { WaitingError, waitingOf, type Owner, type ResourceActuator, type Waiting } from './resource/actuator.js';
-import { blockedRequeueMs, classify, ensure, retryAfterMs, type Found, type Removal } from './resource/engine.js';
+import { blockedRequeueMs, classify, ensure, remove, retryAfterMs, type EnsureObserver, type Found, type Removal, type RemoveInput } from './resource/engine.js';
+import type { EventRecorder, EventType } from './events/recorder.js';
 import { metaOf, type KindClient, type ObjectMeta } from './objects.js';
 import type { ReadTogether } from './read-together.js';
 import type { VerifiedResources } from './verified-resources.js';
@@ -29,6 +30,8 @@ export interface PassMemory {
   schedule: WaitSchedule;
   /** This installation's id, tagged on what the pass creates (installation.ts). */
   installation?: string;
+  /** Where Events about the object are recorded, if anywhere. */
+  events?: EventRecorder;
 }
 
 export interface Ensured<Resource> {
@@ -66,13 +69,16 @@ export class ReconcilePass {
   private readonly verified: VerifiedResources;
   private readonly reads: ReadTogether;
   private readonly schedule: WaitSchedule;
+  private readonly events: EventRecorder | undefined;
+  /** Errors already told in an Event (a failed create), so finish does not tell them twice. */
+  private readonly told = new WeakSet<object>();
 
   constructor(
     readonly client: KindClient,
     readonly object: JsonObject,
     memory: PassMemory,
   ) {
-    ({ verified: this.verified, reads: this.reads, schedule: this.schedule } = memory);
+    ({ verified: this.verified, reads: this.reads, schedule: this.schedule, events: this.events } = memory);
     this.meta = metaOf(object);
     this.generation = this.meta.generation ?? 1;
     this.owner = {
@@ -119,6 +125,30 @@ export class ReconcilePass {
     this.observe((status) => {
       for (const condition of conditionsOf(status)) if (condition.observedGeneration === previous) condition.observedGeneration = generation;
     });
+  }
+
+  /** Records an Event about the object; never waits. */
+  event(type: EventType, reason: string, message: string): void {
+    this.events?.record(this.object, type, reason, message);
+  }
+
+  /** The Events of what the engine does to one resource, in CAPO's reasons (SuccessfulCreateNetwork, FailedCreateServer, ...). */
+  private resourceEvents(kind: string, name: string): EnsureObserver {
+    const reasonKind = kind.replace(/(^|\s)(\w)/g, (_, __, letter: string) => letter.toUpperCase());
+    return {
+      created: (id) => this.event('Normal', `SuccessfulCreate${reasonKind}`, `Created ${kind} ${name} with id ${id}`),
+      adopted: (id) => this.event('Normal', `SuccessfulAdopt${reasonKind}`, `Adopted ${kind} ${name} with id ${id}, found by its name and owner tag`),
+      createFailed: (error) => {
+        if (typeof error === 'object' && error !== null) this.told.add(error);
+        this.event('Warning', `FailedCreate${reasonKind}`, `Failed to create ${kind} ${name}: ${error instanceof Error ? error.message : String(error)}`);
+      },
+      deleted: (id) => this.event('Normal', `SuccessfulDelete${reasonKind}`, `Deleted ${kind} ${name} with id ${id}`),
+    };
+  }
+
+  /** engine.remove with the pass's bookkeeping (noteRemoval) and Events; whether the resource is gone. */
+  async remove<Desired extends { name: string }, Resource extends { id: string }>(actuator: ResourceActuator<Desired, Resource>, input: RemoveInput): Promise<boolean> {
+    return this.noteRemoval(await remove(actuator, { ...input, observer: this.resourceEvents(actuator.kind, input.name) }));
   }
 
   /** An observation to write with the rest at the end of the pass. */
@@ -187,6 +217,7 @@ export class ReconcilePass {
       owner,
       ifGone: input.ifGone,
       record: (id) => this.record((status) => input.record(status, id)),
+      observer: this.resourceEvents(actuator.kind, input.desired.name),
       read: (id) => (ahead?.kind === 'read' && ahead.id === id ? (ahead.answer as Promise<Resource | undefined>) : this.reads.read(actuator, { id, ownerUid: owner.uid })),
       ...(find === undefined ? {} : { find }),
     });
@@ -270,6 +301,7 @@ export class ReconcilePass {
     if (error !== undefined) {
       const kind = classify(error);
       const message = error instanceof Error ? error.message : String(error);
+      if (!(typeof error === 'object' && error !== null && this.told.has(error))) this.event('Warning', failure.reason, message);
       if (kind === 'terminal') {
         this.condition({ type: failure.type, status: 'False', reason: failure.reason, message });
         rethrow = error instanceof TerminalError ? error : new TerminalError(message);

@@ -1,13 +1,15 @@
 /**
  * What a management cluster's kube-apiserver would serve beside the CAPO
  * kinds, for the embedded mode that runs without one: core v1 Secrets
- * (identity clouds.yaml, bootstrap data) and Cluster API's Cluster and
+ * (identity clouds.yaml, bootstrap data) and Events (what the reconciler
+ * records, for kubectl describe), Cluster API's Cluster and
  * Machine, which the reconciler reads, and the IPAM claims and addresses
  * OpenStackFloatingIPPool answers. Names, scopes and subresources are those
  * of kube and of Cluster API's CRDs.
  */
 import type { KindDefinition } from '../../apiserver/registry/kind.js';
 import { clusterV1beta2 } from './cluster.js';
+import { eventV1 } from './event.js';
 import { ipAddressAdmission, ipAddressClaimAdmission } from './ipam-admission.js';
 import { ipAddressClaimV1beta2, ipAddressV1beta2 } from './ipam.js';
 import { machineV1beta2 } from './machine.js';
@@ -29,6 +31,31 @@ export const secretKind: KindDefinition = {
   builtIn: true,
   // kube's Secret strategy: `kubectl get secrets --field-selector type=kubernetes.io/tls`.
   selectableFields: ['type'],
+};
+
+export const eventKind: KindDefinition = {
+  group: '',
+  kind: 'Event',
+  plural: 'events',
+  singular: 'event',
+  shortNames: ['ev'],
+  namespaced: true,
+  versions: [eventV1],
+  subresources: { status: false },
+  builtIn: true,
+  // kube's event strategy: what `kubectl describe` and `kubectl get events --field-selector` select by.
+  selectableFields: [
+    'involvedObject.kind',
+    'involvedObject.namespace',
+    'involvedObject.name',
+    'involvedObject.uid',
+    'involvedObject.apiVersion',
+    'involvedObject.resourceVersion',
+    'involvedObject.fieldPath',
+    'reason',
+    'reportingComponent',
+    'type',
+  ],
 };
 
 export const clusterKind: KindDefinition = {
@@ -79,4 +106,4 @@ export const ipAddressKind: KindDefinition = {
   admission: ipAddressAdmission,
 };
 
-export const embeddedClusterApiKinds: KindDefinition[] = [secretKind, clusterKind, machineKind, ipAddressClaimKind, ipAddressKind];
+export const embeddedClusterApiKinds: KindDefinition[] = [secretKind, eventKind, clusterKind, machineKind, ipAddressClaimKind, ipAddressKind];

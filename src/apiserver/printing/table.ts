@@ -39,11 +39,14 @@ const DEFAULT_COLUMNS: PrinterColumn[] = [
 export class TablePrinter {
   readonly columnDefinitions: ColumnDefinition[];
   private readonly columns: { type: PrinterColumn['type']; path: CompiledJsonPath }[];
+  /** The kind places the name itself (kube's Event printer shows it last, with -o wide), so no Name column leads. */
+  private readonly namePlaced: boolean;
 
   /** Throws on a column kube's CRD validation would reject, so bad kind definitions fail at startup. */
   constructor(columns: PrinterColumn[]) {
     const effective = columns.length > 0 ? columns : DEFAULT_COLUMNS;
-    this.columnDefinitions = [{ name: 'Name', type: 'string', format: 'name', description: NAME_DESCRIPTION, priority: 0 }];
+    this.namePlaced = effective.some((column) => column.name === 'Name' && column.jsonPath === '.metadata.name');
+    this.columnDefinitions = this.namePlaced ? [] : [{ name: 'Name', type: 'string', format: 'name', description: NAME_DESCRIPTION, priority: 0 }];
     this.columns = [];
     for (const column of effective) {
       const path = compileColumn(column);
@@ -65,7 +68,7 @@ export class TablePrinter {
    */
   toTable(objects: JsonObject[], listMeta: Record<string, unknown>, request: TableRequest): JsonObject {
     const rows = objects.map((object) => ({
-      cells: [nameOf(object), ...this.columns.map(({ type, path }) => cell(type, path(object), request.now))],
+      cells: [...(this.namePlaced ? [] : [nameOf(object)]), ...this.columns.map(({ type, path }) => cell(type, path(object), request.now))],
       object: rowObject(object, request),
     }));
     return {

@@ -9,7 +9,6 @@
 import type { JsonObject } from '../../storage/interface.js';
 import { metaOf } from '../objects.js';
 import { bastionServerName } from '../../capo/names.js';
-import { remove } from '../resource/engine.js';
 import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
 import { serverSpecFor, specHash, type MachineSpec } from '../server-spec.js';
 import { clusterNameLabel } from '../paused.js';
@@ -136,8 +135,7 @@ export async function deleteBastion(context: ClusterContext, existing?: JsonObje
   const { pass, cluster, deps, cloud } = context;
   const server = existing ?? (await deps.servers.get({ namespace: cluster.namespace, name: bastionServerName(cluster) }));
   if (!(await removeBastionServer(context, server))) return false;
-  const removal = await remove(floatingIpActuator(cloud.clients.neutron), { recordedId: ownedFloatingIp(pass.status), name: bastionServerName(cluster), owner: pass.owner });
-  if (!pass.noteRemoval(removal)) return false;
+  if (!(await pass.remove(floatingIpActuator(cloud.clients.neutron), { recordedId: ownedFloatingIp(pass.status), name: bastionServerName(cluster), owner: pass.owner }))) return false;
   if (ownedFloatingIp(pass.status) !== undefined || pass.status.bastion !== undefined) {
     await pass.record((status) => {
       setOwned(status, 'floatingip/bastion', undefined);

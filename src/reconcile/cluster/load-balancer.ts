@@ -31,7 +31,6 @@ import type { ReconcilePass } from '../reconcile-pass.js';
 import { metaOf } from '../objects.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { absentOn404, type ResourceActuator } from '../resource/actuator.js';
-import { remove } from '../resource/engine.js';
 import { findUserFloatingIp, floatingIpActuator, type FloatingIpDesired } from '../resource/floating-ip.js';
 import { healthMonitorActuator } from '../resource/health-monitor.js';
 import { listenerActuator } from '../resource/listener.js';
@@ -571,7 +570,7 @@ async function octaviaFlavorId(context: ClusterContext, name: string): Promise<s
 export async function deleteApiEndpoint(context: ClusterContext): Promise<boolean> {
   const { pass, spec, cluster, cloud } = context;
   const fipName = spec.apiServer?.managedLoadBalancer && spec.apiServer.managedLoadBalancer.enabled !== false ? apiLoadBalancerName(cluster) : `${clusterResourceName(cluster)}-api`;
-  if (!pass.noteRemoval(await remove(floatingIpActuator(cloud.clients.neutron), { recordedId: owned(pass)['floatingip/api'], name: fipName, owner: pass.owner }))) return false;
+  if (!(await pass.remove(floatingIpActuator(cloud.clients.neutron), { recordedId: owned(pass)['floatingip/api'], name: fipName, owner: pass.owner }))) return false;
   if (owned(pass)['floatingip/api'] !== undefined) await pass.record((status) => setOwned(status, 'floatingip/api', undefined));
   return true;
 }
@@ -580,7 +579,7 @@ export async function deleteApiEndpoint(context: ClusterContext): Promise<boolea
 export async function deleteApiLoadBalancer(context: ClusterContext): Promise<boolean> {
   const { pass, cluster, cloud } = context;
   const recorded = recordedApiLoadBalancerId(pass);
-  if (!pass.noteRemoval(await remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: recorded, name: apiLoadBalancerName(cluster), owner: pass.owner }))) return false;
+  if (!(await pass.remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: recorded, name: apiLoadBalancerName(cluster), owner: pass.owner }))) return false;
   const children = Object.keys(owned(pass)).filter((role) => /^(loadbalancer|listener|pool|healthmonitor)\//.test(role));
   if (recorded !== undefined || children.length > 0) {
     await pass.record((status) => {
@@ -595,7 +594,7 @@ export async function deleteApiLoadBalancer(context: ClusterContext): Promise<bo
 export async function deleteIngressLoadBalancer(context: ClusterContext): Promise<boolean> {
   const { pass, cluster, cloud } = context;
   const children = Object.keys(owned(pass)).filter((role) => role.startsWith('ingress/'));
-  if (!pass.noteRemoval(await remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: owned(pass)['ingress/loadbalancer'], name: ingressLoadBalancerName(cluster), owner: pass.owner }))) return false;
+  if (!(await pass.remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: owned(pass)['ingress/loadbalancer'], name: ingressLoadBalancerName(cluster), owner: pass.owner }))) return false;
   if (children.length > 0) await pass.record((status) => children.forEach((role) => { setOwned(status, role, undefined); }));
   return true;
 }

@@ -12,7 +12,6 @@ import { resolveNetwork, resolveSubnet } from '../neutron-filters.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { TerminalError } from '../controller.js';
 import { clusterResourceName } from '../../capo/names.js';
-import { remove } from '../resource/engine.js';
 import { networkActuator } from '../resource/network.js';
 import { routerActuator } from '../resource/router.js';
 import { subnetActuator } from '../resource/subnet.js';
@@ -296,7 +295,7 @@ export async function deleteRouter(context: ClusterContext): Promise<boolean> {
   if (spec.router) {
     if (recorded && network?.subnets?.[0]) await detachExistingRouter(context, recorded.id, network.subnets[0].id);
   } else if (hasManagedSubnets(spec)) {
-    if (!pass.noteRemoval(await remove(routerActuator(cloud.clients.neutron), { recordedId: recorded?.id, name: clusterResourceName(cluster), owner: pass.owner }))) return false;
+    if (!(await pass.remove(routerActuator(cloud.clients.neutron), { recordedId: recorded?.id, name: clusterResourceName(cluster), owner: pass.owner }))) return false;
   }
   if (recorded) await pass.record((status) => delete status.router);
   return true;
@@ -309,8 +308,8 @@ export async function deleteNetwork(context: ClusterContext): Promise<boolean> {
   const neutron = cloud.clients.neutron;
   const name = clusterResourceName(cluster);
   const network = pass.status.network as RecordedNetwork | undefined;
-  if (!pass.noteRemoval(await remove(subnetActuator(neutron), { recordedId: network?.subnets?.[0]?.id, name, owner: pass.owner }))) return false;
-  if (!pass.noteRemoval(await remove(networkActuator(neutron), { recordedId: network?.id, name, owner: pass.owner }))) return false;
+  if (!(await pass.remove(subnetActuator(neutron), { recordedId: network?.subnets?.[0]?.id, name, owner: pass.owner }))) return false;
+  if (!(await pass.remove(networkActuator(neutron), { recordedId: network?.id, name, owner: pass.owner }))) return false;
   if (network) await pass.record((status) => delete status.network);
   return true;
 }

@@ -7,7 +7,6 @@
  */
 import type { JsonObject } from '../../storage/interface.js';
 import { securityGroupName, type SecurityGroupRole } from '../../capo/names.js';
-import { remove } from '../resource/engine.js';
 import { settleAll } from '../reconcile-pass.js';
 import { securityGroupActuator, type SecurityGroupDesired } from '../resource/security-group.js';
 import { desiredRules, type ManagedGroupIds } from '../../capo/security-group-rules.js';
@@ -135,8 +134,7 @@ export function apiServerPorts(context: ClusterContext): number[] {
 
 async function removeGroup(context: ClusterContext, role: SecurityGroupRole): Promise<boolean> {
   const { pass, cluster, cloud } = context;
-  const removal = await remove(securityGroupActuator(cloud.clients.neutron), { recordedId: recordedId(pass.status, role), name: securityGroupName(cluster, role), owner: pass.owner });
-  if (!pass.noteRemoval(removal)) return false;
+  if (!(await pass.remove(securityGroupActuator(cloud.clients.neutron), { recordedId: recordedId(pass.status, role), name: securityGroupName(cluster, role), owner: pass.owner }))) return false;
   if (pass.status[statusFields[role]] !== undefined) await pass.record((status) => delete status[statusFields[role]]);
   return true;
 }

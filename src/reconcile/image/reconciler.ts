@@ -20,7 +20,7 @@ import { metaOf, type KindClient } from '../objects.js';
 import { ReconcilePass, describeWaits } from '../reconcile-pass.js';
 import { absentOn404, WaitingError } from '../resource/actuator.js';
 import { findCondition } from '../conditions.js';
-import { classify, remove } from '../resource/engine.js';
+import { classify } from '../resource/engine.js';
 import { imageActuator } from '../resource/image.js';
 import { uploadContent, type Download } from './content.js';
 import { DependencyFailedError, type ImageRefResolver } from '../lookups.js';
@@ -169,12 +169,11 @@ async function reconcileImport(pass: ReconcilePass, cloud: CloudConnection, spec
 /** True once nothing of ours is left in Glance (or nothing was ours to delete). */
 async function reconcileDelete(pass: ReconcilePass, cloud: CloudConnection, spec: ImageSpec): Promise<boolean> {
   if (spec.managementPolicy === 'unmanaged' || spec.managedOptions?.onDelete === 'detach') return true;
-  const removal = await remove(imageActuator(cloud.clients.glance), {
+  return pass.remove(imageActuator(cloud.clients.glance), {
     recordedId: pass.status.id as string | undefined,
     name: spec.resource?.name ?? pass.meta.name,
     owner: pass.owner,
   });
-  return pass.noteRemoval(removal);
 }
 
 function reportImage(pass: ReconcilePass, image: Image): void {

@@ -26,7 +26,6 @@ import type { ObjectName } from '../../storage/interface.js';
 import { clusterGate, clusterNameLabel, ownerClusterName, setPaused } from '../paused.js';
 import { ReconcilePass, describeWaits } from '../reconcile-pass.js';
 import { ensureGraph, removeGraph, stepGraph } from '../step-graph.js';
-import { remove } from '../resource/engine.js';
 import { memberActuator } from '../resource/member.js';
 import { createTags } from '../resource/octavia.js';
 import { serverSpecFor, type MachineSpec } from '../server-spec.js';
@@ -158,7 +157,10 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
   const instance = findCondition(server.status, 'InstanceReady');
   if (server.status.ready !== true) {
     const reason = instance?.status === 'False' ? instance.reason : 'InstanceNotReady';
-    pass.condition({ type: 'Ready', status: 'False', reason, message: instance?.message ?? 'the server is being created' });
+    const message = instance?.message ?? 'the server is being created';
+    // A failure of its server is the machine's to tell too: people describe the machine. Once per new message.
+    if (serverFailures.has(reason) && findCondition(pass.status, 'Ready')?.message !== message) pass.event('Warning', reason, `OpenStackServer ${machine.name}: ${message}`);
+    pass.condition({ type: 'Ready', status: 'False', reason, message });
     return;
   }
 
@@ -179,6 +181,9 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
   });
   pass.condition({ type: 'Ready', status: 'True', reason: 'Ready' });
 }
+
+/** The reasons of a server's InstanceReady=False that are failures, not progress. */
+const serverFailures = new Set(['OpenStackError', 'InstanceCreateFailed', 'InstanceStateError', 'InstanceDeleted', 'DependencyFailed']);
 
 /** The OpenStackServer object, created once (the gates of reconcileNormal passed), its state mirrored into the machine's. */
 async function ensureServerObject(context: MachineContext): Promise<MachineOutputs['server'] | undefined> {
@@ -420,8 +425,7 @@ async function removeMembers(context: MachineContext): Promise<boolean> {
     const cloud = await deps.clouds.connect(machine.namespace, identityRef);
     for (const { poolId, role, name } of toRemove) {
       await deps.memberBatches.forget(poolId, name);
-      const removal = await remove(memberActuator(cloud.clients.octavia, poolId), { recordedId: recorded[role], name, owner: pass.owner });
-      if (!pass.noteRemoval(removal)) return false;
+      if (!(await pass.remove(memberActuator(cloud.clients.octavia, poolId), { recordedId: recorded[role], name, owner: pass.owner }))) return false;
       if (recorded[role] !== undefined) await pass.record((status) => setOwned(status, role, undefined));
     }
   }

@@ -97,6 +97,17 @@ export interface EnsureInput<Desired, Resource> {
   read?: (id: string) => Promise<Resource | undefined>;
   /** Answers the lookup by name instead of actuator.findAdoptable (a lookup started ahead, see ReconcilePass.readAhead). */
   find?: () => Promise<Resource[]>;
+  /** Told what this ensure did to the cloud, for Events. */
+  observer?: EnsureObserver;
+}
+
+/** What an ensure or a removal did, as it happens (the pass records Events from it). */
+export interface EnsureObserver {
+  created?(id: string): void;
+  adopted?(id: string): void;
+  createFailed?(error: unknown): void;
+  /** The resource is gone: deleted now, or found gone after an earlier delete. */
+  deleted?(id: string): void;
 }
 
 export type Found = 'recorded' | 'adopted' | 'created';
@@ -129,10 +140,17 @@ export async function ensure<Desired extends { name: string }, Resource extends 
     resource = await adoptable(actuator, desired, owner, input.find);
     found = 'adopted';
     if (resource === undefined) {
-      resource = await actuator.create(desired, owner);
+      try {
+        resource = await actuator.create(desired, owner);
+      } catch (error) {
+        input.observer?.createFailed?.(error);
+        throw error;
+      }
       found = 'created';
     }
     await input.record(resource.id);
+    if (found === 'created') input.observer?.created?.(resource.id);
+    else input.observer?.adopted?.(resource.id);
   }
 
   const base = { resource, found, ...(goneId === undefined ? {} : { goneId }) };
@@ -174,6 +192,7 @@ export interface RemoveInput {
   /** The name ensure gave the resource, for finding copies whose ID never reached status. */
   name: string;
   owner: Owner;
+  observer?: Pick<EnsureObserver, 'deleted'>;
 }
 
 export type Removal = { deleted: true } | { blockedBy: string; requeueAfterMs: number } | Waiting;
@@ -194,22 +213,29 @@ export async function remove<Desired extends { name: string }, Resource extends 
   actuator: ResourceActuator<Desired, Resource>,
   input: RemoveInput,
 ): Promise<Removal> {
+  const deleted = input.observer?.deleted?.bind(input.observer) ?? (() => undefined);
   if (input.recordedId !== undefined) {
     const recorded = await actuator.getById(input.recordedId);
-    const held = recorded && (await removeOne(actuator, recorded));
+    // Gone since an earlier pass asked for its deletion (a server, a load balancer take a while).
+    if (!recorded) deleted(input.recordedId);
+    const held = recorded && (await removeOne(actuator, recorded, deleted));
     if (held) return held;
   }
   for (const copy of await actuator.findAdoptable(input.name, input.owner)) {
     // The recorded one is the GET's to judge: a list may still show what its DELETE just ended.
     if (copy.id === input.recordedId) continue;
-    const held = await removeOne(actuator, copy);
+    const held = await removeOne(actuator, copy, deleted);
     if (held) return held;
   }
   return { deleted: true };
 }
 
 /** Deletes one resource: undefined once it is gone, else what holds its removal (a wait, or who blocks it). */
-async function removeOne<Desired extends { name: string }, Resource extends { id: string }>(actuator: ResourceActuator<Desired, Resource>, resource: Resource): Promise<Removal | undefined> {
+async function removeOne<Desired extends { name: string }, Resource extends { id: string }>(
+  actuator: ResourceActuator<Desired, Resource>,
+  resource: Resource,
+  deleted: (id: string) => void,
+): Promise<Removal | undefined> {
   let progress: Progress;
   try {
     progress = await actuator.delete(resource);
@@ -220,7 +246,9 @@ async function removeOne<Desired extends { name: string }, Resource extends { id
     }
     throw error;
   }
-  return 'done' in progress ? undefined : progress;
+  if (!('done' in progress)) return progress;
+  deleted(resource.id);
+  return undefined;
 }
 
 async function blockedMessage<Desired extends { name: string }, Resource extends { id: string }>(

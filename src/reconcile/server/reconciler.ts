@@ -31,7 +31,7 @@ import { metaOf } from '../objects.js';
 import { clusterNameLabel, pausedAnnotation, setPausedCondition } from '../paused.js';
 import { ReconcilePass, describeWaits, settleAll } from '../reconcile-pass.js';
 import { ensureGraph, removeGraph, stepGraph } from '../step-graph.js';
-import { ResourceTerminalError, remove } from '../resource/engine.js';
+import { ResourceTerminalError } from '../resource/engine.js';
 import { portActuator, type PortDesired } from '../resource/port.js';
 import { serverActuator, serverAddresses, type MachineAddress, type ServerDesired } from '../resource/server.js';
 import { trunkActuator } from '../resource/trunk.js';
@@ -477,7 +477,7 @@ async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<
 /** The server's deletion; true once Nova has it gone. */
 async function removeServer(context: ServerContext): Promise<boolean> {
   const { pass, cloud } = context;
-  if (!pass.noteRemoval(await remove(serverActuator(cloud.clients.nova), { recordedId: pass.status.instanceID as string | undefined, name: pass.meta.name, owner: pass.owner }))) return false;
+  if (!(await pass.remove(serverActuator(cloud.clients.nova), { recordedId: pass.status.instanceID as string | undefined, name: pass.meta.name, owner: pass.owner }))) return false;
   if (pass.status.instanceID !== undefined) {
     await pass.record((status) => {
       delete status.instanceID;
@@ -494,8 +494,8 @@ async function removePorts(context: ServerContext): Promise<boolean> {
   const { neutron } = cloud.clients;
   const gone = await settleAll(
     (resolvedOf(pass.status).ports ?? []).map(async (port, index) => {
-      if (port.trunk && !pass.noteRemoval(await remove(trunkActuator(neutron), { recordedId: ownedResources(pass.status)[`trunk/${index}`], name: port.name, owner: pass.owner }))) return false;
-      return pass.noteRemoval(await remove(portActuator(neutron), { recordedId: recordedPorts(pass.status)[index]?.id, name: port.name, owner: pass.owner }));
+      if (port.trunk && !(await pass.remove(trunkActuator(neutron), { recordedId: ownedResources(pass.status)[`trunk/${index}`], name: port.name, owner: pass.owner }))) return false;
+      return pass.remove(portActuator(neutron), { recordedId: recordedPorts(pass.status)[index]?.id, name: port.name, owner: pass.owner });
     }),
   );
   return gone.every(Boolean);
@@ -512,7 +512,7 @@ async function removeVolumes(context: ServerContext): Promise<boolean> {
   const unrecorded = devices.filter((device) => owned[`volume/${device}`] === undefined).map((device) => ({ recordedId: undefined, device }));
   const gone = await settleAll(
     [...recorded, ...unrecorded].map(async ({ recordedId, device }) =>
-      pass.noteRemoval(await remove(volumeActuator(cloud.clients.cinder), { recordedId, name: volumeName(pass.meta.name, device), owner: pass.owner })),
+      pass.remove(volumeActuator(cloud.clients.cinder), { recordedId, name: volumeName(pass.meta.name, device), owner: pass.owner }),
     ),
   );
   return gone.every(Boolean);
