@@ -10,7 +10,7 @@ import { startApp, type LeaderElectionOptions } from './app.js';
 import { createLogger } from './observability/log.js';
 import { dnsSubdomain } from './reconcile/leader.js';
 import type { EtcdStorageOptions } from './storage/etcd.js';
-import { booleanOption, durationOption, integerOption, listOption, runServer, UsageError } from './cli/serve.js';
+import { durationOption, ensurePortFree, integerOption, listOption, runServer, UsageError } from './cli/serve.js';
 
 const usage = `Usage: npm start -- [options]
 
@@ -57,10 +57,10 @@ Storage (kube-apiserver's flag names):
   --etcd-prefix PREFIX   every key of this server lives under it (default: /capo-apiserver)
   --etcd-cafile FILE, --etcd-certfile FILE, --etcd-keyfile FILE
                          TLS to etcd: its CA, and this server's client certificate and key
-  --watch-cache true|false  serve watches and lists from memory, fed by one storage watch (default: true)
+  --watch-cache[=false]  serve watches and lists from memory, fed by one storage watch (default: true)
 
 Leader election of the reconciler (kube controllers' flag names):
-  --leader-elect true|false            run the reconciler only while holding the leader lease
+  --leader-elect[=false]               run the reconciler only while holding the leader lease
                                        (default: true with --storage etcd, false with sqlite)
   --leader-elect-lease-duration D      how long others wait for a silent leader (default: 12s, so a
                                        replica takes over within 15s of the leader's death)
@@ -90,10 +90,13 @@ Aggregated mode (the flags of k8s.io/apiserver's delegated authentication and au
   -v, --v N             log verbosity, as klog's: 0 info, 1-3 adds request and reconcile lines (debug),
                         4 and up everything (trace); logs are JSON lines on stderr (default: 0)
   -h, --help            print this help and exit
+
+Boolean flags are pflag's: --flag alone is true, --flag=false turns it off.
 `;
 
 runServer({
   name: 'capo-apiserver',
+  helpCommand: 'npm start -- --help',
   usage,
   options: {
     'data-dir': { type: 'string', default: './data' },
@@ -124,7 +127,7 @@ runServer({
     'request-timeout': { type: 'string', default: '1m0s' },
     v: { type: 'string', short: 'v', default: '0' },
     storage: { type: 'string', default: 'sqlite' },
-    'leader-elect': { type: 'string' },
+    'leader-elect': { type: 'boolean' },
     'leader-elect-lease-duration': { type: 'string', default: '12s' },
     'leader-elect-renew-deadline': { type: 'string', default: '8s' },
     'leader-elect-retry-period': { type: 'string', default: '2s' },
@@ -136,7 +139,7 @@ runServer({
     'etcd-cafile': { type: 'string' },
     'etcd-certfile': { type: 'string' },
     'etcd-keyfile': { type: 'string' },
-    'watch-cache': { type: 'string', default: 'true' },
+    'watch-cache': { type: 'boolean', default: true },
   },
   async start(values) {
     const port = values['secure-port'] !== undefined ? integerOption('secure-port', values['secure-port'], 65535) : integerOption('port', values.port, 65535);
@@ -155,10 +158,13 @@ runServer({
       },
       requestTimeoutMs: durationOption('request-timeout', values['request-timeout']),
     };
+    // A busy port is found before the data directory, PKI or database are made.
+    await ensurePortFree(values['bind-address'], port);
+    if (simulatedCloud) await ensurePortFree(values['bind-address'], cloudPort);
     const app = await startApp({
       dataDir,
       etcd: etcdOptions(values),
-      watchCache: booleanOption('watch-cache', values['watch-cache']),
+      watchCache: values['watch-cache'],
       leaderElection: await leaderElectionOptions(values),
       host: values['bind-address'],
       port,
@@ -199,7 +205,7 @@ runServer({
 /** Leader election as kube controllers configure it; undefined when off. */
 async function leaderElectionOptions(values: {
   storage: string;
-  'leader-elect'?: string;
+  'leader-elect'?: boolean;
   'leader-elect-lease-duration': string;
   'leader-elect-renew-deadline': string;
   'leader-elect-retry-period': string;
@@ -209,7 +215,7 @@ async function leaderElectionOptions(values: {
 }): Promise<LeaderElectionOptions | undefined> {
   const shards = integerOption('reconcile-shards', values['reconcile-shards'], 1024);
   if (shards < 1) throw new UsageError('--reconcile-shards must be at least 1');
-  if (!booleanOption('leader-elect', values['leader-elect'] ?? String(values.storage === 'etcd'))) {
+  if (!(values['leader-elect'] ?? values.storage === 'etcd')) {
     if (shards > 1) throw new UsageError('--reconcile-shards needs --leader-elect: replicas share the shards through leases');
     return undefined;
   }

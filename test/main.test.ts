@@ -6,6 +6,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -110,7 +111,8 @@ describe('npm start', () => {
       Promise.all(['60', '1d', '0s', '25h', 'm', ''].map((bad) => attempt(['--request-timeout', bad]).then((result) => ({ bad, result })))),
     ]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain("Unknown option '--bogus'");
+    // The error and where the usage is, not the usage: 75 lines of it would bury the one that matters.
+    expect(unknown.stderr.trim().split('\n')).toEqual([expect.stringContaining("error: Unknown option '--bogus'"), "See 'npm start -- --help' for usage."]);
     for (const { bad, result } of ports) {
       expect(result.code, bad).toBe(2);
       expect(result.stderr).toContain('--port must be an integer from 0 to 65535');
@@ -121,6 +123,20 @@ describe('npm start', () => {
     }
   }, 180_000);
 
+  it('finds a busy port before it writes anything: no data directory is left behind', async () => {
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as net.AddressInfo).port;
+    const dataDir = path.join(os.tmpdir(), `capo-busy-${port}`);
+    try {
+      const result = await run('node', [...entry, '--port', String(port), '--data-dir', dataDir, '--no-simulated-cloud']).catch((error) => error as { code: number; stderr: string });
+      expect(result).toMatchObject({ code: 1, stderr: `capo-apiserver: cannot listen on 127.0.0.1:${port}: address already in use (another instance?)\n` });
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      busy.close();
+    }
+  }, 60_000);
+
   it('refuses storage and leader election flags that do not fit together', async () => {
     const attempt = (args: string[]): Promise<{ code?: number; stderr: string }> => run('node', [...entry, ...args]).catch((error) => error as { code: number; stderr: string });
     const cases: [string[], string][] = [
@@ -129,11 +145,14 @@ describe('npm start', () => {
       [['--etcd-servers', 'http://127.0.0.1:2379'], '--etcd-servers needs --storage etcd'],
       [['--storage', 'etcd', '--etcd-servers', '127.0.0.1:2379'], '--etcd-servers: "127.0.0.1:2379" is not an http(s) URL'],
       [['--storage', 'etcd', '--etcd-servers', 'http://127.0.0.1:2379', '--etcd-certfile', 'client.crt'], '--etcd-certfile and --etcd-keyfile go together'],
-      [['--leader-elect', 'yes'], '--leader-elect must be true or false, not "yes"'],
+      [['--leader-elect=yes'], 'invalid argument "yes" for "--leader-elect" flag: must be true or false'],
+      // pflag's booleans: =false turns it off, and bare is true (it reaches the lease check).
+      [['--leader-elect=false', '--reconcile-shards', '4'], '--reconcile-shards needs --leader-elect'],
+      [['--leader-elect', '--leader-elect-renew-deadline', '20s'], '--leader-elect-lease-duration must exceed --leader-elect-renew-deadline'],
       [['--reconcile-shards', '0'], '--reconcile-shards must be at least 1'],
       [['--reconcile-shards', '4'], '--reconcile-shards needs --leader-elect'],
-      [['--watch-cache', 'off'], '--watch-cache must be true or false, not "off"'],
-      [['--leader-elect', 'true', '--leader-elect-renew-deadline', '20s'], '--leader-elect-lease-duration must exceed --leader-elect-renew-deadline'],
+      [['--watch-cache=off'], 'invalid argument "off" for "--watch-cache" flag: must be true or false'],
+      [['--leader-elect=True', '--leader-elect-renew-deadline', '20s'], '--leader-elect-lease-duration must exceed --leader-elect-renew-deadline'],
     ];
     const results = await Promise.all(cases.map(([args]) => attempt(args)));
     results.forEach((result, i) => {

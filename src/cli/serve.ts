@@ -1,8 +1,10 @@
 /**
  * The life of a command-line server (`npm start`, `npm run simulator`):
- * options parsed strictly with -h/--help added, usage errors answered with
- * the usage and exit code 2, then serving until SIGTERM or SIGINT.
+ * options parsed strictly with -h/--help added and boolean flags as pflag
+ * takes them, usage errors answered in one line and exit code 2, then
+ * serving until SIGTERM or SIGINT.
  */
+import net from 'node:net';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 
 const helpOption = { help: { type: 'boolean', short: 'h', default: false } } as const;
@@ -31,10 +33,30 @@ export function durationOption(name: string, value: string): number {
   return ms;
 }
 
-/** A boolean flag that takes a value, as kube's `--leader-elect=false`. */
-export function booleanOption(name: string, value: string): boolean {
-  if (value !== 'true' && value !== 'false') throw new UsageError(`--${name} must be true or false, not ${JSON.stringify(value)}`);
-  return value === 'true';
+/** pflag's ParseBool: the spellings a Kubernetes binary accepts for `--flag=value`. */
+const trueSpellings = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
+const falseSpellings = new Set(['0', 'f', 'F', 'false', 'FALSE', 'False']);
+
+/**
+ * Boolean flags as pflag takes them, which parseArgs does not: bare `--flag` is true and
+ * `--flag=false` turns it off (`--flag false` is not a value: pflag never gives a boolean the next
+ * argument either). Returns the arguments parseArgs can read and the flags given as false.
+ */
+export function pflagBooleans(args: string[], options: ParseArgsOptionsConfig): { args: string[]; off: string[] } {
+  const off: string[] = [];
+  const out: string[] = [];
+  for (const arg of args) {
+    const match = /^--([^=]+)=(.*)$/s.exec(arg);
+    if (!match || options[match[1]!]?.type !== 'boolean') {
+      out.push(arg);
+      continue;
+    }
+    const [, name, value] = match as unknown as [string, string, string];
+    if (trueSpellings.has(value)) out.push(`--${name}`);
+    else if (falseSpellings.has(value)) off.push(name);
+    else throw new UsageError(`invalid argument ${JSON.stringify(value)} for "--${name}" flag: must be true or false`);
+  }
+  return { args: out, off };
 }
 
 /** A comma-separated list flag, as kube's StringSlice flags take it; absent stays undefined, empty is an empty list. */
@@ -46,26 +68,46 @@ export function listOption(value: string | undefined): string[] | undefined {
     .filter((item) => item !== '');
 }
 
+/**
+ * Fails, before anything is written to disk, when the port is taken (a second instance, most
+ * often): bound and released at once, so the server binding it a moment later finds it free.
+ */
+export async function ensurePortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new Error(`cannot listen on ${host}:${port}: ${error.code === 'EADDRINUSE' ? 'address already in use (another instance?)' : error.message}`)),
+    );
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 export interface ServerCommand<O extends ParseArgsOptionsConfig> {
   /** Prefixes an unexpected failure, e.g. `capo-apiserver: <message>`. */
   name: string;
+  /** How a person asks for the usage, named after a usage error, e.g. `npm start -- --help`. */
+  helpCommand: string;
   /** Printed for --help, and after a usage error. */
   usage: string;
   options: O;
   start(values: OptionValues<O>): Promise<{ close(): Promise<void>; announcement: string }>;
 }
 
-function usageError(usage: string, message: string): never {
-  process.stderr.write(`error: ${message}\n\n${usage}`);
+/** The error and where the usage is, as kube's commands answer one: the usage itself would bury the error. */
+function usageError(helpCommand: string, message: string): never {
+  process.stderr.write(`error: ${message}\nSee '${helpCommand}' for usage.\n`);
   process.exit(2);
 }
 
 async function serve<O extends ParseArgsOptionsConfig>(command: ServerCommand<O>): Promise<void> {
   let values: Record<string, unknown>;
   try {
-    ({ values } = parseArgs({ options: { ...command.options, ...helpOption }, strict: true, allowPositionals: false }));
+    const { args, off } = pflagBooleans(process.argv.slice(2), command.options);
+    ({ values } = parseArgs({ args, options: { ...command.options, ...helpOption }, strict: true, allowPositionals: false }));
+    for (const name of off) values[name] = false;
   } catch (error) {
-    usageError(command.usage, (error as Error).message);
+    usageError(command.helpCommand, (error as Error).message);
   }
   if (values.help) {
     process.stdout.write(command.usage);
@@ -89,7 +131,7 @@ async function serve<O extends ParseArgsOptionsConfig>(command: ServerCommand<O>
 
 export function runServer<O extends ParseArgsOptionsConfig>(command: ServerCommand<O>): void {
   serve(command).catch((error: unknown) => {
-    if (error instanceof UsageError) usageError(command.usage, error.message);
+    if (error instanceof UsageError) usageError(command.helpCommand, error.message);
     process.stderr.write(`${command.name}: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   });

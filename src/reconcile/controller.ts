@@ -37,6 +37,7 @@ import { defaultResyncPeriodMs, namespaceOfKey, ResyncGrid } from './resync-grid
 import { sleep } from './sleep.js';
 import { isJsonObject, jsonEqual } from '../storage/json.js';
 import { fallbackLogger, type Logger } from '../observability/log.js';
+import { OpenStackError } from '../openstack/index.js';
 
 export interface ReconcileResult {
   /** Reconcile again after this long even without changes: waiting on OpenStack without holding a worker. */
@@ -127,7 +128,7 @@ export class Controller {
     this.metrics = options.metrics && reconcileMetrics(options.metrics, options.name);
     // One line per failure: the message carries the service, request, status and request id; stacks are noise in a log.
     this.log = (options.logger ?? fallbackLogger).child({ controller: this.name });
-    this.onError = options.onError ?? ((error, key) => this.log.error({ key, err: error }, 'reconcile failed'));
+    this.onError = options.onError ?? ((error, key) => logFailure(this.log, error, key));
     // Without the slash, the prefix of machines would also watch machinesets.
     if (!this.prefix.endsWith('/')) throw new Error(`controller ${this.name}: prefix must end with "/", got ${this.prefix}`);
     if (!Number.isInteger(this.workers) || this.workers < 1) throw new Error(`controller ${this.name}: workers must be a positive integer`);
@@ -338,4 +339,15 @@ function actionableMetadata(object: JsonObject): JsonObject {
   if (!isJsonObject(object.metadata)) return {};
   const { resourceVersion: _resourceVersion, managedFields: _managedFields, ...rest } = object.metadata;
   return rest;
+}
+
+/**
+ * A failure the user or the cloud can act on (a terminal error: a flavor that does not exist, a
+ * refused request; any answer of OpenStack's) is a warning in the cloud's words, without a stack:
+ * the stack would point into our code, which did its job. Anything else is the server's own fault
+ * and logged as an error with its stack.
+ */
+function logFailure(log: Logger, error: unknown, key: string | undefined): void {
+  if (error instanceof TerminalError || error instanceof OpenStackError) log.warn({ key, reason: error.name, error: error.message }, 'reconcile failed');
+  else log.error({ key, err: error }, 'reconcile failed');
 }

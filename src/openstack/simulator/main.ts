@@ -22,6 +22,7 @@ Options:
 
 runServer({
   name: 'openstack simulator',
+  helpCommand: 'npm run simulator -- --help',
   usage,
   options: {
     'data-dir': { type: 'string' },
