@@ -5,10 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { aggregatedKinds, aggregatedKindsBesideOrc, servedKinds } from './api/kinds.js';
-import { startApp, type LeaderElectionOptions } from './app.js';
-import { createLogger } from './observability/log.js';
-import { dnsSubdomain } from './reconcile/leader.js';
+import type { LeaderElectionOptions } from './app.js';
 import type { EtcdStorageOptions } from './storage/etcd.js';
 import { durationOption, ensurePortFree, integerOption, listOption, runServer, UsageError } from './cli/serve.js';
 
@@ -158,22 +155,33 @@ runServer({
       },
       requestTimeoutMs: durationOption('request-timeout', values['request-timeout']),
     };
+    // Every flag is judged before anything else happens.
+    const etcd = etcdOptions(values);
+    const leaderElection = await leaderElectionOptions(values);
+    const verbosity = integerOption('v', values.v, 10);
+    const servingCert = await servingCertificate(values['tls-cert-file'], values['tls-private-key-file']);
     // A busy port is found before the data directory, PKI or database are made.
     await ensurePortFree(values['bind-address'], port);
     if (simulatedCloud) await ensurePortFree(values['bind-address'], cloudPort);
+    // Loaded only now: --help and a usage error answer without loading the server (a second or more).
+    const [{ startApp }, { aggregatedKinds, aggregatedKindsBesideOrc, servedKinds }, { createLogger }] = await Promise.all([
+      import('./app.js'),
+      import('./api/kinds.js'),
+      import('./observability/log.js'),
+    ]);
     const app = await startApp({
       dataDir,
-      etcd: etcdOptions(values),
+      etcd,
       watchCache: values['watch-cache'],
-      leaderElection: await leaderElectionOptions(values),
+      leaderElection,
       host: values['bind-address'],
       port,
       kinds: aggregated ? (orcImages === 'external' ? aggregatedKindsBesideOrc : aggregatedKinds) : servedKinds,
       simulatedCloud,
       reconciler: {},
       requestLimits,
-      logger: createLogger({ verbosity: integerOption('v', values.v, 10) }),
-      servingCertificate: await servingCertificate(values['tls-cert-file'], values['tls-private-key-file']),
+      logger: createLogger({ verbosity }),
+      servingCertificate: servingCert,
       aggregated: aggregated
         ? {
             kubeconfig: values.kubeconfig,
@@ -226,6 +234,7 @@ async function leaderElectionOptions(values: {
     throw new UsageError('--leader-elect-lease-duration must exceed --leader-elect-renew-deadline, which must exceed --leader-elect-retry-period');
   }
   const name = values['leader-elect-resource-name'];
+  const { dnsSubdomain } = await import('./reconcile/leader.js');
   if (!dnsSubdomain.test(name)) throw new UsageError(`--leader-elect-resource-name must be a DNS subdomain, not ${JSON.stringify(name)}`);
   const namespace = values['leader-elect-resource-namespace'] ?? (await podNamespace()) ?? 'capo-system';
   return { name, namespace, leaseDurationMs, renewDeadlineMs, retryPeriodMs, shards };
