@@ -34,7 +34,7 @@ export interface QueryLimits {
 
 export const defaultQueryLimits: QueryLimits = { maxDepth: 15, maxCost: 10_000 };
 
-export const pageSizes = { default: 100, max: 500 } as const;
+export const pageSizes = { default: 25, max: 500 } as const;
 
 /** How many items a list inside one object (machines of a cluster, hosts of an inventory) is assumed to hold. */
 const nestedListSize = 10;
@@ -55,7 +55,13 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
         context.reportError(new GraphQLError(`${name} nests ${depth} fields deep; the limit is ${limits.maxDepth}`, { nodes: [operation], extensions: { limit: 'depth', allowed: limits.maxDepth, requested: depth } }));
       }
       if (cost > limits.maxCost) {
-        context.reportError(new GraphQLError(`${name} costs ${cost}; the limit is ${limits.maxCost} (ask for fewer fields, smaller pages or fewer aliases)`, { nodes: [operation], extensions: { limit: 'cost', allowed: limits.maxCost, requested: cost } }));
+        context.reportError(
+          new GraphQLError(
+            `${name} costs ${cost}; the limit is ${limits.maxCost}. A list multiplies the cost of what it selects by its page size: ` +
+              `ask for a smaller page (first: ${pageSizes.default} is the default) and fetch the next with after: <pageInfo.endCursor>, or ask for fewer fields`,
+            { nodes: [operation], extensions: { limit: 'cost', allowed: limits.maxCost, requested: cost } },
+          ),
+        );
       }
       return false;
     },
