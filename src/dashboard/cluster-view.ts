@@ -55,12 +55,22 @@ export function clusterDetail(snapshot: InventorySnapshot, namespace: string, na
     missingVariables: missing.map((variable) => variable.variable),
     ...(blockers[0] ? { lastError: blockers[0] } : {}),
   };
-  const timeline = [cluster as unknown as JsonObject, bastion, ...machines.flatMap((machine) => [machine, index.serverOf(machine)])]
-    .filter((object): object is JsonObject => object !== undefined)
+  const objects = [cluster as unknown as JsonObject, bastion, ...machines.flatMap((machine) => [machine, index.serverOf(machine)])].filter(
+    (object): object is JsonObject => object !== undefined,
+  );
+  const timeline = objects
     .map(spanOf)
     .filter((span) => span !== undefined)
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-  return { summary, tree, blockers, timeline, ...(variables ? { variables: variables as NonNullable<ClusterDetail['variables']> } : {}) };
+  const lastChange = objects.flatMap((object) => [text((object.metadata as Loose).creationTimestamp), ...conditionsOf(object).map((condition) => text(condition.lastTransitionTime))]).filter((time) => time !== undefined).sort().at(-1);
+  return {
+    summary,
+    tree,
+    blockers,
+    timeline,
+    ...(lastChange ? { timelineEndsAt: lastChange } : {}),
+    ...(variables ? { variables: variables as NonNullable<ClusterDetail['variables']> } : {}),
+  };
 }
 
 /** The OpenStack resources an OpenStackCluster recorded, as CAPO's status names them. */

@@ -30,6 +30,7 @@ import { clusterDetail } from './cluster-view.js';
 import type { ClusterApiView, ClusterPageData } from './view-types.js';
 import { streamChanges } from './events.js';
 import { csrfTokenMatches, SessionStore, type Session, type SessionOptions } from './sessions.js';
+import { SignInThrottle, type ThrottleOptions } from './sign-in-throttle.js';
 
 export const dashboardPrefix = '/dashboard';
 const cookieName = 'capo-dashboard-session';
@@ -73,6 +74,8 @@ export interface DashboardDeps {
    */
   setClusterApiPaused?: (namespace: string, name: string, paused: boolean, user: UserInfo) => Promise<ClusterApiView | undefined>;
   sessions?: SessionOptions;
+  /** How often clients and users may sign in (default: 20 attempts per address, then one per 6 s; 5 per user, then one per 12 s). */
+  signIns?: ThrottleOptions;
   /** The built page (default: dist/src/dashboard/ui, written by `npm run build`). */
   assetsDir?: string;
   /** OpenStack calls so far per service, when a reconciler runs: sampled for the calls chart. */
@@ -92,6 +95,7 @@ interface Caller {
 /** The router, and a release for the timer its calls chart samples with. */
 export function dashboardRouter(deps: DashboardDeps): { router: express.Router; close(): void } {
   const sessions = new SessionStore(deps.sessions);
+  const throttle = new SignInThrottle(deps.signIns);
   const calls = deps.openstackCalls && new CallsHistory(deps.openstackCalls);
   /** Cluster API's Clusters when this server stores them (embedded mode): pause and resume patch them here. */
   const storedClusters = deps.clusterApiCluster && {
@@ -136,6 +140,8 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
   api.use(express.json({ limit: maxBodyBytes, type: () => true }));
 
   api.post('/session', async (request, response) => {
+    const clientWait = throttle.attempt(request.socket.remoteAddress ?? 'unknown');
+    if (clientWait !== undefined) throw errors.tooManyRequests(clientWait, `too many sign-in attempts from this address; try again in ${clientWait} s`);
     // A form on another site cannot send this type without the browser asking first: no signing a browser into someone else's session.
     if (!request.is('application/json')) throw errors.unsupportedMediaType('sign in with Content-Type: application/json');
     const body = loginBody.safeParse(request.body);
@@ -143,6 +149,8 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     if (!deps.tokens) throw new ApiError(503, 'ServiceUnavailable', 'this server checks no bearer tokens, so the dashboard cannot sign anyone in');
     const user = await deps.tokens.authenticateToken(body.data.token).catch(() => undefined);
     if (!user) throw errors.unauthorized();
+    const userWait = throttle.signIn(user.name);
+    if (userWait !== undefined) throw errors.tooManyRequests(userWait, `too many sign-ins as ${user.name}; try again in ${userWait} s`);
     const session = sessions.create(user);
     response.setHeader('Set-Cookie', serializeCookie(cookieName, session.id, { httpOnly: true, secure: true, sameSite: 'strict', path: dashboardPrefix }));
     sendJson(response, 200, sessionBody(session));

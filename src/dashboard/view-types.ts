@@ -55,6 +55,8 @@ export interface ClusterDetail {
   blockers: Blocker[];
   /** Each object's creation-to-Ready span, earliest first: the longest bars are the critical path. */
   timeline: TimelineSpan[];
+  /** Where the timeline's axis ends: the last thing that happened to the cluster's objects (a creation or a condition's change), so bars keep their length as time passes. */
+  timelineEndsAt?: string;
   /** The ClusterExtension: the bootstrap variables, and the missing ones with why. */
   variables?: { status?: { vars?: Record<string, unknown>; missing?: MissingVariable[] } };
 }

@@ -108,6 +108,17 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dash
     await page.screenshot({ path: path.join(artifacts, 'overview.png'), fullPage: true });
   });
 
+  it('draws the timeline to the cluster\'s last change, not to now, and lists the missing variables the overview counts', async () => {
+    const detail = await (await page.request.get(url('/dashboard/api/namespaces/default/clusters/demo'))).json();
+    const readyTimes = (detail.timeline as { readyAt?: string }[]).map((span) => span.readyAt).filter((time): time is string => time !== undefined).sort();
+    expect(detail.timelineEndsAt >= readyTimes.at(-1)!).toBe(true);
+    expect(Date.parse(detail.timelineEndsAt)).toBeLessThan(Date.now());
+    await page.goto(url('/dashboard/namespaces/default/clusters/demo'));
+    await page.getByTestId('timeline').waitFor();
+    const listed = await page.getByTestId('variables').locator('table.missing tbody tr td:first-child').allTextContents();
+    expect(listed).toEqual(detail.summary.missingVariables);
+  });
+
   it('shows a kubectl change without a reload', async () => {
     await page.goto(url('/dashboard/namespaces/default/clusters/demo'));
     await page.getByTestId('actions').waitFor();

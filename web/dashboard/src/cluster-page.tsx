@@ -46,7 +46,8 @@ export function ClusterPage({ namespace, name, revision }: { namespace: string; 
   if (error) return <p class="error">{error}</p>;
   if (!detail) return <p class="loading">Loading…</p>;
   const { summary, blockers, actions } = detail;
-  const missing = detail.variables?.status?.missing ?? [];
+  // The variables the bootstrap needs and lacks, as the overview counts them (not those that do not apply here).
+  const missing = (detail.variables?.status?.missing ?? []).filter((variable) => detail.summary.missingVariables.includes(variable.variable));
   const vars = detail.variables?.status?.vars ?? {};
   return (
     <section>
@@ -121,7 +122,7 @@ export function ClusterPage({ namespace, name, revision }: { namespace: string; 
 
       <section>
         <h2>Provisioning timeline</h2>
-        <Timeline spans={detail.timeline} now={Date.now()} />
+        <Timeline spans={detail.timeline} endsAt={detail.timelineEndsAt} />
       </section>
 
       <section data-testid="variables">

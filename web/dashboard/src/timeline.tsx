@@ -1,8 +1,11 @@
 /**
  * The provisioning timeline: one bar per object from its creation to Ready,
  * on one time axis, so the span that decides when the cluster is Ready shows
- * as the bar ending last. Drawn in SVG: its geometry is attributes, which the
- * page's Content-Security-Policy allows where inline styles are not.
+ * as the bar ending last. The axis ends at the last thing that happened to the
+ * cluster's objects, not at the moment the page is drawn, so the bars keep
+ * their length as time passes; an object not Ready yet runs to that end.
+ * Drawn in SVG: its geometry is attributes, which the page's
+ * Content-Security-Policy allows where inline styles are not.
  */
 import type { TimelineSpan } from './api';
 
@@ -10,17 +13,17 @@ const rowHeight = 20;
 const labelWidth = 260;
 const chartWidth = 640;
 
-export function Timeline({ spans, now }: { spans: TimelineSpan[]; now: number }) {
+export function Timeline({ spans, endsAt }: { spans: TimelineSpan[]; endsAt: string | undefined }) {
   if (spans.length === 0) return null;
   const start = Math.min(...spans.map((span) => Date.parse(span.createdAt)));
-  const end = Math.max(now, ...spans.map((span) => Date.parse(span.readyAt ?? span.createdAt)));
+  const end = Math.max(endsAt ? Date.parse(endsAt) : start, ...spans.map((span) => Date.parse(span.readyAt ?? span.createdAt)));
   const scale = chartWidth / Math.max(1, end - start);
   const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
   return (
     <svg class="timeline" data-testid="timeline" width={labelWidth + chartWidth + 60} height={spans.length * rowHeight + 24} role="img" aria-label="creation to Ready of each object">
       {spans.map((span, row) => {
         const created = Date.parse(span.createdAt);
-        const finished = span.readyAt ? Date.parse(span.readyAt) : now;
+        const finished = span.readyAt ? Date.parse(span.readyAt) : end;
         const y = row * rowHeight;
         return (
           <g key={span.object} data-object={span.object}>
