@@ -24,7 +24,6 @@ import { fencedStorage } from './reconcile/fenced-storage.js';
 import { fenceOf, StorageLeaseLock } from './reconcile/leader.js';
 import { ShardedLeadership, type MemberStorage } from './reconcile/shards.js';
 import { storageSecretFinalizers } from './reconcile/identity-guard.js';
-import { startCaBundleCheck } from './apiserver/registration/ca-bundle-check.js';
 import { KindClient } from './reconcile/objects.js';
 import type { ClusterApiCluster, ClusterApiSource } from './reconcile/sources/source.js';
 import type { IpamClients } from './reconcile/deps.js';
@@ -203,8 +202,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
 
   // Behind kube-apiserver: say in the log when an APIService's caBundle would not verify this server.
+  // Loaded only when aggregated: the Kubernetes client takes most of a second to load, which the embedded default never needs.
   const stopCaBundleCheck = options.aggregated
-    ? await import('./reconcile/sources/kubeconfig.js').then(({ loadKubeconfig }) =>
+    ? await Promise.all([import('./reconcile/sources/kubeconfig.js'), import('./apiserver/registration/ca-bundle-check.js')]).then(([{ loadKubeconfig }, { startCaBundleCheck }]) =>
         startCaBundleCheck({ kubeconfig: loadKubeconfig(options.aggregated?.kubeconfig), servingCertificatePem: tls.cert, groupVersions: servedGroupVersions(kinds), logger }),
       )
     : undefined;
