@@ -80,6 +80,7 @@ describe.each(['embedded', 'aggregated'] as ApiModeName[])('Events, %s', (modeNa
       const eventsSection = described.stdout.slice(described.stdout.indexOf('\nEvents:'));
       expect(eventsSection).toMatch(/^\s+Normal\s+SuccessfulCreateNetwork\s+\S+\s+capo-apiserver\s+Created network k8s-clusterapi-cluster-default-demo with id /m);
       expect(eventsSection).toMatch(/SuccessfulCreateSubnet/);
+      expect(eventsSection).toMatch(/^\s+Normal\s+PreflightPassed\s/m);
     });
 
     it('records a user mistake as a Warning with the reason and the words of the failure, once, counting repeats', async () => {
@@ -94,9 +95,15 @@ describe.each(['embedded', 'aggregated'] as ApiModeName[])('Events, %s', (modeNa
         return found.some((event) => event.message.includes('no-such-flavor')) ? found : undefined;
       }, { timeoutMs: 90_000 });
       expect(warnings.filter((event) => event.message.includes('no-such-flavor'))).toHaveLength(1);
-      const described = await mode.kubectl(['describe', 'openstackmachine', 'wrong-flavor']);
-      expect(described.stderr).toBe('');
-      expect(described.stdout.slice(described.stdout.indexOf('\nEvents:'))).toMatch(/^\s+Warning\s+\w+\s+.*capo-apiserver\s+.*no-such-flavor/m);
+      // The machine, and the OpenStackServer it made, each list the failure; the ORC Image lists its upload.
+      for (const kind of ['openstackmachine', 'openstackserver']) {
+        const described = await mode.kubectl(['describe', kind, 'wrong-flavor']);
+        expect(described.stderr).toBe('');
+        expect(described.stdout.slice(described.stdout.indexOf('\nEvents:'))).toMatch(/^\s+Warning\s+\w+\s+.*capo-apiserver\s+.*no-such-flavor/m);
+      }
+      await pollUntil('the ORC Image\'s create event', async () => ((await events('involvedObject.kind=Image,involvedObject.name=node-image')).length > 0 ? true : undefined), { timeoutMs: 60_000 });
+      const image = await mode.kubectl(['describe', 'images.openstack.k-orc.cloud', 'node-image']);
+      expect(image.stdout.slice(image.stdout.indexOf('\nEvents:'))).toMatch(/^\s+Normal\s+SuccessfulCreateImage\s+.*Created image capi-node with id /m);
     }, 120_000);
   });
 });
