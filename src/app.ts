@@ -31,6 +31,8 @@ import { StorageClusterApiSource, type KindDefinitions } from './reconcile/sourc
 import type { EventSink } from './reconcile/events/recorder.js';
 import { startEventTtl } from './api/embedded/event-ttl.js';
 import { storageEventSink } from './reconcile/events/storage-sink.js';
+import { orcGroup } from './api/orc/kinds.js';
+import { imageViewOf } from './dashboard/cluster-view.js';
 import type { Storage } from './storage/interface.js';
 import { SqliteStorage } from './storage/sqlite.js';
 import type { EtcdStorage, EtcdStorageOptions } from './storage/etcd.js';
@@ -135,6 +137,8 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   let reconciler: RunningReconciler | undefined;
   let sources: Awaited<ReturnType<typeof clusterApiSource>> | undefined;
   const kinds = options.kinds;
+  const servedOrcImage = kinds.find((kind) => kind.group === orcGroup && kind.kind === 'Image');
+  const orcImages = servedOrcImage && new KindClient(servedOrcImage, storage);
   const tls = options.servingCertificate ?? { key: pki.serverKeyPem, cert: pki.serverCertPem };
   const server = await startApiServer({
     host: options.host,
@@ -161,6 +165,11 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
           // Embedded mode stores Cluster API's Clusters, and the dashboard pauses them through its own API server.
           clusterApiCluster: options.aggregated ? undefined : kinds.find((kind) => kind.group === 'cluster.x-k8s.io' && kind.kind === 'Cluster'),
           openstackCalls: options.reconciler ? () => metrics.totalsBy('openstack_api_requests_total', 'service') : undefined,
+          // ORC Images served here, else (--orc-images=external) ORC's own, read where the reconciler reads them.
+          readOrcImage: async (namespace, name) => {
+            const object = orcImages ? await orcImages.get({ namespace, name }) : await sources?.source.getOrcImage?.(namespace, name);
+            return object && imageViewOf(object);
+          },
           // Where the reconciler reads Clusters (its source is started after the server; requests come later still).
           readClusterApiCluster: async (namespace, name) => clusterApiView(await sources?.source.getCluster(namespace, name)),
           // In a management cluster the source that reads Clusters there patches them too (deploy/ grants it patch on Clusters alone).

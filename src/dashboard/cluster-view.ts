@@ -8,11 +8,17 @@
  */
 import { clusterNameOf, indexOf, servedClusterExtensionOf, type InventorySnapshot } from '../inventory/index.js';
 import type { JsonObject } from '../storage/interface.js';
-import type { Blocker, ClusterApiView, ClusterDetail, ClusterSummary, ConditionView, TimelineSpan, TreeNode } from './view-types.js';
+import type { Blocker, ClusterApiView, ClusterDetail, ClusterSummary, ConditionView, ImageView, TimelineSpan, TreeNode } from './view-types.js';
 
 type Loose = Record<string, unknown>;
 
-export function clusterDetail(snapshot: InventorySnapshot, namespace: string, name: string, clusterApiCluster: ClusterApiView | undefined): ClusterDetail | undefined {
+export function clusterDetail(
+  snapshot: InventorySnapshot,
+  namespace: string,
+  name: string,
+  clusterApiCluster: ClusterApiView | undefined,
+  images: ImageView[] = [],
+): ClusterDetail | undefined {
   const index = indexOf(snapshot);
   const cluster = index.cluster(namespace, name);
   if (!cluster) return undefined;
@@ -32,7 +38,7 @@ export function clusterDetail(snapshot: InventorySnapshot, namespace: string, na
     });
   });
   const infrastructure = objectNode('OpenStackCluster', cluster as unknown as JsonObject, {
-    children: [...cloudResources(status), ...(bastion ? [serverNode(bastion)] : []), ...machineNodes],
+    children: [...cloudResources(status), ...images.map(imageNode), ...(bastion ? [serverNode(bastion)] : []), ...machineNodes],
   });
   const tree: TreeNode = clusterApiCluster
     ? { kind: 'Cluster', name: clusterApiCluster.name, ...(clusterApiCluster.phase ? { state: clusterApiCluster.phase } : {}), children: [infrastructure] }
@@ -70,6 +76,44 @@ export function clusterDetail(snapshot: InventorySnapshot, namespace: string, na
     timeline,
     ...(lastChange ? { timelineEndsAt: lastChange } : {}),
     ...(variables ? { variables: variables as NonNullable<ClusterDetail['variables']> } : {}),
+  };
+}
+
+/** The ORC Images (image.imageRef) the cluster's machines and bastion boot from, by name, sorted. */
+export function imagesNamed(snapshot: InventorySnapshot, namespace: string, name: string): string[] {
+  const index = indexOf(snapshot);
+  const cluster = index.cluster(namespace, name);
+  if (!cluster) return [];
+  const bastionSpec = ((((cluster.spec ?? {}) as Loose).bastion as Loose | undefined)?.spec as Loose | undefined);
+  const specs = [bastionSpec, ...index.machinesOf(namespace, clusterNameOf(cluster)).map((machine) => machine.spec as Loose | undefined)];
+  const names = specs.map((spec) => ((spec?.image as Loose | undefined)?.imageRef as Loose | undefined)?.name).filter((image): image is string => typeof image === 'string');
+  return [...new Set(names)].sort();
+}
+
+/** An ORC Image object as the dashboard shows it: its Available condition decides. */
+export function imageViewOf(image: JsonObject): ImageView {
+  const status = (image.status ?? {}) as Loose;
+  const available = conditionsOf(image).find((condition) => condition.type === 'Available');
+  const ready = available?.status === 'True';
+  return {
+    name: String((image.metadata as Loose).name),
+    ...(typeof status.id === 'string' ? { id: status.id } : {}),
+    state: ready ? 'Available' : (available?.reason ?? 'Pending'),
+    ready,
+    ...(!ready && available?.message ? { message: available.message } : {}),
+  };
+}
+
+function imageNode(image: ImageView): TreeNode {
+  return {
+    kind: 'Image',
+    name: image.name,
+    ...(image.id ? { id: image.id } : {}),
+    state: image.state,
+    ready: image.ready,
+    ...(image.ready ? {} : { reason: image.state }),
+    ...(image.message ? { message: image.message } : {}),
+    children: [],
   };
 }
 

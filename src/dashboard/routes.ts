@@ -26,8 +26,8 @@ import { toAnsibleListJson } from '../inventory/index.js';
 import { InventoryRequest } from '../inventory/request.js';
 import type { JsonObject, Storage } from '../storage/interface.js';
 import { CallsHistory, type CallTotals } from './calls-history.js';
-import { clusterDetail } from './cluster-view.js';
-import type { ClusterApiView, ClusterPageData } from './view-types.js';
+import { clusterDetail, imagesNamed } from './cluster-view.js';
+import type { ClusterApiView, ClusterPageData, ImageView } from './view-types.js';
 import { streamChanges } from './events.js';
 import { csrfTokenMatches, SessionStore, type Session, type SessionOptions } from './sessions.js';
 import { SignInThrottle, type ThrottleOptions } from './sign-in-throttle.js';
@@ -78,6 +78,8 @@ export interface DashboardDeps {
   signIns?: ThrottleOptions;
   /** The built page (default: dist/src/dashboard/ui, written by `npm run build`). */
   assetsDir?: string;
+  /** Reads an ORC Image where it lives (served here, or ORC's in the management cluster); undefined when it does not exist. */
+  readOrcImage?: (namespace: string, name: string) => Promise<ImageView | undefined>;
   /** OpenStack calls so far per service, when a reconciler runs: sampled for the calls chart. */
   openstackCalls?: CallTotals;
 }
@@ -193,7 +195,11 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     const { namespace, name } = namesOf(request);
     const record = await inventory.cluster(namespace, name);
     const clusterApi = await clusterApiClusterOf(namespace, record.metadata.labels);
-    const detail = clusterDetail(await inventory.snapshot(), namespace, name, clusterApi);
+    const snapshot = await inventory.snapshot();
+    const images = await Promise.all(
+      imagesNamed(snapshot, namespace, name).map(async (image) => (await deps.readOrcImage?.(namespace, image)) ?? { name: image, state: 'NotFound', ready: false, message: `no ORC Image ${namespace}/${image}` }),
+    );
+    const detail = clusterDetail(snapshot, namespace, name, clusterApi, images);
     if (!detail) throw errors.notFound({ group: infrastructureGroup, resource: 'openstackclusters' }, name);
     const actions = {
       reconcile: Boolean(deps.hooks?.reconcile) && (await allowed(access, 'update', { ...openStackClusters, namespace, name })),

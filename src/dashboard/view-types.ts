@@ -61,6 +61,17 @@ export interface ClusterDetail {
   variables?: { status?: { vars?: Record<string, unknown>; missing?: MissingVariable[] } };
 }
 
+/** An ORC Image a cluster's machines or bastion boot from (image.imageRef), as the dashboard shows it. */
+export interface ImageView {
+  name: string;
+  /** Its Glance ID, once ORC (or this server) created or found it. */
+  id?: string;
+  /** Available, or what keeps it from being available (the Available condition's reason), or NotFound. */
+  state: string;
+  ready: boolean;
+  message?: string;
+}
+
 /** Cluster API's Cluster as the dashboard shows it, read from wherever Cluster API objects live. */
 export interface ClusterApiView {
   name: string;

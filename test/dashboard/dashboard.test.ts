@@ -84,13 +84,18 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dash
     try {
       const ours = await census.ourIds();
       const shown = new Set(await page.locator('[data-testid=tree] li[data-id]').evaluateAll((items) => items.map((item) => item.getAttribute('data-id'))));
-      for (const kind of ['networks', 'subnets', 'routers', 'securityGroups', 'servers', 'ports', 'loadBalancers'] as const) {
+      for (const kind of ['networks', 'subnets', 'routers', 'securityGroups', 'servers', 'ports', 'loadBalancers', 'images'] as const) {
         expect(ours[kind].length, kind).toBeGreaterThan(0);
         expect(ours[kind].filter((id) => !shown.has(id)), `${kind} missing from the tree`).toEqual([]);
       }
     } finally {
       census.close();
     }
+    // The ORC Images the machines and the bastion boot from, with their state.
+    expect(await page.locator('[data-testid=tree] li[data-kind="Image"]').evaluateAll((items) => items.map((item) => item.textContent ?? ''))).toEqual([
+      expect.stringMatching(/bastion-image.*Available/),
+      expect.stringMatching(/node-image.*Available/),
+    ]);
     expect(await page.getByTestId('variables').textContent()).toContain('master_virtual_vip');
     // The timeline has a bar per object, each Ready one with its duration.
     const bars = page.locator('[data-testid=timeline] g[data-object]');
