@@ -165,6 +165,8 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
           // Embedded mode stores Cluster API's Clusters, and the dashboard pauses them through its own API server.
           clusterApiCluster: options.aggregated ? undefined : kinds.find((kind) => kind.group === 'cluster.x-k8s.io' && kind.kind === 'Cluster'),
           openstackCalls: options.reconciler ? () => metrics.totalsBy('openstack_api_requests_total', 'service') : undefined,
+          // Where the reconciler records Events (this server's storage, or the management cluster).
+          readEvents: async (namespace) => (await sources?.eventSink?.list(namespace)) ?? [],
           // ORC Images served here, else (--orc-images=external) ORC's own, read where the reconciler reads them.
           readOrcImage: async (namespace, name) => {
             const object = orcImages ? await orcImages.get({ namespace, name }) : await sources?.source.getOrcImage?.(namespace, name);

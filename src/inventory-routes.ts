@@ -26,7 +26,7 @@ export interface InventoryRoutesDeps {
   /** GraphQL depth and cost limits (defaultQueryLimits otherwise). */
   limits?: QueryLimits;
   /** How the dashboard signs browsers in and where it finds Cluster API's Clusters. */
-  dashboard?: Pick<DashboardDeps, 'tokens' | 'clusterApiCluster' | 'readClusterApiCluster' | 'readOrcImage' | 'setClusterApiPaused' | 'sessions' | 'assetsDir' | 'openstackCalls'>;
+  dashboard?: Pick<DashboardDeps, 'tokens' | 'clusterApiCluster' | 'readClusterApiCluster' | 'readOrcImage' | 'readEvents' | 'setClusterApiPaused' | 'sessions' | 'assetsDir' | 'openstackCalls'>;
 }
 
 /** Mounts the routes; the function it returns, called when the server closes, stops the inventory cache they read and the dashboard's sampling. */

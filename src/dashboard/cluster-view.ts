@@ -8,7 +8,7 @@
  */
 import { clusterNameOf, indexOf, servedClusterExtensionOf, type InventorySnapshot } from '../inventory/index.js';
 import type { JsonObject } from '../storage/interface.js';
-import type { Blocker, ClusterApiView, ClusterDetail, ClusterSummary, ConditionView, ImageView, TimelineSpan, TreeNode } from './view-types.js';
+import type { Blocker, ClusterApiView, ClusterDetail, ClusterSummary, ConditionView, EventView, ImageView, TimelineSpan, TreeNode } from './view-types.js';
 
 type Loose = Record<string, unknown>;
 
@@ -18,6 +18,7 @@ export function clusterDetail(
   name: string,
   clusterApiCluster: ClusterApiView | undefined,
   images: ImageView[] = [],
+  namespaceEvents: JsonObject[] = [],
 ): ClusterDetail | undefined {
   const index = indexOf(snapshot);
   const cluster = index.cluster(namespace, name);
@@ -68,15 +69,44 @@ export function clusterDetail(
     .map(spanOf)
     .filter((span) => span !== undefined)
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-  const lastChange = objects.flatMap((object) => [text((object.metadata as Loose).creationTimestamp), ...conditionsOf(object).map((condition) => text(condition.lastTransitionTime))]).filter((time) => time !== undefined).sort().at(-1);
+  const events = eventsAbout(objects, namespaceEvents);
+  const lastChange = [
+    ...objects.flatMap((object) => [text((object.metadata as Loose).creationTimestamp), ...conditionsOf(object).map((condition) => text(condition.lastTransitionTime))]),
+    ...events.map((event) => event.lastAt),
+  ]
+    .filter((time) => time !== undefined)
+    .sort()
+    .at(-1);
   return {
     summary,
     tree,
     blockers,
     timeline,
+    ...(events.length > 0 ? { events } : {}),
     ...(lastChange ? { timelineEndsAt: lastChange } : {}),
     ...(variables ? { variables: variables as NonNullable<ClusterDetail['variables']> } : {}),
   };
+}
+
+/** The Events whose involvedObject is one of `objects` (by uid), oldest first. */
+function eventsAbout(objects: JsonObject[], namespaceEvents: JsonObject[]): EventView[] {
+  const names = new Map(objects.map((object) => [String((object.metadata as Loose).uid), `${String(object.kind ?? '')} ${String((object.metadata as Loose).name)}`]));
+  const views: EventView[] = [];
+  for (const event of namespaceEvents) {
+    const object = names.get(String(((event.involvedObject ?? {}) as Loose).uid));
+    const lastAt = text(event.lastTimestamp) ?? text(event.eventTime);
+    if (!object || !lastAt) continue;
+    views.push({
+      object,
+      type: String(event.type ?? 'Normal'),
+      reason: String(event.reason ?? ''),
+      message: String(event.message ?? ''),
+      count: Number(event.count ?? 1),
+      firstAt: text(event.firstTimestamp) ?? lastAt,
+      lastAt,
+    });
+  }
+  return views.sort((a, b) => a.firstAt.localeCompare(b.firstAt));
 }
 
 /** The ORC Images (image.imageRef) the cluster's machines and bastion boot from, by name, sorted. */

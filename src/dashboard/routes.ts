@@ -78,6 +78,8 @@ export interface DashboardDeps {
   signIns?: ThrottleOptions;
   /** The built page (default: dist/src/dashboard/ui, written by `npm run build`). */
   assetsDir?: string;
+  /** The Events of a namespace where they live (this server, or the management cluster); none without. */
+  readEvents?: (namespace: string) => Promise<JsonObject[]>;
   /** Reads an ORC Image where it lives (served here, or ORC's in the management cluster); undefined when it does not exist. */
   readOrcImage?: (namespace: string, name: string) => Promise<ImageView | undefined>;
   /** OpenStack calls so far per service, when a reconciler runs: sampled for the calls chart. */
@@ -199,7 +201,9 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     const images = await Promise.all(
       imagesNamed(snapshot, namespace, name).map(async (image) => (await deps.readOrcImage?.(namespace, image)) ?? { name: image, state: 'NotFound', ready: false, message: `no ORC Image ${namespace}/${image}` }),
     );
-    const detail = clusterDetail(snapshot, namespace, name, clusterApi, images);
+    // The timeline's marks: a failure to read them leaves the page without them, not without the rest.
+    const events = (await deps.readEvents?.(namespace).catch(() => [])) ?? [];
+    const detail = clusterDetail(snapshot, namespace, name, clusterApi, images, events);
     if (!detail) throw errors.notFound({ group: infrastructureGroup, resource: 'openstackclusters' }, name);
     const actions = {
       reconcile: Boolean(deps.hooks?.reconcile) && (await allowed(access, 'update', { ...openStackClusters, namespace, name })),

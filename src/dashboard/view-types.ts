@@ -55,10 +55,24 @@ export interface ClusterDetail {
   blockers: Blocker[];
   /** Each object's creation-to-Ready span, earliest first: the longest bars are the critical path. */
   timeline: TimelineSpan[];
+  /** The Events about the cluster's objects, oldest first: what the timeline marks and lists. */
+  events?: EventView[];
   /** Where the timeline's axis ends: the last thing that happened to the cluster's objects (a creation or a condition's change), so bars keep their length as time passes. */
   timelineEndsAt?: string;
   /** The ClusterExtension: the bootstrap variables, and the missing ones with why. */
   variables?: { status?: { vars?: Record<string, unknown>; missing?: MissingVariable[] } };
+}
+
+/** An Event about one of the cluster's objects, as the timeline shows it. */
+export interface EventView {
+  /** `Kind name` of the object, as the timeline's rows name them. */
+  object: string;
+  type: string;
+  reason: string;
+  message: string;
+  count: number;
+  firstAt: string;
+  lastAt: string;
 }
 
 /** An ORC Image a cluster's machines or bastion boot from (image.imageRef), as the dashboard shows it. */

@@ -103,6 +103,11 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dash
       expect.arrayContaining(['OpenStackCluster demo', 'OpenStackServer demo-bastion', 'OpenStackMachine demo-md-0-2', 'OpenStackServer demo-md-0-2']),
     );
     expect(await page.locator('[data-testid=timeline] g[data-object="OpenStackCluster demo"] .duration').textContent()).toMatch(/^\d+ s$/);
+    // The Events of the cluster's objects: marked on their rows, and listed under the timeline.
+    expect(await page.locator('[data-testid=timeline] g[data-object="OpenStackCluster demo"] circle.event').evaluateAll((marks) => marks.map((mark) => mark.getAttribute('data-reason')))).toEqual(
+      expect.arrayContaining(['SuccessfulCreateNetwork', 'SuccessfulCreateLoadBalancer']),
+    );
+    expect(await page.getByTestId('events').textContent()).toMatch(/SuccessfulCreateServer.*OpenStackServer demo-md-0-2/s);
     await page.screenshot({ path: path.join(artifacts, 'cluster.png'), fullPage: true });
     await page.goto(url('/dashboard/'));
     await expect.poll(() => page.locator('tr[data-cluster="default/demo"] [data-testid=machines]').textContent()).toBe('6/6');

@@ -21,6 +21,10 @@ export function kubernetesEventSink(kubeconfig: KubeConfig): EventSink {
     async create(namespace, event) {
       return stored(event, await core.createNamespacedEvent({ namespace, body: typed(event) }));
     },
+    async list(namespace) {
+      // Plain JSON, as stored: the typed client's Dates back to the strings kube sent.
+      return JSON.parse(JSON.stringify((await core.listNamespacedEvent({ namespace })).items)) as JsonObject[];
+    },
     async update(namespace, event) {
       const name = String((event.metadata as JsonObject).name);
       return stored(event, await core.replaceNamespacedEvent({ name, namespace, body: typed(event) }));

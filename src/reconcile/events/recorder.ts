@@ -25,6 +25,8 @@ export interface EventSink {
   create(namespace: string, event: JsonObject): Promise<JsonObject>;
   /** Replaces the stored event (its resourceVersion as the sink last returned it); the stored object comes back. */
   update(namespace: string, event: JsonObject): Promise<JsonObject>;
+  /** The events of a namespace, for the dashboard. */
+  list(namespace: string): Promise<JsonObject[]>;
 }
 
 export interface EventRecorderOptions {

@@ -6,6 +6,7 @@ import type { EventSink } from './recorder.js';
 export function storageEventSink(events: KindClient): EventSink {
   return {
     create: (namespace, event) => events.create(namespace, event),
+    list: (namespace) => events.list(namespace),
     async update(namespace, event) {
       const meta = metaOf(event);
       const written = await events.update({ namespace, name: meta.name, uid: meta.uid }, (current: JsonObject) => {

@@ -22,6 +22,10 @@ class MemorySink implements EventSink {
     return this.store(namespace, event);
   }
 
+  async list(namespace: string): Promise<JsonObject[]> {
+    return [...this.events].filter(([key]) => key.startsWith(`${namespace}/`)).map(([, event]) => event);
+  }
+
   private store(namespace: string, event: JsonObject): JsonObject {
     this.writes += 1;
     if (this.failing) throw new Error('the store is down');

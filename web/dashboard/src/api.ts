@@ -3,7 +3,7 @@
  * mutating call, and a Kubernetes Status turned into an Error that says it.
  */
 
-export type { ClusterPageData as ClusterDetail, ClusterSummary, TimelineSpan, TreeNode } from '../../../src/dashboard/view-types';
+export type { ClusterPageData as ClusterDetail, ClusterSummary, EventView, TimelineSpan, TreeNode } from '../../../src/dashboard/view-types';
 
 export interface SessionInfo {
   user: { name: string; groups: string[] };

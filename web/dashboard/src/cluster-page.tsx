@@ -122,7 +122,31 @@ export function ClusterPage({ namespace, name, revision }: { namespace: string; 
 
       <section>
         <h2>Provisioning timeline</h2>
-        <Timeline spans={detail.timeline} endsAt={detail.timelineEndsAt} />
+        <Timeline spans={detail.timeline} endsAt={detail.timelineEndsAt} events={detail.events} />
+        {detail.events && detail.events.length > 0 && (
+          <table class="events" data-testid="events">
+            <thead>
+              <tr>
+                <th>Type</th>
+                <th>Reason</th>
+                <th>Object</th>
+                <th>Message</th>
+                <th>Count</th>
+              </tr>
+            </thead>
+            <tbody>
+              {detail.events.map((event) => (
+                <tr key={`${event.object}/${event.reason}/${event.firstAt}/${event.message}`} class={event.type.toLowerCase()}>
+                  <td>{event.type}</td>
+                  <td>{event.reason}</td>
+                  <td>{event.object}</td>
+                  <td>{event.message}</td>
+                  <td>{event.count}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
       </section>
 
       <section data-testid="variables">

@@ -7,13 +7,13 @@
  * Drawn in SVG: its geometry is attributes, which the page's
  * Content-Security-Policy allows where inline styles are not.
  */
-import type { TimelineSpan } from './api';
+import type { EventView, TimelineSpan } from './api';
 
 const rowHeight = 20;
 const labelWidth = 260;
 const chartWidth = 640;
 
-export function Timeline({ spans, endsAt }: { spans: TimelineSpan[]; endsAt: string | undefined }) {
+export function Timeline({ spans, endsAt, events = [] }: { spans: TimelineSpan[]; endsAt: string | undefined; events?: EventView[] }) {
   if (spans.length === 0) return null;
   const start = Math.min(...spans.map((span) => Date.parse(span.createdAt)));
   const end = Math.max(endsAt ? Date.parse(endsAt) : start, ...spans.map((span) => Date.parse(span.readyAt ?? span.createdAt)));
@@ -34,6 +34,13 @@ export function Timeline({ spans, endsAt }: { spans: TimelineSpan[]; endsAt: str
             <text x={labelWidth + (finished - start) * scale + 4} y={y + 14} class="duration">
               {span.readyAt ? seconds(finished - created) : 'not Ready'}
             </text>
+            {events
+              .filter((event) => event.object === span.object)
+              .map((event) => (
+                <circle key={`${event.reason}/${event.lastAt}/${event.message}`} cx={labelWidth + (Date.parse(event.lastAt) - start) * scale} cy={y + 10} r={3} class={`event ${event.type.toLowerCase()}`} data-reason={event.reason}>
+                  <title>{`${event.type} ${event.reason}: ${event.message}`}</title>
+                </circle>
+              ))}
           </g>
         );
       })}
