@@ -90,7 +90,14 @@ describe('discovery', () => {
       serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: new URL(server.url).host }],
     });
     const v1 = (await request(server, 'GET', '/api/v1')).json();
-    expect(v1).toMatchObject({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'secrets', kind: 'Secret', namespaced: true }] });
+    expect(v1).toMatchObject({
+      kind: 'APIResourceList',
+      groupVersion: 'v1',
+      resources: [
+        { name: 'secrets', kind: 'Secret', namespaced: true },
+        { name: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'] },
+      ],
+    });
     const groups = (await request(server, 'GET', '/apis')).json().groups.map((g: { name: string }) => g.name);
     expect(groups).toEqual(['infrastructure.cluster.x-k8s.io', 'cluster.x-k8s.io', 'ipam.cluster.x-k8s.io']);
     expect((await request(server, 'GET', '/apis/cluster.x-k8s.io/v1beta2')).json().groupVersion).toBe('cluster.x-k8s.io/v1beta2');
@@ -107,7 +114,10 @@ describe('discovery', () => {
           {
             version: 'v1',
             freshness: 'Current',
-            resources: [expect.objectContaining({ resource: 'secrets', responseKind: { group: '', version: 'v1', kind: 'Secret' }, scope: 'Namespaced' })],
+            resources: [
+              expect.objectContaining({ resource: 'secrets', responseKind: { group: '', version: 'v1', kind: 'Secret' }, scope: 'Namespaced' }),
+              expect.objectContaining({ resource: 'events', responseKind: { group: '', version: 'v1', kind: 'Event' }, scope: 'Namespaced' }),
+            ],
           },
         ],
       },
