@@ -1,9 +1,10 @@
 /**
- * `npm start`'s build step: `npm run build` only when a source changed since the last build, so a
- * start on a warm checkout goes straight to the server (a full build takes ~30 s on 2 cores).
- * Stale means a file the build reads (what tsconfig.json includes, the dashboard under web/, the
- * compiler settings, package-lock.json) is newer than dist/.build-stamp, which a successful build
- * here writes. Run by Node itself (type stripping), since it decides whether to compile.
+ * The build (`npm run build`, `--always`) and `npm start`'s build step (without it: only when a
+ * source changed since the last build), so a start on a warm checkout goes straight to the server
+ * (a full build takes ~30 s on 2 cores). Stale means a file the build reads (what tsconfig.json
+ * includes, the dashboard under web/, the compiler settings, package-lock.json) is newer than
+ * dist/.build-stamp, which every successful build writes. Run by Node itself (type stripping),
+ * since it decides whether to compile.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync, utimesSync, writeFileSync, type Dirent } from 'node:fs';
@@ -39,13 +40,15 @@ function mtime(file: string): number {
   }
 }
 
-const sources = Math.max(...sourceDirs.map((dir) => newest(path.join(root, dir))), ...sourceFiles.map((file) => mtime(path.join(root, file))));
+const always = process.argv.includes('--always');
 const built = mtime(stamp);
-if (built > 0 && built >= sources) process.exit(0);
-
-process.stderr.write(built === 0 ? 'building (first start)...\n' : 'sources changed since the last build: building...\n');
+if (!always) {
+  const sources = Math.max(...sourceDirs.map((dir) => newest(path.join(root, dir))), ...sourceFiles.map((file) => mtime(path.join(root, file))));
+  if (built > 0 && built >= sources) process.exit(0);
+  process.stderr.write(built === 0 ? 'building (first start)...\n' : 'sources changed since the last build: building...\n');
+}
 const started = Date.now();
-const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+const build = spawnSync('npm', ['run', '--silent', 'build:compile'], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 // The stamp takes the time the build started: a source saved during the build makes the next start build again.
 writeFileSync(stamp, `${new Date(started).toISOString()}\n`);
