@@ -15,6 +15,7 @@
  */
 import type { Logger } from '../../observability/log.js';
 import type { JsonObject } from '../../storage/interface.js';
+import { KeyedTokenBuckets } from '../../apiserver/http/keyed-token-buckets.js';
 import { metaOf } from '../objects.js';
 
 export type EventType = 'Normal' | 'Warning';
@@ -45,8 +46,6 @@ export interface EventRecorderOptions {
 
 /** The longest message kept: kube's events.k8s.io note is at most 1 kB. */
 const maxMessageLength = 1024;
-/** Objects whose budget is tracked before full ones are forgotten. */
-const maxBuckets = 10_000;
 /** Distinct events remembered for correlation (client-go's LRU holds 4096). */
 const correlationCacheSize = 4096;
 
@@ -58,16 +57,12 @@ interface Pending {
   at: Date;
 }
 
-interface Bucket {
-  tokens: number;
-  refilledAt: number;
-}
-
 export class EventRecorder {
   private readonly queue: Pending[] = [];
   /** The stored event of each correlation key, most recently used last. */
   private readonly stored = new Map<string, JsonObject>();
-  private readonly buckets = new Map<string, Bucket>();
+  /** Each object's budget, by uid. */
+  private readonly budgets: KeyedTokenBuckets;
   private draining: Promise<void> | undefined;
   private sequence = 0;
   /** Events dropped: a full queue, a spent budget or a failed write. */
@@ -76,7 +71,9 @@ export class EventRecorder {
   constructor(
     private readonly sink: EventSink,
     private readonly options: EventRecorderOptions,
-  ) {}
+  ) {
+    this.budgets = new KeyedTokenBuckets(options.burst ?? 25, options.refillMs ?? 300_000);
+  }
 
   normal(object: JsonObject, reason: string, message: string): void {
     this.record(object, 'Normal', reason, message);
@@ -89,7 +86,7 @@ export class EventRecorder {
   /** Queues the event; returns at once. */
   record(object: JsonObject, type: EventType, reason: string, message: string): void {
     const at = (this.options.now ?? (() => new Date()))();
-    if (!this.allowed(metaOf(object).uid, at.getTime()) || this.queue.length >= (this.options.maxQueued ?? 1000)) {
+    if (this.budgets.take(metaOf(object).uid, at.getTime()) !== undefined || this.queue.length >= (this.options.maxQueued ?? 1000)) {
       this.dropped += 1;
       return;
     }
@@ -103,30 +100,13 @@ export class EventRecorder {
     while (this.draining) await this.draining;
   }
 
-  private allowed(uid: string, now: number): boolean {
-    const burst = this.options.burst ?? 25;
-    const refillMs = this.options.refillMs ?? 300_000;
-    const bucket = this.buckets.get(uid) ?? { tokens: burst, refilledAt: now };
-    const refills = Math.floor((now - bucket.refilledAt) / refillMs);
-    if (refills > 0) {
-      bucket.tokens = Math.min(burst, bucket.tokens + refills);
-      bucket.refilledAt += refills * refillMs;
-    }
-    this.buckets.set(uid, bucket);
-    // A full bucket is the same as none: forget those when the map grows (objects come and go).
-    if (this.buckets.size > maxBuckets) for (const [key, other] of this.buckets) if (other.tokens >= burst && key !== uid) this.buckets.delete(key);
-    if (bucket.tokens < 1) return false;
-    bucket.tokens -= 1;
-    return true;
-  }
-
   private async drain(): Promise<void> {
     for (let next = this.queue.shift(); next; next = this.queue.shift()) {
       try {
         await this.write(next);
       } catch (error) {
         this.dropped += 1;
-        (this.options.logger ?? undefined)?.debug({ err: error, reason: next.reason }, 'an event could not be written');
+        this.options.logger?.debug({ err: error, reason: next.reason }, 'an event could not be written');
       }
     }
   }
