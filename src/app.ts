@@ -138,6 +138,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   let sources: Awaited<ReturnType<typeof clusterApiSource>> | undefined;
   const kinds = options.kinds;
   const servedOrcImage = kinds.find((kind) => kind.group === orcGroup && kind.kind === 'Image');
+  const servedEvents = kinds.find((kind) => kind.group === '' && kind.kind === 'Event');
   const orcImages = servedOrcImage && new KindClient(servedOrcImage, storage);
   const tls = options.servingCertificate ?? { key: pki.serverKeyPem, cert: pki.serverCertPem };
   const server = await startApiServer({
@@ -220,10 +221,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
       )
     : undefined;
   // Served Events expire an hour after their last change, as kube-apiserver's.
-  const servedEvents = kinds.find((kind) => kind.group === '' && kind.kind === 'Event');
   const stopEventTtl = servedEvents && startEventTtl(storage, servedEvents, (error) => logger.warn({ err: error }, 'expiring Events failed; the next sweep tries again'));
   // The source is the composition root's: it outlives the reconciler's listeners and is closed last.
-  sources = options.reconciler ? await clusterApiSource(options, storage) : undefined;
+  sources = options.reconciler ? await clusterApiSource(options, storage, servedEvents) : undefined;
   const sourceCheck = sources?.source.check?.bind(sources.source);
   // Not ready while the reconciler's view of Secrets, Clusters and Machines is not followed (it reads them live meanwhile).
   if (sourceCheck) health.add('cluster-api-informers', sourceCheck, ['readyz']);
@@ -343,6 +343,7 @@ export function embeddedCredentials(app: RunningApp): { kubeconfigPath: string; 
 async function clusterApiSource(
   options: AppOptions,
   storage: Storage,
+  servedEvents: KindDefinition | undefined,
 ): Promise<{ source: ClusterApiSource; secretFinalizers?: ReturnType<typeof storageSecretFinalizers>; ipam?: IpamClients; eventSink?: EventSink }> {
   if (options.aggregated) {
     const [{ KubernetesClusterApiSource }, { KubernetesIpam }, { loadKubeconfig }, { kubernetesEventSink }] = await Promise.all([
@@ -355,11 +356,10 @@ async function clusterApiSource(
     return { source: new KubernetesClusterApiSource(kubeconfig), ipam: new KubernetesIpam(kubeconfig), eventSink: kubernetesEventSink(kubeconfig) };
   }
   const sourceKinds = embeddedSourceKinds(options.kinds);
-  const eventKind = options.kinds.find((kind) => kind.group === '' && kind.kind === 'Event');
   return {
     source: new StorageClusterApiSource(storage, sourceKinds),
     secretFinalizers: storageSecretFinalizers(new KindClient(sourceKinds.secret, storage)),
-    ...(eventKind && { eventSink: storageEventSink(new KindClient(eventKind, storage)) }),
+    ...(servedEvents && { eventSink: storageEventSink(new KindClient(servedEvents, storage)) }),
   };
 }
 
