@@ -2,8 +2,11 @@
  * Events into the management cluster (aggregated mode), where kube-apiserver serves them to
  * `kubectl describe` beside everything else's; deploy/base/rbac.yaml lets the server create and
  * update them. client-node's typed Event carries Date objects, so times are converted at the edge.
+ * Each call has the delegated calls' 10 s deadline: a kube-apiserver that does not answer holds up
+ * the recorder's queue (which then drops) for that long at most, never for good.
  */
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import { reviewTimeoutMs, withDeadline } from '../../apiserver/auth/delegated/deadline.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { isJsonObject } from '../../storage/json.js';
 import type { EventSink } from './recorder.js';
@@ -19,15 +22,16 @@ export function kubernetesEventSink(kubeconfig: KubeConfig): EventSink {
   });
   return {
     async create(namespace, event) {
-      return stored(event, await core.createNamespacedEvent({ namespace, body: typed(event) }));
+      return stored(event, await withDeadline(core.createNamespacedEvent({ namespace, body: typed(event) }), reviewTimeoutMs, 'creating an Event'));
     },
     async list(namespace) {
       // Plain JSON, as stored: the typed client's Dates back to the strings kube sent.
-      return JSON.parse(JSON.stringify((await core.listNamespacedEvent({ namespace })).items)) as JsonObject[];
+      const listed = await withDeadline(core.listNamespacedEvent({ namespace }), reviewTimeoutMs, `listing Events in ${namespace}`);
+      return JSON.parse(JSON.stringify(listed.items)) as JsonObject[];
     },
     async update(namespace, event) {
       const name = String((event.metadata as JsonObject).name);
-      return stored(event, await core.replaceNamespacedEvent({ name, namespace, body: typed(event) }));
+      return stored(event, await withDeadline(core.replaceNamespacedEvent({ name, namespace, body: typed(event) }), reviewTimeoutMs, 'updating an Event'));
     },
   };
 }
