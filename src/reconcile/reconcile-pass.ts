@@ -139,6 +139,8 @@ export class ReconcilePass {
       created: (id) => this.event('Normal', `SuccessfulCreate${reasonKind}`, `Created ${kind} ${name} with id ${id}`),
       adopted: (id) => this.event('Normal', `SuccessfulAdopt${reasonKind}`, `Adopted ${kind} ${name} with id ${id}, found by its name and owner tag`),
       createFailed: (error) => {
+        // A wait (Octavia busy with another change) is not a failure: finish treats it as a wait, and so do Events.
+        if (error instanceof WaitingError) return;
         if (typeof error === 'object' && error !== null) this.told.add(error);
         this.event('Warning', `FailedCreate${reasonKind}`, `Failed to create ${kind} ${name}: ${error instanceof Error ? error.message : String(error)}`);
       },

@@ -123,6 +123,8 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dash
     const readyTimes = (detail.timeline as { readyAt?: string }[]).map((span) => span.readyAt).filter((time): time is string => time !== undefined).sort();
     expect(detail.timelineEndsAt >= readyTimes.at(-1)!).toBe(true);
     expect(Date.parse(detail.timelineEndsAt)).toBeLessThan(Date.now());
+    // A build that went well has no Warning: machines waiting their turn at the load balancer are not failures.
+    expect((detail.events as { type: string; reason: string; message: string }[]).filter((event) => event.type === 'Warning')).toEqual([]);
     await page.goto(url('/dashboard/namespaces/default/clusters/demo'));
     await page.getByTestId('timeline').waitFor();
     const listed = await page.getByTestId('variables').locator('table.missing tbody tr td:first-child').allTextContents();
