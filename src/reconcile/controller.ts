@@ -37,6 +37,7 @@ import { defaultResyncPeriodMs, namespaceOfKey, ResyncGrid } from './resync-grid
 import { sleep } from './sleep.js';
 import { isJsonObject, jsonEqual } from '../storage/json.js';
 import { fallbackLogger, type Logger } from '../observability/log.js';
+import { DependencyVanishedError } from './drift.js';
 import { OpenStackError } from '../openstack/index.js';
 
 export interface ReconcileResult {
@@ -348,6 +349,6 @@ function actionableMetadata(object: JsonObject): JsonObject {
  * and logged as an error with its stack.
  */
 function logFailure(log: Logger, error: unknown, key: string | undefined): void {
-  if (error instanceof TerminalError || error instanceof OpenStackError) log.warn({ key, reason: error.name, error: error.message }, 'reconcile failed');
+  if (error instanceof TerminalError || error instanceof OpenStackError || error instanceof DependencyVanishedError) log.warn({ key, reason: error.name, error: error.message }, 'reconcile failed');
   else log.error({ key, err: error }, 'reconcile failed');
 }

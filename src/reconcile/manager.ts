@@ -26,6 +26,7 @@ import { KindClient, metaOf } from './objects.js';
 import { clusterNameLabel, ownerClusterName } from './paused.js';
 import { openStackServerReconciler } from './server/reconciler.js';
 import { openStackMachineTemplateReconciler } from './template/reconciler.js';
+import { clusterReferencesOf } from './server-spec.js';
 import { orcImageReconciler } from './image/reconciler.js';
 import { floatingIpPoolOf, floatingIpPoolReconciler, ipamGroup, poolKind } from './pool/reconciler.js';
 import { orcGroup } from '../api/orc/kinds.js';
@@ -364,7 +365,9 @@ function routedStatusChanged(before: JsonObject, after: JsonObject): boolean {
   const pick = (object: JsonObject) => {
     const status = isJsonObject(object.status) ? object.status : {};
     const extensions = isJsonObject(status.extensions) ? status.extensions : {};
-    return JSON.stringify([machinesMayStart(object), status.initialization, extensions.ownedResources, (object.metadata as JsonObject | undefined)?.deletionTimestamp]);
+    // The references machines' servers are made with: made again after drift, they wake the machines whose servers were not made yet.
+    const references = clusterReferencesOf(status);
+    return JSON.stringify([machinesMayStart(object), status.initialization, extensions.ownedResources, references, (object.metadata as JsonObject | undefined)?.deletionTimestamp]);
   };
   return pick(before) !== pick(after);
 }

@@ -22,6 +22,7 @@ import type { ReadTogether } from './read-together.js';
 import type { VerifiedResources } from './verified-resources.js';
 import { adoptionOf, ownerUidOf } from './adoption.js';
 import type { WaitSchedule } from './wait-schedule.js';
+import { DependencyVanishedError, forgetFrozen, vanishedReference } from './drift.js';
 
 /** What passes share across objects: the resources verified, the lists read together, the learned wait times. */
 export interface PassMemory {
@@ -72,6 +73,12 @@ export class ReconcilePass {
   private readonly events: EventRecorder | undefined;
   /** Errors already told in an Event (a failed create), so finish does not tell them twice. */
   private readonly told = new WeakSet<object>();
+  /**
+   * Where the status holds references resolved once and then trusted (an external network, the
+   * user's network, a server's resolved ports): forgotten when a request finds what they name gone,
+   * so the next pass resolves them again.
+   */
+  frozen: (readonly string[])[] = [];
 
   constructor(
     readonly client: KindClient,
@@ -94,6 +101,11 @@ export class ReconcilePass {
 
   get target() {
     return { namespace: this.meta.namespace, name: this.meta.name, uid: this.meta.uid };
+  }
+
+  /** The object as what it verifies is kept under: by uid, with the key that wakes it. */
+  private get verifiedOwner() {
+    return { uid: this.meta.uid, namespace: this.meta.namespace, key: this.client.keyOf(this.target) };
   }
 
   get objectGone(): boolean {
@@ -145,7 +157,14 @@ export class ReconcilePass {
         this.event('Warning', `FailedCreate${reasonKind}`, `Failed to create ${kind} ${name}: ${error instanceof Error ? error.message : String(error)}`);
       },
       deleted: (id) => this.event('Normal', `SuccessfulDelete${reasonKind}`, `Deleted ${kind} ${name} with id ${id}`),
+      vanished: (id, next) => this.noteVanished(kind, name, id, next),
     };
+  }
+
+  /** Drift: a recorded resource is gone. Whoever else verified it forgets it and looks again; a Warning says what happens now. */
+  noteVanished(kind: string, name: string, id: string, next: string): void {
+    for (const key of this.verified.vanished(id)) this.schedule.wakeObject(key);
+    this.event('Warning', vanishedReason, `${kind} ${name} (${id}), recorded in status, no longer exists in OpenStack: ${next}`);
   }
 
   /** engine.remove with the pass's bookkeeping (noteRemoval) and Events; whether the resource is gone. */
@@ -227,7 +246,7 @@ export class ReconcilePass {
       this.waits.push(waitingOf(result));
       return { resource: result.resource, ready: false, found: result.found };
     }
-    this.verified.set(this.meta, role, result.resource.id, this.generation, result.resource, readAlongOf(actuator, owner.uid));
+    this.verified.set(this.verifiedOwner, role, result.resource.id, this.generation, result.resource, readAlongOf(actuator, owner.uid));
     return { resource: result.resource, ready: true, found: result.found };
   }
 
@@ -260,6 +279,17 @@ export class ReconcilePass {
   }
 
   /**
+   * Whether the recorded resource a readAhead of `role` is reading turned out gone; undefined
+   * when none is being read (verified here, or nothing recorded). The answer stays for the
+   * role's ensure.
+   */
+  async recordedGone(role: string): Promise<boolean | undefined> {
+    const ahead = this.ahead.get(role);
+    if (ahead?.kind !== 'read') return undefined;
+    return (await ahead.answer) === undefined;
+  }
+
+  /**
    * Takes a resource as verified without reading it again, for a child whose
    * readiness its parent reports: an Octavia load balancer is ACTIVE again
    * only once its new listener, pool or monitor is, so polling the parent
@@ -268,12 +298,12 @@ export class ReconcilePass {
    * kind when `actuator` can read many.
    */
   trust(role: string, resource: { id: string }, actuator?: Pick<ResourceActuator<{ name: string }, { id: string }>, 'readMany'>): void {
-    this.verified.set(this.meta, role, resource.id, this.generation, resource, readAlongOf(actuator, this.owner.uid));
+    this.verified.set(this.verifiedOwner, role, resource.id, this.generation, resource, readAlongOf(actuator, this.owner.uid));
   }
 
   /** A resource its parent's create made, as that answer showed it (see VerifiedResources.seenCreated). */
   seenCreated(role: string, resource: { id: string }): void {
-    this.verified.seenCreated(this.meta, role, resource.id, this.generation, resource);
+    this.verified.seenCreated(this.verifiedOwner, role, resource.id, this.generation, resource);
   }
 
   /** What `verified` last held for a role at this generation, and whether that has run out (see VerifiedResources.lastSeen). */
@@ -300,11 +330,23 @@ export class ReconcilePass {
     }
     let result: ReconcileResult = {};
     let rethrow: unknown;
+    const vanished = vanishedReference(error);
+    if (vanished !== undefined) {
+      // Drift: what the request named was deleted behind our back. Its owner heals it (woken now), or the spec names something gone.
+      for (const key of this.verified.vanished(vanished.id)) this.schedule.wakeObject(key);
+      for (const path of this.frozen) if (forgetFrozen(this.status, path, vanished.id)) this.dirty = true;
+      const message = `${vanished.kind} ${vanished.id} no longer exists in OpenStack: waiting for it to be made again, or for the spec to name another (${error instanceof Error ? error.message : String(error)})`;
+      this.event('Warning', vanishedReason, message);
+      this.condition({ type: failure.type, status: 'False', reason: 'DependencyNotFound', message });
+      error = new DependencyVanishedError(message, vanished.kind, vanished.id);
+    }
     if (error !== undefined) {
       const kind = classify(error);
       const message = error instanceof Error ? error.message : String(error);
-      if (!(typeof error === 'object' && error !== null && this.told.has(error))) this.event('Warning', failure.reason, message);
-      if (kind === 'terminal') {
+      if (!(typeof error === 'object' && error !== null && this.told.has(error)) && !(error instanceof DependencyVanishedError)) this.event('Warning', failure.reason, message);
+      if (error instanceof DependencyVanishedError) {
+        rethrow = error;
+      } else if (kind === 'terminal') {
         this.condition({ type: failure.type, status: 'False', reason: failure.reason, message });
         rethrow = error instanceof TerminalError ? error : new TerminalError(message);
       } else if (kind === 'blocked') {
@@ -333,6 +375,9 @@ export class ReconcilePass {
     return result;
   }
 }
+
+/** The reason of the Warning that tells of drift: a resource deleted behind our back. */
+export const vanishedReason = 'ResourceVanished';
 
 /** The group a verified resource can be read in together with others of its kind (read-together.ts), if its actuator reads many. */
 function readAlongOf(actuator: Pick<ResourceActuator<{ name: string }, { id: string }>, 'readMany'> | undefined, tagOwnerUid: string) {

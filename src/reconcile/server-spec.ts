@@ -26,6 +26,21 @@ export interface ServerSpecInput {
 
 const managedGroupField = { controlplane: 'controlPlaneSecurityGroup', worker: 'workerSecurityGroup', bastion: 'bastionSecurityGroup' } as const;
 
+/** What of a cluster's status its servers' specs take: the network and the managed security groups. */
+export function clusterReferencesOf(clusterStatus: JsonObject): unknown[] {
+  const idOf = (field: string) => (clusterStatus[field] as { id?: string } | undefined)?.id;
+  return [idOf('network'), ...Object.values(managedGroupField).map(idOf)];
+}
+
+/**
+ * Whether an existing server's spec names the cluster references a server made now would not:
+ * the cluster made its network or security groups again after they were deleted behind its back.
+ */
+export function clusterReferencesMoved(serverSpec: JsonObject, input: ServerSpecInput): boolean {
+  const now = serverSpecFor(input);
+  return canonicalJson([serverSpec.ports, serverSpec.securityGroups]) !== canonicalJson([now.ports, now.securityGroups]);
+}
+
 export function serverSpecFor(input: ServerSpecInput): JsonObject {
   const { machineSpec, clusterSpec, clusterStatus, role } = input;
   const clusterNetwork = clusterStatus.network as { id?: string } | undefined;

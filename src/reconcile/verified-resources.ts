@@ -22,6 +22,8 @@ import type { ResyncGrid } from './resync-grid.js';
 export interface VerifiedOwner {
   uid: string;
   namespace: string;
+  /** Its controller key, to wake it with when another pass finds the resource gone (vanished). */
+  key?: string;
 }
 
 interface Entry {
@@ -34,6 +36,8 @@ interface Entry {
   group: string | undefined;
   /** Seen only in its parent's create answer, never verified ready (seenCreated). */
   unverified: boolean;
+  /** The owner's controller key, when known. */
+  ownerKey: string | undefined;
 }
 
 export class VerifiedResources {
@@ -42,6 +46,8 @@ export class VerifiedResources {
   private readonly byGroup = new Map<string, Map<number, Map<string, Entry>>>();
   /** The roles of each owner's entries. */
   private readonly rolesByOwner = new Map<string, Set<string>>();
+  /** Entry keys by the resource's ID: a resource is one owner's, but a pass of another may find it gone. */
+  private readonly keysById = new Map<string, Set<string>>();
 
   constructor(
     private readonly grid: ResyncGrid,
@@ -76,7 +82,7 @@ export class VerifiedResources {
   /** `readAlong`: the group one list call can read this resource in (ReadTogether), and the owner it is tagged for. */
   set(owner: VerifiedOwner, role: string, id: string, generation: number, resource: unknown, readAlong?: { group: string; tagOwnerUid: string }): void {
     const expiresAt = this.grid.next(owner.namespace, this.now());
-    this.put(owner.uid, role, { id, generation, expiresAt, resource, group: readAlong?.group, tagOwnerUid: readAlong?.tagOwnerUid ?? owner.uid, unverified: false });
+    this.put(owner.uid, role, { id, generation, expiresAt, resource, group: readAlong?.group, tagOwnerUid: readAlong?.tagOwnerUid ?? owner.uid, unverified: false, ownerKey: owner.key });
   }
 
   /**
@@ -86,7 +92,7 @@ export class VerifiedResources {
    * which the parent's status tree may vouch for it once the parent is built.
    */
   seenCreated(owner: VerifiedOwner, role: string, id: string, generation: number, resource: unknown): void {
-    this.put(owner.uid, role, { id, generation, expiresAt: -Infinity, resource, group: undefined, tagOwnerUid: owner.uid, unverified: true });
+    this.put(owner.uid, role, { id, generation, expiresAt: -Infinity, resource, group: undefined, tagOwnerUid: owner.uid, unverified: true, ownerKey: owner.key });
   }
 
   /**
@@ -119,6 +125,22 @@ export class VerifiedResources {
     this.remove(ownerUid, role);
   }
 
+  /**
+   * OpenStack answered that the resource `id` does not exist (drift: deleted behind our back):
+   * whatever vouched for it is dropped at once, whoever verified it, and the controller keys of
+   * those owners are returned so they can be woken to heal rather than wait for their resync.
+   */
+  vanished(id: string): string[] {
+    const owners = new Set<string>();
+    for (const key of [...(this.keysById.get(id) ?? [])]) {
+      const entry = this.entries.get(key)!;
+      if (entry.ownerKey !== undefined) owners.add(entry.ownerKey);
+      const slash = key.indexOf('/');
+      this.remove(key.slice(0, slash), key.slice(slash + 1));
+    }
+    return [...owners];
+  }
+
   /** Drops everything of an object, e.g. once it is deleted. */
   forget(ownerUid: string): void {
     for (const role of [...(this.rolesByOwner.get(ownerUid) ?? [])]) this.remove(ownerUid, role);
@@ -130,6 +152,8 @@ export class VerifiedResources {
     this.entries.set(key, entry);
     const roles = this.rolesByOwner.get(ownerUid) ?? new Set<string>();
     this.rolesByOwner.set(ownerUid, roles.add(role));
+    const keys = this.keysById.get(entry.id) ?? new Set<string>();
+    this.keysById.set(entry.id, keys.add(key));
     if (entry.group === undefined) return;
     const byExpiry = this.byGroup.get(entry.group) ?? new Map<number, Map<string, Entry>>();
     this.byGroup.set(entry.group, byExpiry);
@@ -145,6 +169,9 @@ export class VerifiedResources {
     const roles = this.rolesByOwner.get(ownerUid);
     roles?.delete(role);
     if (roles?.size === 0) this.rolesByOwner.delete(ownerUid);
+    const keys = this.keysById.get(entry.id);
+    keys?.delete(key);
+    if (keys?.size === 0) this.keysById.delete(entry.id);
     if (entry.group === undefined) return;
     const byExpiry = this.byGroup.get(entry.group);
     const entries = byExpiry?.get(entry.expiresAt);

@@ -79,6 +79,11 @@ export class WaitSchedule {
     this.wake = wake;
   }
 
+  /** Asks for a pass of another object now: a resource it verified was found gone (drift.ts). */
+  wakeObject(key: string): void {
+    this.wake?.(key, 0);
+  }
+
   /**
    * The delay before the next pass of `uid`, given everything it waits for after this pass
    * (none: the object is done waiting); forgets the waits it no longer has and learns from the

@@ -110,6 +110,15 @@ async function routingOf(context: ClusterContext, networking: Networking): Promi
   return router === undefined ? undefined : recordRouter(context, router);
 }
 
+/**
+ * The references of status resolved once and then trusted: the external network, and the user's
+ * network and router. One a request finds gone (drift.ts) is resolved again by the next pass, as
+ * CAPO looks them up on every reconcile; ours the engine reads by ID anyway.
+ */
+export function frozenNetworkReferences(spec: ClusterSpec): string[][] {
+  return [['externalNetwork'], ...(hasManagedSubnets(spec) ? [] : [['network']]), ...(spec.router ? [['router']] : [])];
+}
+
 function hasManagedSubnets(spec: ClusterSpec): boolean {
   return (spec.managedSubnets ?? []).length > 0;
 }

@@ -36,7 +36,7 @@ import {
   type ApiLoadBalancer,
   type Endpoint,
 } from './load-balancer.js';
-import { reconcileNetwork, reconcileRouter, deleteNetwork, deleteRouter, lookUpNetworkAhead, readNetworkingAhead, type Networking, type Routing } from './network.js';
+import { reconcileNetwork, reconcileRouter, deleteNetwork, deleteRouter, frozenNetworkReferences, lookUpNetworkAhead, readNetworkingAhead, type Networking, type Routing } from './network.js';
 import { reconcileSecurityGroups, deleteSecurityGroups, removeDisabledBastionGroup, lookUpSecurityGroupsAhead } from './security-group-step.js';
 import { firstPreflight, reconcilePreflight } from './preflight-step.js';
 import { adoptAnnotation, adoptionOf } from '../adoption.js';
@@ -55,6 +55,7 @@ export function openStackClusterReconciler(deps: ReconcilerDeps): Reconcile {
     if (stop) return stop;
 
     const pass = new ReconcilePass(deps.clusters, object, deps);
+    pass.frozen = frozenNetworkReferences((object.spec ?? {}) as ClusterSpec);
     pass.observe((status) => setPaused(status, pass.generation, gate));
     let error: unknown;
     try {

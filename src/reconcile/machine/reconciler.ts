@@ -28,9 +28,10 @@ import { ReconcilePass, describeWaits } from '../reconcile-pass.js';
 import { ensureGraph, removeGraph, stepGraph } from '../step-graph.js';
 import { memberActuator } from '../resource/member.js';
 import { createTags } from '../resource/octavia.js';
-import { serverSpecFor, type MachineSpec } from '../server-spec.js';
+import { clusterReferencesMoved, serverSpecFor, type MachineSpec, type ServerSpecInput } from '../server-spec.js';
 import { adoptAnnotation, adoptionOf } from '../adoption.js';
 import { flavorById } from '../lookups.js';
+import { serverDeletedMessage } from '../server/reconciler.js';
 import type { ClusterApiMachine, ClusterApiSource } from '../sources/source.js';
 
 export const machineFinalizer = 'openstackmachine.infrastructure.cluster.x-k8s.io';
@@ -155,6 +156,13 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
   const server = ready.server;
   if (!server) return;
   const instance = findCondition(server.status, 'InstanceReady');
+  if (instance?.status === 'False' && instance.reason === 'InstanceDeleted') {
+    // CAPO's words on both conditions; Cluster API (a MachineHealthCheck) replaces the machine, nothing here makes the server again.
+    if (findCondition(pass.status, 'Ready')?.reason !== 'InstanceDeleted') pass.event('Warning', 'InstanceDeleted', `OpenStackServer ${machine.name}: ${instance.message ?? serverDeletedMessage}`);
+    pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceDeleted', message: serverDeletedMessage });
+    pass.condition({ type: 'Ready', status: 'False', reason: 'InstanceDeleted', message: serverDeletedMessage });
+    return;
+  }
   if (server.status.ready !== true) {
     const reason = instance?.status === 'False' ? instance.reason : 'InstanceNotReady';
     const message = instance?.message ?? 'the server is being created';
@@ -183,7 +191,7 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
 }
 
 /** The reasons of a server's InstanceReady=False that are failures, not progress. */
-const serverFailures = new Set(['OpenStackError', 'InstanceCreateFailed', 'InstanceStateError', 'InstanceDeleted', 'DependencyFailed']);
+const serverFailures = new Set(['OpenStackError', 'InstanceCreateFailed', 'InstanceStateError', 'DependencyFailed']);
 
 /** The OpenStackServer object, created once (the gates of reconcileNormal passed), its state mirrored into the machine's. */
 async function ensureServerObject(context: MachineContext): Promise<MachineOutputs['server'] | undefined> {
@@ -196,6 +204,22 @@ async function ensureServerObject(context: MachineContext): Promise<MachineOutpu
     return undefined;
   }
   const serverStatus = (server.status as JsonObject | undefined) ?? {};
+  const serverMeta = metaOf(server);
+  if (serverMeta.deletionTimestamp !== undefined) {
+    // Being replaced (below): its finalizer removes what it made, then the next pass makes the new one.
+    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: `waiting for OpenStackServer ${machine.name}, made for the cluster's earlier network, to be deleted` });
+    pass.wait({ waitingFor: `OpenStackServer ${machine.name} to be deleted`, requeueAfterMs: waitRequeueMs }, true);
+    return undefined;
+  }
+  if (serverStatus.instanceID === undefined && clusterReferencesMoved((server.spec as JsonObject | undefined) ?? {}, serverSpecInput(context, owner!, (server.spec as { availabilityZone?: string } | undefined)?.availabilityZone))) {
+    // The cluster made its network or security groups again (deleted behind its back) before this server was made: its
+    // spec, immutable, names the gone ones. Nothing of value is lost in replacing it; a server that exists is not replaced.
+    pass.event('Normal', 'ReplacingServer', `OpenStackServer ${machine.name} names the cluster's network or security groups as they were before they were made again; replacing it, as its server was not made yet`);
+    await deps.servers.delete(machine, serverMeta.uid);
+    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: `replacing OpenStackServer ${machine.name}: the cluster's network or security groups were made again` });
+    pass.wait({ waitingFor: `OpenStackServer ${machine.name} to be deleted`, requeueAfterMs: waitRequeueMs }, true);
+    return undefined;
+  }
   pass.observe((status) => {
     for (const field of ['instanceID', 'instanceState', 'addresses', 'resolved', 'resources'] as const) {
       if (serverStatus[field] !== undefined) status[field] = structuredClone(serverStatus[field]);
@@ -211,19 +235,26 @@ function waitForCluster(pass: ReconcilePass, what: string): void {
   pass.wait({ waitingFor: what, requeueAfterMs: waitRequeueMs }, true);
 }
 
+/** What the machine's server spec is made from, in the zone given. */
+function serverSpecInput(context: MachineContext, owner: ClusterApiMachine, availabilityZone: string | undefined): ServerSpecInput {
+  const { openStackCluster } = context;
+  return {
+    machineSpec: context.spec,
+    clusterSpec: (openStackCluster!.spec as JsonObject | undefined) ?? {},
+    clusterStatus: (openStackCluster!.status as JsonObject | undefined) ?? {},
+    role: isControlPlane(context) ? 'controlplane' : 'worker',
+    availabilityZone,
+    userDataSecretName: owner.bootstrapDataSecretName,
+  };
+}
+
 async function createServer(context: MachineContext, owner: ClusterApiMachine): Promise<void> {
   const { pass, deps, machine, openStackCluster } = context;
   const clusterStatus = (openStackCluster!.status as JsonObject | undefined) ?? {};
   const controlPlane = isControlPlane(context);
   const clusterName = ownerClusterName(pass.object) ?? '';
-  const spec = serverSpecFor({
-    machineSpec: context.spec,
-    clusterSpec: (openStackCluster!.spec as JsonObject | undefined) ?? {},
-    clusterStatus,
-    role: controlPlane ? 'controlplane' : 'worker',
-    availabilityZone: owner.failureDomain ?? (controlPlane ? await leastUsedControlPlaneDomain(deps, machine.namespace, clusterName, clusterStatus) : undefined),
-    userDataSecretName: owner.bootstrapDataSecretName,
-  });
+  const zone = owner.failureDomain ?? (controlPlane ? await leastUsedControlPlaneDomain(deps, machine.namespace, clusterName, clusterStatus) : undefined);
+  const spec = serverSpecFor(serverSpecInput(context, owner, zone));
   await deps.servers.create(machine.namespace, {
     metadata: {
       name: machine.name,

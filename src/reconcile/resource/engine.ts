@@ -108,6 +108,8 @@ export interface EnsureObserver {
   createFailed?(error: unknown): void;
   /** The resource is gone: deleted now, or found gone after an earlier delete. */
   deleted?(id: string): void;
+  /** The recorded resource no longer exists (drift: deleted behind our back); `next` says what happens now. */
+  vanished?(id: string, next: string): void;
 }
 
 export type Found = 'recorded' | 'adopted' | 'created';
@@ -131,8 +133,10 @@ export async function ensure<Desired extends { name: string }, Resource extends 
     resource = await (input.read ? input.read(recordedId) : actuator.getById(recordedId));
     if (resource === undefined) {
       if (input.ifGone === 'fail') {
+        input.observer?.vanished?.(recordedId, 'not made again: the object is failed, for its owner to replace');
         throw new ResourceTerminalError('Gone', actuator.kind, [recordedId], `${actuator.kind} ${recordedId}, recorded in status, no longer exists in OpenStack`);
       }
+      input.observer?.vanished?.(recordedId, 'making it again');
       goneId = recordedId;
     }
   }

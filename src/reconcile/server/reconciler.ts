@@ -43,6 +43,12 @@ type ServerSpec = z.output<typeof openStackServerSpec>;
 
 export const serverFinalizer = 'openstackserver.infrastructure.cluster.x-k8s.io';
 
+/** CAPO's ServerUnexpectedDeletedMessage: what its machine says of a server deleted behind its back. */
+export const serverDeletedMessage = 'The server was unexpectedly deleted';
+
+/** What happens after a server is found deleted behind our back, as its Warning says. */
+const vanishedServerNext = 'not made again: the machine is failed, for Cluster API to replace';
+
 interface ResolvedPort {
   name: string;
   description?: string;
@@ -113,7 +119,8 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
           status.ready = false;
           if (thrown.reason !== 'Ambiguous') status.instanceState = thrown.reason === 'Gone' ? 'DELETED' : 'ERROR';
         });
-        result = await pass.finish(thrown, { type: 'InstanceReady', reason });
+        const told = thrown.reason === 'Gone' ? new ResourceTerminalError('Gone', 'server', thrown.ids, `${serverDeletedMessage}: ${thrown.message}`) : thrown;
+        result = await pass.finish(told, { type: 'InstanceReady', reason });
         return result;
       }
     }
@@ -185,9 +192,23 @@ const serverSteps = stepGraph<ServerContext, ServerOutputs>({
 async function reconcileNormal(context: ServerContext): Promise<void> {
   const { pass } = context;
   pass.observe((status) => setPausedCondition(status, pass.generation, undefined));
+  const instanceID = pass.status.instanceID as string | undefined;
+  // References resolved once are trusted until the server exists; one found gone before then is resolved again.
+  if (instanceID === undefined) pass.frozen = [['resolved']];
   // A recorded server is read while its ports are (its step waits for theirs): a look at a boot costs one call's time, not two.
-  pass.readAhead('server', serverActuator(context.cloud.clients.nova), { recordedId: pass.status.instanceID as string | undefined });
-  const { ready, blocked } = await ensureGraph(serverSteps, context, pass);
+  pass.readAhead('server', serverActuator(context.cloud.clients.nova), { recordedId: instanceID });
+  let outcome: Awaited<ReturnType<typeof ensureGraph<ServerContext, ServerOutputs>>>;
+  try {
+    outcome = await ensureGraph(serverSteps, context, pass);
+  } catch (error) {
+    // A server deleted behind our back usually took its ports and volumes with it (a cloud rebuilt): what its steps met is told as the server's loss.
+    if (instanceID !== undefined && (await pass.recordedGone('server'))) {
+      pass.noteVanished('server', pass.meta.name, instanceID, vanishedServerNext);
+      throw new ResourceTerminalError('Gone', 'server', [instanceID], `server ${instanceID}, recorded in status, no longer exists in OpenStack`);
+    }
+    throw error;
+  }
+  const { ready, blocked } = outcome;
   // Prerequisites that are not there yet say so themselves; volumes and ports on their way are waits of the instance.
   if (ready.prerequisites && blocked.has('server')) {
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceNotReady', message: describeWaits(pass.waiting) });
@@ -390,6 +411,7 @@ async function ensureVolumes(context: ServerContext, resolved: Resolved): Promis
     wanted.map((volume) =>
       pass.ensure(volume.role, actuator, {
         recordedId: ownedResources(pass.status)[volume.role],
+        ifGone: onceMade(pass),
         desired: {
           name: volume.name,
           size: volume.size,
@@ -449,6 +471,7 @@ async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<
       pass.ensure(`port/${index}`, portActuator(cloud.clients.neutron), {
         recordedId: recordedPorts(pass.status)[index]?.id,
         desired: portDesired(port),
+        ifGone: onceMade(pass),
         record: (status, id) => {
           const resources = ((status.resources as JsonObject | undefined) ?? {}) as JsonObject;
           const list = [...(((resources.ports as { id: string }[] | undefined) ?? []) as ({ id: string } | null)[])];
@@ -464,6 +487,7 @@ async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<
       port.trunk
         ? pass.ensure(`trunk/${index}`, trunkActuator(cloud.clients.neutron), {
             recordedId: ownedResources(pass.status)[`trunk/${index}`],
+            ifGone: onceMade(pass),
             desired: { name: port.name, port_id: results[index].resource.id },
             record: (status, id) => setOwned(status, `trunk/${index}`, id),
           })
@@ -516,6 +540,14 @@ async function removeVolumes(context: ServerContext): Promise<boolean> {
     ),
   );
   return gone.every(Boolean);
+}
+
+/**
+ * A port, trunk or volume found gone: made again while the server is still to be made; once it is,
+ * one made now would not be attached to it, so the loss is told (the object fails) instead.
+ */
+function onceMade(pass: ReconcilePass): 'recreate' | 'fail' {
+  return pass.status.instanceID === undefined ? 'recreate' : 'fail';
 }
 
 function strip<T extends object>(object: T): T {

@@ -127,4 +127,20 @@ export function contractStatusToHub(status: JsonObject, generation: unknown): vo
 export function contractStatusToSpoke(status: JsonObject): void {
   conditionsToSpoke(status);
   readyFromConditions(status);
+  failureFromConditions(status);
+}
+
+/**
+ * CAPO v0.14 (the v1beta1 contract) also fails a machine whose server was deleted behind its back,
+ * in failureReason and failureMessage, which Cluster API's MachineHealthCheck of that contract
+ * reads; v1beta2 says it in the conditions alone (reason InstanceDeleted), from which the v1beta1
+ * fields are told again.
+ */
+function failureFromConditions(status: JsonObject): void {
+  if (status.failureReason !== undefined) return;
+  const conditions = Array.isArray(status.conditions) ? status.conditions : [];
+  if (!conditions.some((c: unknown) => isJsonObject(c) && c.type === 'Ready' && c.status === 'False' && c.reason === 'InstanceDeleted')) return;
+  // capierrors.UpdateMachineError and CAPO's ServerUnexpectedDeletedMessage.
+  status.failureReason = 'UpdateError';
+  status.failureMessage = 'The server was unexpectedly deleted';
 }
