@@ -223,7 +223,15 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       // A cluster being deleted waits for its machines: the last one gone lets it go on now, not at its next look.
       if (event.type === 'DELETED' && clusterName !== undefined) void clustersNamed(meta.namespace, clusterName).catch(reportError);
     }),
-    ...(images ? [followChanges(storage, images.prefix, (event) => void imageUsers(metaOf(event.value).namespace, metaOf(event.value).name).catch(reportError))] : []),
+    ...(images
+      ? [
+          followChanges(storage, images.prefix, (event) => {
+            // Its users read its ID once it is available: a change of anything else (an upload's progress) is nothing to them.
+            if (event.type === 'MODIFIED' && event.prevValue !== undefined && imageAsUsed(event.prevValue) === imageAsUsed(event.value)) return;
+            void imageUsers(metaOf(event.value).namespace, metaOf(event.value).name).catch(reportError);
+          }),
+        ]
+      : []),
     followChanges(storage, servers.prefix, (event) => {
       for (const reference of metaOf(event.value).ownerReferences ?? []) {
         const owner = { namespace: metaOf(event.value).namespace, name: reference.name };
@@ -361,6 +369,13 @@ function storageIpam(storage: Storage, claims: KindClient, addresses: KindClient
 }
 
 /** What machines wait for on their cluster: what their servers need, provisioning, and the load balancer pools they join. */
+/** What of an ORC Image the servers and templates naming it read: its Glance ID and whether it is available, or failed. */
+function imageAsUsed(image: JsonObject): string {
+  const status = isJsonObject(image.status) ? image.status : {};
+  const conditions = Array.isArray(status.conditions) ? status.conditions.filter(isJsonObject) : [];
+  return JSON.stringify([status.id, conditions.map((condition) => [condition.type, condition.status, condition.reason])]);
+}
+
 function routedStatusChanged(before: JsonObject, after: JsonObject): boolean {
   const pick = (object: JsonObject) => {
     const status = isJsonObject(object.status) ? object.status : {};

@@ -21,6 +21,7 @@
  * ACTIVE, one read of the load balancer's status tree vouches for its
  * children (and at resync for itself) rather than a read of each.
  */
+import { isIP } from 'node:net';
 import { poolMonitors, provisioningStatuses, type CreateListenerInGraph, type FloatingIp, type LoadBalancer } from '../../openstack/index.js';
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
 import { resolveSubnet } from '../neutron-filters.js';
@@ -519,12 +520,29 @@ async function reconcileLoadBalancerFloatingIp(context: ClusterContext, external
 
 function apiFloatingIpDesired(context: ClusterContext, externalNetworkId: string, lb: LoadBalancer): FloatingIpDesired {
   const address = context.spec.apiServer?.floatingIP;
+  const preferred = address === undefined ? previousApiAddress(context) : undefined;
   return {
     name: apiLoadBalancerName(context.cluster),
     floating_network_id: externalNetworkId,
     port_id: lb.vip_port_id,
     ...(address === undefined ? {} : { floating_ip_address: address }),
+    ...(preferred === undefined ? {} : { preferred_ip_address: preferred }),
   };
+}
+
+/**
+ * The address a recorded API floating IP had, to make it again at (CAPO's rule: the address it
+ * had, else the control plane endpoint's), so a floating IP deleted behind our back comes back where
+ * the cluster's endpoint, kubeconfigs and certificates point. None before one was ever recorded.
+ */
+function previousApiAddress(context: ClusterContext): string | undefined {
+  const { pass, spec } = context;
+  if (owned(pass)['floatingip/api'] === undefined) return undefined;
+  const recorded = pass.status.apiServerManagedLoadBalancer as { ip?: string; internalIP?: string } | undefined;
+  // Until the floating IP exists the status names the VIP there, which is no floating address.
+  if (recorded?.ip && recorded.ip !== recorded.internalIP) return recorded.ip;
+  const endpointHost = spec.controlPlaneEndpoint?.host;
+  return endpointHost !== undefined && isIP(endpointHost) !== 0 ? endpointHost : undefined;
 }
 
 /**

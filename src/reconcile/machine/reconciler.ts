@@ -129,6 +129,8 @@ const machineSteps = stepGraph<MachineContext, MachineOutputs>({
     needs: ['server'],
     ensure: async (context, inputs) => {
       const server = inputs.get('server');
+      // A server deleted behind our back serves nothing: its machine fails (reconcileNormal) rather than join a pool.
+      if (serverDeleted(server.status)) return undefined;
       return (await reconcileLoadBalancerMembers(context, server.cloud, server.status)) || undefined;
     },
     remove: removeMembers,
@@ -156,9 +158,9 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
   const server = ready.server;
   if (!server) return;
   const instance = findCondition(server.status, 'InstanceReady');
-  if (instance?.status === 'False' && instance.reason === 'InstanceDeleted') {
+  if (serverDeleted(server.status)) {
     // CAPO's words on both conditions; Cluster API (a MachineHealthCheck) replaces the machine, nothing here makes the server again.
-    if (findCondition(pass.status, 'Ready')?.reason !== 'InstanceDeleted') pass.event('Warning', 'InstanceDeleted', `OpenStackServer ${machine.name}: ${instance.message ?? serverDeletedMessage}`);
+    if (findCondition(pass.status, 'Ready')?.reason !== 'InstanceDeleted') pass.event('Warning', 'InstanceDeleted', `OpenStackServer ${machine.name}: ${instance?.message ?? serverDeletedMessage}`);
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceDeleted', message: serverDeletedMessage });
     pass.condition({ type: 'Ready', status: 'False', reason: 'InstanceDeleted', message: serverDeletedMessage });
     return;
@@ -188,6 +190,12 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
     status.initialization = { ...((status.initialization as JsonObject | undefined) ?? {}), provisioned: true };
   });
   pass.condition({ type: 'Ready', status: 'True', reason: 'Ready' });
+}
+
+/** The server's server was deleted behind our back (CAPO's InstanceDeleted). */
+function serverDeleted(serverStatus: JsonObject): boolean {
+  const instance = findCondition(serverStatus, 'InstanceReady');
+  return instance?.status === 'False' && instance.reason === 'InstanceDeleted';
 }
 
 /** The reasons of a server's InstanceReady=False that are failures, not progress. */

@@ -8,7 +8,7 @@
  * here, not even when its ID was recorded. findUserFloatingIp finds one for
  * association.
  */
-import type { FloatingIp, NeutronClient, UpdateFloatingIp } from '../../openstack/index.js';
+import { OpenStackError, type FloatingIp, type NeutronClient, type UpdateFloatingIp } from '../../openstack/index.js';
 import { absentOn404, carriesOwnerTag, ownerTags, type ResourceActuator } from './actuator.js';
 import { adoptableOf, ensureOwnerTags, readById, createTagged, withoutOwnerMark, withOwnerMark } from './neutron.js';
 
@@ -18,6 +18,11 @@ export interface FloatingIpDesired {
   floating_network_id: string;
   /** A specific address requested by the user (Neutron's default policy allows that to admins only). */
   floating_ip_address?: string;
+  /**
+   * An address asked for where the policy allows it, else any: the one a floating IP deleted behind
+   * our back had, so an endpoint holds for admins and still heals for everyone else.
+   */
+  preferred_ip_address?: string;
   /**
    * A port: associate with it (postCreate moves the address when it is elsewhere). null: keep it
    * unassociated. Omitted: leave the association alone, for when another object associates it.
@@ -44,16 +49,25 @@ export function floatingIpActuator(neutron: NeutronClient): ResourceActuator<Flo
     },
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      return createTagged(neutron, 'floatingips', tags, (tagged) =>
-        neutron.createFloatingIp({
-          floating_network_id: desired.floating_network_id,
-          floating_ip_address: desired.floating_ip_address,
-          description: withOwnerMark(desired.name, owner),
-          port_id: desired.port_id ?? undefined,
-          fixed_ip_address: desired.port_id ? desired.fixed_ip_address : undefined,
-          ...tagged,
-        }),
-      );
+      const createAt = (address: string | undefined) =>
+        createTagged(neutron, 'floatingips', tags, (tagged) =>
+          neutron.createFloatingIp({
+            floating_network_id: desired.floating_network_id,
+            floating_ip_address: address,
+            description: withOwnerMark(desired.name, owner),
+            port_id: desired.port_id ?? undefined,
+            fixed_ip_address: desired.port_id ? desired.fixed_ip_address : undefined,
+            ...tagged,
+          }),
+        );
+      if (desired.floating_ip_address !== undefined || desired.preferred_ip_address === undefined) return createAt(desired.floating_ip_address);
+      try {
+        return await createAt(desired.preferred_ip_address);
+      } catch (error) {
+        // Refused by policy (create_floatingip:floating_ip_address), or taken: nothing was made, so any address will do.
+        if (error instanceof OpenStackError && (error.kind === 'Forbidden' || error.kind === 'Conflict')) return createAt(undefined);
+        throw error;
+      }
     },
     async postCreate(fip, desired, owner) {
       await ensureOwnerTags(neutron, 'floatingips', fip, owner);

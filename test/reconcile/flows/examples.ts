@@ -32,19 +32,21 @@ export interface ExampleServer {
 
 /**
  * The embedded default as `npm start` runs it (reconciler, simulated cloud with quick transitions), with examples/ ready to apply.
- * `cloud` shapes the simulated cloud, e.g. its availability zones; `tokenUsers` are bearer-token users besides the admin.
+ * `cloud` shapes the simulated cloud, e.g. its availability zones; `tokenUsers` are bearer-token users besides the admin; a short
+ * `resyncPeriodMs` finds what changed in the cloud sooner.
  */
 export async function startExampleServer(
   sessionOptions: SessionOptions = {},
   cloud: Pick<SimulatorOptions, 'availabilityZones'> = {},
   tokenUsers?: Record<string, string[]>,
+  { resyncPeriodMs = 60_000 }: { resyncPeriodMs?: number } = {},
 ): Promise<ExampleServer> {
   const server = await startTestServer({
     tokenUsers,
     kinds: servedKinds,
     // FAULT_SEED replays the injected faults of a run that printed it.
     simulatedCloud: { port: 0, transitionDelayMs: 100, faultSeed: process.env.FAULT_SEED === undefined ? undefined : Number(process.env.FAULT_SEED), ...cloud },
-    reconciler: { resyncPeriodMs: 60_000, sessionOptions },
+    reconciler: { resyncPeriodMs, sessionOptions },
   });
   const manifests = await renderExamples(server.cloud!.url);
   return {
