@@ -51,7 +51,7 @@ export interface AppOptions {
   historyRetention?: { maxEvents: number; maxAgeMs: number };
   /** In-flight slots, per-user shares, watches per user and the request deadline (kube-like defaults). */
   requestLimits?: Partial<RequestLimits>;
-  /** Also run the embedded simulated OpenStack and write its clouds.yaml into the data directory. */
+  /** Also run the embedded simulated OpenStack and write its clouds.yaml into the data directory, where it keeps its state (cloud-state.json). */
   simulatedCloud?: boolean | Pick<SimulatorOptions, 'port' | 'transitionDelayMs' | 'faultSeed' | 'availabilityZones' | 'services'>;
   /**
    * Run the reconciler. In the embedded default it reads Secrets, Clusters
@@ -209,7 +209,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const simulated = options.simulatedCloud === true ? {} : options.simulatedCloud || undefined;
   // Loaded only when it runs: a server in a management cluster talks to real clouds, and its heap (all of
   // it marked by every full collection) need not hold the simulated services' code and schemas.
-  const cloud = simulated ? await (await import('./openstack/simulator/host.js')).startSimulator({ transitionDelayMs: 2000, ...simulated }) : undefined;
+  // Kept in the data directory beside the database: a restart finds the resources its clusters name.
+  const stateFile = path.join(options.dataDir, 'cloud-state.json');
+  const cloud = simulated ? await (await import('./openstack/simulator/host.js')).startSimulator({ transitionDelayMs: 2000, stateFile, ...simulated }) : undefined;
   const cloudsYamlPath = cloud ? path.join(options.dataDir, 'clouds.yaml') : undefined;
   if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
 

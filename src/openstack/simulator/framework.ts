@@ -263,6 +263,31 @@ export interface SimulatedService {
   formatError(status: number, message?: string): unknown;
   /** Count of live resources by kind (for leak checks in tests), e.g. { networks: 2, ports: 5 }; seed data included. */
   inventory(): Record<string, number>;
+  /** What a cloud kept across restarts (SimulatorOptions.stateFile) saves and restores of this service. */
+  state?: ServiceState;
+}
+
+/** Where a snapshot keeps bulk data (image contents) beside the state file: `put` answers the key a snapshot records. */
+export interface BlobSink {
+  put(data: Buffer): string;
+}
+
+export interface BlobSource {
+  /** Throws when the state file names data that is not there. */
+  get(key: string): Buffer;
+}
+
+/**
+ * A service's state as plain JSON, and back. `restore` replaces what the factory seeded (the
+ * snapshot holds the seed data too, with its ids), after validating the snapshot, and throws on one
+ * that does not fit. `resume` runs once every service is restored: what was in transition when the
+ * snapshot was taken (a server building, a load balancer PENDING_UPDATE, a volume creating) is
+ * scheduled to end as it would have, one transition delay on.
+ */
+export interface ServiceState {
+  snapshot(blobs: BlobSink): unknown;
+  restore(snapshot: unknown, blobs: BlobSource): void;
+  resume?(): void;
 }
 
 export type SimulatedServiceFactory = (ctx: SimulatorContext) => SimulatedService;

@@ -20,6 +20,8 @@ import { createNovaSimulator } from './nova/index.js';
 import { createOctaviaSimulator } from './octavia/index.js';
 import { downloadsRouter } from './downloads.js';
 import { freshSeed, seededRandom } from './seeded-random.js';
+import { refillEntries } from './snapshots.js';
+import { StateFile } from './state-file.js';
 
 const serviceTypes = ['identity', 'network', 'compute', 'load-balancer', 'image', 'block-storage'] as const;
 
@@ -62,6 +64,15 @@ export interface SimulatorOptions {
   faultSeed?: number;
   /** Told of every request once its response is sent (a 429 or injected fault too), e.g. to count a client's calls at the cloud. */
   onRequest?: (request: ServedRequest) => void;
+  /**
+   * Keeps the cloud across restarts in this file (created if missing; image data in `<name>-images/`
+   * beside it): restored at start, every service with its ids and what was in transition going on,
+   * and written shortly after every change and on close. Tokens are not kept. A file that cannot be
+   * read fails the start.
+   */
+  stateFile?: string;
+  /** With stateFile: start seeded, as if the file did not exist, and write over it. */
+  freshState?: boolean;
 }
 
 /** One request as the cloud served it; `path` is relative to the service's endpoint, query included. */
@@ -129,6 +140,37 @@ function matches(rule: { service: string; method?: string; path?: string }, patt
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The state file of a cloud kept across restarts, the cloud restored from it first if it exists:
+ * every hosted service's snapshot (Keystone first, whose seeded ids the others' seeds used) and the
+ * quotas, replacing the seeds; then what was in transition resumes, the services Nova and Octavia
+ * call first, so that a transition one of theirs waits on (a volume creating) is scheduled, and so
+ * ends, before theirs.
+ */
+async function restoredCloud(file: string, fresh: boolean, services: readonly SimulatedService[], quotas: Map<string, number>): Promise<StateFile> {
+  const stateFile = new StateFile(file, (blobs) => ({
+    quotas,
+    services: Object.fromEntries(services.flatMap((service) => (service.state ? [[service.type, service.state.snapshot(blobs)]] : []))),
+  }));
+  const saved = await stateFile.load(fresh);
+  if (saved) {
+    try {
+      for (const service of services) {
+        const snapshot = saved.state.services[service.type];
+        if (snapshot !== undefined) service.state?.restore(snapshot, saved.blobs);
+      }
+      refillEntries(quotas, [...saved.state.quotas]);
+    } catch (error) {
+      throw stateFile.failure(error);
+    }
+    const callers: readonly SimulatedServiceType[] = ['compute', 'load-balancer'];
+    const resumeOrder = [...services.filter((s) => !callers.includes(s.type)), ...services.filter((s) => callers.includes(s.type))];
+    for (const service of resumeOrder) service.state?.resume?.();
+  }
+  stateFile.changed();
+  return stateFile;
+}
+
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const latency = z.array(latencyRuleSchema).parse(options.latency ?? []).map((rule) => ({ rule, pattern: rule.path ? new RegExp(rule.path) : undefined }));
   const timers = new Set<NodeJS.Timeout>();
@@ -137,6 +179,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const quotas = new Map<string, number>();
   const peers: SimulatorPeers = {};
   const services: SimulatedService[] = [];
+  /** Set once the services exist (and the cloud is restored); told of every change from then on. */
+  let stateFile: StateFile | undefined;
 
   const ctx: SimulatorContext = {
     clock: {
@@ -146,6 +190,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         const timer = setTimeout(() => {
           timers.delete(timer);
           fn();
+          stateFile?.changed();
         }, ms);
         timers.add(timer);
       },
@@ -153,7 +198,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     baseUrl: () => baseUrl,
     newId: () => randomUUID(),
     quota: (projectId, resource, defaultLimit = Infinity) => quotas.get(`${projectId}/${resource}`) ?? defaultLimit,
-    setQuota: (projectId, resource, limit) => void quotas.set(`${projectId}/${resource}`, limit),
+    setQuota: (projectId, resource, limit) => {
+      quotas.set(`${projectId}/${resource}`, limit);
+      stateFile?.changed();
+    },
     // Keystone's factory never calls this, so `keystone` is initialised by the time anything does.
     projectIdByName: (name) => keystone.projectId(name),
     transitionDelayMs: options.transitionDelayMs ?? 200,
@@ -166,6 +214,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const demo = keystone.projectId('demo')!;
   for (const [resource, limit] of Object.entries(ministackDemoQuotas)) ctx.setQuota(demo, resource, limit);
   for (const factory of options.services ?? defaultServices) services.push(factory(ctx));
+  stateFile = options.stateFile === undefined ? undefined : await restoredCloud(options.stateFile, options.freshState ?? false, services, quotas);
+  const persisted = stateFile;
 
   const faults: ActiveFault[] = [];
   const faultSeed = options.faultSeed ?? freshSeed();
@@ -214,6 +264,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       }
       res.status(failure.status).json(service.formatError(failure.status, failure.message));
     });
+    if (persisted) {
+      // Any write may change the cloud; issuing and checking tokens does not (they are not kept).
+      stack.use((req, res, next) => {
+        const write = req.method !== 'GET' && req.method !== 'HEAD';
+        if (write && !(service.type === 'identity' && req.path.startsWith('/v3/auth/'))) res.once('finish', () => persisted.changed());
+        next();
+      });
+    }
     if (service.type !== 'identity') {
       stack.use((req, res, next) => {
         const isPublic = (req.method === 'GET' || req.method === 'HEAD') && service.publicPaths?.some((p) => p.test(req.path));
@@ -325,6 +383,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      // What is in transition now is saved as it stands, and goes on when the cloud is restored.
+      await stateFile?.close();
     },
   };
 }

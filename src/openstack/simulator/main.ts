@@ -12,8 +12,14 @@ port and writes DIR/clouds.yaml with the clouds "simulator" (user demo) and
 "simulator-admin" (user admin), e.g.
   OS_CLIENT_CONFIG_FILE=DIR/clouds.yaml openstack --os-cloud simulator image list
 
+The cloud is kept in DIR/state.json (image data in DIR/state-images/): started
+again on the same DIR, it serves the same projects, users, networks, servers,
+load balancers, images and volumes with the same ids; what was in transition
+when it stopped goes on.
+
 Options:
-  --data-dir DIR              where clouds.yaml is written (required)
+  --data-dir DIR              where clouds.yaml and the cloud's state are written (required)
+  --fresh                     start with a new cloud, replacing the one kept in DIR
   --port PORT                 port to listen on (default: 0, a free port)
   --bind-address ADDR         address to listen on (default: 127.0.0.1)
   --transition-delay-ms MS    delay of asynchronous status transitions (default: 2000)
@@ -29,6 +35,7 @@ runServer({
     port: { type: 'string', default: '0' },
     'bind-address': { type: 'string', default: '127.0.0.1' },
     'transition-delay-ms': { type: 'string', default: '2000' },
+    fresh: { type: 'boolean', default: false },
   },
   async start(values) {
     if (!values['data-dir']) throw new UsageError('--data-dir is required');
@@ -37,12 +44,12 @@ runServer({
 
     const dataDir = path.resolve(values['data-dir']);
     await mkdir(dataDir, { recursive: true });
-    const simulator = await startSimulator({ port, host: values['bind-address'], transitionDelayMs });
+    const simulator = await startSimulator({ port, host: values['bind-address'], transitionDelayMs, stateFile: path.join(dataDir, 'state.json'), freshState: values.fresh });
     const cloudsPath = path.join(dataDir, 'clouds.yaml');
     await writeFile(cloudsPath, simulator.cloudsYaml('simulator'), { mode: 0o600 });
     return {
       close: () => simulator.close(),
-      announcement: `OpenStack simulator serving on ${simulator.url}\n  keystone:    ${simulator.url}/identity/v3\n  clouds.yaml: ${cloudsPath}\n`,
+      announcement: `OpenStack simulator serving on ${simulator.url}\n  keystone:    ${simulator.url}/identity/v3\n  clouds.yaml: ${cloudsPath}\n  state:       ${path.join(dataDir, 'state.json')}\n`,
     };
   },
 });

@@ -39,6 +39,7 @@ describe('npm run simulator', () => {
     const { stdout } = await run(process.execPath, [path.join(outDir, 'src/openstack/simulator/main.js'), '--help']);
     expect(stdout).toContain('--data-dir DIR');
     expect(stdout).toContain('--transition-delay-ms MS');
+    expect(stdout).toContain('--fresh');
   });
 
   it('writes clouds.yaml, serves Keystone and stops on SIGTERM', async () => {
@@ -75,6 +76,8 @@ describe('npm run simulator', () => {
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
+      // The cloud is kept in the data directory for the next start.
+      expect(JSON.parse(await readFile(path.join(dataDir, 'state.json'), 'utf8')).services.identity.users).toHaveLength(3);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

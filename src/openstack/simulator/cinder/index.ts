@@ -10,6 +10,7 @@ import { cinderError } from './errors.js';
 import { CinderStore } from './model.js';
 import { servePeers } from './peers.js';
 import { quotaRoutes } from './quotas.js';
+import { restoreStore, snapshotStore } from './snapshot.js';
 import { typeRoutes } from './types.js';
 import { negotiate, sameProject, versionDoc } from './versions.js';
 import { volumeRoutes } from './volumes.js';
@@ -37,6 +38,7 @@ export function createCinderSimulator(ctx: SimulatorContext): SimulatedService {
     publicPaths: [/^\/?$/, /^\/v3\/?$/],
     router: () => router,
     formatError: cinderError,
+    state: { snapshot: () => snapshotStore(store), restore: (snapshot) => restoreStore(store, snapshot), resume: () => store.resume() },
     inventory: () => ({ volumes: store.volumes.size, volume_types: store.types.size }),
   };
 }

@@ -38,6 +38,15 @@ export interface Volume {
   updatedAt: number;
 }
 
+/** Where each transitional status ends (`deleting` ends with the volume gone). */
+const settles: Partial<Record<VolumeStatus, VolumeStatus>> = {
+  creating: 'available',
+  reserved: 'in-use',
+  attaching: 'in-use',
+  detaching: 'available',
+  extending: 'available',
+};
+
 export interface VolumeType {
   id: string;
   name: string;
@@ -99,7 +108,8 @@ export const isAdmin = (scope: TokenScope) => scope.roles.includes('admin');
 export class CinderStore {
   readonly volumes = new Map<string, Volume>();
   readonly types = new Map<string, VolumeType>();
-  readonly defaultType: VolumeType;
+  /** `__DEFAULT__`, seeded here or restored with its id. */
+  defaultType: VolumeType;
   readonly zones: readonly string[];
 
   constructor(readonly ctx: SimulatorContext) {
@@ -217,8 +227,25 @@ export class CinderStore {
     if (!deletable) throw new SimulatorError(400, IN_USE_DELETE_MESSAGE, 'InvalidVolume');
     volume.status = 'deleting';
     volume.updatedAt = this.ctx.clock.now();
+    this.removeLater(volume);
+  }
+
+  private removeLater(volume: Volume): void {
     this.ctx.clock.after(this.ctx.transitionDelayMs, () => {
       if (this.volumes.get(volume.id) === volume) this.volumes.delete(volume.id);
     });
+  }
+
+  /**
+   * After a restart from a state file: a volume saved in a transitional status ends it one delay
+   * on, as it would have (creating and detaching `available`, reserved and attaching `in-use`,
+   * deleting gone).
+   */
+  resume(): void {
+    for (const volume of this.volumes.values()) {
+      if (volume.status === 'deleting') this.removeLater(volume);
+      const settled = settles[volume.status];
+      if (settled) this.transition(volume, settled, [volume.status]);
+    }
   }
 }

@@ -13,6 +13,7 @@ import { memberRoutes } from './members.js';
 import { GlanceStore } from './model.js';
 import { servePeers } from './peers.js';
 import { schemaRoutes } from './schemas.js';
+import { restoreStore, snapshotStore } from './snapshot.js';
 
 export function createGlanceSimulator(ctx: SimulatorContext): SimulatedService {
   const store = new GlanceStore(ctx);
@@ -29,6 +30,7 @@ export function createGlanceSimulator(ctx: SimulatorContext): SimulatedService {
     publicPaths: [/^\/?$/, /^\/versions\/?$/],
     router: () => router,
     formatError: glanceError,
+    state: { snapshot: (blobs) => snapshotStore(store, blobs), restore: (snapshot, blobs) => restoreStore(store, snapshot, blobs) },
     inventory: () => ({ images: store.images.size }),
   };
 }

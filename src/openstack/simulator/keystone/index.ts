@@ -11,6 +11,7 @@ import { applicationCredentialRoutes } from './application-credentials.js';
 import { keystoneError } from './errors.js';
 import { identityRoutes } from './identity.js';
 import { createKeystoneStore } from './model.js';
+import { restoreStore, snapshotStore } from './snapshot.js';
 import { tokenRoutes } from './tokens.js';
 
 export { seedUsers } from './model.js';
@@ -54,6 +55,7 @@ export function createKeystoneSimulator(
     prefix: '/identity',
     router: () => router,
     formatError: keystoneError,
+    state: { snapshot: () => snapshotStore(store), restore: (snapshot) => restoreStore(store, snapshot) },
     inventory: () => ({ projects: store.projects.size, users: store.users.size, application_credentials: store.appCreds.size }),
     validate(id) {
       const token = store.liveToken(id);

@@ -128,6 +128,7 @@ export function createNeutronSimulator(ctx: SimulatorContext, options: NeutronOp
     publicPaths: [/^\/?$/],
     router: () => neutronRouter(store, PREFIX),
     formatError: formatNeutronError,
+    state: { snapshot: () => store.snapshot(), restore: (snapshot) => store.restore(snapshot) },
     inventory: () => ({
       networks: store.networks.size,
       subnets: store.subnets.size,

@@ -5,8 +5,10 @@
  */
 import { randomInt } from 'node:crypto';
 import type { SimulatorContext } from '../framework.js';
+import { parseSnapshot, refill } from '../snapshots.js';
 import { notFound, overQuota, type NeutronError } from './errors.js';
 import type { Caller, FloatingIp, Network, Port, Router, SecurityGroup, SecurityGroupRule, Standard, Subnet, Trunk } from './model.js';
+import { neutronSnapshotSchema, type NeutronSnapshot } from './snapshot.js';
 
 /** neutron.conf [quotas] defaults; ministack raises the demo project's (the host seeds those). */
 export const DEFAULT_QUOTAS: Record<QuotaResource, number> = {
@@ -52,6 +54,39 @@ export class Store {
 
   now(): string {
     return stamp(this.ctx.clock.now());
+  }
+
+  /** Every object, for a state file; live objects, so it is serialised before anything changes. */
+  snapshot(): NeutronSnapshot {
+    return {
+      networks: [...this.networks.values()],
+      subnets: [...this.subnets.values()],
+      ports: [...this.ports.values()],
+      routers: [...this.routers.values()],
+      securityGroups: [...this.securityGroups.values()],
+      rules: [...this.rules.values()],
+      floatingIps: [...this.floatingIps.values()],
+      trunks: [...this.trunks.values()],
+      standardAttrIds: this.standardAttrIds,
+    };
+  }
+
+  /** Replaces everything (the seeded `public` network included) with a snapshot's objects, and rebuilds the indexes. */
+  restore(snapshot: unknown): void {
+    const data = parseSnapshot('neutron', neutronSnapshotSchema, snapshot);
+    refill(this.networks, data.networks);
+    refill(this.subnets, data.subnets);
+    refill(this.ports, data.ports);
+    refill(this.routers, data.routers);
+    refill(this.securityGroups, data.securityGroups);
+    refill(this.floatingIps, data.floatingIps);
+    refill(this.trunks, data.trunks);
+    this.rules.clear();
+    this.rulesByGroup.clear();
+    for (const rule of data.rules) this.addRule(rule);
+    this.usedVnis.clear();
+    for (const network of data.networks) if (network.networkType === 'vxlan' && network.segmentationId !== null) this.usedVnis.add(network.segmentationId);
+    this.standardAttrIds = data.standardAttrIds;
   }
 
   nextStandardAttrId(): number {

@@ -14,6 +14,7 @@ import { callerOf, createStore, isoTime, quotaOf, type NovaStore } from './model
 import { serverGroupRoutes } from './server-groups.js';
 import { serverResourceRoutes } from './server-resources.js';
 import { serverRoutes } from './servers.js';
+import { restoreStore, snapshotStore } from './snapshot.js';
 
 function versionDocuments(ctx: SimulatorContext) {
   const root = () => `${ctx.baseUrl()}/compute`;
@@ -131,6 +132,7 @@ export function createNovaSimulator(ctx: SimulatorContext): SimulatedService {
       return router;
     },
     formatError: novaFault,
+    state: { snapshot: () => snapshotStore(store), restore: (snapshot) => restoreStore(store, snapshot), resume: () => lifecycle.resume() },
     inventory: () => ({
       servers: store.servers.size,
       keypairs: store.keypairs.length,

@@ -10,6 +10,9 @@ import type { BlockDevice, ComputeHost, Fault, Nic, NovaStore, Server } from './
 const NO_VALID_HOST = 'No valid host was found. There are not enough hosts available.';
 /** Deleted servers kept for `changes-since` listings. */
 const TOMBSTONES = 1000;
+/** How many transition delays delete_on_termination waits for a volume to be detached. */
+const DETACH_ATTEMPTS = 20;
+const POWER_TASKS = new Set(['powering-off', 'powering-on', 'rebooting', 'rebooting_hard']);
 
 export class ServerLifecycle {
   constructor(
@@ -208,13 +211,14 @@ export class ServerLifecycle {
       }
       bd.attachmentId = undefined;
     }
-    if (bd.deleteOnTermination) this.deleteWhenDetached(bd.volumeId, 20);
+    if (bd.deleteOnTermination) this.deleteWhenDetached(bd.volumeId, DETACH_ATTEMPTS);
   }
 
   /** A detach takes Cinder a transition, so delete_on_termination waits for `available`. */
   private deleteWhenDetached(volumeId: string, attempts: number): void {
     const storage = this.ctx.peers.blockStorage;
     const volume = storage?.getVolume(volumeId);
+    this.store.volumesToDelete.delete(volumeId);
     if (!storage || !volume) return;
     if (volume.status === 'available' || volume.status === 'error') {
       try {
@@ -224,7 +228,9 @@ export class ServerLifecycle {
       }
       return;
     }
-    if (attempts > 0) this.ctx.clock.after(this.delay, () => this.deleteWhenDetached(volumeId, attempts - 1));
+    if (attempts <= 0) return;
+    this.store.volumesToDelete.add(volumeId);
+    this.ctx.clock.after(this.delay, () => this.deleteWhenDetached(volumeId, attempts - 1));
   }
 
   private releaseResources(server: Server): void {
@@ -238,8 +244,12 @@ export class ServerLifecycle {
     if (!server.host) return this.reap(server);
     server.taskState = 'deleting';
     this.touch(server);
+    this.reapLater(server.id);
+  }
+
+  private reapLater(id: string): void {
     this.ctx.clock.after(this.delay, () => {
-      const current = this.store.servers.get(server.id);
+      const current = this.store.servers.get(id);
       if (current) this.reap(current);
     });
   }
@@ -267,16 +277,33 @@ export class ServerLifecycle {
     if (!allowed[action].includes(server.vmState)) {
       throw conflict(`Cannot '${action}' instance ${server.id} while it is in vm_state ${server.vmState}`);
     }
-    const vmState = server.vmState;
     server.taskState = action === 'stop' ? 'powering-off' : action === 'start' ? 'powering-on' : hard ? 'rebooting_hard' : 'rebooting';
     this.touch(server);
+    this.finishPowerAction(server.id, server.vmState, action !== 'stop');
+  }
+
+  private finishPowerAction(id: string, vmState: string, running: boolean): void {
     this.ctx.clock.after(this.delay, () => {
-      const current = this.current(server.id, vmState);
+      const current = this.current(id, vmState);
       if (!current) return;
-      const running = action !== 'stop';
       Object.assign(current, { vmState: running ? 'active' : 'stopped', powerState: running ? 1 : 4, taskState: null });
       this.touch(current);
     });
+  }
+
+  /**
+   * After a restart from a state file: each server caught in a transition goes on with it (a
+   * build is scheduled again, or spawned where it had been placed; a delete, a power action
+   * finishes), and the volumes delete_on_termination was waiting on are waited on again.
+   */
+  resume(): void {
+    for (const server of this.store.servers.values()) {
+      if (server.taskState === 'deleting') this.reapLater(server.id);
+      else if (server.vmState === 'building' && server.host === null) this.build(server);
+      else if (server.vmState === 'building') this.ctx.clock.after(this.delay, () => this.spawn(server.id));
+      else if (server.taskState !== null && POWER_TASKS.has(server.taskState)) this.finishPowerAction(server.id, server.vmState, server.taskState !== 'powering-off');
+    }
+    for (const volumeId of this.store.volumesToDelete) this.ctx.clock.after(this.delay, () => this.deleteWhenDetached(volumeId, DETACH_ATTEMPTS));
   }
 
   requireVolume(volumeId: string) {

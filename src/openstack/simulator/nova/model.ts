@@ -153,6 +153,8 @@ export interface NovaStore {
   flavors: Map<string, Flavor>;
   keypairs: Keypair[];
   groups: Map<string, ServerGroup>;
+  /** Volumes of deleted servers that delete_on_termination deletes once Cinder has detached them. */
+  volumesToDelete: Set<string>;
   nextKeypairId: number;
   nextInstanceNumber: number;
 }
@@ -185,6 +187,7 @@ export function createStore(zones: readonly string[]): NovaStore {
     flavors: new Map(flavors.map((f) => [f.id, f])),
     keypairs: [],
     groups: new Map(),
+    volumesToDelete: new Set(),
     nextKeypairId: 1,
     nextInstanceNumber: 1,
   };

@@ -12,6 +12,7 @@ import { listenerRoutes } from './listeners.js';
 import { loadBalancerRoutes, providers } from './loadbalancers.js';
 import { callerOf, createStore, octaviaTime, requireReader, type OctaviaQuirks } from './model.js';
 import { poolRoutes } from './pools.js';
+import { restoreStore, snapshotStore } from './snapshot.js';
 import { OctaviaState } from './state.js';
 
 /** Octavia 11's API versions and their dates, as its root document lists them. */
@@ -200,6 +201,7 @@ export function createOctaviaSimulator(ctx: SimulatorContext, quirks: OctaviaQui
       return router;
     },
     formatError: octaviaFault,
+    state: { snapshot: () => snapshotStore(state.store), restore: (snapshot) => restoreStore(state.store, snapshot), resume: () => state.resume() },
     inventory: () => ({
       loadbalancers: state.store.loadbalancer.size,
       listeners: state.store.listener.size,

@@ -272,10 +272,8 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
       if (lb.vipOwned) ctx.peers.network?.deletePort(port.id);
       throw error;
     }
-    // The driver plugs the VIP port into the amphora last; a port deleted by then fails that step (PortNotFound).
-    const vipPortId = port.id;
-    const settledWithIt = state.quirks.fullyPopulatedChildrenStayPending ? [] : graph.children;
-    state.transition(lb, 'CREATE', { failed: () => !ctx.peers.network?.getPort(vipPortId), children: settledWithIt });
+    // The driver plugs the VIP port into the amphora last; a port deleted by then fails that step (PortNotFound): see transition.
+    state.transition(lb, 'CREATE', state.quirks.fullyPopulatedChildrenStayPending ? [] : graph.children);
     res.status(201).json({ loadbalancer: graph.children.length === 0 ? state.view(lb) : graphView(state, lb, graph) });
   });
 
@@ -297,15 +295,7 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
       throw validationFailure(`Cannot delete Load Balancer ${lb.id} - it has children`);
     }
     state.lockLoadBalancer(lb, ['ACTIVE', 'ERROR']);
-    state.transition(lb, 'DELETE', {
-      remove: () => {
-        for (const pool of state.poolsOfLb(lb.id)) state.removePool(pool);
-        for (const listener of state.listenersOfLb(lb.id)) store.listener.delete(listener.id);
-        store.loadbalancer.delete(lb.id);
-        const portId = lb.attrs.vip_port_id as string;
-        if (lb.vipOwned && ctx.peers.network?.getPort(portId)) ctx.peers.network.deletePort(portId);
-      },
-    });
+    state.transition(lb, 'DELETE');
     res.status(204).end();
   });
 

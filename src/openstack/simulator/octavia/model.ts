@@ -79,6 +79,15 @@ export class ResourceTable {
   countInProject(projectId: string): number {
     return this.#countByProject.get(projectId) ?? 0;
   }
+
+  /** Empties the table (and its indexes) and adds `resources`, in their order. */
+  refill(resources: readonly Resource[]): void {
+    this.#byId.clear();
+    this.#byLoadBalancer.clear();
+    this.#byPool.clear();
+    this.#countByProject.clear();
+    for (const resource of resources) this.add(resource);
+  }
 }
 
 function addTo(index: Map<string, Set<Resource>>, key: string, resource: Resource): void {

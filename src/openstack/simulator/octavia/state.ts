@@ -18,11 +18,10 @@ const quotaKeys: Record<Kind, string> = {
 
 type Change = 'CREATE' | 'UPDATE' | 'DELETE';
 
-/** One object's part in a transition; a deleted one leaves its store through `remove` (by default, just itself). */
+/** One object's part in a transition; a deleted one leaves its store with what hangs off it (`removeResource`). */
 export interface Changed {
   target: Resource;
   change: Change;
-  remove?: () => void;
 }
 
 export class OctaviaState {
@@ -157,20 +156,20 @@ export class OctaviaState {
   /** A DELETE of a child: gone, with whatever hangs off it, once PENDING_DELETE is over. */
   deleteChild(child: Resource): void {
     this.lockParentsOf(child);
-    this.transition(child, 'DELETE', child.kind === 'pool' ? { remove: () => this.removePool(child) } : {});
+    this.transition(child, 'DELETE');
   }
 
   /**
    * Puts `target` into PENDING_<change> and its parents into PENDING_UPDATE;
-   * after the transition delay the target is ACTIVE (or gone, via `remove`)
-   * and the parents are ACTIVE again. When `failed` says the driver's work
-   * failed, the target is left in ERROR instead, as Octavia's revert flows
-   * leave it. `children`: objects created with the target in one request (a
-   * fully populated load balancer), which end where the target ends.
+   * after the transition delay the target is ACTIVE (or gone) and the parents
+   * are ACTIVE again. A load balancer whose VIP port was deleted meanwhile is
+   * left in ERROR instead (the driver plugs the port in last: PortNotFound),
+   * as Octavia's revert flows leave it, and so is what was created with it.
+   * `children`: objects created with the target in one request (a fully
+   * populated load balancer), which end where the target ends.
    */
-  transition(target: Resource, change: Change, driver: { remove?: () => void; failed?: () => boolean; children?: Resource[] } = {}): void {
-    const children = (driver.children ?? []).map((child): Changed => ({ target: child, change: 'CREATE' }));
-    this.apply(this.parentsOf(target), [{ target, change, ...(driver.remove ? { remove: driver.remove } : {}) }, ...children], driver.failed);
+  transition(target: Resource, change: Change, children: readonly Resource[] = []): void {
+    this.apply(this.parentsOf(target), [{ target, change }, ...children.map((child): Changed => ({ target: child, change: 'CREATE' }))]);
   }
 
   /**
@@ -182,7 +181,7 @@ export class OctaviaState {
     this.apply([this.loadBalancerOf(pool), ...this.listenersOfPool(pool.id), pool], changes);
   }
 
-  private apply(parents: readonly Resource[], changes: readonly Changed[], failed?: () => boolean): void {
+  private apply(parents: readonly Resource[], changes: readonly Changed[]): void {
     const now = this.ctx.clock.now();
     for (const { target, change } of changes) {
       target.provisioningStatus = `PENDING_${change}`;
@@ -192,29 +191,60 @@ export class OctaviaState {
       parent.provisioningStatus = 'PENDING_UPDATE';
       parent.updatedAt = now;
     }
+    this.ctx.clock.after(this.ctx.transitionDelayMs, () => this.settle(parents, changes));
+  }
+
+  /** The driver's work done: what was deleted is gone, the rest ACTIVE (or ERROR, see `transition`). */
+  private settle(parents: readonly Resource[], changes: readonly Changed[]): void {
+    const done = this.ctx.clock.now();
+    const [first] = changes;
+    const failed = first?.change === 'CREATE' && first.target.kind === 'loadbalancer' && !this.ctx.peers.network?.getPort(first.target.attrs.vip_port_id as string);
+    for (const { target, change } of changes) {
+      if (change === 'DELETE') {
+        this.removeResource(target);
+        continue;
+      }
+      if (this.store[target.kind].get(target.id) !== target) continue;
+      target.provisioningStatus = failed ? 'ERROR' : 'ACTIVE';
+      target.updatedAt = done;
+      if (target.kind === 'healthmonitor') target.operatingStatus = target.attrs.admin_state_up ? 'ONLINE' : 'OFFLINE';
+    }
+    for (const parent of parents) {
+      if (this.store[parent.kind].get(parent.id) !== parent) continue;
+      parent.provisioningStatus = 'ACTIVE';
+      parent.updatedAt = done;
+    }
+  }
+
+  /**
+   * After a restart from a state file: every object saved in a PENDING_ state ends its
+   * transition one delay on, as it would have (a load balancer whose VIP port is gone in ERROR,
+   * an object PENDING_DELETE gone with what hangs off it).
+   */
+  resume(): void {
+    const isPending = (r: Resource) => r.provisioningStatus.startsWith('PENDING_');
+    // With the quirk, a fully populated load balancer's children stay PENDING_CREATE for good once it is ACTIVE.
+    const stuckForGood = (r: Resource) => this.quirks.fullyPopulatedChildrenStayPending && r.kind !== 'loadbalancer' && r.provisioningStatus === 'PENDING_CREATE' && !isPending(this.loadBalancerOf(r));
+    const pending = (Object.keys(this.store) as Kind[]).flatMap((kind) => [...this.store[kind].values()]).filter((r) => isPending(r) && !stuckForGood(r));
+    if (pending.length === 0) return;
     this.ctx.clock.after(this.ctx.transitionDelayMs, () => {
-      const done = this.ctx.clock.now();
-      const outcome = failed?.() ? 'ERROR' : 'ACTIVE';
-      for (const { target, change, remove } of changes) {
-        if (change === 'DELETE') {
-          (remove ?? (() => this.store[target.kind].delete(target.id)))();
-          continue;
-        }
-        if (this.store[target.kind].get(target.id) !== target) continue;
-        target.provisioningStatus = outcome;
-        target.updatedAt = done;
-        if (target.kind === 'healthmonitor') target.operatingStatus = target.attrs.admin_state_up ? 'ONLINE' : 'OFFLINE';
-      }
-      for (const parent of parents) {
-        if (this.store[parent.kind].get(parent.id) !== parent) continue;
-        parent.provisioningStatus = 'ACTIVE';
-        parent.updatedAt = done;
-      }
+      for (const target of pending) this.settle([], [{ target, change: target.provisioningStatus.slice('PENDING_'.length) as Change }]);
     });
   }
 
+  /** A deleted object leaves its store with what hangs off it: a pool its members and monitor, a load balancer everything and the VIP port Octavia made. */
+  private removeResource(target: Resource): void {
+    if (target.kind === 'pool') return this.removePool(target);
+    if (target.kind !== 'loadbalancer') return this.store[target.kind].delete(target.id);
+    for (const pool of this.poolsOfLb(target.id)) this.removePool(pool);
+    for (const listener of this.listenersOfLb(target.id)) this.store.listener.delete(listener.id);
+    this.store.loadbalancer.delete(target.id);
+    const portId = target.attrs.vip_port_id as string;
+    if (target.vipOwned && this.ctx.peers.network?.getPort(portId)) this.ctx.peers.network.deletePort(portId);
+  }
+
   /** Deletes a pool with its members and monitor, and takes it off its listeners. */
-  removePool(pool: Resource): void {
+  private removePool(pool: Resource): void {
     for (const member of this.membersOfPool(pool.id)) this.store.member.delete(member.id);
     const monitor = this.monitorOfPool(pool.id);
     if (monitor) this.store.healthmonitor.delete(monitor.id);
