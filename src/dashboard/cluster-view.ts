@@ -70,6 +70,7 @@ export function clusterDetail(
     .filter((span) => span !== undefined)
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   const events = eventsAbout(objects, namespaceEvents);
+  const drift = events.filter((event) => event.type === 'Warning' && event.reason === vanishedReason);
   const lastChange = [
     ...objects.flatMap((object) => [text((object.metadata as Loose).creationTimestamp), ...conditionsOf(object).map((condition) => text(condition.lastTransitionTime))]),
     ...events.map((event) => event.lastAt),
@@ -83,10 +84,14 @@ export function clusterDetail(
     blockers,
     timeline,
     ...(events.length > 0 ? { events } : {}),
+    ...(drift.length > 0 ? { drift } : {}),
     ...(lastChange ? { timelineEndsAt: lastChange } : {}),
     ...(variables ? { variables: variables as NonNullable<ClusterDetail['variables']> } : {}),
   };
 }
+
+/** The reason of the reconciler's Warning about a resource deleted behind its back (reconcile-pass.ts), which the dashboard marks as drift. */
+const vanishedReason = 'ResourceVanished';
 
 /** The Events whose involvedObject is one of `objects` (by uid), oldest first. */
 function eventsAbout(objects: JsonObject[], namespaceEvents: JsonObject[]): EventView[] {

@@ -57,6 +57,8 @@ export interface ClusterDetail {
   timeline: TimelineSpan[];
   /** The Events about the cluster's objects, oldest first: what the timeline marks and lists. */
   events?: EventView[];
+  /** Of those, the ones telling of drift: a resource deleted behind the reconciler's back, and what it did about it. */
+  drift?: EventView[];
   /** Where the timeline's axis ends: the last thing that happened to the cluster's objects (a creation or a condition's change), so bars keep their length as time passes. */
   timelineEndsAt?: string;
   /** The ClusterExtension: the bootstrap variables, and the missing ones with why. */

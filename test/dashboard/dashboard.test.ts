@@ -13,7 +13,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { apply, waitForReady } from '../../harness/cluster-flow.js';
+import { apply, getObject, waitForReady } from '../../harness/cluster-flow.js';
 import { CloudCensus } from '../../harness/census.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
 import { startExampleServer, type ExampleServer } from '../reconcile/flows/examples.js';
@@ -162,6 +162,27 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dash
     await expect.poll(() => why.locator('.blocker strong').textContent(), { timeout: 20_000 }).toBe('OpenStackServer demo-md-0-1');
     expect(await why.locator('.blocker').textContent()).toContain('ERROR');
     await page.screenshot({ path: path.join(artifacts, 'why-not-ready.png'), fullPage: true });
+  });
+
+  it('marks drift: the floating IP deleted behind the reconciler\'s back, and made again', async () => {
+    const cloud = example.server.cloud!;
+    const demo = await OpenStackSession.create(loadCloud({ cloudsYaml: cloud.cloudsYaml(), cloudName: 'simulator' }));
+    let gone: string;
+    try {
+      const cluster = (await getObject(example.server.kubectl, 'openstackcluster/demo')) as { status: { extensions: { ownedResources: Record<string, string> } } };
+      gone = cluster.status.extensions.ownedResources['floatingip/api'];
+      await createServiceClients(demo).neutron.deleteFloatingIp(gone);
+      const answer = await page.request.post(url('/admin/v1/namespaces/default/openstackclusters/demo/reconcile'), { headers: { Authorization: `Bearer ${adminToken}` } });
+      expect(answer.status()).toBe(202);
+    } finally {
+      demo.close();
+    }
+    await page.goto(url('/dashboard/namespaces/default/clusters/demo'));
+    const drift = page.getByTestId('drift');
+    await expect.poll(() => drift.textContent(), { timeout: 20_000 }).toContain(gone);
+    expect(await drift.textContent()).toMatch(/OpenStackCluster demo.*floating IP.*no longer exists in OpenStack: making it again/s);
+    expect(await page.locator('h1 .badge', { hasText: 'drift' }).count()).toBe(1);
+    await page.screenshot({ path: path.join(artifacts, 'drift.png'), fullPage: true });
   });
 
   it('says why the reconciler leaves an OpenStackCluster alone: its Cluster does not exist', async () => {

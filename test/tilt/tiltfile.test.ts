@@ -51,18 +51,29 @@ afterAll(async () => {
   await rm(path.join(repository, dataDir), { recursive: true, force: true });
 });
 
+/** Tilt's, the server's and the cloud's, chosen once: a second run in the same checkout uses the same ones, as a developer's does (the Images' download URLs name the cloud's port, and their content is immutable). */
+let ports: number | undefined;
+
+/** `tilt ci` on the default mode in `dataDir`, which must end with the example cluster and every machine Ready. */
+async function tiltCiUntilReady(): Promise<void> {
+  ports ??= await freePortRun(3);
+  const [tiltPort, serverPort, cloudPort] = [ports, ports + 1, ports + 2];
+  const { code, output } = await run(['ci', '--port', String(tiltPort), '--', `--port=${serverPort}`, `--cloud-port=${cloudPort}`, `--data-dir=${dataDir}`]);
+  expect(code, output.slice(-6000)).toBe(0);
+  // The last resource waited for the cluster and every machine of examples/ to be Ready.
+  expect(output).toContain('openstackcluster.infrastructure.cluster.x-k8s.io/demo condition met');
+  for (const machine of ['demo-control-plane-0', 'demo-control-plane-1', 'demo-control-plane-2', 'demo-md-0-0', 'demo-md-0-1', 'demo-md-0-2']) {
+    expect(output).toContain(`openstackmachine.infrastructure.cluster.x-k8s.io/${machine} condition met`);
+  }
+  expect(output).toContain('SUCCESS. All workloads are healthy.');
+}
+
 describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'tilt ci' : `tilt ci (skipped: ${unavailable})`, () => {
-  it('builds, runs and applies the example until its cluster is Ready, with no Kubernetes cluster', async () => {
-    const first = await freePortRun(3);
-    const [tiltPort, serverPort, cloudPort] = [first, first + 1, first + 2];
-    const { code, output } = await run(['ci', '--port', String(tiltPort), '--', `--port=${serverPort}`, `--cloud-port=${cloudPort}`, `--data-dir=${dataDir}`]);
-    expect(code, output.slice(-6000)).toBe(0);
-    // The last resource waited for the cluster and every machine of examples/ to be Ready.
-    expect(output).toContain('openstackcluster.infrastructure.cluster.x-k8s.io/demo condition met');
-    for (const machine of ['demo-control-plane-0', 'demo-control-plane-1', 'demo-control-plane-2', 'demo-md-0-0', 'demo-md-0-1', 'demo-md-0-2']) {
-      expect(output).toContain(`openstackmachine.infrastructure.cluster.x-k8s.io/${machine} condition met`);
-    }
-    expect(output).toContain('SUCCESS. All workloads are healthy.');
+  it('builds, runs and applies the example until its cluster is Ready, with no Kubernetes cluster', tiltCiUntilReady, (limitSeconds + 30) * 1000);
+
+  it('passes again in the same checkout: the server keeps its database and the simulated cloud its resources', async () => {
+    expect(existsSync(path.join(repository, dataDir, 'cloud', 'state.json'))).toBe(true);
+    await tiltCiUntilReady();
   }, (limitSeconds + 30) * 1000);
 });
 

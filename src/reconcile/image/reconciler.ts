@@ -103,6 +103,8 @@ async function reconcileManaged(pass: ReconcilePass, cloud: CloudConnection, spe
     desired: createBody(pass.meta.name, resource),
     record: (status, id) => {
       status.id = id;
+      // A new image (the recorded one was deleted behind our back): its upload has had no attempt yet.
+      delete status.downloadAttempts;
     },
   });
   if (ensured.ready || ensured.resource.status !== 'queued' || !content) return ensured.resource;
@@ -145,6 +147,8 @@ async function reconcileImport(pass: ReconcilePass, cloud: CloudConnection, spec
   let image: Image | undefined;
   if (recordedId !== undefined) {
     image = await absentOn404(glance.getImage(recordedId));
+    // ORC's rule: an imported image is not ours to make again; one seen before and gone now is gone for good.
+    if (!image && pass.status.id !== undefined) throw new ImageGoneError();
     if (!image) throw new WaitingError(`Glance image ${recordedId} to exist`, importRequeueMs);
   } else {
     const filter = spec.import?.filter ?? {};
@@ -197,6 +201,15 @@ function reportImage(pass: ReconcilePass, image: Image): void {
   );
 }
 
+/** An imported image seen before is no longer in Glance (ORC: UnrecoverableError, which stops retries until the object changes). */
+class ImageGoneError extends TerminalError {
+  override name = 'ImageGoneError';
+
+  constructor() {
+    super('resource has been deleted from OpenStack');
+  }
+}
+
 /** ORC's conditions from the pass's outcome: Progressing False with a terminal reason stops retries until the object changes. */
 async function finish(pass: ReconcilePass, error: unknown): Promise<ReconcileResult> {
   if (error === undefined || error instanceof WaitingError) {
@@ -212,7 +225,7 @@ async function finish(pass: ReconcilePass, error: unknown): Promise<ReconcileRes
     return pass.finish(error, { type: 'Available', reason: 'Progressing' });
   }
   const terminal = classify(error) === 'terminal';
-  const reason = terminal ? 'InvalidConfiguration' : 'TransientError';
+  const reason = error instanceof ImageGoneError ? 'UnrecoverableError' : terminal ? 'InvalidConfiguration' : 'TransientError';
   const message = error instanceof Error ? error.message : String(error);
   pass.condition({ type: 'Progressing', status: terminal ? 'False' : 'True', reason, message });
   return pass.finish(error, { type: 'Available', reason });

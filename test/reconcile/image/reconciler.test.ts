@@ -184,6 +184,25 @@ describe('ORC Images', () => {
     expect((await cloud.glance.getImage(seeded.id)).status).toBe('active');
   });
 
+  it("says an imported image deleted behind its back is gone for good, as ORC does (it was never ours to make again)", async () => {
+    const glanceImage = await cloud.glance.createImage({ name: 'to-vanish', disk_format: 'qcow2', container_format: 'bare' });
+    const imported = {
+      apiVersion: 'openstack.k-orc.cloud/v1alpha1',
+      kind: 'Image',
+      metadata: { name: 'to-vanish', namespace: 'default' },
+      spec: { cloudCredentialsRef: { secretName: 'demo-cloud-config', cloudName: 'openstack' }, managementPolicy: 'unmanaged', import: { filter: { name: 'to-vanish' } } },
+    };
+    expect((await kubectl(['apply', '-f', '-'], JSON.stringify(imported))).code).toBe(0);
+    await untilImage('to-vanish', 'imported', (view) => view.status.id === glanceImage.id);
+    await cloud.glance.deleteImage(glanceImage.id);
+    // Its next pass (a change of the object brings it at once, the resync at the latest) finds it gone.
+    expect((await kubectl(['annotate', 'images.openstack.k-orc.cloud', 'to-vanish', 'drift=now'])).code).toBe(0);
+    const gone = await untilImage('to-vanish', 'UnrecoverableError', (view) => condition_(view, 'Progressing')?.reason === 'UnrecoverableError');
+    expect(condition_(gone, 'Progressing')).toMatchObject({ status: 'False', message: 'resource has been deleted from OpenStack' });
+    expect(condition_(gone, 'Available')?.status).toBe('False');
+    expect((await kubectl(['delete', 'images.openstack.k-orc.cloud', 'to-vanish', '--timeout=60s'])).code).toBe(0);
+  });
+
   it('deletes the Glance images of managed Images with them', async () => {
     const ids = await Promise.all(['node', 'tampered'].map(async (name) => imageView.parse(await getObject(server.kubectl, `images.openstack.k-orc.cloud/${name}`)).status.id!));
     const deleted = await kubectl(['delete', 'images.openstack.k-orc.cloud', 'node', 'tampered', '--timeout=60s']);

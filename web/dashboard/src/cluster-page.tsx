@@ -54,6 +54,7 @@ export function ClusterPage({ namespace, name, revision }: { namespace: string; 
       <h1>
         {namespace}/{name} <Badge tone={summary.ready ? 'ok' : 'bad'}>{summary.ready ? 'Ready' : 'Not ready'}</Badge>
         {summary.paused && <Badge tone="warn">paused</Badge>}
+        {detail.drift && <Badge tone="warn">drift</Badge>}
       </h1>
       <p class="facts">
         {summary.phase && `Phase ${summary.phase} · `}machines ready {summary.machinesReady}/{summary.machines} · API endpoint {summary.apiEndpoint ?? 'not yet'}
@@ -112,6 +113,20 @@ export function ClusterPage({ namespace, name, revision }: { namespace: string; 
           </details>
         )}
       </section>
+
+      {detail.drift && (
+        <section class="drift" data-testid="drift">
+          <h2>Changed behind our back</h2>
+          <p>Resources the cloud no longer has, though nothing here deleted them: made again, or their object failed for its owner to replace.</p>
+          <ul>
+            {detail.drift.map((event) => (
+              <li key={`${event.object}/${event.firstAt}/${event.message}`}>
+                <strong>{event.object}</strong> <time dateTime={event.lastAt}>{event.lastAt}</time>: {event.message}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
 
       <section>
         <h2>Resources</h2>
