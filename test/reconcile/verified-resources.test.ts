@@ -113,4 +113,17 @@ describe('VerifiedResources', () => {
     expect(verified.get('a', 'subnet', 's1', 1)).toBeUndefined();
     expect(verified.get('b', 'network', 'n2', 1)).toBeDefined();
   });
+
+  it('forgets a vanished resource at once, whoever verified it, and names those owners to wake', () => {
+    const grid = new ResyncGrid(60_000, () => 0);
+    const verified = new VerifiedResources(grid, () => 0);
+    verified.set({ ...a, key: 'clusters/a' }, 'network', 'n1', 1, { id: 'n1' });
+    verified.set({ ...b, key: 'servers/b' }, 'port/0', 'p1', 1, { id: 'p1' });
+    verified.set(b, 'network', 'n1', 1, { id: 'n1' });
+    expect(verified.vanished('n1')).toEqual(['clusters/a']);
+    expect(verified.get('a', 'network', 'n1', 1)).toBeUndefined();
+    expect(verified.get('b', 'network', 'n1', 1)).toBeUndefined();
+    expect(verified.get('b', 'port/0', 'p1', 1)).toEqual({ id: 'p1' });
+    expect(verified.vanished('n1')).toEqual([]);
+  });
 });

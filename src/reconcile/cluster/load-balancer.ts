@@ -22,6 +22,7 @@
  * children (and at resync for itself) rather than a read of each.
  */
 import { isIP } from 'node:net';
+import { findCondition } from '../conditions.js';
 import { poolMonitors, provisioningStatuses, type CreateListenerInGraph, type FloatingIp, type LoadBalancer } from '../../openstack/index.js';
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
 import { resolveSubnet } from '../neutron-filters.js';
@@ -80,6 +81,9 @@ export async function reconcileApiLoadBalancer(context: ClusterContext, networki
 }
 
 /** The endpoint clients use: the load balancer's floating IP or VIP once it serves, or without one, a floating or fixed IP. */
+/** How often to look again at an endpoint only a person can give back. */
+const endpointMovedRequeueMs = 5 * 60_000;
+
 export async function reconcileApiEndpoint(context: ClusterContext, networking: Networking, apiLoadBalancer: ApiLoadBalancer): Promise<Endpoint | undefined> {
   const { pass } = context;
   const port = apiServerPorts(context)[0];
@@ -92,6 +96,16 @@ export async function reconcileApiEndpoint(context: ClusterContext, networking: 
   }
   if (endpoint === undefined) {
     pass.condition({ type: 'APIEndpointReady', status: 'False', reason: 'Provisioning', message: 'waiting for the API server load balancer' });
+    return undefined;
+  }
+  const published = context.spec.controlPlaneEndpoint?.host;
+  if (apiLoadBalancer.managed && published && isIP(published) !== 0 && published !== endpoint.host) {
+    // The floating IP was deleted behind our back and the cloud would not give its address back (Neutron lets only admins
+    // choose one): the nodes, kubeconfigs and certificates name an address the cluster no longer has. Said, not hidden.
+    const message = `the API floating IP was made again at ${endpoint.host}, but spec.controlPlaneEndpoint names ${published}, which the cloud no longer gives this cluster: give ${published} back to the load balancer's VIP port (an admin can create a floating IP at that address), or rebuild the cluster`;
+    if (findCondition(pass.status, 'APIEndpointReady')?.reason !== 'EndpointMoved') pass.event('Warning', 'EndpointMoved', message);
+    pass.condition({ type: 'APIEndpointReady', status: 'False', reason: 'EndpointMoved', message });
+    pass.wait({ waitingFor: `the API endpoint ${published} to be given back`, requeueAfterMs: endpointMovedRequeueMs }, true);
     return undefined;
   }
   await publishEndpoint(context, endpoint);

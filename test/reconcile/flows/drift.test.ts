@@ -36,6 +36,7 @@ interface ClusterStatus {
   network: { id: string; subnets: Named[] };
   router: Named;
   controlPlaneSecurityGroup: Named;
+  workerSecurityGroup: Named;
   apiServerManagedLoadBalancer: { id: string; ip: string };
   bastion: { id: string; floatingIP: string };
   extensions: { ownedResources: Record<string, string> };
@@ -96,11 +97,21 @@ async function warnings(reason: string): Promise<string[]> {
   return events.items.filter((event) => event.type === 'Warning' && event.reason === reason).map((event) => event.message);
 }
 
-/** What Neutron asks of whoever takes a router's interface away: the floating IPs reached through it let go first. */
+/**
+ * What Neutron asks of whoever takes a router's interface away: the floating IPs reached through it
+ * let go first. The cluster is paused meanwhile (until `resume`), or the reconciler would put them
+ * back between the script's steps.
+ */
 async function disassociateFloatingIps(): Promise<void> {
+  await setPaused(true);
   for (const fip of await census.clients.neutron.listFloatingIps()) {
     if (fip.port_id) await census.clients.neutron.updateFloatingIp(fip.id, { port_id: null });
   }
+}
+
+async function setPaused(paused: boolean): Promise<void> {
+  const patched = await server.kubectl(['patch', 'clusters.cluster.x-k8s.io', 'demo', '--type=merge', '-p', JSON.stringify({ spec: { paused } })]);
+  expect(patched.stderr).toBe('');
 }
 
 /** Every floating IP of the cluster's is on a port again. */
@@ -135,6 +146,7 @@ describe('cluster infrastructure deleted behind our back is made again', () => {
     const { router, network } = await clusterStatus();
     await disassociateFloatingIps();
     await census.clients.neutron.removeInterface(router.id, { subnet_id: network.subnets[0].id });
+    await setPaused(false);
     await vi.waitFor(
       async () => {
         const ports = await census.clients.neutron.listPorts({ device_id: router.id, device_owner: ['network:router_interface'] });
@@ -151,6 +163,7 @@ describe('cluster infrastructure deleted behind our back is made again', () => {
     await disassociateFloatingIps();
     await census.clients.neutron.removeInterface(router.id, { subnet_id: network.subnets[0].id });
     await census.clients.neutron.deleteRouter(router.id);
+    await setPaused(false);
     const healed = await clusterReaches('make its router again', (status) => status.router.id !== router.id);
     const ports = await census.clients.neutron.listPorts({ device_id: healed.router.id, device_owner: ['network:router_interface'] });
     expect(ports.flatMap((port) => port.fixed_ips.map((ip) => ip.subnet_id))).toContain(network.subnets[0].id);
@@ -178,6 +191,51 @@ describe('cluster infrastructure deleted behind our back is made again', () => {
     const spec = (await get<{ spec: { controlPlaneEndpoint: { host: string } } }>('openstackcluster/demo')).spec;
     expect(spec.controlPlaneEndpoint.host).toBe(apiServerManagedLoadBalancer.ip);
     await expectExactlyTheExpectedResources('after the floating IP was made again');
+  }, 120_000);
+
+  it("a managed security group, once a cleanup script took it off the workers' ports", async () => {
+    const before = await clusterStatus();
+    const group = before.workerSecurityGroup.id;
+    for (const port of await census.clients.neutron.listPorts({ security_groups: group })) {
+      await census.clients.neutron.updatePort(port.id, { security_groups: (port.security_groups ?? []).filter((id) => id !== group) });
+    }
+    await census.clients.neutron.deleteSecurityGroup(group);
+    const healed = await clusterReaches('make its worker security group again', (status) => status.workerSecurityGroup.id !== group);
+    // Its rules, and the control plane's rules that named the old group as their remote (Neutron deleted those with it), written again.
+    await vi.waitFor(
+      async () => {
+        expect((await census.clients.neutron.listSecurityGroupRules({ security_group_id: healed.workerSecurityGroup.id })).length).toBeGreaterThan(2);
+        const rules = await census.clients.neutron.listSecurityGroupRules({ security_group_id: healed.controlPlaneSecurityGroup.id });
+        expect(rules.some((rule) => rule.remote_group_id === healed.workerSecurityGroup.id)).toBe(true);
+      },
+      { timeout: 30_000, interval: 250 },
+    );
+    expect((await warnings('ResourceVanished')).some((message) => message.includes(group))).toBe(true);
+    await expectExactlyTheExpectedResources('after the security group was made again');
+  }, 120_000);
+
+  it("the API load balancer's health monitor", async () => {
+    const monitorId = (await clusterStatus()).extensions.ownedResources['healthmonitor/6443'];
+    await census.clients.octavia.deleteHealthMonitor(monitorId);
+    await clusterReaches('make its health monitor again', (status) => status.extensions.ownedResources['healthmonitor/6443'] !== monitorId, 60_000);
+    await expectExactlyTheExpectedResources('after the health monitor was made again');
+  }, 120_000);
+
+  it("a control plane machine's member of the API pool", async () => {
+    const machine = 'demo-control-plane-1';
+    const owned = (await get<{ status: { extensions: { ownedResources: Record<string, string> } } }>(`openstackmachine/${machine}`)).status.extensions.ownedResources;
+    const memberId = owned['member/6443'];
+    const poolId = (await clusterStatus()).extensions.ownedResources['pool/6443'];
+    await census.clients.octavia.deleteMember(poolId, memberId);
+    await vi.waitFor(
+      async () => {
+        const now = (await get<{ status: { extensions: { ownedResources: Record<string, string> } } }>(`openstackmachine/${machine}`)).status.extensions.ownedResources;
+        expect(now['member/6443']).not.toBe(memberId);
+        expect((await census.clients.octavia.listMembers(poolId)).map((member) => member.id)).toContain(now['member/6443']);
+      },
+      { timeout: 60_000, interval: 250 },
+    );
+    await expectExactlyTheExpectedResources('after the member was made again');
   }, 120_000);
 
   it('the bastion server', async () => {
@@ -220,6 +278,27 @@ describe("a machine's server deleted behind our back", () => {
     expect(deleted.stderr).toBe('');
     expect((await server.kubectl(['apply', '-f', example.manifests])).code).toBe(0);
     await expectExactlyTheExpectedResources('after the failed machine was replaced');
+  }, 240_000);
+});
+
+describe("a running server's port deleted behind our back", () => {
+  it('is said, not made again beside the server (one made now would not be attached to it); the machine is replaced', async () => {
+    const machine = 'demo-md-0-1';
+    const openStackServer = await get<{ status: { resources: { ports: Named[] } } }>(`openstackserver/${machine}`);
+    const portId = openStackServer.status.resources.ports[0].id;
+    await census.clients.neutron.deletePort(portId);
+    await vi.waitFor(
+      async () => {
+        const object = await get<{ status: { conditions: Condition[] } }>(`openstackmachine/${machine}`);
+        expect(object.status.conditions.find((condition) => condition.type === 'Ready')?.message).toContain(`port ${portId}, recorded in status, no longer exists in OpenStack`);
+      },
+      { timeout: 60_000, interval: 250 },
+    );
+    expect((await census.ourIds()).ports).not.toContain(portId);
+    const deleted = await server.kubectl(['delete', `openstackmachine/${machine}`, `machines.cluster.x-k8s.io/${machine}`, '--timeout=120s']);
+    expect(deleted.stderr).toBe('');
+    expect((await server.kubectl(['apply', '-f', example.manifests])).code).toBe(0);
+    await expectExactlyTheExpectedResources('after the machine that lost its port was replaced');
   }, 240_000);
 });
 
