@@ -114,7 +114,11 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
     } catch (thrown) {
       error = thrown;
       // A port, trunk or volume of a made server deleted behind our back (onceMade): the server is not whole, and says so.
-      if (thrown instanceof ResourceTerminalError && thrown.reason === 'Gone' && thrown.resourceKind !== 'server') pass.observe((status) => void (status.ready = false));
+      if (thrown instanceof ResourceTerminalError && thrown.reason === 'Gone' && thrown.resourceKind !== 'server') {
+        pass.observe((status) => {
+          status.ready = false;
+        });
+      }
       if (thrown instanceof ResourceTerminalError && thrown.resourceKind === 'server') {
         const reason = thrown.reason === 'Gone' ? 'InstanceDeleted' : thrown.reason === 'Failed' ? 'InstanceStateError' : 'InstanceCreateFailed';
         pass.observe((status) => {
