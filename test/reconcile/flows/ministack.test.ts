@@ -13,13 +13,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { servedKinds } from '../../../src/api/kinds.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
 import { startTestServer, type TestServer } from '../../../harness/test-server.js';
 import { clusterManifests, countByKind, remnants, singleCloudYaml, type Remnant } from './ministack-cluster.js';
+import { waitForObject } from '../../../harness/cluster-flow.js';
 
 const cloudsPath = process.env.MINISTACK_CLOUDS;
 const inCi = !['', 'false', undefined].includes(process.env.CI);
@@ -41,6 +44,7 @@ if (cloudsPath === undefined && inCi) {
  */
 const limits = { readySeconds: 300, deleteSeconds: 150 };
 const namespace = 'default';
+const execFileAsync = promisify(execFile);
 
 describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', () => {
   const name = `ms-${randomBytes(3).toString('hex')}`;
@@ -58,7 +62,7 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
     manifests = clusterManifests({ name, namespace, cloudsYaml: singleCloudYaml(cloudsYaml, 'ministack'), cloudName: 'ministack', nodeImage: mirror.image });
     server = await startTestServer({
       kinds: servedKinds,
-      reconciler: { resyncPeriodMs: 60_000, sessionOptions: { logger: (line) => requestLog.push(line) } },
+      reconciler: { resyncPeriodMs: 20_000, sessionOptions: { logger: (line) => requestLog.push(line) } },
     });
   });
 
@@ -93,26 +97,7 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
     // The census must see what the cluster owns, or an empty one after deletion would prove nothing.
     const owned = countByKind(await remnants(admin, await runTraces(server, name)));
     // Exact counts: a duplicate made by a retried create would show here.
-    expect(owned).toEqual({
-      network: 1,
-      subnet: 1,
-      // One per server (bastion, control plane, worker) and the VIP port Octavia made for the load balancer.
-      port: 4,
-      router: 1,
-      // The control plane, worker and bastion groups, and Octavia's VIP group `lb-<id>`.
-      'security group': 4,
-      // The API load balancer's, the bastion's and the worker's from the pool.
-      'floating IP': 3,
-      'load balancer': 1,
-      listener: 1,
-      pool: 1,
-      'health monitor': 1,
-      // The control plane machine joins the API load balancer; the worker does not.
-      member: 1,
-      server: 3,
-      // The ORC Image the machines boot from, uploaded from the test's mirror.
-      image: 1,
-    });
+    expect(owned).toEqual(ownedOnceReady);
 
     // The pool answered the worker's claim, and the address is on the worker's port.
     const address = ipAddress.parse(JSON.parse((await server.kubectl(['get', 'ipaddress', `${name}-md-0-0-floating-ip-address`, '-o', 'json'])).stdout));
@@ -124,6 +109,42 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
     expect(workerPorts.map((port) => port.id)).toContain(fip.port_id);
   }, (limits.readySeconds + 30) * 1000);
 
+  it('heals what the openstack CLI deletes behind its back: the router, the API load balancer; fails a machine whose server is deleted, as CAPO does', async () => {
+    const before = openStackClusterStatus.parse(JSON.parse((await server.kubectl(['get', 'openstackcluster', name, '-o', 'json'])).stdout)).status;
+    // Neutron refuses to take a router's interface while floating IPs are reached through it: a cleanup script lets them go first.
+    // Paused meanwhile, or the reconciler would put the floating IPs back between the script's steps.
+    await setPaused(server, name, true);
+    const ours = (await remnants(admin, await runTraces(server, name))).filter((remnant) => remnant.kind === 'floating IP');
+    for (const fip of ours) await openstackCli(['floating ip', 'unset', '--port', fip.id]);
+    await openstackCli(['router', 'remove subnet', before.router.id, before.network.subnets[0].id]);
+    await openstackCli(['router', 'delete', before.router.id]);
+    await openstackCli(['loadbalancer', 'delete', '--cascade', '--wait', before.apiServerManagedLoadBalancer.id]);
+    await setPaused(server, name, false);
+    const healed = await clusterStatusWhen(server, name, (status) => status.router.id !== before.router.id && status.apiServerManagedLoadBalancer.id !== before.apiServerManagedLoadBalancer.id, limits.readySeconds);
+    // The floating IP moved to the new VIP: the endpoint stays.
+    expect(healed.apiServerManagedLoadBalancer.ip).toBe(before.apiServerManagedLoadBalancer.ip);
+    await waitUntilReady(server, name, requestLog);
+    for (const address of [healed.apiServerManagedLoadBalancer.ip, healed.bastion.floatingIP]) {
+      const [fip] = z.array(z.looseObject({ Port: z.string().nullable() })).parse(JSON.parse(await openstackCli(['floating ip', 'list', '--floating-ip-address', address, '-f', 'json'])));
+      expect(fip?.Port, `${address} is on a port again`).not.toBeNull();
+    }
+    expect(countByKind(await remnants(admin, await runTraces(server, name)))).toEqual(ownedOnceReady);
+
+    // The worker's server deleted: its machine fails as CAPO's does, nothing is made again under it; its replacement converges.
+    const worker = workerServer.parse(JSON.parse((await server.kubectl(['get', 'openstackserver', `${name}-md-0-0`, '-o', 'json'])).stdout));
+    const tracesOfFailed = await runTraces(server, name);
+    await openstackCli(['server', 'delete', '--wait', worker.status.instanceID]);
+    await kubectlToEnd(server, ['annotate', '--overwrite', 'openstackserver', `${name}-md-0-0`, 'drift-check=now']);
+    const failed = await kubectlToEnd(server, ['wait', '--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=InstanceDeleted', `openstackmachine/${name}-md-0-0`, '--timeout=120s']);
+    expect(failed.stderr, await progress(server, requestLog)).toBe('');
+    const replaced = await kubectlToEnd(server, ['delete', `openstackmachine/${name}-md-0-0`, `machines.cluster.x-k8s.io/${name}-md-0-0`, `--timeout=${limits.deleteSeconds}s`]);
+    expect(replaced.stderr, await progress(server, requestLog)).toBe('');
+    expect((await server.kubectl(['apply', '-f', '-'], { input: manifests })).stderr).toBe('');
+    await waitUntilReady(server, name, requestLog);
+    const traces = [...new Set([...tracesOfFailed, ...(await runTraces(server, name))])];
+    expect(countByKind(await remnants(admin, traces))).toEqual(ownedOnceReady);
+  }, (2 * limits.readySeconds + limits.deleteSeconds + 60) * 1000);
+
   it('deletes everything, leaving nothing of the run in any service', async () => {
     deletionStarted = true;
     // Taken before deletion: the objects and their uids are gone afterwards.
@@ -134,6 +155,58 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
     expect(left.map(({ kind, name: leftName, id }) => `${kind} ${leftName} (${id})`)).toEqual([]);
   }, (limits.deleteSeconds + 30) * 1000);
 });
+
+/** What the cluster owns once Ready, exactly: a duplicate made by a retried create, or a leak, would show. */
+const ownedOnceReady = {
+  network: 1,
+  subnet: 1,
+  // One per server (bastion, control plane, worker) and the VIP port Octavia made for the load balancer.
+  port: 4,
+  router: 1,
+  // The control plane, worker and bastion groups, and Octavia's VIP group `lb-<id>`.
+  'security group': 4,
+  // The API load balancer's, the bastion's and the worker's from the pool.
+  'floating IP': 3,
+  'load balancer': 1,
+  listener: 1,
+  pool: 1,
+  'health monitor': 1,
+  // The control plane machine joins the API load balancer; the worker does not.
+  member: 1,
+  server: 3,
+  // The ORC Image the machines boot from, uploaded from the test's mirror.
+  image: 1,
+};
+
+/** The `openstack` CLI as the cluster's own user (ministack's `demo`), as a person or a cleanup script runs it; its stdout. */
+async function openstackCli(args: string[]): Promise<string> {
+  const [command, ...rest] = args;
+  const { stdout } = await execFileAsync('openstack', ['--os-cloud', 'ministack', ...command.split(' '), ...rest], {
+    env: { ...process.env, OS_CLIENT_CONFIG_FILE: cloudsPath },
+    timeout: 300_000,
+  });
+  return stdout;
+}
+
+/** Pauses or resumes the Cluster (Cluster API's spec.paused), which stops or restarts the reconcile of all its objects. */
+async function setPaused(server: TestServer, name: string, paused: boolean): Promise<void> {
+  const patched = await server.kubectl(['patch', 'clusters.cluster.x-k8s.io', name, '--type=merge', '-p', JSON.stringify({ spec: { paused } })]);
+  expect(patched.stderr).toBe('');
+}
+
+/** Polls the OpenStackCluster's status until `reached` holds of it. */
+async function clusterStatusWhen(server: TestServer, name: string, reached: (status: z.infer<typeof openStackClusterStatus>['status']) => boolean, seconds: number) {
+  const cluster = await waitForObject(server.kubectl, `openstackcluster/${name}`, 'heal', (object) => reached(openStackClusterStatus.parse(object).status), seconds);
+  return openStackClusterStatus.parse(cluster).status;
+}
+
+/** kubectl wait for the cluster and every machine to be Ready, with where each stands when not. */
+async function waitUntilReady(server: TestServer, name: string, requestLog: readonly string[]): Promise<void> {
+  for (const target of [`openstackcluster/${name}`, 'openstackmachines']) {
+    const ready = await kubectlToEnd(server, ['wait', '--for=condition=Ready', target, ...(target === 'openstackmachines' ? ['--all'] : []), `--timeout=${limits.readySeconds}s`]);
+    expect(ready.stderr, await progress(server, requestLog)).toBe('');
+  }
+}
 
 /** An image mirror on loopback, as a platform team's would be: one small raw disk image, the same bytes every run. */
 async function serveImage(): Promise<{ server: Server; image: { url: string; sha256: string } }> {
@@ -158,6 +231,8 @@ const openStackClusterStatus = z.object({
     initialization: z.object({ provisioned: z.boolean() }),
     apiServerManagedLoadBalancer: z.object({ id: z.string(), ip: z.string() }),
     bastion: z.object({ floatingIP: z.string() }),
+    router: z.object({ id: z.string() }),
+    network: z.object({ id: z.string(), subnets: z.array(z.object({ id: z.string() })) }),
   }),
 });
 
