@@ -90,6 +90,9 @@ async function expectExactlyTheExpectedResources(when: string): Promise<void> {
   expect.soft(observed.duplicates, when).toEqual([]);
   expect.soft(observed.counts, when).toEqual(expected);
   expect.soft(withoutRules(census.sinceBaseline()), when).toEqual(expectedInventoryChange(expected));
+  // Healing leaves the leak audit as it was: nothing of ours without its owner.
+  const audit = await server.kubectl(['get', '--raw', '/admin/v1/leaks']);
+  expect.soft(JSON.parse(audit.stdout || '{}'), `${when}: ${audit.stderr}`).toMatchObject({ leaks: [], failed: [] });
 }
 
 async function warnings(reason: string): Promise<string[]> {
