@@ -19,6 +19,7 @@ import { ensurePki } from './apiserver/tls/pki.js';
 import type { SessionOptions } from './openstack/index.js';
 import type { Simulator, SimulatorOptions } from './openstack/simulator/host.js';
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
+import { simulatedCloudMaxBytes, type ImageDownloadOptions } from './reconcile/image/downloads.js';
 import { installationId } from './reconcile/installation.js';
 import { fencedStorage } from './reconcile/fenced-storage.js';
 import { fenceOf, StorageLeaseLock } from './reconcile/leader.js';
@@ -57,7 +58,7 @@ export interface AppOptions {
    * Run the reconciler. In the embedded default it reads Secrets, Clusters
    * and Machines from this server's own storage, so they are served too.
    */
-  reconciler?: { resyncPeriodMs?: number; workers?: number; sessionOptions?: SessionOptions };
+  reconciler?: { resyncPeriodMs?: number; workers?: number; sessionOptions?: SessionOptions; imageDownloads?: ImageDownloadOptions };
   /**
    * Run the reconciler only while this replica holds the leader lease (several servers on one etcd,
    * or in a management cluster): in the management cluster as a coordination.k8s.io Lease in
@@ -246,6 +247,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
         leader,
         sharding: sharded,
         sessionOptions: { ...options.reconciler.sessionOptions, fence },
+        imageDownloads: imageDownloadOptions(options.reconciler.imageDownloads, cloud),
         installation: await installationId(storage),
       })
     : undefined;
@@ -295,6 +297,17 @@ async function leaseStorage(election: LeaderElectionOptions, aggregated: Delegat
   if (!aggregated) return storage;
   const [{ KubernetesLeaseStorage }, { loadKubeconfig }] = await Promise.all([import('./reconcile/sources/kubernetes-lease.js'), import('./reconcile/sources/kubeconfig.js')]);
   return new KubernetesLeaseStorage(loadKubeconfig(aggregated.kubeconfig), election.namespace);
+}
+
+/**
+ * ORC Image downloads as the operator bounds them; with the simulated cloud running here, its
+ * image mirror (on loopback, refused otherwise) is allowed, that address and port only, and the
+ * size cap defaults lower, since the simulated Glance keeps image data in memory.
+ */
+function imageDownloadOptions(options: ImageDownloadOptions | undefined, cloud: Simulator | undefined): ImageDownloadOptions | undefined {
+  if (!cloud) return options;
+  const mirror = new URL(cloud.url);
+  return { maxBytes: simulatedCloudMaxBytes, ...options, allow: [...(options?.allow ?? []), mirror.host] };
 }
 
 function shardedLeadership(election: LeaderElectionOptions, leases: MemberStorage, logger: Logger): ShardedLeadership {

@@ -6,8 +6,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LeaderElectionOptions } from './app.js';
+import type { ImageDownloadOptions } from './reconcile/image/downloads.js';
 import type { EtcdStorageOptions } from './storage/etcd.js';
-import { durationOption, ensurePortFree, integerOption, listOption, runServer, UsageError } from './cli/serve.js';
+import { bytesOption, durationOption, ensurePortFree, integerOption, listOption, runServer, UsageError } from './cli/serve.js';
 
 const usage = `Usage: npm start -- [options]
 
@@ -47,6 +48,24 @@ Options:
                                       may hold a quarter of either at most
   --request-timeout DURATION          deadline of every request but watches, reading its body
                                       included, e.g. 60s, 1m30s (default: 1m0s)
+
+ORC Image downloads (the content of managed Images, from spec.resource.content.download.url):
+  --image-download-allow LIST          destinations allowed although refused by default, comma-separated:
+                                       a CIDR (10.0.0.0/8, fd00::/8) for any port, or ADDRESS:PORT
+                                       (127.0.0.1:8080, [::1]:8080) for that port only. Refused by
+                                       default: loopback, link-local, private (RFC 1918, ULA), CGNAT,
+                                       multicast and reserved addresses and this host's own, checked on
+                                       the address each connection (and each redirect's) is made to.
+                                       The simulated cloud run here has its own mirror allowed
+  --image-download-max-bytes SIZE      the largest download, and the largest image once decompressed,
+                                       e.g. 512Mi, 16Gi (default: 16Gi; 256Mi with the simulated cloud,
+                                       whose Glance keeps images in memory)
+  --image-download-max-ratio N         the most a decompressor may make of one downloaded byte, judged
+                                       past the first 64Mi (default: 100; a bomb of zeros is 1000 and more)
+  --image-download-timeout DURATION    one attempt's deadline, download and upload (default: 30m0s);
+                                       a missed one counts as a failed attempt (5 at most)
+  --image-download-concurrency N       downloads at once (default: 6, at most the 10 Image workers less one)
+  --image-download-concurrency-per-namespace N  of those, at most N for one namespace's Images (default: 3)
 
 Storage (kube-apiserver's flag names):
   --storage sqlite|etcd  where objects live (default: sqlite, in --data-dir)
@@ -122,6 +141,12 @@ runServer({
     'max-requests-inflight': { type: 'string', default: '400' },
     'max-mutating-requests-inflight': { type: 'string', default: '200' },
     'request-timeout': { type: 'string', default: '1m0s' },
+    'image-download-allow': { type: 'string' },
+    'image-download-max-bytes': { type: 'string' },
+    'image-download-max-ratio': { type: 'string', default: '100' },
+    'image-download-timeout': { type: 'string', default: '30m0s' },
+    'image-download-concurrency': { type: 'string', default: '6' },
+    'image-download-concurrency-per-namespace': { type: 'string', default: '3' },
     v: { type: 'string', short: 'v', default: '0' },
     storage: { type: 'string', default: 'sqlite' },
     'leader-elect': { type: 'boolean' },
@@ -156,6 +181,7 @@ runServer({
       requestTimeoutMs: durationOption('request-timeout', values['request-timeout']),
     };
     // Every flag is judged before anything else happens.
+    const imageDownloads = await imageDownloadOptions(values);
     const etcd = etcdOptions(values);
     const leaderElection = await leaderElectionOptions(values);
     const verbosity = integerOption('v', values.v, 10);
@@ -178,7 +204,7 @@ runServer({
       port,
       kinds: aggregated ? (orcImages === 'external' ? aggregatedKindsBesideOrc : aggregatedKinds) : servedKinds,
       simulatedCloud,
-      reconciler: {},
+      reconciler: { imageDownloads },
       requestLimits,
       logger: createLogger({ verbosity }),
       servingCertificate: servingCert,
@@ -209,6 +235,36 @@ runServer({
     };
   },
 });
+
+/** The bounds of ORC Image downloads (reconcile/image/downloads.ts). */
+async function imageDownloadOptions(values: {
+  'image-download-allow'?: string;
+  'image-download-max-bytes'?: string;
+  'image-download-max-ratio': string;
+  'image-download-timeout': string;
+  'image-download-concurrency': string;
+  'image-download-concurrency-per-namespace': string;
+}): Promise<ImageDownloadOptions> {
+  const allow = listOption(values['image-download-allow']) ?? [];
+  const { checkAllowances } = await import('./reconcile/image/downloads.js');
+  try {
+    checkAllowances(allow);
+  } catch (error) {
+    throw new UsageError(`--image-download-allow: ${(error as Error).message}`);
+  }
+  const maxRatio = integerOption('image-download-max-ratio', values['image-download-max-ratio'], 1_000_000);
+  const concurrency = integerOption('image-download-concurrency', values['image-download-concurrency'], 1000);
+  const perNamespace = integerOption('image-download-concurrency-per-namespace', values['image-download-concurrency-per-namespace'], 1000);
+  if (maxRatio < 1 || concurrency < 1 || perNamespace < 1) throw new UsageError('--image-download-max-ratio, --image-download-concurrency and --image-download-concurrency-per-namespace must be at least 1');
+  return {
+    allow,
+    ...(values['image-download-max-bytes'] === undefined ? {} : { maxBytes: bytesOption('image-download-max-bytes', values['image-download-max-bytes']) }),
+    maxRatio,
+    timeoutMs: durationOption('image-download-timeout', values['image-download-timeout']),
+    concurrency,
+    perNamespace,
+  };
+}
 
 /** Leader election as kube controllers configure it; undefined when off. */
 async function leaderElectionOptions(values: {

@@ -33,6 +33,16 @@ export function durationOption(name: string, value: string): number {
   return ms;
 }
 
+const byteUnits: Record<string, number> = { '': 1, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+
+/** A size as a Kubernetes quantity takes it (`512Mi`, `16Gi`, `2G`, a number of bytes), from 1 byte to 1 PiB. */
+export function bytesOption(name: string, value: string): number {
+  const match = /^(\d+)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(value);
+  const bytes = match ? Number(match[1]) * byteUnits[match[2] ?? '']! : Number.NaN;
+  if (!(bytes >= 1 && bytes <= 1024 ** 5)) throw new UsageError(`--${name} must be a size such as 512Mi, 16Gi or a number of bytes, got "${value}"`);
+  return bytes;
+}
+
 /** pflag's ParseBool: the spellings a Kubernetes binary accepts for `--flag=value`. */
 const trueSpellings = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
 const falseSpellings = new Set(['0', 'f', 'F', 'false', 'FALSE', 'False']);

@@ -9,6 +9,7 @@ import type { ClusterApiSource } from './sources/source.js';
 import type { ReadTogether } from './read-together.js';
 import type { VerifiedResources } from './verified-resources.js';
 import type { WaitSchedule } from './wait-schedule.js';
+import type { ImageDownloads } from './image/downloads.js';
 
 /**
  * Objects of a kind the reconcilers read and write but do not reconcile: a
@@ -50,6 +51,8 @@ export interface ReconcilerDeps {
   images: KindClient | undefined;
   /** An ORC Image by namespace and name, served here or ORC's own (--orc-images=external); `image.imageRef` resolves through it. */
   readOrcImage: ((namespace: string, name: string) => Promise<JsonObject | undefined>) | undefined;
+  /** The bounds and slots of ORC Image content downloads. */
+  imageDownloads: ImageDownloads;
   source: ClusterApiSource;
   clouds: CloudConnections;
   verified: VerifiedResources;

@@ -28,6 +28,7 @@ import { openStackServerReconciler } from './server/reconciler.js';
 import { openStackMachineTemplateReconciler } from './template/reconciler.js';
 import { clusterReferencesOf } from './server-spec.js';
 import { orcImageReconciler } from './image/reconciler.js';
+import { imageDownloads, type ImageDownloadOptions } from './image/downloads.js';
 import { floatingIpPoolOf, floatingIpPoolReconciler, ipamGroup, poolKind } from './pool/reconciler.js';
 import { orcGroup } from '../api/orc/kinds.js';
 import type { ClusterApiSource, SourceChange } from './sources/source.js';
@@ -70,6 +71,8 @@ export interface ReconcilerOptions {
   installation?: string;
   /** Where Events about our objects go: this server's storage (embedded) or the management cluster. */
   eventSink?: EventSink;
+  /** ORC Image downloads: the destinations allowed besides public ones, the size and time bounds, the slots. */
+  imageDownloads?: ImageDownloadOptions;
 }
 
 export interface RunningReconciler {
@@ -123,6 +126,7 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
     ipam,
     images,
     readOrcImage: images ? (namespace, name) => images.get({ namespace, name }) : source.getOrcImage?.bind(source),
+    imageDownloads: imageDownloads(options.imageDownloads, options.workers),
     source,
     clouds,
     verified,
@@ -158,6 +162,8 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const serverController = new Controller({ ...common, name: 'openstackserver', prefix: servers.prefix, reconcile: openStackServerReconciler(deps) });
   const templateController = new Controller({ ...common, name: 'openstackmachinetemplate', prefix: templates.prefix, reconcile: openStackMachineTemplateReconciler(deps) });
   const imageController = images && new Controller({ ...common, name: 'image', prefix: images.prefix, reconcile: orcImageReconciler(deps, images) });
+  // A released download slot asks for a pass of the Images that waited for one.
+  if (imageController) deps.imageDownloads.slots.wakeWith((key) => imageController.enqueue(key));
   const poolController = new Controller({ ...common, name: 'openstackfloatingippool', prefix: pools.prefix, reconcile: floatingIpPoolReconciler(deps, pools) });
   const controllers = [clusterController, machineController, serverController, templateController, poolController, ...(imageController ? [imageController] : [])];
   // Each controller takes only the keys of its kind.

@@ -9,6 +9,12 @@
  * the image as Glance reports it, and ORC's two conditions: Available (the
  * image is active) and Progressing (work remains; False with a terminal
  * reason when it cannot go on without a change to the object).
+ *
+ * A download takes one of the download slots (downloads.ts), at most a share
+ * of them per namespace; one that finds none free waits, said in Progressing,
+ * without counting an attempt. Its destination, size and time are bounded
+ * there too: a refused destination or content is terminal, a deadline missed
+ * is an attempt counted as any other failure.
  */
 import type { JsonObject } from '../../storage/interface.js';
 import type { CloudConnection } from '../cloud.js';
@@ -23,6 +29,7 @@ import { findCondition } from '../conditions.js';
 import { classify } from '../resource/engine.js';
 import { imageActuator } from '../resource/image.js';
 import { uploadContent, type Download } from './content.js';
+import type { ImageDownloads } from './downloads.js';
 import { DependencyFailedError, type ImageRefResolver } from '../lookups.js';
 
 export const imageFinalizer = 'openstack.k-orc.cloud/image';
@@ -30,6 +37,8 @@ export const imageFinalizer = 'openstack.k-orc.cloud/image';
 const maxDownloadAttempts = 5;
 /** How soon to look again for an imported image that does not exist yet. */
 const importRequeueMs = 15_000;
+/** How soon an Image waiting for a download slot looks again, if no released slot wakes it first. */
+const slotRequeueMs = 30_000;
 
 interface ImageSpec {
   managementPolicy?: 'managed' | 'unmanaged';
@@ -83,7 +92,7 @@ export function orcImageReconciler(deps: ReconcilerDeps, images: KindClient): Re
       if (metaOf(object).deletionTimestamp !== undefined) {
         if (await reconcileDelete(pass, cloud, spec)) return await finishDeletion(deps, pass, imageFinalizer);
       } else {
-        const image = spec.managementPolicy === 'unmanaged' ? await reconcileImport(pass, cloud, spec) : await reconcileManaged(pass, cloud, spec);
+        const image = spec.managementPolicy === 'unmanaged' ? await reconcileImport(pass, cloud, spec) : await reconcileManaged(pass, cloud, spec, deps.imageDownloads, key);
         if (image) reportImage(pass, image);
       }
     } catch (thrown) {
@@ -93,7 +102,7 @@ export function orcImageReconciler(deps: ReconcilerDeps, images: KindClient): Re
   };
 }
 
-async function reconcileManaged(pass: ReconcilePass, cloud: CloudConnection, spec: ImageSpec): Promise<Image | undefined> {
+async function reconcileManaged(pass: ReconcilePass, cloud: CloudConnection, spec: ImageSpec, downloads: ImageDownloads, key: string): Promise<Image | undefined> {
   const resource = spec.resource ?? {};
   const content = resource.content;
   const recordedId = pass.status.id as string | undefined;
@@ -110,11 +119,18 @@ async function reconcileManaged(pass: ReconcilePass, cloud: CloudConnection, spe
   if (ensured.ready || ensured.resource.status !== 'queued' || !content) return ensured.resource;
   const attempts = (pass.status.downloadAttempts as number | undefined) ?? 0;
   if (attempts >= maxDownloadAttempts) throw new TerminalError(`Unable to download content after ${maxDownloadAttempts} attempts`);
-  await pass.record((status) => {
-    status.downloadAttempts = attempts + 1;
-  });
-  // The pass already waits for the image to turn active; the next one reads it so.
-  await uploadContent(cloud.clients.glance, ensured.resource.id, content.download);
+  const slot = downloads.slots.take(pass.meta.namespace, key);
+  // Woken when a slot is released; the requeue is only the fallback.
+  if (typeof slot === 'string') throw new WaitingError(slot, slotRequeueMs);
+  try {
+    await pass.record((status) => {
+      status.downloadAttempts = attempts + 1;
+    });
+    // The pass already waits for the image to turn active; the next one reads it so.
+    await uploadContent(cloud.clients.glance, ensured.resource.id, content.download, downloads.limits);
+  } finally {
+    slot.release();
+  }
   return ensured.resource;
 }
 

@@ -8,6 +8,8 @@ import path from 'node:path';
 import { servedKinds } from '../../../src/api/kinds.js';
 import type { SessionOptions } from '../../../src/openstack/index.js';
 import type { SimulatorOptions } from '../../../src/openstack/simulator/host.js';
+import type { ImageDownloadOptions } from '../../../src/reconcile/image/downloads.js';
+import type { Logger } from '../../../src/observability/log.js';
 import { startTestServer, type TestServer } from '../../../harness/test-server.js';
 
 export const examplesDir = path.resolve(import.meta.dirname, '../../../examples');
@@ -33,20 +35,22 @@ export interface ExampleServer {
 /**
  * The embedded default as `npm start` runs it (reconciler, simulated cloud with quick transitions), with examples/ ready to apply.
  * `cloud` shapes the simulated cloud, e.g. its availability zones; `tokenUsers` are bearer-token users besides the admin; a short
- * `resyncPeriodMs` finds what changed in the cloud sooner.
+ * `resyncPeriodMs` finds what changed in the cloud sooner; `imageDownloads` bounds ORC Image downloads (`npm start`'s --image-download-*
+ * flags; the simulated cloud's mirror is allowed as it is there); `logger` receives the server's log.
  */
 export async function startExampleServer(
   sessionOptions: SessionOptions = {},
   cloud: Pick<SimulatorOptions, 'availabilityZones'> = {},
   tokenUsers?: Record<string, string[]>,
-  { resyncPeriodMs = 60_000 }: { resyncPeriodMs?: number } = {},
+  { resyncPeriodMs = 60_000, imageDownloads, logger }: { resyncPeriodMs?: number; imageDownloads?: ImageDownloadOptions; logger?: Logger } = {},
 ): Promise<ExampleServer> {
   const server = await startTestServer({
     tokenUsers,
     kinds: servedKinds,
     // FAULT_SEED replays the injected faults of a run that printed it.
     simulatedCloud: { port: 0, transitionDelayMs: 100, faultSeed: process.env.FAULT_SEED === undefined ? undefined : Number(process.env.FAULT_SEED), ...cloud },
-    reconciler: { resyncPeriodMs, sessionOptions },
+    reconciler: { resyncPeriodMs, sessionOptions, imageDownloads },
+    ...(logger === undefined ? {} : { logger }),
   });
   const manifests = await renderExamples(server.cloud!.url);
   return {

@@ -5,12 +5,15 @@
  * published hash, decompressed (gzip, xz and bzip2) and uploaded, then deleted with the object; a
  * wrong hash is retried five times, as ORC does, then stops with a terminal
  * condition; an imported Image finds an existing image and leaves it in
- * Glance when deleted; ORC's CRD rules are enforced.
+ * Glance when deleted; ORC's CRD rules are enforced. The xz and bzip2
+ * fixtures come from a mirror of this test's on loopback, which the server
+ * refuses unless allowed: it is allowed, that address and port only, as an
+ * operator would with --image-download-allow.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,9 +43,23 @@ let session: OpenStackSession;
 let cloud: ServiceClients;
 let mirror: string;
 let sums: Map<string, string>;
+/** This test's mirror of the xz and bzip2 fixtures, and what it serves. */
+let fixtureMirror: Server;
+let fixtureBase: string;
+const fixtureFiles = new Map<string, Buffer>();
 
 beforeAll(async () => {
-  example = await startExampleServer();
+  const fixtures = path.join(import.meta.dirname, 'fixtures');
+  for (const file of ['node.raw.xz', 'node.raw.bz2']) fixtureFiles.set(file, await readFile(path.join(fixtures, file)));
+  fixtureMirror = createServer((request, response) => {
+    const data = fixtureFiles.get(request.url?.slice(1) ?? '');
+    if (!data) return void response.writeHead(404).end();
+    response.writeHead(200, { 'content-length': data.length }).end(data);
+  });
+  await new Promise<void>((resolve) => fixtureMirror.listen(0, '127.0.0.1', resolve));
+  const mirrorAddress = `127.0.0.1:${(fixtureMirror.address() as AddressInfo).port}`;
+  fixtureBase = `http://${mirrorAddress}`;
+  example = await startExampleServer({}, {}, undefined, { imageDownloads: { allow: [mirrorAddress] } });
   server = example.server;
   const apply = await server.kubectl(['apply', '-f', `${example.manifests}/00-cloud-credentials.yaml`]);
   if (apply.code !== 0) throw new Error(apply.stderr);
@@ -56,6 +73,7 @@ beforeAll(async () => {
 afterAll(async () => {
   session?.close();
   await example?.stop();
+  fixtureMirror?.close();
 });
 
 const condition_ = (view: ImageView, type: string) => view.status.conditions?.find((candidate) => candidate.type === type);
@@ -119,31 +137,18 @@ describe('ORC Images', () => {
     // The stored image: what each compressed fixture unpacks to (made once with xz -c and bzip2 -c, so no tool is needed here).
     const stored = Buffer.alloc(200 * 1024, 9);
     stored.write('capo-apiserver', 4096);
-    const fixtures = path.join(import.meta.dirname, 'fixtures');
-    const files = new Map(await Promise.all(['node.raw.xz', 'node.raw.bz2'].map(async (file) => [file, await readFile(path.join(fixtures, file))] as const)));
-    const mirrorServer = createServer((request, response) => {
-      const data = files.get(request.url?.slice(1) ?? '');
-      if (!data) return void response.writeHead(404).end();
-      response.writeHead(200, { 'content-length': data.length }).end(data);
-    });
-    await new Promise<void>((resolve) => mirrorServer.listen(0, '127.0.0.1', resolve));
-    const base = `http://127.0.0.1:${(mirrorServer.address() as AddressInfo).port}`;
-    try {
-      for (const [name, decompress] of [['node-xz', 'xz'], ['node-bz2', 'bz2']] as const) {
-        const file = `node.raw.${decompress}`;
-        const hash = { algorithm: 'sha256', value: createHash('sha256').update(files.get(file)!).digest('hex') };
-        const applied = await kubectl(['apply', '-f', '-'], managedImage(name, { url: `${base}/${file}`, decompress, hash }));
-        expect(applied.code, applied.stderr).toBe(0);
-      }
-      for (const name of ['node-xz', 'node-bz2']) {
-        const available = await untilImage(name, 'Available', (view) => condition_(view, 'Available')?.status === 'True');
-        expect(available.status.resource).toMatchObject({ sizeB: stored.length, hash: { algorithm: 'sha512', value: createHash('sha512').update(stored).digest('hex') } });
-      }
-      const deleted = await kubectl(['delete', 'images.openstack.k-orc.cloud', 'node-xz', 'node-bz2', '--timeout=60s']);
-      expect(deleted.code, deleted.stderr).toBe(0);
-    } finally {
-      mirrorServer.close();
+    for (const [name, decompress] of [['node-xz', 'xz'], ['node-bz2', 'bz2']] as const) {
+      const file = `node.raw.${decompress}`;
+      const hash = { algorithm: 'sha256', value: createHash('sha256').update(fixtureFiles.get(file)!).digest('hex') };
+      const applied = await kubectl(['apply', '-f', '-'], managedImage(name, { url: `${fixtureBase}/${file}`, decompress, hash }));
+      expect(applied.code, applied.stderr).toBe(0);
     }
+    for (const name of ['node-xz', 'node-bz2']) {
+      const available = await untilImage(name, 'Available', (view) => condition_(view, 'Available')?.status === 'True');
+      expect(available.status.resource).toMatchObject({ sizeB: stored.length, hash: { algorithm: 'sha512', value: createHash('sha512').update(stored).digest('hex') } });
+    }
+    const deleted = await kubectl(['delete', 'images.openstack.k-orc.cloud', 'node-xz', 'node-bz2', '--timeout=60s']);
+    expect(deleted.code, deleted.stderr).toBe(0);
   });
 
   it('refuses changes to the content and properties, as ORC\'s CRD does', async () => {
