@@ -18,7 +18,7 @@ import { startApiServer, type RunningApiServer } from '../src/apiserver/server.j
 import { ensurePki, type Pki } from '../src/apiserver/tls/pki.js';
 import { servedKinds } from '../src/api/kinds.js';
 import type { AdminHooks } from '../src/admin/router.js';
-import { inventoryRoutes } from '../src/inventory-routes.js';
+import { inventoryRoutes, type InventoryRoutesDeps } from '../src/inventory-routes.js';
 import type { QueryLimits } from '../src/graphql/limits.js';
 import { HealthChecks } from '../src/observability/health.js';
 import { MetricsRegistry } from '../src/observability/metrics.js';
@@ -36,12 +36,26 @@ export const tokens = {
   carol: 'carol-token',
   /** Authenticated, but granted nothing. */
   dave: 'dave-token',
+  /** May read team-a's inventory (clusters, machines, servers, nodes, ClusterExtensions) but not its Secrets, and list OpenStackClusters in team-b. */
+  erin: 'erin-token',
 } as const;
+
+/** Read-only access to every kind an inventory is made of, in one namespace. */
+const inventoryReader = (user: string, namespace: string): AbacPolicy[] =>
+  [
+    ['infrastructure.cluster.x-k8s.io', 'openstackclusters'],
+    ['infrastructure.cluster.x-k8s.io', 'openstackmachines'],
+    ['infrastructure.cluster.x-k8s.io', 'openstackservers'],
+    ['extensions.capo-apiserver.io', 'openstacknodes'],
+    ['extensions.capo-apiserver.io', 'clusterextensions'],
+  ].map(([apiGroup, resource]) => ({ user, namespace, resource, apiGroup, readonly: true }));
 
 const policies: AbacPolicy[] = [
   { user: 'alice', namespace: 'team-a', resource: 'openstackclusters', apiGroup: 'infrastructure.cluster.x-k8s.io', readonly: true },
   { user: 'bob', namespace: 'team-a', resource: '*', apiGroup: '*' },
   { user: 'carol', namespace: 'team-b', resource: 'openstackclusters', apiGroup: 'infrastructure.cluster.x-k8s.io', readonly: true },
+  ...inventoryReader('erin', 'team-a'),
+  { user: 'erin', namespace: 'team-b', resource: 'openstackclusters', apiGroup: 'infrastructure.cluster.x-k8s.io', readonly: true },
 ];
 
 /** Counts the reads that reach storage, to show they do not grow with hosts. */
@@ -107,7 +121,7 @@ export interface InventoryServer {
   close(): Promise<void>;
 }
 
-export async function startInventoryServer(options: { admin?: AdminHooks; limits?: QueryLimits } = {}): Promise<InventoryServer> {
+export async function startInventoryServer(options: { admin?: AdminHooks; limits?: QueryLimits; dashboard?: InventoryRoutesDeps['dashboard'] } = {}): Promise<InventoryServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-graphql-'));
   const pki = await ensurePki(dataDir, { serverHosts: ['127.0.0.1'] });
   const files = await ensureLocalAuthFiles(dataDir);
@@ -128,7 +142,7 @@ export async function startInventoryServer(options: { admin?: AdminHooks; limits
     authorizer: new UnionAuthorizer([new LocalAuthorizer(), policyFile]),
     metrics: new MetricsRegistry(),
     health: new HealthChecks(),
-    extraRoutes: (app, auth) => inventoryRoutes({ storage, ...auth, admin: options.admin, limits: options.limits })(app),
+    extraRoutes: (app, auth) => inventoryRoutes({ storage, ...auth, admin: options.admin, limits: options.limits, dashboard: options.dashboard })(app),
   });
 
   const request: InventoryServer['request'] = (method, urlPath, { token, certificate, headers, body } = {}) => {

@@ -5,12 +5,23 @@
  * that keeps the cluster from Ready with what to do about it. The OpenStack
  * side comes from what the reconciler recorded in status (IDs, states), so
  * the page costs no cloud call and shows what the reconciler believes.
+ *
+ * Only what the caller may read: a kind it may not list in the cluster's
+ * namespace is left out of the page (with what is computed from it, such as
+ * machine counts, spans and Events about those objects) and named in the
+ * summary's `hidden`.
  */
 import { clusterNameOf, indexOf, servedClusterExtensionOf, type InventorySnapshot } from '../inventory/index.js';
 import type { JsonObject } from '../storage/interface.js';
 import type { Blocker, ClusterApiView, ClusterDetail, ClusterSummary, ConditionView, EventView, ImageView, TimelineSpan, TreeNode } from './view-types.js';
 
 type Loose = Record<string, unknown>;
+
+/** The parts of a cluster's page that show another kind than the OpenStackCluster. */
+export type PagePart = 'machines' | 'servers' | 'variables' | 'events' | 'images' | 'cluster';
+
+/** The parts the caller may not read, each with the resource it would need to list (as `resource.group`). */
+export type HiddenParts = Partial<Record<PagePart, string>>;
 
 export function clusterDetail(
   snapshot: InventorySnapshot,
@@ -19,18 +30,20 @@ export function clusterDetail(
   clusterApiCluster: ClusterApiView | undefined,
   images: ImageView[] = [],
   namespaceEvents: JsonObject[] = [],
+  hidden: HiddenParts = {},
 ): ClusterDetail | undefined {
   const index = indexOf(snapshot);
   const cluster = index.cluster(namespace, name);
   if (!cluster) return undefined;
   const status = (cluster.status ?? {}) as Loose;
-  const machines = index.machinesOf(namespace, clusterNameOf(cluster));
-  const bastion = snapshot.servers.find((server) => ownedBy(server, 'OpenStackCluster', name));
-  const variables = servedClusterExtensionOf(snapshot, namespace, name);
+  const machines = hidden.machines ? [] : index.machinesOf(namespace, clusterNameOf(cluster));
+  const serverOf = (machine: (typeof machines)[number]) => (hidden.servers ? undefined : index.serverOf(machine));
+  const bastion = hidden.servers ? undefined : snapshot.servers.find((server) => ownedBy(server, 'OpenStackCluster', name));
+  const variables = hidden.variables ? undefined : servedClusterExtensionOf(snapshot, namespace, name);
   const missing = blockingVariables(variables);
 
   const machineNodes = machines.map((machine) => {
-    const server = index.serverOf(machine);
+    const server = serverOf(machine);
     const machineStatus = (machine.status ?? {}) as Loose;
     return objectNode('OpenStackMachine', machine as unknown as JsonObject, {
       id: text(machineStatus.instanceID),
@@ -61,8 +74,9 @@ export function clusterDetail(
     ...(typeof endpoint?.host === 'string' && endpoint.host !== '' ? { apiEndpoint: `${endpoint.host}:${String(endpoint.port ?? 6443)}` } : {}),
     missingVariables: missing.map((variable) => variable.variable),
     ...(blockers[0] ? { lastError: blockers[0] } : {}),
+    ...(Object.keys(hidden).length > 0 ? { hidden: [...new Set(Object.values(hidden))].sort() } : {}),
   };
-  const objects = [cluster as unknown as JsonObject, bastion, ...machines.flatMap((machine) => [machine, index.serverOf(machine)])].filter(
+  const objects = [cluster as unknown as JsonObject, bastion, ...machines.flatMap((machine) => [machine, serverOf(machine)])].filter(
     (object): object is JsonObject => object !== undefined,
   );
   const timeline = objects
@@ -114,13 +128,14 @@ function eventsAbout(objects: JsonObject[], namespaceEvents: JsonObject[]): Even
   return views.sort((a, b) => a.firstAt.localeCompare(b.firstAt));
 }
 
-/** The ORC Images (image.imageRef) the cluster's machines and bastion boot from, by name, sorted. */
-export function imagesNamed(snapshot: InventorySnapshot, namespace: string, name: string): string[] {
+/** The ORC Images (image.imageRef) the cluster's machines (unless hidden) and bastion boot from, by name, sorted. */
+export function imagesNamed(snapshot: InventorySnapshot, namespace: string, name: string, hidden: HiddenParts = {}): string[] {
   const index = indexOf(snapshot);
   const cluster = index.cluster(namespace, name);
   if (!cluster) return [];
   const bastionSpec = ((((cluster.spec ?? {}) as Loose).bastion as Loose | undefined)?.spec as Loose | undefined);
-  const specs = [bastionSpec, ...index.machinesOf(namespace, clusterNameOf(cluster)).map((machine) => machine.spec as Loose | undefined)];
+  const machines = hidden.machines ? [] : index.machinesOf(namespace, clusterNameOf(cluster));
+  const specs = [bastionSpec, ...machines.map((machine) => machine.spec as Loose | undefined)];
   const names = specs.map((spec) => ((spec?.image as Loose | undefined)?.imageRef as Loose | undefined)?.name).filter((image): image is string => typeof image === 'string');
   return [...new Set(names)].sort();
 }

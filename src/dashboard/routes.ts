@@ -21,12 +21,12 @@ import type { KindDefinition } from '../apiserver/registry/kind.js';
 import { storageVersionOf } from '../apiserver/registry/registry.js';
 import { ResourceStore } from '../apiserver/store/resource-store.js';
 import { asStatus, cleanupRefusal, cleanupRequest, leaksPath, maxCleanupBytes, reconcilerAnswer, requireHook, type AdminHooks } from '../admin/router.js';
-import { ForbiddenError, InventoryAccess } from '../inventory/access.js';
+import { ForbiddenError, InventoryAccess, readableKinds, type ResourceKind } from '../inventory/access.js';
 import { toAnsibleListJson } from '../inventory/index.js';
 import { InventoryRequest } from '../inventory/request.js';
 import type { JsonObject, Storage } from '../storage/interface.js';
 import { CallsHistory, type CallTotals } from './calls-history.js';
-import { clusterDetail, imagesNamed } from './cluster-view.js';
+import { clusterDetail, imagesNamed, type HiddenParts, type PagePart } from './cluster-view.js';
 import type { ClusterApiView, ClusterPageData, ImageView } from './view-types.js';
 import { streamChanges } from './events.js';
 import { csrfTokenMatches, SessionStore, type Session, type SessionOptions } from './sessions.js';
@@ -108,11 +108,27 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     version: storageVersionOf(deps.clusterApiCluster),
   };
   const canPause = storedClusters !== undefined || deps.setClusterApiPaused !== undefined;
-  /** What the caller must be allowed to patch: the Cluster in this server's storage, or the management cluster's. */
-  const clusterApiAttributes = (namespace: string, name: string) =>
-    storedClusters
-      ? { group: storedClusters.definition.group, version: storedClusters.version.name, resource: storedClusters.definition.plural, namespace, name }
-      : { ...managementClusters, namespace, name };
+  /** Cluster API's Cluster as the authorizer is asked about it: in this server's storage, or the management cluster's. */
+  const clusterApiKind: ResourceKind = storedClusters
+    ? { group: storedClusters.definition.group, version: storedClusters.version.name, resource: storedClusters.definition.plural }
+    : managementClusters;
+  /** What the caller must be allowed to patch. */
+  const clusterApiAttributes = (namespace: string, name: string) => ({ ...clusterApiKind, namespace, name });
+  /** The kind each part of a cluster's page shows, which the caller must be allowed to list to see it. */
+  const pageKinds: Record<PagePart, ResourceKind> = {
+    machines: readableKinds.machines,
+    servers: readableKinds.servers,
+    variables: readableKinds.clusterExtensions,
+    events: readableKinds.events,
+    images: readableKinds.images,
+    cluster: clusterApiKind,
+  };
+  /** The parts of a page in `namespace` the caller may not read (asked once per namespace and kind in a request). */
+  const hiddenParts = async (access: InventoryAccess, namespace: string): Promise<HiddenParts> => {
+    const parts = Object.entries(pageKinds) as [PagePart, ResourceKind][];
+    const allowed = await Promise.all(parts.map(([, kind]) => access.mayList(kind, namespace)));
+    return Object.fromEntries(parts.filter((_, i) => !allowed[i]).map(([part, kind]) => [part, kind.group ? `${kind.resource}.${kind.group}` : kind.resource]));
+  };
   /** Sets spec.paused where the Cluster lives; its paused state after, or undefined when it does not exist. */
   const setPaused = async (namespace: string, name: string, paused: boolean, user: UserInfo): Promise<boolean | undefined> => {
     if (!storedClusters) return (await deps.setClusterApiPaused!(namespace, name, paused, user))?.paused;
@@ -183,11 +199,15 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
   });
 
   api.get('/clusters', async (_request, response) => {
-    const { inventory } = callerOf(response);
+    const { inventory, access } = callerOf(response);
     const records = await inventory.clusters({});
     const snapshot = await inventory.snapshot();
     const summaries = await Promise.all(
-      records.map(async ({ metadata }) => clusterDetail(snapshot, metadata.namespace, metadata.name, await clusterApiClusterOf(metadata.namespace, metadata.labels))?.summary),
+      records.map(async ({ metadata }) => {
+        const hidden = await hiddenParts(access, metadata.namespace);
+        const clusterApi = hidden.cluster ? undefined : await clusterApiClusterOf(metadata.namespace, metadata.labels);
+        return clusterDetail(snapshot, metadata.namespace, metadata.name, clusterApi, [], [], hidden)?.summary;
+      }),
     );
     sendJson(response, 200, { clusters: summaries.filter((summary) => summary !== undefined) });
   });
@@ -196,14 +216,15 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     const { inventory, access } = callerOf(response);
     const { namespace, name } = namesOf(request);
     const record = await inventory.cluster(namespace, name);
-    const clusterApi = await clusterApiClusterOf(namespace, record.metadata.labels);
+    const hidden = await hiddenParts(access, namespace);
+    const clusterApi = hidden.cluster ? undefined : await clusterApiClusterOf(namespace, record.metadata.labels);
     const snapshot = await inventory.snapshot();
     const images = await Promise.all(
-      imagesNamed(snapshot, namespace, name).map(async (image) => (await deps.readOrcImage?.(namespace, image)) ?? { name: image, state: 'NotFound', ready: false, message: `no ORC Image ${namespace}/${image}` }),
+      (hidden.images ? [] : imagesNamed(snapshot, namespace, name, hidden)).map(async (image) => (await deps.readOrcImage?.(namespace, image)) ?? { name: image, state: 'NotFound', ready: false, message: `no ORC Image ${namespace}/${image}` }),
     );
     // The timeline's marks: a failure to read them leaves the page without them, not without the rest.
-    const events = (await deps.readEvents?.(namespace).catch(() => [])) ?? [];
-    const detail = clusterDetail(snapshot, namespace, name, clusterApi, images, events);
+    const events = hidden.events ? [] : ((await deps.readEvents?.(namespace).catch(() => [])) ?? []);
+    const detail = clusterDetail(snapshot, namespace, name, clusterApi, images, events, hidden);
     if (!detail) throw errors.notFound({ group: infrastructureGroup, resource: 'openstackclusters' }, name);
     const actions = {
       reconcile: Boolean(deps.hooks?.reconcile) && (await allowed(access, 'update', { ...openStackClusters, namespace, name })),

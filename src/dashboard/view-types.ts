@@ -47,6 +47,11 @@ export interface ClusterSummary {
   missingVariables: string[];
   /** The blocking thing, when not Ready. */
   lastError?: Blocker;
+  /**
+   * The resources (`resource.group`) the caller may not list in the namespace, whose objects the
+   * page leaves out: machine counts, readiness and blockers then speak of what is shown only.
+   */
+  hidden?: string[];
 }
 
 export interface ClusterDetail {

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { clusterExtensionsOf, openStackNodesOf, toAnsibleListJson, withoutSshKeyReference, type AnsibleInventory, type InventorySnapshot } from '../inventory/index.js';
+import { readableKinds, type ResourceKind } from '../inventory/access.js';
 import { withErrorCodes } from './errors.js';
 import { clusterKey, InvalidSelectionError, type ClusterRecord, type InventoryRequest } from '../inventory/request.js';
 import { jsonScalar } from './json-scalar.js';
@@ -124,28 +125,32 @@ export const resolvers = {
     resourceVersion: (record: ClusterRecord) => record.metadata.resourceVersion,
     creationTimestamp: (record: ClusterRecord) => record.metadata.creationTimestamp ?? null,
     labels: (record: ClusterRecord) => record.metadata.labels ?? {},
-    extensions: async (record: ClusterRecord, _: unknown, { inventory }: GraphqlContext) => {
-      const { spec, status } = extensionsOf(record);
-      const keyReadable = (await inventory.sshPrivateKeySecret(record)) !== undefined;
-      return {
-        spec: keyReadable ? spec.extensions : withoutSshKeyReference(spec.extensions),
-        status: status.extensions,
-        vars: status.vars,
-        missing: status.missing,
-        conditions: status.conditions,
-      };
-    },
-    vars: (record: ClusterRecord) => extensionsOf(record).status.vars,
-    ready: (record: ClusterRecord) => isReady(extensionsOf(record).status.conditions),
+    // The ClusterExtension, its variables and its readiness: only for callers that may list clusterextensions there.
+    extensions: (record: ClusterRecord, _: unknown, { inventory }: GraphqlContext) =>
+      readable(inventory, record, readableKinds.clusterExtensions, async () => {
+        const { spec, status } = extensionsOf(record);
+        const keyReadable = (await inventory.sshPrivateKeySecret(record)) !== undefined;
+        return {
+          spec: keyReadable ? spec.extensions : withoutSshKeyReference(spec.extensions),
+          status: status.extensions,
+          vars: status.vars,
+          missing: status.missing,
+          conditions: status.conditions,
+        };
+      }),
+    vars: (record: ClusterRecord, _: unknown, { inventory }: GraphqlContext) => readable(inventory, record, readableKinds.clusterExtensions, () => extensionsOf(record).status.vars),
+    ready: (record: ClusterRecord, _: unknown, { inventory }: GraphqlContext) =>
+      readable(inventory, record, readableKinds.clusterExtensions, () => isReady(extensionsOf(record).status.conditions)),
     sshPrivateKeySecret: async (record: ClusterRecord, _: unknown, { inventory }: GraphqlContext) => (await inventory.sshPrivateKeySecret(record)) ?? null,
-    nodes: (record: ClusterRecord) => nodesOf(record),
-    machines: (record: ClusterRecord) => {
-      const byKey = machinesByKey(record.snapshot);
-      return nodesOf(record).flatMap((node) => {
-        const stored = byKey.get(objectKey(node.metadata));
-        return stored ? [machine.parse(stored)] : [];
-      });
-    },
+    nodes: (record: ClusterRecord, _: unknown, { inventory }: GraphqlContext) => readable(inventory, record, readableKinds.nodes, () => nodesOf(record)),
+    machines: (record: ClusterRecord, _: unknown, { inventory }: GraphqlContext) =>
+      readable(inventory, record, readableKinds.machines, () => {
+        const byKey = machinesByKey(record.snapshot);
+        return nodesOf(record).flatMap((node) => {
+          const stored = byKey.get(objectKey(node.metadata));
+          return stored ? [machine.parse(stored)] : [];
+        });
+      }),
     inventory: (record: ClusterRecord, _: unknown, { inventory }: GraphqlContext) => withErrorCodes(() => inventory.inventoryOf([record])),
   },
 
@@ -182,6 +187,18 @@ export const resolvers = {
     ansibleList: (inventory: AnsibleInventory) => toAnsibleListJson(inventory),
   },
 };
+
+/**
+ * A field showing objects of another kind than the cluster: its value when the caller may list that
+ * kind in the cluster's namespace, else null with a FORBIDDEN error on the field's path (the rest of
+ * the answer stands).
+ */
+function readable<T>(inventory: InventoryRequest, record: ClusterRecord, kind: ResourceKind, resolve: () => T | Promise<T>): Promise<T> {
+  return withErrorCodes(async () => {
+    await inventory.access.requireList([{ kind, namespace: record.metadata.namespace }]);
+    return resolve();
+  });
+}
 
 function parseArgs<T extends z.ZodType>(schema: T, args: unknown): z.output<T> {
   const parsed = schema.safeParse(args);

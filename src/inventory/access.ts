@@ -3,13 +3,36 @@
  * authorizer with Kubernetes attributes so that RBAC, ABAC or a
  * SubjectAccessReview decide as they do for kubectl. Decisions are cached
  * for the request, so a query over many hosts asks once per namespace and
- * once per Secret.
+ * kind, and once per Secret.
+ *
+ * Every derived view (GraphQL, the admin inventory, the dashboard) shows an
+ * object of a kind only to a caller that REST would let list that kind in
+ * that namespace: the same question, asked here, whatever the view.
  */
 import { forbiddenMessage, type Authorizer, type RequestAttributes } from '../apiserver/auth/authorizer.js';
 import type { UserInfo } from '../apiserver/auth/user.js';
+import { computedGroup, computedVersion } from './computed-group.js';
 
-const clusterResource = { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta2', resource: 'openstackclusters' };
+/** A kind as an authorizer is asked about it. */
+export interface ResourceKind {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+const infrastructureGroup = 'infrastructure.cluster.x-k8s.io';
+const clusterResource: ResourceKind = { group: infrastructureGroup, version: 'v1beta2', resource: 'openstackclusters' };
 const secretResource = { group: '', version: 'v1', resource: 'secrets' };
+
+/** The kinds the derived views show of a cluster besides the OpenStackCluster itself, as REST names them. */
+export const readableKinds = {
+  machines: { group: infrastructureGroup, version: 'v1beta2', resource: 'openstackmachines' },
+  servers: { group: infrastructureGroup, version: 'v1alpha1', resource: 'openstackservers' },
+  nodes: { group: computedGroup, version: computedVersion, resource: 'openstacknodes' },
+  clusterExtensions: { group: computedGroup, version: computedVersion, resource: 'clusterextensions' },
+  events: { group: '', version: 'v1', resource: 'events' },
+  images: { group: 'openstack.k-orc.cloud', version: 'v1alpha1', resource: 'images' },
+} as const satisfies Record<string, ResourceKind>;
 
 /** The caller may not list clusters in a namespace (or across all namespaces). */
 export class ForbiddenError extends Error {}
@@ -27,9 +50,24 @@ export class InventoryAccess {
     return this.decide({ user: this.user, resource: { verb: 'list', ...clusterResource, ...(namespace ? { namespace } : {}) } });
   }
 
-  async requireListClusters(namespace: string): Promise<void> {
-    const attributes: RequestAttributes = { user: this.user, resource: { verb: 'list', ...clusterResource, namespace } };
-    if (!(await this.decide(attributes))) throw new ForbiddenError(forbiddenMessage(attributes));
+  requireListClusters(namespace: string): Promise<void> {
+    return this.requireList([{ kind: clusterResource, namespace }]);
+  }
+
+  /** `list <kind>` in the namespace: what REST asks before it shows any object of that kind there. */
+  mayList(kind: ResourceKind, namespace: string): Promise<boolean> {
+    return this.decide(listAttributes(this.user, kind, namespace));
+  }
+
+  /**
+   * Every `list <kind>` in its namespace, asked at once (each question once per request); refused
+   * with the first denied one, in the order given.
+   */
+  async requireList(checks: { kind: ResourceKind; namespace: string }[]): Promise<void> {
+    const attributes = checks.map(({ kind, namespace }) => listAttributes(this.user, kind, namespace));
+    const allowed = await Promise.all(attributes.map((a) => this.decide(a)));
+    const denied = attributes.find((_, i) => !allowed[i]);
+    if (denied) throw new ForbiddenError(forbiddenMessage(denied));
   }
 
   /** `get secrets <name>` in the namespace: who may read the SSH key may be told where it is. */
@@ -58,4 +96,8 @@ export class InventoryAccess {
     }
     return decision;
   }
+}
+
+function listAttributes(user: UserInfo, kind: ResourceKind, namespace: string): RequestAttributes {
+  return { user, resource: { verb: 'list', ...kind, namespace } };
 }

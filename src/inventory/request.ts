@@ -16,7 +16,7 @@ import {
   type AnsibleInventory,
   type InventorySnapshot,
 } from './index.js';
-import type { InventoryAccess } from './access.js';
+import { readableKinds, type InventoryAccess } from './access.js';
 
 /** A namespace, label selector, cursor or page size the server cannot use, or a selection whose hosts collide. */
 export class InvalidSelectionError extends Error {}
@@ -101,12 +101,21 @@ export class InventoryRequest {
     return record!;
   }
 
-  /** The Ansible inventory of the selected clusters. */
+  /**
+   * The Ansible inventory of the selected clusters. Its hosts are OpenStackNodes and its group
+   * variables a ClusterExtension's, so it is read only where the caller may list both: a selection
+   * by namespace or name is refused otherwise; one by labels alone (or none) keeps the namespaces
+   * where it may, as a selection without namespace keeps those where it may list clusters.
+   */
   async inventory(input: ClusterSelection): Promise<AnsibleInventory> {
-    return this.inventoryOf(await this.clusters(input));
+    const records = await this.clusters(input);
+    const named = input.namespace != null || input.name != null;
+    return this.inventoryOf(named ? records : await this.withReadableInventory(records));
   }
 
+  /** The Ansible inventory of these clusters; ForbiddenError unless the caller may list its kinds in each of their namespaces. */
   async inventoryOf(records: ClusterRecord[]): Promise<AnsibleInventory> {
+    await this.access.requireList(namespacesOf(records).flatMap((namespace) => inventoryKinds.map((kind) => ({ kind, namespace }))));
     const inventory = sharedInventory(await this.snapshot(), records);
     const hosts = await Promise.all(inventory.hosts.map(async (host) => ({ name: host.name, vars: await this.withReadableSecret(host.vars) })));
     return { ...inventory, hosts };
@@ -128,9 +137,16 @@ export class InventoryRequest {
     return readable;
   }
 
+  private async withReadableInventory(records: ClusterRecord[]): Promise<ClusterRecord[]> {
+    const namespaces = namespacesOf(records);
+    const readable = await Promise.all(namespaces.map(async (namespace) => (await Promise.all(inventoryKinds.map((kind) => this.access.mayList(kind, namespace)))).every(Boolean)));
+    const kept = new Set(namespaces.filter((_, i) => readable[i]));
+    return records.filter(({ metadata }) => kept.has(metadata.namespace));
+  }
+
   private async visibleNamespaces(records: ClusterRecord[], namespace: string | undefined): Promise<Set<string>> {
     if (namespace) return new Set([namespace]);
-    const namespaces = [...new Set(records.map(({ metadata }) => metadata.namespace))];
+    const namespaces = namespacesOf(records);
     if (await this.access.mayListClusters()) return new Set(namespaces);
     const allowed = await Promise.all(namespaces.map((ns) => this.access.mayListClusters(ns)));
     return new Set(namespaces.filter((_, i) => allowed[i]));
@@ -183,6 +199,13 @@ export function clusterKey(record: ClusterRecord): string {
 
 export function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** What an Ansible inventory is made of: OpenStackNodes (its hosts and groups) and the ClusterExtension (its group variables). */
+const inventoryKinds = [readableKinds.nodes, readableKinds.clusterExtensions];
+
+function namespacesOf(records: ClusterRecord[]): string[] {
+  return [...new Set(records.map(({ metadata }) => metadata.namespace))];
 }
 
 const secretReference = z.object({ namespace: z.string(), name: z.string(), key: z.string() });

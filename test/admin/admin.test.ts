@@ -30,7 +30,7 @@ describe('cluster inventory', () => {
   const path = '/admin/v1/namespaces/team-a/clusters/c1/inventory';
 
   it('is the ansible-inventory --list JSON that GraphQL gives the same caller', async () => {
-    for (const token of [tokens.alice, tokens.bob]) {
+    for (const token of [tokens.erin, tokens.bob]) {
       const answer = await server.request('GET', path, { token });
       expect(answer.status).toBe(200);
       expect(answer.headers['content-type']).toBe('application/json');
@@ -40,8 +40,20 @@ describe('cluster inventory', () => {
     const bob = (await server.request('GET', path, { token: tokens.bob })).body;
     expect(bob.kube_control_plane).toEqual({ hosts: ['c1-cp-0'] });
     expect(bob._meta.hostvars['c1-cp-0'].ansible_ssh_private_key_secret).toEqual({ namespace: 'team-a', name: 'c1-ssh', key: 'ssh-privatekey' });
-    const alice = (await server.request('GET', path, { token: tokens.alice })).body;
-    expect(alice._meta.hostvars['c1-cp-0']).not.toHaveProperty('ansible_ssh_private_key_secret');
+    const erin = (await server.request('GET', path, { token: tokens.erin })).body;
+    expect(erin._meta.hostvars['c1-cp-0']).not.toHaveProperty('ansible_ssh_private_key_secret');
+  });
+
+  it('is refused to a caller allowed only OpenStackClusters (issue 47, M6): its hosts are OpenStackNodes', async () => {
+    const answer = await server.request('GET', path, { token: tokens.alice });
+    expectStatus(answer, 403, 'Forbidden');
+    expect(answer.body.message).toBe(
+      'openstacknodes.extensions.capo-apiserver.io is forbidden: User "alice" cannot list resource "openstacknodes" in API group "extensions.capo-apiserver.io" in the namespace "team-a"',
+    );
+    expect(JSON.stringify(answer.body)).not.toMatch(/c1-cp-0|c1-md-00/);
+    // A caller allowed every kind still gets every host.
+    const admin = (await server.request('GET', path, { token: server.adminToken })).body;
+    expect(Object.keys(admin._meta.hostvars)).toEqual(['c1-cp-0', 'c1-md-000', 'c1-md-001', 'c1-bastion']);
   });
 
   it('answers 401, 403, 404 and 405 as Kubernetes Status', async () => {

@@ -31,7 +31,7 @@ async function config(name: string, settings: Record<string, unknown>): Promise<
 }
 
 it('ansible-inventory --list reads a cluster from /graphql', async () => {
-  const file = await config('c1', { token: tokens.alice, namespace: 'team-a', cluster: 'c1' });
+  const file = await config('c1', { token: tokens.erin, namespace: 'team-a', cluster: 'c1' });
   const result = await workspace.inventory(['-i', file, '--list']);
   expect(result.stderr).toBe('');
   expect(result.code).toBe(0);

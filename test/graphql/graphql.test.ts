@@ -1,5 +1,6 @@
 /**
  * /graphql over real HTTPS: authentication, per-namespace authorization,
+ * another kind's fields only to callers that may list it (issue 47, M6),
  * SSH key gating, error codes, selection and paging, limits and CSRF.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -97,12 +98,14 @@ describe('the inventory query the Ansible plugin sends', () => {
 });
 
 describe('authorization per namespace', () => {
-  it('shows a caller only the namespaces where it may list OpenStackClusters', async () => {
-    expect(hostNames((await ok(ansibleQuery, {}, tokens.alice)).inventory)).toEqual(['c1-cp-0', 'c1-md-000', 'c1-md-001', 'c1-bastion']);
-    expect(hostNames((await ok(ansibleQuery, {}, tokens.carol)).inventory)).toEqual(['c2-cp-0', 'c2-bastion']);
-    expect(hostNames((await ok(ansibleQuery, {}, tokens.dave)).inventory)).toEqual([]);
+  it('shows a caller only the namespaces where it may list OpenStackClusters, and inventories where it may also list their nodes and ClusterExtensions', async () => {
+    expect(hostNames((await ok(ansibleQuery, {}, tokens.erin)).inventory)).toEqual(['c1-cp-0', 'c1-md-000', 'c1-md-001', 'c1-bastion']);
+    expect(hostNames((await ok(ansibleQuery, {}, server.adminToken)).inventory)).toEqual(['c1-cp-0', 'c1-md-000', 'c1-md-001', 'c1-bastion', 'c2-cp-0', 'c2-bastion']);
+    for (const token of [tokens.alice, tokens.carol, tokens.dave]) expect(hostNames((await ok(ansibleQuery, {}, token)).inventory)).toEqual([]);
     const clusters = await ok('{ clusters { totalCount edges { node { id } } } }', {}, tokens.carol);
     expect(clusters.clusters).toEqual({ totalCount: 1, edges: [{ node: { id: 'OpenStackCluster/team-b/c2' } }] });
+    const both = await ok('{ clusters { totalCount } }', {}, tokens.erin);
+    expect(both.clusters.totalCount).toBe(2);
   });
 
   it('answers FORBIDDEN for a namespace the caller may not read, with no data', async () => {
@@ -122,7 +125,7 @@ describe('authorization per namespace', () => {
     expect(allowed.extensions.spec.ssh).toEqual({ user: 'ubuntu', privateKeySecretRef: { name: 'c1-ssh', key: 'ssh-privatekey' } });
     for (const host of allowed.inventory.hosts) expect(host.vars.ansible_ssh_private_key_secret).toEqual({ namespace: 'team-a', name: 'c1-ssh', key: 'ssh-privatekey' });
 
-    const denied = (await ok(query, {}, tokens.alice)).cluster;
+    const denied = (await ok(query, {}, tokens.erin)).cluster;
     expect(denied.sshPrivateKeySecret).toBeNull();
     expect(denied.extensions.spec.ssh).toEqual({ user: 'ubuntu' });
     for (const host of denied.inventory.hosts) {
@@ -142,7 +145,7 @@ describe('clusters and cluster', () => {
           nodes { name role groups profile phase ready vars }
         } }`,
       {},
-      tokens.alice,
+      tokens.erin,
     );
     expect(cluster.id).toBe('OpenStackCluster/team-a/c1');
     expect(cluster.clusterName).toBe('c1');
@@ -292,5 +295,100 @@ describe('limits and request hygiene', () => {
     const preflighted = await server.request('GET', `/graphql?query=${query}`, { token: tokens.alice, headers: { 'apollo-require-preflight': 'true' } });
     expect(preflighted.status).toBe(200);
     expect(preflighted.body.data.inventory.revision).toMatch(/^\d+$/);
+  });
+});
+
+/*
+ * A cluster's fields that show another kind (machines, nodes, the ClusterExtension with its variables
+ * and readiness, the Ansible inventory) are answered only to callers that may list that kind in the
+ * cluster's namespace, as REST would ask; others get null on that field with a FORBIDDEN error on its
+ * path, and the rest of the answer.
+ */
+const everyField = `{ cluster(namespace: "team-a", name: "c1") {
+  id name clusterName labels
+  machines { name spec status }
+  nodes { name spec }
+  extensions { spec status vars }
+  vars
+  ready
+  inventory { hosts { name vars } }
+} }`;
+
+const refusal = (resource: string, group: string, user = 'alice', namespace = 'team-a') =>
+  `${resource}.${group} is forbidden: User "${user}" cannot list resource "${resource}" in API group "${group}" in the namespace "${namespace}"`;
+const machines = refusal('openstackmachines', 'infrastructure.cluster.x-k8s.io');
+const nodes = refusal('openstacknodes', 'extensions.capo-apiserver.io');
+const extensions = refusal('clusterextensions', 'extensions.capo-apiserver.io');
+
+describe('another kind than OpenStackCluster (issue 47, M6), to a caller allowed only OpenStackClusters', () => {
+  it('gets the cluster, and null with FORBIDDEN on each field that shows another kind', async () => {
+    const answer = await server.graphql(everyField, {}, { token: tokens.alice });
+    expect(answer.status).toBe(200);
+    const { cluster } = answer.body.data;
+    expect(cluster).toMatchObject({ id: 'OpenStackCluster/team-a/c1', name: 'c1', clusterName: 'c1' });
+    expect(cluster).toMatchObject({ machines: null, nodes: null, extensions: null, vars: null, ready: null, inventory: null });
+    const errors = Object.fromEntries(answer.body.errors.map((error: any) => [error.path.join('.'), [error.extensions.code, error.message]]));
+    expect(errors).toEqual({
+      'cluster.machines': ['FORBIDDEN', machines],
+      'cluster.nodes': ['FORBIDDEN', nodes],
+      'cluster.extensions': ['FORBIDDEN', extensions],
+      'cluster.vars': ['FORBIDDEN', extensions],
+      'cluster.ready': ['FORBIDDEN', extensions],
+      'cluster.inventory': ['FORBIDDEN', nodes],
+    });
+    // Nothing of a machine, node or host anywhere in the answer.
+    expect(JSON.stringify(answer.body)).not.toMatch(/c1-cp-0|c1-md-00|10\.6\.0\.20/);
+  });
+
+  it('gets the same through the clusters connection, per edge', async () => {
+    const answer = await server.graphql('{ clusters { edges { node { name machines { name } nodes { name } } } } }', {}, { token: tokens.alice });
+    expect(answer.body.data.clusters.edges).toEqual([{ node: { name: 'c1', machines: null, nodes: null } }]);
+    expect(answer.body.errors.map((error: any) => [error.path.join('.'), error.extensions.code])).toEqual([
+      ['clusters.edges.0.node.machines', 'FORBIDDEN'],
+      ['clusters.edges.0.node.nodes', 'FORBIDDEN'],
+    ]);
+  });
+
+  it('is refused the inventory of a named namespace or cluster, and has none without', async () => {
+    for (const variables of [{ namespace: 'team-a' }, { name: 'c1' }, { namespace: 'team-a', name: 'c1' }]) {
+      const answer = await server.graphql('query ($namespace: String, $name: String) { inventory(namespace: $namespace, name: $name) { hosts { name } } }', variables, { token: tokens.alice });
+      expect(answer.body.data).toBeNull();
+      expect(answer.body.errors).toMatchObject([{ message: nodes, extensions: { code: 'FORBIDDEN' } }]);
+    }
+    const unnamed = await server.graphql('{ inventory { hosts { name } groups { name vars } } }', {}, { token: tokens.alice });
+    expect(unnamed.body.errors).toBeUndefined();
+    expect(unnamed.body.data.inventory.hosts).toEqual([]);
+    expect(JSON.stringify(unnamed.body)).not.toMatch(/c1|RegionOne/);
+  });
+});
+
+describe('another kind than OpenStackCluster, to callers allowed more', () => {
+  it('answers every field to a caller allowed every kind, with no error', async () => {
+    for (const token of [tokens.bob, tokens.erin, server.adminToken]) {
+      const answer = await server.graphql(everyField, {}, { token });
+      expect(answer.body.errors).toBeUndefined();
+      const { cluster } = answer.body.data;
+      expect(cluster.machines.map((m: any) => m.name)).toEqual(['c1-cp-0', 'c1-md-000', 'c1-md-001']);
+      expect(cluster.machines[0].status.addresses).toContainEqual({ type: 'InternalIP', address: '10.6.0.20' });
+      expect(cluster.nodes.map((n: any) => n.name)).toEqual(['c1-cp-0', 'c1-md-000', 'c1-md-001']);
+      expect(cluster.vars.openstack_region_name).toBe('RegionOne');
+      expect(cluster.extensions.vars).toEqual(cluster.vars);
+      expect(typeof cluster.ready).toBe('boolean');
+      expect(cluster.inventory.hosts.map((h: any) => h.name)).toEqual(['c1-cp-0', 'c1-md-000', 'c1-md-001', 'c1-bastion']);
+    }
+  });
+
+  it('answers per namespace: erin reads team-a whole, and only the clusters of team-b', async () => {
+    const answer = await server.graphql('{ clusters { edges { node { name machines { name } ready } } } }', {}, { token: tokens.erin });
+    expect(answer.body.data.clusters.edges).toEqual([
+      { node: { name: 'c1', machines: [{ name: 'c1-cp-0' }, { name: 'c1-md-000' }, { name: 'c1-md-001' }], ready: expect.any(Boolean) } },
+      { node: { name: 'c2', machines: null, ready: null } },
+    ]);
+    expect(answer.body.errors.map((error: any) => [error.path.join('.'), error.message])).toEqual([
+      ['clusters.edges.1.node.machines', refusal('openstackmachines', 'infrastructure.cluster.x-k8s.io', 'erin', 'team-b')],
+      ['clusters.edges.1.node.ready', refusal('clusterextensions', 'extensions.capo-apiserver.io', 'erin', 'team-b')],
+    ]);
+    const inventory = await server.graphql('{ inventory { hosts { name } } }', {}, { token: tokens.erin });
+    expect(inventory.body.data.inventory.hosts.map((h: any) => h.name)).toEqual(['c1-cp-0', 'c1-md-000', 'c1-md-001', 'c1-bastion']);
   });
 });
