@@ -44,6 +44,14 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/**
+ * The flag that lets the server download ORC Image content from a simulated cloud it does not run
+ * itself (its mirror is on loopback, which downloads refuse unless allowed): that address and port only.
+ */
+export function allowMirrorOf(cloudUrl: string): string[] {
+  return ['--image-download-allow', new URL(cloudUrl).host];
+}
+
 /** Starts the server on the data directory, with no embedded cloud and `extraArgs`; resolves once it announces its URL. */
 export async function startServerProcess(dataDir: string, extraArgs: string[] = []): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...startScriptFlags(), ...serverEntry, '--data-dir', dataDir, '--port', '0', '--no-simulated-cloud', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -69,6 +69,12 @@ describe('npm start', () => {
       '--max-requests-inflight',
       '--max-mutating-requests-inflight',
       '--request-timeout',
+      '--image-download-allow',
+      '--image-download-max-bytes',
+      '--image-download-max-ratio',
+      '--image-download-timeout',
+      '--image-download-concurrency',
+      '--image-download-concurrency-per-namespace',
       '--kubeconfig',
       '--authentication-kubeconfig',
       '--authorization-kubeconfig',
@@ -153,6 +159,11 @@ describe('npm start', () => {
       [['--reconcile-shards', '4'], '--reconcile-shards needs --leader-elect'],
       [['--watch-cache=off'], 'invalid argument "off" for "--watch-cache" flag: must be true or false'],
       [['--leader-elect=True', '--leader-elect-renew-deadline', '20s'], '--leader-elect-lease-duration must exceed --leader-elect-renew-deadline'],
+      [['--image-download-allow', '10.0.0.0/33'], '--image-download-allow: "10.0.0.0/33" is not a destination to allow (the prefix length must be from 0 to 32)'],
+      [['--image-download-allow', 'mirror.example:80'], '--image-download-allow: "mirror.example:80" is not a destination to allow (not an IP address or CIDR)'],
+      [['--image-download-max-bytes', '16GB'], '--image-download-max-bytes must be a size such as 512Mi, 16Gi or a number of bytes, got "16GB"'],
+      [['--image-download-timeout', '0s'], '--image-download-timeout must be a duration from 1s to 24h'],
+      [['--image-download-concurrency-per-namespace', '0'], 'must be at least 1'],
     ];
     const results = await Promise.all(cases.map(([args]) => attempt(args)));
     results.forEach((result, i) => {

@@ -21,7 +21,7 @@ import { EtcdStorage } from '../../src/storage/etcd.js';
 import { KindClient } from '../../src/reconcile/objects.js';
 import { startEtcd } from '../../harness/etcd.js';
 import { pollUntil } from '../../harness/poll.js';
-import { startServerProcess, type ServerProcess } from '../../harness/server-process.js';
+import { allowMirrorOf, startServerProcess, type ServerProcess } from '../../harness/server-process.js';
 import { pool, sampleProcess, sourceRevision, summarize, table } from '../common.js';
 import { duplicateWarnings, inventory, inventoryDelta, prepareForScale, realisticProfile, startBenchCloud } from './cloud.js';
 import { ApiClient, ConditionTimeline } from './kube.js';
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < config.replicas; i++) {
       const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-sharded-'));
       directories.push(dataDir);
-      replicas.push(await startServerProcess(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.servers.join(','), '--reconcile-shards', String(config.shards), '-v', '1']));
+      replicas.push(await startServerProcess(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.servers.join(','), '--reconcile-shards', String(config.shards), '-v', '1', ...allowMirrorOf(cloud.simulator.url)]));
     }
     await pollUntil('every shard to be taken', async () => (new Set(replicas.flatMap((replica) => [...shardsTakenBy(replica)])).size === config.shards ? true : undefined), {
       timeoutMs: 60_000,

@@ -28,7 +28,7 @@ import { parse as parseYaml, stringify } from 'yaml';
 import { startSimulator } from '../../src/openstack/simulator/host.js';
 import { CloudCensus, type Duplicate } from '../../harness/census.js';
 import { waitForDeletion, type Kubectl } from '../../harness/cluster-flow.js';
-import { startServerProcess, type ServerProcess } from '../../harness/server-process.js';
+import { allowMirrorOf, startServerProcess, type ServerProcess } from '../../harness/server-process.js';
 import { mb, sampleProcess, sourceRevision, table } from '../common.js';
 import { RawClient } from '../raw-client.js';
 import { clusterObjects, loadExamples, type KubeObject } from '../reconcile/manifests.js';
@@ -77,11 +77,15 @@ class ServerUnderTest {
   readonly incarnations: Incarnation[] = [];
   private credentials!: { ca: string; cert: string; key: string; token: string };
 
-  constructor(readonly dataDir: string) {}
+  constructor(
+    readonly dataDir: string,
+    /** The simulated cloud whose mirror the server downloads ORC Image content from. */
+    readonly cloudUrl: string,
+  ) {}
 
   async start(): Promise<void> {
     const started = Date.now();
-    this.process = await startServerProcess(this.dataDir);
+    this.process = await startServerProcess(this.dataDir, allowMirrorOf(this.cloudUrl));
     const config = parseYaml(await readFile(path.join(this.dataDir, 'kubeconfig'), 'utf8'));
     const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
     this.credentials = {
@@ -287,7 +291,7 @@ async function main(): Promise<void> {
   const sim = await startSimulator({ port: 0, transitionDelayMs: 500 });
   const census = await CloudCensus.open(sim);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'capo-soak-'));
-  const server = new ServerUnderTest(path.join(dir, 'data'));
+  const server = new ServerUnderTest(path.join(dir, 'data'), sim.url);
   const ledger = new Ledger();
   const duplicates: Duplicate[] = [];
   const failures: string[] = [];

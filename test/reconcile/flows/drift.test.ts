@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type ServedRequest, type Simulator } from '../../../src/openstack/simulator/host.js';
 import { CloudCensus, type ResourceCounts } from '../../../harness/census.js';
 import { apply, getObject, waitForObject, waitForReady, type Kubectl } from '../../../harness/cluster-flow.js';
-import { startServerProcess, type ServerProcess } from '../../../harness/server-process.js';
+import { allowMirrorOf, startServerProcess, type ServerProcess } from '../../../harness/server-process.js';
 import type { TestServer } from '../../../harness/test-server.js';
 import { renderExamples, startExampleServer, type ExampleServer } from './examples.js';
 import { expectedInventoryChange, expectedResources, readManifests, withoutRules } from './expected.js';
@@ -339,7 +339,7 @@ describe('a cloud that was reset (every ID gone: a lab cloud rebuilt, a simulato
     sim = await startSimulator({ transitionDelayMs: 100, onRequest: count });
     manifests = await renderExamples(sim.url);
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-drift-reset-'));
-    process = await startServerProcess(dataDir);
+    process = await startServerProcess(dataDir, allowMirrorOf(sim.url));
   });
 
   afterAll(async () => {
@@ -361,7 +361,7 @@ describe('a cloud that was reset (every ID gone: a lab cloud rebuilt, a simulato
     sim = await startSimulator({ transitionDelayMs: 100, port, onRequest: count });
     const resetCensus = await CloudCensus.open(sim);
     try {
-      process = await startServerProcess(dataDir);
+      process = await startServerProcess(dataDir, allowMirrorOf(sim.url));
       const restarted = process.kubectl;
       await waitForObject<{ status: { conditions: Condition[] } }>(restarted, 'openstackcluster/demo', 'Ready again on the new cloud', (cluster) => readyOf(cluster)?.status === 'True' && cluster.status.conditions.every((c) => c.type !== 'Ready' || c.reason === 'Ready'), 120);
       await vi.waitFor(

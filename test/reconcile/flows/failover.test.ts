@@ -16,7 +16,7 @@ import { CloudCensus, noResources, type ResourceCounts } from '../../../harness/
 import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady } from '../../../harness/cluster-flow.js';
 import { etcdUnavailable, startEtcd, type RunningEtcd } from '../../../harness/etcd.js';
 import { pollUntil } from '../../../harness/poll.js';
-import { startServerProcess, type ServerProcess } from '../../../harness/server-process.js';
+import { allowMirrorOf, startServerProcess, type ServerProcess } from '../../../harness/server-process.js';
 import { renderExamples } from './examples.js';
 import { expectedResources, readManifests } from './expected.js';
 
@@ -41,7 +41,7 @@ let replicas: ServerProcess[] = [];
 async function startReplica(): Promise<ServerProcess> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-replica-'));
   directories.push(dataDir);
-  const replica = await startServerProcess(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.servers.join(','), ...leaseFlags]);
+  const replica = await startServerProcess(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.servers.join(','), ...leaseFlags, ...allowMirrorOf(sim.url)]);
   replicas.push(replica);
   return replica;
 }

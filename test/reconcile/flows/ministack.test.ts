@@ -62,7 +62,8 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
     manifests = clusterManifests({ name, namespace, cloudsYaml: singleCloudYaml(cloudsYaml, 'ministack'), cloudName: 'ministack', nodeImage: mirror.image });
     server = await startTestServer({
       kinds: servedKinds,
-      reconciler: { resyncPeriodMs: 20_000, sessionOptions: { logger: (line) => requestLog.push(line) } },
+      // The mirror is on loopback, which downloads refuse unless an operator allows it (--image-download-allow): its address and port only.
+      reconciler: { resyncPeriodMs: 20_000, sessionOptions: { logger: (line) => requestLog.push(line) }, imageDownloads: { allow: [new URL(mirror.image.url).host] } },
     });
   });
 

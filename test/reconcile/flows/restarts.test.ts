@@ -16,7 +16,7 @@ import { CloudCensus, noResources, type ResourceCounts } from '../../../harness/
 import { renderExamples } from './examples.js';
 import { expectedInventoryChange, expectedResources, readManifests, withoutRules } from './expected.js';
 import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady, waitForReconciledOnce } from '../../../harness/cluster-flow.js';
-import { startServerProcess, type ServerProcess } from '../../../harness/server-process.js';
+import { allowMirrorOf, startServerProcess, type ServerProcess } from '../../../harness/server-process.js';
 
 const randomKills = 3;
 
@@ -47,7 +47,7 @@ class Scene {
       scene.expected = expectedResources(await readManifests(scene.manifests));
       scene.census = await CloudCensus.open(scene.sim);
       scene.dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-restarts-'));
-      scene.server = await startServerProcess(scene.dataDir);
+      scene.server = await startServerProcess(scene.dataDir, allowMirrorOf(scene.sim.url));
     });
     afterAll(async () => {
       await scene.server?.kill();
@@ -72,7 +72,7 @@ class Scene {
     const wanted = Object.values(this.expected).reduce((sum, n) => sum + n, 0);
     this.kills.push(`${moment} (${held}/${wanted} resources held; TEST_SEED=${seed})`);
     expect(duplicates, `after ${this.kills.join(', ')}`).toEqual([]);
-    this.server = await startServerProcess(this.dataDir);
+    this.server = await startServerProcess(this.dataDir, allowMirrorOf(this.sim.url));
   }
 
   /** Lets the server work for a random 0.5 to 4 s before each kill. */

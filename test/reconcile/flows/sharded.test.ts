@@ -16,7 +16,7 @@ import { CloudCensus, noResources, resourceKinds, type ResourceCounts } from '..
 import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady, type Kubectl } from '../../../harness/cluster-flow.js';
 import { etcdUnavailable, startEtcd, type RunningEtcd } from '../../../harness/etcd.js';
 import { pollUntil } from '../../../harness/poll.js';
-import { startServerProcess, type ServerProcess } from '../../../harness/server-process.js';
+import { allowMirrorOf, startServerProcess, type ServerProcess } from '../../../harness/server-process.js';
 import { renderExamples } from './examples.js';
 import { expectedResources, readManifests } from './expected.js';
 
@@ -68,7 +68,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'three re
       [0, 1, 2].map(async () => {
         const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-shard-replica-'));
         directories.push(dataDir);
-        return startServerProcess(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.servers.join(','), '--reconcile-shards', String(shards), ...leaseFlags]);
+        return startServerProcess(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.servers.join(','), '--reconcile-shards', String(shards), ...leaseFlags, ...allowMirrorOf(sim.url)]);
       }),
     );
   }, 120_000);
