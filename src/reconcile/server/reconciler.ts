@@ -28,6 +28,7 @@ import { imageRefResolver } from '../image/reconciler.js';
 import { WaitingError } from '../resource/actuator.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { metaOf } from '../objects.js';
+import { findCondition } from '../conditions.js';
 import { clusterNameLabel, pausedAnnotation, setPausedCondition } from '../paused.js';
 import { ReconcilePass, describeWaits, settleAll } from '../reconcile-pass.js';
 import { ensureGraph, removeGraph, stepGraph } from '../step-graph.js';
@@ -98,6 +99,9 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
     };
     const stop = await prepare(deps, deps.servers, object, serverFinalizer, paused ? closed : undefined);
     if (stop) return stop;
+    // CAPO: "instance state is DELETED, no actions". Nothing can bring the server back; a pass woken by anything but a spec
+    // change (an Image it names made again) would only read again what is known gone.
+    if (meta.deletionTimestamp === undefined && serverDeletedAt(object) === (meta.generation ?? 1)) return {};
     const pass = new ReconcilePass(deps.servers, object, deps);
     let error: unknown;
     let result: ReconcileResult = {};
@@ -132,6 +136,12 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
     }
     return pass.finish(error, { type: 'InstanceReady', reason: error instanceof DependencyFailedError ? 'DependencyFailed' : 'OpenStackError' });
   };
+}
+
+/** The generation at which the server was found deleted behind our back (InstanceReady=False InstanceDeleted), if it was. */
+function serverDeletedAt(object: JsonObject): number | undefined {
+  const instance = findCondition((object.status as JsonObject | undefined) ?? {}, 'InstanceReady');
+  return instance?.status === 'False' && instance.reason === 'InstanceDeleted' ? instance.observedGeneration : undefined;
 }
 
 async function serverPaused(deps: ReconcilerDeps, object: JsonObject): Promise<boolean> {
