@@ -273,7 +273,10 @@ describe("a machine's server deleted behind our back", () => {
     expect((await warnings('InstanceDeleted')).some((message) => message.includes(machine))).toBe(true);
     expect((await warnings('ResourceVanished')).some((message) => message.includes(instanceID))).toBe(true);
     // Not made again under the same machine: a resync later, still one server fewer.
-    await vi.waitFor(async () => expect((await get<{ status: { conditions: Condition[] } }>(`openstackserver/${machine}`)).status.conditions.some((c) => c.reason === 'InstanceDeleted')).toBe(true));
+    await vi.waitFor(async () => expect((await get<{ status: { conditions: Condition[] } }>(`openstackserver/${machine}`)).status.conditions.some((c) => c.reason === 'InstanceDeleted')).toBe(true), {
+      timeout: 30_000,
+      interval: 250,
+    });
     expect((await census.ourIds()).servers).toHaveLength(serversBefore - 1);
 
     // What a MachineHealthCheck does: the machine goes, and its MachineSet makes another.
