@@ -42,8 +42,11 @@ async function overlay(name: string, base: string, image: string, patches: objec
   const dir = path.join(work, name);
   const [newName, newTag] = image.split(/:(?=[^:/]+$)/);
   await mkdir(dir, { recursive: true });
+  // The cloud beside the node serves the examples' images on the node's private address, which the server refuses to
+  // download from unless the operator allows it: as an operator with a mirror on their own network does.
+  const mirror = { target: { kind: 'Deployment', name: 'capo-apiserver' }, patch: JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: `--image-download-allow=${new URL(cloud.url).host}` }]) };
   // kustomize takes bases by relative path only.
-  await writeFile(path.join(dir, 'kustomization.yaml'), stringify({ resources: [path.relative(dir, base)], images: [{ name: 'capo-apiserver', newName, newTag }], patches }));
+  await writeFile(path.join(dir, 'kustomization.yaml'), stringify({ resources: [path.relative(dir, base)], images: [{ name: 'capo-apiserver', newName, newTag }], patches: [...patches, mirror] }));
   return dir;
 }
 
