@@ -62,6 +62,8 @@ export async function startSteps(cloud: Pick<SimulatorOptions, 'services' | 'onR
     kinds: servedKinds,
     source: new StorageClusterApiSource(server.storage, { secret: find('Secret'), cluster: find('Cluster'), machine: find('Machine') }),
     sessionOptions: { logger: (line) => requests.push(line.replace(/^openstack /, '')) },
+    // The simulated cloud's image mirror is on loopback, which downloads refuse unless allowed, as the app allows its own.
+    imageDownloads: { allow: [new URL(simulator.url).host] },
     ...options,
   });
   const images = deps.images!;

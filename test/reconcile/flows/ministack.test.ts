@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { servedKinds } from '../../../src/api/kinds.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
@@ -110,8 +110,14 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
     expect(workerPorts.map((port) => port.id)).toContain(fip.port_id);
   }, (limits.readySeconds + 30) * 1000);
 
-  it('heals what the openstack CLI deletes behind its back: the router, the API load balancer; fails a machine whose server is deleted, as CAPO does', async () => {
+  it('heals what the openstack CLI deletes behind its back: the router, the API load balancer, a security group rule, the node image; fails a machine whose server is deleted, as CAPO does', async () => {
     const before = openStackClusterStatus.parse(JSON.parse((await server.kubectl(['get', 'openstackcluster', name, '-o', 'json'])).stdout)).status;
+    const { neutron } = createServiceClients(admin);
+    const apiRule = (await neutron.listSecurityGroupRules({ security_group_id: before.controlPlaneSecurityGroup.id })).find((rule) => rule.direction === 'ingress' && rule.port_range_min === 6443);
+    expect(apiRule, 'the control plane group admits the API').toBeDefined();
+    await openstackCli(['security group rule', 'delete', apiRule!.id]);
+    const image = imageStatus.parse(JSON.parse((await server.kubectl(['get', 'images.openstack.k-orc.cloud', `${name}-node`, '-o', 'json'])).stdout));
+    await openstackCli(['image', 'delete', image.status.id]);
     // Neutron refuses to take a router's interface while floating IPs are reached through it: a cleanup script lets them go first.
     // Paused meanwhile, or the reconciler would put the floating IPs back between the script's steps.
     await setPaused(server, name, true);
@@ -129,6 +135,13 @@ describe.skipIf(cloudsPath === undefined)('the cluster flow against ministack', 
       const [fip] = z.array(z.looseObject({ Port: z.string().nullable() })).parse(JSON.parse(await openstackCli(['floating ip', 'list', '--floating-ip-address', address, '-f', 'json'])));
       expect(fip?.Port, `${address} is on a port again`).not.toBeNull();
     }
+    // The rule is written again (at the group's next resync at the latest), the image made and uploaded again from the mirror.
+    const ruleBack = async () => (await neutron.listSecurityGroupRules({ security_group_id: healed.controlPlaneSecurityGroup.id })).some((rule) => rule.direction === 'ingress' && rule.port_range_min === 6443);
+    await vi.waitFor(async () => expect(await ruleBack()).toBe(true), { timeout: limits.readySeconds * 1000, interval: 2_000 });
+    await waitForObject(server.kubectl, `images.openstack.k-orc.cloud/${name}-node`, 'make the image again', (object) => {
+      const now = imageStatus.parse(object);
+      return now.status.id !== image.status.id && now.status.conditions.some((condition) => condition.type === 'Available' && condition.status === 'True');
+    }, limits.readySeconds);
     expect(countByKind(await remnants(admin, await runTraces(server, name)))).toEqual(ownedOnceReady);
 
     // The worker's server deleted: its machine fails as CAPO's does, nothing is made again under it; its replacement converges.
@@ -234,7 +247,12 @@ const openStackClusterStatus = z.object({
     bastion: z.object({ floatingIP: z.string() }),
     router: z.object({ id: z.string() }),
     network: z.object({ id: z.string(), subnets: z.array(z.object({ id: z.string() })) }),
+    controlPlaneSecurityGroup: z.object({ id: z.string() }),
   }),
+});
+
+const imageStatus = z.looseObject({
+  status: z.looseObject({ id: z.string(), conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })) }),
 });
 
 const objectList = z.object({
