@@ -163,8 +163,13 @@ export class ReconcilePass {
 
   /** Drift: a recorded resource is gone. Whoever else verified it forgets it and looks again; a Warning says what happens now. */
   noteVanished(kind: string, name: string, id: string, next: string): void {
-    for (const key of this.verified.vanished(id)) this.schedule.wakeObject(key);
+    this.forgetVanished(id);
     this.event('Warning', vanishedReason, `${kind} ${name} (${id}), recorded in status, no longer exists in OpenStack: ${next}`);
+  }
+
+  /** Whoever verified the resource `id` forgets it, and is woken to look again. */
+  private forgetVanished(id: string): void {
+    for (const key of this.verified.vanished(id)) this.schedule.wakeObject(key);
   }
 
   /** engine.remove with the pass's bookkeeping (noteRemoval) and Events; whether the resource is gone. */
@@ -333,7 +338,7 @@ export class ReconcilePass {
     const vanished = vanishedReference(error);
     if (vanished !== undefined) {
       // Drift: what the request named was deleted behind our back. Its owner heals it (woken now), or the spec names something gone.
-      for (const key of this.verified.vanished(vanished.id)) this.schedule.wakeObject(key);
+      this.forgetVanished(vanished.id);
       for (const path of this.frozen) if (forgetFrozen(this.status, path, vanished.id)) this.dirty = true;
       const message = `${vanished.kind} ${vanished.id} no longer exists in OpenStack: waiting for it to be made again, or for the spec to name another (${error instanceof Error ? error.message : String(error)})`;
       this.event('Warning', vanishedReason, message);

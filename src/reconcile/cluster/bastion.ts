@@ -6,7 +6,7 @@
  * server; the floating IP we own survives the replacement and moves to the
  * new server.
  */
-import { findCondition } from '../conditions.js';
+import { serverDeletedAt } from '../server/reconciler.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { metaOf } from '../objects.js';
 import { bastionServerName } from '../../capo/names.js';
@@ -53,7 +53,7 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
     pass.condition({ type: 'BastionReady', status: 'False', reason: 'Replacing', message: 'the bastion spec changed: replacing the bastion server' });
     return false;
   }
-  if (existing && findCondition((existing.status as JsonObject | undefined) ?? {}, 'InstanceReady')?.reason === 'InstanceDeleted') {
+  if (existing && serverDeletedAt((existing.status as JsonObject | undefined) ?? {}) !== undefined) {
     // Deleted behind our back. A machine's is Cluster API's to replace; the bastion is the cluster's own, so it is made again (CAPO waits for good).
     if (metaOf(existing).deletionTimestamp === undefined) pass.event('Normal', 'ReplacingBastion', 'the bastion server was deleted behind our back: replacing it');
     await removeBastionServer(context, existing);

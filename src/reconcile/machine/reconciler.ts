@@ -31,7 +31,7 @@ import { createTags } from '../resource/octavia.js';
 import { clusterReferencesMoved, serverSpecFor, type MachineSpec, type ServerSpecInput } from '../server-spec.js';
 import { adoptAnnotation, adoptionOf } from '../adoption.js';
 import { flavorById } from '../lookups.js';
-import { serverDeletedMessage } from '../server/reconciler.js';
+import { serverDeletedAt, serverDeletedMessage } from '../server/reconciler.js';
 import type { ClusterApiMachine, ClusterApiSource } from '../sources/source.js';
 
 export const machineFinalizer = 'openstackmachine.infrastructure.cluster.x-k8s.io';
@@ -130,7 +130,7 @@ const machineSteps = stepGraph<MachineContext, MachineOutputs>({
     ensure: async (context, inputs) => {
       const server = inputs.get('server');
       // A server deleted behind our back serves nothing: its machine fails (reconcileNormal) rather than join a pool.
-      if (serverDeleted(server.status)) return undefined;
+      if (serverDeletedAt(server.status) !== undefined) return undefined;
       return (await reconcileLoadBalancerMembers(context, server.cloud, server.status)) || undefined;
     },
     remove: removeMembers,
@@ -158,7 +158,7 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
   const server = ready.server;
   if (!server) return;
   const instance = findCondition(server.status, 'InstanceReady');
-  if (serverDeleted(server.status)) {
+  if (serverDeletedAt(server.status) !== undefined) {
     // CAPO's words on both conditions; Cluster API (a MachineHealthCheck) replaces the machine, nothing here makes the server again.
     if (findCondition(pass.status, 'Ready')?.reason !== 'InstanceDeleted') pass.event('Warning', 'InstanceDeleted', `OpenStackServer ${machine.name}: ${instance?.message ?? serverDeletedMessage}`);
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceDeleted', message: serverDeletedMessage });
@@ -190,12 +190,6 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
     status.initialization = { ...((status.initialization as JsonObject | undefined) ?? {}), provisioned: true };
   });
   pass.condition({ type: 'Ready', status: 'True', reason: 'Ready' });
-}
-
-/** The server's server was deleted behind our back (CAPO's InstanceDeleted). */
-function serverDeleted(serverStatus: JsonObject): boolean {
-  const instance = findCondition(serverStatus, 'InstanceReady');
-  return instance?.status === 'False' && instance.reason === 'InstanceDeleted';
 }
 
 /** The reasons of a server's InstanceReady=False that are failures, not progress. */

@@ -101,7 +101,7 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
     if (stop) return stop;
     // CAPO: "instance state is DELETED, no actions". Nothing can bring the server back; a pass woken by anything but a spec
     // change (an Image it names made again) would only read again what is known gone.
-    if (meta.deletionTimestamp === undefined && serverDeletedAt(object) === (meta.generation ?? 1)) return {};
+    if (meta.deletionTimestamp === undefined && serverDeletedAt((object.status as JsonObject | undefined) ?? {}) === (meta.generation ?? 1)) return {};
     const pass = new ReconcilePass(deps.servers, object, deps);
     let error: unknown;
     let result: ReconcileResult = {};
@@ -138,9 +138,12 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
   };
 }
 
-/** The generation at which the server was found deleted behind our back (InstanceReady=False InstanceDeleted), if it was. */
-function serverDeletedAt(object: JsonObject): number | undefined {
-  const instance = findCondition((object.status as JsonObject | undefined) ?? {}, 'InstanceReady');
+/**
+ * The generation at which an OpenStackServer's server was found deleted behind our back
+ * (InstanceReady=False InstanceDeleted), from its status; undefined if it was not.
+ */
+export function serverDeletedAt(serverStatus: JsonObject): number | undefined {
+  const instance = findCondition(serverStatus, 'InstanceReady');
   return instance?.status === 'False' && instance.reason === 'InstanceDeleted' ? instance.observedGeneration : undefined;
 }
 

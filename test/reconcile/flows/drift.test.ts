@@ -95,6 +95,14 @@ async function expectExactlyTheExpectedResources(when: string): Promise<void> {
   expect.soft(JSON.parse(audit.stdout || '{}'), `${when}: ${audit.stderr}`).toMatchObject({ leaks: [], failed: [] });
 }
 
+/** What a MachineHealthCheck does with a failed machine: it goes, and its MachineSet makes another; then the cloud holds what it should. */
+async function replaceMachine(machine: string, when: string): Promise<void> {
+  const deleted = await server.kubectl(['delete', `openstackmachine/${machine}`, `machines.cluster.x-k8s.io/${machine}`, '--timeout=120s']);
+  expect(deleted.stderr).toBe('');
+  expect((await server.kubectl(['apply', '-f', example.manifests])).code).toBe(0);
+  await expectExactlyTheExpectedResources(when);
+}
+
 async function warnings(reason: string): Promise<string[]> {
   const events = await get<{ items: { reason: string; type: string; message: string }[] }>('events');
   return events.items.filter((event) => event.type === 'Warning' && event.reason === reason).map((event) => event.message);
@@ -279,11 +287,7 @@ describe("a machine's server deleted behind our back", () => {
     });
     expect((await census.ourIds()).servers).toHaveLength(serversBefore - 1);
 
-    // What a MachineHealthCheck does: the machine goes, and its MachineSet makes another.
-    const deleted = await server.kubectl(['delete', `openstackmachine/${machine}`, `machines.cluster.x-k8s.io/${machine}`, '--timeout=120s']);
-    expect(deleted.stderr).toBe('');
-    expect((await server.kubectl(['apply', '-f', example.manifests])).code).toBe(0);
-    await expectExactlyTheExpectedResources('after the failed machine was replaced');
+    await replaceMachine(machine, 'after the failed machine was replaced');
   }, 240_000);
 });
 
@@ -301,10 +305,7 @@ describe("a running server's port deleted behind our back", () => {
       { timeout: 60_000, interval: 250 },
     );
     expect((await census.ourIds()).ports).not.toContain(portId);
-    const deleted = await server.kubectl(['delete', `openstackmachine/${machine}`, `machines.cluster.x-k8s.io/${machine}`, '--timeout=120s']);
-    expect(deleted.stderr).toBe('');
-    expect((await server.kubectl(['apply', '-f', example.manifests])).code).toBe(0);
-    await expectExactlyTheExpectedResources('after the machine that lost its port was replaced');
+    await replaceMachine(machine, 'after the machine that lost its port was replaced');
   }, 240_000);
 });
 
