@@ -247,9 +247,12 @@ export const errors = {
   tooLarge(message = 'Request entity too large: limit is 3145728'): ApiError {
     return new ApiError(413, 'RequestEntityTooLarge', message);
   },
-  /** A body refused before its end: the connection closes, or Node would wait on it for the rest. */
-  bodyTooLarge(limit: number): ApiError {
-    return new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`, undefined, closeConnection);
+  /**
+   * A body refused before its end: the connection closes, or Node would wait on it for the rest;
+   * unless the refusing reader drains the rest itself (`drained`), as readBody does.
+   */
+  bodyTooLarge(limit: number, drained = false): ApiError {
+    return new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`, undefined, drained ? {} : closeConnection);
   },
   /** kube's --request-timeout answer; the body may still be arriving, so the connection closes. */
   requestTimeout(): ApiError {

@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import express from 'express';
 import type { Storage } from '../storage/interface.js';
 import { answerClientErrors } from './http/client-errors.js';
+import { http2HeaderOptions } from './http/header-limits.js';
 import { http2App } from './http/http2-express.js';
 import { forbiddenMessage, type Authorizer, type RequestAttributes } from './auth/authorizer.js';
 import { acceptedCaPem, createRequestAuthenticator, type AuthenticationConfig, type RequestAuthenticator } from './auth/authenticator.js';
@@ -251,7 +252,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       // small write waits for the ACK of the one before, which the client may delay by up to 40 ms (a watch event, a list's tail).
       noDelay: true,
       // kube-apiserver's limit since CVE-2023-44487, and Go's client default: a client past it opens another connection.
-      settings: { maxConcurrentStreams: http2StreamsPerConnection },
+      settings: { maxConcurrentStreams: http2StreamsPerConnection, ...http2HeaderOptions.settings },
+      maxHeaderListPairs: http2HeaderOptions.maxHeaderListPairs,
       maxSessionMemory: http2SessionMemoryMb,
     },
     // The handlers are written against node:http's types; HTTP/2's compatibility objects offer what they use.

@@ -9,6 +9,7 @@
  * prototypes carry the same express methods over Http2ServerRequest and Http2ServerResponse; the
  * server mounts one router on it and on a plain app and hands each request to the app of its protocol.
  *
+ * A request past HTTP/1.1's header limit is refused as HTTP/1.1 refuses it (header-limits.ts).
  * The request also gets node:http's `headersDistinct`, which node:http2 lacks. A request body of
  * unknown length is marked as HTTP/1.1 would mark it, so the body parsers read it.
  * HTTP/2 forbids connection-specific headers and node:http2 throws on them. As Go's HTTP/2 server
@@ -17,6 +18,7 @@
  */
 import { Http2ServerRequest, Http2ServerResponse, type OutgoingHttpHeaders } from 'node:http2';
 import express from 'express';
+import { refuseOversizedHeaders } from './header-limits.js';
 
 const connectionSpecific = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 
@@ -34,7 +36,7 @@ export function http2App(): express.Express {
   const owner = { app: { configurable: true, enumerable: true, writable: true, value: app } };
   app.request = Object.create(request, owner) as express.Request;
   app.response = Object.create(response, owner) as express.Response;
-  app.use(markBodyOfUnknownLength);
+  app.use(refuseOversizedHeaders, markBodyOfUnknownLength);
   return app;
 }
 

@@ -7,6 +7,7 @@
 import { Buffer } from 'node:buffer';
 import { errors } from '../errors.js';
 import { goQuote } from '../validation/names.js';
+import { maxSelectorTerms, tooManyTerms } from './limits.js';
 
 export interface FieldSelector {
   readonly empty: boolean;
@@ -99,12 +100,14 @@ export interface KnownFields {
  * Parses a `fieldSelector` query parameter. Throws a 400 ApiError with kube's
  * message for malformed input (checked across all terms first) and then for
  * the first field `known` does not hold; without `known`, any field label
- * passes (to find a pinned name before the kind is known).
+ * passes (to find a pinned name before the kind is known). Past
+ * `maxSelectorTerms` terms, a 400 names the limit.
  */
 export function parseFieldSelector(text: string, known?: KnownFields): FieldSelector {
+  const parts = splitTerms(text).filter((part) => part !== '');
+  if (parts.length > maxSelectorTerms) throw tooManyTerms('field', parts.length);
   const parsed: { field: string; equal: boolean; value: string }[] = [];
-  for (const part of splitTerms(text).sort(byteOrder)) {
-    if (part === '') continue;
+  for (const part of parts.sort(byteOrder)) {
     const split = splitTerm(part);
     if (!split) throw errors.badRequest(`invalid selector: '${text}'; can't understand '${part}'`);
     parsed.push({ field: split.lhs, equal: split.op !== '!=', value: unescapeValue(split.rhs) });

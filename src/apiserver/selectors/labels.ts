@@ -7,6 +7,7 @@
  */
 import { errors, FieldError, type ApiError } from '../errors.js';
 import { goQuote, isQualifiedName, isValidLabelValue } from '../validation/names.js';
+import { maxSelectorTerms, maxSetValues, tooManyTerms, tooManyValues } from './limits.js';
 
 export interface LabelSelector {
   /** True when the selector has no requirements (matches everything). */
@@ -305,6 +306,7 @@ class Parser {
     } else {
       operator = this.parseOperator();
       values = operator === 'in' || operator === 'notin' ? this.parseValues() : this.parseExactValue();
+      if (values.length > maxSetValues) throw tooManyValues(key, values.length);
     }
     const errs = requirementErrors(key, operator, values, values);
     if (errs.length > 0) throw new RequirementFailure(aggregate(errs));
@@ -409,10 +411,13 @@ class Parser {
 
 /**
  * Parses a `labelSelector` query parameter. Throws a 400 ApiError with kube's
- * message on malformed input.
+ * message on malformed input, and one naming the limit past `maxSelectorTerms`
+ * requirements or `maxSetValues` values in a set.
  */
 export function parseLabelSelector(text: string): LabelSelector {
-  return selectorOf(new Parser(tokenize(text)).parse());
+  const requirements = new Parser(tokenize(text)).parse();
+  if (requirements.length > maxSelectorTerms) throw tooManyTerms('label', requirements.length);
+  return selectorOf(requirements);
 }
 
 const OBJECT_OPERATORS = new Map<string, Operator>([
