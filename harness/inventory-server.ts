@@ -5,7 +5,7 @@
  * inventory routes make. Objects are written through the Kubernetes API,
  * status included, as the reconciler writes them.
  */
-import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -118,6 +118,8 @@ export interface InventoryServer {
   graphql(query: string, variables?: Record<string, unknown>, options?: { token?: string; certificate?: boolean; headers?: Record<string, string> }): Promise<HttpAnswer>;
   /** Creates the object through the API, then writes its status through the status subresource. */
   create(object: JsonObject): Promise<void>;
+  /** Rewrites the token file without the token's line, as an operator revokes it, and waits until the server reads it so. */
+  revokeToken(token: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -142,7 +144,7 @@ export async function startInventoryServer(options: { admin?: AdminHooks; limits
     authorizer: new UnionAuthorizer([new LocalAuthorizer(), policyFile]),
     metrics: new MetricsRegistry(),
     health: new HealthChecks(),
-    extraRoutes: (app, auth) => inventoryRoutes({ storage, ...auth, admin: options.admin, limits: options.limits, dashboard: options.dashboard })(app),
+    extraRoutes: (app, auth) => inventoryRoutes({ storage, ...auth, admin: options.admin, limits: options.limits, dashboard: { tokens: tokenFile, ...options.dashboard } })(app),
   });
 
   const request: InventoryServer['request'] = (method, urlPath, { token, certificate, headers, body } = {}) => {
@@ -206,6 +208,11 @@ export async function startInventoryServer(options: { admin?: AdminHooks; limits
     request,
     graphql: (query, variables = {}, options = {}) => request('POST', '/graphql', { ...options, body: { query, variables } }),
     create,
+    async revokeToken(token) {
+      const lines = (await readFile(files.tokenFile, 'utf8')).split('\n');
+      await writeFile(files.tokenFile, lines.filter((line) => !line.startsWith(`${token},`)).join('\n'));
+      await tokenFile.reload();
+    },
     async close() {
       await server.close();
       tokenFile.close();

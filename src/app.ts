@@ -18,6 +18,7 @@ import { renderKubeconfig } from './apiserver/tls/kubeconfig.js';
 import { ensurePki } from './apiserver/tls/pki.js';
 import type { SessionOptions } from './openstack/index.js';
 import type { Simulator, SimulatorOptions } from './openstack/simulator/host.js';
+import type { SessionOptions as DashboardSessionOptions } from './dashboard/sessions.js';
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
 import { simulatedCloudMaxBytes, type ImageDownloadOptions } from './reconcile/image/downloads.js';
 import { installationId } from './reconcile/installation.js';
@@ -52,6 +53,8 @@ export interface AppOptions {
   historyRetention?: { maxEvents: number; maxAgeMs: number };
   /** In-flight slots, per-user shares, watches per user and the request deadline (kube-like defaults). */
   requestLimits?: Partial<RequestLimits>;
+  /** How long the dashboard's sessions last (by default: 12 hours after sign-in, 8 idle). */
+  dashboardSessions?: DashboardSessionOptions;
   /** Also run the embedded simulated OpenStack and write its clouds.yaml into the data directory, where it keeps its state (cloud-state.json). */
   simulatedCloud?: boolean | Pick<SimulatorOptions, 'port' | 'transitionDelayMs' | 'faultSeed' | 'availabilityZones' | 'services'>;
   /**
@@ -164,6 +167,8 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
         },
         dashboard: {
           tokens: access.authentication.tokens,
+          logger: logger.child({ component: 'dashboard' }),
+          sessions: options.dashboardSessions,
           // Embedded mode stores Cluster API's Clusters, and the dashboard pauses them through its own API server.
           clusterApiCluster: options.aggregated ? undefined : kinds.find((kind) => kind.group === 'cluster.x-k8s.io' && kind.kind === 'Cluster'),
           openstackCalls: options.reconciler ? () => metrics.totalsBy('openstack_api_requests_total', 'service') : undefined,

@@ -48,6 +48,8 @@ Options:
                                       may hold a quarter of either at most
   --request-timeout DURATION          deadline of every request but watches, reading its body
                                       included, e.g. 60s, 1m30s (default: 1m0s)
+  --dashboard-session-lifetime DURATION  a dashboard session ends this long after its sign-in, however
+                                      often it is used (default: 12h0m0s; unused for 8 hours, sooner)
 
 ORC Image downloads (the content of managed Images, from spec.resource.content.download.url):
   --image-download-allow LIST          destinations allowed although refused by default, comma-separated:
@@ -141,6 +143,7 @@ runServer({
     'max-requests-inflight': { type: 'string', default: '400' },
     'max-mutating-requests-inflight': { type: 'string', default: '200' },
     'request-timeout': { type: 'string', default: '1m0s' },
+    'dashboard-session-lifetime': { type: 'string', default: '12h0m0s' },
     'image-download-allow': { type: 'string' },
     'image-download-max-bytes': { type: 'string' },
     'image-download-max-ratio': { type: 'string', default: '100' },
@@ -180,6 +183,7 @@ runServer({
       },
       requestTimeoutMs: durationOption('request-timeout', values['request-timeout']),
     };
+    const dashboardSessions = { maxLifetimeMs: durationOption('dashboard-session-lifetime', values['dashboard-session-lifetime']) };
     // Every flag is judged before anything else happens.
     const imageDownloads = await imageDownloadOptions(values);
     const etcd = etcdOptions(values);
@@ -206,6 +210,7 @@ runServer({
       simulatedCloud,
       reconciler: { imageDownloads },
       requestLimits,
+      dashboardSessions,
       logger: createLogger({ verbosity }),
       servingCertificate: servingCert,
       aggregated: aggregated

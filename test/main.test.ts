@@ -69,6 +69,7 @@ describe('npm start', () => {
       '--max-requests-inflight',
       '--max-mutating-requests-inflight',
       '--request-timeout',
+      '--dashboard-session-lifetime',
       '--image-download-allow',
       '--image-download-max-bytes',
       '--image-download-max-ratio',

@@ -1,7 +1,7 @@
 /**
  * The REST admin API under /admin/v1: a cluster's inventory as
  * `ansible-inventory --list` JSON, the reconcile queue, forcing a reconcile,
- * a cluster's preflight report, and the leak audit with its cleanup. Same authentication and authorizer as
+ * a cluster's preflight report (runs limited per user, preflight-runs.ts), and the leak audit with its cleanup. Same authentication and authorizer as
  * the Kubernetes routes; every failure is a Kubernetes Status (401, 403,
  * 404, 405, 503).
  */
@@ -17,6 +17,7 @@ import { toAnsibleListJson } from '../inventory/index.js';
 import type { Storage } from '../storage/interface.js';
 import { ForbiddenError, InventoryAccess } from '../inventory/access.js';
 import { ClusterNotFoundError, InvalidSelectionError, InventoryRequest } from '../inventory/request.js';
+import type { PreflightRuns } from './preflight-runs.js';
 
 export const adminPrefix = '/admin/v1';
 /** The leak audit's path, which authorization names for both the audit (get) and its cleanup (post). */
@@ -45,6 +46,8 @@ export interface AdminDeps {
   authorizer: Authorizer;
   authenticate: RequestAuthenticator;
   hooks?: AdminHooks;
+  /** Preflight runs per user, shared with the dashboard. */
+  preflightRuns: PreflightRuns;
 }
 
 const infrastructureGroup = 'infrastructure.cluster.x-k8s.io';
@@ -116,9 +119,10 @@ export function adminHandler(deps: AdminDeps): (request: IncomingMessage, respon
     {
       method: 'GET',
       path: new RegExp(`^/namespaces/${segment}/clusters/${segment}/preflight$`),
-      async handle({ response, inventory }, [namespace, name]) {
+      async handle({ response, access, inventory }, [namespace, name]) {
         const preflight = requireHook(hooks.preflight, 'preflight report');
         await inventory.cluster(namespace!, name!);
+        deps.preflightRuns.admit(access.user.name);
         sendJson(response, 200, await preflight(namespace!, name!));
       },
     },

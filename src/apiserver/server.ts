@@ -51,7 +51,21 @@ export interface ApiServerOptions {
    * they authenticate and authorize with the server's own `auth`. A function
    * they return is called once the server has closed, to release what they hold.
    */
-  extraRoutes?: (router: express.Router, auth: { authenticate: RequestAuthenticator; authorizer: Authorizer }) => (() => void) | undefined;
+  extraRoutes?: (router: express.Router, auth: ExtraRoutesAuth) => (() => void) | undefined;
+}
+
+/**
+ * The user of a live session a request names (the dashboard's cookie), or undefined. It decides only
+ * whose in-flight share a request without other credentials takes; the routes that own the session
+ * still authenticate and authorize the request themselves.
+ */
+export type SessionUserLookup = (request: IncomingMessage) => UserInfo | undefined;
+
+export interface ExtraRoutesAuth {
+  authenticate: RequestAuthenticator;
+  authorizer: Authorizer;
+  /** Counts requests that bring a session of the routes' own against that session's user, not the anonymous share (one lookup, the last given). */
+  countSessionsBy(lookup: SessionUserLookup): void;
 }
 
 export interface RunningApiServer {
@@ -116,6 +130,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
   }
 
   const limiter = new InFlightLimiter(limits);
+  let sessionUserOf: SessionUserLookup = () => undefined;
 
   // Every route past the health checks: who asks, a fair share of the in-flight slots, a deadline
   // and one metrics sample. A failed authentication is kept, not answered: GraphQL answers it in
@@ -150,9 +165,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       const target = info.kind === 'resource' ? { resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name } : { path: info.path };
       log.debug({ requestId, verb: info.verb, ...target, user: user.name, code: response.statusCode, durationMs: Math.round(seconds * 1000) }, 'request');
     });
+    // A signed-in dashboard browser sends no credentials the server checks: its session names whose share it takes.
+    const shareHolder = user === anonymousUser ? (sessionUserOf(request) ?? user) : user;
     let release: () => void;
     try {
-      release = limiter.acquire(pool, user.name);
+      release = limiter.acquire(pool, shareHolder.name);
     } catch (error) {
       sendError(response, error);
       return;
@@ -182,6 +199,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       return known.user!;
     },
     authorizer,
+    countSessionsBy: (lookup) => {
+      sessionUserOf = lookup;
+    },
   });
 
   app.use(async (request: IncomingMessage, response: ServerResponse) => {

@@ -7,6 +7,7 @@
  * do more than the API does. Failures are Kubernetes Status objects.
  */
 import { existsSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
@@ -18,8 +19,10 @@ import { anonymousUser, type UserInfo } from '../apiserver/auth/user.js';
 import { ApiError, errors } from '../apiserver/errors.js';
 import { sendError, sendJson } from '../apiserver/http/respond.js';
 import type { KindDefinition } from '../apiserver/registry/kind.js';
+import type { ExtraRoutesAuth } from '../apiserver/server.js';
 import { storageVersionOf } from '../apiserver/registry/registry.js';
 import { ResourceStore } from '../apiserver/store/resource-store.js';
+import type { PreflightRuns } from '../admin/preflight-runs.js';
 import { asStatus, cleanupRefusal, cleanupRequest, leaksPath, maxCleanupBytes, reconcilerAnswer, requireHook, type AdminHooks } from '../admin/router.js';
 import { ForbiddenError, InventoryAccess, readableKinds, type ResourceKind } from '../inventory/access.js';
 import { toAnsibleListJson } from '../inventory/index.js';
@@ -30,6 +33,7 @@ import { clusterDetail, imagesNamed, type HiddenParts, type PagePart } from './c
 import type { ClusterApiView, ClusterPageData, ImageView } from './view-types.js';
 import { streamChanges } from './events.js';
 import { csrfTokenMatches, SessionStore, type Session, type SessionOptions } from './sessions.js';
+import { currentUserOf, referenceTo } from './session-tokens.js';
 import { SignInThrottle, type ThrottleOptions } from './sign-in-throttle.js';
 
 export const dashboardPrefix = '/dashboard';
@@ -76,6 +80,12 @@ export interface DashboardDeps {
   sessions?: SessionOptions;
   /** How often clients and users may sign in (default: 20 attempts per address, then one per 6 s; 5 per user, then one per 12 s). */
   signIns?: ThrottleOptions;
+  /** Where failed sign-ins are told, with the client's address (never the token). */
+  logger?: WarningLog;
+  /** The server's in-flight limits count a signed-in browser's requests against its session's user through this. */
+  countSessionsBy?: ExtraRoutesAuth['countSessionsBy'];
+  /** Preflight runs per user, shared with the admin API. */
+  preflightRuns: PreflightRuns;
   /** The built page (default: dist/src/dashboard/ui, written by `npm run build`). */
   assetsDir?: string;
   /** The Events of a namespace where they live (this server, or the management cluster); none without. */
@@ -84,6 +94,11 @@ export interface DashboardDeps {
   readOrcImage?: (namespace: string, name: string) => Promise<ImageView | undefined>;
   /** OpenStack calls so far per service, when a reconciler runs: sampled for the calls chart. */
   openstackCalls?: CallTotals;
+}
+
+/** What the dashboard logs: pino's logger is one. */
+export interface WarningLog {
+  warn(fields: Record<string, unknown>, message: string): void;
 }
 
 /** No call needs more than a cleanup of 1,000 resources. */
@@ -156,22 +171,33 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     next();
   });
 
-  const api = express.Router();
-  api.use(express.json({ limit: maxBodyBytes, type: () => true }));
+  deps.countSessionsBy?.((request) => sessions.get(sessionIdOf(request))?.user);
 
-  api.post('/session', async (request, response) => {
-    const clientWait = throttle.attempt(request.socket.remoteAddress ?? 'unknown');
+  const api = express.Router();
+  // A body is read only once the caller may send one: a signed-in session with its CSRF token, or a sign-in the throttle let through.
+  const json = express.json({ limit: maxBodyBytes, type: () => true });
+
+  const admitSignIn: express.RequestHandler = (request, _response, next) => {
+    const clientWait = throttle.attempt(clientOf(request));
     if (clientWait !== undefined) throw errors.tooManyRequests(clientWait, `too many sign-in attempts from this address; try again in ${clientWait} s`);
     // A form on another site cannot send this type without the browser asking first: no signing a browser into someone else's session.
     if (!request.is('application/json')) throw errors.unsupportedMediaType('sign in with Content-Type: application/json');
+    if (!deps.tokens) throw new ApiError(503, 'ServiceUnavailable', 'this server checks no bearer tokens, so the dashboard cannot sign anyone in');
+    next();
+  };
+
+  api.post('/session', admitSignIn, json, async (request, response) => {
     const body = loginBody.safeParse(request.body);
     if (!body.success) throw errors.badRequest('sign in with a JSON body {"token": "<bearer token>"}');
-    if (!deps.tokens) throw new ApiError(503, 'ServiceUnavailable', 'this server checks no bearer tokens, so the dashboard cannot sign anyone in');
-    const user = await deps.tokens.authenticateToken(body.data.token).catch(() => undefined);
-    if (!user) throw errors.unauthorized();
+    const tokens = deps.tokens!;
+    const user = await tokens.authenticateToken(body.data.token).catch(() => undefined);
+    if (!user) {
+      deps.logger?.warn({ client: clientOf(request) }, 'dashboard sign-in refused: the token is not valid');
+      throw errors.unauthorized();
+    }
     const userWait = throttle.signIn(user.name);
     if (userWait !== undefined) throw errors.tooManyRequests(userWait, `too many sign-ins as ${user.name}; try again in ${userWait} s`);
-    const session = sessions.create(user);
+    const session = sessions.create(user, referenceTo(body.data.token, tokens));
     response.setHeader('Set-Cookie', serializeCookie(cookieName, session.id, { httpOnly: true, secure: true, sameSite: 'strict', path: dashboardPrefix }));
     sendJson(response, 200, sessionBody(session));
   });
@@ -179,7 +205,7 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
   // Past this point every call has a session (a signed-in browser's, or one for credentials the request
   // brings, as through kubectl proxy), and every mutating one its CSRF token.
   api.use(async (request, response, next) => {
-    const session = sessions.get(parseCookies(request.headers.cookie ?? '')[cookieName]) ?? (await ownCredentialsSession(request));
+    const session = (await signedInSession(request)) ?? (await ownCredentialsSession(request));
     if (!session) throw errors.unauthorized();
     if (request.method !== 'GET' && request.method !== 'HEAD' && !csrfTokenMatches(session, request.get(csrfHeader))) {
       throw errors.forbidden(`a ${request.method} needs the session's CSRF token in the ${csrfHeader} header`);
@@ -242,10 +268,12 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
   });
 
   api.get('/namespaces/:namespace/clusters/:name/preflight', async (request, response) => {
-    const { inventory } = callerOf(response);
+    const { inventory, session } = callerOf(response);
     const { namespace, name } = namesOf(request);
+    const preflight = requireHook(deps.hooks?.preflight, 'preflight report');
     await inventory.cluster(namespace, name);
-    sendJson(response, 200, await requireHook(deps.hooks?.preflight, 'preflight report')(namespace, name));
+    deps.preflightRuns.admit(session.user.name);
+    sendJson(response, 200, await preflight(namespace, name));
   });
 
   api.post('/namespaces/:namespace/clusters/:name/reconcile', async (request, response) => {
@@ -282,7 +310,7 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     sendJson(response, 200, { ...(audit as object), mayCleanUp: await allowedPath(access, 'post', leaksPath) });
   });
 
-  api.post('/leaks/cleanup', async (request, response) => {
+  api.post('/leaks/cleanup', json, async (request, response) => {
     const { access } = callerOf(response);
     await access.requirePath('post', leaksPath);
     const body = cleanupRequest.safeParse(request.body);
@@ -332,6 +360,21 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
   router.use((error: unknown, _request: express.Request, response: express.Response, _next: express.NextFunction) => sendError(response, statusOf(error)));
   return { router, close: () => calls?.stop() };
 
+  /**
+   * The cookie's session while its token still names its user, with that user as the token names
+   * them now (groups may have changed); a session whose token was revoked ends here.
+   */
+  async function signedInSession(request: express.Request): Promise<Session | undefined> {
+    const session = sessions.get(sessionIdOf(request));
+    if (!session?.token || !deps.tokens) return undefined;
+    const user = await currentUserOf(session.token, session.user, deps.tokens).catch(() => {
+      throw new ApiError(503, 'ServiceUnavailable', 'the token of this session cannot be checked now; try again');
+    });
+    if (user) return { ...session, user };
+    sessions.delete(session.id);
+    return undefined;
+  }
+
   async function ownCredentialsSession(request: express.Request): Promise<Session | undefined> {
     const user = await deps.authenticate(request).catch(() => anonymousUser);
     return user === anonymousUser ? undefined : sessions.ofRequest(user);
@@ -346,6 +389,14 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
 
 function sessionBody(session: Session): unknown {
   return { user: { name: session.user.name, groups: session.user.groups }, csrfToken: session.csrfToken };
+}
+
+function sessionIdOf(request: IncomingMessage): string | undefined {
+  return parseCookies(request.headers.cookie ?? '')[cookieName];
+}
+
+function clientOf(request: express.Request): string {
+  return request.socket.remoteAddress ?? 'unknown';
 }
 
 function callerOf(response: express.Response): Caller {
@@ -378,13 +429,17 @@ async function refusalAsFalse(decision: Promise<void>): Promise<boolean> {
   );
 }
 
-/** body-parser's and express.static's refusals, then the inventory's, as Kubernetes Status. */
+/** body-parser's, express.static's and the router's refusals, then the inventory's, as Kubernetes Status. */
 function statusOf(error: unknown): unknown {
-  const type = (error as { type?: unknown } | undefined)?.type;
+  const { type, status } = (error ?? {}) as { type?: unknown; status?: unknown };
   if (type === 'entity.too.large') return errors.bodyTooLarge(maxBodyBytes);
   if (type === 'entity.parse.failed') return errors.badRequest(`the body is not JSON: ${(error as Error).message}`);
-  // express.static's answer for a file that is not there.
-  if ((error as { status?: unknown } | undefined)?.status === 404) return errors.pathNotFound();
+  if (type === undefined) {
+    // The router's and express.static's: a path that does not decode (%zz; %00 for express.static).
+    if (status === 400) return errors.badRequest('the request path is not valid');
+    // express.static's for a file that is not there, or a path that leaves its folder (403), which is not there either.
+    if (status === 403 || status === 404) return errors.pathNotFound();
+  }
   return asStatus(error);
 }
 

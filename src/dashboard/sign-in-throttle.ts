@@ -1,10 +1,10 @@
 /**
  * How often the dashboard lets anyone sign in: a token bucket per client address (every attempt
- * counts, so guessing tokens is slow) and one per user (every sign-in counts, so one user cannot
- * fill the session table and push everyone else's sessions out). Past either, the answer is 429
- * with Retry-After, before the token is even checked for a client.
+ * counts, so guessing tokens is slow) and one per user (every sign-in counts; the session store also
+ * bounds each user's live sessions). Past either, the answer is 429 with Retry-After, before the
+ * token is even checked for a client.
  */
-import { KeyedTokenBuckets } from '../apiserver/http/keyed-token-buckets.js';
+import { KeyedTokenBuckets, retryAfterSeconds } from '../apiserver/http/keyed-token-buckets.js';
 
 export interface ThrottleOptions {
   /** Attempts a client may make at once, and how often it gets one more. */
@@ -29,16 +29,11 @@ export class SignInThrottle {
 
   /** Before the token is checked: undefined, or the seconds the client must wait. */
   attempt(client: string): number | undefined {
-    return seconds(this.clients.take(client, this.now()));
+    return retryAfterSeconds(this.clients.take(client, this.now()));
   }
 
   /** Once the token named a user: undefined, or the seconds that user must wait. */
   signIn(user: string): number | undefined {
-    return seconds(this.users.take(user, this.now()));
+    return retryAfterSeconds(this.users.take(user, this.now()));
   }
-}
-
-/** Retry-After's whole seconds, at least one. */
-function seconds(waitMs: number | undefined): number | undefined {
-  return waitMs === undefined ? undefined : Math.max(1, Math.ceil(waitMs / 1000));
 }

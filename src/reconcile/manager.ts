@@ -10,13 +10,15 @@
  * still only reacts to its own spec and metadata changes; these routes are
  * why nothing has to poll for another object's progress.
  */
+import { errors } from '../apiserver/errors.js';
 import type { KindDefinition } from '../apiserver/registry/kind.js';
+import { infrastructureGroup } from '../api/infrastructure/kinds.js';
 import { fallbackLogger, type Logger } from '../observability/log.js';
 import type { IpamClients, ReconcilerDeps } from './deps.js';
 import type { MetricsRegistry } from '../observability/metrics.js';
 import type { SessionOptions } from '../openstack/index.js';
 import type { JsonObject, Storage, Watch, WatchEvent } from '../storage/interface.js';
-import { CloudConnections } from './cloud.js';
+import { CloudConnections, IdentityError } from './cloud.js';
 import { machinesMayStart, openStackClusterReconciler } from './cluster/reconciler.js';
 import { Controller, generationOrMetadataChanged, type Sharding } from './controller.js';
 import { EventRecorder, type EventSink } from './events/recorder.js';
@@ -343,7 +345,10 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       const cluster = await clusters.get({ namespace, name });
       if (!cluster) return undefined;
       const spec = (cluster.spec ?? {}) as JsonObject;
-      const cloud = await clouds.connect(namespace, spec.identityRef);
+      // A cluster whose identity cannot be used (no Secret, no such cloud in it) has nothing to check against: the caller is told why.
+      const cloud = await clouds.connect(namespace, spec.identityRef).catch((error: unknown) => {
+        throw error instanceof IdentityError ? errors.conflict({ group: infrastructureGroup, resource: 'openstackclusters' }, name, `its cloud cannot be checked: ${error.message}`) : error;
+      });
       const owned = await machines.list(namespace, { [clusterNameLabel]: metaOf(cluster).labels?.[clusterNameLabel] ?? name });
       return runPreflight(cloud.clients, cloud.session, requirementsOf(spec, owned.map((machine) => machine.spec)));
     },

@@ -3,7 +3,7 @@
  * default with examples/ applied: signing in, the overview, the cluster's tree against what the
  * simulated cloud holds, live updates from a kubectl change, a server put in ERROR explained in
  * "why not Ready", the actions for an admin, the leak audit and its confirmed cleanup, and their
- * absence and refusal for a read-only user,
+ * absence and refusal for a read-only user, what is not shown to a user allowed only OpenStackClusters,
  * and CSRF and cookie-less calls refused. Screenshots of each page go to artifacts/dashboard/.
  * Without chromium the suite skips, saying so.
  */
@@ -25,6 +25,8 @@ if (unavailable) console.warn(`the dashboard browser tests are skipped: ${unavai
 const artifacts = path.resolve(import.meta.dirname, '../../artifacts/dashboard');
 /** A user who may read everything in namespace default and change nothing. */
 const viewerPolicy = { user: 'viewer', namespace: 'default', resource: '*', apiGroup: '*', readonly: true };
+/** A user who may read OpenStackClusters in namespace default and nothing else. */
+const clustersOnlyPolicy = { user: 'clusters-only', namespace: 'default', resource: 'openstackclusters', apiGroup: 'infrastructure.cluster.x-k8s.io', readonly: true };
 
 describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dashboard in a browser' : `the dashboard in a browser (skipped: ${unavailable})`, () => {
   let example: ExampleServer;
@@ -35,10 +37,11 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dash
 
   beforeAll(async () => {
     await mkdir(artifacts, { recursive: true });
-    example = await startExampleServer({}, {}, { viewer: [] });
+    example = await startExampleServer({}, {}, { viewer: [], 'clusters-only': [] });
     const { server } = example;
     adminToken = (await readFile(server.tokenPath, 'utf8')).trim();
-    await appendFile(path.join(server.dataDir, 'policy.jsonl'), `${JSON.stringify({ apiVersion: 'abac.authorization.kubernetes.io/v1beta1', kind: 'Policy', spec: viewerPolicy })}\n`);
+    const policies = [viewerPolicy, clustersOnlyPolicy].map((spec) => `${JSON.stringify({ apiVersion: 'abac.authorization.kubernetes.io/v1beta1', kind: 'Policy', spec })}\n`);
+    await appendFile(path.join(server.dataDir, 'policy.jsonl'), policies.join(''));
     await apply(server.kubectl, example.manifests);
     browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
     admin = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
@@ -243,18 +246,24 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dash
     expect(await example.server.kubectl(['get', 'openstackcluster', 'demo', '-o', 'jsonpath={.status.network.id}']).then((result) => result.stdout)).not.toBe('');
   });
 
-  it('shows a read-only user no actions, and refuses them when sent anyway', async () => {
-    // The policy file is re-read when saved: the viewer can read the cluster once it has been.
+  /** A browser of its own signed in with `token`, on the example cluster's page; the caller closes its context. */
+  async function clusterPageAs(token: string): Promise<Page> {
+    // The policy file is re-read when saved: the user can read the cluster once it has been.
     const probe = await browser.newContext({ ignoreHTTPSErrors: true });
-    await probe.request.post(url('/dashboard/api/session'), { data: { token: 'viewer-token' } });
+    await probe.request.post(url('/dashboard/api/session'), { data: { token } });
     await expect.poll(async () => (await probe.request.get(url('/dashboard/api/namespaces/default/clusters/demo'))).status()).toBe(200);
     await probe.close();
     const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
+    const user = await context.newPage();
+    await signIn(user, token);
+    await user.goto(url('/dashboard/namespaces/default/clusters/demo'));
+    await user.getByTestId('tree').waitFor();
+    return user;
+  }
+
+  it('shows a read-only user no actions, and refuses them when sent anyway', async () => {
+    const viewer = await clusterPageAs('viewer-token');
     try {
-      const viewer = await context.newPage();
-      await signIn(viewer, 'viewer-token');
-      await viewer.goto(url('/dashboard/namespaces/default/clusters/demo'));
-      await viewer.getByTestId('tree').waitFor();
       await expect.poll(() => viewer.getByTestId('why-not-ready').count()).toBe(1);
       expect(await viewer.getByTestId('actions').getByRole('button').allTextContents()).toEqual(['Run preflight']);
       await viewer.screenshot({ path: path.join(artifacts, 'cluster-read-only.png'), fullPage: true });
@@ -267,7 +276,21 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the dash
         expect(await answer.json()).toMatchObject({ kind: 'Status', reason: 'Forbidden', message: expect.stringContaining('User "viewer" cannot') });
       }
     } finally {
-      await context.close();
+      await viewer.context().close();
+    }
+  });
+
+  it('tells a user allowed only OpenStackClusters which parts of the cluster\'s page are not shown to them', async () => {
+    const limited = await clusterPageAs('clusters-only-token');
+    try {
+      expect(await limited.getByTestId('hidden').textContent()).toBe('Not shown to you: clusterextensions, clusters, events, images, openstackmachines, openstackservers');
+      await limited.screenshot({ path: path.join(artifacts, 'cluster-clusters-only.png'), fullPage: true });
+      // The admin, who may read everything, is told of nothing hidden.
+      await page.goto(url('/dashboard/namespaces/default/clusters/demo'));
+      await page.getByTestId('tree').waitFor();
+      expect(await page.getByTestId('hidden').count()).toBe(0);
+    } finally {
+      await limited.context().close();
     }
   });
 

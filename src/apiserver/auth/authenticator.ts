@@ -24,6 +24,11 @@ import { parsePemBundle, presentedChain, verifyClientChain, type ChainVerdict } 
 export interface TokenAuthenticator {
   /** The user a bearer token belongs to, or undefined when the token is unknown; rejects when it cannot tell. */
   authenticateToken(token: string): Promise<UserInfo | undefined>;
+  /**
+   * The user of the token whose SHA-256 (of its UTF-8, in hex) is given, for a holder that kept only
+   * the digest (a dashboard session). Offered by authenticators that keep their tokens by digest.
+   */
+  userOfTokenDigest?(digest: string): UserInfo | undefined;
 }
 
 /** The certificate authorities in force, and what the TLS handshake offers to clients. */

@@ -29,6 +29,10 @@ export class StaticTokenFile implements TokenAuthenticator {
     return entry && timingSafeEqual(entry.digest, digest) ? entry.user : undefined;
   }
 
+  userOfTokenDigest(digest: string): UserInfo | undefined {
+    return this.file.current.get(digest)?.user;
+  }
+
   /** Re-reads the file now instead of waiting for the change notification. */
   reload(): Promise<void> {
     return this.file.reload();

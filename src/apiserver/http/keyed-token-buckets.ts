@@ -1,7 +1,8 @@
 /**
  * Token buckets by key that refuse rather than delay (the work queue's TokenBucket delays): a caller
  * gets `burst` at once and one more every `everyMs`, then is told how long to wait. The dashboard's
- * sign-in limits (per address, per user) and the event recorder's budget per object use it. The
+ * sign-in limits (per address, per user), preflight runs per user and the event recorder's budget
+ * per object use it. The
  * keys tracked are bounded: past `maxKeys` the least recently used goes, which after that long
  * idle would be full again anyway.
  */
@@ -38,4 +39,9 @@ export class KeyedTokenBuckets {
     }
     return bucket.at + this.everyMs - now;
   }
+}
+
+/** A wait as Retry-After's whole seconds, at least one; undefined (no wait) stays undefined. */
+export function retryAfterSeconds(waitMs: number | undefined): number | undefined {
+  return waitMs === undefined ? undefined : Math.max(1, Math.ceil(waitMs / 1000));
 }

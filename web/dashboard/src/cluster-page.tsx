@@ -59,6 +59,11 @@ export function ClusterPage({ namespace, name, revision }: { namespace: string; 
       <p class="facts">
         {summary.phase && `Phase ${summary.phase} · `}machines ready {summary.machinesReady}/{summary.machines} · API endpoint {summary.apiEndpoint ?? 'not yet'}
       </p>
+      {summary.hidden && (
+        <p class="muted" data-testid="hidden">
+          Not shown to you: {summary.hidden.map((resource) => resource.split('.')[0]).join(', ')}
+        </p>
+      )}
       <div class="actions" data-testid="actions">
         {actions.reconcile && (
           <button type="button" onClick={() => act('reconcile')}>
