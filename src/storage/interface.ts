@@ -23,8 +23,13 @@ export interface ObjectName {
   name: string;
 }
 
-/** The largest stored value: the largest body the API accepts, plus room for the server's own metadata. */
-export const maxValueBytes = 4 * 1024 * 1024;
+/**
+ * The largest stored value: what etcd takes by default (--max-request-bytes, 1.5 MiB, for the whole
+ * request), less 4 KiB for the key and the transaction around the value. Kubernetes stores custom
+ * resources as JSON in etcd, so a management cluster refuses the same objects; and every write of an
+ * object costs time and history in proportion to its size (issue 47, H2).
+ */
+export const maxValueBytes = 1.5 * 1024 * 1024 - 4 * 1024;
 
 export interface Entry {
   key: string;

@@ -22,9 +22,14 @@
  * shared by all watchers; clone before modifying.
  *
  * History retention. Events (the basis of watch replay and snapshot lists) are
- * kept while younger than maxAgeMs, and at most the latest maxEvents of them;
- * compaction drops everything older or beyond. compactedRevision is the highest
- * dropped revision: watches after it and snapshot lists at it still work.
+ * kept while younger than maxAgeMs, and at most the latest maxEvents of them,
+ * holding at most maxBytes of values; compaction drops everything older or
+ * beyond. Each event holds the value and the one it replaced, so writes to a
+ * large object filled the history by megabytes a write: past maxBytes, the
+ * write's own commit compacts, down to three quarters of it.
+ * compactedRevision is the highest dropped revision: watches after it and
+ * snapshot lists at it still work. After a compaction, the pages it freed are
+ * returned to the file system (sqlite-space.ts).
  *
  * The database is opened with an exclusive lock: the in-memory revision
  * counter and the watch fan-out assume this process is the only writer, so a
@@ -32,18 +37,22 @@
  */
 import Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
+import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { FutureRevisionError, KeyExistsError, KeyNotFoundError, RevisionConflictError, StorageError, TooOldRevisionError, type Entry, type JsonObject, type ListRequest, type ListResult, type Storage, type Watch, type WatchEvent, type WatchEventType, type WatchRequest } from './interface.js';
 import { prefixUpperBound } from './key-range.js';
+import { prepareSpaceReturn, returnFreePagesStep } from './sqlite-space.js';
 import { freezeShared, parseWithResourceVersion, serializeWithoutResourceVersion } from './values.js';
 import { fallbackLogger } from '../observability/log.js';
 
 export interface HistoryRetention {
   maxEvents: number;
   maxAgeMs: number;
+  /** Of the events' values and previous values together (counted in UTF-16 units: bytes for ASCII JSON). */
+  maxBytes: number;
 }
 
 export interface SqliteStorageOptions {
-  /** Defaults: 100000 events, 5 minutes. */
+  /** Defaults: 100000 events, 5 minutes, 128 MiB. */
   historyRetention?: Partial<HistoryRetention>;
   /** FULL (default) survives power loss; NORMAL survives process crashes only. */
   synchronous?: 'FULL' | 'NORMAL';
@@ -53,7 +62,7 @@ export interface SqliteStorageOptions {
   onError?: (error: unknown) => void;
 }
 
-const DEFAULT_RETENTION: HistoryRetention = { maxEvents: 100_000, maxAgeMs: 5 * 60_000 };
+const DEFAULT_RETENTION: HistoryRetention = { maxEvents: 100_000, maxAgeMs: 5 * 60_000, maxBytes: 128 * 1024 * 1024 };
 const DEFAULT_COMPACTION_INTERVAL_MS = 30_000;
 const SCHEMA_VERSION = 1;
 /** Tolerates brief locks by external tools before failing instead of blocking the event loop for long. */
@@ -84,6 +93,10 @@ const SCHEMA = `
   );
   INSERT OR IGNORE INTO meta (name, value) VALUES ('revision', 0), ('compacted', 0);
 `;
+
+/** The bytes the history holds; octet_length reads a value's size from its record, not the value. */
+const EVENT_BYTES = 'coalesce(octet_length(value), 0) + coalesce(octet_length(prev_value), 0)';
+const HISTORY_BYTES = `SELECT coalesce(sum(${EVENT_BYTES}), 0) FROM events`;
 
 interface ObjectRow {
   key: string;
@@ -137,6 +150,8 @@ export class SqliteStorage implements Storage {
   private readonly compactionTimer: NodeJS.Timeout;
   private batch: Batch | undefined;
   private closed = false;
+  /** Set while free pages are being returned; resolves when that is done. */
+  private spaceReturn: Promise<void> | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -147,6 +162,8 @@ export class SqliteStorage implements Storage {
     /** Includes the open batch's writes; equals committedRevision otherwise. */
     private pendingRevision: number,
     private compacted: number,
+    /** What the events hold, as counted by HISTORY_BYTES; the open batch's events included. */
+    private historyBytes: number,
   ) {
     this.compactionTimer = setInterval(() => {
       this.compact().catch(this.onError);
@@ -160,6 +177,7 @@ export class SqliteStorage implements Storage {
     const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
     try {
       db.pragma('locking_mode = EXCLUSIVE');
+      prepareSpaceReturn(db);
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
       const schemaVersion = db.pragma('user_version', { simple: true }) as number;
@@ -181,6 +199,7 @@ export class SqliteStorage implements Storage {
         revision,
         revision,
         readMeta.get('compacted')!,
+        db.prepare<[], number>(HISTORY_BYTES).pluck().get()!,
       );
     } catch (error) {
       db.close();
@@ -334,12 +353,13 @@ export class SqliteStorage implements Storage {
   }
 
   /** The durability settings in force on the open connection (what a benchmark reports beside its figures). */
-  settings(): { journalMode: string; synchronous: string; lockingMode: string } {
+  settings(): { journalMode: string; synchronous: string; lockingMode: string; autoVacuum: string } {
     const pragma = (name: string) => this.db.pragma(name, { simple: true });
     return {
       journalMode: String(pragma('journal_mode')).toUpperCase(),
       synchronous: ['OFF', 'NORMAL', 'FULL', 'EXTRA'][Number(pragma('synchronous'))] ?? 'unknown',
       lockingMode: String(pragma('locking_mode')).toUpperCase(),
+      autoVacuum: ['NONE', 'FULL', 'INCREMENTAL'][Number(pragma('auto_vacuum'))] ?? 'unknown',
     };
   }
 
@@ -367,6 +387,7 @@ export class SqliteStorage implements Storage {
     clearInterval(this.compactionTimer);
     this.watchers.clear();
     if (this.batch) await this.batch.finished;
+    await this.spaceReturn;
     this.db.close();
   }
 
@@ -424,6 +445,8 @@ export class SqliteStorage implements Storage {
        VALUES (@revision, @key, @type, @value, @prev_value, @createRevision, @prev_mod_revision, @createdAtMs)`,
     ).run({ ...event, createRevision, createdAtMs: Date.now() });
     this.batch!.events.push(event);
+    this.historyBytes += (event.value?.length ?? 0) + (event.prev_value?.length ?? 0);
+    if (this.historyBytes > this.retention.maxBytes) this.batch!.compactionRequested = true;
   }
 
   /** Runs a read now; while a batch is open its result waits for that batch, whose writes it may have seen. */
@@ -491,10 +514,31 @@ export class SqliteStorage implements Storage {
     }
     this.batch = undefined;
     this.committedRevision = this.pendingRevision;
+    const freedHistory = compactedTo > this.compacted;
     this.compacted = compactedTo;
     this.publish(batch.events);
     for (const settlement of batch.settlements) settlement.afterCommit();
     batch.finish();
+    if (freedHistory) this.returnFreePages().catch(this.onError);
+  }
+
+  /**
+   * Returns the database's free pages to the file system, a bounded step at a time between batches,
+   * and truncates the WAL; runs after every compaction that dropped events. Resolves when done.
+   */
+  returnFreePages(): Promise<void> {
+    this.spaceReturn ??= (async () => {
+      try {
+        for (;;) {
+          await setImmediatePromise();
+          while (this.batch) await this.batch.finished;
+          if (this.closed || !returnFreePagesStep(this.db)) return;
+        }
+      } finally {
+        this.spaceReturn = undefined;
+      }
+    })();
+    return this.spaceReturn;
   }
 
   private abortBatch(batch: Batch, error: unknown): void {
@@ -503,6 +547,7 @@ export class SqliteStorage implements Storage {
     this.pendingRevision = this.committedRevision;
     try {
       if (this.db.inTransaction) this.statement('ROLLBACK').run();
+      this.historyBytes = this.statement<number>(HISTORY_BYTES).pluck().get()!;
     } catch (rollbackError) {
       this.onError(rollbackError);
     }
@@ -519,12 +564,27 @@ export class SqliteStorage implements Storage {
       .get(Date.now() - maxAgeMs);
     const beyondAge = firstYoungRevision === undefined ? this.pendingRevision : firstYoungRevision - 1;
     const beyondCount = this.pendingRevision - maxEvents;
-    const compactTo = Math.max(beyondAge, beyondCount, this.compacted);
+    const compactTo = Math.max(beyondAge, beyondCount, this.beyondBytes(), this.compacted);
     if (compactTo > this.compacted) {
       this.statement('DELETE FROM events WHERE revision <= ?').run(compactTo);
       this.statement("UPDATE meta SET value = ? WHERE name = 'compacted'").run(compactTo);
+      this.historyBytes = this.statement<number>(HISTORY_BYTES).pluck().get()!;
     }
     return compactTo;
+  }
+
+  /** Past maxBytes, the newest revision whose dropping leaves at most three quarters of it; 0 below. */
+  private beyondBytes(): number {
+    const { maxBytes } = this.retention;
+    if (this.historyBytes <= maxBytes) return 0;
+    return (
+      this.statement<number>(
+        `SELECT revision FROM (SELECT revision, sum(${EVENT_BYTES}) OVER (ORDER BY revision DESC) AS newer FROM events)
+         WHERE newer > ? ORDER BY revision DESC LIMIT 1`,
+      )
+        .pluck()
+        .get(Math.floor((maxBytes * 3) / 4)) ?? 0
+    );
   }
 
   private publish(events: EventRow[]): void {

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   FutureRevisionError,
@@ -10,6 +11,7 @@ import {
   type WatchEvent,
 } from '../../src/storage/interface.js';
 import { SqliteStorage, type SqliteStorageOptions } from '../../src/storage/sqlite.js';
+import { pollUntil } from '../../harness/poll.js';
 import { sourceEntry } from '../../harness/typescript-process.js';
 import { describeStorageConformance, object, resourceVersionOf } from './conformance.js';
 
@@ -252,6 +254,51 @@ describe('SqliteStorage history retention', () => {
     await storage.compact();
     await storage.close();
     expect(await openStorage(path).compactedRevision()).toBe(1);
+  });
+});
+
+describe('SqliteStorage disk space (issue 47, H2)', () => {
+  /** An object of about 1 MB, as large as a stored value may be, told apart by `round`. */
+  const large = (round: number) => object('large', { round, tags: Array.from({ length: 4_000 }, (_, i) => `tag-${i}-${'x'.repeat(240)}`) });
+  const megabytes = (path: string) => [path, `${path}-wal`].reduce((sum, file) => sum + (existsSync(file) ? statSync(file).size : 0), 0) / 1e6;
+
+  it('keeps the history within maxBytes, so repeated writes to a large object leave the file bounded', async () => {
+    const path = temporaryDatabasePath();
+    const storage = openStorage(path, { historyRetention: { maxBytes: 8 * 1024 * 1024 } });
+    let entry = await storage.create('/big/a', large(0));
+    for (let round = 1; round <= 60; round++) entry = await storage.update('/big/a', large(round), entry.modRevision);
+    // 60 writes of 1 MB kept whole (each event holds the value and the one it replaced) would be 120 MB.
+    expect(megabytes(path)).toBeLessThan(40);
+    expect(await storage.compactedRevision()).toBeGreaterThan(40);
+    expect((await storage.get('/big/a'))?.value.spec).toMatchObject({ round: 60 });
+  });
+
+  it('gives the space of a deleted large object back to the file system once its history is compacted', async () => {
+    const path = temporaryDatabasePath();
+    const storage = openStorage(path, { historyRetention: { maxAgeMs: 0 }, compactionIntervalMs: 3_600_000 });
+    let entry = await storage.create('/big/a', large(0));
+    for (let round = 1; round <= 10; round++) entry = await storage.update('/big/a', large(round), entry.modRevision);
+    const full = megabytes(path);
+    expect(full).toBeGreaterThan(10);
+    await storage.delete('/big/a');
+    await storage.compact();
+    const shrunk = await pollUntil('the file to shrink', async () => (megabytes(path) < 1 ? megabytes(path) : undefined));
+    expect(shrunk).toBeLessThan(1);
+  });
+
+  it('switches a database made without incremental auto-vacuum at open, keeping what it holds', async () => {
+    const path = temporaryDatabasePath();
+    const storage = openStorage(path);
+    await storage.create('/kept/a', object('a'));
+    await storage.close();
+    const plain = new Database(path);
+    plain.pragma('auto_vacuum = NONE');
+    plain.exec('VACUUM');
+    expect(plain.pragma('auto_vacuum', { simple: true })).toBe(0);
+    plain.close();
+    const reopened = openStorage(path);
+    expect(reopened.settings().autoVacuum).toBe('INCREMENTAL');
+    expect((await reopened.get('/kept/a'))?.value.metadata).toMatchObject({ name: 'a' });
   });
 });
 
