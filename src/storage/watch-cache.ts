@@ -45,6 +45,7 @@ import {
   type WatchRequest,
 } from './interface.js';
 import { RevisionWaiters } from './revision-waiters.js';
+import { visitInSlices } from './time-slices.js';
 import { freezeShared } from './values.js';
 
 export interface WatchCacheOptions {
@@ -350,21 +351,36 @@ export class WatchCache implements Storage {
   }
 }
 
-/** A list of `prefix` served from the copy, with the storage contract's paging and filtering. */
-function readRange(copy: Copy, prefix: string, request: ListRequest): ListResult {
+/**
+ * A list of `prefix` served from the copy, with the storage contract's paging and filtering. The
+ * range's entries are taken at once, at the copy's revision (an event replaces an entry, never
+ * changes it), and the filter runs over them in time slices, so that a selector over many objects
+ * lets other requests through while events move the copy on.
+ */
+async function readRange(copy: Copy, prefix: string, request: ListRequest): Promise<ListResult> {
   const { startAfter, limit, filter } = request;
+  const revision = copy.revision;
   const from = startAfter !== undefined && startAfter >= prefix ? lowerBound(copy.keys, `${startAfter}\0`) : lowerBound(copy.keys, prefix);
   const to = partitionPoint(from, copy.keys.length, (index) => copy.keys[index]!.startsWith(prefix));
   const selected = keysCarrying(copy, from, to, request.requiredLabels);
   const count = selected ? selected.length : to - from;
-  const entries: Entry[] = [];
-  for (let index = 0; index < count; index++) {
-    const entry = copy.entries.get(selected ? selected[index]! : copy.keys[from + index]!)!;
-    if (filter && !filter(entry.value)) continue;
-    if (limit && entries.length === limit) return { entries, revision: copy.revision, more: true };
-    entries.push(entry);
+  const entryAt = (index: number) => copy.entries.get(selected ? selected[index]! : copy.keys[from + index]!)!;
+  if (!filter) {
+    const taken = limit ? Math.min(limit, count) : count;
+    return { entries: Array.from({ length: taken }, (_, index) => entryAt(index)), revision, more: taken < count };
   }
-  return { entries, revision: copy.revision, more: false };
+  const entries: Entry[] = [];
+  let more = false;
+  await visitInSlices(
+    Array.from({ length: count }, (_, index) => entryAt(index)),
+    (entry) => {
+      if (!filter(entry.value)) return true;
+      more = Boolean(limit) && entries.length === limit;
+      if (!more) entries.push(entry);
+      return !more;
+    },
+  );
+  return { entries, revision, more };
 }
 
 /**

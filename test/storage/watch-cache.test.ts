@@ -193,6 +193,32 @@ describe('the watch cache over SQLite', () => {
     expect(counting.revisionReads).toBe(2);
   });
 
+  it('filters a list in time slices, serving others between them, and answers the revision it began at while writes land', async () => {
+    const { cache } = await open();
+    for (let i = 0; i < 200; i++) await cache.create(`/slices/${String(i).padStart(3, '0')}`, object(`s${i}`));
+    const began = await cache.currentRevision();
+    let visited = 0;
+    let visitedWhenOthersRan: number | undefined;
+    let written: Promise<Entry> | undefined;
+    // Each object costs 0.2 ms to match, 40 ms for the list: far past one slice.
+    const slow = () => {
+      visited++;
+      for (const until = performance.now() + 0.2; performance.now() < until; );
+      return true;
+    };
+    setImmediate(() => {
+      visitedWhenOthersRan = visited;
+      written = cache.update('/slices/199', object('changed'), began);
+    });
+    const listed = await cache.list('/slices/', { anyRevision: true, filter: slow });
+    expect(visitedWhenOthersRan).toBeGreaterThan(0);
+    expect(visitedWhenOthersRan).toBeLessThan(200);
+    expect(listed.revision).toBe(began);
+    expect(listed.entries).toHaveLength(200);
+    expect(listed.entries[199]!.value.metadata).toMatchObject({ name: 's199' });
+    expect((await written)!.modRevision).toBeGreaterThan(began);
+  });
+
   it('hands out frozen values shared with its watchers', async () => {
     const { cache } = await open();
     const recorder = new EventRecorder(cache, '/', await cache.currentRevision());

@@ -13,12 +13,18 @@ export function sendJson(response: ServerResponse, code: number, body: unknown, 
 const comma = ','.charCodeAt(0);
 
 /**
- * Items per written piece of a streamed list: about 50 KB of JSON for a typical CAPO object. A piece
- * over V8's large-object size (128 KB) is a string on pages of its own, and its bytes a block malloc
- * maps afresh: in pieces of 100, encoding 10,000 objects faulted in 5,300 new pages (21 MB) and took
- * three times as long (BENCHMARKS.md, apiserver).
+ * Items in a written piece of a streamed list, at most: about 50 KB of JSON for a typical CAPO object.
+ * A piece over V8's large-object size (128 KB) is a string on pages of its own, and its bytes a block
+ * malloc maps afresh: in pieces of 100, encoding 10,000 objects faulted in 5,300 new pages (21 MB) and
+ * took three times as long (BENCHMARKS.md, apiserver).
  */
-const itemsPerPiece = 25;
+const maxPieceItems = 25;
+
+/**
+ * What each later piece is sized to, from the bytes an item took in the piece before: objects of a
+ * megabyte go out one a piece, so encoding a piece holds the thread for about one such object, not 25.
+ */
+const pieceBytes = 48 * 1024;
 
 /**
  * A list written as it is encoded, as kube-apiserver streams large lists: the list's head, then its
@@ -29,20 +35,24 @@ const itemsPerPiece = 25;
  */
 export async function sendJsonList(response: ServerResponse, code: number, body: Record<string, unknown>, arrayKey: string, contentType = 'application/json'): Promise<void> {
   const { [arrayKey]: array, ...head } = body;
-  if (!Array.isArray(array) || array.length <= itemsPerPiece) return sendJson(response, code, body, contentType);
+  if (!Array.isArray(array) || array.length <= maxPieceItems) return sendJson(response, code, body, contentType);
   // The array goes last, so the head's text ends with its opening bracket (then the closing braces).
   const headText = JSON.stringify({ ...head, [arrayKey]: [] });
   response.writeHead(code, { 'Content-Type': contentType });
   let writable = response.write(headText.slice(0, -2));
-  for (let start = 0; start < array.length; start += itemsPerPiece) {
+  let start = 0;
+  let items = maxPieceItems;
+  while (start < array.length) {
     await (writable ? setImmediatePromise() : drainedOrClosed(response));
     if (response.destroyed) return;
     // Encoded to bytes here, once: a string written to a chunked response is measured first, and the
     // separator joined to the piece as text made a copy of the whole piece to measure. The piece's
     // brackets are one byte each: the opening one becomes the separator from the previous piece.
-    const piece = Buffer.from(JSON.stringify(array.slice(start, start + itemsPerPiece)));
+    const piece = Buffer.from(JSON.stringify(array.slice(start, start + items)));
     if (start > 0) piece[0] = comma;
     writable = response.write(piece.subarray(start === 0 ? 1 : 0, -1));
+    start += items;
+    items = Math.min(maxPieceItems, Math.max(1, Math.round((items * pieceBytes) / piece.length)));
   }
   response.end(headText.slice(-2));
 }

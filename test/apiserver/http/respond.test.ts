@@ -3,9 +3,11 @@
  * client reads is the same list, in every representation and over both protocols, and a client that
  * goes away in the middle of one costs the server nothing but that response.
  */
+import type { ServerResponse } from 'node:http';
 import http2 from 'node:http2';
 import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendJsonList } from '../../../src/apiserver/http/respond.js';
 import { readCredentials, request, startTestServer, type TestServer } from '../../../harness/test-server.js';
 
 const base = '/apis/testing.capo.dev/v1/namespaces/default/widgets';
@@ -123,5 +125,33 @@ describe('list responses', () => {
     const next = await request(server, 'GET', base);
     expect(next.status).toBe(200);
     expect(next.json().items).toHaveLength(widgetCount);
+  });
+});
+
+describe('the pieces of a streamed list', () => {
+  /** What sendJsonList writes, piece by piece, to a response that always takes more. */
+  async function piecesOf(items: unknown[]): Promise<string[]> {
+    const written: string[] = [];
+    const response = {
+      destroyed: false,
+      writeHead: () => response,
+      write: (piece: string | Buffer) => written.push(piece.toString()) > 0,
+      end: (tail: string) => written.push(tail),
+    };
+    await sendJsonList(response as unknown as ServerResponse, 200, { kind: 'List', items }, 'items');
+    return written.slice(1, -1);
+  }
+
+  it('holds one large object a piece after the first, so encoding a piece holds the thread for about one', async () => {
+    const large = Array.from({ length: 40 }, (_, i) => ({ name: `large-${i}`, data: 'x'.repeat(100_000) }));
+    const pieces = await piecesOf(large);
+    expect(pieces).toHaveLength(1 + 15);
+    expect(pieces.slice(1).every((piece) => piece.length < 110_000)).toBe(true);
+    expect(JSON.parse(`[${pieces.join('').replace(/^,/, '')}]`).map((item: { name: string }) => item.name)).toEqual(large.map((item) => item.name));
+  });
+
+  it('holds 25 small objects a piece', async () => {
+    const small = Array.from({ length: 100 }, (_, i) => ({ name: `small-${i}` }));
+    expect(await piecesOf(small)).toHaveLength(4);
   });
 });
