@@ -37,7 +37,7 @@ interface Answer {
   body: string;
 }
 
-function connect(server: TestServer, client: { ca: string; cert?: string; key?: string }): Promise<http2.ClientHttp2Session> {
+function connect(server: TestServer, client: http2.SecureClientSessionOptions): Promise<http2.ClientHttp2Session> {
   const session = http2.connect(server.url, client);
   return new Promise((resolve, reject) => {
     session.once('remoteSettings', () => resolve(session));
@@ -128,6 +128,17 @@ describe('the same request limits over HTTP/2 as over HTTP/1.1', () => {
   it('refuses a header of 20 KB with 431, and still serves the connection', async () => {
     expect((await onStream(tenant, { ':path': tenantSecrets, ...tenantToken, 'x-padding': 'p'.repeat(20_000) })).status).toBe(431);
     expect((await onStream(tenant, { ':path': `${tenantSecrets}?limit=1`, ...tenantToken })).status).toBe(200);
+  });
+
+  it('refuses 1,000 header fields of 16 KiB in all with 431, as HTTP/1.1 counts them', async () => {
+    // node:http2's client sends at most 128 fields unless told otherwise.
+    const many = await connect(server, { ca: (await readCredentials(server)).ca, maxHeaderListPairs: 2000 });
+    try {
+      const fields = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`x-field-${String(i).padStart(4, '0')}`, 'value']));
+      expect((await onStream(many, { ':path': tenantSecrets, ...tenantToken, ...fields })).status).toBe(431);
+    } finally {
+      many.close();
+    }
   });
 
   it('serves a URL just under the limit', async () => {

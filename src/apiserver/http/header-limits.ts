@@ -1,18 +1,19 @@
 /**
  * The header limit HTTP/1.1 requests meet, applied to HTTP/2 requests too. Node's HTTP/1.1 parser
  * refuses a request line and headers over `http.maxHeaderSize` (16 KiB) with 431 (client-errors.ts);
- * node:http2 only resets a stream past its own 64 KiB header list, so a 54 KB label selector was
- * served over HTTP/2 that HTTP/1.1 refused. A request over the same limit is answered 431 here, as
- * Go's HTTP/2 server (kube-apiserver's) answers a header list past its limit.
+ * node:http2 only resets streams far past that (its advertised header list size is 64 KiB), so a
+ * 54 KB label selector was served over HTTP/2 that HTTP/1.1 refused. A request over the same limit
+ * is answered 431 here, as Go's HTTP/2 server (kube-apiserver's) answers a header list past its limit.
  */
 import { maxHeaderSize } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse, ServerOptions } from 'node:http2';
 import type express from 'express';
 
 /**
- * What node:http2 itself takes before it resets a stream: room for a header list past the limit to
- * be answered 431, and node:http's 2,000 header fields (server.maxHeadersCount), which the 16 KiB
- * allow over HTTP/1.1 (past them HTTP/1.1 drops fields, HTTP/2 resets the stream).
+ * What node:http2 takes before it resets a stream: a header list size, advertised to clients (Go's
+ * keeps under it), with room for a list past the limit to be answered 431; and node:http's 2,000
+ * header fields (server.maxHeadersCount), which the 16 KiB allow over HTTP/1.1 (past them HTTP/1.1
+ * drops fields, HTTP/2 resets the stream with ENHANCE_YOUR_CALM).
  */
 export const http2HeaderOptions = {
   maxHeaderListPairs: 2000,
