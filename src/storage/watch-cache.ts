@@ -99,6 +99,8 @@ export class WatchCache implements Storage {
   private copy?: Copy;
   private readonly waiters = new RevisionWaiters();
   private reload?: NodeJS.Timeout;
+  /** Ages the window out when no event comes to do it: the last writes to a large object are megabytes each. */
+  private readonly windowAging: NodeJS.Timeout;
   private closed = false;
   /** The revision read that callers arriving now will share; it starts once the one under way settles. */
   private nextRevisionRead?: Promise<number>;
@@ -112,6 +114,8 @@ export class WatchCache implements Storage {
     this.windowMs = options.windowMs ?? 75_000;
     this.freshnessWaitMs = options.freshnessWaitMs ?? 3000;
     this.onError = options.onError ?? ((error) => fallbackLogger.error({ component: 'storage', err: error }, 'watch cache error'));
+    this.windowAging = setInterval(() => this.copy && this.dropOutOfWindow(this.copy), Math.min(this.windowMs, 10_000));
+    this.windowAging.unref();
     void this.load();
   }
 
@@ -221,6 +225,7 @@ export class WatchCache implements Storage {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.reload);
+    clearInterval(this.windowAging);
     this.copy?.watch?.stop();
     if (this.copy) for (const subscriber of this.copy.subscribers) subscriber.active = false;
     this.copy = undefined;
@@ -295,15 +300,20 @@ export class WatchCache implements Storage {
 
   /** Keeps the event in the window, dropping what the window no longer holds. */
   private remember(copy: Copy, event: WatchEvent): void {
-    const now = performance.now();
     copy.events.push(event);
-    copy.eventTimes.push(now);
+    copy.eventTimes.push(performance.now());
+    this.dropOutOfWindow(copy);
+  }
+
+  /** Drops the events the window no longer holds, and lets go of them once they are half of the array. */
+  private dropOutOfWindow(copy: Copy): void {
+    const now = performance.now();
     const outOfWindow = () => copy.events.length - copy.head > this.windowEvents || now - copy.eventTimes[copy.head]! > this.windowMs;
     while (copy.head < copy.events.length && outOfWindow()) {
       copy.windowStart = copy.events[copy.head]!.revision;
       copy.head++;
     }
-    if (copy.head > 1024 && copy.head * 2 > copy.events.length) {
+    if (copy.head * 2 > copy.events.length) {
       copy.events = copy.events.slice(copy.head);
       copy.eventTimes = copy.eventTimes.slice(copy.head);
       copy.head = 0;

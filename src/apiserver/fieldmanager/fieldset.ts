@@ -4,10 +4,14 @@
  * is what FieldsV1 encodes with the "." key.
  *
  * Set operations share subtrees with their operands, so a set is only
- * inserted into while it is being built.
+ * inserted into while it is being built. Its FieldsV1 encoding is kept with
+ * it and shared (frozen) by every encoding of a set holding it: a one-label
+ * write to an object of 60,000 keys encodes the label's subtree, not the keys.
  */
 import { comparePathElements, parsePathElement, PathElementSyntaxError, serializePathElement, type Path, type PathElement } from './path.js';
 import { isJsonObject } from '../../storage/json.js';
+
+const encodings = new WeakMap<FieldSet, Record<string, unknown>>();
 
 interface SetNode {
   readonly pe: PathElement;
@@ -115,12 +119,15 @@ export class FieldSet {
   }
 
   toFieldsV1(): Record<string, unknown> {
+    const known = encodings.get(this);
+    if (known) return known;
     const out: Record<string, unknown> = {};
     for (const n of this.sorted()) {
       const key = serializePathElement(n.pe);
-      if (n.children.isEmpty()) out[key] = {};
-      else out[key] = n.member ? { '.': {}, ...n.children.toFieldsV1() } : n.children.toFieldsV1();
+      if (n.children.isEmpty()) out[key] = Object.freeze({});
+      else out[key] = n.member ? Object.freeze({ '.': Object.freeze({}), ...n.children.toFieldsV1() }) : n.children.toFieldsV1();
     }
+    encodings.set(this, Object.freeze(out));
     return out;
   }
 

@@ -80,7 +80,7 @@ export function decodeManagedFields(entries: unknown): Managed {
     if (typeof manager !== 'string' || typeof subresource !== 'string') throw new InvalidManagedFields(`malformed managed fields entry ${i}`);
     let set: FieldSet;
     try {
-      set = fieldsV1 === undefined || fieldsV1 === null ? new FieldSet() : FieldSet.fromFieldsV1(fieldsV1);
+      set = fieldsV1 === undefined || fieldsV1 === null ? new FieldSet() : decodeFieldsV1(fieldsV1);
     } catch (error) {
       if (error instanceof PathElementSyntaxError) throw new InvalidManagedFields(`error decoding set: ${error.message}`);
       throw error;
@@ -92,6 +92,28 @@ export function decodeManagedFields(entries: unknown): Managed {
     else managed.times.set(key, normalized);
   });
   return managed;
+}
+
+/**
+ * Sets decoded lately from large FieldsV1 documents, by their JSON. Every write decodes the stored
+ * managedFields again, and parsing 60,000 keys was a third of a one-label patch to a Secret of as
+ * many. Sets are not changed once built, so one serves every write that reads the same document,
+ * and the sets made from it share its subtrees and their encodings (fieldset.ts).
+ */
+const decodedRecently = new Map<string, FieldSet>();
+const decodedRecentlyMax = 4;
+/** Smaller documents parse in about the time their JSON takes to write: not worth keeping. */
+const decodedRecentlyMinChars = 64 * 1024;
+
+function decodeFieldsV1(fieldsV1: unknown): FieldSet {
+  const json = JSON.stringify(fieldsV1);
+  if (json.length < decodedRecentlyMinChars) return FieldSet.fromFieldsV1(fieldsV1);
+  let set = decodedRecently.get(json);
+  if (set) decodedRecently.delete(json);
+  else set = FieldSet.fromFieldsV1(fieldsV1);
+  decodedRecently.set(json, set);
+  if (decodedRecently.size > decodedRecentlyMax) decodedRecently.delete(decodedRecently.keys().next().value!);
+  return set;
 }
 
 /** metav1.Time re-encodes in UTC at second precision. */

@@ -104,6 +104,8 @@ export function goJson(value: unknown): string {
 
 /** escapeHtml=false matches jsoniter's object-field writer used for key field names. */
 export function goJsonString(text: string, escapeHtml: boolean): string {
+  // Most strings (names, tags, keys) need no escaping: a set of 7,700 tags is serialized on every write.
+  if (writtenAsIs(text, escapeHtml)) return `"${text}"`;
   let out = '"';
   for (const ch of text) {
     const code = ch.codePointAt(0)!;
@@ -117,6 +119,16 @@ export function goJsonString(text: string, escapeHtml: boolean): string {
     else out += ch;
   }
   return `${out}"`;
+}
+
+/** Whether goJsonString writes `text` unchanged between its quotes (any surrogate may be a lone one: no). */
+function writtenAsIs(text: string, escapeHtml: boolean): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || code === 0x22 || code === 0x5c || isLoneSurrogate(code)) return false;
+    if (escapeHtml && (code === 0x3c || code === 0x3e || code === 0x26 || code === 0x2028 || code === 0x2029)) return false;
+  }
+  return true;
 }
 
 /** Go strings are UTF-8, so a lone UTF-16 surrogate arrives there as U+FFFD. */

@@ -13,7 +13,9 @@ export function isJsonObject(value: unknown): value is JsonObject {
 }
 
 export function setOwn(target: JsonObject, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  // Only "__proto__" has a setter on a plain object; defining every key is several times slower to copy 60,000 keys.
+  if (key === '__proto__') Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  else target[key] = value;
 }
 
 export function cloneJson(value: unknown): unknown {

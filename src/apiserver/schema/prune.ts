@@ -13,6 +13,7 @@ import type { JsonObject } from '../../storage/interface.js';
 import type { StructuralSchema } from './structural-schema.js';
 import { objectMetaSchema } from './objectmeta.js';
 import { isJsonObject } from '../../storage/json.js';
+import { cloneJson } from '../patch/json-value.js';
 
 export interface PruneResult {
   /** A pruned copy; the input is left alone. */
@@ -29,7 +30,7 @@ export interface PruneResult {
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 
 export function pruneUnknownFields(object: JsonObject, schema: StructuralSchema): PruneResult {
-  const pruned = structuredClone(object);
+  const pruned = cloneJson(object) as JsonObject;
   const found: Found = { metadata: [], fields: [], embedded: [] };
   const metadataSchema = schema.properties?.metadata ?? objectMetaSchema;
   if (isJsonObject(pruned.metadata)) prune(pruned.metadata, metadataSchema, 'metadata', found.metadata, found);

@@ -22,6 +22,7 @@ import { clone, ensureMetadata, nowTimestamp, specOf, type ObjectMeta } from './
 import { strategyFor, type ResourceStrategy, type Subresource } from './strategy.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import { FanOutMemo } from './fan-out-memo.js';
+import { letOthersRun } from './turns.js';
 import type { UserInfo } from '../auth/user.js';
 import { jsonEqual } from '../../storage/json.js';
 
@@ -303,8 +304,11 @@ export class ResourceStore {
       const candidateMeta = ensureMetadata(candidate);
       if (generated) candidateMeta.name = `${meta.generateName}${randomSuffix()}`;
       this.initializeServerFields(candidate);
+      await letOthersRun();
       this.validate(candidate, undefined, version, warnings, options.dryRun);
+      await letOthersRun();
       const tracked = trackFields(candidate);
+      await letOthersRun();
       const stored = this.toStorage(tracked, version);
       if (options.dryRun) {
         if (await this.storage.get(this.key(candidateMeta.namespace, candidateMeta.name!))) {
@@ -456,7 +460,7 @@ export class ResourceStore {
       const attemptWarnings = [...warnings];
       let tracked: JsonObject | undefined;
       try {
-        tracked = this.change(request, current, entry.modRevision, attemptWarnings);
+        tracked = await this.change(request, current, entry.modRevision, attemptWarnings);
       } catch (error) {
         if (cached) continue;
         throw error;
@@ -466,6 +470,7 @@ export class ResourceStore {
         return { object: current, warnings: attemptWarnings, created: false };
       }
 
+      await letOthersRun();
       const stored = this.toStorage(tracked, version);
       const nextMeta = ensureMetadata(tracked);
       const finishesDeletion = Boolean(nextMeta.deletionTimestamp) && (nextMeta.finalizers ?? []).length === 0;
@@ -487,9 +492,12 @@ export class ResourceStore {
   }
 
   /** One attempt's new object from `current` (at `modRevision`), or undefined when the write changes nothing. */
-  private change(request: UpdateRequest, current: JsonObject, modRevision: number, warnings: string[]): JsonObject | undefined {
+  private async change(request: UpdateRequest, current: JsonObject, modRevision: number, warnings: string[]): Promise<JsonObject | undefined> {
     const { namespace, name, version, subresource, options, mutate, operation } = request;
-    const requested = this.strategy.canonicalize(mutate(clone(current)));
+    await letOthersRun();
+    const copy = clone(current);
+    await letOthersRun();
+    const requested = this.strategy.canonicalize(mutate(copy));
     const requestedMeta = ensureMetadata(requested);
     this.bindNamespace(requestedMeta, namespace);
     this.checkName(requestedMeta, name);
@@ -502,7 +510,9 @@ export class ResourceStore {
     }
 
     const next = this.strategy.prepareForUpdate(requested, current, subresource);
+    await letOthersRun();
     this.validate(next, current, version, warnings, options.dryRun);
+    await letOthersRun();
     const tracked =
       operation === 'apply' ? next : this.fieldManager(version).update(current, next, this.writeContext(version, options, subresource));
     const nextMeta = ensureMetadata(tracked);
