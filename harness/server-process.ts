@@ -52,9 +52,13 @@ export function allowMirrorOf(cloudUrl: string): string[] {
   return ['--image-download-allow', new URL(cloudUrl).host];
 }
 
-/** Starts the server on the data directory, with no embedded cloud and `extraArgs`; resolves once it announces its URL. */
-export async function startServerProcess(dataDir: string, extraArgs: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...startScriptFlags(), ...serverEntry, '--data-dir', dataDir, '--port', '0', '--no-simulated-cloud', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts the server on the data directory with `extraArgs`; resolves once it announces its URL. No embedded cloud
+ * unless `simulatedCloud` (then on a free port, its clouds.yaml in the data directory).
+ */
+export async function startServerProcess(dataDir: string, extraArgs: string[] = [], { simulatedCloud = false } = {}): Promise<ServerProcess> {
+  const cloudArgs = simulatedCloud ? ['--cloud-port', '0'] : ['--no-simulated-cloud'];
+  const child = spawn(process.execPath, [...startScriptFlags(), ...serverEntry, '--data-dir', dataDir, '--port', '0', ...cloudArgs, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));

@@ -20,7 +20,7 @@ import type { SessionOptions } from './openstack/index.js';
 import type { Simulator, SimulatorOptions } from './openstack/simulator/host.js';
 import type { SessionOptions as DashboardSessionOptions } from './dashboard/sessions.js';
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
-import { simulatedCloudMaxBytes, type ImageDownloadOptions } from './reconcile/image/downloads.js';
+import type { ImageDownloadOptions } from './reconcile/image/downloads.js';
 import { installationId } from './reconcile/installation.js';
 import { fencedStorage } from './reconcile/fenced-storage.js';
 import { fenceOf, StorageLeaseLock } from './reconcile/leader.js';
@@ -307,12 +307,12 @@ async function leaseStorage(election: LeaderElectionOptions, aggregated: Delegat
 /**
  * ORC Image downloads as the operator bounds them; with the simulated cloud running here, its
  * image mirror (on loopback, refused otherwise) is allowed, that address and port only, and the
- * size cap defaults lower, since the simulated Glance keeps image data in memory.
+ * size cap defaults to what its Glance stores: a larger download would only be read to be refused.
  */
 function imageDownloadOptions(options: ImageDownloadOptions | undefined, cloud: Simulator | undefined): ImageDownloadOptions | undefined {
   if (!cloud) return options;
   const mirror = new URL(cloud.url);
-  return { maxBytes: simulatedCloudMaxBytes, ...options, allow: [...(options?.allow ?? []), mirror.host] };
+  return { maxBytes: cloud.imageSizeCap, ...options, allow: [...(options?.allow ?? []), mirror.host] };
 }
 
 function shardedLeadership(election: LeaderElectionOptions, leases: MemberStorage, logger: Logger): ShardedLeadership {

@@ -60,8 +60,8 @@ ORC Image downloads (the content of managed Images, from spec.resource.content.d
                                        the address each connection (and each redirect's) is made to.
                                        The simulated cloud run here has its own mirror allowed
   --image-download-max-bytes SIZE      the largest download, and the largest image once decompressed,
-                                       e.g. 512Mi, 16Gi (default: 16Gi; 256Mi with the simulated cloud,
-                                       whose Glance keeps images in memory)
+                                       e.g. 512Mi, 16Gi (default: 16Gi; 1Gi with the simulated cloud,
+                                       the most its Glance stores)
   --image-download-max-ratio N         the most a decompressor may make of one downloaded byte, judged
                                        past the first 64Mi (default: 100; a bomb of zeros is 1000 and more)
   --image-download-timeout DURATION    one attempt's deadline, download and upload (default: 30m0s);

@@ -23,6 +23,7 @@
  * see a request without a valid project-scoped token.
  */
 import type { Router } from 'express';
+import type { BlobFiles } from './blob-files.js';
 
 export type SimulatedServiceType = 'identity' | 'network' | 'compute' | 'load-balancer' | 'image' | 'block-storage';
 
@@ -107,6 +108,10 @@ export interface SimulatorContext {
    * run in any order. A missing peer means that service is not hosted.
    */
   peers: SimulatorPeers;
+  /** Bulk data (image files), kept on disk rather than in memory. */
+  blobs: BlobFiles;
+  /** Glance's image_size_cap: the largest image data it stores. */
+  imageSizeCap: number;
 }
 
 /**
@@ -268,13 +273,14 @@ export interface SimulatedService {
 }
 
 /** Where a snapshot keeps bulk data (image contents) beside the state file: `put` answers the key a snapshot records. */
+/** How a snapshot names bulk data (SimulatorContext.blobs): by its key, which the state file then keeps on disk. */
 export interface BlobSink {
-  put(data: Buffer): string;
+  keep(key: string): string;
 }
 
 export interface BlobSource {
-  /** Throws when the state file names data that is not there. */
-  get(key: string): Buffer;
+  /** The key, checked: throws when the state file names data that is not there. */
+  existing(key: string): string;
 }
 
 /**

@@ -21,7 +21,8 @@ import { createOctaviaSimulator } from './octavia/index.js';
 import { downloadsRouter } from './downloads.js';
 import { freshSeed, seededRandom } from './seeded-random.js';
 import { refillEntries } from './snapshots.js';
-import { StateFile } from './state-file.js';
+import { blobDirOf, StateFile } from './state-file.js';
+import { BlobFiles } from './blob-files.js';
 
 const serviceTypes = ['identity', 'network', 'compute', 'load-balancer', 'image', 'block-storage'] as const;
 
@@ -73,6 +74,8 @@ export interface SimulatorOptions {
   stateFile?: string;
   /** With stateFile: start seeded, as if the file did not exist, and write over it. */
   freshState?: boolean;
+  /** Glance's image_size_cap: default 1 GiB, lowered from Glance's 1 TiB to what a test machine's disk can spare. */
+  imageSizeCap?: number;
 }
 
 /** One request as the cloud served it; `path` is relative to the service's endpoint, query included. */
@@ -94,6 +97,8 @@ export interface Simulator {
   faults: { add(rule: FaultRule): void; clear(): void };
   /** The seed of the fault rolls: the same seed and requests give the same faults. */
   faultSeed: number;
+  /** The largest image data Glance stores (its image_size_cap); a larger upload is refused with 413. */
+  imageSizeCap: number;
   /** Makes every token issued so far expired; later requests with them get 401. */
   expireTokens(): void;
   /** `limit` Infinity = unlimited. Throws for an unknown project. */
@@ -147,10 +152,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * call first, so that a transition one of theirs waits on (a volume creating) is scheduled, and so
  * ends, before theirs.
  */
-async function restoredCloud(file: string, fresh: boolean, services: readonly SimulatedService[], quotas: Map<string, number>): Promise<StateFile> {
-  const stateFile = new StateFile(file, (blobs) => ({
+async function restoredCloud(file: string, fresh: boolean, services: readonly SimulatedService[], quotas: Map<string, number>, blobs: BlobFiles): Promise<StateFile> {
+  const stateFile = new StateFile(file, blobs, (sink) => ({
     quotas,
-    services: Object.fromEntries(services.flatMap((service) => (service.state ? [[service.type, service.state.snapshot(blobs)]] : []))),
+    services: Object.fromEntries(services.flatMap((service) => (service.state ? [[service.type, service.state.snapshot(sink)]] : []))),
   }));
   const saved = await stateFile.load(fresh);
   if (saved) {
@@ -181,6 +186,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const services: SimulatedService[] = [];
   /** Set once the services exist (and the cloud is restored); told of every change from then on. */
   let stateFile: StateFile | undefined;
+  const blobs = options.stateFile === undefined ? BlobFiles.temporary() : BlobFiles.kept(blobDirOf(options.stateFile));
 
   const ctx: SimulatorContext = {
     clock: {
@@ -207,6 +213,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     transitionDelayMs: options.transitionDelayMs ?? 200,
     availabilityZones: options.availabilityZones && options.availabilityZones.length > 0 ? [...options.availabilityZones] : ['nova'],
     peers,
+    blobs,
+    imageSizeCap: options.imageSizeCap ?? 1024 ** 3,
   };
 
   const keystone: KeystoneSimulator = createKeystoneSimulator(ctx, { tokenLifetimeMs: options.tokenLifetimeMs ?? 3_600_000, services: () => services });
@@ -214,7 +222,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const demo = keystone.projectId('demo')!;
   for (const [resource, limit] of Object.entries(ministackDemoQuotas)) ctx.setQuota(demo, resource, limit);
   for (const factory of options.services ?? defaultServices) services.push(factory(ctx));
-  stateFile = options.stateFile === undefined ? undefined : await restoredCloud(options.stateFile, options.freshState ?? false, services, quotas);
+  stateFile = options.stateFile === undefined ? undefined : await restoredCloud(options.stateFile, options.freshState ?? false, services, quotas, blobs);
   const persisted = stateFile;
 
   const faults: ActiveFault[] = [];
@@ -364,6 +372,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       clear: () => void faults.splice(0),
     },
     faultSeed,
+    imageSizeCap: ctx.imageSizeCap,
     expireTokens: () => keystone.expireTokens(),
     setQuota(project, resource, limit) {
       const projectId = keystone.resolveProject(project);
@@ -385,6 +394,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       });
       // What is in transition now is saved as it stands, and goes on when the cloud is restored.
       await stateFile?.close();
+      await blobs.close();
     },
   };
 }

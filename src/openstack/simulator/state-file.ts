@@ -2,14 +2,13 @@
  * A simulated cloud kept across restarts (SimulatorOptions.stateFile): every service's snapshot
  * (ServiceState) and the quotas in one JSON file, written atomically (a temporary file renamed over
  * it, mode 0600) at most every SAVE_DELAY_MS after a change, and on close. Image data lives beside
- * it, one file per content named by its SHA-256 in `<name>-images/`, written before the state that
- * names it and removed once no written state does.
+ * it (`blobDirOf`), one file per content named by its SHA-256, written by the cloud as it arrives
+ * (BlobFiles) and removed here once no written state names it.
  */
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import type { BlobFiles } from './blob-files.js';
 import type { BlobSink, BlobSource } from './framework.js';
 
 /** How long after a change the state is written: changes within it are written together. */
@@ -32,12 +31,13 @@ export interface CloudState {
 /** One line, whatever the error said. */
 const oneLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ');
 
+/** Where the image data of the cloud kept in `file` lives. */
+export function blobDirOf(file: string): string {
+  const { dir, name } = path.parse(file);
+  return path.join(dir, `${name}-images`);
+}
+
 export class StateFile {
-  readonly #blobDir: string;
-  /** Blob keys known to be on disk. */
-  readonly #stored = new Set<string>();
-  /** Each image's data is hashed once: the buffer is replaced, never changed, when an image's data is. */
-  readonly #keys = new WeakMap<Buffer, string>();
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> | undefined;
   #dirty = false;
@@ -45,11 +45,9 @@ export class StateFile {
 
   constructor(
     readonly file: string,
+    private readonly blobs: BlobFiles,
     private readonly capture: (blobs: BlobSink) => CloudState,
-  ) {
-    const { dir, name } = path.parse(file);
-    this.#blobDir = path.join(dir, `${name}-images`);
-  }
+  ) {}
 
   /** The error that fails a start from this file. */
   failure(error: unknown): Error {
@@ -58,11 +56,10 @@ export class StateFile {
 
   /**
    * The saved state and its blobs, or undefined when nothing was saved yet (or `fresh`: what was
-   * saved is written over, its image data removed); a file that cannot be read or parsed throws
-   * (see `failure`).
+   * saved is written over, its image data removed with the first write); a file that cannot be read
+   * or parsed throws (see `failure`).
    */
   async load(fresh = false): Promise<{ state: CloudState; blobs: BlobSource } | undefined> {
-    for (const name of await readdir(this.#blobDir).catch(() => [])) this.#stored.add(name);
     if (fresh) return undefined;
     let text: string;
     try {
@@ -78,11 +75,9 @@ export class StateFile {
         throw new Error(`${issue?.path.join('.') || 'file'}: ${issue?.message ?? 'invalid'}`);
       }
       const blobs: BlobSource = {
-        get: (key) => {
-          if (!/^[0-9a-f]{64}$/.test(key) || !this.#stored.has(key)) throw new Error(`image data ${path.join(this.#blobDir, key)} is missing`);
-          const data = readFileSync(path.join(this.#blobDir, key));
-          this.#keys.set(data, key);
-          return data;
+        existing: (key) => {
+          if (!this.blobs.has(key)) throw new Error(`image data ${path.join(this.blobs.dir, key)} is missing`);
+          return key;
         },
       };
       const quotas = new Map(parsed.data.quotas.map(([key, limit]) => [key, limit ?? Infinity]));
@@ -126,36 +121,26 @@ export class StateFile {
 
   async #write(): Promise<void> {
     this.#dirty = false;
-    const blobs = new Map<string, Buffer>();
+    // Taken before the state: a file received after it is not this write's to remove.
+    const stored = this.blobs.stored();
+    const named = new Set<string>();
     const state = this.capture({
-      put: (data) => {
-        let key = this.#keys.get(data);
-        if (!key) {
-          key = createHash('sha256').update(data).digest('hex');
-          this.#keys.set(data, key);
-        }
-        blobs.set(key, data);
+      keep: (key) => {
+        named.add(key);
         return key;
       },
     });
     // Taken at once, before anything can change: the files are written from this text.
     const text = JSON.stringify({ version: VERSION, quotas: [...state.quotas].map(([key, limit]) => [key, Number.isFinite(limit) ? limit : null]), services: state.services });
-    const missing = [...blobs].filter(([key]) => !this.#stored.has(key));
-    if (missing.length > 0) await mkdir(this.#blobDir, { recursive: true, mode: 0o700 });
-    for (const [key, data] of missing) {
-      await atomicWrite(path.join(this.#blobDir, key), data);
-      this.#stored.add(key);
-    }
     await mkdir(path.dirname(this.file), { recursive: true });
     await atomicWrite(this.file, text);
-    for (const key of [...this.#stored].filter((stored) => !blobs.has(stored))) {
-      this.#stored.delete(key);
-      await rm(path.join(this.#blobDir, key), { force: true });
+    for (const [key, receipt] of stored) {
+      if (!named.has(key)) await this.blobs.remove(key, receipt);
     }
   }
 }
 
-async function atomicWrite(file: string, data: string | Buffer): Promise<void> {
+async function atomicWrite(file: string, data: string): Promise<void> {
   const temporary = `${file}.tmp`;
   await writeFile(temporary, data, { mode: 0o600 });
   await rename(temporary, file);

@@ -37,8 +37,6 @@ const gib = 1024 ** 3;
  * for passes that download nothing, and one namespace leaves half the slots to the others.
  */
 export const imageDownloadDefaults = { maxBytes: 16 * gib, maxRatio: 100, timeoutMs: 30 * 60_000, concurrency: 6, perNamespace: 3 } as const;
-/** With the simulated cloud, whose Glance keeps image data in memory, and whose own images are kilobytes. */
-export const simulatedCloudMaxBytes = 256 * 1024 ** 2;
 /** The decompressed bytes a ratio is not judged on: the first part of a disk image (partition tables, an empty boot partition) compresses far better than the rest. */
 export const ratioFloorBytes = 64 * 1024 ** 2;
 

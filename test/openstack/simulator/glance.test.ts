@@ -6,8 +6,10 @@ let sim: Simulator;
 let demo: Session;
 let admin: Session;
 let images: string;
+/** Glance's image_size_cap here: small, so going past it costs the test nothing. */
+const capBytes = 64 * 1024;
 beforeAll(async () => {
-  sim = await start();
+  sim = await start({ imageSizeCap: capBytes });
   demo = await login(sim);
   admin = await login(sim, 'admin');
   images = `${endpoint(demo, 'image')}/v2/images`;
@@ -119,6 +121,23 @@ describe('glance', () => {
     const data = await fetch(`${images}/${res.body.id}/file`, { headers: { 'x-auth-token': demo.token } });
     expect(await data.text()).toBe('hello');
     await call(demo, 'DELETE', `${images}/${res.body.id}`);
+  });
+
+  it('refuses data past its image_size_cap with 413, leaving the image queued for another upload', async () => {
+    const res = await call(demo, 'POST', images, { name: 'capped', disk_format: 'raw', container_format: 'bare' });
+    const file = `${images}/${res.body.id}/file`;
+    const put = (body: Uint8Array<ArrayBuffer>) => fetch(file, { method: 'PUT', headers: { 'x-auth-token': demo.token, 'content-type': 'application/octet-stream' }, body });
+    const refused = await put(new Uint8Array(capBytes + 1));
+    expect(refused.status).toBe(413);
+    expect(await refused.json()).toMatchObject({ code: '413 Request Entity Too Large' });
+    expect((await call(demo, 'GET', `${images}/${res.body.id}`)).body).toMatchObject({ status: 'queued', size: null });
+    const within = new Uint8Array(capBytes).fill(7);
+    expect((await put(within)).status).toBe(204);
+    expect((await call(demo, 'GET', `${images}/${res.body.id}`)).body).toMatchObject({ status: 'active', size: capBytes });
+    const data = await fetch(file, { headers: { 'x-auth-token': demo.token } });
+    expect(data.headers.get('content-length')).toBe(String(capBytes));
+    expect(new Uint8Array(await data.arrayBuffer())).toEqual(within);
+    expect((await call(demo, 'DELETE', `${images}/${res.body.id}`)).status).toBe(204);
   });
 
   it('serves the schemas and version documents', async () => {

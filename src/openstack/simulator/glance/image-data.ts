@@ -1,22 +1,31 @@
-/** The simulated Glance's image data: upload (queued → active, checksums computed) and download. */
-import { createHash } from 'node:crypto';
-import express, { type Router } from 'express';
+/**
+ * The simulated Glance's image data: upload (queued → saving → active, checksums computed as the bytes
+ * arrive, the data streamed to a file as Glance's file store does) and download.
+ */
+import type { Router } from 'express';
+import { BlobTooLargeError } from '../blob-files.js';
 import { fail } from './errors.js';
 import { ownedImage, visibleImage, type GlanceStore } from './model.js';
 
 export function imageDataRoutes(router: Router, store: GlanceStore): void {
-  router.put('/v2/images/:id/file', express.raw({ type: () => true, limit: '1gb' }), (req, res) => {
+  router.put('/v2/images/:id/file', async (req, res) => {
     const image = ownedImage(store, res, req.params.id);
     if (!image) return;
     if (image.status !== 'queued') return fail(res, 409, `Image status transition from ${image.status} to saving is not allowed`);
-    const data = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    image.data = data;
-    image.size = data.length;
-    image.checksum = createHash('md5').update(data).digest('hex');
-    image.os_hash_value = createHash('sha512').update(data).digest('hex');
-    image.status = 'active';
+    image.status = 'saving';
     store.touch(image);
-    res.status(204).end();
+    try {
+      const stored = await store.ctx.blobs.receive(req, store.ctx.imageSizeCap);
+      Object.assign(image, { data: stored.key, size: stored.size, checksum: stored.md5, os_hash_value: stored.sha512, status: 'active' });
+      store.touch(image);
+      res.status(204).end();
+    } catch (error) {
+      // As Glance: a failed upload leaves the image queued, to be uploaded again.
+      image.status = 'queued';
+      store.touch(image);
+      if (error instanceof BlobTooLargeError) fail(res, 413, `Denying attempt to upload image larger than ${store.ctx.imageSizeCap} bytes.`);
+      else if (!req.destroyed) fail(res, 500, 'The image data could not be stored.');
+    }
   });
   router.get('/v2/images/:id/file', (req, res) => {
     const image = visibleImage(store, res, req.params.id);
@@ -24,6 +33,7 @@ export function imageDataRoutes(router: Router, store: GlanceStore): void {
     if (!image.data) return void res.status(204).end();
     res.setHeader('Content-Type', 'application/octet-stream');
     if (image.checksum) res.setHeader('Content-MD5', image.checksum);
-    res.send(image.data);
+    if (image.size !== null) res.setHeader('Content-Length', image.size);
+    store.ctx.blobs.open(image.data).on('error', () => res.destroy()).pipe(res);
   });
 }

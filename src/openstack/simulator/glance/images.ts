@@ -231,7 +231,7 @@ export function imageRoutes(router: Router, store: GlanceStore): void {
     const image = ownedImage(store, res, req.params.id);
     if (!image) return;
     if (image.protected) return fail(res, 403, `Image ${image.id} is protected and cannot be deleted.`);
-    store.images.delete(image.id);
+    store.remove(image);
     res.status(204).end();
   });
 

@@ -28,7 +28,8 @@ export interface Image {
   tags: Set<string>;
   properties: Map<string, string>;
   members: Map<string, { status: MemberStatus; createdAt: number; updatedAt: number }>;
-  data?: Buffer;
+  /** The key of the image's data in the cloud's BlobFiles. */
+  data?: string;
   createdAt: number;
   updatedAt: number;
 }
@@ -73,10 +74,17 @@ export class GlanceStore {
         ['os_version', '22.04'],
       ]),
       members: new Map(),
-      data: seedData,
+      data: ctx.blobs.put(seedData),
       createdAt: now,
       updatedAt: now,
     });
+  }
+
+  /** Deletes an image; its data goes once no other image holds the same content. */
+  remove(image: Image): void {
+    this.images.delete(image.id);
+    const key = image.data;
+    if (key !== undefined && ![...this.images.values()].some((other) => other.data === key)) this.ctx.blobs.release(key);
   }
 
   touch(image: Image): void {

@@ -1,6 +1,6 @@
 /**
  * Glance's images as a state file keeps them, validated when read back. An image's data is not in
- * the snapshot but beside it (BlobSink), named by the key the snapshot records.
+ * the snapshot but beside it (BlobFiles), named by the key the snapshot records.
  */
 import { z } from 'zod';
 import type { BlobSink, BlobSource } from '../framework.js';
@@ -43,7 +43,7 @@ function imageSnapshot(image: Image, blobs: BlobSink): ImageSnapshot {
     tags: [...image.tags],
     properties: [...image.properties],
     members: [...image.members],
-    data: image.data ? blobs.put(image.data) : null,
+    data: image.data ? blobs.keep(image.data) : null,
   };
 }
 
@@ -55,7 +55,7 @@ function imageSnapshot(image: Image, blobs: BlobSink): ImageSnapshot {
 function restoredImage(saved: ImageSnapshot, blobs: BlobSource): Image | undefined {
   if (saved.status === 'deleted' || saved.status === 'pending_delete') return undefined;
   const { data: key, ...rest } = saved;
-  const data = key === null ? undefined : blobs.get(key);
+  const data = key === null ? undefined : blobs.existing(key);
   const uploading = saved.status === 'saving' || saved.status === 'uploading' || saved.status === 'importing';
   return {
     ...rest,

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BlobFiles } from '../../../../src/openstack/simulator/blob-files.js';
 import { SimulatorError, type SimulatedService, type SimulatorContext, type TokenScope } from '../../../../src/openstack/simulator/framework.js';
 import { createNeutronSimulator } from '../../../../src/openstack/simulator/neutron/index.js';
 
@@ -23,6 +24,8 @@ const ctx: SimulatorContext = {
   transitionDelayMs: 0,
   availabilityZones: ['nova'],
   peers: {},
+  blobs: BlobFiles.temporary(),
+  imageSizeCap: 0,
 };
 
 const scope = (name: 'admin' | 'demo'): TokenScope => ({
@@ -56,6 +59,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  await ctx.blobs.close();
 });
 
 async function api(method: string, path: string, body?: unknown, user: 'admin' | 'demo' = 'demo') {
