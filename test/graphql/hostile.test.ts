@@ -54,7 +54,7 @@ const cases: Case[] = [
   { name: 'a first past 32 bits', query: '{ clusters(first: 99999999999) { edges { node { name } } } }', status: 400, code: 'GRAPHQL_VALIDATION_FAILED', noReads: true },
   { name: 'a cursor that is no cursor', query: '{ clusters(after: "%%%") { edges { node { name } } } }', status: 200, code: 'BAD_USER_INPUT' },
   { name: 'a malformed label selector', query: '{ clusters(labelSelector: "env in (a,") { edges { node { name } } } }', status: 200, code: 'BAD_USER_INPUT' },
-  { name: 'a label selector of 5,000 terms in a variable', query: 'query Q($s: String) { clusters(labelSelector: $s) { edges { node { name } } } }', variables: { s: Array.from({ length: 5000 }, (_, i) => `k${i}=v`).join(',') }, status: 200, code: '' },
+  { name: 'a label selector of 5,000 terms in a variable (past the 100 a selector may have)', query: 'query Q($s: String) { clusters(labelSelector: $s) { edges { node { name } } } }', variables: { s: Array.from({ length: 5000 }, (_, i) => `k${i}=v`).join(',') }, status: 200, code: 'BAD_USER_INPUT' },
   { name: 'a variable of the wrong type', query: 'query Q($n: Int) { clusters(first: $n) { edges { node { name } } } }', variables: { n: 'many' }, status: 400, code: 'BAD_USER_INPUT', noReads: true },
   { name: 'a variable nested 10,000 deep', query: 'query Q($n: String) { inventory(namespace: $n) { revision } }', body: `{"query":"query Q($n: String) { inventory(namespace: $n) { revision } }","variables":{"n":${'['.repeat(10_000)}${']'.repeat(10_000)}}}`, status: 400, code: 'BAD_USER_INPUT', noReads: true },
   { name: 'a batched request', body: [{ query: '{ inventory { revision } }' }, { query: '{ inventory { revision } }' }], status: 400, code: 'BAD_REQUEST', noReads: true },
