@@ -154,27 +154,27 @@ export class ResourceHandler {
     const listMeta: JsonObject = { resourceVersion: result.resourceVersion };
     if (result.continueToken) listMeta.continue = result.continueToken;
     const { representation } = negotiated;
+    // Rows and metadata are made piece by piece as the list is written, not all before it.
     if (representation.kind === 'Table') {
-      const table = this.printers.get(served.version)!.toTable(result.items, listMeta, {
+      const printer = this.printers.get(served.version)!;
+      const tableRequest = {
         apiVersion: `meta.k8s.io/${representation.version}`,
         includeObject: parseIncludeObject(query.get('includeObject') ?? undefined),
         withColumnDefinitions: true,
         now: new Date(),
-      });
-      return sendJsonList(response, 200, table, 'rows', negotiated.contentType);
+      } as const;
+      const table = { ...printer.toTable([], listMeta, tableRequest), rows: result.items };
+      return sendJsonList(response, 200, table, 'rows', negotiated.contentType, (object: JsonObject) => printer.row(object, tableRequest));
     }
     if (representation.kind === 'PartialObjectMetadataList') {
+      const apiVersion = `meta.k8s.io/${representation.version}` as const;
       return sendJsonList(
         response,
         200,
-        {
-          kind: 'PartialObjectMetadataList',
-          apiVersion: `meta.k8s.io/${representation.version}`,
-          metadata: listMeta,
-          items: result.items.map((item) => partialObjectMetadata(item, `meta.k8s.io/${representation.version}`)),
-        },
+        { kind: 'PartialObjectMetadataList', apiVersion, metadata: listMeta, items: result.items },
         'items',
         negotiated.contentType,
+        (item: JsonObject) => partialObjectMetadata(item, apiVersion),
       );
     }
     await sendJsonList(response, 200, { apiVersion: served.groupVersion, kind: listKindOf(served.definition), metadata: listMeta, items: result.items }, 'items');

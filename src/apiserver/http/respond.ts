@@ -28,14 +28,23 @@ const pieceBytes = 48 * 1024;
 
 /**
  * A list written as it is encoded, as kube-apiserver streams large lists: the list's head, then its
- * `arrayKey` array (items, or a Table's rows) a piece at a time. No single string or buffer then holds
- * the whole list (19 MB for 10,000 OpenStackClusters), and other requests, watch deliveries among
- * them, run between pieces instead of waiting for the whole encoding. A list that fits in one piece
- * goes out whole, with a Content-Length.
+ * `arrayKey` array (items, or a Table's rows) a piece at a time, each element passed through `present`
+ * (a Table row made from an object, say) as its piece is encoded. No single string or buffer then
+ * holds the whole list (19 MB for 10,000 OpenStackClusters), and other requests, watch deliveries
+ * among them, run between pieces instead of waiting for the whole encoding. A list that fits in one
+ * piece goes out whole, with a Content-Length.
  */
-export async function sendJsonList(response: ServerResponse, code: number, body: Record<string, unknown>, arrayKey: string, contentType = 'application/json'): Promise<void> {
+export async function sendJsonList<T>(
+  response: ServerResponse,
+  code: number,
+  body: Record<string, unknown>,
+  arrayKey: string,
+  contentType = 'application/json',
+  present: (element: T) => unknown = (element) => element,
+): Promise<void> {
   const { [arrayKey]: array, ...head } = body;
-  if (!Array.isArray(array) || array.length <= maxPieceItems) return sendJson(response, code, body, contentType);
+  if (!Array.isArray(array)) return sendJson(response, code, body, contentType);
+  if (array.length <= maxPieceItems) return sendJson(response, code, { ...head, [arrayKey]: array.map(present) }, contentType);
   // The array goes last, so the head's text ends with its opening bracket (then the closing braces).
   const headText = JSON.stringify({ ...head, [arrayKey]: [] });
   response.writeHead(code, { 'Content-Type': contentType });
@@ -48,7 +57,7 @@ export async function sendJsonList(response: ServerResponse, code: number, body:
     // Encoded to bytes here, once: a string written to a chunked response is measured first, and the
     // separator joined to the piece as text made a copy of the whole piece to measure. The piece's
     // brackets are one byte each: the opening one becomes the separator from the previous piece.
-    const piece = Buffer.from(JSON.stringify(array.slice(start, start + items)));
+    const piece = Buffer.from(JSON.stringify(array.slice(start, start + items).map(present)));
     if (start > 0) piece[0] = comma;
     writable = response.write(piece.subarray(start === 0 ? 1 : 0, -1));
     start += items;

@@ -67,16 +67,20 @@ export class TablePrinter {
    * remainingItemCount, or for a single object (GET, watch event) its resourceVersion.
    */
   toTable(objects: JsonObject[], listMeta: Record<string, unknown>, request: TableRequest): JsonObject {
-    const rows = objects.map((object) => ({
-      cells: [...(this.namePlaced ? [] : [nameOf(object)]), ...this.columns.map(({ type, path }) => cell(type, path(object), request.now))],
-      object: rowObject(object, request),
-    }));
     return {
       kind: 'Table',
       apiVersion: request.apiVersion,
       metadata: listMetadata(listMeta),
       columnDefinitions: request.withColumnDefinitions ? this.columnDefinitions : null,
-      rows,
+      rows: objects.map((object) => this.row(object, request)),
+    };
+  }
+
+  /** One object's row; a streamed list builds each piece's rows as it encodes them. */
+  row(object: JsonObject, request: TableRequest): JsonObject {
+    return {
+      cells: [...(this.namePlaced ? [] : [nameOf(object)]), ...this.columns.map(({ type, path }) => cell(type, path(object), request.now))],
+      object: rowObject(object, request),
     };
   }
 }

@@ -150,6 +150,18 @@ describe('the pieces of a streamed list', () => {
     expect(JSON.parse(`[${pieces.join('').replace(/^,/, '')}]`).map((item: { name: string }) => item.name)).toEqual(large.map((item) => item.name));
   });
 
+  it('makes each element (a Table row, say) as its piece is encoded, not all before the first', async () => {
+    let made = 0;
+    const madeAtWrites: number[] = [];
+    const response = { destroyed: false, writeHead: () => response, write: () => madeAtWrites.push(made) > 0, end: () => {} };
+    const objects = Array.from({ length: 100 }, (_, i) => ({ name: `o-${i}` }));
+    await sendJsonList(response as unknown as ServerResponse, 200, { kind: 'Table', rows: objects }, 'rows', 'application/json', (object: { name: string }) => {
+      made++;
+      return { cells: [object.name] };
+    });
+    expect(madeAtWrites).toEqual([0, 25, 50, 75, 100]);
+  });
+
   it('holds 25 small objects a piece', async () => {
     const small = Array.from({ length: 100 }, (_, i) => ({ name: `small-${i}` }));
     expect(await piecesOf(small)).toHaveLength(4);
