@@ -114,13 +114,15 @@ function pruneEmbeddedMetadata(key: string, value: unknown, path: string, found:
 
 /** What kube's defaulter does before defaulting: non-nullable nulls that no default will fill disappear. */
 function pruneNulls(value: unknown, schema: StructuralSchema | undefined): void {
+  // Below a field without a schema no null can be removed: managedFields' 60,000 keys are not walked.
+  if (!schema) return;
   if (Array.isArray(value)) {
-    for (const item of value) pruneNulls(item, schema?.items);
+    for (const item of value) pruneNulls(item, schema.items);
     return;
   }
   if (!isJsonObject(value)) return;
   for (const [key, child] of Object.entries(value)) {
-    const field = schema?.properties?.[key] ?? mapValues(schema);
+    const field = schema.properties?.[key] ?? mapValues(schema);
     if (child === null && field && !field.nullable && field.default === undefined) delete value[key];
     else pruneNulls(child, field);
   }

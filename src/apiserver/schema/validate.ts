@@ -294,6 +294,8 @@ function duplicates(value: unknown, schema: StructuralSchema | undefined, path: 
   } else if (isJsonObject(value)) {
     const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
     for (const [key, child] of Object.entries(value)) {
+      // Only lists repeat items: a scalar has none to report, and a map of 60,000 keys needs no path for each.
+      if (typeof child !== 'object' || child === null) continue;
       const property = schema.properties?.[key];
       if (property) errors.push(...duplicates(child, property, join(path, key)));
       else if (additional) errors.push(...duplicates(child, additional, `${path}[${key}]`));
