@@ -98,22 +98,38 @@ export function decodeManagedFields(entries: unknown): Managed {
  * Sets decoded lately from large FieldsV1 documents, by their JSON. Every write decodes the stored
  * managedFields again, and parsing 60,000 keys was a third of a one-label patch to a Secret of as
  * many. Sets are not changed once built, so one serves every write that reads the same document,
- * and the sets made from it share its subtrees and their encodings (fieldset.ts).
+ * and the sets made from it share its subtrees and their encodings (fieldset.ts). A set unused for
+ * a minute is let go: a decoded set of 60,000 keys holds about 20 MB.
  */
-const decodedRecently = new Map<string, FieldSet>();
+const decodedRecently = new Map<string, { set: FieldSet; used: boolean }>();
 const decodedRecentlyMax = 4;
+const decodedRecentlyKeptMs = 60_000;
 /** Smaller documents parse in about the time their JSON takes to write: not worth keeping. */
 const decodedRecentlyMinChars = 64 * 1024;
+let forgetting: NodeJS.Timeout | undefined;
 
 function decodeFieldsV1(fieldsV1: unknown): FieldSet {
   const json = JSON.stringify(fieldsV1);
   if (json.length < decodedRecentlyMinChars) return FieldSet.fromFieldsV1(fieldsV1);
-  let set = decodedRecently.get(json);
-  if (set) decodedRecently.delete(json);
-  else set = FieldSet.fromFieldsV1(fieldsV1);
-  decodedRecently.set(json, set);
+  const known = decodedRecently.get(json);
+  if (known) decodedRecently.delete(json);
+  const set = known?.set ?? FieldSet.fromFieldsV1(fieldsV1);
+  decodedRecently.set(json, { set, used: true });
   if (decodedRecently.size > decodedRecentlyMax) decodedRecently.delete(decodedRecently.keys().next().value!);
+  forgetting ??= setInterval(forgetUnused, decodedRecentlyKeptMs).unref();
   return set;
+}
+
+/** Drops the sets no write used since the last call; stops calling itself once none is left. */
+function forgetUnused(): void {
+  for (const [json, entry] of decodedRecently) {
+    if (entry.used) entry.used = false;
+    else decodedRecently.delete(json);
+  }
+  if (decodedRecently.size === 0) {
+    clearInterval(forgetting);
+    forgetting = undefined;
+  }
 }
 
 /** metav1.Time re-encodes in UTC at second precision. */
