@@ -44,7 +44,6 @@ module.exports = {
     layer('api-infrastructure', infrastructure, [apiserver, storage], 'CAPO\'s kinds are definitions for the API machinery.'),
     layer('api-orc', '^src/api/orc/', [infrastructure, apiserver, storage], 'ORC\'s Image is a definition for the API machinery, built from the CAPO schema blocks.'),
     layer('api-embedded', '^src/api/embedded/', [infrastructure, apiserver, storage], 'The embedded Secret, Cluster, Machine and IPAM kinds are definitions for the API machinery.'),
-    layer('api-computed', '^src/api/computed/', [infrastructure, inventory, apiserver, storage], 'Computed kinds serve what the inventory derives from storage.'),
     layer('capo', capo, [infrastructure, openstack, storage], 'CAPO\'s conventions (names, security group rules, filters) are data both the reconciler and preflight read.'),
     layer('inventory', inventory, [infrastructure, apiserver, storage], 'The inventory is read from storage; the reconciler and the APIs that serve it sit above it.'),
     layer('preflight', preflight, [infrastructure, apiserver, capo, openstack, storage, cli], 'Preflight asks the cloud what a cluster needs; the reconciler runs it, never the reverse.'),

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { aggregatedKinds } from '../src/api/kinds.js';
+import { aggregatedKinds } from '../src/served-kinds.js';
 import type { KindDefinition } from '../src/apiserver/registry/kind.js';
 import { startApp, type AppOptions, type RunningApp } from '../src/app.js';
 import { registerAggregatedServer, type ControlPlane } from './control-plane.js';

@@ -4,7 +4,7 @@
  * real kube-apiserver (requests go through kube-apiserver, Cluster API's kinds are CRDs there).
  * Both run the reconciler against a simulated cloud.
  */
-import { aggregatedKinds, servedKinds } from '../src/api/kinds.js';
+import { aggregatedKinds, servedKinds } from '../src/served-kinds.js';
 import type { RunningApp } from '../src/app.js';
 import { startAggregatedServer } from './aggregated-server.js';
 import { controlPlaneUnavailable, kubectlProxy, startControlPlane } from './control-plane.js';

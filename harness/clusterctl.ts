@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { z } from 'zod';
-import { aggregatedKinds } from '../src/api/kinds.js';
+import { aggregatedKinds } from '../src/served-kinds.js';
 import { startApp, type RunningApp } from '../src/app.js';
 import { builtBinary, type ClusterApiManager, type ControlPlane, controlPlaneUnavailable, startClusterApiManager, startControlPlane } from './control-plane.js';
 

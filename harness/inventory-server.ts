@@ -16,7 +16,7 @@ import { StaticTokenFile } from '../src/apiserver/auth/token-file.js';
 import { Registry } from '../src/apiserver/registry/registry.js';
 import { startApiServer, type RunningApiServer } from '../src/apiserver/server.js';
 import { ensurePki, type Pki } from '../src/apiserver/tls/pki.js';
-import { servedKinds } from '../src/api/kinds.js';
+import { servedKinds } from '../src/served-kinds.js';
 import type { AdminHooks } from '../src/admin/router.js';
 import { inventoryRoutes, type InventoryRoutesDeps } from '../src/inventory-routes.js';
 import type { QueryLimits } from '../src/graphql/limits.js';

@@ -196,7 +196,7 @@ runServer({
     // Loaded only now: --help and a usage error answer without loading the server (a second or more).
     const [{ startApp }, { aggregatedKinds, aggregatedKindsBesideOrc, servedKinds }, { createLogger }] = await Promise.all([
       import('./app.js'),
-      import('./api/kinds.js'),
+      import('./served-kinds.js'),
       import('./observability/log.js'),
     ]);
     const app = await startApp({

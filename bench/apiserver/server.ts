@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { embeddedCredentials, startApp, type StorageSettings } from '../../src/app.js';
-import { aggregatedKinds, servedKinds } from '../../src/api/kinds.js';
+import { aggregatedKinds, servedKinds } from '../../src/served-kinds.js';
 
 export interface ServerHello {
   url: string;

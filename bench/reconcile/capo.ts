@@ -25,7 +25,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { capoUnavailable, kubectlWith, startClusterApiManager, startControlPlane, type ClusterApiManager, type ControlPlane } from '../../harness/control-plane.js';
-import { servedKinds } from '../../src/api/kinds.js';
+import { servedKinds } from '../../src/served-kinds.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
 import { embeddedCredentials, startApp } from '../../src/app.js';
 import { sourceRevision, table } from '../common.js';

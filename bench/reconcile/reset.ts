@@ -25,7 +25,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { servedKinds } from '../../src/api/kinds.js';
+import { servedKinds } from '../../src/served-kinds.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
 import { startSimulator, type LatencyRule, type Simulator } from '../../src/openstack/simulator/host.js';
 import { startServerProcess, type ServerProcess } from '../../harness/server-process.js';

@@ -27,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { servedKinds } from '../../src/api/kinds.js';
+import { servedKinds } from '../../src/served-kinds.js';
 import { embeddedCredentials, startApp, type RunningApp } from '../../src/app.js';
 import { KindClient } from '../../src/reconcile/objects.js';
 import { pool, sourceRevision, summarize, table } from '../common.js';

@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { servedKinds } from '../../src/api/kinds.js';
+import { servedKinds } from '../../src/served-kinds.js';
 import { EtcdStorage } from '../../src/storage/etcd.js';
 import { KindClient } from '../../src/reconcile/objects.js';
 import { startEtcd } from '../../harness/etcd.js';

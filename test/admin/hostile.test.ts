@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import type { AdminHooks } from '../../src/admin/router.js';
-import { servedKinds } from '../../src/api/kinds.js';
+import { servedKinds } from '../../src/served-kinds.js';
 import { kubectlOk, request, startTestServer, type TestServer } from '../../harness/test-server.js';
 import { seed, teamAObjects } from '../../harness/inventory-fixtures.js';
 import { startInventoryServer, tokens, type InventoryServer } from '../../harness/inventory-server.js';

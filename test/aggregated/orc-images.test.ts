@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aggregatedKindsBesideOrc } from '../../src/api/kinds.js';
+import { aggregatedKindsBesideOrc } from '../../src/served-kinds.js';
 import { startAggregatedServer, type AggregatedServer } from '../../harness/aggregated-server.js';
 import { CloudCensus } from '../../harness/census.js';
 import { orcUnavailable, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request, startTestServer, type TestServer } from '../../harness/test-server.js';
-import { servedKinds } from '../../src/api/kinds.js';
+import { servedKinds } from '../../src/served-kinds.js';
 
 let server: TestServer;
 let adminToken: string;

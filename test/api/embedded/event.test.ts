@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../../harness/test-server.js';
 import { eventKind } from '../../../src/api/embedded/kinds.js';
 import { sweepEvents } from '../../../src/api/embedded/event-ttl.js';
-import { servedKinds } from '../../../src/api/kinds.js';
+import { servedKinds } from '../../../src/served-kinds.js';
 import { ResourceStore } from '../../../src/apiserver/store/resource-store.js';
 
 let server: TestServer;

@@ -5,7 +5,7 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { servedKinds } from '../../../src/api/kinds.js';
+import { servedKinds } from '../../../src/served-kinds.js';
 import type { SessionOptions } from '../../../src/openstack/index.js';
 import type { SimulatorOptions } from '../../../src/openstack/simulator/host.js';
 import type { ImageDownloadOptions } from '../../../src/reconcile/image/downloads.js';

@@ -18,7 +18,7 @@ import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { servedKinds } from '../../../src/api/kinds.js';
+import { servedKinds } from '../../../src/served-kinds.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
 import { startTestServer, type TestServer } from '../../../harness/test-server.js';
 import { clusterManifests, countByKind, remnants, singleCloudYaml, type Remnant } from './ministack-cluster.js';

@@ -5,7 +5,7 @@
  * preconditions), reached through a kubeconfig as a management cluster is.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { servedKinds } from '../../../src/api/kinds.js';
+import { servedKinds } from '../../../src/served-kinds.js';
 import { embeddedClusterApiKinds } from '../../../src/api/embedded/kinds.js';
 import { infrastructureKinds } from '../../../src/api/infrastructure/kinds.js';
 import { loadKubeconfig } from '../../../src/reconcile/sources/kubeconfig.js';

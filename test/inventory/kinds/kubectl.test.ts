@@ -5,7 +5,7 @@
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { computedKinds } from '../../../src/api/computed/kinds.js';
+import { computedKinds } from '../../../src/inventory/kinds/kinds.js';
 import { infrastructureKinds } from '../../../src/api/infrastructure/kinds.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
 import { kubectlFails, kubectlOk, openWatch, request, startTestServer, type TestServer } from '../../../harness/test-server.js';

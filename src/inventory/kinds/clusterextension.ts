@@ -5,11 +5,11 @@
  */
 import { z } from 'zod';
 import type { KindDefinition } from '../../apiserver/registry/kind.js';
-import { clusterExtensionKind, servedClusterExtensionOf } from '../../inventory/cluster-extensions.js';
-import { clusterExtensionsAffectedBy } from '../../inventory/affected.js';
-import { indexOf } from '../../inventory/model.js';
-import { clusterVariables } from '../../inventory/variables.js';
-import { clusterSpecExtensions, clusterStatusExtensions } from '../infrastructure/extensions.js';
+import { clusterExtensionKind, servedClusterExtensionOf } from '../cluster-extensions.js';
+import { clusterExtensionsAffectedBy } from '../affected.js';
+import { indexOf } from '../model.js';
+import { clusterVariables } from '../variables.js';
+import { clusterSpecExtensions, clusterStatusExtensions } from '../../api/infrastructure/extensions.js';
 import { computedConditions, interfaceName, missingVariables, reservedResources } from './common.js';
 import { inventoryKind } from './inventory-kind.js';
 

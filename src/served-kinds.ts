@@ -1,9 +1,9 @@
 /** The kinds the server serves: everything in the embedded mode, only what it owns behind kube-apiserver. */
-import type { KindDefinition } from '../apiserver/registry/kind.js';
-import { computedKinds } from './computed/kinds.js';
-import { embeddedClusterApiKinds } from './embedded/kinds.js';
-import { infrastructureKinds } from './infrastructure/kinds.js';
-import { orcKinds } from './orc/kinds.js';
+import type { KindDefinition } from './apiserver/registry/kind.js';
+import { computedKinds } from './inventory/kinds/kinds.js';
+import { embeddedClusterApiKinds } from './api/embedded/kinds.js';
+import { infrastructureKinds } from './api/infrastructure/kinds.js';
+import { orcKinds } from './api/orc/kinds.js';
 
 export const servedKinds: KindDefinition[] = [...infrastructureKinds, ...orcKinds, ...embeddedClusterApiKinds, ...computedKinds];
 

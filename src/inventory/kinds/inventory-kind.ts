@@ -6,9 +6,9 @@ import { z } from 'zod';
 import type { KindDefinition, PrinterColumn } from '../../apiserver/registry/kind.js';
 import type { JsonObject } from '../../storage/interface.js';
 import type { ObjectName } from '../../storage/interface.js';
-import type { InventorySnapshot } from '../../inventory/model.js';
-import { inventoryKinds, snapshotOf } from '../../inventory/snapshot.js';
-import { computedGroup, computedVersion } from '../../inventory/computed-group.js';
+import type { InventorySnapshot } from '../model.js';
+import { inventoryKinds, snapshotOf } from '../snapshot.js';
+import { computedGroup, computedVersion } from '../computed-group.js';
 
 export interface InventoryKindOptions {
   kind: string;

@@ -3,8 +3,8 @@
  * input events into computed events at the input's revision.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { clusterExtensionResource } from '../../../src/api/computed/clusterextension.js';
-import { openStackNodeResource } from '../../../src/api/computed/openstacknode.js';
+import { clusterExtensionResource } from '../../../src/inventory/kinds/clusterextension.js';
+import { openStackNodeResource } from '../../../src/inventory/kinds/openstacknode.js';
 import { ComputedStorage } from '../../../src/apiserver/store/computed-storage.js';
 import { StorageError, type JsonObject, type WatchEvent } from '../../../src/storage/interface.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';

@@ -6,10 +6,10 @@
  */
 import { z } from 'zod';
 import type { KindDefinition } from '../../apiserver/registry/kind.js';
-import { openStackNodesAffectedBy } from '../../inventory/affected.js';
-import { indexOf } from '../../inventory/model.js';
-import { openStackNodeKind, openStackNodeOf } from '../../inventory/nodes.js';
-import { atomicListOf } from '../infrastructure/v1beta2/common.js';
+import { openStackNodesAffectedBy } from '../affected.js';
+import { indexOf } from '../model.js';
+import { openStackNodeKind, openStackNodeOf } from '../nodes.js';
+import { atomicListOf } from '../../api/infrastructure/v1beta2/common.js';
 import { computedConditions, interfaceName, missingVariables, reservedResources } from './common.js';
 import { inventoryKind } from './inventory-kind.js';
 

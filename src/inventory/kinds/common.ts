@@ -1,7 +1,7 @@
 /** Schema nodes the computed kinds share. */
 import { z } from 'zod';
-import { machineSpecExtensions, machineStatusExtensions } from '../infrastructure/extensions.js';
-import { atomicListOf, mapListOf } from '../infrastructure/v1beta2/common.js';
+import { machineSpecExtensions, machineStatusExtensions } from '../../api/infrastructure/extensions.js';
+import { atomicListOf, mapListOf } from '../../api/infrastructure/v1beta2/common.js';
 
 export const missingVariables = atomicListOf(
   z
