@@ -7,7 +7,7 @@
  * ports, load balancer VIP ports, security group rules).
  */
 import { createServiceClients, loadCloud, OpenStackSession, type ServiceClients } from '../src/openstack/index.js';
-import type { Simulator } from '../src/openstack/simulator/host.js';
+import type { Simulator } from '../src/simulator/host.js';
 
 /** The prefix of `capo-apiserver:owner=<uid>`, the tag adoption looks up. */
 const ownerTagPrefix = 'capo-apiserver:owner=';

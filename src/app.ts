@@ -17,7 +17,7 @@ import { startApiServer } from './apiserver/server.js';
 import { renderKubeconfig } from './apiserver/tls/kubeconfig.js';
 import { ensurePki } from './apiserver/tls/pki.js';
 import type { SessionOptions } from './openstack/index.js';
-import type { Simulator, SimulatorOptions } from './openstack/simulator/host.js';
+import type { Simulator, SimulatorOptions } from './simulator/host.js';
 import type { SessionOptions as DashboardSessionOptions } from './dashboard/sessions.js';
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
 import type { ImageDownloadOptions } from './reconcile/image/downloads.js';
@@ -217,7 +217,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   // it marked by every full collection) need not hold the simulated services' code and schemas.
   // Kept in the data directory beside the database: a restart finds the resources its clusters name.
   const stateFile = path.join(options.dataDir, 'cloud-state.json');
-  const cloud = simulated ? await (await import('./openstack/simulator/host.js')).startSimulator({ transitionDelayMs: 2000, stateFile, ...simulated }) : undefined;
+  const cloud = simulated ? await (await import('./simulator/host.js')).startSimulator({ transitionDelayMs: 2000, stateFile, ...simulated }) : undefined;
   const cloudsYamlPath = cloud ? path.join(options.dataDir, 'clouds.yaml') : undefined;
   if (cloud && cloudsYamlPath) await writeFile(cloudsYamlPath, cloud.cloudsYaml(), { mode: 0o600 });
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gadgetKind, widgetKind } from '../harness/widget-kind.js';
 import { startApp } from '../src/app.js';
-import { call, login } from './openstack/simulator/helpers.js';
+import { call, login } from './simulator/helpers.js';
 
 let dataDir: string;
 beforeAll(async () => {

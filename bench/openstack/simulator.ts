@@ -10,7 +10,7 @@
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { startSimulator } from '../../src/openstack/simulator/host.js';
+import { startSimulator } from '../../src/simulator/host.js';
 
 export interface SimulatorHello {
   url: string;

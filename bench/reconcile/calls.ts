@@ -5,7 +5,7 @@
  * split them by phase, and find the peak number in flight.
  */
 import { performance } from 'node:perf_hooks';
-import type { ServedRequest } from '../../src/openstack/simulator/host.js';
+import type { ServedRequest } from '../../src/simulator/host.js';
 
 export interface Call {
   service: string;

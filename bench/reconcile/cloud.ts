@@ -15,14 +15,14 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { table } from '../common.js';
-import { createCinderSimulator } from '../../src/openstack/simulator/cinder/index.js';
-import type { SimulatedService, SimulatedServiceFactory, SimulatedServiceType, SimulatorContext } from '../../src/openstack/simulator/framework.js';
-import { createGlanceSimulator } from '../../src/openstack/simulator/glance/index.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/openstack/simulator/host.js';
+import { createCinderSimulator } from '../../src/simulator/cinder/index.js';
+import type { SimulatedService, SimulatedServiceFactory, SimulatedServiceType, SimulatorContext } from '../../src/simulator/framework.js';
+import { createGlanceSimulator } from '../../src/simulator/glance/index.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/host.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
-import { createNeutronSimulator, type NeutronOptions } from '../../src/openstack/simulator/neutron/index.js';
-import { createNovaSimulator } from '../../src/openstack/simulator/nova/index.js';
-import { createOctaviaSimulator } from '../../src/openstack/simulator/octavia/index.js';
+import { createNeutronSimulator, type NeutronOptions } from '../../src/simulator/neutron/index.js';
+import { createNovaSimulator } from '../../src/simulator/nova/index.js';
+import { createOctaviaSimulator } from '../../src/simulator/octavia/index.js';
 
 /** Milliseconds a request takes inside the cloud, by service: reads, and writes (POST, PUT, DELETE). */
 export const requestLatencySchema = z.record(

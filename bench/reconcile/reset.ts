@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { servedKinds } from '../../src/served-kinds.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
-import { startSimulator, type LatencyRule, type Simulator } from '../../src/openstack/simulator/host.js';
+import { startSimulator, type LatencyRule, type Simulator } from '../../src/simulator/host.js';
 import { startServerProcess, type ServerProcess } from '../../harness/server-process.js';
 import type { Kubectl } from '../../harness/cluster-flow.js';
 import { pool, sourceRevision, table } from '../common.js';

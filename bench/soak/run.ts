@@ -25,14 +25,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml, stringify } from 'yaml';
-import { startSimulator } from '../../src/openstack/simulator/host.js';
+import { startSimulator } from '../../src/simulator/host.js';
 import { CloudCensus, type Duplicate } from '../../harness/census.js';
 import { waitForDeletion, type Kubectl } from '../../harness/cluster-flow.js';
 import { allowMirrorOf, startServerProcess, type ServerProcess } from '../../harness/server-process.js';
 import { mb, sampleProcess, sourceRevision, table } from '../common.js';
 import { RawClient } from '../raw-client.js';
 import { clusterObjects, loadExamples, type KubeObject } from '../reconcile/manifests.js';
-import { freshSeed, seededRandom } from '../../src/openstack/simulator/seeded-random.js';
+import { freshSeed, seededRandom } from '../../src/simulator/seeded-random.js';
 
 // ---- configuration ---------------------------------------------------------
 

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { startSimulator, type Simulator } from '../../src/openstack/simulator/host.js';
+import { startSimulator, type Simulator } from '../../src/simulator/host.js';
 import { waitForReady, waitForDeletion, type Kubectl } from '../../harness/cluster-flow.js';
 import { CloudCensus, noResources } from '../../harness/census.js';
 import { buildImage } from '../../harness/image.js';

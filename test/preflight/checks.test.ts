@@ -7,11 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createServiceClients, loadCloud, OpenStackSession, type ServiceClients, type ServiceType } from '../../src/openstack/index.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/openstack/simulator/host.js';
-import { createCinderSimulator } from '../../src/openstack/simulator/cinder/index.js';
-import { createGlanceSimulator } from '../../src/openstack/simulator/glance/index.js';
-import { createNeutronSimulator } from '../../src/openstack/simulator/neutron/index.js';
-import { createNovaSimulator } from '../../src/openstack/simulator/nova/index.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/host.js';
+import { createCinderSimulator } from '../../src/simulator/cinder/index.js';
+import { createGlanceSimulator } from '../../src/simulator/glance/index.js';
+import { createNeutronSimulator } from '../../src/simulator/neutron/index.js';
+import { createNovaSimulator } from '../../src/simulator/nova/index.js';
 import { formatReport, requirementsOf, runPreflight, summarizeFailures, type PreflightReport, type PreflightRequirements } from '../../src/preflight/index.js';
 import { clusterSpec, machineSpec, machineSpecs } from './specs.js';
 

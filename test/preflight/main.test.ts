@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/openstack/simulator/host.js';
+import { startSimulator, type Simulator } from '../../src/simulator/host.js';
 import { sourceEntry } from '../../harness/typescript-process.js';
 
 const run = promisify(execFile);

@@ -10,7 +10,7 @@ import { expect, vi } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { embeddedClusterApiKinds } from '../../src/api/embedded/kinds.js';
 import { servedKinds } from '../../src/served-kinds.js';
-import type { ServedRequest, Simulator, SimulatorOptions } from '../../src/openstack/simulator/host.js';
+import type { ServedRequest, Simulator, SimulatorOptions } from '../../src/simulator/host.js';
 import type { Reconcile, ReconcileResult } from '../../src/reconcile/controller.js';
 import { openStackClusterReconciler } from '../../src/reconcile/cluster/reconciler.js';
 import { reconcilerDeps } from '../../src/reconcile/manager.js';

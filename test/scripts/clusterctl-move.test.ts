@@ -17,7 +17,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { startSimulator, type Simulator } from '../../src/openstack/simulator/host.js';
+import { startSimulator, type Simulator } from '../../src/simulator/host.js';
 import type { JsonObject } from '../../src/storage/interface.js';
 import { CloudCensus } from '../../harness/census.js';
 import { waitForReady, type Kubectl } from '../../harness/cluster-flow.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MetricsRegistry } from '../../../src/observability/metrics.js';
 import { loadCloud, OpenStackError, OpenStackSession } from '../../../src/openstack/index.js';
-import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
+import { startSimulator, type Simulator } from '../../../src/simulator/host.js';
 
 const images = z.object({ images: z.array(z.object({ id: z.string(), name: z.string().nullable() })) });
 const volumes = z.object({ volumes: z.array(z.object({ id: z.string() })) });

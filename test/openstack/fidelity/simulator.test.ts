@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
 import { createServiceClients } from '../../../src/openstack/services/index.js';
-import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
+import { startSimulator, type Simulator } from '../../../src/simulator/host.js';
 import { disagreements, readFixture } from './observe.js';
 import { runScenarios, scenarios, type FidelityCloud, type ScenarioResult } from './scenarios.js';
 

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isNotFound, loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
 import { createServiceClients, type ServiceClients } from '../../../src/openstack/services/index.js';
 import type { ServiceType } from '../../../src/openstack/transport.js';
-import { defaultServices, startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
-import { createNeutronSimulator } from '../../../src/openstack/simulator/neutron/index.js';
-import { createNovaSimulator } from '../../../src/openstack/simulator/nova/index.js';
-import { createOctaviaSimulator } from '../../../src/openstack/simulator/octavia/index.js';
+import { defaultServices, startSimulator, type Simulator } from '../../../src/simulator/host.js';
+import { createNeutronSimulator } from '../../../src/simulator/neutron/index.js';
+import { createNovaSimulator } from '../../../src/simulator/nova/index.js';
+import { createOctaviaSimulator } from '../../../src/simulator/octavia/index.js';
 
 let simulator: Simulator;
 let session: OpenStackSession;

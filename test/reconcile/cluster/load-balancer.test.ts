@@ -12,8 +12,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createServiceClients } from '../../../src/openstack/services/index.js';
 import { loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
-import { defaultServices } from '../../../src/openstack/simulator/host.js';
-import { createOctaviaSimulator, octaviaWithQuirks } from '../../../src/openstack/simulator/octavia/index.js';
+import { defaultServices } from '../../../src/simulator/host.js';
+import { createOctaviaSimulator, octaviaWithQuirks } from '../../../src/simulator/octavia/index.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
 import { condition, isReady, startSteps, type Steps } from '../steps.js';
 

@@ -13,9 +13,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudCensus, noResources } from '../../../harness/census.js';
-import { defaultServices, type ServedRequest } from '../../../src/openstack/simulator/host.js';
-import { createOctaviaSimulator } from '../../../src/openstack/simulator/octavia/index.js';
-import type { SimulatorContext } from '../../../src/openstack/simulator/framework.js';
+import { defaultServices, type ServedRequest } from '../../../src/simulator/host.js';
+import { createOctaviaSimulator } from '../../../src/simulator/octavia/index.js';
+import type { SimulatorContext } from '../../../src/simulator/framework.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
 import { condition, firstRead, isReady, overlapping, provisionExampleCluster, startSteps, type Steps } from '../steps.js';
 

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startSimulator, type ServedRequest, type Simulator } from '../../../src/openstack/simulator/host.js';
+import { startSimulator, type ServedRequest, type Simulator } from '../../../src/simulator/host.js';
 import { CloudCensus, type ResourceCounts } from '../../../harness/census.js';
 import { apply, getObject, waitForObject, waitForReady, type Kubectl } from '../../../harness/cluster-flow.js';
 import { allowMirrorOf, startServerProcess, type ServerProcess } from '../../../harness/server-process.js';

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { servedKinds } from '../../../src/served-kinds.js';
 import type { SessionOptions } from '../../../src/openstack/index.js';
-import type { SimulatorOptions } from '../../../src/openstack/simulator/host.js';
+import type { SimulatorOptions } from '../../../src/simulator/host.js';
 import type { ImageDownloadOptions } from '../../../src/reconcile/image/downloads.js';
 import type { Logger } from '../../../src/observability/log.js';
 import { startTestServer, type TestServer } from '../../../harness/test-server.js';

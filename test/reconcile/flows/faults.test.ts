@@ -6,7 +6,7 @@
  * twice, and deleting it still leaves nothing of ours behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../../src/openstack/simulator/host.js';
+import type { Simulator } from '../../../src/simulator/host.js';
 import type { TestServer } from '../../../harness/test-server.js';
 import { CloudCensus, noResources, type ResourceCounts } from '../../../harness/census.js';
 import { startExampleServer, type ExampleServer } from './examples.js';

@@ -10,7 +10,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
+import { startSimulator, type Simulator } from '../../../src/simulator/host.js';
 import { clusterShard } from '../../../src/reconcile/shards.js';
 import { CloudCensus, noResources, resourceKinds, type ResourceCounts } from '../../../harness/census.js';
 import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady, type Kubectl } from '../../../harness/cluster-flow.js';

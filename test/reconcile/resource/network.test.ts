@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceClients, loadCloud, OpenStackSession, type NeutronClient, type SessionOptions } from '../../../src/openstack/index.js';
-import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
-import { neutronWith } from '../../../src/openstack/simulator/neutron/index.js';
+import { startSimulator, type Simulator } from '../../../src/simulator/host.js';
+import { neutronWith } from '../../../src/simulator/neutron/index.js';
 import { ownerTags, type Owner } from '../../../src/reconcile/resource/actuator.js';
 import { classify, ensure, remove, ResourceTerminalError, retryAfterMs } from '../../../src/reconcile/resource/engine.js';
 import { networkActuator, type NetworkDesired } from '../../../src/reconcile/resource/network.js';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createServiceClients, loadCloud, OpenStackSession, type ServiceClients } from '../../../src/openstack/index.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../../src/openstack/simulator/host.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../../src/simulator/host.js';
 import type { Owner, ResourceActuator } from '../../../src/reconcile/resource/actuator.js';
 import { ensure, remove, type Ensured, type Removal } from '../../../src/reconcile/resource/engine.js';
 

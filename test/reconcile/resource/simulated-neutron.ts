@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createServiceClients, loadCloud, OpenStackSession, type NeutronClient, type SessionOptions } from '../../../src/openstack/index.js';
-import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
+import { startSimulator, type Simulator } from '../../../src/simulator/host.js';
 import type { Owner, ResourceActuator } from '../../../src/reconcile/resource/actuator.js';
 import { ensure, remove, type Removal } from '../../../src/reconcile/resource/engine.js';
 

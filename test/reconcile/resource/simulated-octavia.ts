@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createServiceClients, loadCloud, OpenStackSession, type LoadBalancer, type ServiceClients } from '../../../src/openstack/index.js';
-import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
+import { startSimulator, type Simulator } from '../../../src/simulator/host.js';
 import type { Owner, ResourceActuator } from '../../../src/reconcile/resource/actuator.js';
 import { ensure, type Ensured } from '../../../src/reconcile/resource/engine.js';
 import { loadBalancerActuator } from '../../../src/reconcile/resource/load-balancer.js';

@@ -5,9 +5,9 @@
  * goes out with its ports' lookups.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultServices, type ServedRequest } from '../../../src/openstack/simulator/host.js';
-import type { SimulatorContext } from '../../../src/openstack/simulator/framework.js';
-import { createNovaSimulator } from '../../../src/openstack/simulator/nova/index.js';
+import { defaultServices, type ServedRequest } from '../../../src/simulator/host.js';
+import type { SimulatorContext } from '../../../src/simulator/framework.js';
+import { createNovaSimulator } from '../../../src/simulator/nova/index.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
 import { firstRead, overlapping, provisionExampleCluster, startSteps, type Steps } from '../steps.js';
 

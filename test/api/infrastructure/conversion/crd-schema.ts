@@ -4,7 +4,7 @@
  * generator of objects that fit it.
  */
 import type { JsonObject } from '../../../../src/storage/interface.js';
-import { seededRandom } from '../../../../src/openstack/simulator/seeded-random.js';
+import { seededRandom } from '../../../../src/simulator/seeded-random.js';
 import { capoCrdVersion } from '../../../reference/capo.js';
 
 export { capoGroup as GROUP } from '../../../reference/capo.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { neutronWith } from '../../../../src/openstack/simulator/neutron/index.js';
+import { neutronWith } from '../../../src/simulator/neutron/index.js';
 import { call, create, expectFault, network, startCloud, unique, type Cloud } from './setup.js';
 
 let cloud: Cloud;

@@ -5,7 +5,7 @@
  * and the simulator keeps serving.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../../src/openstack/simulator/host.js';
+import type { Simulator } from '../../src/simulator/host.js';
 import { endpoint, login, start, type Session } from './helpers.js';
 
 let sim: Simulator;

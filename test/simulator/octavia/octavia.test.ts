@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../../../src/openstack/simulator/host.js';
-import { createNeutronSimulator } from '../../../../src/openstack/simulator/neutron/index.js';
-import { createOctaviaSimulator } from '../../../../src/openstack/simulator/octavia/index.js';
+import type { Simulator } from '../../../src/simulator/host.js';
+import { createNeutronSimulator } from '../../../src/simulator/neutron/index.js';
+import { createOctaviaSimulator } from '../../../src/simulator/octavia/index.js';
 import { call, endpoint, login, start, waitFor, type Session } from '../helpers.js';
 
 let sim: Simulator;

@@ -2,7 +2,7 @@
 /** `npm run simulator`: the simulated OpenStack cloud as a standalone process, for the CLI and manual tests. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { integerOption, runServer, UsageError } from '../../cli/serve.js';
+import { integerOption, runServer, UsageError } from '../cli/serve.js';
 import { startSimulator } from './host.js';
 
 const usage = `Usage: npm run simulator -- --data-dir DIR [options]

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SimulatorContext } from '../../../src/openstack/simulator/framework.js';
-import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
-import { createCinderSimulator } from '../../../src/openstack/simulator/cinder/index.js';
-import { createGlanceSimulator } from '../../../src/openstack/simulator/glance/index.js';
+import type { SimulatorContext } from '../../src/simulator/framework.js';
+import { startSimulator, type Simulator } from '../../src/simulator/host.js';
+import { createCinderSimulator } from '../../src/simulator/cinder/index.js';
+import { createGlanceSimulator } from '../../src/simulator/glance/index.js';
 import { call, endpoint, login, start, waitFor, type Session } from './helpers.js';
 
 let sim: Simulator;

@@ -8,9 +8,9 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BlobFiles } from '../../../../src/openstack/simulator/blob-files.js';
-import { SimulatorError, type SimulatedService, type SimulatorContext, type TokenScope } from '../../../../src/openstack/simulator/framework.js';
-import { createNeutronSimulator } from '../../../../src/openstack/simulator/neutron/index.js';
+import { BlobFiles } from '../../../src/simulator/blob-files.js';
+import { SimulatorError, type SimulatedService, type SimulatorContext, type TokenScope } from '../../../src/simulator/framework.js';
+import { createNeutronSimulator } from '../../../src/simulator/neutron/index.js';
 
 const projects: Record<string, string> = { admin: 'a0000000000000000000000000000001', demo: 'd0000000000000000000000000000002' };
 const quotas = new Map<string, number>();

@@ -1,6 +1,6 @@
 /** Shared set-up for the simulator tests: a running simulator and authenticated fetch. */
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../../src/openstack/simulator/host.js';
-import { pollUntil } from '../../../harness/poll.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/host.js';
+import { pollUntil } from '../../harness/poll.js';
 
 export interface Session {
   token: string;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../../src/openstack/simulator/host.js';
+import type { Simulator } from '../../src/simulator/host.js';
 import { call, endpoint, login, start, type Session } from './helpers.js';
 
 let sim: Simulator;

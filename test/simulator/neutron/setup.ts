@@ -1,8 +1,8 @@
 /** A simulator hosting Keystone and Neutron, with demo and admin sessions and Neutron-shaped assertions. */
 import { expect } from 'vitest';
-import type { SimulatedService, SimulatorContext } from '../../../../src/openstack/simulator/framework.js';
-import type { Simulator } from '../../../../src/openstack/simulator/host.js';
-import { createNeutronSimulator } from '../../../../src/openstack/simulator/neutron/index.js';
+import type { SimulatedService, SimulatorContext } from '../../../src/simulator/framework.js';
+import type { Simulator } from '../../../src/simulator/host.js';
+import { createNeutronSimulator } from '../../../src/simulator/neutron/index.js';
 import { call, endpoint, login, start, type CallResult, type Session } from '../helpers.js';
 
 export interface Cloud {

@@ -11,10 +11,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { startSimulator, type Simulator } from '../../../src/openstack/simulator/host.js';
+import { startSimulator, type Simulator } from '../../src/simulator/host.js';
 
 const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, '../../..');
+const root = path.resolve(import.meta.dirname, '../..');
 /** Inside the project, so that the compiled code resolves node_modules. */
 const outDir = path.join(root, 'node_modules/.cache/simulator-main-test');
 
@@ -30,13 +30,13 @@ describe('npm run simulator', () => {
   beforeAll(async () => {
     await rm(outDir, { recursive: true, force: true });
     const tsc = path.join(root, 'node_modules/.bin/tsc');
-    const args = ['--ignoreConfig', '--outDir', outDir, '--rootDir', root, '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--skipLibCheck', '--types', 'node', 'src/openstack/simulator/main.ts'];
+    const args = ['--ignoreConfig', '--outDir', outDir, '--rootDir', root, '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--skipLibCheck', '--types', 'node', 'src/simulator/main.ts'];
     // Type errors are tsc -p's business; only the emitted JavaScript matters here.
     await run(tsc, args, { cwd: root }).catch(() => undefined);
   });
 
   it('prints help', async () => {
-    const { stdout } = await run(process.execPath, [path.join(outDir, 'src/openstack/simulator/main.js'), '--help']);
+    const { stdout } = await run(process.execPath, [path.join(outDir, 'src/simulator/main.js'), '--help']);
     expect(stdout).toContain('--data-dir DIR');
     expect(stdout).toContain('--transition-delay-ms MS');
     expect(stdout).toContain('--fresh');
@@ -44,7 +44,7 @@ describe('npm run simulator', () => {
 
   it('writes clouds.yaml, serves Keystone and stops on SIGTERM', async () => {
     const dataDir = path.join(tmp, 'data');
-    const child = spawn(process.execPath, [path.join(outDir, 'src/openstack/simulator/main.js'), '--data-dir', dataDir, '--port', '0', '--transition-delay-ms', '10'], {
+    const child = spawn(process.execPath, [path.join(outDir, 'src/simulator/main.js'), '--data-dir', dataDir, '--port', '0', '--transition-delay-ms', '10'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {

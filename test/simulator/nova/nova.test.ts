@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCinderSimulator } from '../../../../src/openstack/simulator/cinder/index.js';
-import { createGlanceSimulator } from '../../../../src/openstack/simulator/glance/index.js';
-import type { Simulator } from '../../../../src/openstack/simulator/host.js';
-import { createNeutronSimulator } from '../../../../src/openstack/simulator/neutron/index.js';
-import { createNovaSimulator } from '../../../../src/openstack/simulator/nova/index.js';
+import { createCinderSimulator } from '../../../src/simulator/cinder/index.js';
+import { createGlanceSimulator } from '../../../src/simulator/glance/index.js';
+import type { Simulator } from '../../../src/simulator/host.js';
+import { createNeutronSimulator } from '../../../src/simulator/neutron/index.js';
+import { createNovaSimulator } from '../../../src/simulator/nova/index.js';
 import { call, endpoint, login, start, waitFor, type Session } from '../helpers.js';
 
 let sim: Simulator;

@@ -8,7 +8,7 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../../src/openstack/simulator/host.js';
+import type { Simulator } from '../../src/simulator/host.js';
 import { call, login, start, waitFor, type Session } from './helpers.js';
 
 /** Long enough that a create answered just before close() is still in transition when saved. */

@@ -5,7 +5,7 @@
  * member, and a volume is created in the zone it names.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../../../src/openstack/simulator/host.js';
+import type { Simulator } from '../../../src/simulator/host.js';
 import { call, endpoint, login, start, waitFor, type Session } from '../helpers.js';
 
 let sim: Simulator;
