@@ -252,21 +252,6 @@ function isSet(value: unknown): boolean {
 }
 
 /**
- * kube's rest.BeforeUpdate: before validating an update, carry over what the
- * server owns so that clients echoing (or omitting) these fields do not fail.
- * Mutates `meta`. A client *setting* deletionTimestamp or
- * deletionGracePeriodSeconds on a live object still fails validation.
- */
-export function preserveServerManagedMeta(meta: Meta, oldMeta: Meta): void {
-  if (asString(meta.uid) === '' && isSet(oldMeta.uid)) meta.uid = oldMeta.uid;
-  if (isSet(oldMeta.creationTimestamp)) meta.creationTimestamp = oldMeta.creationTimestamp;
-  if (isSet(oldMeta.deletionTimestamp)) meta.deletionTimestamp = oldMeta.deletionTimestamp;
-  if (gracePeriod(oldMeta.deletionGracePeriodSeconds) !== null && gracePeriod(meta.deletionGracePeriodSeconds) === null) {
-    meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
-  }
-}
-
-/**
  * Validates metadata of an update (PUT, or the result of a PATCH). As in kube,
  * finalizer names and the orphan/foregroundDeletion conflict are not
  * re-validated here: kube only warns about newly added finalizers on update.

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   dedupOwnerReferences,
-  preserveServerManagedMeta,
   validateObjectMetaOnCreate,
   validateObjectMetaOnUpdate,
   type MetaValidation,
@@ -339,45 +338,6 @@ describe('validateObjectMetaOnUpdate', () => {
     );
     expect(result.errors.map((e) => e.field)).toEqual(['metadata.finalizers', 'metadata.name', 'metadata.uid', 'metadata.labels']);
     expect(result.warnings).toEqual([]);
-  });
-});
-
-describe('preserveServerManagedMeta', () => {
-  const old = {
-    name: 'a',
-    uid: 'u1',
-    creationTimestamp: '2026-01-02T03:04:05Z',
-    deletionTimestamp: '2026-02-01T00:00:00Z',
-    deletionGracePeriodSeconds: 0,
-  };
-
-  it('carries over what a client omits or changes, so validation passes', () => {
-    const meta: Record<string, unknown> = { name: 'a', creationTimestamp: '2000-01-01T00:00:00Z' };
-    preserveServerManagedMeta(meta, old);
-    expect(meta).toEqual(old);
-    expect(validateObjectMetaOnUpdate(meta, old, clusterScoped).errors).toEqual([]);
-  });
-
-  it('keeps a client uid so a mismatch is still reported', () => {
-    const meta: Record<string, unknown> = { name: 'a', uid: 'u2' };
-    preserveServerManagedMeta(meta, old);
-    expect(meta.uid).toBe('u2');
-  });
-
-  it('keeps a changed grace period once one is set', () => {
-    const meta: Record<string, unknown> = { name: 'a', deletionGracePeriodSeconds: 30 };
-    preserveServerManagedMeta(meta, old);
-    expect(meta.deletionGracePeriodSeconds).toBe(30);
-  });
-
-  it('does not invent deletion fields for a live object', () => {
-    const meta: Record<string, unknown> = { name: 'a', deletionTimestamp: '2026-02-01T00:00:00Z' };
-    const live = { name: 'a', uid: 'u1', creationTimestamp: '2026-01-02T03:04:05Z' };
-    preserveServerManagedMeta(meta, live);
-    expect(meta).toEqual({ name: 'a', uid: 'u1', creationTimestamp: '2026-01-02T03:04:05Z', deletionTimestamp: '2026-02-01T00:00:00Z' });
-    expect(messages(validateObjectMetaOnUpdate(meta, live, clusterScoped))).toEqual([
-      'metadata.deletionTimestamp: Invalid value: "2026-02-01T00:00:00Z": field is immutable',
-    ]);
   });
 });
 
