@@ -15,7 +15,7 @@
  *   computed from the x-kubernetes-patch-* extensions of the schemas).
  */
 import type { KindDefinition, KindVersion, Verb } from '../registry/kind.js';
-import type { StructuralSchema } from '../schema/structural-schema.js';
+import { countBoundKeys, extensionKeys, type StructuralSchema } from '../schema/structural-schema.js';
 import { metaTypeOf, metaTypes, typeMetaSchemas, type MetaTypeName } from '../schema/objectmeta.js';
 import { structuralSchemaOf } from '../schema/structural.js';
 
@@ -141,26 +141,10 @@ const PLAIN_KEYS = [
   'exclusiveMinimum',
   'maximum',
   'exclusiveMaximum',
-  'multipleOf',
-  'minLength',
-  'maxLength',
-  'minItems',
-  'maxItems',
-  'minProperties',
-  'maxProperties',
+  ...countBoundKeys,
 ] as const satisfies readonly (keyof StructuralSchema)[];
 
-const EXTENSION_KEYS = [
-  'x-kubernetes-embedded-resource',
-  'x-kubernetes-int-or-string',
-  'x-kubernetes-list-map-keys',
-  'x-kubernetes-list-type',
-  'x-kubernetes-map-type',
-  'x-kubernetes-patch-merge-key',
-  'x-kubernetes-patch-strategy',
-  'x-kubernetes-preserve-unknown-fields',
-  'x-kubernetes-validations',
-] as const satisfies readonly (keyof StructuralSchema)[];
+const EXTENSION_KEYS = ['x-kubernetes-int-or-string', ...extensionKeys] as const;
 
 /** A structural schema as published; uses of meta/v1 types become references (except at a definition's root). */
 function render(schema: StructuralSchema, isDefinition = false): JsonNode {

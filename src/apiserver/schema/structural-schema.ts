@@ -47,6 +47,21 @@ export interface StructuralSchema {
   'x-kubernetes-validations'?: { rule: string; message?: string; messageExpression?: string; fieldPath?: string; reason?: string }[];
 }
 
+/** The size and count bounds: numbers carried as they are from a JSON schema to the published one. */
+export const countBoundKeys = ['multipleOf', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'] as const satisfies readonly (keyof StructuralSchema)[];
+
+/** The x-kubernetes-* extensions carried as they are (int-or-string, which stands for a type, aside). */
+export const extensionKeys = [
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-patch-strategy',
+  'x-kubernetes-patch-merge-key',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-validations',
+] as const satisfies readonly (keyof StructuralSchema)[];
+
 /** A served version as the schema code sees it; the registry's KindVersion is one. */
 export interface VersionedSchema {
   /** e.g. "v1beta2". */

@@ -9,7 +9,7 @@
  * of enums. Anything else throws, naming the offending field.
  */
 import { z } from 'zod';
-import type { StructuralSchema, VersionedSchema } from './structural-schema.js';
+import { countBoundKeys, extensionKeys, type StructuralSchema, type VersionedSchema } from './structural-schema.js';
 import { objectMetaSchema, typeMetaSchemas } from './objectmeta.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -74,26 +74,6 @@ const SAFE_INTEGER_BOUND = Number.MAX_SAFE_INTEGER;
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 
-const EXTENSIONS = [
-  'x-kubernetes-list-type',
-  'x-kubernetes-list-map-keys',
-  'x-kubernetes-map-type',
-  'x-kubernetes-patch-strategy',
-  'x-kubernetes-patch-merge-key',
-  'x-kubernetes-preserve-unknown-fields',
-  'x-kubernetes-embedded-resource',
-  'x-kubernetes-validations',
-] as const;
-
-const NUMERIC_CONSTRAINTS = [
-  'multipleOf',
-  'minLength',
-  'maxLength',
-  'minItems',
-  'maxItems',
-  'minProperties',
-  'maxProperties',
-] as const;
 
 class Normalizer {
   constructor(private readonly definitions: Record<string, JsonSchema>) {}
@@ -115,7 +95,7 @@ class Normalizer {
     // zod spells out its formats as patterns too; kube checks a known format by name, so only one of them stays.
     if (typeof json.pattern === 'string' && !format) out.pattern = json.pattern;
     this.bounds(json, out);
-    for (const key of NUMERIC_CONSTRAINTS) if (typeof json[key] === 'number') out[key] = json[key];
+    for (const key of countBoundKeys) if (typeof json[key] === 'number') out[key] = json[key];
 
     if (isSchema(json.properties) && Object.keys(json.properties).length > 0) {
       out.properties = {};
@@ -127,7 +107,7 @@ class Normalizer {
     this.additionalProperties(json, out, where);
     if (json.items !== undefined) out.items = this.schema(asSchema(json.items, `${where}[]`), `${where}[]`);
 
-    for (const key of EXTENSIONS) {
+    for (const key of extensionKeys) {
       if (json[key] !== undefined) (out as Record<string, unknown>)[key] = json[key];
     }
     if (intOrString) out['x-kubernetes-int-or-string'] = true;
