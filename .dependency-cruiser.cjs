@@ -26,6 +26,14 @@ const cli = '^src/cli/';
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', comment: 'Modules import one way; a cycle means code that belongs lower down.', from: {}, to: { circular: true } },
+    {
+      name: 'no-folder-cycle',
+      severity: 'error',
+      scope: 'folder',
+      comment: 'Folders import one way too: two folders that import each other hold parts of one layer, or two layers in one folder.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
     layer('storage', storage, [observability], 'The storage contract and its backends know nothing of the API above them (they log through observability).'),
     layer('observability', observability, [], 'Logs, metrics and health checks are leaves every layer may use.'),
     layer(

@@ -1,46 +1,10 @@
 /**
- * Plain-JSON helpers shared by body decoding and the patch engines. Patches
- * arrive from clients, so keys such as "__proto__" are ordinary data here:
- * every write defines an own property instead of going through the prototype
- * setter. The measuring helpers walk with an explicit stack, so no input can
- * overflow the call stack, and stop once past their limit.
+ * How big and how deep a client's JSON value is, asked by body decoding and the
+ * patch engines before anything walks it recursively. Both walk with an explicit
+ * stack, so no input can overflow the call stack, and stop once past their limit.
+ * (Copying and comparing values: storage/json.ts.)
  */
-
-export type JsonObject = Record<string, unknown>;
-
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function setOwn(target: JsonObject, key: string, value: unknown): void {
-  // Only "__proto__" has a setter on a plain object; defining every key is several times slower to copy 60,000 keys.
-  if (key === '__proto__') Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
-  else target[key] = value;
-}
-
-export function cloneJson(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(cloneJson);
-  if (!isJsonObject(value)) return value;
-  const copy: JsonObject = {};
-  for (const key of Object.keys(value)) setOwn(copy, key, cloneJson(value[key]));
-  return copy;
-}
-
-/** Structural equality as JSON defines it: key order does not matter, array order does. */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a)) {
-    return Array.isArray(b) && a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
-  }
-  if (isJsonObject(a)) {
-    if (!isJsonObject(b)) return false;
-    const keys = Object.keys(a);
-    return (
-      keys.length === Object.keys(b).length &&
-      keys.every((key) => Object.hasOwn(b, key) && jsonEqual(a[key], b[key]))
-    );
-  }
-  return a === b;
-}
+import { isJsonObject } from '../../storage/json.js';
 
 /**
  * The length of `value` serialised as compact JSON (strings counted in UTF-16 units plus quotes),

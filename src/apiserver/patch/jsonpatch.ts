@@ -16,7 +16,9 @@
  *    carries the reason. The reason is kept on `error.cause` for logs.
  */
 import { ApiError, errors } from '../errors.js';
-import { cloneJson, isJsonObject, jsonEqual, jsonSizeUpTo, maxNestingDepth, nestingDepth, setOwn, type JsonObject } from './json-value.js';
+import type { JsonObject } from '../../storage/interface.js';
+import { cloneJson, isJsonObject, jsonEqual, setOwn } from '../../storage/json.js';
+import { jsonSizeUpTo, maxNestingDepth, nestingDepth } from './json-value.js';
 
 const maxOperations = 10000;
 export const maxCopyBytes = 3 * 1024 * 1024;

@@ -3,7 +3,7 @@
  * controllers send. Arrays are replaced wholesale: without a schema there is
  * no way to merge list items, which is why CRD-style kinds behave this way.
  */
-import { cloneJson, isJsonObject, setOwn } from './json-value.js';
+import { cloneJson, isJsonObject, setOwn } from '../../storage/json.js';
 
 /** Returns the patched document; neither argument is modified. */
 export function applyMergePatch(document: unknown, patch: unknown): unknown {

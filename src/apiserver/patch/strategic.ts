@@ -18,7 +18,8 @@
  */
 import { ApiError, errors } from '../errors.js';
 import type { StructuralSchema } from '../schema/structural-schema.js';
-import { cloneJson, isJsonObject, setOwn, type JsonObject } from './json-value.js';
+import type { JsonObject } from '../../storage/interface.js';
+import { cloneJson, isJsonObject, setOwn } from '../../storage/json.js';
 
 const PATCH = '$patch';
 const RETAIN_KEYS = '$retainKeys';

@@ -13,7 +13,7 @@ import type { JsonObject } from '../../storage/interface.js';
 import type { StructuralSchema } from './structural-schema.js';
 import { objectMetaSchema } from './objectmeta.js';
 import { isJsonObject } from '../../storage/json.js';
-import { cloneJson } from '../patch/json-value.js';
+import { cloneJson } from '../../storage/json.js';
 
 export interface PruneResult {
   /** A pruned copy; the input is left alone. */

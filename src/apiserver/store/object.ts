@@ -1,7 +1,7 @@
 /** Small helpers over untyped Kubernetes objects. */
 import type { JsonObject } from '../../storage/interface.js';
 import { isJsonObject } from '../../storage/json.js';
-import { cloneJson } from '../patch/json-value.js';
+import { cloneJson } from '../../storage/json.js';
 
 export type ObjectMeta = {
   name?: string;
