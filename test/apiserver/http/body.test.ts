@@ -156,9 +156,9 @@ describe('duplicate fields', () => {
 describe('stored size', () => {
   it('refuses a patch whose result would exceed the storage limit, and keeps the object', async () => {
     await createWidget('grows');
-    // Two 1.5 MiB tags in two requests, each body within the 3 MiB limit; managedFields name a set item by its value, so the second takes the object past the 4 MiB a value may take.
+    // Two 512 KiB tags in two requests, each body well within the 3 MiB limit; managedFields name a set item by its value, so each tag is stored twice and the second takes the object past the 1.5 MiB a value may take (etcd's request limit).
     const addTag = (letter: string, first: boolean) =>
-      JSON.stringify([{ op: 'add', path: first ? '/spec/tags' : '/spec/tags/-', value: first ? [letter.repeat(3 << 19)] : letter.repeat(3 << 19) }]);
+      JSON.stringify([{ op: 'add', path: first ? '/spec/tags' : '/spec/tags/-', value: first ? [letter.repeat(1 << 19)] : letter.repeat(1 << 19) }]);
     const grown = await request(server, 'PATCH', `${base}/grows`, { headers: jsonPatch, body: addTag('a', true) });
     expect(grown.status, grown.body.slice(0, 300)).toBe(200);
     const res = await request(server, 'PATCH', `${base}/grows`, { headers: jsonPatch, body: addTag('b', false) });
