@@ -75,6 +75,12 @@ class RecentTable<K, V> {
 /** Longer strings are not shared on their own (a certificate, user data): they are rarely repeated. */
 const maxSharedStringLength = 256;
 /**
+ * Wider objects and arrays are frozen but not looked into: a Secret of 50,000 keys is not a repeat,
+ * hashing it cost a write to it a third of its time, and its members would push everything useful
+ * out of the tables. (Field sets of a few thousand entries do repeat, and stay shared.)
+ */
+const maxSharedMembers = 10_000;
+/**
  * Subtrees by their hash, which is made of their members' hashes: a member subtree counts by its
  * own, so hashing is one level of work however deep the value. A copy is shared only when its
  * members are the same, name for name and value for value (a shared member is the same object), so
@@ -134,6 +140,7 @@ function shared(node: unknown): [unknown, number | undefined] {
   if (typeof node !== 'object' || node === null || Object.isFrozen(node)) return [node, node === null ? 4 : undefined];
   const array = Array.isArray(node);
   const members = node as Record<string, unknown>;
+  if ((array ? (node as unknown[]).length : Object.keys(members).length) > maxSharedMembers) return [deepFreeze(node), undefined];
   let hash: number | undefined = array ? 5 : 6;
   for (const name of Object.keys(members)) {
     // Assigning `__proto__` would set the prototype, not the member JSON.parse made.
