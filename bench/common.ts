@@ -88,7 +88,11 @@ export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 /** Which code was measured; uncommitted changes under src/ make a run hard to reproduce, so they are flagged. */
 export function sourceRevision(): string {
   try {
-    const options = { cwd: fileURLToPath(new URL('../..', import.meta.url)), encoding: 'utf8' as const, stdio: ['ignore', 'pipe', 'ignore'] as ['ignore', 'pipe', 'ignore'] };
+    const options = {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      encoding: 'utf8' as const,
+      stdio: ['ignore', 'pipe', 'ignore'] as ['ignore', 'pipe', 'ignore'],
+    };
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], options).trim();
     const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], options).trim() !== '';
     return dirty ? `${head} with uncommitted changes under src/` : head;

@@ -51,7 +51,14 @@ export class RawClient {
       const req = this.transport.request({ host: this.host, port: this.port, path: urlPath, method, agent: this.agent, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), ms: performance.now() - started }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks),
+            ms: performance.now() - started,
+          }),
+        );
         res.on('error', reject);
       });
       req.on('error', reject);

@@ -52,7 +52,13 @@ export async function startAggregatedServer(
     aggregated: { kubeconfig: plane.kubeconfig },
     ...options,
   });
-  await registerAggregatedServer(plane, { namespace, service, port: Number(new URL(app.url).port), caBundlePem: serverCa, groupVersions: servedGroupVersions(options.kinds) });
+  await registerAggregatedServer(plane, {
+    namespace,
+    service,
+    port: Number(new URL(app.url).port),
+    caBundlePem: serverCa,
+    groupVersions: servedGroupVersions(options.kinds),
+  });
   return {
     app,
     serverCa,

@@ -158,7 +158,10 @@ export class CloudCensus {
       members,
       images: await glance.listImages(),
     };
-    return Object.fromEntries(resourceKinds.map((kind) => [kind, listed[kind].filter((resource) => ownerOf(resource) !== undefined)])) as unknown as Record<ResourceKind, readonly Tagged[]>;
+    return Object.fromEntries(resourceKinds.map((kind) => [kind, listed[kind].filter((resource) => ownerOf(resource) !== undefined)])) as unknown as Record<
+      ResourceKind,
+      readonly Tagged[]
+    >;
   }
 
   /** Simulator inventory minus the baseline, e.g. `{"network.ports": 10}`; entries that did not change are left out. */

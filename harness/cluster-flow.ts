@@ -20,7 +20,9 @@ const objectList = z.object({
       metadata: z.looseObject({ name: z.string(), deletionTimestamp: z.string().optional(), finalizers: z.array(z.string()).optional() }),
       status: z
         .looseObject({
-          conditions: z.array(z.looseObject({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() })).optional(),
+          conditions: z
+            .array(z.looseObject({ type: z.string(), status: z.string(), reason: z.string().optional(), message: z.string().optional() }))
+            .optional(),
         })
         .optional(),
     }),
@@ -45,7 +47,8 @@ export async function conditionsReport(kubectl: Kubectl): Promise<string> {
 
 async function mustSucceed(kubectl: Kubectl, args: string[], what: string, timeoutMs?: number): Promise<string> {
   const result = await kubectl(args, timeoutMs === undefined ? undefined : { timeoutMs });
-  if (result.code !== 0) throw new Error(`${what}: kubectl ${args.join(' ')} failed (${result.code}): ${result.stderr.trim()}\n${await conditionsReport(kubectl)}`);
+  if (result.code !== 0)
+    throw new Error(`${what}: kubectl ${args.join(' ')} failed (${result.code}): ${result.stderr.trim()}\n${await conditionsReport(kubectl)}`);
   return result.stdout;
 }
 
@@ -119,7 +122,8 @@ export async function waitForReconciledOnce(kubectl: Kubectl, timeoutSeconds: nu
       return reconciles < objects[resource] || sampleSum(metrics, 'reconcile_queue_depth', controller) > 0;
     });
     if (lagging.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`reconcilers ${lagging.map(([, controller]) => controller).join(', ')} did not go through their objects within ${timeoutSeconds}s`);
+    if (Date.now() > deadline)
+      throw new Error(`reconcilers ${lagging.map(([, controller]) => controller).join(', ')} did not go through their objects within ${timeoutSeconds}s`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -132,4 +136,3 @@ function sampleSum(metrics: string, family: string, controller: string): number 
   }
   return sum;
 }
-

@@ -22,7 +22,10 @@ const clusterctlBinary = builtBinary('clusterctl');
 
 /** Why clusterctl cannot run against a control plane here, or undefined when it can. */
 export function clusterctlUnavailable(): string | undefined {
-  return controlPlaneUnavailable() ?? (existsSync(clusterctlBinary) ? undefined : `no clusterctl in ${path.dirname(clusterctlBinary)} (run ../shared/k8s/build.sh clusterctl)`);
+  return (
+    controlPlaneUnavailable() ??
+    (existsSync(clusterctlBinary) ? undefined : `no clusterctl in ${path.dirname(clusterctlBinary)} (run ../shared/k8s/build.sh clusterctl)`)
+  );
 }
 
 export interface CommandResult {
@@ -44,7 +47,9 @@ const certificate = z.object({
   metadata: z.object({ name: z.string(), namespace: z.string() }),
   spec: z.object({ secretName: z.string(), dnsNames: z.array(z.string()).min(1) }),
 });
-const injectable = z.object({ items: z.array(z.looseObject({ metadata: z.object({ name: z.string(), annotations: z.record(z.string(), z.string()).optional() }) })) });
+const injectable = z.object({
+  items: z.array(z.looseObject({ metadata: z.object({ name: z.string(), annotations: z.record(z.string(), z.string()).optional() }) })),
+});
 const webhookConfiguration = z.object({ webhooks: z.array(z.unknown()).optional() });
 const conversionCrd = z.object({ spec: z.object({ conversion: z.object({ strategy: z.string() }).optional() }) });
 
@@ -57,13 +62,24 @@ const conversionCrd = z.object({ spec: z.object({ conversion: z.object({ strateg
  * cert-manager can run.
  */
 export async function standInForCertManager(plane: ControlPlane, namespace: string): Promise<void> {
-  const certificates = z.object({ items: z.array(certificate) }).parse(JSON.parse(await kubectlOk(plane, ['get', 'certificates.cert-manager.io', '-n', namespace, '-o', 'json']))).items;
+  const certificates = z
+    .object({ items: z.array(certificate) })
+    .parse(JSON.parse(await kubectlOk(plane, ['get', 'certificates.cert-manager.io', '-n', namespace, '-o', 'json']))).items;
   const listed = async (resource: string) => injectable.parse(JSON.parse(await kubectlOk(plane, ['get', resource, '-o', 'json']))).items;
-  const targets = { apiservices: await listed('apiservices'), crds: await listed('crds'), validatingwebhookconfigurations: await listed('validatingwebhookconfigurations'), mutatingwebhookconfigurations: await listed('mutatingwebhookconfigurations') };
+  const targets = {
+    apiservices: await listed('apiservices'),
+    crds: await listed('crds'),
+    validatingwebhookconfigurations: await listed('validatingwebhookconfigurations'),
+    mutatingwebhookconfigurations: await listed('mutatingwebhookconfigurations'),
+  };
   const ca = Buffer.from(await readFile(plane.caCert)).toString('base64');
   for (const { metadata, spec } of certificates) {
     // A CN holds 64 characters at most (kubeadm's Service names are longer); the DNS names are in the SAN.
-    const issued = await plane.certificate(`${namespace}-${metadata.name}`, `/CN=${spec.dnsNames[0]!.slice(0, 64)}`, `extendedKeyUsage=serverAuth\nsubjectAltName=${spec.dnsNames.map((name) => `DNS:${name}`).join(',')}`);
+    const issued = await plane.certificate(
+      `${namespace}-${metadata.name}`,
+      `/CN=${spec.dnsNames[0]!.slice(0, 64)}`,
+      `extendedKeyUsage=serverAuth\nsubjectAltName=${spec.dnsNames.map((name) => `DNS:${name}`).join(',')}`,
+    );
     const secret = {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -72,13 +88,21 @@ export async function standInForCertManager(plane: ControlPlane, namespace: stri
       data: { 'tls.crt': Buffer.from(issued.cert).toString('base64'), 'tls.key': Buffer.from(issued.key).toString('base64'), 'ca.crt': ca },
     };
     await kubectlOk(plane, ['apply', '-f', '-'], JSON.stringify(secret));
-    const asking = (items: z.infer<typeof injectable>['items']) => items.filter((item) => item.metadata.annotations?.['cert-manager.io/inject-ca-from'] === `${namespace}/${metadata.name}`);
+    const asking = (items: z.infer<typeof injectable>['items']) =>
+      items.filter((item) => item.metadata.annotations?.['cert-manager.io/inject-ca-from'] === `${namespace}/${metadata.name}`);
     for (const service of asking(targets.apiservices)) {
       await kubectlOk(plane, ['patch', 'apiservice', service.metadata.name, '--type=merge', '-p', JSON.stringify({ spec: { caBundle: ca } })]);
     }
     for (const crd of asking(targets.crds)) {
       if (conversionCrd.parse(crd).spec.conversion?.strategy !== 'Webhook') continue;
-      await kubectlOk(plane, ['patch', 'crd', crd.metadata.name, '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/conversion/webhook/clientConfig/caBundle', value: ca }])]);
+      await kubectlOk(plane, [
+        'patch',
+        'crd',
+        crd.metadata.name,
+        '--type=json',
+        '-p',
+        JSON.stringify([{ op: 'add', path: '/spec/conversion/webhook/clientConfig/caBundle', value: ca }]),
+      ]);
     }
     for (const kind of ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'] as const) {
       for (const configuration of asking(targets[kind])) {
@@ -145,7 +169,11 @@ async function routeServiceToLoopback(plane: ControlPlane, namespace: string, se
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
     // Its own manager's label, so that kube-controller-manager's EndpointSlice controller leaves it be.
-    metadata: { name: `${service}-loopback`, namespace, labels: { 'kubernetes.io/service-name': service, 'endpointslice.kubernetes.io/managed-by': 'capo-apiserver-tests' } },
+    metadata: {
+      name: `${service}-loopback`,
+      namespace,
+      labels: { 'kubernetes.io/service-name': service, 'endpointslice.kubernetes.io/managed-by': 'capo-apiserver-tests' },
+    },
     addressType: 'FQDN',
     endpoints: [{ addresses: ['127.0.0.1'] }],
     ports: [{ name: portName, port }],
@@ -155,9 +183,27 @@ async function routeServiceToLoopback(plane: ControlPlane, namespace: string, se
 
 /** What `clusterctl init` installs of Cluster API: each manager's namespace, webhook Service and the Secret cert-manager issues for it. */
 const clusterApiProviders = [
-  { manager: 'capi-manager', namespace: 'capi-system', service: 'capi-webhook-service', secret: 'capi-webhook-service-cert', featureGates: ['ClusterTopology=true'] },
-  { manager: 'capi-kubeadm-bootstrap-manager', namespace: 'capi-kubeadm-bootstrap-system', service: 'capi-kubeadm-bootstrap-webhook-service', secret: 'capi-kubeadm-bootstrap-webhook-service-cert', featureGates: [] },
-  { manager: 'capi-kubeadm-control-plane-manager', namespace: 'capi-kubeadm-control-plane-system', service: 'capi-kubeadm-control-plane-webhook-service', secret: 'capi-kubeadm-control-plane-webhook-service-cert', featureGates: ['ClusterTopology=true'] },
+  {
+    manager: 'capi-manager',
+    namespace: 'capi-system',
+    service: 'capi-webhook-service',
+    secret: 'capi-webhook-service-cert',
+    featureGates: ['ClusterTopology=true'],
+  },
+  {
+    manager: 'capi-kubeadm-bootstrap-manager',
+    namespace: 'capi-kubeadm-bootstrap-system',
+    service: 'capi-kubeadm-bootstrap-webhook-service',
+    secret: 'capi-kubeadm-bootstrap-webhook-service-cert',
+    featureGates: [],
+  },
+  {
+    manager: 'capi-kubeadm-control-plane-manager',
+    namespace: 'capi-kubeadm-control-plane-system',
+    service: 'capi-kubeadm-control-plane-webhook-service',
+    secret: 'capi-kubeadm-control-plane-webhook-service-cert',
+    featureGates: ['ClusterTopology=true'],
+  },
 ] as const;
 
 const servicePorts = z.object({ spec: z.object({ ports: z.array(z.object({ name: z.string().optional() })).min(1) }) });
@@ -225,8 +271,21 @@ export async function startManagementPlane(options: { config: string; certManage
     if (init.code !== 0) throw new Error(`clusterctl init: ${init.stdout}\n${init.stderr}`);
     for (const namespace of [...clusterApiProviders.map((provider) => provider.namespace), 'capo-system']) await standInForCertManager(plane, namespace);
     managers = await serveClusterApiAsInstalledPods(plane);
-    installed = await serveAsInstalledPod(plane, { namespace: 'capo-system', serviceAccount: 'capo-apiserver', service: 'capo-apiserver', servicePort: 'https', tlsSecret: 'capo-apiserver-tls' });
-    await kubectlOk(plane, ['wait', '--for=condition=Available', 'apiservices', '-l', 'cluster.x-k8s.io/provider=infrastructure-capo-apiserver', '--timeout=90s']);
+    installed = await serveAsInstalledPod(plane, {
+      namespace: 'capo-system',
+      serviceAccount: 'capo-apiserver',
+      service: 'capo-apiserver',
+      servicePort: 'https',
+      tlsSecret: 'capo-apiserver-tls',
+    });
+    await kubectlOk(plane, [
+      'wait',
+      '--for=condition=Available',
+      'apiservices',
+      '-l',
+      'cluster.x-k8s.io/provider=infrastructure-capo-apiserver',
+      '--timeout=90s',
+    ]);
     return { plane, env, installed, managers, stop };
   } catch (error) {
     await stop();

@@ -48,7 +48,10 @@ export function capoUnavailable(): string | undefined {
 
 /** Why ORC's CRDs cannot be installed here, or undefined when they can. */
 export function orcUnavailable(): string | undefined {
-  return controlPlaneUnavailable() ?? (existsSync(path.join(binaries, '..', 'orc-crds')) ? undefined : `no ORC CRDs in ${path.join(binaries, '..', 'orc-crds')} (run ../shared/k8s/build.sh orc)`);
+  return (
+    controlPlaneUnavailable() ??
+    (existsSync(path.join(binaries, '..', 'orc-crds')) ? undefined : `no ORC CRDs in ${path.join(binaries, '..', 'orc-crds')} (run ../shared/k8s/build.sh orc)`)
+  );
 }
 
 const clusterApiManagers = ['capi-manager', 'capi-kubeadm-bootstrap-manager', 'capi-kubeadm-control-plane-manager'] as const;
@@ -99,9 +102,14 @@ export function kubectlWith(kubeconfig: string): ControlPlane['kubectl'] {
   return (args, input) =>
     new Promise((resolve) => {
       const waitSeconds = Number(args.find((arg) => arg.startsWith('--timeout='))?.match(/^--timeout=(\d+)s$/)?.[1] ?? 0);
-      const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000 + waitSeconds * 1000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      });
+      const child = execFile(
+        'kubectl',
+        ['--kubeconfig', kubeconfig, ...args],
+        { timeout: 60_000 + waitSeconds * 1000, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+        },
+      );
       if (input !== undefined) child.stdin?.end(input);
     });
 }
@@ -137,7 +145,14 @@ export async function kubectlProxy(kubeconfig: string, options: { as?: string } 
 export async function startControlPlane(options: { controllerManager?: boolean; crds?: string[] } = {}): Promise<ControlPlane> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'capo-k8s-'));
   const base = await freePortRun(4);
-  const env = { ...process.env, K8S_DIR: dir, ETCD_PORT: String(base), APISERVER_PORT: String(base + 2), BINS: binaries, ...(options.controllerManager && { KCM: '1' }) };
+  const env = {
+    ...process.env,
+    K8S_DIR: dir,
+    ETCD_PORT: String(base),
+    APISERVER_PORT: String(base + 2),
+    BINS: binaries,
+    ...(options.controllerManager && { KCM: '1' }),
+  };
   await run('bash', [upScript, 'start'], { env, timeout: 180_000 });
   const kubeconfig = path.join(dir, 'admin.kubeconfig');
   await installCrdSets(kubeconfig, options.crds ?? []);
@@ -176,7 +191,13 @@ export async function installCrdSets(kubeconfig: string, sets: string[]): Promis
  * dir/pki, the apiserver's PID in dir/kube-apiserver.pid, its log beside it), as up.sh and
  * harness/node/cluster.sh lay them out. `stop` stops the processes; the directory goes after it.
  */
-export async function controlPlaneAt(options: { dir: string; url: string; etcdServers: string[]; kubeconfig: string; stop: () => Promise<void> }): Promise<ControlPlane> {
+export async function controlPlaneAt(options: {
+  dir: string;
+  url: string;
+  etcdServers: string[];
+  kubeconfig: string;
+  stop: () => Promise<void>;
+}): Promise<ControlPlane> {
   const { dir, kubeconfig } = options;
   const pki = path.join(dir, 'pki');
   const apiServerPid = async () => Number((await readFile(path.join(dir, 'kube-apiserver.pid'), 'utf8')).trim());
@@ -198,7 +219,24 @@ export async function controlPlaneAt(options: { dir: string; url: string; etcdSe
       await run('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-subj', subject, '-out', csr]);
       // A random serial per certificate: -CAcreateserial shares one serial file, which certificates signed in parallel corrupt.
       const serial = `0x${randomBytes(16).toString('hex')}`;
-      await run('openssl', ['x509', '-req', '-in', csr, '-CA', path.join(pki, `${ca}.crt`), '-CAkey', path.join(pki, `${ca}.key`), '-set_serial', serial, '-days', String(days), '-extfile', extfile, '-out', cert]);
+      await run('openssl', [
+        'x509',
+        '-req',
+        '-in',
+        csr,
+        '-CA',
+        path.join(pki, `${ca}.crt`),
+        '-CAkey',
+        path.join(pki, `${ca}.key`),
+        '-set_serial',
+        serial,
+        '-days',
+        String(days),
+        '-extfile',
+        extfile,
+        '-out',
+        cert,
+      ]);
       return { cert: await readFile(cert, 'utf8'), key: await readFile(key, 'utf8') };
     },
     async freezeApiServer() {
@@ -220,10 +258,20 @@ export async function controlPlaneAt(options: { dir: string; url: string; etcdSe
           await log.close();
           // up.sh stop finds it by this file, as it finds what it started.
           await writeFile(path.join(dir, 'kube-apiserver.pid'), `${child.pid}\n`);
-          await pollUntil('kube-apiserver to be ready again', async () => ((await run('kubectl', ['--kubeconfig', kubeconfig, 'get', '--raw', '/readyz']).then(() => true, () => false)) ? true : undefined), {
-            timeoutMs: 120_000,
-            intervalMs: 250,
-          });
+          await pollUntil(
+            'kube-apiserver to be ready again',
+            async () =>
+              (await run('kubectl', ['--kubeconfig', kubeconfig, 'get', '--raw', '/readyz']).then(
+                () => true,
+                () => false,
+              ))
+                ? true
+                : undefined,
+            {
+              timeoutMs: 120_000,
+              intervalMs: 250,
+            },
+          );
         },
       };
     },
@@ -346,7 +394,9 @@ export async function startClusterApiManager(
 ): Promise<ClusterApiManager> {
   const certDir = path.join(plane.dir, `${name}-webhook`);
   await mkdir(certDir, { recursive: true });
-  const webhook = webhookCertificate ?? (await plane.certificate(`${name}-webhook`, `/CN=${name}-webhook`, 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1'));
+  const webhook =
+    webhookCertificate ??
+    (await plane.certificate(`${name}-webhook`, `/CN=${name}-webhook`, 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1'));
   await writeFile(path.join(certDir, 'tls.crt'), webhook.cert);
   await writeFile(path.join(certDir, 'tls.key'), webhook.key);
   const base = await freePortRun(3);
@@ -373,7 +423,12 @@ export async function startClusterApiManager(
       `${name} to report healthy`,
       async () => {
         if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
-        return (await fetch(`http://127.0.0.1:${base + 1}/readyz`).then((response) => response.ok, () => false)) ? true : undefined;
+        return (await fetch(`http://127.0.0.1:${base + 1}/readyz`).then(
+          (response) => response.ok,
+          () => false,
+        ))
+          ? true
+          : undefined;
       },
       { timeoutMs: 120_000, intervalMs: 500 },
     );

@@ -50,10 +50,20 @@ export async function startEtcd(members: 1 | 3 = 1): Promise<RunningEtcd> {
     return { child, client, args, exited: new Promise<void>((resolve) => child.once('exit', () => resolve())) };
   };
   const answers = (member: Member) =>
-    pollUntil('etcd to answer', async () => ((await fetch(`${member.client}/health`).then((response) => response.ok, () => false)) ? true : undefined), {
-      timeoutMs: 30_000,
-      intervalMs: 100,
-    });
+    pollUntil(
+      'etcd to answer',
+      async () =>
+        (await fetch(`${member.client}/health`).then(
+          (response) => response.ok,
+          () => false,
+        ))
+          ? true
+          : undefined,
+      {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      },
+    );
   const running: Member[] = names.map((name, i) => {
     const client = `http://127.0.0.1:${port + 2 * i}`;
     return launch(client, [

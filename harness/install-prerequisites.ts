@@ -21,7 +21,13 @@ export async function createDataVolume(plane: ControlPlane, directory: string): 
     apiVersion: 'v1',
     kind: 'PersistentVolume',
     metadata: { name: 'capo-apiserver-data' },
-    spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: '', hostPath: { path: directory, type: 'Directory' } },
+    spec: {
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: 'Retain',
+      storageClassName: '',
+      hostPath: { path: directory, type: 'Directory' },
+    },
   };
   const applied = await plane.kubectl(['apply', '-f', '-'], JSON.stringify(volume));
   if (applied.code !== 0) throw new Error(`creating the PersistentVolume: ${applied.stderr}`);
@@ -29,7 +35,11 @@ export async function createDataVolume(plane: ControlPlane, directory: string): 
 
 /** The Secret capo-apiserver-tls in capo-system (the namespace made if missing), signed by the cluster's CA. */
 export async function createServingSecret(plane: ControlPlane, workDirectory: string): Promise<void> {
-  const serving = await plane.certificate('capo-apiserver-serving', `/CN=${serviceName}`, `extendedKeyUsage=serverAuth\nsubjectAltName=DNS:${serviceName},DNS:capo-apiserver.${installNamespace},DNS:capo-apiserver`);
+  const serving = await plane.certificate(
+    'capo-apiserver-serving',
+    `/CN=${serviceName}`,
+    `extendedKeyUsage=serverAuth\nsubjectAltName=DNS:${serviceName},DNS:capo-apiserver.${installNamespace},DNS:capo-apiserver`,
+  );
   const cert = path.join(workDirectory, 'tls.crt');
   const key = path.join(workDirectory, 'tls.key');
   await writeFile(cert, serving.cert);

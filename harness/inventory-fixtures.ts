@@ -12,8 +12,14 @@ export function workerNames(workers: number): string[] {
 }
 
 export function teamAObjects(workers: number): JsonObject[] {
-  const objects: JsonObject[] = [cluster((c) => (c.metadata.labels.env = 'prod')), machine('c1-cp-0', { controlPlane: true, address: '10.6.0.20' }), server('c1-cp-0')];
-  workerNames(workers).forEach((name, i) => { objects.push(machine(name, { address: `10.6.1.${i + 1}` }), server(name)); });
+  const objects: JsonObject[] = [
+    cluster((c) => (c.metadata.labels.env = 'prod')),
+    machine('c1-cp-0', { controlPlane: true, address: '10.6.0.20' }),
+    server('c1-cp-0'),
+  ];
+  workerNames(workers).forEach((name, i) => {
+    objects.push(machine(name, { address: `10.6.1.${i + 1}` }), server(name));
+  });
   return objects;
 }
 

@@ -114,8 +114,16 @@ export interface InventoryServer {
   /** The reads the inventory routes made; set to 0 before a request to count its reads. */
   storage: CountingStorage;
   pki: Pki;
-  request(method: string, urlPath: string, options?: { token?: string; certificate?: boolean; headers?: Record<string, string>; body?: unknown }): Promise<HttpAnswer>;
-  graphql(query: string, variables?: Record<string, unknown>, options?: { token?: string; certificate?: boolean; headers?: Record<string, string> }): Promise<HttpAnswer>;
+  request(
+    method: string,
+    urlPath: string,
+    options?: { token?: string; certificate?: boolean; headers?: Record<string, string>; body?: unknown },
+  ): Promise<HttpAnswer>;
+  graphql(
+    query: string,
+    variables?: Record<string, unknown>,
+    options?: { token?: string; certificate?: boolean; headers?: Record<string, string> },
+  ): Promise<HttpAnswer>;
   /** Creates the object through the API, then writes its status through the status subresource. */
   create(object: JsonObject): Promise<void>;
   /** Rewrites the token file without the token's line, as an operator revokes it, and waits until the server reads it so. */
@@ -123,13 +131,23 @@ export interface InventoryServer {
   close(): Promise<void>;
 }
 
-export async function startInventoryServer(options: { admin?: AdminHooks; limits?: QueryLimits; dashboard?: InventoryRoutesDeps['dashboard'] } = {}): Promise<InventoryServer> {
+export async function startInventoryServer(
+  options: { admin?: AdminHooks; limits?: QueryLimits; dashboard?: InventoryRoutesDeps['dashboard'] } = {},
+): Promise<InventoryServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-graphql-'));
   const pki = await ensurePki(dataDir, { serverHosts: ['127.0.0.1'] });
   const files = await ensureLocalAuthFiles(dataDir);
   const adminToken = await readFile(files.adminTokenFile, 'utf8');
-  await appendFile(files.tokenFile, Object.entries(tokens).map(([user, token]) => `${token},${user},uid-${user}\n`).join(''));
-  await appendFile(files.policyFile, policies.map((spec) => `${JSON.stringify({ apiVersion: 'abac.authorization.kubernetes.io/v1beta1', kind: 'Policy', spec })}\n`).join(''));
+  await appendFile(
+    files.tokenFile,
+    Object.entries(tokens)
+      .map(([user, token]) => `${token},${user},uid-${user}\n`)
+      .join(''),
+  );
+  await appendFile(
+    files.policyFile,
+    policies.map((spec) => `${JSON.stringify({ apiVersion: 'abac.authorization.kubernetes.io/v1beta1', kind: 'Policy', spec })}\n`).join(''),
+  );
   const tokenFile = await StaticTokenFile.open(files.tokenFile);
   const policyFile = await AbacAuthorizer.open(files.policyFile);
   const sqlite = SqliteStorage.open(path.join(dataDir, 'capo.db'));
@@ -144,7 +162,8 @@ export async function startInventoryServer(options: { admin?: AdminHooks; limits
     authorizer: new UnionAuthorizer([new LocalAuthorizer(), policyFile]),
     metrics: new MetricsRegistry(),
     health: new HealthChecks(),
-    extraRoutes: (app, auth) => inventoryRoutes({ storage, ...auth, admin: options.admin, limits: options.limits, dashboard: { tokens: tokenFile, ...options.dashboard } })(app),
+    extraRoutes: (app, auth) =>
+      inventoryRoutes({ storage, ...auth, admin: options.admin, limits: options.limits, dashboard: { tokens: tokenFile, ...options.dashboard } })(app),
   });
 
   const request: InventoryServer['request'] = (method, urlPath, { token, certificate, headers, body } = {}) => {

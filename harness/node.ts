@@ -50,9 +50,7 @@ export async function startNode(options: { crds?: string[] } = {}): Promise<Node
     release();
     throw new Error(`${clusterScript} start failed: ${error.message}\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
   });
-  const facts = Object.fromEntries(
-    [...(await readFile(path.join(dir, 'env'), 'utf8')).matchAll(/([A-Z_]+)=(\S+)/g)].map((match) => [match[1]!, match[2]!]),
-  );
+  const facts = Object.fromEntries([...(await readFile(path.join(dir, 'env'), 'utf8')).matchAll(/([A-Z_]+)=(\S+)/g)].map((match) => [match[1]!, match[2]!]));
   const plane = await controlPlaneAt({
     dir,
     url: facts.APISERVER!,
@@ -88,7 +86,9 @@ export async function startNode(options: { crds?: string[] } = {}): Promise<Node
  * process, so it is released however this process ends.
  */
 async function holdNodeLock(): Promise<() => void> {
-  const holder = spawn('flock', ['--exclusive', path.join(os.tmpdir(), 'capo-node.lock'), '--command', 'echo locked && exec cat'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const holder = spawn('flock', ['--exclusive', path.join(os.tmpdir(), 'capo-node.lock'), '--command', 'echo locked && exec cat'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve, reject) => {
     holder.stdout.once('data', () => resolve());
     holder.once('exit', (code) => reject(new Error(`flock exited ${code} before taking the node lock`)));

@@ -58,7 +58,9 @@ export function allowMirrorOf(cloudUrl: string): string[] {
  */
 export async function startServerProcess(dataDir: string, extraArgs: string[] = [], { simulatedCloud = false } = {}): Promise<ServerProcess> {
   const cloudArgs = simulatedCloud ? ['--cloud-port', '0'] : ['--no-simulated-cloud'];
-  const child = spawn(process.execPath, [...startScriptFlags(), ...serverEntry, '--data-dir', dataDir, '--port', '0', ...cloudArgs, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...startScriptFlags(), ...serverEntry, '--data-dir', dataDir, '--port', '0', ...cloudArgs, ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));

@@ -118,9 +118,12 @@ function infrastructureComponents(manifests: string, version: string): string {
       continue;
     }
     if (clusterScopedKinds.has(kind) !== (objectNamespace === undefined)) {
-      throw new Error(`release: ${kind} ${name} is in namespace ${String(objectNamespace)}: clusterctl would move it into ${namespace} (or the kind's scope is unknown to the release)`);
+      throw new Error(
+        `release: ${kind} ${name} is in namespace ${String(objectNamespace)}: clusterctl would move it into ${namespace} (or the kind's scope is unknown to the release)`,
+      );
     }
-    if (objectNamespace !== undefined && objectNamespace !== namespace) throw new Error(`release: ${kind} ${name} is in ${String(objectNamespace)}, not ${namespace}`);
+    if (objectNamespace !== undefined && objectNamespace !== namespace)
+      throw new Error(`release: ${kind} ${name} is in ${String(objectNamespace)}, not ${namespace}`);
     if (kind === 'Deployment') setImage(document, providerName, `\${${imageVariable}:=${defaultImage(version)}}`);
     out.push(document.toJS());
   }
@@ -167,7 +170,8 @@ function withoutLoadBalancer(template: string): string {
     return found[0]!;
   };
   const cluster = only('OpenStackCluster');
-  if (!cluster.hasIn(['spec', 'apiServer', 'managedLoadBalancer'])) throw new Error("release: CAPO's OpenStackCluster no longer asks for spec.apiServer.managedLoadBalancer");
+  if (!cluster.hasIn(['spec', 'apiServer', 'managedLoadBalancer']))
+    throw new Error("release: CAPO's OpenStackCluster no longer asks for spec.apiServer.managedLoadBalancer");
   cluster.deleteIn(['spec', 'apiServer', 'managedLoadBalancer']);
   const apiServer = cluster.getIn(['spec', 'apiServer']);
   if (isMap(apiServer) && apiServer.items.length === 0) cluster.deleteIn(['spec', 'apiServer']);
@@ -200,8 +204,22 @@ export async function goModuleDir(module: string, version: string): Promise<stri
 
 /** Cluster API's three providers clusterctl installs by default, as its Makefile's release-manifests builds them. */
 const clusterApiProviders = [
-  { name: 'cluster-api', type: 'CoreProvider', label: 'cluster-api', kustomization: 'config/default', components: 'core-components.yaml', image: 'cluster-api-controller' },
-  { name: 'kubeadm', type: 'BootstrapProvider', label: 'bootstrap-kubeadm', kustomization: 'bootstrap/kubeadm/config/default', components: 'bootstrap-components.yaml', image: 'kubeadm-bootstrap-controller' },
+  {
+    name: 'cluster-api',
+    type: 'CoreProvider',
+    label: 'cluster-api',
+    kustomization: 'config/default',
+    components: 'core-components.yaml',
+    image: 'cluster-api-controller',
+  },
+  {
+    name: 'kubeadm',
+    type: 'BootstrapProvider',
+    label: 'bootstrap-kubeadm',
+    kustomization: 'bootstrap/kubeadm/config/default',
+    components: 'bootstrap-components.yaml',
+    image: 'kubeadm-bootstrap-controller',
+  },
   {
     name: 'kubeadm',
     type: 'ControlPlaneProvider',
@@ -226,12 +244,16 @@ const clusterApiMetadata = z.object({
 async function clusterApiReleases(moduleDir: string, version: string): Promise<ReleaseFiles> {
   const metadataText = await readFile(path.join(moduleDir, 'metadata.yaml'), 'utf8');
   const [major, minor] = version.replace(/^v/, '').split('.').map(Number);
-  const series = clusterApiMetadata.parse(parseAllDocuments(metadataText)[0]?.toJS()).releaseSeries.find((entry) => entry.major === major && entry.minor === minor);
-  if (series?.contract !== contract) throw new Error(`release: Cluster API ${version}'s metadata.yaml gives contract ${series?.contract ?? 'none'} for its series, not ${contract}`);
+  const series = clusterApiMetadata
+    .parse(parseAllDocuments(metadataText)[0]?.toJS())
+    .releaseSeries.find((entry) => entry.major === major && entry.minor === minor);
+  if (series?.contract !== contract)
+    throw new Error(`release: Cluster API ${version}'s metadata.yaml gives contract ${series?.contract ?? 'none'} for its series, not ${contract}`);
   const files: ReleaseFiles = new Map();
   for (const provider of clusterApiProviders) {
     const documents = parseAllDocuments(await kustomize(path.join(moduleDir, provider.kustomization))).filter((document) => document.contents !== null);
-    for (const document of documents) if (document.get('kind') === 'Deployment') setImage(document, 'manager', `registry.k8s.io/cluster-api/${provider.image}:${version}`, 'IfNotPresent');
+    for (const document of documents)
+      if (document.get('kind') === 'Deployment') setImage(document, 'manager', `registry.k8s.io/cluster-api/${provider.image}:${version}`, 'IfNotPresent');
     files.set(`${provider.label}/${version}/${provider.components}`, manifestsText(documents.map((document) => document.toJS())));
     files.set(`${provider.label}/${version}/metadata.yaml`, metadataText);
   }
@@ -247,7 +269,9 @@ function clusterctlConfig(root: string, tag: string, offline: boolean): string {
   const url = (label: string, version: string, file: string) => pathToFileURL(path.join(root, label, version, file)).href;
   const providers = [
     { name: providerName, type: 'InfrastructureProvider', url: url(providerLabel, tag, 'infrastructure-components.yaml') },
-    ...(offline ? clusterApiProviders.map((provider) => ({ name: provider.name, type: provider.type, url: url(provider.label, clusterApiVersion, provider.components) })) : []),
+    ...(offline
+      ? clusterApiProviders.map((provider) => ({ name: provider.name, type: provider.type, url: url(provider.label, clusterApiVersion, provider.components) }))
+      : []),
   ];
   const header = '# Written by `npm run release` (scripts/release.ts): `clusterctl init --infrastructure capo-apiserver --config <this file>`.\n';
   return header + stringify({ providers, ...(offline && { CLUSTERCTL_DISABLE_VERSIONCHECK: 'true' }) });
@@ -258,7 +282,8 @@ export async function writeRelease(root: string, options: { offline: boolean }):
   const absolute = path.resolve(root);
   const files = await providerRelease();
   if (options.offline) {
-    for (const [file, text] of await clusterApiReleases(await goModuleDir('sigs.k8s.io/cluster-api', clusterApiVersion), clusterApiVersion)) files.set(file, text);
+    for (const [file, text] of await clusterApiReleases(await goModuleDir('sigs.k8s.io/cluster-api', clusterApiVersion), clusterApiVersion))
+      files.set(file, text);
   }
   files.set('clusterctl.yaml', clusterctlConfig(absolute, (await releaseVersion()).tag, options.offline));
   await rm(absolute, { recursive: true, force: true });
@@ -281,5 +306,7 @@ async function kustomize(dir: string): Promise<string> {
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   const { values } = parseArgs({ options: { out: { type: 'string', default: 'dist/release' }, offline: { type: 'boolean', default: false } } });
   await writeRelease(values.out, { offline: values.offline });
-  console.log(`wrote the release to ${path.resolve(values.out)}; clusterctl init --infrastructure ${providerName} --config ${path.join(values.out, 'clusterctl.yaml')}`);
+  console.log(
+    `wrote the release to ${path.resolve(values.out)}; clusterctl init --infrastructure ${providerName} --config ${path.join(values.out, 'clusterctl.yaml')}`,
+  );
 }

@@ -54,13 +54,14 @@ export async function localAccess(dataDir: string, clientCaPem: string): Promise
 
 /** Loaded only in this mode: @kubernetes/client-node, which it needs, costs about 90 MB of memory. */
 export async function delegatedAccess(options: DelegatedAccessOptions): Promise<Access> {
-  const [{ KubernetesNamespaceLifecycle }, { DelegatedAuthentication }, { SubjectAccessReviewAuthorizer }, { TokenReviewAuthenticator }, { loadKubeconfig }] = await Promise.all([
-    import('./apiserver/admission/namespace-lifecycle.js'),
-    import('./apiserver/auth/delegated/authentication.js'),
-    import('./apiserver/auth/delegated/subject-access-review.js'),
-    import('./apiserver/auth/delegated/token-review.js'),
-    import('./reconcile/sources/kubeconfig.js'),
-  ]);
+  const [{ KubernetesNamespaceLifecycle }, { DelegatedAuthentication }, { SubjectAccessReviewAuthorizer }, { TokenReviewAuthenticator }, { loadKubeconfig }] =
+    await Promise.all([
+      import('./apiserver/admission/namespace-lifecycle.js'),
+      import('./apiserver/auth/delegated/authentication.js'),
+      import('./apiserver/auth/delegated/subject-access-review.js'),
+      import('./apiserver/auth/delegated/token-review.js'),
+      import('./reconcile/sources/kubeconfig.js'),
+    ]);
   const authenticationConfig = loadKubeconfig(options.authenticationKubeconfig ?? options.kubeconfig);
   const authorizationConfig = loadKubeconfig(options.authorizationKubeconfig ?? options.kubeconfig);
   const authentication = await DelegatedAuthentication.start(options, authenticationConfig, new TokenReviewAuthenticator(authenticationConfig));

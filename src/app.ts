@@ -124,13 +124,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const health = new HealthChecks();
   health.add('ping', () => undefined, ['livez', 'readyz', 'healthz']);
   health.add('storage', () => storage.check(), ['livez', 'readyz', 'healthz']);
-  health.add(
-    'shutdown',
-    () => {
-      if (shuttingDown) throw new Error('server is shutting down');
-    },
-    ['readyz'],
-  );
+  health.add('shutdown', () => {
+    if (shuttingDown) throw new Error('server is shutting down');
+  }, ['readyz']);
 
   // Embedded: bearer tokens (kube's token-file format) and per-namespace ABAC policies live in the data
   // directory beside the PKI. Aggregated: the management cluster decides.
@@ -189,7 +185,11 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
                   if (!source?.setClusterPaused) throw new ApiError(503, 'ServiceUnavailable', 'the Cluster API source is still starting');
                   const cluster = await source.setClusterPaused(namespace, name, paused);
                   // kube-apiserver's audit log names this server's service account; this line names who asked.
-                  if (cluster) logger.info({ component: 'dashboard', user: user.name, namespace, cluster: name, paused }, paused ? 'paused a Cluster for a dashboard user' : 'resumed a Cluster for a dashboard user');
+                  if (cluster)
+                    logger.info(
+                      { component: 'dashboard', user: user.name, namespace, cluster: name, paused },
+                      paused ? 'paused a Cluster for a dashboard user' : 'resumed a Cluster for a dashboard user',
+                    );
                   return clusterApiView(cluster);
                 }
               : undefined,
@@ -224,12 +224,19 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   // Behind kube-apiserver: say in the log when an APIService's caBundle would not verify this server.
   // Loaded only when aggregated: the Kubernetes client takes most of a second to load, which the embedded default never needs.
   const stopCaBundleCheck = options.aggregated
-    ? await Promise.all([import('./reconcile/sources/kubeconfig.js'), import('./apiserver/registration/ca-bundle-check.js')]).then(([{ loadKubeconfig }, { startCaBundleCheck }]) =>
-        startCaBundleCheck({ kubeconfig: loadKubeconfig(options.aggregated?.kubeconfig), servingCertificatePem: tls.cert, groupVersions: servedGroupVersions(kinds), logger }),
+    ? await Promise.all([import('./reconcile/sources/kubeconfig.js'), import('./apiserver/registration/ca-bundle-check.js')]).then(
+        ([{ loadKubeconfig }, { startCaBundleCheck }]) =>
+          startCaBundleCheck({
+            kubeconfig: loadKubeconfig(options.aggregated?.kubeconfig),
+            servingCertificatePem: tls.cert,
+            groupVersions: servedGroupVersions(kinds),
+            logger,
+          }),
       )
     : undefined;
   // Served Events expire an hour after their last change, as kube-apiserver's.
-  const stopEventTtl = servedEvents && startEventTtl(storage, servedEvents, (error) => logger.warn({ err: error }, 'expiring Events failed; the next sweep tries again'));
+  const stopEventTtl =
+    servedEvents && startEventTtl(storage, servedEvents, (error) => logger.warn({ err: error }, 'expiring Events failed; the next sweep tries again'));
   // The source is the composition root's: it outlives the reconciler's listeners and is closed last.
   sources = options.reconciler ? await clusterApiSource(options, storage, servedEvents) : undefined;
   const sourceCheck = sources?.source.check?.bind(sources.source);
@@ -241,21 +248,22 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const sharded = election && leases && (election.shards ?? 1) > 1 ? shardedLeadership(election, leases, reconcileLog) : undefined;
   const leader = sharded ?? (election && leases ? leaderLock(election, leases, reconcileLog) : undefined);
   const fence = sharded ? () => sharded.fence() : leader && fenceOf(leader);
-  reconciler = options.reconciler && sources
-    ? startReconciler({
-        ...sources,
-        ...options.reconciler,
-        storage: fence ? fencedStorage(storage, fence) : storage,
-        kinds,
-        metrics,
-        logger: reconcileLog,
-        leader,
-        sharding: sharded,
-        sessionOptions: { ...options.reconciler.sessionOptions, fence },
-        imageDownloads: imageDownloadOptions(options.reconciler.imageDownloads, cloud),
-        installation: await installationId(storage),
-      })
-    : undefined;
+  reconciler =
+    options.reconciler && sources
+      ? startReconciler({
+          ...sources,
+          ...options.reconciler,
+          storage: fence ? fencedStorage(storage, fence) : storage,
+          kinds,
+          metrics,
+          logger: reconcileLog,
+          leader,
+          sharding: sharded,
+          sessionOptions: { ...options.reconciler.sessionOptions, fence },
+          imageDownloads: imageDownloadOptions(options.reconciler.imageDownloads, cloud),
+          installation: await installationId(storage),
+        })
+      : undefined;
   if (sharded && reconciler) sharded.onMembers((count) => reconciler?.clouds.shareLimitsAmong(count));
 
   return {
@@ -300,7 +308,10 @@ export interface LeaderElectionOptions {
 /** Leases live in the management cluster when there is one, else in this server's storage. */
 async function leaseStorage(election: LeaderElectionOptions, aggregated: DelegatedAccessOptions | undefined, storage: Storage): Promise<MemberStorage> {
   if (!aggregated) return storage;
-  const [{ KubernetesLeaseStorage }, { loadKubeconfig }] = await Promise.all([import('./reconcile/sources/kubernetes-lease.js'), import('./reconcile/sources/kubeconfig.js')]);
+  const [{ KubernetesLeaseStorage }, { loadKubeconfig }] = await Promise.all([
+    import('./reconcile/sources/kubernetes-lease.js'),
+    import('./reconcile/sources/kubeconfig.js'),
+  ]);
   return new KubernetesLeaseStorage(loadKubeconfig(aggregated.kubeconfig), election.namespace);
 }
 
@@ -317,14 +328,25 @@ function imageDownloadOptions(options: ImageDownloadOptions | undefined, cloud: 
 
 function shardedLeadership(election: LeaderElectionOptions, leases: MemberStorage, logger: Logger): ShardedLeadership {
   const { name, namespace: _namespace, shards = 1, ...timing } = election;
-  const leadership = new ShardedLeadership({ storage: leases, name, shards, ...timing, onError: (error) => logger.warn({ err: error, lease: name }, 'shard leases: retrying') });
-  leadership.onAcquired((shard) => logger.info({ lease: name, shard, identity: leadership.identity }, 'reconciling a shard: its clusters are this replica\'s'));
+  const leadership = new ShardedLeadership({
+    storage: leases,
+    name,
+    shards,
+    ...timing,
+    onError: (error) => logger.warn({ err: error, lease: name }, 'shard leases: retrying'),
+  });
+  leadership.onAcquired((shard) => logger.info({ lease: name, shard, identity: leadership.identity }, "reconciling a shard: its clusters are this replica's"));
   return leadership;
 }
 
 function leaderLock(election: LeaderElectionOptions, leases: MemberStorage, logger: Logger): StorageLeaseLock {
   const { name, namespace: _namespace, shards: _shards, ...timing } = election;
-  const lock = new StorageLeaseLock({ storage: leases, name, ...timing, onError: (error) => logger.warn({ err: error, lease: name }, 'leader lease: retrying') });
+  const lock = new StorageLeaseLock({
+    storage: leases,
+    name,
+    ...timing,
+    onError: (error) => logger.warn({ err: error, lease: name }, 'leader lease: retrying'),
+  });
   lock.acquire(new AbortController().signal).then(
     () => logger.info({ lease: name, identity: lock.identity }, 'leading: this replica runs the reconciler'),
     () => undefined,
@@ -337,7 +359,11 @@ type BackendSettings = ({ backend: 'sqlite' } & ReturnType<SqliteStorage['settin
 
 export type StorageSettings = BackendSettings & { watchCache: boolean };
 
-function openSqlite(file: string, historyRetention: AppOptions['historyRetention'], onError: (error: unknown) => void): { storage: SqliteStorage; settings: () => BackendSettings } {
+function openSqlite(
+  file: string,
+  historyRetention: AppOptions['historyRetention'],
+  onError: (error: unknown) => void,
+): { storage: SqliteStorage; settings: () => BackendSettings } {
   const storage = SqliteStorage.open(file, { ...(historyRetention && { historyRetention }), onError });
   return { storage, settings: () => ({ backend: 'sqlite', ...storage.settings() }) };
 }
@@ -351,7 +377,7 @@ async function openEtcd(options: EtcdStorageOptions, onError: (error: unknown) =
 
 /** The admin kubeconfig and token an embedded server wrote; an aggregated one has none. */
 export function embeddedCredentials(app: RunningApp): { kubeconfigPath: string; tokenPath: string } {
-  if (!app.kubeconfigPath || !app.tokenPath) throw new Error('the server runs aggregated: use the management cluster\'s credentials');
+  if (!app.kubeconfigPath || !app.tokenPath) throw new Error("the server runs aggregated: use the management cluster's credentials");
   return { kubeconfigPath: app.kubeconfigPath, tokenPath: app.tokenPath };
 }
 

@@ -32,7 +32,20 @@ export interface InventoryRoutesDeps {
   /** Preflight runs per user, through the admin API and the dashboard together (by default 3 at once, then one every 20 s). */
   preflightRuns?: PreflightRunLimit;
   /** How the dashboard signs browsers in and where it finds Cluster API's Clusters. */
-  dashboard?: Pick<DashboardDeps, 'tokens' | 'clusterApiCluster' | 'readClusterApiCluster' | 'readOrcImage' | 'readEvents' | 'setClusterApiPaused' | 'sessions' | 'signIns' | 'logger' | 'assetsDir' | 'openstackCalls'>;
+  dashboard?: Pick<
+    DashboardDeps,
+    | 'tokens'
+    | 'clusterApiCluster'
+    | 'readClusterApiCluster'
+    | 'readOrcImage'
+    | 'readEvents'
+    | 'setClusterApiPaused'
+    | 'sessions'
+    | 'signIns'
+    | 'logger'
+    | 'assetsDir'
+    | 'openstackCalls'
+  >;
 }
 
 /** Mounts the routes; the function it returns, called when the server closes, stops the inventory cache they read and the dashboard's sampling. */

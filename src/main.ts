@@ -172,10 +172,14 @@ runServer({
     const cloudPort = integerOption('cloud-port', values['cloud-port'], 65535);
     // In a pod the management cluster is the one the pod runs in.
     const aggregated = values.kubeconfig !== undefined || process.env.KUBERNETES_SERVICE_HOST !== undefined;
-    const simulatedCloud = values['no-simulated-cloud'] || (aggregated && !values['simulated-cloud']) ? false : { port: cloudPort, availabilityZones: listOption(values['simulated-zones']) };
+    const simulatedCloud =
+      values['no-simulated-cloud'] || (aggregated && !values['simulated-cloud'])
+        ? false
+        : { port: cloudPort, availabilityZones: listOption(values['simulated-zones']) };
     const orcImages = values['orc-images'];
     if (orcImages !== 'served' && orcImages !== 'external') throw new UsageError(`--orc-images must be served or external, not "${orcImages}"`);
-    if (orcImages === 'external' && !aggregated) throw new UsageError('--orc-images=external reads ORC\'s Images from a management cluster: it needs --kubeconfig or a pod');
+    if (orcImages === 'external' && !aggregated)
+      throw new UsageError("--orc-images=external reads ORC's Images from a management cluster: it needs --kubeconfig or a pod");
     const requestLimits = {
       maxInFlight: {
         readOnly: integerOption('max-requests-inflight', values['max-requests-inflight'], 100_000),
@@ -260,7 +264,8 @@ async function imageDownloadOptions(values: {
   const maxRatio = integerOption('image-download-max-ratio', values['image-download-max-ratio'], 1_000_000);
   const concurrency = integerOption('image-download-concurrency', values['image-download-concurrency'], 1000);
   const perNamespace = integerOption('image-download-concurrency-per-namespace', values['image-download-concurrency-per-namespace'], 1000);
-  if (maxRatio < 1 || concurrency < 1 || perNamespace < 1) throw new UsageError('--image-download-max-ratio, --image-download-concurrency and --image-download-concurrency-per-namespace must be at least 1');
+  if (maxRatio < 1 || concurrency < 1 || perNamespace < 1)
+    throw new UsageError('--image-download-max-ratio, --image-download-concurrency and --image-download-concurrency-per-namespace must be at least 1');
   return {
     allow,
     ...(values['image-download-max-bytes'] === undefined ? {} : { maxBytes: bytesOption('image-download-max-bytes', values['image-download-max-bytes']) }),
@@ -307,7 +312,14 @@ async function podNamespace(): Promise<string | undefined> {
 }
 
 /** The etcd backend's options when --storage etcd, checked as kube-apiserver checks them. */
-function etcdOptions(values: { storage: string; 'etcd-servers'?: string; 'etcd-prefix'?: string; 'etcd-cafile'?: string; 'etcd-certfile'?: string; 'etcd-keyfile'?: string }): EtcdStorageOptions | undefined {
+function etcdOptions(values: {
+  storage: string;
+  'etcd-servers'?: string;
+  'etcd-prefix'?: string;
+  'etcd-cafile'?: string;
+  'etcd-certfile'?: string;
+  'etcd-keyfile'?: string;
+}): EtcdStorageOptions | undefined {
   const etcdFlags = ['etcd-servers', 'etcd-prefix', 'etcd-cafile', 'etcd-certfile', 'etcd-keyfile'] as const;
   if (values.storage === 'sqlite') {
     const stray = etcdFlags.find((flag) => values[flag] !== undefined);
@@ -318,9 +330,11 @@ function etcdOptions(values: { storage: string; 'etcd-servers'?: string; 'etcd-p
   const servers = listOption(values['etcd-servers']) ?? [];
   if (servers.length === 0) throw new UsageError('--storage etcd needs --etcd-servers');
   for (const server of servers) {
-    if (!URL.canParse(server) || !['http:', 'https:'].includes(new URL(server).protocol)) throw new UsageError(`--etcd-servers: ${JSON.stringify(server)} is not an http(s) URL`);
+    if (!URL.canParse(server) || !['http:', 'https:'].includes(new URL(server).protocol))
+      throw new UsageError(`--etcd-servers: ${JSON.stringify(server)} is not an http(s) URL`);
   }
-  if ((values['etcd-certfile'] === undefined) !== (values['etcd-keyfile'] === undefined)) throw new UsageError('--etcd-certfile and --etcd-keyfile go together');
+  if ((values['etcd-certfile'] === undefined) !== (values['etcd-keyfile'] === undefined))
+    throw new UsageError('--etcd-certfile and --etcd-keyfile go together');
   const prefix = values['etcd-prefix'];
   if (prefix !== undefined && !prefix.startsWith('/')) throw new UsageError('--etcd-prefix must start with /');
   return { servers, prefix, caFile: values['etcd-cafile'], certFile: values['etcd-certfile'], keyFile: values['etcd-keyfile'] };

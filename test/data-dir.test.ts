@@ -33,7 +33,10 @@ async function modes(dir: string): Promise<Record<string, string>> {
 
 async function writeSomething(app: RunningApp): Promise<void> {
   const body = JSON.stringify({ apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name: `w${Date.now()}` }, spec: { color: 'red' } });
-  const res = await request({ url: app.url, ...embeddedCredentials(app) }, 'POST', '/apis/testing.capo.dev/v1/namespaces/default/widgets', { headers: { 'Content-Type': 'application/json' }, body });
+  const res = await request({ url: app.url, ...embeddedCredentials(app) }, 'POST', '/apis/testing.capo.dev/v1/namespaces/default/widgets', {
+    headers: { 'Content-Type': 'application/json' },
+    body,
+  });
   expect(res.status, res.body).toBe(201);
 }
 
@@ -44,7 +47,9 @@ describe('data directory permissions', () => {
     try {
       await writeSomething(app);
       const found = await modes(dataDir);
-      expect(Object.keys(found)).toEqual(expect.arrayContaining(['capo.db', 'capo.db-wal', 'pki/ca.key', 'pki/ca.crt', 'kubeconfig', 'token', 'tokens.csv', 'policy.jsonl']));
+      expect(Object.keys(found)).toEqual(
+        expect.arrayContaining(['capo.db', 'capo.db-wal', 'pki/ca.key', 'pki/ca.crt', 'kubeconfig', 'token', 'tokens.csv', 'policy.jsonl']),
+      );
       for (const [entry, mode] of Object.entries(found)) expect(`${entry} ${mode}`).toBe(`${entry} ${entry === '.' || entry === 'pki' ? '700' : '600'}`);
     } finally {
       await app.close();
@@ -60,7 +65,8 @@ describe('data directory permissions', () => {
     const app = await start(dataDir, createLogger({ destination: { write: (line: string) => void warnings.push(JSON.parse(line).msg) } }));
     try {
       await writeSomething(app);
-      for (const [entry, mode] of Object.entries(await modes(dataDir))) expect(`${entry} ${mode}`).toBe(`${entry} ${entry === '.' || entry === 'pki' ? '700' : '600'}`);
+      for (const [entry, mode] of Object.entries(await modes(dataDir)))
+        expect(`${entry} ${mode}`).toBe(`${entry} ${entry === '.' || entry === 'pki' ? '700' : '600'}`);
       expect(warnings.some((line) => line.includes('capo.db: mode 0644 -> 0600'))).toBe(true);
       expect(warnings.some((line) => line.endsWith('pki: mode 0755 -> 0700 (the data directory is readable by its owner only)'))).toBe(true);
     } finally {

@@ -111,7 +111,8 @@ describe('npm start', () => {
 
   it('refuses unknown options and bad ports with a clear error', async () => {
     // Each case is its own process; they run side by side.
-    const attempt = (args: string[]): Promise<{ code?: number; stderr: string }> => run('node', [...entry, ...args]).catch((error) => error as { code: number; stderr: string });
+    const attempt = (args: string[]): Promise<{ code?: number; stderr: string }> =>
+      run('node', [...entry, ...args]).catch((error) => error as { code: number; stderr: string });
     const [unknown, ports, timeouts] = await Promise.all([
       attempt(['--bogus']),
       Promise.all(['abc', '', '0x50', '1e3', '70000'].map((bad) => attempt(['--port', bad]).then((result) => ({ bad, result })))),
@@ -136,7 +137,9 @@ describe('npm start', () => {
     const port = (busy.address() as net.AddressInfo).port;
     const dataDir = path.join(os.tmpdir(), `capo-busy-${port}`);
     try {
-      const result = await run('node', [...entry, '--port', String(port), '--data-dir', dataDir, '--no-simulated-cloud']).catch((error) => error as { code: number; stderr: string });
+      const result = await run('node', [...entry, '--port', String(port), '--data-dir', dataDir, '--no-simulated-cloud']).catch(
+        (error) => error as { code: number; stderr: string },
+      );
       expect(result).toMatchObject({ code: 1, stderr: `capo-apiserver: cannot listen on 127.0.0.1:${port}: address already in use (another instance?)\n` });
       expect(existsSync(dataDir)).toBe(false);
     } finally {
@@ -145,7 +148,8 @@ describe('npm start', () => {
   }, 60_000);
 
   it('refuses storage and leader election flags that do not fit together', async () => {
-    const attempt = (args: string[]): Promise<{ code?: number; stderr: string }> => run('node', [...entry, ...args]).catch((error) => error as { code: number; stderr: string });
+    const attempt = (args: string[]): Promise<{ code?: number; stderr: string }> =>
+      run('node', [...entry, ...args]).catch((error) => error as { code: number; stderr: string });
     const cases: [string[], string][] = [
       [['--storage', 'mysql'], '--storage must be sqlite or etcd, not "mysql"'],
       [['--storage', 'etcd'], '--storage etcd needs --etcd-servers'],
@@ -160,8 +164,14 @@ describe('npm start', () => {
       [['--reconcile-shards', '4'], '--reconcile-shards needs --leader-elect'],
       [['--watch-cache=off'], 'invalid argument "off" for "--watch-cache" flag: must be true or false'],
       [['--leader-elect=True', '--leader-elect-renew-deadline', '20s'], '--leader-elect-lease-duration must exceed --leader-elect-renew-deadline'],
-      [['--image-download-allow', '10.0.0.0/33'], '--image-download-allow: "10.0.0.0/33" is not a destination to allow (the prefix length must be from 0 to 32)'],
-      [['--image-download-allow', 'mirror.example:80'], '--image-download-allow: "mirror.example:80" is not a destination to allow (not an IP address or CIDR)'],
+      [
+        ['--image-download-allow', '10.0.0.0/33'],
+        '--image-download-allow: "10.0.0.0/33" is not a destination to allow (the prefix length must be from 0 to 32)',
+      ],
+      [
+        ['--image-download-allow', 'mirror.example:80'],
+        '--image-download-allow: "mirror.example:80" is not a destination to allow (not an IP address or CIDR)',
+      ],
       [['--image-download-max-bytes', '16GB'], '--image-download-max-bytes must be a size such as 512Mi, 16Gi or a number of bytes, got "16GB"'],
       [['--image-download-timeout', '0s'], '--image-download-timeout must be a duration from 1s to 24h'],
       [['--image-download-concurrency-per-namespace', '0'], 'must be at least 1'],
@@ -173,39 +183,51 @@ describe('npm start', () => {
     });
   }, 120_000);
 
-  it.skipIf(etcdUnavailable() !== undefined)(`runs several servers on one etcd, each serving the others' writes and watches${etcdUnavailable() ? ` (skipped: ${etcdUnavailable()})` : ''}`, async () => {
-    const etcd = await startEtcd();
-    const directories = await Promise.all([0, 1].map(() => mkdtemp(path.join(os.tmpdir(), 'capo-replica-'))));
-    const replicas = await Promise.all(directories.map((dir) => start(['--data-dir', dir, '--port', '0', '--no-simulated-cloud', '--storage', 'etcd', '--etcd-servers', etcd.servers.join(',')])));
-    try {
-      const kubectl = (index: number, args: string[]) => run('kubectl', args, { env: { ...process.env, KUBECONFIG: path.join(directories[index]!, 'kubeconfig'), HOME: directories[index]! } });
-      expect(existsSync(path.join(directories[0]!, 'capo.db'))).toBe(false);
-      const watcher = spawn('kubectl', ['get', 'secrets', '-n', 'default', '-w', '-o', 'name'], {
-        env: { ...process.env, KUBECONFIG: path.join(directories[1]!, 'kubeconfig'), HOME: directories[1]! },
-      });
-      let watched = '';
-      const seen = new Promise<void>((resolve) => {
-        watcher.stdout.on('data', (chunk) => {
-          watched += chunk;
-          if (watched.includes('secret/shared')) resolve();
+  it.skipIf(etcdUnavailable() !== undefined)(
+    `runs several servers on one etcd, each serving the others' writes and watches${etcdUnavailable() ? ` (skipped: ${etcdUnavailable()})` : ''}`,
+    async () => {
+      const etcd = await startEtcd();
+      const directories = await Promise.all([0, 1].map(() => mkdtemp(path.join(os.tmpdir(), 'capo-replica-'))));
+      const replicas = await Promise.all(
+        directories.map((dir) =>
+          start(['--data-dir', dir, '--port', '0', '--no-simulated-cloud', '--storage', 'etcd', '--etcd-servers', etcd.servers.join(',')]),
+        ),
+      );
+      try {
+        const kubectl = (index: number, args: string[]) =>
+          run('kubectl', args, { env: { ...process.env, KUBECONFIG: path.join(directories[index]!, 'kubeconfig'), HOME: directories[index]! } });
+        expect(existsSync(path.join(directories[0]!, 'capo.db'))).toBe(false);
+        const watcher = spawn('kubectl', ['get', 'secrets', '-n', 'default', '-w', '-o', 'name'], {
+          env: { ...process.env, KUBECONFIG: path.join(directories[1]!, 'kubeconfig'), HOME: directories[1]! },
         });
-      });
-      const manifest = path.join(directories[0]!, 'secret.json');
-      await writeFile(manifest, JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'shared', namespace: 'default' }, stringData: { k: 'v' } }));
-      await kubectl(0, ['apply', '-f', manifest]);
-      await seen;
-      watcher.kill();
-      const read = JSON.parse((await kubectl(1, ['get', 'secret', 'shared', '-n', 'default', '-o', 'json'])).stdout);
-      expect(Buffer.from(read.data.k, 'base64').toString()).toBe('v');
-      await kubectl(1, ['delete', 'secret', 'shared', '-n', 'default']);
-      await expect(kubectl(0, ['get', 'secret', 'shared', '-n', 'default'])).rejects.toMatchObject({ stderr: expect.stringContaining('NotFound') });
-    } finally {
-      for (const replica of replicas) replica.child.kill('SIGTERM');
-      await Promise.all(replicas.map((replica) => exited(replica.child)));
-      await etcd.stop();
-      for (const dir of directories) await rm(dir, { recursive: true, force: true });
-    }
-  }, 120_000);
+        let watched = '';
+        const seen = new Promise<void>((resolve) => {
+          watcher.stdout.on('data', (chunk) => {
+            watched += chunk;
+            if (watched.includes('secret/shared')) resolve();
+          });
+        });
+        const manifest = path.join(directories[0]!, 'secret.json');
+        await writeFile(
+          manifest,
+          JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'shared', namespace: 'default' }, stringData: { k: 'v' } }),
+        );
+        await kubectl(0, ['apply', '-f', manifest]);
+        await seen;
+        watcher.kill();
+        const read = JSON.parse((await kubectl(1, ['get', 'secret', 'shared', '-n', 'default', '-o', 'json'])).stdout);
+        expect(Buffer.from(read.data.k, 'base64').toString()).toBe('v');
+        await kubectl(1, ['delete', 'secret', 'shared', '-n', 'default']);
+        await expect(kubectl(0, ['get', 'secret', 'shared', '-n', 'default'])).rejects.toMatchObject({ stderr: expect.stringContaining('NotFound') });
+      } finally {
+        for (const replica of replicas) replica.child.kill('SIGTERM');
+        await Promise.all(replicas.map((replica) => exited(replica.child)));
+        await etcd.stop();
+        for (const dir of directories) await rm(dir, { recursive: true, force: true });
+      }
+    },
+    120_000,
+  );
 
   it.skipIf(etcdUnavailable() !== undefined)(
     `keeps open watches through a compaction of etcd, answers a watch from a compacted resourceVersion with 410 Expired, and the client recovers by relisting${etcdUnavailable() ? ` (skipped: ${etcdUnavailable()})` : ''}`,
@@ -238,7 +260,8 @@ describe('npm start', () => {
           });
         await kubectl(secret('before'));
         await sees('before');
-        const resourceVersion = JSON.parse((await kubectl(['get', 'secret', 'before', '-n', 'default', '-o', 'json'])).stdout).metadata.resourceVersion as string;
+        const resourceVersion = JSON.parse((await kubectl(['get', 'secret', 'before', '-n', 'default', '-o', 'json'])).stdout).metadata
+          .resourceVersion as string;
         await kubectl(secret('between'));
         // As the replicas' compaction does, an interval apart: record the current revision, then compact to it.
         await compactor.compact();
@@ -249,12 +272,18 @@ describe('npm start', () => {
         expect(watched.trim().split('\n')).toEqual(['secret/before', 'secret/between', 'secret/after']);
         watcher.kill();
 
-        const resumed = await kubectl(['get', '--raw', `/api/v1/namespaces/default/secrets?watch=1&resourceVersion=${resourceVersion}`]).catch((error: { stderr: string }) => error);
+        const resumed = await kubectl(['get', '--raw', `/api/v1/namespaces/default/secrets?watch=1&resourceVersion=${resourceVersion}`]).catch(
+          (error: { stderr: string }) => error,
+        );
         expect(resumed.stderr).toMatch(/Expired|too old resource version/);
         // The relist: current state and its resourceVersion, then a watch from there that sees the next write.
         const listed = JSON.parse((await kubectl(['get', '--raw', '/api/v1/namespaces/default/secrets'])).stdout);
         expect(listed.items.map((item: { metadata: { name: string } }) => item.metadata.name)).toEqual(['after', 'before', 'between']);
-        const rewatch = spawn('kubectl', ['get', '--raw', `/api/v1/namespaces/default/secrets?watch=1&resourceVersion=${listed.metadata.resourceVersion}&timeoutSeconds=30`], { env });
+        const rewatch = spawn(
+          'kubectl',
+          ['get', '--raw', `/api/v1/namespaces/default/secrets?watch=1&resourceVersion=${listed.metadata.resourceVersion}&timeoutSeconds=30`],
+          { env },
+        );
         let streamed = '';
         const next = new Promise<void>((resolve) => {
           rewatch.stdout.on('data', (chunk) => {
@@ -265,7 +294,12 @@ describe('npm start', () => {
         await kubectl(secret('next'));
         await next;
         rewatch.kill();
-        expect(streamed.split('\n').filter(Boolean).map((line) => JSON.parse(line).type)).toEqual(['ADDED']);
+        expect(
+          streamed
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => JSON.parse(line).type),
+        ).toEqual(['ADDED']);
       } finally {
         await compactor.close();
         server.child.kill('SIGTERM');
@@ -320,7 +354,12 @@ describe('npm start', () => {
       const restarted = await start(['--data-dir', crashDir, '--port', '0', '--cloud-port', '0']);
       const env = { ...process.env, KUBECONFIG: path.join(crashDir, 'kubeconfig'), HOME: crashDir };
       const { stdout } = await run('kubectl', ['get', 'openstackclusteridentities', '-o', 'name'], { env, maxBuffer: 16 * 1024 * 1024 });
-      const stored = new Set(stdout.trim().split('\n').map((line) => line.split('/')[1]));
+      const stored = new Set(
+        stdout
+          .trim()
+          .split('\n')
+          .map((line) => line.split('/')[1]),
+      );
       expect(writes.acknowledged.filter((name) => !stored.has(name))).toEqual([]);
       restarted.child.kill('SIGTERM');
       expect(await exited(restarted.child)).toBe(0);

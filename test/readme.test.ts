@@ -43,7 +43,7 @@ async function portTaken(port: number): Promise<boolean> {
 }
 
 const missingTool = ['kubectl', 'curl', 'ansible-inventory', 'ansible-galaxy'].find((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
-const busy = (await portTaken(6443)) || (await portTaken(6445)) ? 'the README\'s ports 6443 or 6445 are taken on this machine' : undefined;
+const busy = (await portTaken(6443)) || (await portTaken(6445)) ? "the README's ports 6443 or 6445 are taken on this machine" : undefined;
 const unavailable = missingTool ? `${missingTool} is not installed` : busy;
 if (unavailable) console.warn(`the README's commands are not run: ${unavailable}`);
 
@@ -53,7 +53,12 @@ const [graphqlBlock, ansibleBlock] = bashBlocks(section('GraphQL, the admin API 
 describe.skipIf(unavailable !== undefined)(unavailable === undefined ? "the README's commands" : `the README's commands (skipped: ${unavailable})`, () => {
   let workdir: string;
   let server: ChildProcess;
-  const env = (): NodeJS.ProcessEnv => ({ ...process.env, HOME: workdir, ANSIBLE_COLLECTIONS_PATH: path.join(workdir, 'collections'), ANSIBLE_LOCAL_TEMP: path.join(workdir, 'ansible-tmp') });
+  const env = (): NodeJS.ProcessEnv => ({
+    ...process.env,
+    HOME: workdir,
+    ANSIBLE_COLLECTIONS_PATH: path.join(workdir, 'collections'),
+    ANSIBLE_LOCAL_TEMP: path.join(workdir, 'ansible-tmp'),
+  });
 
   /** One README line, run by bash in the repository-like directory; exported variables carry over through `exports`. */
   let exports = '';
@@ -94,7 +99,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? "the READ
     expect(startBlock).toEqual([expect.stringContaining('npm start'), expect.stringContaining('npm test')]);
   });
 
-  it('builds the example cluster with the Quick start\'s commands', () => {
+  it("builds the example cluster with the Quick start's commands", () => {
     for (const line of clusterBlock!.slice(0, -1)) {
       if (/^OS_CLIENT_CONFIG_FILE=\S+ openstack /.test(line) && spawnSync('sh', ['-c', 'command -v openstack']).status !== 0) {
         console.warn(`not run, the openstack client is not installed: ${line}`);
@@ -109,7 +114,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? "the READ
     expect(run('kubectl get openstackcluster demo -o jsonpath={.status.initialization.provisioned}').stdout).toBe('true');
   }, 600_000);
 
-  it('answers the GraphQL section\'s curl commands with data and no errors', () => {
+  it("answers the GraphQL section's curl commands with data and no errors", () => {
     expect(graphqlBlock!.length).toBeGreaterThanOrEqual(3);
     for (const line of graphqlBlock!) {
       const result = run(line);
@@ -132,7 +137,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? "the READ
     expect(existsSync(path.join(workdir, 'collections', 'ansible_collections', 'capo', 'openstack'))).toBe(true);
   }, 120_000);
 
-  it('tears the cluster down with the Quick start\'s last command', () => {
+  it("tears the cluster down with the Quick start's last command", () => {
     const teardown = clusterBlock!.at(-1)!;
     expect(teardown).toContain('kubectl delete -f examples/');
     const result = run(teardown);

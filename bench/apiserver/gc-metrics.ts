@@ -25,7 +25,8 @@ const nodeFullKinds = ['major', 'incremental', 'weakcb'];
 export function gcTotals(metricsText: string): GcTotals | undefined {
   const node = [...metricsText.matchAll(/^nodejs_gc_duration_seconds_(count|sum)\{kind="(\w+)"\} (\S+)$/gm)];
   if (node.length > 0) {
-    const sum = (field: string, kinds: string[]) => node.filter(([, f, kind]) => f === field && kinds.includes(kind!)).reduce((total, [, , , value]) => total + Number(value), 0);
+    const sum = (field: string, kinds: string[]) =>
+      node.filter(([, f, kind]) => f === field && kinds.includes(kind!)).reduce((total, [, , , value]) => total + Number(value), 0);
     // A weak-callback pass follows a full collection; it is part of its pause, not another collection.
     return { full: sum('count', ['major', 'incremental']), pauseSeconds: sum('sum', nodeFullKinds) };
   }

@@ -87,7 +87,9 @@ async function main(): Promise<void> {
       { name: 'an OpenStackCluster by name', protocol: 'HTTP/2', send: overHttp2(`${collection}/probe`, 200) },
     ];
 
-    const rows = [['requests', 'protocol', 'requests/s', 'young collections', 'survived MB per collection', 'promoted MB per collection', 'promoted bytes per request']];
+    const rows = [
+      ['requests', 'protocol', 'requests/s', 'young collections', 'survived MB per collection', 'promoted MB per collection', 'promoted bytes per request'],
+    ];
     for (const probe of probes) {
       const started = performance.now();
       await pool(requests, concurrency, probe.send);

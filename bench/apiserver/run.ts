@@ -230,7 +230,16 @@ function openStackCluster(index: number): string {
       managedSecurityGroups: {
         allowAllInClusterTraffic: false,
         clusterNodesSecurityGroupRules: [
-          { name: 'vxlan', description: 'Cilium VXLAN between nodes', direction: 'ingress', etherType: 'IPv4', protocol: 'udp', portRangeMin: 8472, portRangeMax: 8472, remoteManagedGroups: ['controlplane', 'worker'] },
+          {
+            name: 'vxlan',
+            description: 'Cilium VXLAN between nodes',
+            direction: 'ingress',
+            etherType: 'IPv4',
+            protocol: 'udp',
+            portRangeMin: 8472,
+            portRangeMax: 8472,
+            remoteManagedGroups: ['controlplane', 'worker'],
+          },
         ],
       },
       bastion: { enabled: index % 3 === 0, spec: { flavor: { filter: { name: 'm1.tiny' } }, image: { filter: { name: 'ubuntu-22.04' } } } },
@@ -470,7 +479,9 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
   }
   if (traceTo) {
     const header = '# update  sent (ms since the epoch)  PATCH ms  first delivery ms  last delivery ms';
-    const lines = Array.from(sentAt, (sent, seq) => [seq, (performance.timeOrigin + sent).toFixed(1), patchLatencies[seq]!.toFixed(1), first[seq]!.toFixed(1), last[seq]!.toFixed(1)].join('  '));
+    const lines = Array.from(sentAt, (sent, seq) =>
+      [seq, (performance.timeOrigin + sent).toFixed(1), patchLatencies[seq]!.toFixed(1), first[seq]!.toFixed(1), last[seq]!.toFixed(1)].join('  '),
+    );
     writeFileSync(traceTo, `${[header, ...lines].join('\n')}\n`);
   }
   return {
@@ -652,7 +663,9 @@ async function ourServer(config: Config, name: string, etcdServers: string | und
   });
   const { hello } = server;
   const { storage } = hello;
-  log(`${name}: pid ${hello.pid} at ${hello.url}, watch cache ${storage.watchCache ? 'on' : 'off'}, reconciler ${config.reconciler ? 'on' : 'off'}, node flags: ${config.nodeFlags.join(' ') || 'none'}${config.cpuProfDir ? `, CPU profile to ${config.cpuProfDir}` : ''}`);
+  log(
+    `${name}: pid ${hello.pid} at ${hello.url}, watch cache ${storage.watchCache ? 'on' : 'off'}, reconciler ${config.reconciler ? 'on' : 'off'}, node flags: ${config.nodeFlags.join(' ') || 'none'}${config.cpuProfDir ? `, CPU profile to ${config.cpuProfDir}` : ''}`,
+  );
   const durability =
     storage.backend === 'sqlite'
       ? `SQLite journal_mode=${storage.journalMode}, synchronous=${storage.synchronous}, locking_mode=${storage.lockingMode}; ` +
@@ -743,8 +756,18 @@ async function runLoad(target: Target, config: Config, log: (text: string) => vo
     get,
     list,
     watch,
-    ...(etcdBefore && etcdAfter && { etcdDuringWatch: { walFsync: p99Between(etcdBefore, etcdAfter, 'walFsync'), backendCommit: p99Between(etcdBefore, etcdAfter, 'backendCommit') } }),
-    rssKb: { start: baseline.rssKb, afterCreate: afterCreate.rssKb, afterGet: afterGet.rssKb, afterList: afterList.rssKb, afterWatch: afterWatch.rssKb, hwm: afterWatch.hwmKb },
+    ...(etcdBefore &&
+      etcdAfter && {
+        etcdDuringWatch: { walFsync: p99Between(etcdBefore, etcdAfter, 'walFsync'), backendCommit: p99Between(etcdBefore, etcdAfter, 'backendCommit') },
+      }),
+    rssKb: {
+      start: baseline.rssKb,
+      afterCreate: afterCreate.rssKb,
+      afterGet: afterGet.rssKb,
+      afterList: afterList.rssKb,
+      afterWatch: afterWatch.rssKb,
+      hwm: afterWatch.hwmKb,
+    },
     peakMb: (phase) => mb(rss.peakKb(phaseMarks.find((m) => m.name === prefix(phase))!)),
   };
 }
@@ -753,7 +776,14 @@ async function runLoad(target: Target, config: Config, log: (text: string) => vo
 
 function costLine(name: string, cost: PhaseCost): string[] {
   const share = (seconds: number) => `${seconds.toFixed(1)} (${((100 * seconds) / cost.wallSeconds).toFixed(0)}%)`;
-  return [name, cost.wallSeconds.toFixed(1), share(cost.serverCpuSeconds), share(cost.clientCpuSeconds), share(cost.otherCpuSeconds), cost.stealSeconds.toFixed(1)];
+  return [
+    name,
+    cost.wallSeconds.toFixed(1),
+    share(cost.serverCpuSeconds),
+    share(cost.clientCpuSeconds),
+    share(cost.otherCpuSeconds),
+    cost.stealSeconds.toFixed(1),
+  ];
 }
 
 /** A figure per server, and whether it meets its target (higher or lower is better) and beats kube-apiserver's. */
@@ -769,39 +799,99 @@ interface Row {
 function rows(config: Config): Row[] {
   const rate = (count: number, seconds: number) => count / seconds;
   return [
-    { figure: `durable creates/s (${config.objects} POSTs, ${config.concurrency} in flight)`, cells: (f) => `${rate(config.objects, f.create.cost.wallSeconds).toFixed(0)}/s`, value: (f) => rate(config.objects, f.create.cost.wallSeconds), better: 'higher', target: { text: '>= 800/s', value: 800 } },
+    {
+      figure: `durable creates/s (${config.objects} POSTs, ${config.concurrency} in flight)`,
+      cells: (f) => `${rate(config.objects, f.create.cost.wallSeconds).toFixed(0)}/s`,
+      value: (f) => rate(config.objects, f.create.cost.wallSeconds),
+      better: 'higher',
+      target: { text: '>= 800/s', value: 800 },
+    },
     { figure: '  create latency p50 / p99', cells: (f) => `${ms(f.create.value.latencies.p50)} / ${ms(f.create.value.latencies.p99)} ms` },
-    { figure: `gets/s (${config.gets} GETs by name, ${config.concurrency} in flight)`, cells: (f) => `${rate(config.gets, f.get.cost.wallSeconds).toFixed(0)}/s`, value: (f) => rate(config.gets, f.get.cost.wallSeconds), better: 'higher', target: { text: '>= 4,000/s', value: 4000 } },
+    {
+      figure: `gets/s (${config.gets} GETs by name, ${config.concurrency} in flight)`,
+      cells: (f) => `${rate(config.gets, f.get.cost.wallSeconds).toFixed(0)}/s`,
+      value: (f) => rate(config.gets, f.get.cost.wallSeconds),
+      better: 'higher',
+      target: { text: '>= 4,000/s', value: 4000 },
+    },
     { figure: '  get latency p50 / p99', cells: (f) => `${ms(f.get.value.latencies.p50)} / ${ms(f.get.value.latencies.p99)} ms` },
-    { figure: '  object size a GET returns', cells: (f) => `${f.get.value.responseBytes.toFixed(0)} B`, value: (f) => f.get.value.responseBytes, better: 'lower' },
-    { figure: `LIST ${config.objects} JSON p50 / p99 (n=${config.listRepetitions})`, cells: (f) => `${ms(f.list.value.plain.p50)} / ${ms(f.list.value.plain.p99)} ms`, value: (f) => f.list.value.plain.p99, better: 'lower', target: { text: 'p99 <= 400 ms', value: 400 } },
+    {
+      figure: '  object size a GET returns',
+      cells: (f) => `${f.get.value.responseBytes.toFixed(0)} B`,
+      value: (f) => f.get.value.responseBytes,
+      better: 'lower',
+    },
+    {
+      figure: `LIST ${config.objects} JSON p50 / p99 (n=${config.listRepetitions})`,
+      cells: (f) => `${ms(f.list.value.plain.p50)} / ${ms(f.list.value.plain.p99)} ms`,
+      value: (f) => f.list.value.plain.p99,
+      better: 'lower',
+      target: { text: 'p99 <= 400 ms', value: 400 },
+    },
     { figure: '  LIST response size', cells: (f) => `${(f.list.value.plainBytes / 2 ** 20).toFixed(1)} MiB` },
-    { figure: `LIST ${config.objects} as Table p50 / p99`, cells: (f) => `${ms(f.list.value.table.p50)} / ${ms(f.list.value.table.p99)} ms`, value: (f) => f.list.value.table.p99, better: 'lower' },
-    { figure: `paged LIST walk, limit=${config.pageSize}, p50 / max`, cells: (f) => `${ms(f.list.value.walks.p50)} / ${ms(f.list.value.walks.max)} ms`, value: (f) => f.list.value.walks.p50, better: 'lower' },
-    { figure: `watch delivery p50 / p99 / max (${config.watchers} watchers)`, cells: (f) => `${ms(f.watch.value.delays.p50)} / ${ms(f.watch.value.delays.p99)} / ${ms(f.watch.value.delays.max)} ms`, value: (f) => f.watch.value.delays.p99, better: 'lower', target: { text: 'p99 <= 50 ms', value: 50 } },
+    {
+      figure: `LIST ${config.objects} as Table p50 / p99`,
+      cells: (f) => `${ms(f.list.value.table.p50)} / ${ms(f.list.value.table.p99)} ms`,
+      value: (f) => f.list.value.table.p99,
+      better: 'lower',
+    },
+    {
+      figure: `paged LIST walk, limit=${config.pageSize}, p50 / max`,
+      cells: (f) => `${ms(f.list.value.walks.p50)} / ${ms(f.list.value.walks.max)} ms`,
+      value: (f) => f.list.value.walks.p50,
+      better: 'lower',
+    },
+    {
+      figure: `watch delivery p50 / p99 / max (${config.watchers} watchers)`,
+      cells: (f) => `${ms(f.watch.value.delays.p50)} / ${ms(f.watch.value.delays.p99)} / ${ms(f.watch.value.delays.max)} ms`,
+      value: (f) => f.watch.value.delays.p99,
+      better: 'lower',
+      target: { text: 'p99 <= 50 ms', value: 50 },
+    },
     {
       figure: `  first ${config.warmupUpdates} updates (warm-up, left out above) p50 / p99`,
       cells: (f) => `${ms(f.watch.value.warmupDelays.p50)} / ${ms(f.watch.value.warmupDelays.p99)} ms`,
     },
-    { figure: `  the later ${Math.floor(config.updates / 2)} updates alone p50 / p99`, cells: (f) => `${ms(f.watch.value.laterHalf.p50)} / ${ms(f.watch.value.laterHalf.p99)} ms` },
+    {
+      figure: `  the later ${Math.floor(config.updates / 2)} updates alone p50 / p99`,
+      cells: (f) => `${ms(f.watch.value.laterHalf.p50)} / ${ms(f.watch.value.laterHalf.p99)} ms`,
+    },
     { figure: '  connections the watches used', cells: (f) => `${f.watch.value.connections} (${config.watchProtocol === 'http2' ? 'HTTP/2' : 'HTTP/1.1'})` },
-    { figure: '  deliveries', cells: (f) => `${f.watch.value.deliveries} of ${f.watch.value.expected}${f.watch.value.unexpectedEvents ? `, ${f.watch.value.unexpectedEvents} unexpected` : ''}` },
+    {
+      figure: '  deliveries',
+      cells: (f) =>
+        `${f.watch.value.deliveries} of ${f.watch.value.expected}${f.watch.value.unexpectedEvents ? `, ${f.watch.value.unexpectedEvents} unexpected` : ''}`,
+    },
     { figure: '  per update: last watcher p50 / p99', cells: (f) => `${ms(f.watch.value.lastDelivery.p50)} / ${ms(f.watch.value.lastDelivery.p99)} ms` },
-    { figure: '  PATCH latency p50 / p99 (while fanning out)', cells: (f) => `${ms(f.watch.value.patchLatencies.p50)} / ${ms(f.watch.value.patchLatencies.p99)} ms` },
+    {
+      figure: '  PATCH latency p50 / p99 (while fanning out)',
+      cells: (f) => `${ms(f.watch.value.patchLatencies.p50)} / ${ms(f.watch.value.patchLatencies.p99)} ms`,
+    },
     {
       figure: '  full GCs of the server among the updates (their pauses)',
       cells: ({ watch: { value: w } }) => (w.gcDuringUpdates ? `${w.gcDuringUpdates.full} (${ms(w.gcDuringUpdates.pauseSeconds * 1000)} ms)` : 'not reported'),
     },
     {
       figure: "  the load generator's own full GCs meanwhile (their pauses; all its GC pauses)",
-      cells: ({ watch: { value: w } }) => `${w.clientGcDuringUpdates.full} (${ms(w.clientGcDuringUpdates.pauseSeconds * 1000)} ms; ${ms(w.clientGcDuringUpdates.allPauseSeconds * 1000)} ms)`,
+      cells: ({ watch: { value: w } }) =>
+        `${w.clientGcDuringUpdates.full} (${ms(w.clientGcDuringUpdates.pauseSeconds * 1000)} ms; ${ms(w.clientGcDuringUpdates.allPauseSeconds * 1000)} ms)`,
     },
     {
       figure: "  etcd's WAL fsync / backend commit p99 meanwhile",
-      cells: ({ etcdDuringWatch: etcd }) => (etcd ? `<= ${etcd.walFsync.p99AtMostMs} / <= ${etcd.backendCommit.p99AtMostMs} ms (${etcd.walFsync.count} fsyncs)` : 'no etcd'),
+      cells: ({ etcdDuringWatch: etcd }) =>
+        etcd ? `<= ${etcd.walFsync.p99AtMostMs} / <= ${etcd.backendCommit.p99AtMostMs} ms (${etcd.walFsync.count} fsyncs)` : 'no etcd',
     },
-    { figure: `RSS after ${config.objects} creates`, cells: (f) => `${mb(f.rssKb.afterCreate)} MB`, value: (f) => f.rssKb.afterCreate / 1024, better: 'lower', target: { text: '<= 250 MB', value: 250 } },
-    { figure: '  RSS at start / after gets / LISTs / watch', cells: (f) => `${mb(f.rssKb.start)} / ${mb(f.rssKb.afterGet)} / ${mb(f.rssKb.afterList)} / ${mb(f.rssKb.afterWatch)} MB` },
+    {
+      figure: `RSS after ${config.objects} creates`,
+      cells: (f) => `${mb(f.rssKb.afterCreate)} MB`,
+      value: (f) => f.rssKb.afterCreate / 1024,
+      better: 'lower',
+      target: { text: '<= 250 MB', value: 250 },
+    },
+    {
+      figure: '  RSS at start / after gets / LISTs / watch',
+      cells: (f) => `${mb(f.rssKb.start)} / ${mb(f.rssKb.afterGet)} / ${mb(f.rssKb.afterList)} / ${mb(f.rssKb.afterWatch)} MB`,
+    },
     { figure: '  peak RSS during JSON LISTs / watch; of the run', cells: (f) => `${f.peakMb('lists: JSON')} / ${f.peakMb('watch')}; ${mb(f.rssKb.hwm)} MB` },
     {
       figure: 'server CPU s: creates / gets / LISTs / watch',
@@ -856,7 +946,9 @@ function report(config: Config, results: { target: Target; figures: Figures }[],
       log(`warning: other processes (or the hypervisor) took more than 10% of a core during a phase on ${target.name}; those figures are disturbed`);
     }
   }
-  log(`\npercentiles are nearest-rank, so with ${config.listRepetitions} samples p99 is the maximum; etcd's own CPU and memory are counted for neither server.`);
+  log(
+    `\npercentiles are nearest-rank, so with ${config.listRepetitions} samples p99 is the maximum; etcd's own CPU and memory are counted for neither server.`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -866,7 +958,9 @@ async function main(): Promise<void> {
   const log = (text: string) => process.stdout.write(`${text}\n`);
 
   log('capo-apiserver API server benchmark (bench/apiserver)');
-  log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, node ${process.version}`);
+  log(
+    `machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, node ${process.version}`,
+  );
   log(`code: git ${sourceRevision()}`);
   const fsync = probeFdatasync(dataParent);
   log(`disk: ${dataParent} is ${filesystemOf(dataParent)}; 4 KiB write+fdatasync p50 ${ms(fsync.p50)} ms, p99 ${ms(fsync.p99)} ms`);
@@ -905,7 +999,9 @@ async function main(): Promise<void> {
     const short = results.filter(({ figures }) => figures.watch.value.deliveries !== figures.watch.value.expected || figures.watch.value.unexpectedEvents > 0);
     for (const { target, figures } of short) {
       process.exitCode = 1;
-      log(`error: ${target.name}: expected ${figures.watch.value.expected} watch deliveries, got ${figures.watch.value.deliveries} (${figures.watch.value.unexpectedEvents} unexpected events)`);
+      log(
+        `error: ${target.name}: expected ${figures.watch.value.expected} watch deliveries, got ${figures.watch.value.deliveries} (${figures.watch.value.unexpectedEvents} unexpected events)`,
+      );
     }
   } finally {
     await plane?.stop();

@@ -26,7 +26,11 @@ const query = `query AnsibleInventory($namespace: String, $name: String, $labelS
 
 const warmup = 20;
 const samples = Number(process.env.BENCH_SAMPLES ?? 200);
-const kinds: Record<string, KindDefinition> = { OpenStackCluster: openStackClusterKind, OpenStackMachine: openStackMachineKind, OpenStackServer: openStackServerKind };
+const kinds: Record<string, KindDefinition> = {
+  OpenStackCluster: openStackClusterKind,
+  OpenStackMachine: openStackMachineKind,
+  OpenStackServer: openStackServerKind,
+};
 
 interface Result {
   hosts: number;
@@ -81,11 +85,20 @@ async function benchCluster(hosts: number): Promise<Result[]> {
 
 const results = [...(await benchCluster(10)), ...(await benchCluster(1000))];
 const ms = (value: number) => value.toFixed(2);
-console.log(`bench:graphql — Ansible inventory query over HTTPS, ${samples} sequential queries after ${warmup} warm-up, source ${sourceRevision()}, node ${process.version}`);
+console.log(
+  `bench:graphql — Ansible inventory query over HTTPS, ${samples} sequential queries after ${warmup} warm-up, source ${sourceRevision()}, node ${process.version}`,
+);
 console.log(
   table([
     ['hosts', 'storage', 'p50 ms', 'p99 ms', 'max ms', 'reads/query (min-max)'],
-    ...results.map((r) => [String(r.hosts), r.scenario, ms(r.latencyMs.p50), ms(r.latencyMs.p99), ms(r.latencyMs.max), `${r.readsPerQuery.p50} (${Math.min(r.readsPerQuery.p50, r.readsPerQuery.max)}-${r.readsPerQuery.max})`]),
+    ...results.map((r) => [
+      String(r.hosts),
+      r.scenario,
+      ms(r.latencyMs.p50),
+      ms(r.latencyMs.p99),
+      ms(r.latencyMs.max),
+      `${r.readsPerQuery.p50} (${Math.min(r.readsPerQuery.p50, r.readsPerQuery.max)}-${r.readsPerQuery.max})`,
+    ]),
   ]),
 );
 const target = results.filter((r) => r.hosts === 1000).every((r) => r.latencyMs.p99 <= 50);

@@ -165,7 +165,8 @@ class TokenClient extends RawClient {
   /** One password token for the whole run. */
   async authenticate(cloud: CloudConfig): Promise<void> {
     const auth = cloud.auth;
-    if (auth.method !== 'password' || !('name' in auth.user) || !('name' in auth.project)) throw new Error('the simulator cloud is expected to use a password and names');
+    if (auth.method !== 'password' || !('name' in auth.user) || !('name' in auth.project))
+      throw new Error('the simulator cloud is expected to use a password and names');
     const body = JSON.stringify({
       auth: {
         identity: { methods: ['password'], password: { user: { name: auth.user.name, domain: auth.user.domain, password: auth.password } } },
@@ -194,7 +195,12 @@ class GotClient {
   ) {}
 
   async getJson(urlPath: string, compute: boolean): Promise<unknown> {
-    const headers: Record<string, string> = { 'User-Agent': 'capo-bench/1', Accept: 'application/json', 'X-Auth-Token': this.token(), ...(compute ? computeHeaders : {}) };
+    const headers: Record<string, string> = {
+      'User-Agent': 'capo-bench/1',
+      Accept: 'application/json',
+      'X-Auth-Token': this.token(),
+      ...(compute ? computeHeaders : {}),
+    };
     const response = await got(this.base + urlPath, {
       method: 'GET',
       headers,
@@ -303,7 +309,8 @@ async function populate(clients: ServiceClients, config: Config, countCall: () =
     const failed = servers.find((s) => s.status === 'ERROR');
     if (failed) throw new Error(`server ${failed.name} went to ERROR`);
     if (servers.length === config.servers && servers.every((s) => s.status === 'ACTIVE')) break;
-    if (performance.now() > deadline) throw new Error(`servers not ACTIVE after 60 s (${servers.filter((s) => s.status === 'ACTIVE').length}/${config.servers})`);
+    if (performance.now() > deadline)
+      throw new Error(`servers not ACTIVE after 60 s (${servers.filter((s) => s.status === 'ACTIVE').length}/${config.servers})`);
     await new Promise((r) => setTimeout(r, 100));
   }
   const activeAfterMs = performance.now() - serversStarted;
@@ -311,7 +318,9 @@ async function populate(clients: ServiceClients, config: Config, countCall: () =
   const portIds: string[] = new Array(config.ports);
   const portsStarted = performance.now();
   await pool(config.ports, config.concurrency, async (i) => {
-    const port = await call(clients.neutron.createPort({ network_id: network.id, name: `bench-port-${String(i).padStart(4, '0')}`, description: 'bench/openstack' }));
+    const port = await call(
+      clients.neutron.createPort({ network_id: network.id, name: `bench-port-${String(i).padStart(4, '0')}`, description: 'bench/openstack' }),
+    );
     portIds[i] = port.id;
   });
   const portRate = config.ports / ((performance.now() - portsStarted) / 1000);
@@ -375,7 +384,11 @@ const checkEvery = 100;
 async function throughputPhase(pid: number, raw: TokenClient, call: ReadCall, count: number, config: Config): Promise<ThroughputResult> {
   // Fresh connections for each phase: see Clients.dropIdleConnections.
   raw.agent.destroy();
-  await pool(config.warmup, config.concurrency, async (i) => void (await raw.expect(200, 'GET', call.path(i), { headers: call.compute ? computeHeaders : {} })));
+  await pool(
+    config.warmup,
+    config.concurrency,
+    async (i) => void (await raw.expect(200, 'GET', call.path(i), { headers: call.compute ? computeHeaders : {} })),
+  );
   const latencies = new Float64Array(count);
   let bytes = 0;
   const { cost } = await measured(pid, `throughput: ${call.name}`, () =>
@@ -438,7 +451,15 @@ interface Clients {
   dropIdleConnections: () => void;
 }
 
-async function overheadSeries(pid: number, all: Clients, call: ReadCall, inFlight: number, client: ClientKind, calls: number, warmup: number): Promise<OverheadResult> {
+async function overheadSeries(
+  pid: number,
+  all: Clients,
+  call: ReadCall,
+  inFlight: number,
+  client: ClientKind,
+  calls: number,
+  warmup: number,
+): Promise<OverheadResult> {
   const { raw } = all;
   all.dropIdleConnections();
   const latencies = new Float64Array(calls);
@@ -512,13 +533,17 @@ async function main(): Promise<void> {
   const log = (text: string) => process.stdout.write(`${text}\n`);
 
   log('capo-apiserver OpenStack client and simulator benchmark (bench/openstack)');
-  log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, node ${process.version}`);
+  log(
+    `machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, node ${process.version}`,
+  );
   log(`code: git ${sourceRevision()}`);
 
   const idleBefore = sampleMachine();
   await new Promise((r) => setTimeout(r, 2_000));
   const background = (sampleMachine().busySeconds - idleBefore.busySeconds) / 2;
-  log(`background: other processes used ${(100 * background).toFixed(0)}% of a core over the 2 s before the run${background > 0.1 ? ' (not a quiet machine: expect disturbed figures)' : ''}`);
+  log(
+    `background: other processes used ${(100 * background).toFixed(0)}% of a core over the 2 s before the run${background > 0.1 ? ' (not a quiet machine: expect disturbed figures)' : ''}`,
+  );
 
   if (config.cpuProfDir) {
     mkdirSync(path.join(config.cpuProfDir, 'load'), { recursive: true });
@@ -553,7 +578,9 @@ async function main(): Promise<void> {
 
     log(`\n[1/4] populating through OpenStackSession: network, subnet, ${config.servers} servers, ${config.ports} ports...`);
     const { value: population } = await measured(pid, 'populate', () => populate(clients, config, countCall));
-    log(`      servers ${population.serverRate.toFixed(0)}/s (all ACTIVE after ${(population.activeAfterMs / 1000).toFixed(1)} s), ports ${population.portRate.toFixed(0)}/s`);
+    log(
+      `      servers ${population.serverRate.toFixed(0)}/s (all ACTIVE after ${(population.activeAfterMs / 1000).toFixed(1)} s), ports ${population.portRate.toFixed(0)}/s`,
+    );
     await raw.authenticate(cloud);
     const portsListed = await raw.expect(200, 'GET', '/network/v2.0/ports?fields=id');
     const portCount = (JSON.parse(portsListed.body.toString('utf8')) as { ports: unknown[] }).ports.length;
@@ -592,7 +619,9 @@ async function main(): Promise<void> {
         const warmup = Math.max(10, Math.round(config.warmup * call.weight));
         for (const client of clientKinds) overhead.push(await overheadSeries(pid, all, call, inFlight, client, n, warmup));
         const [r, , , s] = overhead.slice(-clientKinds.length);
-        log(`      ${call.name}, ${inFlight} in flight: client CPU ${perCallUs(r.cost.loadCpuSeconds, r.calls)} → ${perCallUs(s.cost.loadCpuSeconds, s.calls)} µs/call`);
+        log(
+          `      ${call.name}, ${inFlight} in flight: client CPU ${perCallUs(r.cost.loadCpuSeconds, r.calls)} → ${perCallUs(s.cost.loadCpuSeconds, s.calls)} µs/call`,
+        );
       }
     }
 
@@ -663,7 +692,10 @@ async function main(): Promise<void> {
     log(table(deltas));
 
     const expectedRequests = sessionCalls + counters.tokenIssues;
-    const statuses = [...counters.byStatus].sort().map(([status, n]) => `${status}: ${thousands(n)}`).join(', ');
+    const statuses = [...counters.byStatus]
+      .sort()
+      .map(([status, n]) => `${status}: ${thousands(n)}`)
+      .join(', ');
     log(
       `\nsession: ${counters.tokenIssues} Keystone token issue(s) for the whole run (must be 1); ${thousands(counters.requests)} HTTP requests ` +
         `for ${thousands(sessionCalls)} typed calls + the token (${counters.requests === expectedRequests ? 'no retries, no re-authentication' : `EXPECTED ${thousands(expectedRequests)}`}); by status ${statuses}`,
@@ -692,16 +724,27 @@ async function main(): Promise<void> {
     log(
       table([
         ['phase', 'wall s', 'simulator CPU s', 'load CPU s', 'other processes CPU s', 'steal s'],
-        ...costs.map(({ name, cost }) => [name, cost.wallSeconds.toFixed(2), share(cost.simulatorCpuSeconds, cost.wallSeconds), share(cost.loadCpuSeconds, cost.wallSeconds), share(cost.otherCpuSeconds, cost.wallSeconds), cost.stealSeconds.toFixed(1)]),
+        ...costs.map(({ name, cost }) => [
+          name,
+          cost.wallSeconds.toFixed(2),
+          share(cost.simulatorCpuSeconds, cost.wallSeconds),
+          share(cost.loadCpuSeconds, cost.wallSeconds),
+          share(cost.otherCpuSeconds, cost.wallSeconds),
+          cost.stealSeconds.toFixed(1),
+        ]),
       ]),
     );
     log(
       `\nnotes: ${population.serverIds.length} servers on one network with one port each, plus ${population.portIds.length} ports (name and description); ` +
         `every ${checkEvery}th raw response is parsed and checked; percentiles are nearest-rank; the simulator and this process share the machine's ${cpus.length} cores.`,
     );
-    const disturbed = costs.filter(({ cost }) => cost.otherCpuSeconds / cost.wallSeconds > 0.1 || cost.stealSeconds / cost.wallSeconds > 0.1).map(({ name }) => name);
+    const disturbed = costs
+      .filter(({ cost }) => cost.otherCpuSeconds / cost.wallSeconds > 0.1 || cost.stealSeconds / cost.wallSeconds > 0.1)
+      .map(({ name }) => name);
     if (disturbed.length > 0) {
-      log(`warning: other processes (or the hypervisor) took more than 10% of a core during ${disturbed.length} phase(s): ${disturbed.join('; ')}. Those figures are disturbed; rerun on a quiet machine`);
+      log(
+        `warning: other processes (or the hypervisor) took more than 10% of a core during ${disturbed.length} phase(s): ${disturbed.join('; ')}. Those figures are disturbed; rerun on a quiet machine`,
+      );
     }
     if (counters.tokenIssues !== 1 || counters.requests !== expectedRequests) {
       process.exitCode = 1;
@@ -718,7 +761,9 @@ async function main(): Promise<void> {
       const marks = `${JSON.stringify(phaseMarks, null, 2)}\n`;
       writeFileSync(path.join(config.cpuProfDir, 'load', 'phases.json'), marks);
       writeFileSync(path.join(config.cpuProfDir, 'simulator', 'phases.json'), marks);
-      log(`\nCPU profiles and phases.json written to ${config.cpuProfDir}/load and ${config.cpuProfDir}/simulator; summarize with node dist/bench/apiserver/profile.js <dir>`);
+      log(
+        `\nCPU profiles and phases.json written to ${config.cpuProfDir}/load and ${config.cpuProfDir}/simulator; summarize with node dist/bench/apiserver/profile.js <dir>`,
+      );
       log('(figures from a profiled run are inflated by the profiler; quote figures from unprofiled runs)');
     }
   }

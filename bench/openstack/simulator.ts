@@ -40,7 +40,8 @@ const unlimitedQuotas = ['port', 'instances', 'cores', 'ram'];
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'transition-delay-ms': { type: 'string', default: '20' } }, strict: true });
   const transitionDelayMs = Number(values['transition-delay-ms']);
-  if (!Number.isInteger(transitionDelayMs) || transitionDelayMs < 0) throw new Error(`--transition-delay-ms must be a non-negative integer, got "${values['transition-delay-ms']}"`);
+  if (!Number.isInteger(transitionDelayMs) || transitionDelayMs < 0)
+    throw new Error(`--transition-delay-ms must be a non-negative integer, got "${values['transition-delay-ms']}"`);
 
   const simulator = await startSimulator({ host: '127.0.0.1', port: 0, transitionDelayMs });
   for (const resource of unlimitedQuotas) simulator.setQuota('demo', resource, Infinity);
@@ -66,7 +67,14 @@ async function main(): Promise<void> {
   });
   lines.on('close', () => void stop());
 
-  const hello: SimulatorHello = { url: simulator.url, cloudsYaml: simulator.cloudsYaml(cloudName), cloudName, pid: process.pid, transitionDelayMs, unlimitedQuotas };
+  const hello: SimulatorHello = {
+    url: simulator.url,
+    cloudsYaml: simulator.cloudsYaml(cloudName),
+    cloudName,
+    pid: process.pid,
+    transitionDelayMs,
+    unlimitedQuotas,
+  };
   process.stdout.write(`${JSON.stringify(hello)}\n`);
 }
 

@@ -42,7 +42,15 @@ export class CallLog {
 
   /** For startSimulator's `onRequest`: the calls as the cloud served them, whoever made them (a retry is a call like any other). */
   readonly record = (request: ServedRequest): void => {
-    this.calls.push({ service: request.service, method: request.method, path: request.path, outcome: String(request.status), startMs: request.startMs, endMs: request.endMs, retry: 0 });
+    this.calls.push({
+      service: request.service,
+      method: request.method,
+      path: request.path,
+      outcome: String(request.status),
+      startMs: request.startMs,
+      endMs: request.endMs,
+      retry: 0,
+    });
   };
 
   /** Calls that ended at or after `fromMs` and before `toMs`. */

@@ -24,7 +24,14 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { capoUnavailable, kubectlWith, startClusterApiManager, startControlPlane, type ClusterApiManager, type ControlPlane } from '../../harness/control-plane.js';
+import {
+  capoUnavailable,
+  kubectlWith,
+  startClusterApiManager,
+  startControlPlane,
+  type ClusterApiManager,
+  type ControlPlane,
+} from '../../harness/control-plane.js';
 import { servedKinds } from '../../src/served-kinds.js';
 import { createServiceClients, loadCloud, OpenStackSession } from '../../src/openstack/index.js';
 import { embeddedCredentials, startApp } from '../../src/app.js';
@@ -51,7 +58,12 @@ const isRead = (call: Call) => call.method === 'GET' || call.method === 'HEAD';
 type Manifest = Record<string, unknown>;
 
 function identitySecret(cloudsYaml: string): Manifest {
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${clusterName}-cloud-config`, namespace: 'default' }, stringData: { 'clouds.yaml': cloudsYaml } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `${clusterName}-cloud-config`, namespace: 'default' },
+    stringData: { 'clouds.yaml': cloudsYaml },
+  };
 }
 
 /** The cluster without its machines: bootstrap data, Cluster, OpenStackCluster (v1beta1, as CAPO v0.14 serves it). */
@@ -68,7 +80,10 @@ function clusterManifests(): Manifest[] {
       apiVersion: 'cluster.x-k8s.io/v1beta2',
       kind: 'Cluster',
       metadata: { name: clusterName, namespace: 'default' },
-      spec: { clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] } }, infrastructureRef: { apiGroup: group, kind: 'OpenStackCluster', name: clusterName } },
+      spec: {
+        clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] } },
+        infrastructureRef: { apiGroup: group, kind: 'OpenStackCluster', name: clusterName },
+      },
     },
     {
       apiVersion: `${group}/v1beta1`,
@@ -95,7 +110,12 @@ function machineManifests(role: 'control-plane' | 'worker', count: number): Mani
         apiVersion: 'cluster.x-k8s.io/v1beta2',
         kind: 'Machine',
         metadata: { name, namespace: 'default', labels },
-        spec: { clusterName, version: 'v1.33.1', bootstrap: { dataSecretName: `${clusterName}-bootstrap` }, infrastructureRef: { apiGroup: group, kind: 'OpenStackMachine', name } },
+        spec: {
+          clusterName,
+          version: 'v1.33.1',
+          bootstrap: { dataSecretName: `${clusterName}-bootstrap` },
+          infrastructureRef: { apiGroup: group, kind: 'OpenStackMachine', name },
+        },
       },
       {
         apiVersion: `${group}/v1beta1`,
@@ -128,7 +148,8 @@ async function kubectl(kubeconfig: string, args: string[], input?: string): Prom
   return stdout;
 }
 
-const apply = (side: Side, manifests: Manifest[]) => kubectl(side.kubeconfig, ['apply', '-f', '-'], manifests.map((manifest) => stringify(manifest)).join('---\n'));
+const apply = (side: Side, manifests: Manifest[]) =>
+  kubectl(side.kubeconfig, ['apply', '-f', '-'], manifests.map((manifest) => stringify(manifest)).join('---\n'));
 
 /**
  * A cloud in use: the project has touched Neutron before, so its `default` security group exists
@@ -213,7 +234,9 @@ class ReadyWatch {
 
   constructor(kubeconfig: string, resource: string) {
     const fields = '{.type}{" "}{.object.metadata.name}{" "}{.object.status.ready}{"\\n"}';
-    this.child = spawn('kubectl', ['--kubeconfig', kubeconfig, 'get', resource, '--watch', '--output-watch-events', '-o', `jsonpath=${fields}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    this.child = spawn('kubectl', ['--kubeconfig', kubeconfig, 'get', resource, '--watch', '--output-watch-events', '-o', `jsonpath=${fields}`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
       const [type, name, ready] = line.trim().split(' ');
       if (!name) return;
@@ -274,7 +297,15 @@ async function phaseCalls(side: Side, from: number): Promise<Call[]> {
 /** Every call the side's cloud served, as JSON lines with times in s from `origin`, for reading. */
 async function writeTrace(file: string, side: Side, origin: number, marks: { t: number; mark: string }[]): Promise<void> {
   const at = (ms: number) => Number(((ms - origin) / 1000).toFixed(3));
-  const lines = [...side.calls.calls.map((call) => ({ t: at(call.startMs), end: at(call.endMs), call: `${call.service} ${call.method} ${call.path}`, outcome: call.outcome })), ...marks].sort((a, b) => a.t - b.t);
+  const lines = [
+    ...side.calls.calls.map((call) => ({
+      t: at(call.startMs),
+      end: at(call.endMs),
+      call: `${call.service} ${call.method} ${call.path}`,
+      outcome: call.outcome,
+    })),
+    ...marks,
+  ].sort((a, b) => a.t - b.t);
   await writeFile(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
   log(`(calls written to ${file})`);
 }
@@ -300,7 +331,8 @@ async function runSide(side: Side, timeoutMs: number, traceFile?: string): Promi
       phases.push({ name, readyMs, calls: await phaseCalls(side, from), per: names.length });
       log(`${name}: Ready after ${seconds(readyMs)} s`);
     };
-    const names = (manifests: Manifest[]) => manifests.filter((manifest) => manifest.kind === 'OpenStackMachine').map((manifest) => (manifest.metadata as { name: string }).name);
+    const names = (manifests: Manifest[]) =>
+      manifests.filter((manifest) => manifest.kind === 'OpenStackMachine').map((manifest) => (manifest.metadata as { name: string }).name);
     await phase('cluster', clusterManifests(), clusters, [clusterName]);
     const workers = machineManifests('worker', shape.workers);
     await phase('workers', workers, machines, names(workers));
@@ -352,31 +384,50 @@ function report(profile: CloudProfile, results: SideResult[]): void {
     table([
       ['figure', ...results.map((result) => result.side)],
       [`cluster Ready (applied alone; limit ${seconds(clusterLimit.totalMs)} s)`, ...cell((result) => `${seconds(phase(result, 'cluster').readyMs)} s`)],
-      [`3 workers Ready (applied to a Ready cluster; limit ${seconds(machinesPhysicalLimitMs(profile, 0))} s)`, ...cell((result) => `${seconds(phase(result, 'workers').readyMs)} s`)],
-      [`3 control-plane machines Ready (then applied; limit ${seconds(machinesPhysicalLimitMs(profile, shape.apiPorts))} s)`, ...cell((result) => `${seconds(phase(result, 'control plane').readyMs)} s`)],
+      [
+        `3 workers Ready (applied to a Ready cluster; limit ${seconds(machinesPhysicalLimitMs(profile, 0))} s)`,
+        ...cell((result) => `${seconds(phase(result, 'workers').readyMs)} s`),
+      ],
+      [
+        `3 control-plane machines Ready (then applied; limit ${seconds(machinesPhysicalLimitMs(profile, shape.apiPorts))} s)`,
+        ...cell((result) => `${seconds(phase(result, 'control plane').readyMs)} s`),
+      ],
       ['calls for the cluster', ...perPhase('cluster')],
       ['calls per worker machine', ...perPhase('workers')],
       ['calls per control-plane machine', ...perPhase('control plane')],
       ['owned resources at steady state', ...cell((result) => String(result.steady.owned))],
-      [`GETs per owned resource per resync (${seconds(steadyResyncMs)} s resync)`, ...cell((result) => fixed(result.steady.calls.filter(isRead).length / result.steady.rounds / result.steady.owned, 2))],
+      [
+        `GETs per owned resource per resync (${seconds(steadyResyncMs)} s resync)`,
+        ...cell((result) => fixed(result.steady.calls.filter(isRead).length / result.steady.rounds / result.steady.owned, 2)),
+      ],
       ['non-GET calls at steady state', ...cell((result) => String(result.steady.calls.filter((call) => !isRead(call)).length))],
       [`steady-state calls per hour at a ${defaultResyncMs / 60_000} min resync`, ...cell((result) => fixed(steadyPerHour(result), 0))],
       ['delete: all objects gone', ...cell((result) => `${seconds(result.deleteMs)} s`)],
       ['delete: calls', ...cell((result) => String(result.deleteCalls.length))],
-      ['left in the cloud after delete', ...cell((result) => (result.leftAfterDelete.length === 0 ? 'nothing' : result.leftAfterDelete.map(([kind, count]) => `${kind} ${count}`).join(', ')))],
+      [
+        'left in the cloud after delete',
+        ...cell((result) => (result.leftAfterDelete.length === 0 ? 'nothing' : result.leftAfterDelete.map(([kind, count]) => `${kind} ${count}`).join(', '))),
+      ],
     ]),
   );
   log(
     `\nPhysical limit from the profile: the cluster alone ${seconds(clusterLimit.totalMs)} s; workers ${seconds(machinesPhysicalLimitMs(profile, 0))} s and control-plane machines ${seconds(machinesPhysicalLimitMs(profile, shape.apiPorts))} s once it is provisioned; everything applied at once ${seconds(physical.totalMs)} s`,
   );
   log(`(the same work built child by child, as the load balancer must be on a cloud refusing a fully populated create: ${seconds(sequential.totalMs)} s)`);
-  log(table([['physical limit chain', 'costs ms', 'done at s'], ...physical.chain.map(({ step, finishMs }) => [step.name, String(step.ms), seconds(finishMs)])]));
+  log(
+    table([['physical limit chain', 'costs ms', 'done at s'], ...physical.chain.map(({ step, finishMs }) => [step.name, String(step.ms), seconds(finishMs)])]),
+  );
   for (const name of ['cluster', 'workers', 'control plane']) {
     log(`\nCalls by service and method, ${name} (per object):`);
     const columns = results.map((result) => phase(result, name));
     const counted = columns.map((column) => new Map(countBy(column.calls, byServiceMethod)));
     const keys = [...new Set(counted.flatMap((counts) => [...counts.keys()]))].sort();
-    log(table([['request', ...results.map((result) => result.side)], ...keys.map((key) => [key, ...counted.map((counts, index) => fixed((counts.get(key) ?? 0) / columns[index].per))])]));
+    log(
+      table([
+        ['request', ...results.map((result) => result.side)],
+        ...keys.map((key) => [key, ...counted.map((counts, index) => fixed((counts.get(key) ?? 0) / columns[index].per))]),
+      ]),
+    );
   }
   for (const result of results) {
     log(`\n${result.side}: cluster calls by request`);
@@ -390,7 +441,12 @@ function report(profile: CloudProfile, results: SideResult[]): void {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { profile: { type: 'string', default: 'lab' }, only: { type: 'string' }, trace: { type: 'string' }, 'tag-creation': { type: 'boolean', default: false } },
+    options: {
+      profile: { type: 'string', default: 'lab' },
+      only: { type: 'string' },
+      trace: { type: 'string' },
+      'tag-creation': { type: 'boolean', default: false },
+    },
     strict: true,
   });
   const chosen = cloudProfiles[values.profile ?? 'lab'];

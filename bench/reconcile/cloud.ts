@@ -97,7 +97,10 @@ export function describeProfile(profile: CloudProfile): string {
   const { transitions } = profile;
   return [
     `Cloud pace, profile ${profile.name} (bench/reconcile/cloud.ts):`,
-    table([['service', 'read ms', 'write ms'], ...Object.entries(profile.latency).map(([service, costs]) => [service, String(costs.read), String(costs.write)])]),
+    table([
+      ['service', 'read ms', 'write ms'],
+      ...Object.entries(profile.latency).map(([service, costs]) => [service, String(costs.read), String(costs.write)]),
+    ]),
     table([
       ['asynchronous transition', 'ms'],
       ['load balancer PENDING_CREATE -> ACTIVE', String(transitions.loadBalancer)],
@@ -154,10 +157,12 @@ export async function startBenchCloud(options: BenchCloudOptions): Promise<Bench
 
   const withDelay = (ctx: SimulatorContext, delay: () => number): SimulatorContext =>
     Object.create(ctx, { transitionDelayMs: { get: delay, enumerable: true } }) as SimulatorContext;
-  const paced = (factory: SimulatedServiceFactory, delay: () => number): SimulatedServiceFactory => (ctx) => {
-    const service = factory(withDelay(ctx, delay));
-    return { ...service, router: () => frontOf(service) };
-  };
+  const paced =
+    (factory: SimulatedServiceFactory, delay: () => number): SimulatedServiceFactory =>
+    (ctx) => {
+      const service = factory(withDelay(ctx, delay));
+      return { ...service, router: () => frontOf(service) };
+    };
 
   function frontOf(service: SimulatedService): express.Router {
     const inner = service.router();
@@ -193,7 +198,10 @@ export async function startBenchCloud(options: BenchCloudOptions): Promise<Bench
     return transitions[kind];
   };
   const services = [
-    paced((ctx) => createNeutronSimulator(ctx, options.profile.neutron), () => 0),
+    paced(
+      (ctx) => createNeutronSimulator(ctx, options.profile.neutron),
+      () => 0,
+    ),
     paced(createNovaSimulator, () => transitions.server),
     paced(createOctaviaSimulator, octaviaDelay),
     paced(createGlanceSimulator, () => 0),
@@ -222,7 +230,20 @@ export async function startBenchCloud(options: BenchCloudOptions): Promise<Bench
 
 /** Enough quota for every cluster, and public addresses for three floating IPs or gateways each. */
 export async function prepareForScale(cloud: BenchCloud, clusters: number): Promise<void> {
-  for (const resource of ['instances', 'cores', 'ram', 'network', 'subnet', 'port', 'router', 'floatingip', 'security_group', 'security_group_rule', 'volumes', 'gigabytes']) {
+  for (const resource of [
+    'instances',
+    'cores',
+    'ram',
+    'network',
+    'subnet',
+    'port',
+    'router',
+    'floatingip',
+    'security_group',
+    'security_group_rule',
+    'volumes',
+    'gigabytes',
+  ]) {
     cloud.simulator.setQuota('demo', resource, Infinity);
   }
   const session = await OpenStackSession.create(loadCloud({ cloudsYaml: cloud.simulator.cloudsYaml(), cloudName: 'simulator-admin' }));
@@ -262,7 +283,11 @@ export function inventoryDelta(before: Map<string, number>, after: Map<string, n
  * A second load balancer or server for one object is a leak; the figures of such a run count its
  * calls too, so a run says so loudly: one warning per kind whose count is off.
  */
-export function duplicateWarnings(created: [string, number][], shape: { controlPlane: number; workers: number; ingressPorts: number }, clusters: number): string[] {
+export function duplicateWarnings(
+  created: [string, number][],
+  shape: { controlPlane: number; workers: number; ingressPorts: number },
+  clusters: number,
+): string[] {
   const count = (kind: string) => created.find(([key]) => key === kind)?.[1] ?? 0;
   const machines = clusters * (shape.controlPlane + shape.workers);
   const expected: [string, number][] = [
@@ -273,5 +298,8 @@ export function duplicateWarnings(created: [string, number][], shape: { controlP
   ];
   return expected
     .filter(([kind, want]) => count(kind) !== want)
-    .map(([kind, want]) => `WARNING: ${count(kind)} ${kind} in the cloud for ${clusters} cluster(s) with ${machines} machines in all and a bastion each; expected ${want}`);
+    .map(
+      ([kind, want]) =>
+        `WARNING: ${count(kind)} ${kind} in the cloud for ${clusters} cluster(s) with ${machines} machines in all and a bastion each; expected ${want}`,
+    );
 }

@@ -58,7 +58,8 @@ export function criticalPath(steps: Step[]): CriticalPath {
   let last = steps[0];
   for (const step of steps) if (finishOf(step.name) > finishOf(last.name)) last = step;
   const chain: CriticalPath['chain'] = [];
-  for (let name: string | undefined = last.name; name !== undefined; name = via.get(name)) chain.unshift({ step: byName.get(name)!, finishMs: finish.get(name)! });
+  for (let name: string | undefined = last.name; name !== undefined; name = via.get(name))
+    chain.unshift({ step: byName.get(name)!, finishMs: finish.get(name)! });
   return { totalMs: finish.get(last.name)!, chain };
 }
 
@@ -121,7 +122,9 @@ export function clusterSteps(profile: CloudProfile, shape: ClusterShape): Step[]
     return previous;
   };
   const children = (prefix: string, ports: number) =>
-    Array.from({ length: ports }, (_, port) => ['listener', 'pool', 'health monitor'].map((child) => `${prefix} ${child}${ports > 1 ? ` ${port + 1}` : ''}`)).flat();
+    Array.from({ length: ports }, (_, port) =>
+      ['listener', 'pool', 'health monitor'].map((child) => `${prefix} ${child}${ports > 1 ? ` ${port + 1}` : ''}`),
+    ).flat();
 
   steps.push({ name: 'API load balancer', ms: loadBalancer, after: ['subnet'] });
   const apiReady = queue('API load balancer', children('API', shape.apiPorts));
@@ -177,14 +180,24 @@ export function physicalLimitSteps(profile: CloudProfile, shape: ClusterShape): 
   const controlPlane = machines('control-plane', shape.controlPlane);
   const workers = machines('worker', shape.workers);
   if (controlPlane.length > 0) {
-    steps.push({ name: 'API members (one batch per pool)', ms: memberBatch * shape.apiPorts, after: ['API load balancer tree', ...controlPlane.map((name) => `${name} port`)] });
+    steps.push({
+      name: 'API members (one batch per pool)',
+      ms: memberBatch * shape.apiPorts,
+      after: ['API load balancer tree', ...controlPlane.map((name) => `${name} port`)],
+    });
   }
   if (shape.ingressPorts > 0) {
     steps.push({ name: 'ingress load balancer', ms: loadBalancer, after: ['subnet'] });
-    if (workers.length > 0) steps.push({ name: 'ingress members (one batch per pool)', ms: memberBatch * shape.ingressPorts, after: ['ingress load balancer', ...workers.map((name) => `${name} port`)] });
+    if (workers.length > 0)
+      steps.push({
+        name: 'ingress members (one batch per pool)',
+        ms: memberBatch * shape.ingressPorts,
+        after: ['ingress load balancer', ...workers.map((name) => `${name} port`)],
+      });
   }
   for (const name of controlPlane) steps.push({ name: `${name} done`, ms: 0, after: [`${name} server`, 'API members (one batch per pool)'] });
-  for (const name of workers) steps.push({ name: `${name} done`, ms: 0, after: [`${name} server`, ...(shape.ingressPorts > 0 ? ['ingress members (one batch per pool)'] : [])] });
+  for (const name of workers)
+    steps.push({ name: `${name} done`, ms: 0, after: [`${name} server`, ...(shape.ingressPorts > 0 ? ['ingress members (one batch per pool)'] : [])] });
   return steps;
 }
 

@@ -85,7 +85,8 @@ export class ApiClient {
   }
 
   private send(method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
-    const headers: Record<string, string | number> = body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) };
+    const headers: Record<string, string | number> =
+      body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) };
     return new Promise((resolve, reject) => {
       const req = https.request({ host: this.base.hostname, port: this.base.port, path, method, agent: this.agent, headers }, (res) => {
         const chunks: Buffer[] = [];
@@ -93,7 +94,9 @@ export class ApiClient {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
       });
-      req.on('error', (error: NodeJS.ErrnoException) => reject(req.reusedSocket && error.code === 'ECONNRESET' ? new StaleConnectionError(error.message) : error));
+      req.on('error', (error: NodeJS.ErrnoException) =>
+        reject(req.reusedSocket && error.code === 'ECONNRESET' ? new StaleConnectionError(error.message) : error),
+      );
       req.end(body);
     });
   }

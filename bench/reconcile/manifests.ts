@@ -36,7 +36,9 @@ export interface ClusterObjects {
 /** The example objects in file order, identity pointed at `cloudUrl`. */
 export function loadExamples(cloudUrl: string): KubeObject[] {
   const dir = fileURLToPath(new URL('../../../examples/', import.meta.url));
-  const files = readdirSync(dir).filter((file) => file.endsWith('.yaml')).sort();
+  const files = readdirSync(dir)
+    .filter((file) => file.endsWith('.yaml'))
+    .sort();
   if (files.length === 0) throw new Error(`no manifests in ${dir}`);
   const objects: KubeObject[] = [];
   for (const file of files) {
@@ -74,7 +76,8 @@ export function clusterObjects(examples: KubeObject[], clusterName: string, work
   const isIdentity = (object: KubeObject) => object.kind === 'Secret' && object.metadata.name === spec?.identityRef?.name;
   const identity = examples.find(isIdentity);
   if (!identity) throw new Error('examples/ has no OpenStackCluster whose identityRef names a Secret in examples/');
-  const rename = (name: string) => (name === exampleCluster ? clusterName : name.startsWith(`${exampleCluster}-`) ? `${clusterName}${name.slice(exampleCluster.length)}` : name);
+  const rename = (name: string) =>
+    name === exampleCluster ? clusterName : name.startsWith(`${exampleCluster}-`) ? `${clusterName}${name.slice(exampleCluster.length)}` : name;
   const renamed = (object: KubeObject): KubeObject => renameObject(structuredClone(object), rename);
   const pairs = [...machinePairs(examples).values()];
   const isControlPlane = (pair: KubeObject[]) => pair.some((object) => object.metadata.labels?.[controlPlaneLabel] !== undefined);
@@ -114,9 +117,17 @@ function renameObject(object: KubeObject, rename: (name: string) => string): Kub
 }
 
 const clusterSpecSchema = z.looseObject({
-  apiServer: z.looseObject({ managedLoadBalancer: z.looseObject({ enabled: z.boolean().optional(), additionalPorts: z.array(z.number()).optional() }).optional() }).optional(),
+  apiServer: z
+    .looseObject({ managedLoadBalancer: z.looseObject({ enabled: z.boolean().optional(), additionalPorts: z.array(z.number()).optional() }).optional() })
+    .optional(),
   bastion: z.looseObject({ enabled: z.boolean().optional() }).optional(),
-  extensions: z.looseObject({ loadBalancers: z.looseObject({ ingress: z.looseObject({ enabled: z.boolean().optional(), ports: z.array(z.number()).optional() }).optional() }).optional() }).optional(),
+  extensions: z
+    .looseObject({
+      loadBalancers: z
+        .looseObject({ ingress: z.looseObject({ enabled: z.boolean().optional(), ports: z.array(z.number()).optional() }).optional() })
+        .optional(),
+    })
+    .optional(),
 });
 
 /** Machines and load balancer ports of one cluster, as its OpenStackCluster asks for them. */
@@ -131,7 +142,7 @@ export function clusterShape(objects: ClusterObjects): ClusterShape {
     workers: objects.workers.length,
     apiPorts: 1 + (managed.additionalPorts?.length ?? 0),
     // The reconciler's default ingress ports are 80 and 443.
-    ingressPorts: ingress?.enabled ? (ingress.ports?.length || 2) : 0,
+    ingressPorts: ingress?.enabled ? ingress.ports?.length || 2 : 0,
     bastion: spec.bastion !== undefined && spec.bastion.enabled !== false,
   };
 }

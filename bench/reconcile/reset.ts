@@ -93,7 +93,9 @@ const seconds = (ms: number) => `${fixed(ms / 1000)} s`;
 /** The lab profile's latency per service, as the simulator's own latency rules: reads (GET, HEAD) and writes. */
 function labLatency(): LatencyRule[] {
   return Object.entries(realisticProfile.latency).flatMap(([service, costs]) =>
-    ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].map((method): LatencyRule => ({ service: service as LatencyRule['service'], method, ms: method === 'GET' || method === 'HEAD' ? costs.read : costs.write })),
+    ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].map(
+      (method): LatencyRule => ({ service: service as LatencyRule['service'], method, ms: method === 'GET' || method === 'HEAD' ? costs.read : costs.write }),
+    ),
   );
 }
 
@@ -151,7 +153,8 @@ async function list(kubectl: Kubectl, resources: string): Promise<Listed[]> {
   return listSchema.parse(JSON.parse(result.stdout)).items;
 }
 
-const endpointMoved = (object: Listed) => object.status?.conditions?.find((condition) => condition.type === 'APIEndpointReady' && condition.reason === 'EndpointMoved');
+const endpointMoved = (object: Listed) =>
+  object.status?.conditions?.find((condition) => condition.type === 'APIEndpointReady' && condition.reason === 'EndpointMoved');
 const readyOf = (object: Listed) => object.status?.conditions?.find((condition) => condition.type === 'Ready');
 const uuidPattern = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const idsIn = (value: unknown) => new Set(JSON.stringify(value ?? null).match(uuidPattern) ?? []);
@@ -266,9 +269,26 @@ function readsPerRecorded(recorded: Recorded, calls: Call[]): string {
     String(sum(of, 'notFound')),
   ];
   const kinds = [...new Set(recorded.ids.values())].sort();
-  const rows = kinds.map((kind) => row(kind, [...perId].filter(([id]) => recorded.ids.get(id) === kind).map(([, counts]) => counts)));
+  const rows = kinds.map((kind) =>
+    row(
+      kind,
+      [...perId].filter(([id]) => recorded.ids.get(id) === kind).map(([, counts]) => counts),
+    ),
+  );
   rows.push(row('all', [...perId.values()]));
-  return table([["recorded resource (kind in the first cloud's paths, else its place in a status)", 'IDs', 'GETs by ID', 'per ID', 'most for one ID', 'IDs never read', 'in a list query', '404s'], ...rows]);
+  return table([
+    [
+      "recorded resource (kind in the first cloud's paths, else its place in a status)",
+      'IDs',
+      'GETs by ID',
+      'per ID',
+      'most for one ID',
+      'IDs never read',
+      'in a list query',
+      '404s',
+    ],
+    ...rows,
+  ]);
 }
 
 // ---- the report ------------------------------------------------------------------------
@@ -277,7 +297,9 @@ function readsPerRecorded(recorded: Recorded, calls: Call[]): string {
 function sideBySide(build: Call[], heal: Call[], clusters: number, key: (call: Call) => string): string {
   const first = new Map(countBy(build, key));
   const second = new Map(countBy(heal, key));
-  const keys = [...new Set([...first.keys(), ...second.keys()])].sort((a, b) => (second.get(b) ?? 0) + (first.get(b) ?? 0) - (second.get(a) ?? 0) - (first.get(a) ?? 0) || (a < b ? -1 : 1));
+  const keys = [...new Set([...first.keys(), ...second.keys()])].sort(
+    (a, b) => (second.get(b) ?? 0) + (first.get(b) ?? 0) - (second.get(a) ?? 0) - (first.get(a) ?? 0) || (a < b ? -1 : 1),
+  );
   const cells = (count: number) => [String(count), fixed(count / clusters)];
   const row = (name: string, a: number, b: number) => [name, ...cells(a), ...cells(b)];
   const withoutIdentity = (calls: Call[]) => calls.filter((call) => call.service !== 'identity').length;
@@ -289,7 +311,10 @@ function sideBySide(build: Call[], heal: Call[], clusters: number, key: (call: C
   ]);
 }
 
-const outcomes = (calls: Call[]) => countBy(calls, (call) => call.outcome).map(([status, count]) => `${status}: ${count}`).join(', ');
+const outcomes = (calls: Call[]) =>
+  countBy(calls, (call) => call.outcome)
+    .map(([status, count]) => `${status}: ${count}`)
+    .join(', ');
 const failures = (calls: Call[]) => calls.filter((call) => Number(call.outcome) >= 400);
 
 // ---- main ------------------------------------------------------------------------------
@@ -318,7 +343,9 @@ async function main(): Promise<void> {
     server = await startServerProcess(dataDir, serverArgs);
     api = new ApiClient(server.url, path.join(dataDir, 'kubeconfig'), servedKinds);
     const examples = loadExamples(cloud.simulator.url);
-    const clusters: ClusterObjects[] = Array.from({ length: config.clusters }, (_, index) => clusterObjects(examples, `reset-${String(index).padStart(3, '0')}`, workers));
+    const clusters: ClusterObjects[] = Array.from({ length: config.clusters }, (_, index) =>
+      clusterObjects(examples, `reset-${String(index).padStart(3, '0')}`, workers),
+    );
     const inventoryBefore = inventory(cloud);
     const buildStarted = performance.now();
     const client = api;
@@ -333,7 +360,9 @@ async function main(): Promise<void> {
     const buildTail = firstCalls.between(built);
     for (const warning of duplicateWarnings(inventoryDelta(inventoryBefore, inventory(cloud)), clusterShape(clusters[0]), config.clusters)) log(warning);
     const recorded = await recordedIds(server.kubectl, firstCalls.calls);
-    log(`First build: all ${objectsExpected} clusters and machines Ready after ${seconds(built - buildStarted)}, ${build.length} calls (${buildTail.length} more until 3 s quiet); ${recorded.ids.size} OpenStack IDs recorded in the objects' status.`);
+    log(
+      `First build: all ${objectsExpected} clusters and machines Ready after ${seconds(built - buildStarted)}, ${build.length} calls (${buildTail.length} more until 3 s quiet); ${recorded.ids.size} OpenStack IDs recorded in the objects' status.`,
+    );
 
     // ---- 2. the reset: the server killed, the cloud started again empty on the same port, the server again
     api.close();
@@ -355,12 +384,22 @@ async function main(): Promise<void> {
     const healed = (object: Listed) => {
       const ready = readyOf(object);
       if (object.kind === 'OpenStackMachine') return ready?.status === 'False' && ready.reason === 'InstanceDeleted';
-      const status = object.status as { network?: Named; router?: Named; apiServerManagedLoadBalancer?: Named; apiServerLoadBalancer?: Named; bastion?: Named } | undefined;
+      const status = object.status as
+        | { network?: Named; router?: Named; apiServerManagedLoadBalancer?: Named; apiServerLoadBalancer?: Named; bastion?: Named }
+        | undefined;
       const loadBalancer = status?.apiServerManagedLoadBalancer ?? status?.apiServerLoadBalancer;
-      const renewed = [status?.network, status?.router, loadBalancer, status?.bastion].every((resource) => resource?.id !== undefined && !recorded.ids.has(resource.id));
+      const renewed = [status?.network, status?.router, loadBalancer, status?.bastion].every(
+        (resource) => resource?.id !== undefined && !recorded.ids.has(resource.id),
+      );
       return renewed && ((ready?.status === 'True' && ready.reason === 'Ready') || endpointMoved(object) !== undefined);
     };
-    const healedAt = await waitForAll(server.kubectl, objectsExpected, 'healed (clusters Ready on new resources, machines InstanceDeleted)', healed, config.timeoutMs);
+    const healedAt = await waitForAll(
+      server.kubectl,
+      objectsExpected,
+      'healed (clusters Ready on new resources, machines InstanceDeleted)',
+      healed,
+      config.timeoutMs,
+    );
     const heal = healCalls.between(restarted, healedAt);
     await healCalls.settle(3_000, 30_000);
     const healTail = healCalls.between(healedAt);
@@ -378,8 +417,16 @@ async function main(): Promise<void> {
     log(
       table([
         ['figure', 'first build', 'heal after the reset'],
-        ['until the end state', `${seconds(built - buildStarted)} (from the first object applied: all Ready)`, `${seconds(healedAt - restarted)} (from the restart; serving after ${seconds(serving - restarted)}): clusters Ready on new resources, machines InstanceDeleted`],
-        ['calls (Keystone included)', `${build.length} (${fixed(build.length / config.clusters)} per cluster)`, `${heal.length} (${fixed(heal.length / config.clusters)} per cluster, ${fixed(heal.length / Math.max(1, build.length), 2)}x the build)`],
+        [
+          'until the end state',
+          `${seconds(built - buildStarted)} (from the first object applied: all Ready)`,
+          `${seconds(healedAt - restarted)} (from the restart; serving after ${seconds(serving - restarted)}): clusters Ready on new resources, machines InstanceDeleted`,
+        ],
+        [
+          'calls (Keystone included)',
+          `${build.length} (${fixed(build.length / config.clusters)} per cluster)`,
+          `${heal.length} (${fixed(heal.length / config.clusters)} per cluster, ${fixed(heal.length / Math.max(1, build.length), 2)}x the build)`,
+        ],
         ['calls after the end state until 3 s quiet', String(buildTail.length), String(healTail.length)],
         ['calls per second, mean', fixed(build.length / ((built - buildStarted) / 1000), 0), fixed(heal.length / ((healedAt - restarted) / 1000), 0)],
         ['failed calls (4xx, 5xx)', String(failures(build).length), String(failures(heal).length)],
@@ -388,9 +435,17 @@ async function main(): Promise<void> {
     );
     log(`\nOutcomes, first build: ${outcomes(build)}`);
     log(`Outcomes, heal: ${outcomes(heal)}`);
-    for (const [label, calls] of [['first build', build], ['heal', heal]] as const) {
+    for (const [label, calls] of [
+      ['first build', build],
+      ['heal', heal],
+    ] as const) {
       const failed = failures(calls);
-      if (failed.length > 0) log(`Failed calls, ${label}: ${countBy(failed, (call) => `${call.outcome} ${byRequestShape(call)}`).map(([request, count]) => `${request}: ${count}`).join(', ')}`);
+      if (failed.length > 0)
+        log(
+          `Failed calls, ${label}: ${countBy(failed, (call) => `${call.outcome} ${byRequestShape(call)}`)
+            .map(([request, count]) => `${request}: ${count}`)
+            .join(', ')}`,
+        );
     }
     log(`Machines' Ready messages at the end: ${[...messages].map(([message, count]) => `${count} x ${JSON.stringify(message)}`).join(', ')}`);
     log(`Recorded IDs still in a cluster's status at the end: ${oldLeft.length === 0 ? 'none' : oldLeft.join('; ')}`);

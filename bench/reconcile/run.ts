@@ -32,7 +32,17 @@ import { embeddedCredentials, startApp, type RunningApp } from '../../src/app.js
 import { KindClient } from '../../src/reconcile/objects.js';
 import { pool, sourceRevision, summarize, table } from '../common.js';
 import { byRequestShape, byServiceMethod, CallLog, countBy, peakConcurrency, type Call } from './calls.js';
-import { cloudProfiles, describeProfile, duplicateWarnings, inventory, inventoryDelta, prepareForScale, startBenchCloud, type BenchCloud, type CloudProfile } from './cloud.js';
+import {
+  cloudProfiles,
+  describeProfile,
+  duplicateWarnings,
+  inventory,
+  inventoryDelta,
+  prepareForScale,
+  startBenchCloud,
+  type BenchCloud,
+  type CloudProfile,
+} from './cloud.js';
 import { clusterSteps, criticalPath, physicalLimitSteps } from './critical-path.js';
 import { ApiClient, ConditionTimeline } from './kube.js';
 import { clusterObjects, clusterShape, loadExamples, type ClusterObjects, type KubeObject } from './manifests.js';
@@ -104,7 +114,8 @@ function parseConfig(): Config {
   const profile = cloudProfiles[values.profile ?? 'lab'];
   if (!profile) throw new Error(`--profile must be one of ${Object.keys(cloudProfiles).join(', ')}, got ${JSON.stringify(values.profile)}`);
   const machinesPerCluster = positiveInteger('machines', values.machines, quick ? 4 : 10);
-  if (machinesPerCluster <= controlPlaneMachines) throw new Error(`--machines must exceed the ${controlPlaneMachines} control-plane machines, got ${machinesPerCluster}`);
+  if (machinesPerCluster <= controlPlaneMachines)
+    throw new Error(`--machines must exceed the ${controlPlaneMachines} control-plane machines, got ${machinesPerCluster}`);
   return {
     clusters: positiveInteger('clusters', values.clusters, quick ? 5 : 100),
     machinesPerCluster,
@@ -134,7 +145,10 @@ function countTable(header: string[], columns: { calls: Call[]; per: number }[],
   const cell = (count: number | undefined, per: number) => (count === undefined ? '' : per === 1 ? String(count) : fixed(count / per));
   const rows = keys.map((name) => [name, ...counted.map((counts, index) => cell(counts.get(name), columns[index].per))]);
   const total = ['total', ...columns.map((column) => cell(column.calls.length, column.per))];
-  const withoutIdentity = ['total without identity', ...columns.map((column) => cell(column.calls.filter((call) => call.service !== 'identity').length, column.per))];
+  const withoutIdentity = [
+    'total without identity',
+    ...columns.map((column) => cell(column.calls.filter((call) => call.service !== 'identity').length, column.per)),
+  ];
   return table([header, ...rows, total, withoutIdentity]);
 }
 
@@ -205,7 +219,10 @@ async function readyTimes(stack: Stack, objects: { kind: string; namespace: stri
     timeoutMs,
     () => {
       const waiting = objects.filter((_, index) => readyAt()[index] === undefined);
-      return `${waiting.length} of ${objects.length} not Ready, e.g. ${waiting.slice(0, 3).map((object) => `${object.kind} ${object.namespace}/${object.name}`).join(', ')}`;
+      return `${waiting.length} of ${objects.length} not Ready, e.g. ${waiting
+        .slice(0, 3)
+        .map((object) => `${object.kind} ${object.namespace}/${object.name}`)
+        .join(', ')}`;
     },
   );
   return readyAt() as number[];
@@ -232,7 +249,9 @@ async function writeTrace(file: string, stack: Stack, started: number, calls: Ca
   const at = (ms: number) => Number(((ms - started) / 1000).toFixed(3));
   const lines = [
     ...calls.map((call) => ({ t: at(call.startMs), end: at(call.endMs), call: `${call.service} ${call.method} ${call.path}`, outcome: call.outcome })),
-    ...['OpenStackCluster', 'OpenStackServer', 'OpenStackMachine'].flatMap((kind) => stack.timeline.entries(kind).map((entry) => ({ t: at(entry.atMs), object: `${kind} ${entry.name}`, conditionTrue: entry.type }))),
+    ...['OpenStackCluster', 'OpenStackServer', 'OpenStackMachine'].flatMap((kind) =>
+      stack.timeline.entries(kind).map((entry) => ({ t: at(entry.atMs), object: `${kind} ${entry.name}`, conditionTrue: entry.type })),
+    ),
   ].sort((a, b) => a.t - b.t);
   await writeFile(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
   log(`(calls and conditions written to ${file})`);
@@ -240,9 +259,12 @@ async function writeTrace(file: string, stack: Stack, started: number, calls: Ca
 
 /** Every load balancer create must have had the load balancer's transition delay, or the figures are for another pace. */
 function checkLoadBalancerPace(stack: Stack): void {
-  const creates = stack.calls.calls.filter((call) => call.method === 'POST' && /^\/v2(\.0)?\/lbaas\/loadbalancers$/.test(call.path) && call.outcome === '201').length;
+  const creates = stack.calls.calls.filter(
+    (call) => call.method === 'POST' && /^\/v2(\.0)?\/lbaas\/loadbalancers$/.test(call.path) && call.outcome === '201',
+  ).length;
   const paced = stack.cloud.octaviaTransitions.loadBalancer;
-  if (paced !== creates) throw new Error(`${creates} load balancers were created but ${paced} transitions got the load balancer delay: the cloud's pacing is broken`);
+  if (paced !== creates)
+    throw new Error(`${creates} load balancers were created but ${paced} transitions got the load balancer delay: the cloud's pacing is broken`);
 }
 
 async function timeToReadyAndSteadyState(config: Config, profile: CloudProfile): Promise<void> {
@@ -290,7 +312,9 @@ async function timeToReadyAndSteadyState(config: Config, profile: CloudProfile):
     log(table([['object', 'condition', 'True at s'], ...conditionRows]));
     const converging = stack.calls.between(started, finished);
     if (config.traceFile) await writeTrace(config.traceFile, stack, started, converging);
-    log(`\nOpenStack calls until all Ready: ${converging.length} (${converging.filter((call) => call.retry > 0).length} retries), peak ${peakConcurrency(converging)} in flight`);
+    log(
+      `\nOpenStack calls until all Ready: ${converging.length} (${converging.filter((call) => call.retry > 0).length} retries), peak ${peakConcurrency(converging)} in flight`,
+    );
     checkLoadBalancerPace(stack);
     const owned = inventoryDelta(before, inventory(stack.cloud));
     for (const warning of duplicateWarnings(owned, shape, 1)) log(warning);
@@ -314,7 +338,10 @@ async function reconcilePasses(stack: Stack): Promise<Map<string, number>> {
 }
 
 function passesBetween(before: Map<string, number>, after: Map<string, number>): [string, number][] {
-  return [...after].map(([key, count]): [string, number] => [key, count - (before.get(key) ?? 0)]).filter(([, delta]) => delta > 0).sort();
+  return [...after]
+    .map(([key, count]): [string, number] => [key, count - (before.get(key) ?? 0)])
+    .filter(([, delta]) => delta > 0)
+    .sort();
 }
 
 async function steadyState(config: Config, stack: Stack, readyAt: number, objects: number, owned: [string, number][]): Promise<void> {
@@ -370,8 +397,14 @@ async function callsPerObject(config: Config, profile: CloudProfile): Promise<vo
       return stack.calls.between(started);
     };
     const cluster = await phase([...objects.shared, ...objects.cluster], [{ kind: 'OpenStackCluster', ...clusterName(objects) }]);
-    const workers = await phase(objects.workers.flat(), objects.workers.map((pair) => ({ kind: 'OpenStackMachine', ...machineName(pair) })));
-    const controlPlane = await phase(objects.controlPlane.flat(), objects.controlPlane.map((pair) => ({ kind: 'OpenStackMachine', ...machineName(pair) })));
+    const workers = await phase(
+      objects.workers.flat(),
+      objects.workers.map((pair) => ({ kind: 'OpenStackMachine', ...machineName(pair) })),
+    );
+    const controlPlane = await phase(
+      objects.controlPlane.flat(),
+      objects.controlPlane.map((pair) => ({ kind: 'OpenStackMachine', ...machineName(pair) })),
+    );
     const columns = [
       { calls: cluster, per: 1 },
       { calls: workers, per: objects.workers.length },
@@ -396,7 +429,9 @@ async function callsPerObject(config: Config, profile: CloudProfile): Promise<vo
 
 async function manyClusters(config: Config, profile: CloudProfile): Promise<void> {
   const workers = config.machinesPerCluster - controlPlaneMachines;
-  log(`\n## 4. ${config.clusters} clusters x ${config.machinesPerCluster} machines (${controlPlaneMachines} control plane, ${workers} workers) + bastions, applied at once\n`);
+  log(
+    `\n## 4. ${config.clusters} clusters x ${config.machinesPerCluster} machines (${controlPlaneMachines} control plane, ${workers} workers) + bastions, applied at once\n`,
+  );
   const stack = await startStack({ cloudMaxInFlight: config.cloudMaxInFlight, profile });
   try {
     await prepareForScale(stack.cloud, config.clusters);
@@ -414,7 +449,9 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
     });
     const applied = performance.now();
     const clusterKeys = clusters.map((objects) => ({ kind: 'OpenStackCluster', ...clusterName(objects) }));
-    const machineKeys = clusters.flatMap((objects) => [...objects.controlPlane, ...objects.workers].map((pair) => ({ kind: 'OpenStackMachine', ...machineName(pair) })));
+    const machineKeys = clusters.flatMap((objects) =>
+      [...objects.controlPlane, ...objects.workers].map((pair) => ({ kind: 'OpenStackMachine', ...machineName(pair) })),
+    );
     const readyAt = await readyTimes(stack, [...clusterKeys, ...machineKeys], config.convergeTimeoutMs);
     const finished = Math.max(...readyAt);
     const cpu = process.cpuUsage(cpuBefore);
@@ -428,7 +465,10 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
     log(
       table([
         ['figure', 'value'],
-        ['objects applied (8 clients)', `${clusters.length * (clusters[0].cluster.length + 2 * config.machinesPerCluster) + 1} in ${seconds(applied - started)} s`],
+        [
+          'objects applied (8 clients)',
+          `${clusters.length * (clusters[0].cluster.length + 2 * config.machinesPerCluster) + 1} in ${seconds(applied - started)} s`,
+        ],
         ['all Ready after', `${seconds(wallMs)} s`],
         ['cluster Ready p50 / p99 / max', `${fixed(clusterReady.p50)} / ${fixed(clusterReady.p99)} / ${fixed(clusterReady.max)} s`],
         ['machine Ready p50 / p99 / max', `${fixed(machineReady.p50)} / ${fixed(machineReady.p99)} / ${fixed(machineReady.max)} s`],
@@ -439,13 +479,32 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
         ['reconciler bound per cloud', String(reconcilerPerCloud)],
         [`429s answered (front limit ${config.cloudMaxInFlight} in flight, Retry-After 1 s)`, `${stack.cloud.front.rejected} (client saw ${rejected.length})`],
         ['calls per second, mean', fixed(calls.length / (wallMs / 1000), 0)],
-        ['CPU of this process (API server + reconciler + cloud)', `${fixed((cpu.user + cpu.system) / 1e6)} s (${fixed((cpu.user + cpu.system) / 1e3 / wallMs * 100, 0)}% of a core)`],
+        [
+          'CPU of this process (API server + reconciler + cloud)',
+          `${fixed((cpu.user + cpu.system) / 1e6)} s (${fixed(((cpu.user + cpu.system) / 1e3 / wallMs) * 100, 0)}% of a core)`,
+        ],
       ]),
     );
     log('\nBy service and method:');
-    log(countTable(['request', 'total', 'per cluster with its machines'], [{ calls, per: 1 }, { calls, per: config.clusters }], byServiceMethod));
-    log(`\nOutcomes: ${countBy(calls, (call) => call.outcome).map(([status, count]) => `${status}: ${count}`).join(', ')}`);
-    const byRequest = (some: Call[]) => countBy(some, byRequestShape).map(([request, count]) => `${request}: ${count}`).join(', ');
+    log(
+      countTable(
+        ['request', 'total', 'per cluster with its machines'],
+        [
+          { calls, per: 1 },
+          { calls, per: config.clusters },
+        ],
+        byServiceMethod,
+      ),
+    );
+    log(
+      `\nOutcomes: ${countBy(calls, (call) => call.outcome)
+        .map(([status, count]) => `${status}: ${count}`)
+        .join(', ')}`,
+    );
+    const byRequest = (some: Call[]) =>
+      countBy(some, byRequestShape)
+        .map(([request, count]) => `${request}: ${count}`)
+        .join(', ');
     if (rejected.length > 0) log(`429s by request: ${byRequest(rejected)}`);
     const conflicts = calls.filter((call) => call.outcome === '409');
     if (conflicts.length > 0) log(`409s by request: ${byRequest(conflicts)}`);
@@ -462,7 +521,13 @@ async function manyClusters(config: Config, profile: CloudProfile): Promise<void
  * delete` of the manifests would), waits for the objects to be gone, then for the cloud to hold
  * nothing more than before the clusters: whatever it still holds 30 s later is a leak.
  */
-async function deleteEverything(stack: Stack, clusters: ClusterObjects[], keys: { kind: string; namespace: string; name: string }[], inventoryBefore: Map<string, number>, timeoutMs: number): Promise<void> {
+async function deleteEverything(
+  stack: Stack,
+  clusters: ClusterObjects[],
+  keys: { kind: string; namespace: string; name: string }[],
+  inventoryBefore: Map<string, number>,
+  timeoutMs: number,
+): Promise<void> {
   const kinds = new Map<string, string>();
   for (const object of [...clusters[0].cluster, ...clusters[0].controlPlane.flat(), ...clusters[0].workers.flat()]) {
     if (object.kind !== 'Secret') kinds.set(object.kind, object.apiVersion);
@@ -480,7 +545,11 @@ async function deleteEverything(stack: Stack, clusters: ClusterObjects[], keys: 
   const gone = Math.max(...(deletedAt() as number[]));
   for (const image of images) await stack.api.deleteAll(image.apiVersion, image.kind);
   let left = inventoryDelta(inventoryBefore, inventory(stack.cloud));
-  for (const deadline = performance.now() + 30_000; left.length > 0 && performance.now() < deadline; left = inventoryDelta(inventoryBefore, inventory(stack.cloud))) {
+  for (
+    const deadline = performance.now() + 30_000;
+    left.length > 0 && performance.now() < deadline;
+    left = inventoryDelta(inventoryBefore, inventory(stack.cloud))
+  ) {
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   const calls = stack.calls.between(started, performance.now());
@@ -494,9 +563,23 @@ async function deleteEverything(stack: Stack, clusters: ClusterObjects[], keys: 
       ['left in the cloud (30 s after)', left.length === 0 ? 'nothing' : left.map(([kind, count]) => `${kind} ${count}`).join(', ')],
     ]),
   );
-  log(countTable(['request', 'total', 'per cluster with its machines'], [{ calls, per: 1 }, { calls, per: clusters.length }], byServiceMethod));
+  log(
+    countTable(
+      ['request', 'total', 'per cluster with its machines'],
+      [
+        { calls, per: 1 },
+        { calls, per: clusters.length },
+      ],
+      byServiceMethod,
+    ),
+  );
   const conflicts = calls.filter((call) => call.outcome === '409');
-  if (conflicts.length > 0) log(`409s by request: ${countBy(conflicts, byRequestShape).map(([request, count]) => `${request}: ${count}`).join(', ')}`);
+  if (conflicts.length > 0)
+    log(
+      `409s by request: ${countBy(conflicts, byRequestShape)
+        .map(([request, count]) => `${request}: ${count}`)
+        .join(', ')}`,
+    );
 }
 
 // ---- main ----------------------------------------------------------------------------

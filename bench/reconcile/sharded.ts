@@ -124,17 +124,38 @@ async function main(): Promise<void> {
     for (let i = 0; i < config.replicas; i++) {
       const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-sharded-'));
       directories.push(dataDir);
-      replicas.push(await startServerProcess(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.servers.join(','), '--reconcile-shards', String(config.shards), '-v', '1', ...allowMirrorOf(cloud.simulator.url)]));
+      replicas.push(
+        await startServerProcess(dataDir, [
+          '--storage',
+          'etcd',
+          '--etcd-servers',
+          etcd.servers.join(','),
+          '--reconcile-shards',
+          String(config.shards),
+          '-v',
+          '1',
+          ...allowMirrorOf(cloud.simulator.url),
+        ]),
+      );
     }
-    await pollUntil('every shard to be taken', async () => (new Set(replicas.flatMap((replica) => [...shardsTakenBy(replica)])).size === config.shards ? true : undefined), {
-      timeoutMs: 60_000,
-      intervalMs: 200,
-    });
+    await pollUntil(
+      'every shard to be taken',
+      async () => (new Set(replicas.flatMap((replica) => [...shardsTakenBy(replica)])).size === config.shards ? true : undefined),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      },
+    );
     const apis = replicas.map((replica, i) => new ApiClient(replica.url, path.join(directories[i]!, 'kubeconfig'), servedKinds));
-    const watched = ['OpenStackCluster', 'OpenStackMachine'].map((kind) => ({ kind, prefix: new KindClient(servedKinds.find((candidate) => candidate.kind === kind)!, observer).prefix }));
+    const watched = ['OpenStackCluster', 'OpenStackMachine'].map((kind) => ({
+      kind,
+      prefix: new KindClient(servedKinds.find((candidate) => candidate.kind === kind)!, observer).prefix,
+    }));
     const timeline = await ConditionTimeline.start(observer, watched);
     const examples = loadExamples(cloud.simulator.url);
-    const clusters: ClusterObjects[] = Array.from({ length: config.clusters }, (_, index) => clusterObjects(examples, `bench-${String(index).padStart(4, '0')}`, workers));
+    const clusters: ClusterObjects[] = Array.from({ length: config.clusters }, (_, index) =>
+      clusterObjects(examples, `bench-${String(index).padStart(4, '0')}`, workers),
+    );
     const cpuBefore = replicas.map((replica) => sampleProcess(replica.pid).cpuSeconds);
     const inventoryBefore = inventory(cloud);
     cloud.resetFront();
@@ -161,7 +182,9 @@ async function main(): Promise<void> {
     };
     // A line every 30 s tells a slow run from a stuck one.
     const progress = setInterval(() => {
-      log(`  ${fixed((performance.now() - started) / 1000, 0)} s: ${readyAt().filter((at) => at !== undefined).length} of ${keys.length} Ready, ${cloud.front.served} calls, ${cloud.front.rejected} 429s`);
+      log(
+        `  ${fixed((performance.now() - started) / 1000, 0)} s: ${readyAt().filter((at) => at !== undefined).length} of ${keys.length} Ready, ${cloud.front.served} calls, ${cloud.front.rejected} 429s`,
+      );
     }, 30_000);
     await timeline.waitUntil(
       allReady,
@@ -179,12 +202,21 @@ async function main(): Promise<void> {
     log(
       table([
         ['figure', 'value'],
-        ['objects applied (8 clients, through every replica)', `${clusters.length * (clusters[0]!.cluster.length + 2 * config.machinesPerCluster) + 1} in ${fixed((applied - started) / 1000)} s`],
+        [
+          'objects applied (8 clients, through every replica)',
+          `${clusters.length * (clusters[0]!.cluster.length + 2 * config.machinesPerCluster) + 1} in ${fixed((applied - started) / 1000)} s`,
+        ],
         ['all Ready after', `${fixed(wallS)} s`],
         ['cluster Ready p50 / p99 / max', `${fixed(clusterReady.p50)} / ${fixed(clusterReady.p99)} / ${fixed(clusterReady.max)} s`],
         ['machine Ready p50 / p99 / max', `${fixed(machineReady.p50)} / ${fixed(machineReady.p99)} / ${fixed(machineReady.max)} s`],
-        ['OpenStack calls served by the cloud (Keystone aside)', `${served} (${fixed(served / config.clusters)} per cluster with its machines, ${fixed(served / wallS, 0)}/s)`],
-        [`429s answered (beyond ${config.cloudMaxInFlight} in flight, Retry-After 1 s)`, `${rejected} (${fixed((100 * rejected) / Math.max(1, served + rejected))}% of requests)`],
+        [
+          'OpenStack calls served by the cloud (Keystone aside)',
+          `${served} (${fixed(served / config.clusters)} per cluster with its machines, ${fixed(served / wallS, 0)}/s)`,
+        ],
+        [
+          `429s answered (beyond ${config.cloudMaxInFlight} in flight, Retry-After 1 s)`,
+          `${rejected} (${fixed((100 * rejected) / Math.max(1, served + rejected))}% of requests)`,
+        ],
         ['peak requests in flight at the cloud', String(peakInFlight)],
       ]),
     );

@@ -160,7 +160,12 @@ class Ledger {
 
 const namespace = 'soak';
 const secretPath = (name?: string) => `/api/v1/namespaces/${namespace}/secrets${name ? `/${name}` : ''}`;
-const secret = (name: string, value: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, data: { v: Buffer.from(value).toString('base64') } });
+const secret = (name: string, value: string) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace },
+  data: { v: Buffer.from(value).toString('base64') },
+});
 
 // ---- load --------------------------------------------------------------------
 
@@ -179,7 +184,11 @@ async function rawWrites(server: ServerUnderTest, ledger: Ledger, until: number)
       request = () => server.client.request('POST', secretPath(), { body: JSON.stringify(secret(name, value)) });
     } else if (roll < 0.85) {
       name = existing;
-      request = () => server.client.request('PATCH', secretPath(name), { body: JSON.stringify({ data: { v: Buffer.from(value).toString('base64') } }), contentType: 'application/merge-patch+json' });
+      request = () =>
+        server.client.request('PATCH', secretPath(name), {
+          body: JSON.stringify({ data: { v: Buffer.from(value).toString('base64') } }),
+          contentType: 'application/merge-patch+json',
+        });
     } else {
       name = existing;
       outcome = undefined;
@@ -232,7 +241,12 @@ async function watchClusters(server: ServerUnderTest, until: number): Promise<vo
     const client = server.client;
     await new Promise<void>((resolve) => {
       const request = https.request(
-        { host: client.host, port: client.port, path: '/apis/infrastructure.cluster.x-k8s.io/v1beta2/openstackclusters?watch=true&timeoutSeconds=60', agent: client.agent },
+        {
+          host: client.host,
+          port: client.port,
+          path: '/apis/infrastructure.cluster.x-k8s.io/v1beta2/openstackclusters?watch=true&timeoutSeconds=60',
+          agent: client.agent,
+        },
         (response) => {
           count(`watch ${response.statusCode}`);
           response.on('data', (chunk: Buffer) => {
@@ -287,7 +301,9 @@ async function killer(server: ServerUnderTest, until: number): Promise<void> {
 // ---- the run -----------------------------------------------------------------
 
 async function main(): Promise<void> {
-  console.log(`soak: ${minutes} min, a SIGKILL every ${killMinSeconds}-${killMaxSeconds} s, seed ${seed} (replay with --seed ${seed}), source ${sourceRevision()}`);
+  console.log(
+    `soak: ${minutes} min, a SIGKILL every ${killMinSeconds}-${killMaxSeconds} s, seed ${seed} (replay with --seed ${seed}), source ${sourceRevision()}`,
+  );
   const sim = await startSimulator({ port: 0, transitionDelayMs: 500 });
   const census = await CloudCensus.open(sim);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'capo-soak-'));

@@ -24,7 +24,11 @@ function timedHelp(): number {
 /** From the command to its "serving on" line, then SIGTERM. */
 function timedServe(dataDir: string): Promise<number> {
   const started = performance.now();
-  const child = spawn('npm', ['start', '--silent', '--', '--data-dir', dataDir, '--port', '0', '--cloud-port', '0'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  const child = spawn('npm', ['start', '--silent', '--', '--data-dir', dataDir, '--port', '0', '--cloud-port', '0'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
   return new Promise((resolve, reject) => {
     let output = '';
     let elapsed: number | undefined;

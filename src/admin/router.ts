@@ -23,7 +23,12 @@ export const adminPrefix = '/admin/v1';
 /** The leak audit's path, which authorization names for both the audit (get) and its cleanup (post). */
 export const leaksPath = `${adminPrefix}/leaks`;
 /** A cleanup names the resources to delete, as the audit listed them. */
-export const cleanupRequest = z.strictObject({ resources: z.array(z.strictObject({ kind: z.string().min(1).max(40), id: z.string().min(1).max(100) })).min(1).max(1000) });
+export const cleanupRequest = z.strictObject({
+  resources: z
+    .array(z.strictObject({ kind: z.string().min(1).max(40), id: z.string().min(1).max(100) }))
+    .min(1)
+    .max(1000),
+});
 /** A cleanup of 1,000 resources fits with room to spare. */
 export const maxCleanupBytes = 128 * 1024;
 
@@ -156,7 +161,11 @@ export function adminHandler(deps: AdminDeps): (request: IncomingMessage, respon
       const found = matching.find(({ route }) => route.method === request.method);
       if (!found) {
         response.setHeader('Allow', [...new Set(matching.map(({ route }) => route.method))].join(', '));
-        throw new ApiError(405, 'MethodNotAllowed', `${request.method} is not supported on ${adminPrefix}${path}; use ${matching.map(({ route }) => route.method).join(' or ')}`);
+        throw new ApiError(
+          405,
+          'MethodNotAllowed',
+          `${request.method} is not supported on ${adminPrefix}${path}; use ${matching.map(({ route }) => route.method).join(' or ')}`,
+        );
       }
       const access = new InventoryAccess(user, deps.authorizer);
       // Route patterns capture each segment with an inner group, so parameters are every other capture.

@@ -235,11 +235,7 @@ export const errors = {
     return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(ref)} "${name}": ${why}`, details);
   },
   modified(ref: ResourceRef, name: string): ApiError {
-    return errors.conflict(
-      ref,
-      name,
-      'the object has been modified; please apply your changes to the latest version and try again',
-    );
+    return errors.conflict(ref, name, 'the object has been modified; please apply your changes to the latest version and try again');
   },
   expired(message: string, continueToken?: string): ApiError {
     return new ApiError(410, 'Expired', message, undefined, {}, continueToken ? { continue: continueToken } : {});
@@ -256,7 +252,13 @@ export const errors = {
   },
   /** kube's --request-timeout answer; the body may still be arriving, so the connection closes. */
   requestTimeout(): ApiError {
-    return new ApiError(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded', { retryAfterSeconds: 0 }, closeConnection);
+    return new ApiError(
+      504,
+      'Timeout',
+      'Timeout: request did not complete within requested timeout - context deadline exceeded',
+      { retryAfterSeconds: 0 },
+      closeConnection,
+    );
   },
   unsupportedMediaType(message: string): ApiError {
     return new ApiError(415, 'UnsupportedMediaType', message);
@@ -274,13 +276,7 @@ export const errors = {
     });
   },
   tooManyRequests(retryAfterSeconds: number, message = 'Too many requests, please try again later.'): ApiError {
-    return new ApiError(
-      429,
-      'TooManyRequests',
-      message,
-      { retryAfterSeconds },
-      { 'Retry-After': String(retryAfterSeconds) },
-    );
+    return new ApiError(429, 'TooManyRequests', message, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
   },
   internal(message: string): ApiError {
     return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, {

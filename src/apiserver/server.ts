@@ -91,15 +91,11 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
   const limits: RequestLimits = { ...defaultRequestLimits, ...options.limits };
   const authenticate = createRequestAuthenticator(options.authentication);
   const log = options.logger ?? fallbackLogger;
-  const requestsTotal = metrics.counter('apiserver_request_total', 'Counter of apiserver requests broken out by verb, group, version, resource, subresource, scope and HTTP code.', [
-    'verb',
-    'group',
-    'version',
-    'resource',
-    'subresource',
-    'scope',
-    'code',
-  ]);
+  const requestsTotal = metrics.counter(
+    'apiserver_request_total',
+    'Counter of apiserver requests broken out by verb, group, version, resource, subresource, scope and HTTP code.',
+    ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'code'],
+  );
   const requestDuration = metrics.histogram(
     'apiserver_request_duration_seconds',
     'Response latency distribution in seconds for each verb, group, version, resource and subresource.',
@@ -156,13 +152,19 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     const parsed = parseRequestInfoSafely(request.method ?? 'GET', url);
     const info = 'error' in parsed ? { kind: 'nonResource' as const, verb: (request.method ?? 'GET').toLowerCase(), path: url.pathname } : parsed;
     // A server-sent event stream (the dashboard's) is long-running like a watch, and counts as one.
-    const pool: Pool = info.verb === 'watch' || request.headers.accept === 'text/event-stream' ? 'watch' : mutatingMethods.has(request.method ?? 'GET') ? 'mutating' : 'readOnly';
+    const pool: Pool =
+      info.verb === 'watch' || request.headers.accept === 'text/event-stream'
+        ? 'watch'
+        : mutatingMethods.has(request.method ?? 'GET')
+          ? 'mutating'
+          : 'readOnly';
     response.once('close', () => {
       const labels = metricLabels(info, user, registry);
       requestsTotal.inc({ ...labels, scope: user === anonymousUser ? '' : scopeOf(info), code: String(response.statusCode) });
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       if (pool !== 'watch') requestDuration.observe(labels, seconds);
-      const target = info.kind === 'resource' ? { resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name } : { path: info.path };
+      const target =
+        info.kind === 'resource' ? { resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name } : { path: info.path };
       log.debug({ requestId, verb: info.verb, ...target, user: user.name, code: response.statusCode, durationMs: Math.round(seconds * 1000) }, 'request');
     });
     // A signed-in dashboard browser sends no credentials the server checks: its session names whose share it takes.
@@ -277,7 +279,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
       maxSessionMemory: http2SessionMemoryMb,
     },
     // The handlers are written against node:http's types; HTTP/2's compatibility objects offer what they use.
-    (request, response) => (request instanceof http2.Http2ServerRequest ? forHttp2 : forHttp1)(request as unknown as IncomingMessage, response as unknown as ServerResponse),
+    (request, response) =>
+      (request instanceof http2.Http2ServerRequest ? forHttp2 : forHttp1)(request as unknown as IncomingMessage, response as unknown as ServerResponse),
   );
   options.authentication.onChange?.(() => {
     server.setSecureContext({ key: options.tls.key, cert: options.tls.cert, ca: acceptedCaPem(options.authentication.current()) });

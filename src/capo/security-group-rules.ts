@@ -44,7 +44,14 @@ function defaultRules(): SecurityGroupRuleDesired[] {
   return egressDefaults.map((rule) => ({ ...rule }));
 }
 
-const tcp = (from: number, to: number, description: string) => ({ direction: 'ingress' as const, ethertype: 'IPv4' as const, protocol: 'tcp', port_range_min: from, port_range_max: to, description });
+const tcp = (from: number, to: number, description: string) => ({
+  direction: 'ingress' as const,
+  ethertype: 'IPv4' as const,
+  protocol: 'tcp',
+  port_range_min: from,
+  port_range_max: to,
+  description,
+});
 
 function fromGroups(rule: Omit<SecurityGroupRuleDesired, 'remote_group_id'>, groupIds: string[]): SecurityGroupRuleDesired[] {
   return groupIds.map((id) => ({ ...rule, remote_group_id: id }));
@@ -64,7 +71,14 @@ export function desiredRules(role: SecurityGroupRole, spec: ManagedSecurityGroup
     if (!spec.allowAllInClusterTraffic) rules.push(...fromGroups(tcp(2379, 2380, 'Etcd'), [self]));
   } else {
     for (const protocol of ['tcp', 'udp']) {
-      const nodePort = { direction: 'ingress' as const, ethertype: 'IPv4' as const, protocol, port_range_min: 30000, port_range_max: 32767, description: 'Node Port Services' };
+      const nodePort = {
+        direction: 'ingress' as const,
+        ethertype: 'IPv4' as const,
+        protocol,
+        port_range_min: 30000,
+        port_range_max: 32767,
+        description: 'Node Port Services',
+      };
       for (const cidr of context.subnetCidrs) rules.push({ ...nodePort, remote_ip_prefix: cidr });
       rules.push(...fromGroups(nodePort, [groups.worker, groups.controlplane]));
     }
@@ -75,7 +89,10 @@ export function desiredRules(role: SecurityGroupRole, spec: ManagedSecurityGroup
     rules.push(...fromGroups(tcp(10250, 10250, 'Kubelet API'), [self, peer]));
   }
   if (groups.bastion) rules.push(...fromGroups(tcp(22, 22, 'SSH'), [groups.bastion]));
-  const extra = [...(spec.clusterNodesSecurityGroupRules ?? []), ...((role === 'controlplane' ? spec.controlPlaneNodesSecurityGroupRules : spec.workerNodesSecurityGroupRules) ?? [])];
+  const extra = [
+    ...(spec.clusterNodesSecurityGroupRules ?? []),
+    ...((role === 'controlplane' ? spec.controlPlaneNodesSecurityGroupRules : spec.workerNodesSecurityGroupRules) ?? []),
+  ];
   for (const rule of extra) rules.push(...userRule(rule, context.groups));
   return rules;
 }

@@ -86,7 +86,10 @@ export function clusterDetail(
   const events = eventsAbout(objects, namespaceEvents);
   const drift = events.filter((event) => event.type === 'Warning' && event.reason === vanishedReason);
   const lastChange = [
-    ...objects.flatMap((object) => [text((object.metadata as Loose).creationTimestamp), ...conditionsOf(object).map((condition) => text(condition.lastTransitionTime))]),
+    ...objects.flatMap((object) => [
+      text((object.metadata as Loose).creationTimestamp),
+      ...conditionsOf(object).map((condition) => text(condition.lastTransitionTime)),
+    ]),
     ...events.map((event) => event.lastAt),
   ]
     .filter((time) => time !== undefined)
@@ -109,7 +112,9 @@ const vanishedReason = 'ResourceVanished';
 
 /** The Events whose involvedObject is one of `objects` (by uid), oldest first. */
 function eventsAbout(objects: JsonObject[], namespaceEvents: JsonObject[]): EventView[] {
-  const names = new Map(objects.map((object) => [String((object.metadata as Loose).uid), `${String(object.kind ?? '')} ${String((object.metadata as Loose).name)}`]));
+  const names = new Map(
+    objects.map((object) => [String((object.metadata as Loose).uid), `${String(object.kind ?? '')} ${String((object.metadata as Loose).name)}`]),
+  );
   const views: EventView[] = [];
   for (const event of namespaceEvents) {
     const object = names.get(String(((event.involvedObject ?? {}) as Loose).uid));
@@ -133,10 +138,12 @@ export function imagesNamed(snapshot: InventorySnapshot, namespace: string, name
   const index = indexOf(snapshot);
   const cluster = index.cluster(namespace, name);
   if (!cluster) return [];
-  const bastionSpec = ((((cluster.spec ?? {}) as Loose).bastion as Loose | undefined)?.spec as Loose | undefined);
+  const bastionSpec = (((cluster.spec ?? {}) as Loose).bastion as Loose | undefined)?.spec as Loose | undefined;
   const machines = hidden.machines ? [] : index.machinesOf(namespace, clusterNameOf(cluster));
   const specs = [bastionSpec, ...machines.map((machine) => machine.spec as Loose | undefined)];
-  const names = specs.map((spec) => ((spec?.image as Loose | undefined)?.imageRef as Loose | undefined)?.name).filter((image): image is string => typeof image === 'string');
+  const names = specs
+    .map((spec) => ((spec?.image as Loose | undefined)?.imageRef as Loose | undefined)?.name)
+    .filter((image): image is string => typeof image === 'string');
   return [...new Set(names)].sort();
 }
 
@@ -173,7 +180,13 @@ function cloudResources(status: Loose): TreeNode[] {
   const network = status.network as Loose | undefined;
   if (network) {
     const subnets = Array.isArray(network.subnets) ? (network.subnets as Loose[]) : [];
-    nodes.push(resourceNode('Network', network, subnets.map((subnet) => resourceNode('Subnet', subnet, [], text(subnet.cidr)))));
+    nodes.push(
+      resourceNode(
+        'Network',
+        network,
+        subnets.map((subnet) => resourceNode('Subnet', subnet, [], text(subnet.cidr))),
+      ),
+    );
   }
   if (status.externalNetwork) nodes.push(resourceNode('External network', status.externalNetwork as Loose));
   if (status.router) nodes.push(resourceNode('Router', status.router as Loose, [], ((status.router as Loose).ips as string[] | undefined)?.join(', ')));
@@ -186,7 +199,8 @@ function cloudResources(status: Loose): TreeNode[] {
   }
   const apiServer = status.apiServerManagedLoadBalancer as Loose | undefined;
   if (apiServer) {
-    const floating = text(apiServer.ip) !== undefined && apiServer.ip !== apiServer.internalIP ? [{ kind: 'Floating IP', name: text(apiServer.ip)!, children: [] }] : [];
+    const floating =
+      text(apiServer.ip) !== undefined && apiServer.ip !== apiServer.internalIP ? [{ kind: 'Floating IP', name: text(apiServer.ip)!, children: [] }] : [];
     nodes.push(resourceNode('Load balancer (API server)', apiServer, floating, text(apiServer.internalIP)));
   }
   const extra = ((status.extensions as Loose | undefined)?.loadBalancers ?? {}) as Record<string, Loose>;
@@ -243,18 +257,35 @@ function objectNode(kind: string, object: JsonObject, extra: { id?: string; stat
 function blockersOf(tree: TreeNode, clusterApiCluster: ClusterApiView | undefined, missing: { variable: string; message: string }[]): Blocker[] {
   const blockers: Blocker[] = [];
   if (clusterApiCluster?.paused) {
-    blockers.push({ object: `Cluster ${clusterApiCluster.name}`, reason: 'Paused', message: 'reconciliation is paused', advice: 'Resume the cluster when the change it was paused for is done.' });
+    blockers.push({
+      object: `Cluster ${clusterApiCluster.name}`,
+      reason: 'Paused',
+      message: 'reconciliation is paused',
+      advice: 'Resume the cluster when the change it was paused for is done.',
+    });
   }
   const nodes = flatten(tree);
   // The innermost object in ERROR is the one to name: an OpenStackMachine only mirrors its server's state.
   for (const node of nodes) {
-    if (node.state === 'ERROR' && !node.children.some((child) => child.state === 'ERROR')) blockers.push({ object: `${node.kind} ${node.name}`, reason: 'ERROR', message: node.message ?? `the cloud reports ${node.kind} ${node.id ?? node.name} in ERROR`, advice: adviceFor('ERROR') });
+    if (node.state === 'ERROR' && !node.children.some((child) => child.state === 'ERROR'))
+      blockers.push({
+        object: `${node.kind} ${node.name}`,
+        reason: 'ERROR',
+        message: node.message ?? `the cloud reports ${node.kind} ${node.id ?? node.name} in ERROR`,
+        advice: adviceFor('ERROR'),
+      });
   }
   for (const node of nodes) {
-    if (node.ready === false && node.state !== 'ERROR' && node.reason) blockers.push({ object: `${node.kind} ${node.name}`, reason: node.reason, message: node.message ?? '', advice: adviceFor(node.reason) });
+    if (node.ready === false && node.state !== 'ERROR' && node.reason)
+      blockers.push({ object: `${node.kind} ${node.name}`, reason: node.reason, message: node.message ?? '', advice: adviceFor(node.reason) });
   }
   for (const variable of missing) {
-    blockers.push({ object: 'ClusterExtension', reason: 'MissingVariable', message: `${variable.variable}: ${variable.message}`, advice: 'Set the field the message names; the bootstrap cannot run without it.' });
+    blockers.push({
+      object: 'ClusterExtension',
+      reason: 'MissingVariable',
+      message: `${variable.variable}: ${variable.message}`,
+      advice: 'Set the field the message names; the bootstrap cannot run without it.',
+    });
   }
   return blockers;
 }
@@ -266,8 +297,11 @@ function blockersOf(tree: TreeNode, clusterApiCluster: ClusterApiView | undefine
 function waitingForOwner(cluster: JsonObject, clusterApiCluster: ClusterApiView | undefined): Blocker[] {
   if (clusterApiCluster || conditionsOf(cluster).length > 0) return [];
   const owner = ((cluster.metadata as Loose).labels as Record<string, string> | undefined)?.['cluster.x-k8s.io/cluster-name'];
-  const message = owner === undefined ? 'no Cluster owns it: it has no cluster.x-k8s.io/cluster-name label' : `the Cluster ${owner} its label names does not exist`;
-  return [{ object: `OpenStackCluster ${String((cluster.metadata as Loose).name)}`, reason: 'WaitingForCluster', message, advice: adviceFor('WaitingForCluster') }];
+  const message =
+    owner === undefined ? 'no Cluster owns it: it has no cluster.x-k8s.io/cluster-name label' : `the Cluster ${owner} its label names does not exist`;
+  return [
+    { object: `OpenStackCluster ${String((cluster.metadata as Loose).name)}`, reason: 'WaitingForCluster', message, advice: adviceFor('WaitingForCluster') },
+  ];
 }
 
 /** What to do, by the condition reasons our reconcilers set (CAPO's names). */

@@ -57,24 +57,21 @@ export function streamChanges(storage: Storage, access: InventoryAccess, request
     flushTimer ??= setTimeout(flush, coalesceMs);
   };
 
-  storage.currentRevision().then(
-    (revision) => {
-      if (response.writableEnded) return;
-      for (const prefix of watchedPrefixes) {
-        watches.push(
-          storage.watch({
-            prefix,
-            afterRevision: revision,
-            onEvent: (event) => void onEvent(event).catch(end),
-            // Compacted or closed under us: end the stream; the browser reconnects and refetches.
-            onError: end,
-          }),
-        );
-      }
-      response.write(`event: ready\ndata: ${JSON.stringify({ revision })}\n\n`);
-    },
-    end,
-  );
+  storage.currentRevision().then((revision) => {
+    if (response.writableEnded) return;
+    for (const prefix of watchedPrefixes) {
+      watches.push(
+        storage.watch({
+          prefix,
+          afterRevision: revision,
+          onEvent: (event) => void onEvent(event).catch(end),
+          // Compacted or closed under us: end the stream; the browser reconnects and refetches.
+          onError: end,
+        }),
+      );
+    }
+    response.write(`event: ready\ndata: ${JSON.stringify({ revision })}\n\n`);
+  }, end);
 }
 
 /** The namespace segment of `<prefix><namespace>/<name>`. */

@@ -246,7 +246,10 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     const clusterApi = hidden.cluster ? undefined : await clusterApiClusterOf(namespace, record.metadata.labels);
     const snapshot = await inventory.snapshot();
     const images = await Promise.all(
-      (hidden.images ? [] : imagesNamed(snapshot, namespace, name, hidden)).map(async (image) => (await deps.readOrcImage?.(namespace, image)) ?? { name: image, state: 'NotFound', ready: false, message: `no ORC Image ${namespace}/${image}` }),
+      (hidden.images ? [] : imagesNamed(snapshot, namespace, name, hidden)).map(
+        async (image) =>
+          (await deps.readOrcImage?.(namespace, image)) ?? { name: image, state: 'NotFound', ready: false, message: `no ORC Image ${namespace}/${image}` },
+      ),
     );
     // The timeline's marks: a failure to read them leaves the page without them, not without the rest.
     const events = hidden.events ? [] : ((await deps.readEvents?.(namespace).catch(() => [])) ?? []);
@@ -292,7 +295,12 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     api.post(`/namespaces/:namespace/clusters/:name/${action}`, async (request, response) => {
       const { access, inventory, session } = callerOf(response);
       const { namespace, name } = namesOf(request);
-      if (!canPause) throw new ApiError(503, 'ServiceUnavailable', `Cluster API's Clusters live in the management cluster, and this server does not follow them there: ${action} with kubectl patch cluster`);
+      if (!canPause)
+        throw new ApiError(
+          503,
+          'ServiceUnavailable',
+          `Cluster API's Clusters live in the management cluster, and this server does not follow them there: ${action} with kubectl patch cluster`,
+        );
       const record = await inventory.cluster(namespace, name);
       const clusterName = record.metadata.labels?.['cluster.x-k8s.io/cluster-name'] ?? name;
       await access.requireResource('patch', clusterApiAttributes(namespace, clusterName));
@@ -352,7 +360,8 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
   // found wherever the dashboard is reached (under kube-apiserver's group-version through kubectl proxy, whose
   // proxy rewrites absolute links in HTML to kube-apiserver's own address).
   router.get('/{*page}', async (request, response) => {
-    if (!existsSync(`${assets}/index.html`)) throw new ApiError(503, 'ServiceUnavailable', `the dashboard is not built (no ${assets}/index.html): run npm run build`);
+    if (!existsSync(`${assets}/index.html`))
+      throw new ApiError(503, 'ServiceUnavailable', `the dashboard is not built (no ${assets}/index.html): run npm run build`);
     const depth = request.path.split('/').length - 2;
     const page = (await readFile(`${assets}/index.html`, 'utf8')).replaceAll(`"${dashboardPrefix}/`, `"${depth > 0 ? '../'.repeat(depth) : './'}`);
     response.type('html').send(page);
@@ -384,7 +393,6 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     const name = labels?.['cluster.x-k8s.io/cluster-name'];
     return name === undefined ? undefined : deps.readClusterApiCluster?.(namespace, name);
   }
-
 }
 
 function sessionBody(session: Session): unknown {

@@ -86,7 +86,9 @@ export class SessionStore {
 
   /** The stateless session of a request authenticated by its own credentials; its id is empty. */
   ofRequest(user: UserInfo): Session {
-    const csrfToken = createHmac('sha256', this.secret).update(JSON.stringify([user.name, user.uid ?? '', user.groups])).digest('base64url');
+    const csrfToken = createHmac('sha256', this.secret)
+      .update(JSON.stringify([user.name, user.uid ?? '', user.groups]))
+      .digest('base64url');
     return { id: '', user, csrfToken, createdAt: this.now() };
   }
 

@@ -52,7 +52,12 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
       const { depth, cost } = measure(context, operation.selectionSet, root, undefined, new Map());
       const name = operation.name ? `operation ${operation.name.value}` : 'the operation';
       if (depth > limits.maxDepth) {
-        context.reportError(new GraphQLError(`${name} nests ${depth} fields deep; the limit is ${limits.maxDepth}`, { nodes: [operation], extensions: { limit: 'depth', allowed: limits.maxDepth, requested: depth } }));
+        context.reportError(
+          new GraphQLError(`${name} nests ${depth} fields deep; the limit is ${limits.maxDepth}`, {
+            nodes: [operation],
+            extensions: { limit: 'depth', allowed: limits.maxDepth, requested: depth },
+          }),
+        );
       }
       if (cost > limits.maxCost) {
         context.reportError(
@@ -78,7 +83,13 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
 type FragmentMeasures = Map<string, Measure | 'pending'>;
 
 /** `pageSize` is the `first` of the field that owns this selection, which sizes a list directly inside it (edges). */
-function measure(context: ValidationContext, selectionSet: SelectionSetNode, parent: GraphQLNamedType, pageSize: number | undefined, fragments: FragmentMeasures): Measure {
+function measure(
+  context: ValidationContext,
+  selectionSet: SelectionSetNode,
+  parent: GraphQLNamedType,
+  pageSize: number | undefined,
+  fragments: FragmentMeasures,
+): Measure {
   const total: Measure = { depth: 0, cost: 0 };
   const add = (part: Measure) => {
     total.depth = Math.max(total.depth, part.depth);
@@ -110,7 +121,13 @@ function measure(context: ValidationContext, selectionSet: SelectionSetNode, par
   return total;
 }
 
-function measureField(context: ValidationContext, field: FieldNode, parent: GraphQLNamedType, pageSize: number | undefined, fragments: FragmentMeasures): Measure {
+function measureField(
+  context: ValidationContext,
+  field: FieldNode,
+  parent: GraphQLNamedType,
+  pageSize: number | undefined,
+  fragments: FragmentMeasures,
+): Measure {
   const definition = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[field.name.value] : undefined;
   // Introspection is answered from the schema, not storage: it only counts for depth.
   const introspection = field.name.value.startsWith('__') || parent.name.startsWith('__');

@@ -4,7 +4,14 @@
  * hosts) never go back to storage.
  */
 import { z } from 'zod';
-import { clusterExtensionsOf, openStackNodesOf, toAnsibleListJson, withoutSshKeyReference, type AnsibleInventory, type InventorySnapshot } from '../inventory/index.js';
+import {
+  clusterExtensionsOf,
+  openStackNodesOf,
+  toAnsibleListJson,
+  withoutSshKeyReference,
+  type AnsibleInventory,
+  type InventorySnapshot,
+} from '../inventory/index.js';
 import { readableKinds, type ResourceKind } from '../inventory/access.js';
 import { withErrorCodes } from './errors.js';
 import { clusterKey, InvalidSelectionError, type ClusterRecord, type InventoryRequest } from '../inventory/request.js';
@@ -83,7 +90,9 @@ const nodesOf = memoizeOn((record: ClusterRecord): OpenStackNode[] =>
   openStackNodesOf(record.snapshot, record.metadata.namespace, extensionsOf(record).spec.clusterName).map((node) => openStackNode.parse(node)),
 );
 
-const machinesByKey = memoizeOn((snapshot: InventorySnapshot) => new Map(snapshot.machines.map((object) => [objectKey(machine.parse(object).metadata), object])));
+const machinesByKey = memoizeOn(
+  (snapshot: InventorySnapshot) => new Map(snapshot.machines.map((object) => [objectKey(machine.parse(object).metadata), object])),
+);
 
 export const resolvers = {
   JSON: jsonScalar,
@@ -138,7 +147,8 @@ export const resolvers = {
           conditions: status.conditions,
         };
       }),
-    vars: (record: ClusterRecord, _: unknown, { inventory }: GraphqlContext) => readable(inventory, record, readableKinds.clusterExtensions, () => extensionsOf(record).status.vars),
+    vars: (record: ClusterRecord, _: unknown, { inventory }: GraphqlContext) =>
+      readable(inventory, record, readableKinds.clusterExtensions, () => extensionsOf(record).status.vars),
     ready: (record: ClusterRecord, _: unknown, { inventory }: GraphqlContext) =>
       readable(inventory, record, readableKinds.clusterExtensions, () => isReady(extensionsOf(record).status.conditions)),
     sshPrivateKeySecret: async (record: ClusterRecord, _: unknown, { inventory }: GraphqlContext) => (await inventory.sshPrivateKeySecret(record)) ?? null,
@@ -213,7 +223,8 @@ function encodeCursor(key: string): string {
 
 function decodeCursor(cursor: string): string {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!text.startsWith('cluster:') || !text.includes('/')) throw new InvalidSelectionError(`after: ${JSON.stringify(cursor)} is not a cursor of this connection`);
+  if (!text.startsWith('cluster:') || !text.includes('/'))
+    throw new InvalidSelectionError(`after: ${JSON.stringify(cursor)} is not a cursor of this connection`);
   return text.slice('cluster:'.length);
 }
 

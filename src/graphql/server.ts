@@ -90,7 +90,8 @@ async function authenticated(authenticate: RequestAuthenticator, request: Incomi
     if (error instanceof ApiError && error.code === 401) throw codedError('UNAUTHENTICATED', 'the bearer token or client certificate is not valid', 401);
     throw error;
   }
-  if (user === anonymousUser) throw codedError('UNAUTHENTICATED', 'no credentials: send a bearer token (Authorization: Bearer <token>) or a client certificate', 401);
+  if (user === anonymousUser)
+    throw codedError('UNAUTHENTICATED', 'no credentials: send a bearer token (Authorization: Bearer <token>) or a client certificate', 401);
   return user;
 }
 
@@ -98,5 +99,7 @@ async function authenticated(authenticate: RequestAuthenticator, request: Incomi
 const bodyErrors: ErrorRequestHandler = (error: { status?: number; message?: string }, _request, response, next) => {
   if (response.headersSent) return next(error);
   const status = typeof error.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 500;
-  response.status(status).json({ errors: [{ message: error.message ?? 'bad request', extensions: { code: status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST' } }] });
+  response
+    .status(status)
+    .json({ errors: [{ message: error.message ?? 'bad request', extensions: { code: status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST' } }] });
 };

@@ -82,7 +82,10 @@ export class InventoryAccess {
   }
 
   /** An action on one object, such as forcing its reconcile. */
-  async requireResource(verb: string, resource: { group: string; version: string; resource: string; subresource?: string; namespace: string; name: string }): Promise<void> {
+  async requireResource(
+    verb: string,
+    resource: { group: string; version: string; resource: string; subresource?: string; namespace: string; name: string },
+  ): Promise<void> {
     const attributes: RequestAttributes = { user: this.user, resource: { verb, ...resource } };
     if (!(await this.decide(attributes))) throw new ForbiddenError(forbiddenMessage(attributes));
   }

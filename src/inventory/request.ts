@@ -86,9 +86,7 @@ export class InventoryRequest {
     if (selection.namespace) await this.access.requireListClusters(selection.namespace);
     const all = this.recordsOf(await this.snapshot());
     const visible = await this.visibleNamespaces(all, selection.namespace);
-    const named = all.filter(
-      ({ metadata }) => visible.has(metadata.namespace) && (selection.name === undefined || metadata.name === selection.name),
-    );
+    const named = all.filter(({ metadata }) => visible.has(metadata.namespace) && (selection.name === undefined || metadata.name === selection.name));
     if (selection.name !== undefined && named.length === 0) {
       const where = selection.namespace ? `in namespace ${selection.namespace}` : 'in any namespace you may read';
       throw new ClusterNotFoundError(`OpenStackCluster ${selection.name} not found ${where}`);
@@ -139,7 +137,9 @@ export class InventoryRequest {
 
   private async withReadableInventory(records: ClusterRecord[]): Promise<ClusterRecord[]> {
     const namespaces = namespacesOf(records);
-    const readable = await Promise.all(namespaces.map(async (namespace) => (await Promise.all(inventoryKinds.map((kind) => this.access.mayList(kind, namespace)))).every(Boolean)));
+    const readable = await Promise.all(
+      namespaces.map(async (namespace) => (await Promise.all(inventoryKinds.map((kind) => this.access.mayList(kind, namespace)))).every(Boolean)),
+    );
     const kept = new Set(namespaces.filter((_, i) => readable[i]));
     return records.filter(({ metadata }) => kept.has(metadata.namespace));
   }
@@ -182,7 +182,11 @@ function sharedInventory(snapshot: InventorySnapshot, records: ClusterRecord[]):
   let inventory = computed.get(key);
   if (!inventory) {
     try {
-      inventory = ansibleInventory(snapshot, records.map(({ metadata }) => ({ namespace: metadata.namespace, name: metadata.name })), { includeSecrets: true });
+      inventory = ansibleInventory(
+        snapshot,
+        records.map(({ metadata }) => ({ namespace: metadata.namespace, name: metadata.name })),
+        { includeSecrets: true },
+      );
     } catch (error) {
       if (error instanceof InventoryNameConflictError) throw new InvalidSelectionError(`the selected clusters cannot share one inventory: ${error.message}`);
       throw error;

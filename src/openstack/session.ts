@@ -432,7 +432,9 @@ export class OpenStackSession implements ServiceTransport {
       this.metrics?.requests.inc({ service: attempt.service, method: attempt.method, status: outcome });
       this.metrics?.duration.observe({ service: attempt.service, method: attempt.method }, seconds);
       const retry = tries === 0 ? '' : ` retry=${tries}`;
-      this.log(`openstack ${attempt.service} ${attempt.method} ${attempt.path} ${outcome} ${Math.round(seconds * 1000)}ms${requestId === undefined ? '' : ` ${requestId}`}${retry}`);
+      this.log(
+        `openstack ${attempt.service} ${attempt.method} ${attempt.path} ${outcome} ${Math.round(seconds * 1000)}ms${requestId === undefined ? '' : ` ${requestId}`}${retry}`,
+      );
     }
   }
 }
@@ -505,7 +507,10 @@ function selectEndpoint(catalog: Catalog, service: ServiceType, endpointInterfac
     }
     const regions = distinct(candidates.map(regionOf));
     if (regions.length > 1) {
-      throw configError(service, `the catalog offers ${service} in several regions (${regions.join(', ')}); set region_name in clouds.yaml or the identityRef region`);
+      throw configError(
+        service,
+        `the catalog offers ${service} in several regions (${regions.join(', ')}); set region_name in clouds.yaml or the identityRef region`,
+      );
     }
     if (candidates.length > 0) return candidates[0].url;
   }

@@ -20,7 +20,11 @@ export async function checkFlavors(context: CheckContext, flavors: FlavorRequire
     const flavor = findFlavor(listed.value, requirement);
     if (flavor !== undefined) {
       const servers = requirement.servers === 1 ? '1 server' : `${requirement.servers} servers`;
-      return { name, status: 'pass', message: `flavor '${flavor.name}' (id ${flavor.id}): ${flavor.vcpus} vCPU, ${flavor.ram} MiB RAM, ${flavor.disk} GB disk, for ${servers}` };
+      return {
+        name,
+        status: 'pass',
+        message: `flavor '${flavor.name}' (id ${flavor.id}): ${flavor.vcpus} vCPU, ${flavor.ram} MiB RAM, ${flavor.disk} GB disk, for ${servers}`,
+      };
     }
     const available = availableNames(listed.value);
     const wanted = 'id' in requirement ? `flavor id '${requirement.id}'` : `flavor '${requirement.name}'`;

@@ -11,7 +11,11 @@ export async function checkImage(context: CheckContext, image: ImageRequirement)
     const found = await outcome(context.clients.glance.getImage(image.id));
     if (found.ok) return activeImage(name, found.value);
     if (isNotFound(found.error)) {
-      return { name, status: 'fail', message: `image ${image.id} not found in project ${context.project}: fix spec.image.id, or share the image with the project` };
+      return {
+        name,
+        status: 'fail',
+        message: `image ${image.id} not found in project ${context.project}: fix spec.image.id, or share the image with the project`,
+      };
     }
     return failedCall(name, `looking up image ${image.id}`, found.error);
   }

@@ -107,7 +107,8 @@ function clusterShape(values: Values, cloudName: string, manifests: Manifest[]):
     throw new UsageError('--no-load-balancer changes the default cluster; in the manifest, remove spec.apiServer.managedLoadBalancer instead');
   }
   if (!needsDefaults) {
-    if (image !== undefined || flavor !== undefined) throw new UsageError('--image and --flavor describe the default machines, but the manifests define the cluster and its machines');
+    if (image !== undefined || flavor !== undefined)
+      throw new UsageError('--image and --flavor describe the default machines, but the manifests define the cluster and its machines');
     return { cluster: found.cluster, machines: found.machines };
   }
   if (image === undefined || flavor === undefined) {

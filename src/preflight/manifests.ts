@@ -61,7 +61,9 @@ const replicaOwnerSchema = z.looseObject({
   kind: z.enum(['KubeadmControlPlane', 'MachineDeployment']),
   spec: z.looseObject({
     replicas: z.int().min(0).optional(),
-    machineTemplate: z.looseObject({ infrastructureRef: infrastructureRef.optional(), spec: z.looseObject({ infrastructureRef: infrastructureRef.optional() }).optional() }).optional(),
+    machineTemplate: z
+      .looseObject({ infrastructureRef: infrastructureRef.optional(), spec: z.looseObject({ infrastructureRef: infrastructureRef.optional() }).optional() })
+      .optional(),
     template: z.looseObject({ spec: z.looseObject({ infrastructureRef: infrastructureRef.optional() }).optional() }).optional(),
   }),
 });
@@ -109,7 +111,10 @@ export function readManifests(manifests: readonly Manifest[]): ClusterShape {
   for (const machine of [...machines, ...templates]) parseMachineSpec(machine.spec, describe(machine));
   return {
     ...(cluster === undefined ? {} : { cluster: cluster.spec }),
-    machines: [...machines.map((machine) => machine.spec), ...templates.flatMap((template) => Array.from({ length: replicas.get(template.name) ?? 1 }, () => template.spec))],
+    machines: [
+      ...machines.map((machine) => machine.spec),
+      ...templates.flatMap((template) => Array.from({ length: replicas.get(template.name) ?? 1 }, () => template.spec)),
+    ],
   };
 }
 
@@ -143,7 +148,9 @@ function infrastructureObject(document: unknown, source: string): Found | undefi
   const spec = known.spec(stored);
   const unrendered = /\$\{[A-Za-z0-9_]+\}/.exec(JSON.stringify(spec ?? null));
   if (unrendered !== null) {
-    throw new ManifestError(`${kind} "${name}" in ${source} still holds the variable ${unrendered[0]}; render the template first (clusterctl generate cluster)`);
+    throw new ManifestError(
+      `${kind} "${name}" in ${source} still holds the variable ${unrendered[0]}; render the template first (clusterctl generate cluster)`,
+    );
   }
   return { kind, name, source, spec };
 }

@@ -45,7 +45,9 @@ export async function checkExternalNetwork(context: CheckContext, wanted: Prefli
   const [only, ...others] = networks;
   if (wanted === undefined) {
     if (only === undefined) {
-      return fail(`no external network visible to project ${context.project}: have the cloud admin share one, or set spec.enableExternalNetwork: false and spec.apiServer.enableFloatingIP: false`);
+      return fail(
+        `no external network visible to project ${context.project}: have the cloud admin share one, or set spec.enableExternalNetwork: false and spec.apiServer.enableFloatingIP: false`,
+      );
     }
     if (others.length > 0) return fail(`${networks.length} external networks (${namesOf(networks)}): set spec.externalNetwork`);
     return pass(`${shown(only)} found (the only external network)`, only);
@@ -53,7 +55,9 @@ export async function checkExternalNetwork(context: CheckContext, wanted: Prefli
   const criteria = describe(filter);
   if (only === undefined) return fail(`no external network matches spec.externalNetwork.filter (${criteria}) in project ${context.project}: fix the filter`);
   if (others.length > 0) {
-    return fail(`${networks.length} external networks match spec.externalNetwork.filter (${criteria}): ${namesOf(networks)}; narrow the filter or use spec.externalNetwork.id`);
+    return fail(
+      `${networks.length} external networks match spec.externalNetwork.filter (${criteria}): ${namesOf(networks)}; narrow the filter or use spec.externalNetwork.id`,
+    );
   }
   return pass(`${shown(only)} matches spec.externalNetwork.filter`, only);
 }
@@ -65,7 +69,8 @@ async function byId(context: CheckContext, id: string): Promise<ExternalNetworkV
     return { check: failedCall(name, `looking up network ${id}`, found.error) };
   }
   const network = found.value;
-  if (network['router:external'] !== true) return fail(`${shown(network)} is not external (router:external is false): set spec.externalNetwork to an external network`);
+  if (network['router:external'] !== true)
+    return fail(`${shown(network)} is not external (router:external is false): set spec.externalNetwork to an external network`);
   return pass(`${shown(network)} is external`, network);
 }
 

@@ -56,7 +56,12 @@ function undecided(resource: string, reason: string): PreflightCheck {
 }
 
 /** Instances from Nova's limits; cores and RAM need the flavors' sizes too, from the shared flavor list. */
-export async function computeQuota(context: CheckContext, flavors: FlavorRequirement[], flavorList: Promise<Outcome<Flavor[]>>, demand: Demand): Promise<PreflightCheck[]> {
+export async function computeQuota(
+  context: CheckContext,
+  flavors: FlavorRequirement[],
+  flavorList: Promise<Outcome<Flavor[]>>,
+  demand: Demand,
+): Promise<PreflightCheck[]> {
   if (demand.instances === 0) return [];
   const [limits, listed] = await Promise.all([outcome(context.clients.nova.getLimits()), flavorList]);
   if (!limits.ok) return [unreadable('compute', 'Compute (Nova)', limits.error)];
@@ -77,7 +82,14 @@ export async function computeQuota(context: CheckContext, flavors: FlavorRequire
   return quotaChecks([
     instances,
     { resource: 'cores', limit: absolute.maxTotalCores, used: absolute.totalCoresUsed ?? 0, needed: total((f) => f.vcpus), otherwise: 'use a smaller flavor' },
-    { resource: 'RAM', limit: absolute.maxTotalRAMSize, used: absolute.totalRAMUsed ?? 0, needed: total((f) => f.ram), unit: 'MiB', otherwise: 'use a smaller flavor' },
+    {
+      resource: 'RAM',
+      limit: absolute.maxTotalRAMSize,
+      used: absolute.totalRAMUsed ?? 0,
+      needed: total((f) => f.ram),
+      unit: 'MiB',
+      otherwise: 'use a smaller flavor',
+    },
   ]);
 }
 
@@ -121,7 +133,13 @@ export async function blockStorageQuota(context: CheckContext, demand: Demand): 
   if (!limits.ok) return [unreadable('block storage', 'Block storage (Cinder)', limits.error)];
   const absolute = limits.value;
   return quotaChecks([
-    { resource: 'volumes', limit: absolute.maxTotalVolumes, used: absolute.totalVolumesUsed ?? 0, needed: demand.volumes, otherwise: 'boot from local disk (drop rootVolume)' },
+    {
+      resource: 'volumes',
+      limit: absolute.maxTotalVolumes,
+      used: absolute.totalVolumesUsed ?? 0,
+      needed: demand.volumes,
+      otherwise: 'boot from local disk (drop rootVolume)',
+    },
     {
       resource: 'volume storage',
       limit: absolute.maxTotalVolumeGigabytes,

@@ -124,7 +124,11 @@ export class CloudConnections {
   }
 
   close(): void {
-    for (const connection of this.sessions.values()) connection.then((open) => open.session.close(), () => undefined);
+    for (const connection of this.sessions.values())
+      connection.then(
+        (open) => open.session.close(),
+        () => undefined,
+      );
     this.sessions.clear();
   }
 

@@ -349,6 +349,7 @@ function actionableMetadata(object: JsonObject): JsonObject {
  * and logged as an error with its stack.
  */
 function logFailure(log: Logger, error: unknown, key: string | undefined): void {
-  if (error instanceof TerminalError || error instanceof OpenStackError || error instanceof DependencyVanishedError) log.warn({ key, reason: error.name, error: error.message }, 'reconcile failed');
+  if (error instanceof TerminalError || error instanceof OpenStackError || error instanceof DependencyVanishedError)
+    log.warn({ key, reason: error.name, error: error.message }, 'reconcile failed');
   else log.error({ key, err: error }, 'reconcile failed');
 }

@@ -44,7 +44,9 @@ export function storageSecretFinalizers(secrets: KindClient): SecretFinalizers {
 export function identitySecretOf(object: JsonObject, fallback?: JsonObject): ObjectName | undefined {
   const credentials = (object.spec as { cloudCredentialsRef?: { secretName?: string } } | undefined)?.cloudCredentialsRef;
   if (credentials?.secretName) return { namespace: metaOf(object).namespace, name: credentials.secretName };
-  const ref = ((object.spec as JsonObject | undefined)?.identityRef ?? (fallback?.spec as JsonObject | undefined)?.identityRef) as { type?: string; name?: string } | undefined;
+  const ref = ((object.spec as JsonObject | undefined)?.identityRef ?? (fallback?.spec as JsonObject | undefined)?.identityRef) as
+    | { type?: string; name?: string }
+    | undefined;
   if (!ref?.name || (ref.type ?? 'Secret') !== 'Secret') return undefined;
   return { namespace: metaOf(object).namespace, name: ref.name };
 }

@@ -23,14 +23,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import {
-  KeyExistsError,
-  KeyNotFoundError,
-  RevisionConflictError,
-  type Entry,
-  type JsonObject,
-  type Storage,
-} from '../storage/interface.js';
+import { KeyExistsError, KeyNotFoundError, RevisionConflictError, type Entry, type JsonObject, type Storage } from '../storage/interface.js';
 import { sleep } from './sleep.js';
 import { fallbackLogger } from '../observability/log.js';
 

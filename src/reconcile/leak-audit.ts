@@ -31,7 +31,19 @@ import { installationMetadataKey, ownerMetadataKey, volumeActuator } from './res
 import { installationOfTags, ownerUidOfTags } from './resource/actuator.js';
 
 /** In deletion order: what holds another goes first. */
-export const leakKinds = ['servers', 'loadBalancers', 'floatingIps', 'trunks', 'ports', 'routers', 'subnets', 'networks', 'securityGroups', 'volumes', 'images'] as const;
+export const leakKinds = [
+  'servers',
+  'loadBalancers',
+  'floatingIps',
+  'trunks',
+  'ports',
+  'routers',
+  'subnets',
+  'networks',
+  'securityGroups',
+  'volumes',
+  'images',
+] as const;
 export type LeakKind = (typeof leakKinds)[number];
 
 export interface LeakedResource {
@@ -201,7 +213,10 @@ async function deleteOne(connection: CloudConnection, leak: LeakedResource): Pro
     images: () => imageActuator(glance),
   } satisfies Record<LeakKind, () => unknown>;
   // Each actuator has its own resource type; the audit only hands one back what its getById returned.
-  const actuator = actuators[kind]() as unknown as { getById(id: string): Promise<unknown>; delete(resource: unknown): Promise<{ done: true } | { waitingFor: string }> };
+  const actuator = actuators[kind]() as unknown as {
+    getById(id: string): Promise<unknown>;
+    delete(resource: unknown): Promise<{ done: true } | { waitingFor: string }>;
+  };
   try {
     const resource = await actuator.getById(id);
     if (resource === undefined) return { kind, id, outcome: 'deleted' };

@@ -63,7 +63,12 @@ export async function finishDeletion(deps: ReconcilerDeps, pass: ReconcilePass, 
 /** What a deletion that has to come back shows: who blocks it, or what it waits for. */
 export function deletionProgress(pass: ReconcilePass, type: string, blockedReason: string): void {
   const blocked = pass.blockedBy.length > 0;
-  pass.condition({ type, status: 'False', reason: blocked ? blockedReason : 'Deleting', message: blocked ? pass.blockedBy.join('; ') : describeWaits(pass.waiting) });
+  pass.condition({
+    type,
+    status: 'False',
+    reason: blocked ? blockedReason : 'Deleting',
+    message: blocked ? pass.blockedBy.join('; ') : describeWaits(pass.waiting),
+  });
 }
 
 /** Clients for `identityRef`, authenticated; CAPO's OpenStackAuthenticationSucceeded condition says whether that worked. */

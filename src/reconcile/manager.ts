@@ -115,8 +115,15 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
   const pools = new KindClient(kindNamed(kinds, poolKind), storage);
   const claimKind = kinds.find((candidate) => candidate.kind === 'IPAddressClaim' && candidate.group === ipamGroup);
   const addressKind = kinds.find((candidate) => candidate.kind === 'IPAddress' && candidate.group === ipamGroup);
-  const ipam = options.ipam ?? (claimKind && addressKind ? storageIpam(storage, new KindClient(claimKind, storage), new KindClient(addressKind, storage)) : undefined);
-  const clouds = new CloudConnections({ source, identities, metrics: options.metrics, sessionOptions: options.sessionOptions, concurrency: options.concurrency });
+  const ipam =
+    options.ipam ?? (claimKind && addressKind ? storageIpam(storage, new KindClient(claimKind, storage), new KindClient(addressKind, storage)) : undefined);
+  const clouds = new CloudConnections({
+    source,
+    identities,
+    metrics: options.metrics,
+    sessionOptions: options.sessionOptions,
+    concurrency: options.concurrency,
+  });
   const resyncPeriodMs = options.resyncPeriodMs ?? defaultResyncPeriodMs;
   const verified = new VerifiedResources(new ResyncGrid(resyncPeriodMs));
   return {
@@ -144,7 +151,8 @@ export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
 
 export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const { storage, source } = options;
-  const reportError = options.onError ?? ((error: unknown) => (options.logger ?? fallbackLogger).error({ err: error }, 'routing a change between objects failed'));
+  const reportError =
+    options.onError ?? ((error: unknown) => (options.logger ?? fallbackLogger).error({ err: error }, 'routing a change between objects failed'));
   const resyncPeriodMs = options.resyncPeriodMs ?? defaultResyncPeriodMs;
   const deps = reconcilerDeps(options);
   const { clusters, machines, servers, templates, pools, ipam, images, clouds } = deps;
@@ -162,12 +170,24 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const clusterController = new Controller({ ...common, name: 'openstackcluster', prefix: clusters.prefix, reconcile: openStackClusterReconciler(deps) });
   const machineController = new Controller({ ...common, name: 'openstackmachine', prefix: machines.prefix, reconcile: openStackMachineReconciler(deps) });
   const serverController = new Controller({ ...common, name: 'openstackserver', prefix: servers.prefix, reconcile: openStackServerReconciler(deps) });
-  const templateController = new Controller({ ...common, name: 'openstackmachinetemplate', prefix: templates.prefix, reconcile: openStackMachineTemplateReconciler(deps) });
+  const templateController = new Controller({
+    ...common,
+    name: 'openstackmachinetemplate',
+    prefix: templates.prefix,
+    reconcile: openStackMachineTemplateReconciler(deps),
+  });
   const imageController = images && new Controller({ ...common, name: 'image', prefix: images.prefix, reconcile: orcImageReconciler(deps, images) });
   // A released download slot asks for a pass of the Images that waited for one.
   if (imageController) deps.imageDownloads.slots.wakeWith((key) => imageController.enqueue(key));
   const poolController = new Controller({ ...common, name: 'openstackfloatingippool', prefix: pools.prefix, reconcile: floatingIpPoolReconciler(deps, pools) });
-  const controllers = [clusterController, machineController, serverController, templateController, poolController, ...(imageController ? [imageController] : [])];
+  const controllers = [
+    clusterController,
+    machineController,
+    serverController,
+    templateController,
+    poolController,
+    ...(imageController ? [imageController] : []),
+  ];
   // Each controller takes only the keys of its kind.
   deps.schedule.wakeWith((key, delayMs) => {
     for (const controller of controllers) controller.enqueue(key, delayMs);
@@ -210,7 +230,8 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   };
   /** The OpenStackClusters of a Cluster API cluster: labelled with its name, or named after it. */
   const clustersNamed = async (namespace: string, clusterName: string) => {
-    for (const cluster of await clusters.list(namespace, { [clusterNameLabel]: clusterName }, cached)) clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
+    for (const cluster of await clusters.list(namespace, { [clusterNameLabel]: clusterName }, cached))
+      clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
     clusterController.enqueue(clusters.keyOf({ namespace, name: clusterName }));
   };
   // A machine joining or leaving a cluster changes what a dry-run adoption would take over: survey again.
@@ -219,7 +240,8 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const dryRunsOfCluster = async (namespace: string, clusterName: string) => {
     for (const { value: cluster } of (await storage.list(clusters.store.prefix(namespace), { anyRevision: true })).entries) {
       const meta = metaOf(cluster);
-      if ((meta.labels?.[clusterNameLabel] ?? meta.name) === clusterName && adoptionOf(cluster) === 'dry-run') clusterController.enqueue(clusters.keyOf({ namespace, name: meta.name }));
+      if ((meta.labels?.[clusterNameLabel] ?? meta.name) === clusterName && adoptionOf(cluster) === 'dry-run')
+        clusterController.enqueue(clusters.keyOf({ namespace, name: meta.name }));
     }
   };
   const routes = [
@@ -309,14 +331,17 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       const namespace = metaOf(object).namespace!;
       references.push({ namespace, identityRef, label: `${namespace}/${String(identityRef.name)}:${String(identityRef.cloudName)}` });
     };
-    for (const object of [...(await clusters.list(undefined)), ...(await servers.list(undefined))]) refer(object, (object.spec as JsonObject | undefined)?.identityRef as { name?: unknown; cloudName?: unknown } | undefined);
+    for (const object of [...(await clusters.list(undefined)), ...(await servers.list(undefined))])
+      refer(object, (object.spec as JsonObject | undefined)?.identityRef as { name?: unknown; cloudName?: unknown } | undefined);
     for (const image of images ? await images.list(undefined) : []) {
       const credentials = (image.spec as JsonObject | undefined)?.cloudCredentialsRef as { secretName?: unknown; cloudName?: unknown } | undefined;
       refer(image, credentials && { name: credentials.secretName, cloudName: credentials.cloudName });
     }
     const byKey = new Map<string, AuditedCloud>();
     for (const reference of new Map(references.map((entry) => [entry.label, entry])).values()) {
-      const connection = await clouds.connect(reference.namespace, reference.identityRef).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+      const connection = await clouds
+        .connect(reference.namespace, reference.identityRef)
+        .catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
       byKey.set(connection instanceof Error ? reference.label : connection.key, { label: reference.label, connection });
     }
     return [...byKey.values()];
@@ -347,10 +372,19 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       const spec = (cluster.spec ?? {}) as JsonObject;
       // A cluster whose identity cannot be used (no Secret, no such cloud in it) has nothing to check against: the caller is told why.
       const cloud = await clouds.connect(namespace, spec.identityRef).catch((error: unknown) => {
-        throw error instanceof IdentityError ? errors.conflict({ group: infrastructureGroup, resource: 'openstackclusters' }, name, `its cloud cannot be checked: ${error.message}`) : error;
+        throw error instanceof IdentityError
+          ? errors.conflict({ group: infrastructureGroup, resource: 'openstackclusters' }, name, `its cloud cannot be checked: ${error.message}`)
+          : error;
       });
       const owned = await machines.list(namespace, { [clusterNameLabel]: metaOf(cluster).labels?.[clusterNameLabel] ?? name });
-      return runPreflight(cloud.clients, cloud.session, requirementsOf(spec, owned.map((machine) => machine.spec)));
+      return runPreflight(
+        cloud.clients,
+        cloud.session,
+        requirementsOf(
+          spec,
+          owned.map((machine) => machine.spec),
+        ),
+      );
     },
     leaks: async () => auditLeaks(await auditedClouds(), ownerUids, options.installation),
     cleanUpLeaks: async (targets) => cleanUpLeaks(await auditedClouds(), ownerUids, targets, options.installation),
@@ -393,7 +427,13 @@ function routedStatusChanged(before: JsonObject, after: JsonObject): boolean {
     const extensions = isJsonObject(status.extensions) ? status.extensions : {};
     // The references machines' servers are made with: made again after drift, they wake the machines whose servers were not made yet.
     const references = clusterReferencesOf(status);
-    return JSON.stringify([machinesMayStart(object), status.initialization, extensions.ownedResources, references, (object.metadata as JsonObject | undefined)?.deletionTimestamp]);
+    return JSON.stringify([
+      machinesMayStart(object),
+      status.initialization,
+      extensions.ownedResources,
+      references,
+      (object.metadata as JsonObject | undefined)?.deletionTimestamp,
+    ]);
   };
   return pick(before) !== pick(after);
 }

@@ -24,11 +24,9 @@ function families(registry: MetricsRegistry): Families {
   if (found === undefined) {
     found = {
       depth: registry.gauge('reconcile_queue_depth', 'Keys waiting in the work queue of a controller.', ['controller']),
-      adds: registry.counter(
-        'reconcile_queue_adds_total',
-        'Keys entering the work queue of a controller (adds of a key already queued are not counted).',
-        ['controller'],
-      ),
+      adds: registry.counter('reconcile_queue_adds_total', 'Keys entering the work queue of a controller (adds of a key already queued are not counted).', [
+        'controller',
+      ]),
       retries: registry.counter('reconcile_retries_total', 'Reconciles scheduled for retry with backoff after an error.', ['controller']),
       duration: registry.histogram(
         'reconcile_duration_seconds',

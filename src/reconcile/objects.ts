@@ -21,7 +21,10 @@ import type { JsonObject, ObjectName, Storage } from '../storage/interface.js';
 import { isJsonObject } from '../storage/json.js';
 
 /** The reconciler acts as itself: visible in managedFields and to authorization. */
-export const reconcilerUser: UserInfo = { name: 'system:serviceaccount:capo-system:capo-apiserver-reconciler', groups: ['system:masters', 'system:authenticated'] };
+export const reconcilerUser: UserInfo = {
+  name: 'system:serviceaccount:capo-system:capo-apiserver-reconciler',
+  groups: ['system:masters', 'system:authenticated'],
+};
 const fieldManager = 'capo-apiserver-reconciler';
 
 /** The fields every reconciled object has; the rest is read through the kind's own zod schema. */
@@ -120,7 +123,11 @@ export class KindClient {
    * resource or status. Undefined when the object is gone or is no longer the
    * one with `uid`.
    */
-  async update(target: ObjectName & { uid: string }, mutate: (object: JsonObject) => void, subresource: Subresource = undefined): Promise<JsonObject | undefined> {
+  async update(
+    target: ObjectName & { uid: string },
+    mutate: (object: JsonObject) => void,
+    subresource: Subresource = undefined,
+  ): Promise<JsonObject | undefined> {
     let replaced = false;
     try {
       const result = await this.store.patch(

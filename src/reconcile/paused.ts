@@ -29,7 +29,8 @@ export async function clusterGate(source: ClusterApiSource, object: JsonObject):
   const cluster = await source.getCluster(meta.namespace, name);
   if (!cluster) return { open: false, reason: 'WaitingForCluster', message: `Cluster ${meta.namespace}/${name} does not exist yet` };
   if (cluster.paused) return { open: false, reason: 'Paused', message: `Cluster ${meta.namespace}/${name} is paused` };
-  if (meta.annotations?.[pausedAnnotation] !== undefined) return { open: false, reason: 'Paused', message: `the object carries the ${pausedAnnotation} annotation` };
+  if (meta.annotations?.[pausedAnnotation] !== undefined)
+    return { open: false, reason: 'Paused', message: `the object carries the ${pausedAnnotation} annotation` };
   return { open: true, cluster };
 }
 

@@ -170,11 +170,14 @@ export class WorkQueue<K extends string> {
     clearTimeout(this.delayTimer);
     this.delayTimerAt = next;
     if (next === Number.POSITIVE_INFINITY) return;
-    this.delayTimer = setTimeout(() => {
-      this.delayTimerAt = Number.POSITIVE_INFINITY;
-      for (const key of this.delayed.takeReady(performance.now())) this.add(key);
-      this.armDelayTimer();
-    }, Math.max(0, next - performance.now()));
+    this.delayTimer = setTimeout(
+      () => {
+        this.delayTimerAt = Number.POSITIVE_INFINITY;
+        for (const key of this.delayed.takeReady(performance.now())) this.add(key);
+        this.armDelayTimer();
+      },
+      Math.max(0, next - performance.now()),
+    );
   }
 }
 

@@ -15,7 +15,17 @@ import type { JsonObject } from '../storage/interface.js';
 import { conditionsOf, setCondition, type ConditionUpdate } from './conditions.js';
 import { TerminalError, type ReconcileResult } from './controller.js';
 import { WaitingError, waitingOf, type Owner, type ResourceActuator, type Waiting } from './resource/actuator.js';
-import { blockedRequeueMs, classify, ensure, remove, retryAfterMs, type EnsureObserver, type Found, type Removal, type RemoveInput } from './resource/engine.js';
+import {
+  blockedRequeueMs,
+  classify,
+  ensure,
+  remove,
+  retryAfterMs,
+  type EnsureObserver,
+  type Found,
+  type Removal,
+  type RemoveInput,
+} from './resource/engine.js';
 import type { EventRecorder, EventType } from './events/recorder.js';
 import { metaOf, type KindClient, type ObjectMeta } from './objects.js';
 import type { ReadTogether } from './read-together.js';
@@ -173,7 +183,10 @@ export class ReconcilePass {
   }
 
   /** engine.remove with the pass's bookkeeping (noteRemoval) and Events; whether the resource is gone. */
-  async remove<Desired extends { name: string }, Resource extends { id: string }>(actuator: ResourceActuator<Desired, Resource>, input: RemoveInput): Promise<boolean> {
+  async remove<Desired extends { name: string }, Resource extends { id: string }>(
+    actuator: ResourceActuator<Desired, Resource>,
+    input: RemoveInput,
+  ): Promise<boolean> {
     return this.noteRemoval(await remove(actuator, { ...input, observer: this.resourceEvents(actuator.kind, input.name) }));
   }
 
@@ -244,7 +257,8 @@ export class ReconcilePass {
       ifGone: input.ifGone,
       record: (id) => this.record((status) => input.record(status, id)),
       observer: this.resourceEvents(actuator.kind, input.desired.name),
-      read: (id) => (ahead?.kind === 'read' && ahead.id === id ? (ahead.answer as Promise<Resource | undefined>) : this.reads.read(actuator, { id, ownerUid: owner.uid })),
+      read: (id) =>
+        ahead?.kind === 'read' && ahead.id === id ? (ahead.answer as Promise<Resource | undefined>) : this.reads.read(actuator, { id, ownerUid: owner.uid }),
       ...(find === undefined ? {} : { find }),
     });
     if (!result.ready) {
@@ -348,7 +362,8 @@ export class ReconcilePass {
     if (error !== undefined) {
       const kind = classify(error);
       const message = error instanceof Error ? error.message : String(error);
-      if (!(typeof error === 'object' && error !== null && this.told.has(error)) && !(error instanceof DependencyVanishedError)) this.event('Warning', failure.reason, message);
+      if (!(typeof error === 'object' && error !== null && this.told.has(error)) && !(error instanceof DependencyVanishedError))
+        this.event('Warning', failure.reason, message);
       if (error instanceof DependencyVanishedError) {
         rethrow = error;
       } else if (kind === 'terminal') {

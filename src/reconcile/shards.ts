@@ -105,13 +105,24 @@ export class ShardedLeadership implements LeaderLock, Sharding {
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
     this.leaseDurationMs = options.leaseDurationMs ?? 12_000;
     this.onError = options.onError ?? ((error) => fallbackLogger.error({ component: 'reconcile', err: error }, 'shard lease error'));
-    const timing = { leaseDurationMs: this.leaseDurationMs, renewDeadlineMs: options.renewDeadlineMs, retryPeriodMs: this.retryPeriodMs, onError: this.onError };
+    const timing = {
+      leaseDurationMs: this.leaseDurationMs,
+      renewDeadlineMs: options.renewDeadlineMs,
+      retryPeriodMs: this.retryPeriodMs,
+      onError: this.onError,
+    };
     const memberId = createHash('sha256').update(this.identity).digest('hex').slice(0, 12);
     this.member = new StorageLeaseLock({ storage: this.storage, name: `${this.name}-member-${memberId}`, identity: this.identity, ...timing });
     this.locks = Array.from(
       { length: this.shards },
       (_, shard) =>
-        new StorageLeaseLock({ storage: this.storage, name: `${this.name}-shard-${shard}`, identity: this.identity, mayAcquire: () => this.assigned.has(shard), ...timing }),
+        new StorageLeaseLock({
+          storage: this.storage,
+          name: `${this.name}-shard-${shard}`,
+          identity: this.identity,
+          mayAcquire: () => this.assigned.has(shard),
+          ...timing,
+        }),
     );
     this.locks.forEach((lock, shard) => {
       lock.onLost(() => this.shardLost(shard));
@@ -210,10 +221,14 @@ export class ShardedLeadership implements LeaderLock, Sharding {
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.retryPeriodMs);
-        signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve();
-        }, { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
     }
   }

@@ -73,16 +73,35 @@ export class VerifiedResources {
    * starting just before its resync is due would otherwise find nothing run
    * out here and then, a moment later, read each resource on its own.
    */
-  lastSeen<Resource>(ownerUid: string, role: string, id: string, generation: number, aheadMs = 0): { resource: Resource; expired: boolean; unverified: boolean } | undefined {
+  lastSeen<Resource>(
+    ownerUid: string,
+    role: string,
+    id: string,
+    generation: number,
+    aheadMs = 0,
+  ): { resource: Resource; expired: boolean; unverified: boolean } | undefined {
     const entry = this.entries.get(`${ownerUid}/${role}`);
     if (!entry || entry.id !== id || entry.generation !== generation) return undefined;
-    return { resource: entry.resource as Resource, expired: entry.expiresAt <= this.now() + Math.min(aheadMs, this.grid.periodMs / 4), unverified: entry.unverified };
+    return {
+      resource: entry.resource as Resource,
+      expired: entry.expiresAt <= this.now() + Math.min(aheadMs, this.grid.periodMs / 4),
+      unverified: entry.unverified,
+    };
   }
 
   /** `readAlong`: the group one list call can read this resource in (ReadTogether), and the owner it is tagged for. */
   set(owner: VerifiedOwner, role: string, id: string, generation: number, resource: unknown, readAlong?: { group: string; tagOwnerUid: string }): void {
     const expiresAt = this.grid.next(owner.namespace, this.now());
-    this.put(owner.uid, role, { id, generation, expiresAt, resource, group: readAlong?.group, tagOwnerUid: readAlong?.tagOwnerUid ?? owner.uid, unverified: false, ownerKey: owner.key });
+    this.put(owner.uid, role, {
+      id,
+      generation,
+      expiresAt,
+      resource,
+      group: readAlong?.group,
+      tagOwnerUid: readAlong?.tagOwnerUid ?? owner.uid,
+      unverified: false,
+      ownerKey: owner.key,
+    });
   }
 
   /**
@@ -92,7 +111,16 @@ export class VerifiedResources {
    * which the parent's status tree may vouch for it once the parent is built.
    */
   seenCreated(owner: VerifiedOwner, role: string, id: string, generation: number, resource: unknown): void {
-    this.put(owner.uid, role, { id, generation, expiresAt: -Infinity, resource, group: undefined, tagOwnerUid: owner.uid, unverified: true, ownerKey: owner.key });
+    this.put(owner.uid, role, {
+      id,
+      generation,
+      expiresAt: -Infinity,
+      resource,
+      group: undefined,
+      tagOwnerUid: owner.uid,
+      unverified: true,
+      ownerKey: owner.key,
+    });
   }
 
   /**

@@ -99,7 +99,8 @@ export class WaitSchedule {
     for (const waiting of waits) {
       const start = tracked.since.get(waiting.waitingFor) ?? before?.since.get(waiting.waitingFor) ?? now;
       tracked.since.set(waiting.waitingFor, start);
-      const timedDelay = waiting.transition === undefined ? undefined : this.timedDelay(waiting.transition, waiting.requeueAfterMs, before, tracked, now, learned);
+      const timedDelay =
+        waiting.transition === undefined ? undefined : this.timedDelay(waiting.transition, waiting.requeueAfterMs, before, tracked, now, learned);
       delay = Math.min(delay, timedDelay ?? ageDelay(waiting, now - start));
     }
     for (const [timedKey, timed] of before?.timed ?? []) if (!tracked.timed.has(timedKey)) this.ended(timedKey, timed, now, learned);
@@ -124,7 +125,14 @@ export class WaitSchedule {
   }
 
   /** The delay for a timed transition: learned, or the unlearned rule; undefined once it outlived what was learned. */
-  private timedDelay(transition: Transition, requeueAfterMs: number, before: Tracked | undefined, tracked: Tracked, now: number, learned: Map<string, number>): number | undefined {
+  private timedDelay(
+    transition: Transition,
+    requeueAfterMs: number,
+    before: Tracked | undefined,
+    tracked: Tracked,
+    now: number,
+    learned: Map<string, number>,
+  ): number | undefined {
     const key = `${transition.id ?? ''}\n${transition.kind}`;
     let timed = tracked.timed.get(key);
     if (timed === undefined) {

@@ -209,7 +209,15 @@ export interface PeerVolume {
   bootable: 'true' | 'false';
   availability_zone: string;
   multiattach: boolean;
-  attachments: { id: string; attachment_id: string; server_id: string; volume_id: string; device: string | null; host_name: string | null; attached_at: string }[];
+  attachments: {
+    id: string;
+    attachment_id: string;
+    server_id: string;
+    volume_id: string;
+    device: string | null;
+    host_name: string | null;
+    attached_at: string;
+  }[];
 }
 
 /** Cross-service calls inside the simulator, as the real services make them. Failures throw SimulatorError. */

@@ -12,7 +12,15 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { stringify } from 'yaml';
 import { z } from 'zod';
 import { createCinderSimulator } from './cinder/index.js';
-import { SimulatorError, type FaultRule, type SimulatedService, type SimulatedServiceFactory, type SimulatedServiceType, type SimulatorContext, type SimulatorPeers } from './framework.js';
+import {
+  SimulatorError,
+  type FaultRule,
+  type SimulatedService,
+  type SimulatedServiceFactory,
+  type SimulatedServiceType,
+  type SimulatorContext,
+  type SimulatorPeers,
+} from './framework.js';
 import { createGlanceSimulator } from './glance/index.js';
 import { createKeystoneSimulator, seedUsers, type KeystoneSimulator } from './keystone/index.js';
 import { createNeutronSimulator } from './neutron/index.js';
@@ -108,7 +116,13 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-export const defaultServices: SimulatedServiceFactory[] = [createNeutronSimulator, createNovaSimulator, createOctaviaSimulator, createGlanceSimulator, createCinderSimulator];
+export const defaultServices: SimulatedServiceFactory[] = [
+  createNeutronSimulator,
+  createNovaSimulator,
+  createOctaviaSimulator,
+  createGlanceSimulator,
+  createCinderSimulator,
+];
 
 /** ministack's up.sh raises the demo project's quotas; the simulator starts from the same cloud. */
 const ministackDemoQuotas: Record<string, number> = {
@@ -152,7 +166,13 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * call first, so that a transition one of theirs waits on (a volume creating) is scheduled, and so
  * ends, before theirs.
  */
-async function restoredCloud(file: string, fresh: boolean, services: readonly SimulatedService[], quotas: Map<string, number>, blobs: BlobFiles): Promise<StateFile> {
+async function restoredCloud(
+  file: string,
+  fresh: boolean,
+  services: readonly SimulatedService[],
+  quotas: Map<string, number>,
+  blobs: BlobFiles,
+): Promise<StateFile> {
   const stateFile = new StateFile(file, blobs, (sink) => ({
     quotas,
     services: Object.fromEntries(services.flatMap((service) => (service.state ? [[service.type, service.state.snapshot(sink)]] : []))),
@@ -177,7 +197,10 @@ async function restoredCloud(file: string, fresh: boolean, services: readonly Si
 }
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
-  const latency = z.array(latencyRuleSchema).parse(options.latency ?? []).map((rule) => ({ rule, pattern: rule.path ? new RegExp(rule.path) : undefined }));
+  const latency = z
+    .array(latencyRuleSchema)
+    .parse(options.latency ?? [])
+    .map((rule) => ({ rule, pattern: rule.path ? new RegExp(rule.path) : undefined }));
   const timers = new Set<NodeJS.Timeout>();
   let closed = false;
   let baseUrl = '';

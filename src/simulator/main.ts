@@ -44,7 +44,13 @@ runServer({
 
     const dataDir = path.resolve(values['data-dir']);
     await mkdir(dataDir, { recursive: true });
-    const simulator = await startSimulator({ port, host: values['bind-address'], transitionDelayMs, stateFile: path.join(dataDir, 'state.json'), freshState: values.fresh });
+    const simulator = await startSimulator({
+      port,
+      host: values['bind-address'],
+      transitionDelayMs,
+      stateFile: path.join(dataDir, 'state.json'),
+      freshState: values.fresh,
+    });
     const cloudsPath = path.join(dataDir, 'clouds.yaml');
     await writeFile(cloudsPath, simulator.cloudsYaml('simulator'), { mode: 0o600 });
     return {

@@ -131,7 +131,11 @@ export class StateFile {
       },
     });
     // Taken at once, before anything can change: the files are written from this text.
-    const text = JSON.stringify({ version: VERSION, quotas: [...state.quotas].map(([key, limit]) => [key, Number.isFinite(limit) ? limit : null]), services: state.services });
+    const text = JSON.stringify({
+      version: VERSION,
+      quotas: [...state.quotas].map(([key, limit]) => [key, Number.isFinite(limit) ? limit : null]),
+      services: state.services,
+    });
     await mkdir(path.dirname(this.file), { recursive: true });
     await atomicWrite(this.file, text);
     for (const [key, receipt] of stored) {

@@ -151,7 +151,9 @@ export class EtcdStorage implements Storage {
       if (listRevision === undefined) {
         // The first page and the store's last write in one snapshot: the list is as of that write, which
         // is where later pages and a watch resume (nothing of ours changed up to etcd's revision).
-        const read = await this.call(() => this.client.kv.txn({ success: [{ request_range: { key: this.writeKey } }, { request_range: page }] }, this.deadline()));
+        const read = await this.call(() =>
+          this.client.kv.txn({ success: [{ request_range: { key: this.writeKey } }, { request_range: page }] }, this.deadline()),
+        );
         const lastWrite = read.responses[0]!.response_range.kvs[0];
         listRevision = lastWrite ? Number(lastWrite.mod_revision) : 0;
         response = read.responses[1]!.response_range;
@@ -175,7 +177,10 @@ export class EtcdStorage implements Storage {
     const json = Buffer.from(serializeWithoutResourceVersion(key, value));
     const response = await this.call(() =>
       this.client.kv.txn(
-        { compare: [{ key: etcdKey, target: 'Create', result: 'Equal', create_revision: 0 }], success: [{ request_put: { key: etcdKey, value: json } }, this.recordWrite()] },
+        {
+          compare: [{ key: etcdKey, target: 'Create', result: 'Equal', create_revision: 0 }],
+          success: [{ request_put: { key: etcdKey, value: json } }, this.recordWrite()],
+        },
         this.deadline(),
       ),
     );
@@ -211,7 +216,11 @@ export class EtcdStorage implements Storage {
         : { key: etcdKey, target: 'Mod' as const, result: 'Equal' as const, mod_revision: expectedModRevision };
     const response = await this.call(() =>
       this.client.kv.txn(
-        { compare: [guard], success: [{ request_delete_range: { key: etcdKey, prev_kv: true } }, this.recordWrite()], failure: [{ request_range: { key: etcdKey } }] },
+        {
+          compare: [guard],
+          success: [{ request_delete_range: { key: etcdKey, prev_kv: true } }, this.recordWrite()],
+          failure: [{ request_range: { key: etcdKey } }],
+        },
         this.deadline(),
       ),
     );
@@ -245,7 +254,11 @@ export class EtcdStorage implements Storage {
       const current = await this.currentRevision();
       if (afterRevision > current) return end(new FutureRevisionError(afterRevision, current));
       if (!active) return;
-      const range = this.client.watch().prefix(this.etcdPrefix(prefix)).withPreviousKV().startRevision(String(afterRevision + 1));
+      const range = this.client
+        .watch()
+        .prefix(this.etcdPrefix(prefix))
+        .withPreviousKV()
+        .startRevision(String(afterRevision + 1));
       watcher = range.watcher();
       this.watchers.add(watcher);
       // etcd3 resumes a reconnected watch after the header revision of the last response it read, and
@@ -255,7 +268,9 @@ export class EtcdStorage implements Storage {
         // What etcd3 hands this event is the watcher's own create request, the one it writes next.
         (request as IWatchCreateRequest).start_revision = String(delivered + 1);
       });
-      watcher.on('disconnected', (error: unknown) => this.onError(new StorageError(`etcd watch stream lost (${describe(error)}): resuming after revision ${delivered}`)));
+      watcher.on('disconnected', (error: unknown) =>
+        this.onError(new StorageError(`etcd watch stream lost (${describe(error)}): resuming after revision ${delivered}`)),
+      );
       watcher.on('data', (response: IWatchResponse) => {
         for (const event of response.events) {
           if (!active) return;
@@ -345,7 +360,12 @@ export class EtcdStorage implements Storage {
 
   private toEntry(kv: IKeyValue): Entry {
     const modRevision = Number(kv.mod_revision);
-    return { key: this.storageKey(kv), value: parseWithResourceVersion(kv.value.toString(), modRevision), createRevision: Number(kv.create_revision), modRevision };
+    return {
+      key: this.storageKey(kv),
+      value: parseWithResourceVersion(kv.value.toString(), modRevision),
+      createRevision: Number(kv.create_revision),
+      modRevision,
+    };
   }
 
   private toWatchEvent(type: string, kv: IKeyValue, previous: IKeyValue | undefined): WatchEvent {
@@ -412,7 +432,10 @@ function faultHandling(members: number): { host: () => IPolicy; global: IPolicy 
   const unreachable = handleType(GRPCUnavailableError);
   return {
     host: () => (members > 1 ? circuitBreaker(unreachable, { halfOpenAfter: 1000, breaker: new ConsecutiveBreaker(3) }) : noop),
-    global: wrap(retry(neverSent, { maxAttempts: 2, backoff: new ExponentialBackoff({ initialDelay: 20, maxDelay: 200 }) }), retry(unreachable, { maxAttempts: Math.min(members, 3) - 1 })),
+    global: wrap(
+      retry(neverSent, { maxAttempts: 2, backoff: new ExponentialBackoff({ initialDelay: 20, maxDelay: 200 }) }),
+      retry(unreachable, { maxAttempts: Math.min(members, 3) - 1 }),
+    ),
   };
 }
 

@@ -15,10 +15,13 @@ export class RevisionWaiters {
   /** Resolves once `reached(revision)` or `releaseAll()` is called; false when `timeoutMs` passes first. */
   wait(revision: number, timeoutMs?: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
-        this.waiters = this.waiters.filter((waiter) => waiter !== entry);
-        resolve(false);
-      }, timeoutMs);
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.waiters = this.waiters.filter((waiter) => waiter !== entry);
+              resolve(false);
+            }, timeoutMs);
       const entry: Waiter = {
         revision,
         wake: () => {

@@ -38,7 +38,23 @@
 import Database from 'better-sqlite3';
 import { closeSync, openSync } from 'node:fs';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
-import { FutureRevisionError, KeyExistsError, KeyNotFoundError, RevisionConflictError, StorageError, TooOldRevisionError, type Entry, type JsonObject, type ListRequest, type ListResult, type Storage, type Watch, type WatchEvent, type WatchEventType, type WatchRequest } from './interface.js';
+import {
+  FutureRevisionError,
+  KeyExistsError,
+  KeyNotFoundError,
+  RevisionConflictError,
+  StorageError,
+  TooOldRevisionError,
+  type Entry,
+  type JsonObject,
+  type ListRequest,
+  type ListResult,
+  type Storage,
+  type Watch,
+  type WatchEvent,
+  type WatchEventType,
+  type WatchRequest,
+} from './interface.js';
 import { prefixUpperBound } from './key-range.js';
 import { prepareSpaceReturn, returnFreePagesStep } from './sqlite-space.js';
 import { freezeShared, parseWithResourceVersion, serializeWithoutResourceVersion } from './values.js';
@@ -206,7 +222,9 @@ export class SqliteStorage implements Storage {
       // The exclusive lock is held by another server on the same file: a second replica of a
       // Deployment on one volume, or a server left running. Say which database and what to do.
       if (error instanceof Database.SqliteError && error.code === 'SQLITE_BUSY') {
-        throw new StorageError(`another process holds the SQLite database ${path} (${error.message}): one replica owns it; several replicas need --storage etcd`);
+        throw new StorageError(
+          `another process holds the SQLite database ${path} (${error.message}): one replica owns it; several replicas need --storage etcd`,
+        );
       }
       throw error;
     }
@@ -240,10 +258,7 @@ export class SqliteStorage implements Storage {
     return this.read(() => {
       const range = keyRange(prefix, startAfter);
       const listRevision = revision ?? this.pendingRevision;
-      const rows =
-        listRevision === this.pendingRevision
-          ? this.latestRows(range)
-          : this.snapshotRows(range, listRevision);
+      const rows = listRevision === this.pendingRevision ? this.latestRows(range) : this.snapshotRows(range, listRevision);
       const entries: Entry[] = [];
       let more = false;
       for (const row of rows) {
@@ -265,12 +280,7 @@ export class SqliteStorage implements Storage {
     return this.write(() => {
       if (this.selectObject(key)) throw new KeyExistsError(key);
       const revision = ++this.pendingRevision;
-      this.statement('INSERT INTO objects (key, value, create_revision, mod_revision) VALUES (?, ?, ?, ?)').run(
-        key,
-        json,
-        revision,
-        revision,
-      );
+      this.statement('INSERT INTO objects (key, value, create_revision, mod_revision) VALUES (?, ?, ?, ?)').run(key, json, revision, revision);
       this.recordEvent({ revision, key, type: 'ADDED', value: json, prev_value: null, prev_mod_revision: null }, revision);
       return toEntry({ key, value: json, create_revision: revision, mod_revision: revision });
     });
@@ -405,9 +415,7 @@ export class SqliteStorage implements Storage {
   }
 
   private selectObject(key: string): ObjectRow | undefined {
-    return this.statement<ObjectRow>(
-      'SELECT key, value, create_revision, mod_revision FROM objects WHERE key = ?',
-    ).get(key);
+    return this.statement<ObjectRow>('SELECT key, value, create_revision, mod_revision FROM objects WHERE key = ?').get(key);
   }
 
   private latestRows(range: KeyRange): IterableIterator<ObjectRow> {
@@ -557,9 +565,7 @@ export class SqliteStorage implements Storage {
 
   private compactWithinTransaction(): number {
     const { maxEvents, maxAgeMs } = this.retention;
-    const firstYoungRevision = this.statement<number>(
-      'SELECT revision FROM events WHERE created_at_ms > ? ORDER BY revision LIMIT 1',
-    )
+    const firstYoungRevision = this.statement<number>('SELECT revision FROM events WHERE created_at_ms > ? ORDER BY revision LIMIT 1')
       .pluck()
       .get(Date.now() - maxAgeMs);
     const beyondAge = firstYoungRevision === undefined ? this.pendingRevision : firstYoungRevision - 1;

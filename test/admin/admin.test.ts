@@ -109,7 +109,7 @@ describe('reconciler hooks', () => {
     expect(reconciles).toHaveLength(3);
   });
 
-  it('gives a cluster\'s preflight report to callers that may read the cluster', async () => {
+  it("gives a cluster's preflight report to callers that may read the cluster", async () => {
     hooks.preflight = async (namespace, name) => ({ cluster: `${namespace}/${name}`, checks: [{ name: 'quota', status: 'Passed' }] });
     const report = await server.request('GET', '/admin/v1/namespaces/team-a/clusters/c1/preflight', { token: tokens.alice });
     expect(report.status).toBe(200);
@@ -121,7 +121,11 @@ describe('reconciler hooks', () => {
   });
 
   it('runs the leak audit and its cleanup for callers who may, checking what the cleanup names', async () => {
-    const audit = { clouds: ['team-a/cloud:openstack'], leaks: [{ cloud: 'team-a/cloud:openstack', kind: 'networks', id: 'n1', name: 'left', ownerUid: 'gone' }], failed: [] };
+    const audit = {
+      clouds: ['team-a/cloud:openstack'],
+      leaks: [{ cloud: 'team-a/cloud:openstack', kind: 'networks', id: 'n1', name: 'left', ownerUid: 'gone' }],
+      failed: [],
+    };
     const cleaned: { kind: string; id: string }[] = [];
     hooks.leaks = async () => audit;
     hooks.cleanUpLeaks = async (targets) => {
@@ -131,7 +135,10 @@ describe('reconciler hooks', () => {
     const admin = { token: server.adminToken };
     expect(await server.request('GET', '/admin/v1/leaks', admin)).toMatchObject({ status: 200, body: audit });
     const resources = [{ kind: 'networks', id: 'n1' }];
-    expect(await server.request('POST', '/admin/v1/leaks/cleanup', { ...admin, body: { resources } })).toMatchObject({ status: 200, body: { outcomes: [{ kind: 'networks', id: 'n1', outcome: 'deleted' }] } });
+    expect(await server.request('POST', '/admin/v1/leaks/cleanup', { ...admin, body: { resources } })).toMatchObject({
+      status: 200,
+      body: { outcomes: [{ kind: 'networks', id: 'n1', outcome: 'deleted' }] },
+    });
     expect(cleaned).toEqual(resources);
     // Bob may do anything in team-a, which is not the server's clouds.
     expectStatus(await server.request('GET', '/admin/v1/leaks', { token: tokens.bob }), 403, 'Forbidden');

@@ -62,10 +62,36 @@ const cases: Case[] = [
   { name: 'an unknown admin path', path: '/admin/v1/secrets', status: 404, reason: 'NotFound' },
   { name: 'DELETE on an inventory', method: 'DELETE', path: inventory, status: 405, reason: 'MethodNotAllowed' },
   { name: 'GET on a reconcile', path: '/admin/v1/namespaces/team-a/openstackclusters/c1/reconcile', status: 405, reason: 'MethodNotAllowed' },
-  { name: 'a reconcile of a kind that cannot be reconciled', method: 'POST', path: '/admin/v1/namespaces/team-a/secrets/c1/reconcile', status: 404, reason: 'NotFound' },
-  { name: 'a reconcile of an object that does not exist', method: 'POST', path: '/admin/v1/namespaces/team-a/openstackclusters/nothing/reconcile', status: 404, reason: 'NotFound' },
-  { name: 'a reconcile by a caller who may only read', method: 'POST', path: '/admin/v1/namespaces/team-a/openstackclusters/c1/reconcile', token: tokens.alice, status: 403, reason: 'Forbidden' },
-  { name: 'a reconcile with a body of garbage', method: 'POST', path: '/admin/v1/namespaces/team-a/openstackclusters/nothing/reconcile', body: '\u0000'.repeat(1024), status: 404, reason: 'NotFound' },
+  {
+    name: 'a reconcile of a kind that cannot be reconciled',
+    method: 'POST',
+    path: '/admin/v1/namespaces/team-a/secrets/c1/reconcile',
+    status: 404,
+    reason: 'NotFound',
+  },
+  {
+    name: 'a reconcile of an object that does not exist',
+    method: 'POST',
+    path: '/admin/v1/namespaces/team-a/openstackclusters/nothing/reconcile',
+    status: 404,
+    reason: 'NotFound',
+  },
+  {
+    name: 'a reconcile by a caller who may only read',
+    method: 'POST',
+    path: '/admin/v1/namespaces/team-a/openstackclusters/c1/reconcile',
+    token: tokens.alice,
+    status: 403,
+    reason: 'Forbidden',
+  },
+  {
+    name: 'a reconcile with a body of garbage',
+    method: 'POST',
+    path: '/admin/v1/namespaces/team-a/openstackclusters/nothing/reconcile',
+    body: '\u0000'.repeat(1024),
+    status: 404,
+    reason: 'NotFound',
+  },
   { name: 'a preflight of a cluster that does not exist', path: '/admin/v1/namespaces/team-a/clusters/nothing/preflight', status: 404, reason: 'NotFound' },
 ];
 
@@ -84,7 +110,9 @@ describe('admin API hostile inputs', () => {
   }
 
   it('forcing the same reconcile many times queues it, each answered 202', async () => {
-    const answers = await Promise.all(Array.from({ length: 50 }, () => server.request('POST', '/admin/v1/namespaces/team-a/openstackclusters/c1/reconcile', { token: server.adminToken })));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => server.request('POST', '/admin/v1/namespaces/team-a/openstackclusters/c1/reconcile', { token: server.adminToken })),
+    );
     expect(new Set(answers.map((answer) => answer.status))).toEqual(new Set([202]));
   });
 });
@@ -92,12 +120,18 @@ describe('admin API hostile inputs', () => {
 describe('preflight runs', () => {
   it('lets a caller who may only read the cluster start three at once, then answers 429 with Retry-After without asking the cloud', async () => {
     const before = preflights;
-    const answers = await Promise.all(Array.from({ length: 50 }, () => server.request('GET', '/admin/v1/namespaces/team-a/clusters/c1/preflight', { token: tokens.alice })));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => server.request('GET', '/admin/v1/namespaces/team-a/clusters/c1/preflight', { token: tokens.alice })),
+    );
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(3);
     const refused = answers.filter((answer) => answer.status !== 200);
     expect(new Set(refused.map((answer) => answer.status))).toEqual(new Set([429]));
     expect(Number(refused[0]!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(refused[0]!.body).toMatchObject({ kind: 'Status', reason: 'TooManyRequests', message: expect.stringMatching(/^too many preflight runs by alice; try again in \d+ s$/) });
+    expect(refused[0]!.body).toMatchObject({
+      kind: 'Status',
+      reason: 'TooManyRequests',
+      message: expect.stringMatching(/^too many preflight runs by alice; try again in \d+ s$/),
+    });
     expect(preflights - before).toBe(3);
     // Another user has a count of their own.
     expect((await server.request('GET', '/admin/v1/namespaces/team-a/clusters/c1/preflight', { token: tokens.bob })).status).toBe(200);
@@ -109,20 +143,28 @@ describe('a preflight the reconciler cannot run', () => {
 
   beforeAll(async () => {
     app = await startTestServer({ kinds: servedKinds, reconciler: { resyncPeriodMs: 60_000 } });
-    const cloudsYaml = 'clouds:\n  openstack:\n    auth:\n      auth_url: https://127.0.0.1:1/v3\n      username: u\n      password: p\n      project_name: p\n';
-    await kubectlOk(app, ['apply', '-f', '-'], JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cloud', namespace: 'default' }, stringData: { 'clouds.yaml': cloudsYaml } },
-        ...[['no-such-cloud', 'cloud'], ['no-such-secret', 'missing']].map(([name, secret]) => ({
-          apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
-          kind: 'OpenStackCluster',
-          metadata: { name, namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': name } },
-          spec: { identityRef: { name: secret, cloudName: name === 'no-such-cloud' ? 'nope' : 'openstack' } },
-        })),
-      ],
-    }));
+    const cloudsYaml =
+      'clouds:\n  openstack:\n    auth:\n      auth_url: https://127.0.0.1:1/v3\n      username: u\n      password: p\n      project_name: p\n';
+    await kubectlOk(
+      app,
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cloud', namespace: 'default' }, stringData: { 'clouds.yaml': cloudsYaml } },
+          ...[
+            ['no-such-cloud', 'cloud'],
+            ['no-such-secret', 'missing'],
+          ].map(([name, secret]) => ({
+            apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2',
+            kind: 'OpenStackCluster',
+            metadata: { name, namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': name } },
+            spec: { identityRef: { name: secret, cloudName: name === 'no-such-cloud' ? 'nope' : 'openstack' } },
+          })),
+        ],
+      }),
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -132,9 +174,12 @@ describe('a preflight the reconciler cannot run', () => {
   it.each([
     ['no-such-cloud', /cloud "nope"/],
     ['no-such-secret', /default\/missing does not exist/],
-  ])('answers %s\'s preflight with a 409 Status saying why, not a 500', async (name, why) => {
+  ])("answers %s's preflight with a 409 Status saying why, not a 500", async (name, why) => {
     const token = (await readFile(app.tokenPath, 'utf8')).trim();
-    const answer = await request(app, 'GET', `/admin/v1/namespaces/default/clusters/${name}/preflight`, { anonymous: true, headers: { Authorization: `Bearer ${token}` } });
+    const answer = await request(app, 'GET', `/admin/v1/namespaces/default/clusters/${name}/preflight`, {
+      anonymous: true,
+      headers: { Authorization: `Bearer ${token}` },
+    });
     expect(answer.status, answer.body).toBe(409);
     expect(answer.json()).toMatchObject({ kind: 'Status', reason: 'Conflict', code: 409, message: expect.stringMatching(why) });
   });

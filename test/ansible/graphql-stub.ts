@@ -40,7 +40,12 @@ export async function startGraphqlStub(options: { tls?: { key: string; cert: str
     request.on('data', (chunk) => chunks.push(chunk));
     request.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      const recorded: StubRequest = { method: request.method ?? '', path: request.url ?? '', headers: request.headers, body: text === '' ? undefined : JSON.parse(text) };
+      const recorded: StubRequest = {
+        method: request.method ?? '',
+        path: request.url ?? '',
+        headers: request.headers,
+        body: text === '' ? undefined : JSON.parse(text),
+      };
       stub.requests.push(recorded);
       const reply = stub.reply(recorded);
       if (reply === null) return;

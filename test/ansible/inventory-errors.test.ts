@@ -13,7 +13,11 @@ import { createAnsibleWorkspace, requireAnsible, type AnsibleWorkspace } from '.
 
 const plugin = 'capo.openstack.inventory';
 const token = 'fixture-token';
-const validInventory = { revision: '7', groups: [{ name: 'kube_node', hosts: ['w0'], children: [], vars: {} }], hosts: [{ name: 'w0', vars: { ansible_host: '10.0.0.5' } }] };
+const validInventory = {
+  revision: '7',
+  groups: [{ name: 'kube_node', hosts: ['w0'], children: [], vars: {} }],
+  hosts: [{ name: 'w0', vars: { ansible_host: '10.0.0.5' } }],
+};
 
 let stub: GraphqlStub;
 let tlsStub: GraphqlStub;
@@ -117,7 +121,15 @@ describe('connection failures', () => {
 });
 
 describe('HTTP and GraphQL errors', () => {
-  const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+  const status = (code: number, reason: string, message: string) => ({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    code,
+  });
 
   it('reads HTTP 401 as a rejected token', async () => {
     stub.reply = () => ({ status: 401, body: status(401, 'Unauthorized', 'Unauthorized') });
@@ -126,7 +138,7 @@ describe('HTTP and GraphQL errors', () => {
     );
   });
 
-  it('reads HTTP 403 as a user without access, with the server\'s message', async () => {
+  it("reads HTTP 403 as a user without access, with the server's message", async () => {
     stub.reply = () => ({ status: 403, body: status(403, 'Forbidden', 'forbidden: User "alice" cannot post path "/graphql"') });
     expect(await failure({ url: stub.url, token, cluster: 'c1' })).toBe(
       `capo.openstack.inventory: inventory from ${stub.url} (cluster c1): HTTP 403 Forbidden: the token's user may not read this inventory (forbidden: User "alice" cannot post path "/graphql")`,
@@ -134,13 +146,30 @@ describe('HTTP and GraphQL errors', () => {
   });
 
   it.each([
-    ['UNAUTHENTICATED', 200, 'invalid bearer token', 'the server rejected the token; check token, token_file, CAPO_TOKEN or CAPO_TOKEN_FILE (UNAUTHENTICATED: invalid bearer token)'],
-    ['FORBIDDEN', 200, 'User "alice" cannot list openstackclusters in namespace "team-b"', 'the token\'s user may not read this inventory (FORBIDDEN: User "alice" cannot list openstackclusters in namespace "team-b")'],
+    [
+      'UNAUTHENTICATED',
+      200,
+      'invalid bearer token',
+      'the server rejected the token; check token, token_file, CAPO_TOKEN or CAPO_TOKEN_FILE (UNAUTHENTICATED: invalid bearer token)',
+    ],
+    [
+      'FORBIDDEN',
+      200,
+      'User "alice" cannot list openstackclusters in namespace "team-b"',
+      'the token\'s user may not read this inventory (FORBIDDEN: User "alice" cannot list openstackclusters in namespace "team-b")',
+    ],
     ['NOT_FOUND', 200, 'cluster "team-b/c9" not found', 'not found; check namespace and cluster (NOT_FOUND: cluster "team-b/c9" not found)'],
-    ['BAD_USER_INPUT', 400, 'unable to parse requirement: found \'=\', expected: identifier', 'the server rejected the request; check namespace, cluster and label_selector (BAD_USER_INPUT: unable to parse requirement: found \'=\', expected: identifier)'],
+    [
+      'BAD_USER_INPUT',
+      400,
+      "unable to parse requirement: found '=', expected: identifier",
+      "the server rejected the request; check namespace, cluster and label_selector (BAD_USER_INPUT: unable to parse requirement: found '=', expected: identifier)",
+    ],
   ])('explains GraphQL error %s', async (code, httpStatus, message, explained) => {
     stub.reply = () => ({ status: httpStatus, body: { errors: [{ message, extensions: { code } }], data: null } });
-    expect(await failure({ url: stub.url, token, namespace: 'team-b', cluster: 'c9' })).toBe(`capo.openstack.inventory: inventory from ${stub.url} (cluster team-b/c9): ${explained}`);
+    expect(await failure({ url: stub.url, token, namespace: 'team-b', cluster: 'c9' })).toBe(
+      `capo.openstack.inventory: inventory from ${stub.url} (cluster team-b/c9): ${explained}`,
+    );
   });
 
   it('passes on other GraphQL errors with their code and every message', async () => {
@@ -152,7 +181,9 @@ describe('HTTP and GraphQL errors', () => {
 
   it('names other HTTP failures with their body', async () => {
     stub.reply = () => ({ status: 502, headers: { 'Content-Type': 'text/plain' }, body: 'upstream down' });
-    expect(await failure({ url: stub.url, token })).toBe(`capo.openstack.inventory: inventory from ${stub.url} (all clusters): HTTP 502 Bad Gateway: upstream down`);
+    expect(await failure({ url: stub.url, token })).toBe(
+      `capo.openstack.inventory: inventory from ${stub.url} (all clusters): HTTP 502 Bad Gateway: upstream down`,
+    );
   });
 });
 
@@ -160,15 +191,35 @@ describe('answers that cannot be used', () => {
   it.each([
     ['not JSON', '<html>oops</html>', 'the answer is not a JSON object: <html>oops</html>'],
     ['without data', { data: { inventory: null } }, 'the answer has no data.inventory: {"data":{"inventory":null}}'],
-    ['with groups that are not a list', { data: { inventory: { revision: '1', groups: {}, hosts: [] } } }, 'unexpected inventory from the server: inventory.groups must be a list'],
-    ['with a nameless group', { data: { inventory: { revision: '1', groups: [{ hosts: [] }], hosts: [] } } }, 'unexpected inventory from the server: groups[0] must be an object with a name'],
-    ['with host names that are not strings', { data: { inventory: { revision: '1', groups: [{ name: 'g', hosts: [1] }], hosts: [] } } }, 'unexpected inventory from the server: groups[0].hosts must be a list of names'],
-    ['with host vars that are not an object', { data: { inventory: { revision: '1', groups: [], hosts: [{ name: 'h', vars: [] }] } } }, 'unexpected inventory from the server: hosts[0].vars must be an object'],
+    [
+      'with groups that are not a list',
+      { data: { inventory: { revision: '1', groups: {}, hosts: [] } } },
+      'unexpected inventory from the server: inventory.groups must be a list',
+    ],
+    [
+      'with a nameless group',
+      { data: { inventory: { revision: '1', groups: [{ hosts: [] }], hosts: [] } } },
+      'unexpected inventory from the server: groups[0] must be an object with a name',
+    ],
+    [
+      'with host names that are not strings',
+      { data: { inventory: { revision: '1', groups: [{ name: 'g', hosts: [1] }], hosts: [] } } },
+      'unexpected inventory from the server: groups[0].hosts must be a list of names',
+    ],
+    [
+      'with host vars that are not an object',
+      { data: { inventory: { revision: '1', groups: [], hosts: [{ name: 'h', vars: [] }] } } },
+      'unexpected inventory from the server: hosts[0].vars must be an object',
+    ],
     // Hostile answers: shapes a broken or impersonated server sends to crash the plugin.
     ['that is not UTF-8', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]).toString('latin1'), 'the answer is not a JSON object: {\u00ff\u00fe}'],
     ['with errors that are not a list', { errors: { message: 'x' } }, 'the answer has an errors field that is not a list: {"errors":{"message":"x"}}'],
     ['that is a JSON array', [{ data: {} }], 'the answer is not a JSON object: [{"data":{}}]'],
-    ['with hosts that are not a list', { data: { inventory: { revision: '1', groups: [], hosts: 'all' } } }, 'unexpected inventory from the server: inventory.hosts must be a list'],
+    [
+      'with hosts that are not a list',
+      { data: { inventory: { revision: '1', groups: [], hosts: 'all' } } },
+      'unexpected inventory from the server: inventory.hosts must be a list',
+    ],
   ])('names an answer %s', async (_what, body, message) => {
     stub.reply = () => ({ body });
     expect(await failure({ url: stub.url, token })).toBe(`capo.openstack.inventory: inventory from ${stub.url} (all clusters): ${message}`);
@@ -189,7 +240,18 @@ describe('answers that cannot be used', () => {
 
   it('names groups that contain each other', async () => {
     stub.reply = () => ({
-      body: { data: { inventory: { revision: '1', groups: [{ name: 'a', children: ['b'] }, { name: 'b', children: ['a'] }], hosts: [] } } },
+      body: {
+        data: {
+          inventory: {
+            revision: '1',
+            groups: [
+              { name: 'a', children: ['b'] },
+              { name: 'b', children: ['a'] },
+            ],
+            hosts: [],
+          },
+        },
+      },
     });
     expect(await failure({ url: stub.url, token })).toBe(
       `capo.openstack.inventory: inventory from ${stub.url} (all clusters): the inventory from the server cannot be used: Adding group 'a' as child to 'b' creates a recursive dependency loop.`,
@@ -206,7 +268,9 @@ describe('settings', () => {
   });
 
   it('needs an http or https url', async () => {
-    expect(await failure({ url: 'ftp://127.0.0.1/graphql', token })).toBe('capo.openstack.inventory: url ftp://127.0.0.1/graphql must start with https:// or http://');
+    expect(await failure({ url: 'ftp://127.0.0.1/graphql', token })).toBe(
+      'capo.openstack.inventory: url ftp://127.0.0.1/graphql must start with https:// or http://',
+    );
   });
 
   it('needs a token', async () => {
@@ -225,7 +289,9 @@ describe('settings', () => {
     );
     const empty = path.join(workspace.dir, 'empty-token');
     await writeFile(empty, '\n');
-    expect(await failure({ url: stub.url }, { CAPO_TOKEN_FILE: empty })).toBe(`capo.openstack.inventory: inventory from ${stub.url} (all clusters): token_file ${empty} is empty`);
+    expect(await failure({ url: stub.url }, { CAPO_TOKEN_FILE: empty })).toBe(
+      `capo.openstack.inventory: inventory from ${stub.url} (all clusters): token_file ${empty} is empty`,
+    );
     expect(stub.requests).toHaveLength(0);
   });
 
@@ -233,7 +299,9 @@ describe('settings', () => {
     const twoLines = path.join(workspace.dir, 'two-line-token');
     await writeFile(twoLines, 'first-secret\nsecond-secret\n');
     const message = await failure({ url: stub.url, token_file: twoLines });
-    expect(message).toBe(`capo.openstack.inventory: inventory from ${stub.url} (all clusters): token_file ${twoLines} holds more than one word or line; a bearer token is a single word`);
+    expect(message).toBe(
+      `capo.openstack.inventory: inventory from ${stub.url} (all clusters): token_file ${twoLines} holds more than one word or line; a bearer token is a single word`,
+    );
     expect(await failure({ url: stub.url }, { CAPO_TOKEN: 'secret with spaces' })).toBe(
       `capo.openstack.inventory: inventory from ${stub.url} (all clusters): token holds more than one word or line; a bearer token is a single word`,
     );

@@ -33,7 +33,12 @@ const fixture = {
       name: 'k8s_cluster',
       hosts: [],
       children: ['kube_control_plane', 'kube_node'],
-      vars: { kube_network_plugin: 'cilium', master_virtual_vip: '10.6.0.10', cilium_openstack_security_group_ids: ['sg-1', 'sg-2'], vpc_cni_webhook_enable: true },
+      vars: {
+        kube_network_plugin: 'cilium',
+        master_virtual_vip: '10.6.0.10',
+        cilium_openstack_security_group_ids: ['sg-1', 'sg-2'],
+        vpc_cni_webhook_enable: true,
+      },
     },
     { name: 'kube_control_plane', hosts: ['c1-cp-0', 'c1-cp-1'], children: [], vars: {} },
     { name: 'etcd', hosts: ['c1-cp-0', 'c1-cp-1'], children: null, vars: null },
@@ -41,9 +46,29 @@ const fixture = {
     { name: 'bastion', hosts: ['c1-bastion'], children: [], vars: {} },
   ],
   hosts: [
-    { name: 'c1-cp-0', vars: { ansible_host: '10.6.0.11', ip: '10.6.0.11', ansible_user: 'debian', ansible_ssh_common_args: proxyJump, flavor: 'm1.large', node_resources: { cpu: '500m', memory: '1Gi', pods: 110 } } },
+    {
+      name: 'c1-cp-0',
+      vars: {
+        ansible_host: '10.6.0.11',
+        ip: '10.6.0.11',
+        ansible_user: 'debian',
+        ansible_ssh_common_args: proxyJump,
+        flavor: 'm1.large',
+        node_resources: { cpu: '500m', memory: '1Gi', pods: 110 },
+      },
+    },
     { name: 'c1-cp-1', vars: { ansible_host: '10.6.0.12', ip: '10.6.0.12', ansible_user: 'debian', ansible_ssh_common_args: proxyJump, flavor: 'm1.large' } },
-    { name: 'c1-w-0', vars: { ansible_host: '10.6.0.21', ip: '10.6.0.21', ansible_user: 'debian', ansible_ssh_common_args: proxyJump, flavor: 'm1.xlarge', motd: "{{ lookup('env', 'HOME') }}" } },
+    {
+      name: 'c1-w-0',
+      vars: {
+        ansible_host: '10.6.0.21',
+        ip: '10.6.0.21',
+        ansible_user: 'debian',
+        ansible_ssh_common_args: proxyJump,
+        flavor: 'm1.xlarge',
+        motd: "{{ lookup('env', 'HOME') }}",
+      },
+    },
     { name: 'c1-bastion', vars: { ansible_host: '203.0.113.7', ansible_user: 'debian' } },
   ],
 };
@@ -96,7 +121,11 @@ describe('the inventory as given', () => {
     expect(request!.path).toBe('/graphql');
     expect(request!.headers.authorization).toBe(`Bearer ${token}`);
     expect(request!.headers['content-type']).toBe('application/json');
-    expect(request!.body).toEqual({ query: inventoryQuery, operationName: 'AnsibleInventory', variables: { namespace: 'team-a', name: 'c1', labelSelector: null } });
+    expect(request!.body).toEqual({
+      query: inventoryQuery,
+      operationName: 'AnsibleInventory',
+      variables: { namespace: 'team-a', name: 'c1', labelSelector: null },
+    });
   });
 
   it('sends a label selector and nulls for unset filters', async () => {
@@ -311,7 +340,7 @@ describe('settings from the environment', () => {
     expect(stub.requests[0]!.headers.authorization).toBe('Bearer token-in-file');
   });
 
-  it('prefers the file\'s settings over the environment, and token over token_file', async () => {
+  it("prefers the file's settings over the environment, and token over token_file", async () => {
     const tokenFile = path.join(workspace.dir, 'unused-token');
     await writeFile(tokenFile, 'from-token-file');
     const config = await workspace.writeConfig('precedence.capo.yml', { plugin, url: stub.url, token: 'from-config', token_file: tokenFile });
@@ -353,7 +382,19 @@ describe('the collection', () => {
     expect(options.token.env).toEqual([{ name: 'CAPO_TOKEN' }]);
     expect(options.token_file.env).toEqual([{ name: 'CAPO_TOKEN_FILE' }]);
     expect(options.validate_certs.default).toBe(true);
-    for (const name of ['namespace', 'cluster', 'label_selector', 'ca_cert', 'timeout', 'compose', 'groups', 'keyed_groups', 'strict', 'cache', 'cache_plugin']) {
+    for (const name of [
+      'namespace',
+      'cluster',
+      'label_selector',
+      'ca_cert',
+      'timeout',
+      'compose',
+      'groups',
+      'keyed_groups',
+      'strict',
+      'cache',
+      'cache_plugin',
+    ]) {
       expect(options, name).toHaveProperty(name);
     }
   });

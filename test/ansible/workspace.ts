@@ -87,7 +87,12 @@ export async function createAnsibleWorkspace(): Promise<AnsibleWorkspace> {
 function run(command: string, args: string[], env: Record<string, string>, cwd: string): Promise<RunResult> {
   return new Promise((resolve) => {
     execFile(command, args, { env, cwd, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr, messages: stderr.replace(/-\n/g, '-').replace(/\s+/g, ' ').trim() });
+      resolve({
+        code: error ? (typeof error.code === 'number' ? error.code : 1) : 0,
+        stdout,
+        stderr,
+        messages: stderr.replace(/-\n/g, '-').replace(/\s+/g, ' ').trim(),
+      });
     });
   });
 }

@@ -71,7 +71,10 @@ beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-large-objects-'));
   server = await startServerProcess(dataDir);
   address = { url: server.url, kubeconfigPath: path.join(dataDir, 'kubeconfig') };
-  const unrelated = await request(address, 'POST', secrets, { headers: json, body: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'unrelated' }, stringData: { a: 'b' } }) });
+  const unrelated = await request(address, 'POST', secrets, {
+    headers: json,
+    body: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'unrelated' }, stringData: { a: 'b' } }),
+  });
   expect(unrelated.status, unrelated.body).toBe(201);
   idle = await rssBytes();
 }, 60_000);
@@ -119,12 +122,18 @@ describe('large objects', () => {
     for (const objectPath of [`${templates}/big`, `${secrets}/big`]) expect((await request(address, 'DELETE', objectPath)).status).toBe(200);
     // The watch cache keeps its window of events (each with an object and the one it replaced) for 75 s,
     // the field manager the sets it decoded for a minute after their last use.
-    const settled = await pollUntil('RSS back within 20 % of idle', async () => {
-      const rss = await rssBytes();
-      return rss <= idle * 1.2 ? rss : undefined;
-    }, { timeoutMs: 200_000, intervalMs: 1000 }).catch(() => undefined);
+    const settled = await pollUntil(
+      'RSS back within 20 % of idle',
+      async () => {
+        const rss = await rssBytes();
+        return rss <= idle * 1.2 ? rss : undefined;
+      },
+      { timeoutMs: 200_000, intervalMs: 1000 },
+    ).catch(() => undefined);
     const mb = (bytes: number) => `${Math.round(bytes / 1e6)} MB`;
-    console.log(`RSS idle ${mb(idle)}, after the patches ${mb(during)}, after deletion ${settled === undefined ? `still ${mb(await rssBytes())}` : mb(settled)}`);
+    console.log(
+      `RSS idle ${mb(idle)}, after the patches ${mb(during)}, after deletion ${settled === undefined ? `still ${mb(await rssBytes())}` : mb(settled)}`,
+    );
     expect(settled).toBeDefined();
   }, 400_000);
 });

@@ -93,7 +93,10 @@ let tenant: http2.ClientHttp2Session;
 beforeAll(async () => {
   server = await startTestServer({ kinds: [...infrastructureKinds, ...embeddedClusterApiKinds], tokenUsers: { tenant: [] } });
   const tenantPolicy = { user: 'tenant', namespace: 'tenant', resource: 'secrets', apiGroup: '', readonly: true };
-  await appendFile(path.join(server.dataDir, 'policy.jsonl'), `${JSON.stringify({ apiVersion: 'abac.authorization.kubernetes.io/v1beta1', kind: 'Policy', spec: tenantPolicy })}\n`);
+  await appendFile(
+    path.join(server.dataDir, 'policy.jsonl'),
+    `${JSON.stringify({ apiVersion: 'abac.authorization.kubernetes.io/v1beta1', kind: 'Policy', spec: tenantPolicy })}\n`,
+  );
   const credentials = await readCredentials(server);
   admin = await connect(server, credentials);
   tenant = await connect(server, { ca: credentials.ca });
@@ -109,7 +112,9 @@ beforeAll(async () => {
     expect(created.map((answer) => answer.status)).toEqual(created.map(() => 201));
   }
   // The policy file is re-read once it changes; the tenant may list once it has been.
-  await pollUntil('the tenant policy', async () => ((await onStream(tenant, { ':path': `${tenantSecrets}?limit=1`, ...tenantToken })).status === 200 ? true : undefined));
+  await pollUntil('the tenant policy', async () =>
+    (await onStream(tenant, { ':path': `${tenantSecrets}?limit=1`, ...tenantToken })).status === 200 ? true : undefined,
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -122,7 +127,10 @@ describe('the same request limits over HTTP/2 as over HTTP/1.1', () => {
   it('refuses a URL of 54 KB (a label selector of thousands of terms) with 431', async () => {
     const answer = await onStream(tenant, { ':path': `${tenantSecrets}?labelSelector=${encodeURIComponent(selectorUnder(54_000))}`, ...tenantToken });
     expect(answer.status).toBe(431);
-    expect((await request(server, 'GET', `${tenantSecrets}?labelSelector=${encodeURIComponent(selectorUnder(54_000))}`, { headers: tenantToken, anonymous: true })).status).toBe(431);
+    expect(
+      (await request(server, 'GET', `${tenantSecrets}?labelSelector=${encodeURIComponent(selectorUnder(54_000))}`, { headers: tenantToken, anonymous: true }))
+        .status,
+    ).toBe(431);
   });
 
   it('refuses a header of 20 KB with 431, and still serves the connection', async () => {
@@ -143,7 +151,10 @@ describe('the same request limits over HTTP/2 as over HTTP/1.1', () => {
 
   it('serves a URL just under the limit', async () => {
     const selector = `${'a'.repeat(63)}!=${'b'.repeat(63)}`;
-    const answer = await onStream(tenant, { ':path': `${tenantSecrets}?limit=1&labelSelector=${encodeURIComponent(selector)}&padding=${'p'.repeat(15_000)}`, ...tenantToken });
+    const answer = await onStream(tenant, {
+      ':path': `${tenantSecrets}?limit=1&labelSelector=${encodeURIComponent(selector)}&padding=${'p'.repeat(15_000)}`,
+      ...tenantToken,
+    });
     expect(answer.status).toBe(200);
   });
 });
@@ -205,7 +216,9 @@ describe('a tenant cannot stall another', () => {
   }, 120_000);
 
   it('while four LISTs over HTTP/1.1 carry the longest label selector its URL limit allows', async () => {
-    const { statuses, worstMs } = await underAttack('4 x 16 KB selectors over HTTP/1.1', () => Array.from({ length: 4 }, () => overHttp1(selectorUnder(16_000))));
+    const { statuses, worstMs } = await underAttack('4 x 16 KB selectors over HTTP/1.1', () =>
+      Array.from({ length: 4 }, () => overHttp1(selectorUnder(16_000))),
+    );
     expect(statuses).toEqual([400, 400, 400, 400]);
     expect(worstMs).toBeLessThan(1000);
   }, 120_000);
@@ -232,7 +245,9 @@ describe('an over-limit body', () => {
     // Nothing is read until the body is written, as a client that writes first and reads afterwards.
     socket.pause();
     const head = `POST /api/v1/namespaces/default/secrets HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${tenMiB.length}\r\n\r\n`;
-    const written = await new Promise<string>((resolve) => socket.write(Buffer.concat([Buffer.from(head), tenMiB]), (error) => resolve(error ? String(error) : 'written')));
+    const written = await new Promise<string>((resolve) =>
+      socket.write(Buffer.concat([Buffer.from(head), tenMiB]), (error) => resolve(error ? String(error) : 'written')),
+    );
     const answer = await new Promise<string>((resolve) => {
       let received = '';
       const settle = () => resolve(received);
@@ -253,7 +268,11 @@ describe('an over-limit body', () => {
 
   it('is answered 413 over HTTP/2 to a client that writes its whole body before reading', async () => {
     const patch = Buffer.from(JSON.stringify(Array.from({ length: 100_000 }, () => ({ op: 'test', path: '/kind', value: 'Secret' }))));
-    const answer = await onStream(admin, { ':method': 'PATCH', ':path': '/api/v1/namespaces/default/secrets/unrelated', 'content-type': 'application/json-patch+json' }, patch);
+    const answer = await onStream(
+      admin,
+      { ':method': 'PATCH', ':path': '/api/v1/namespaces/default/secrets/unrelated', 'content-type': 'application/json-patch+json' },
+      patch,
+    );
     expect(answer.status).toBe(413);
     expect(reasonOf(answer)).toBe('RequestEntityTooLarge');
   });

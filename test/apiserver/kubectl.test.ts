@@ -60,7 +60,9 @@ describe('discovery', () => {
 
 describe('create, get and print', () => {
   it('creates and prints with printer columns, wide and yaml', async () => {
-    expect(await ok(['create', '-f', '-'], widget('print-a', { color: 'red', replicas: 3, tags: ['x', 'y'] }))).toContain('widget.testing.capo.dev/print-a created');
+    expect(await ok(['create', '-f', '-'], widget('print-a', { color: 'red', replicas: 3, tags: ['x', 'y'] }))).toContain(
+      'widget.testing.capo.dev/print-a created',
+    );
     const table = await ok(['get', 'widgets', 'print-a']);
     expect(table.split('\n')[0]).toMatch(/^NAME\s+COLOR\s+REPLICAS\s+READY\s+AGE$/);
     // Like CRDs, a missing value is an empty cell.
@@ -177,7 +179,9 @@ describe('updates', () => {
     await ok(['patch', 'widget', 'stale', '--type', 'merge', '-p', '{"spec":{"color":"blue"}}']);
     current.spec.color = 'green';
     const err = await fails(['replace', '-f', '-'], JSON.stringify(current));
-    expect(err).toContain('Operation cannot be fulfilled on widgets.testing.capo.dev "stale": the object has been modified; please apply your changes to the latest version and try again');
+    expect(err).toContain(
+      'Operation cannot be fulfilled on widgets.testing.capo.dev "stale": the object has been modified; please apply your changes to the latest version and try again',
+    );
   });
 
   it('applies server-side with managed fields and conflicts', async () => {
@@ -199,7 +203,16 @@ describe('updates', () => {
 describe('watch, wait and delete', () => {
   it('streams ADDED, MODIFIED and DELETED to get -w', async () => {
     await ok(['create', '-f', '-'], widget('watched', { color: 'red' }));
-    const child = server.spawnKubectl(['get', 'widgets', '--watch', '--output-watch-events', '-o', 'jsonpath={.type} {.object.metadata.name}{"\\n"}', '--field-selector', 'metadata.name=watched']);
+    const child = server.spawnKubectl([
+      'get',
+      'widgets',
+      '--watch',
+      '--output-watch-events',
+      '-o',
+      'jsonpath={.type} {.object.metadata.name}{"\\n"}',
+      '--field-selector',
+      'metadata.name=watched',
+    ]);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     // Each event is a line kubectl prints: wait for the line, not for time to pass.
@@ -231,7 +244,15 @@ describe('watch, wait and delete', () => {
     const terminating = JSON.parse(await ok(['get', 'widget', 'finalized', '-o', 'json']));
     expect(terminating.metadata.deletionTimestamp).toBeDefined();
     expect(terminating.metadata.generation).toBe(2);
-    const forbidden = await fails(['patch', 'widget', 'finalized', '--type', 'merge', '-p', '{"metadata":{"finalizers":["testing.capo.dev/hold","testing.capo.dev/new"]}}']);
+    const forbidden = await fails([
+      'patch',
+      'widget',
+      'finalized',
+      '--type',
+      'merge',
+      '-p',
+      '{"metadata":{"finalizers":["testing.capo.dev/hold","testing.capo.dev/new"]}}',
+    ]);
     expect(forbidden).toContain('no new finalizers can be added if the object is being deleted');
     const waitDeleted = server.kubectl(['wait', '--for=delete', 'widget/finalized', '--timeout=30s']);
     await ok(['patch', 'widget', 'finalized', '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);

@@ -36,10 +36,14 @@ async function slowUpload(server: TestServer, name: string, headers: Record<stri
   const closed = new Promise<void>((resolve) => (closedResolve = resolve));
   const status = new Promise<number>((resolve) => {
     const credentials = headers.Authorization ? {} : { cert, key };
-    const req = https.request(`${server.url}${base}`, { method: 'POST', ca, ...credentials, agent: false, headers: { ...json, ...headers, 'Content-Length': String(body.length) } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = https.request(
+      `${server.url}${base}`,
+      { method: 'POST', ca, ...credentials, agent: false, headers: { ...json, ...headers, 'Content-Length': String(body.length) } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', () => resolve(0));
     req.on('close', () => closedResolve());
     req.write(body.slice(0, 10));
@@ -190,7 +194,8 @@ describe('connections, paths, metrics and watches', () => {
   });
 
   it('labels metrics only with what the server serves, whoever sends random paths', async () => {
-    const seriesCount = async () => (await request(server, 'GET', '/metrics')).body.split('\n').filter((line) => line.startsWith('apiserver_request_total')).length;
+    const seriesCount = async () =>
+      (await request(server, 'GET', '/metrics')).body.split('\n').filter((line) => line.startsWith('apiserver_request_total')).length;
     // Warm every label combination these requests (and reading /metrics) can reach, then count.
     const probe = (i: number, anonymous: boolean) => request(server, 'GET', `/apis/x${i}.attacker.io/v1/y${i}/z${i}/w${i}`, { anonymous });
     await probe(0, true);

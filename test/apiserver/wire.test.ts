@@ -104,7 +104,12 @@ describe('errors', () => {
   });
 
   it('refuses oversized bodies and leaves the store unchanged', async () => {
-    const huge = JSON.stringify({ apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name: 'huge', annotations: { a: 'x'.repeat(4 * 1024 * 1024) } }, spec: { color: 'red' } });
+    const huge = JSON.stringify({
+      apiVersion: 'testing.capo.dev/v1',
+      kind: 'Widget',
+      metadata: { name: 'huge', annotations: { a: 'x'.repeat(4 * 1024 * 1024) } },
+      spec: { color: 'red' },
+    });
     const res = await request(server, 'POST', base, { headers: json, body: huge });
     expect(res.status).toBe(413);
     expect(res.json().reason).toBe('RequestEntityTooLarge');
@@ -146,7 +151,8 @@ describe('errors', () => {
 describe('representations', () => {
   it('serves metadata-only lists and gets for the garbage collector', async () => {
     await create('meta-a', { m: 'yes' });
-    const accept = 'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+    const accept =
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
     const list = await request(server, 'GET', `${base}?labelSelector=m%3Dyes`, { headers: { Accept: accept } });
     expect(list.headers['content-type']).toBe('application/json');
     const body = list.json();
@@ -155,7 +161,9 @@ describe('representations', () => {
     expect(body.items[0].spec).toBeUndefined();
     const get = await request(server, 'GET', `${base}/meta-a`, { headers: { Accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' } });
     expect(get.json().kind).toBe('PartialObjectMetadata');
-    const wrongPairing = await request(server, 'GET', `${base}/meta-a`, { headers: { Accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' } });
+    const wrongPairing = await request(server, 'GET', `${base}/meta-a`, {
+      headers: { Accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' },
+    });
     expect(wrongPairing.status).toBe(406);
   });
 
@@ -219,7 +227,10 @@ describe('watch', () => {
       openWatch(server, `${base}?${from}`),
     ]);
     const merge = { 'Content-Type': 'application/merge-patch+json' };
-    const created = await request(server, 'POST', base, { headers: json, body: JSON.stringify({ apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name: 'shared' }, spec: { color: 'red', replicas: 3 } }) });
+    const created = await request(server, 'POST', base, {
+      headers: json,
+      body: JSON.stringify({ apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name: 'shared' }, spec: { color: 'red', replicas: 3 } }),
+    });
     expect(created.status, created.body).toBe(201);
     const patched = await request(server, 'PATCH', `${base}/shared`, { headers: merge, body: '{"metadata":{"labels":{"phase":"active"}}}' });
     expect(patched.status, patched.body).toBe(200);
@@ -319,7 +330,10 @@ describe('watch', () => {
 describe('deletion semantics', () => {
   it('honours uid preconditions and dry runs', async () => {
     await create('precondition');
-    const wrongUid = await request(server, 'DELETE', `${base}/precondition`, { headers: json, body: JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'not-it' } }) });
+    const wrongUid = await request(server, 'DELETE', `${base}/precondition`, {
+      headers: json,
+      body: JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'not-it' } }),
+    });
     expect(wrongUid.status).toBe(409);
     const dry = await request(server, 'DELETE', `${base}/precondition?dryRun=All`);
     expect(dry.status).toBe(200);
@@ -329,9 +343,17 @@ describe('deletion semantics', () => {
   it('deletes a collection by label and reports each item', async () => {
     await create('coll-a', { coll: 'yes' });
     await create('coll-b', { coll: 'yes' });
-    const res = await request(server, 'DELETE', `${base}?labelSelector=coll%3Dyes`, { headers: json, body: '{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1","propagationPolicy":"Background"}' });
+    const res = await request(server, 'DELETE', `${base}?labelSelector=coll%3Dyes`, {
+      headers: json,
+      body: '{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1","propagationPolicy":"Background"}',
+    });
     expect(res.status).toBe(200);
-    expect(res.json().items.map((i: any) => i.metadata.name).sort()).toEqual(['coll-a', 'coll-b']);
+    expect(
+      res
+        .json()
+        .items.map((i: any) => i.metadata.name)
+        .sort(),
+    ).toEqual(['coll-a', 'coll-b']);
   });
 });
 

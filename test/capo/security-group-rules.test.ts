@@ -6,7 +6,10 @@ const groups = { controlplane: 'cp', worker: 'w', bastion: 'b' };
 const context = { groups, apiServerPorts: [6443, 8443], subnetCidrs: ['10.6.0.0/24'] };
 const base = { allowAllInClusterTraffic: false };
 const ports = (rules: ReturnType<typeof desiredRules>) =>
-  rules.map((rule) => `${rule.direction} ${rule.protocol ?? 'any'} ${rule.port_range_min ?? ''}-${rule.port_range_max ?? ''} ${rule.remote_group_id ?? rule.remote_ip_prefix ?? 'any'}`);
+  rules.map(
+    (rule) =>
+      `${rule.direction} ${rule.protocol ?? 'any'} ${rule.port_range_min ?? ''}-${rule.port_range_max ?? ''} ${rule.remote_group_id ?? rule.remote_ip_prefix ?? 'any'}`,
+  );
 
 describe('desiredRules', () => {
   it('opens the API ports, etcd, the kubelet and SSH from the bastion on the control plane', () => {
@@ -40,7 +43,16 @@ describe('desiredRules', () => {
   it('expands remoteManagedGroups into one rule per group and leaves the bastion with SSH only', () => {
     const spec = {
       ...base,
-      clusterNodesSecurityGroupRules: [{ name: 'vxlan', direction: 'ingress' as const, protocol: 'udp', portRangeMin: 8472, portRangeMax: 8472, remoteManagedGroups: ['controlplane' as const, 'worker' as const] }],
+      clusterNodesSecurityGroupRules: [
+        {
+          name: 'vxlan',
+          direction: 'ingress' as const,
+          protocol: 'udp',
+          portRangeMin: 8472,
+          portRangeMax: 8472,
+          remoteManagedGroups: ['controlplane' as const, 'worker' as const],
+        },
+      ],
     };
     const rules = ports(desiredRules('worker', spec, context));
     expect(rules).toContain('ingress udp 8472-8472 cp');

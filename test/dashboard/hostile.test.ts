@@ -112,7 +112,7 @@ describe('M1: a flood of unauthenticated requests', () => {
     }
   });
 
-  it('counts one user\'s 250 live-update streams against that user only', { timeout: 60_000 }, async () => {
+  it("counts one user's 250 live-update streams against that user only", { timeout: 60_000 }, async () => {
     const bob = await signIn(tokens.bob);
     const erin = await signIn(tokens.erin);
     // HTTP/2, as a browser opens them: at most 100 streams a connection.
@@ -135,7 +135,7 @@ describe('M1: a flood of unauthenticated requests', () => {
 });
 
 describe('M2: one user signing in again and again', () => {
-  it('pushes out only that user\'s own oldest sessions, never another user\'s', async () => {
+  it("pushes out only that user's own oldest sessions, never another user's", async () => {
     const erin = await signIn(tokens.erin);
     const bobs: SignedIn[] = [];
     for (let i = 0; i < maxSessions * 2; i++) bobs.push(await signIn(tokens.bob));
@@ -146,7 +146,7 @@ describe('M2: one user signing in again and again', () => {
     expect((await asSession(bobs.at(-11)!, 'GET', '/dashboard/api/session')).status).toBe(401);
   });
 
-  it('logs a failed sign-in at warn with the client\'s address and without the token', async () => {
+  it("logs a failed sign-in at warn with the client's address and without the token", async () => {
     warnings.length = 0;
     const refused = await server.request('POST', '/dashboard/api/session', { body: { token: 'guessed-token-123' } });
     expect(refused.status).toBe(401);
@@ -202,7 +202,11 @@ describe('low findings', () => {
       expect(refused.status).toBe(429);
       expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     }
-    expect(answers[3]!.body).toMatchObject({ kind: 'Status', reason: 'TooManyRequests', message: expect.stringMatching(/^too many preflight runs by alice; try again in \d+ s$/) });
+    expect(answers[3]!.body).toMatchObject({
+      kind: 'Status',
+      reason: 'TooManyRequests',
+      message: expect.stringMatching(/^too many preflight runs by alice; try again in \d+ s$/),
+    });
     expect(preflightRuns).toHaveLength(3);
     // The admin API shares the count.
     expect((await server.request('GET', '/admin/v1/namespaces/team-a/clusters/c1/preflight', { token: tokens.alice })).status).toBe(429);

@@ -36,7 +36,9 @@ beforeAll(async () => {
     return object;
   });
   await seed(server, [...objects, ...teamBObjects()]);
-  const machine = await server.request('GET', '/apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/team-a/openstackmachines/c1-cp-0', { token: server.adminToken });
+  const machine = await server.request('GET', '/apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/team-a/openstackmachines/c1-cp-0', {
+    token: server.adminToken,
+  });
   events.push({
     involvedObject: { kind: 'OpenStackMachine', name: 'c1-cp-0', uid: machine.body.metadata.uid },
     type: 'Warning',
@@ -65,10 +67,17 @@ const expectMachinesAndServers = (tree: TreeNode) => {
   expect(shown.filter((kind) => kind === 'OpenStackServer')).toHaveLength(3);
   return shown;
 };
-const everyKindHidden = ['clusterextensions.extensions.capo-apiserver.io', 'clusters.cluster.x-k8s.io', 'events', 'images.openstack.k-orc.cloud', 'openstackmachines.infrastructure.cluster.x-k8s.io', 'openstackservers.infrastructure.cluster.x-k8s.io'];
+const everyKindHidden = [
+  'clusterextensions.extensions.capo-apiserver.io',
+  'clusters.cluster.x-k8s.io',
+  'events',
+  'images.openstack.k-orc.cloud',
+  'openstackmachines.infrastructure.cluster.x-k8s.io',
+  'openstackservers.infrastructure.cluster.x-k8s.io',
+];
 
 describe('a caller allowed only OpenStackClusters', () => {
-  it('sees the cluster\'s page without its machines, servers, variables, Events, Images or Cluster, and none of them is read', async () => {
+  it("sees the cluster's page without its machines, servers, variables, Events, Images or Cluster, and none of them is read", async () => {
     reads.length = 0;
     const detail = await page(tokens.alice);
     expect(detail.tree.kind).toBe('OpenStackCluster');
@@ -85,7 +94,9 @@ describe('a caller allowed only OpenStackClusters', () => {
 
   it('sees the overview row without machine counts or variables, marked hidden', async () => {
     const answer = await server.request('GET', '/dashboard/api/clusters', { token: tokens.alice });
-    expect(answer.body.clusters).toEqual([expect.objectContaining({ namespace: 'team-a', name: 'c1', machines: 0, missingVariables: [], hidden: everyKindHidden })]);
+    expect(answer.body.clusters).toEqual([
+      expect.objectContaining({ namespace: 'team-a', name: 'c1', machines: 0, missingVariables: [], hidden: everyKindHidden }),
+    ]);
     expect(JSON.stringify(answer.body)).not.toMatch(/c1-cp-0|c1-md-00/);
   });
 

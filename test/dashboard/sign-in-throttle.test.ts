@@ -30,7 +30,11 @@ describe('dashboard sign-in', () => {
     const refused = await signIn(adminToken);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(refused.json()).toMatchObject({ kind: 'Status', reason: 'TooManyRequests', message: expect.stringMatching(/^too many sign-ins as admin; try again in \d+ s$/) });
+    expect(refused.json()).toMatchObject({
+      kind: 'Status',
+      reason: 'TooManyRequests',
+      message: expect.stringMatching(/^too many sign-ins as admin; try again in \d+ s$/),
+    });
   });
 
   it('lets one address make twenty attempts, then refuses any, a right token too', async () => {

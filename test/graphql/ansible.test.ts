@@ -56,6 +56,8 @@ it('ansible-inventory names a bad token and a forbidden namespace in one line', 
   );
   const forbidden = await workspace.inventory(['-i', await config('forbidden', { token: tokens.alice, namespace: 'team-b' }), '--list']);
   expect(forbidden.code).not.toBe(0);
-  expect(forbidden.messages).toContain(`the token's user may not read this inventory (FORBIDDEN: openstackclusters.infrastructure.cluster.x-k8s.io is forbidden: User "alice" cannot list`);
+  expect(forbidden.messages).toContain(
+    `the token's user may not read this inventory (FORBIDDEN: openstackclusters.infrastructure.cluster.x-k8s.io is forbidden: User "alice" cannot list`,
+  );
   expect(forbidden.messages).not.toContain('Traceback');
 });

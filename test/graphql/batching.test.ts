@@ -42,7 +42,10 @@ it('reads storage the same number of times whatever the number of hosts', async 
   expect(small.reads).toBe(1);
 
   const more = Array.from({ length: 20 }, (_, i) => `c1-md-x${i}`);
-  await seed(server, more.flatMap((name, i) => [machine(name, { address: `10.6.2.${i + 1}` }), openStackServer(name)]));
+  await seed(
+    server,
+    more.flatMap((name, i) => [machine(name, { address: `10.6.2.${i + 1}` }), openStackServer(name)]),
+  );
   await seed(server, [
     cluster((c) => {
       c.metadata.name = 'c3';

@@ -75,8 +75,17 @@ describe('the inventory query the Ansible plugin sends', () => {
     expect(group(inventory, 'kube_node').hosts).toEqual(['c1-md-000', 'c1-md-001']);
     expect(group(inventory, 'bastion').hosts).toEqual(['c1-bastion']);
     expect(group(inventory, 'k8s_cluster').children).toEqual(['kube_control_plane', 'kube_node']);
-    expect(group(inventory, 'c1').vars).toMatchObject({ kube_network_plugin: 'cilium', master_virtual_vip: '10.6.0.10', cilium_openstack_security_group_ids: ['sg-1', 'sg-2'] });
-    expect(inventory.hosts[1].vars).toMatchObject({ ansible_host: '10.6.1.1', ip: '10.6.1.1', ansible_user: 'ubuntu', ansible_ssh_common_args: '-o ProxyJump=ubuntu@203.0.113.10' });
+    expect(group(inventory, 'c1').vars).toMatchObject({
+      kube_network_plugin: 'cilium',
+      master_virtual_vip: '10.6.0.10',
+      cilium_openstack_security_group_ids: ['sg-1', 'sg-2'],
+    });
+    expect(inventory.hosts[1].vars).toMatchObject({
+      ansible_host: '10.6.1.1',
+      ip: '10.6.1.1',
+      ansible_user: 'ubuntu',
+      ansible_ssh_common_args: '-o ProxyJump=ubuntu@203.0.113.10',
+    });
     expect(Number(inventory.revision)).toBeGreaterThan(0);
   });
 
@@ -100,7 +109,14 @@ describe('the inventory query the Ansible plugin sends', () => {
 describe('authorization per namespace', () => {
   it('shows a caller only the namespaces where it may list OpenStackClusters, and inventories where it may also list their nodes and ClusterExtensions', async () => {
     expect(hostNames((await ok(ansibleQuery, {}, tokens.erin)).inventory)).toEqual(['c1-cp-0', 'c1-md-000', 'c1-md-001', 'c1-bastion']);
-    expect(hostNames((await ok(ansibleQuery, {}, server.adminToken)).inventory)).toEqual(['c1-cp-0', 'c1-md-000', 'c1-md-001', 'c1-bastion', 'c2-cp-0', 'c2-bastion']);
+    expect(hostNames((await ok(ansibleQuery, {}, server.adminToken)).inventory)).toEqual([
+      'c1-cp-0',
+      'c1-md-000',
+      'c1-md-001',
+      'c1-bastion',
+      'c2-cp-0',
+      'c2-bastion',
+    ]);
     for (const token of [tokens.alice, tokens.carol, tokens.dave]) expect(hostNames((await ok(ansibleQuery, {}, token)).inventory)).toEqual([]);
     const clusters = await ok('{ clusters { totalCount edges { node { id } } } }', {}, tokens.carol);
     expect(clusters.clusters).toEqual({ totalCount: 1, edges: [{ node: { id: 'OpenStackCluster/team-b/c2' } }] });
@@ -123,7 +139,8 @@ describe('authorization per namespace', () => {
     const allowed = (await ok(query, {}, tokens.bob)).cluster;
     expect(allowed.sshPrivateKeySecret).toEqual({ namespace: 'team-a', name: 'c1-ssh', key: 'ssh-privatekey' });
     expect(allowed.extensions.spec.ssh).toEqual({ user: 'ubuntu', privateKeySecretRef: { name: 'c1-ssh', key: 'ssh-privatekey' } });
-    for (const host of allowed.inventory.hosts) expect(host.vars.ansible_ssh_private_key_secret).toEqual({ namespace: 'team-a', name: 'c1-ssh', key: 'ssh-privatekey' });
+    for (const host of allowed.inventory.hosts)
+      expect(host.vars.ansible_ssh_private_key_secret).toEqual({ namespace: 'team-a', name: 'c1-ssh', key: 'ssh-privatekey' });
 
     const denied = (await ok(query, {}, tokens.erin)).cluster;
     expect(denied.sshPrivateKeySecret).toBeNull();
@@ -290,7 +307,11 @@ describe('limits and request hygiene', () => {
     const simple = await server.request('GET', `/graphql?query=${query}`, { token: tokens.alice });
     expect(simple.status).toBe(400);
     expect(simple.body.errors[0].message).toContain('Cross-Site Request Forgery (CSRF)');
-    const textPlain = await server.request('POST', '/graphql', { token: tokens.alice, headers: { 'Content-Type': 'text/plain' }, body: JSON.stringify({ query: '{ inventory { revision } }' }) });
+    const textPlain = await server.request('POST', '/graphql', {
+      token: tokens.alice,
+      headers: { 'Content-Type': 'text/plain' },
+      body: JSON.stringify({ query: '{ inventory { revision } }' }),
+    });
     expect(textPlain.status).toBe(400);
     const preflighted = await server.request('GET', `/graphql?query=${query}`, { token: tokens.alice, headers: { 'apollo-require-preflight': 'true' } });
     expect(preflighted.status).toBe(200);
@@ -351,7 +372,11 @@ describe('another kind than OpenStackCluster (issue 47, M6), to a caller allowed
 
   it('is refused the inventory of a named namespace or cluster, and has none without', async () => {
     for (const variables of [{ namespace: 'team-a' }, { name: 'c1' }, { namespace: 'team-a', name: 'c1' }]) {
-      const answer = await server.graphql('query ($namespace: String, $name: String) { inventory(namespace: $namespace, name: $name) { hosts { name } } }', variables, { token: tokens.alice });
+      const answer = await server.graphql(
+        'query ($namespace: String, $name: String) { inventory(namespace: $namespace, name: $name) { hosts { name } } }',
+        variables,
+        { token: tokens.alice },
+      );
       expect(answer.body.data).toBeNull();
       expect(answer.body.errors).toMatchObject([{ message: nodes, extensions: { code: 'FORBIDDEN' } }]);
     }

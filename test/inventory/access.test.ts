@@ -28,7 +28,12 @@ describe('InventoryAccess', () => {
       Array.from({ length: 500 }, (_, i) => access.mayList(i % 2 ? readableKinds.machines : readableKinds.nodes, i % 3 ? 'team-a' : 'team-b')),
     );
     expect(answers.every((answer) => answer === false)).toBe(true);
-    expect(authorizer.asked.sort()).toEqual(['list openstackmachines team-a', 'list openstackmachines team-b', 'list openstacknodes team-a', 'list openstacknodes team-b']);
+    expect(authorizer.asked.sort()).toEqual([
+      'list openstackmachines team-a',
+      'list openstackmachines team-b',
+      'list openstacknodes team-a',
+      'list openstacknodes team-b',
+    ]);
     await access.mayListClusters('team-a');
     await access.mayListClusters('team-a');
     expect(authorizer.asked).toHaveLength(5);
@@ -49,10 +54,12 @@ describe('InventoryAccess', () => {
       );
     }
     expect(authorizer.asked).toEqual(['list openstacknodes team-a', 'list clusterextensions team-a']);
-    await expect(access.requireList([{ kind: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta2', resource: 'openstackclusters' }, namespace: 'team-a' }])).resolves.toBeUndefined();
+    await expect(
+      access.requireList([{ kind: { group: 'infrastructure.cluster.x-k8s.io', version: 'v1beta2', resource: 'openstackclusters' }, namespace: 'team-a' }]),
+    ).resolves.toBeUndefined();
   });
 
-  it('asks REST\'s question: list, in the kind\'s group and version, in the namespace', async () => {
+  it("asks REST's question: list, in the kind's group and version, in the namespace", async () => {
     const seen: RequestAttributes[] = [];
     const access = new InventoryAccess(user, {
       authorize: async (attributes) => {
@@ -61,6 +68,8 @@ describe('InventoryAccess', () => {
       },
     });
     await access.mayList(readableKinds.servers, 'team-a');
-    expect(seen).toEqual([{ user, resource: { verb: 'list', group: 'infrastructure.cluster.x-k8s.io', version: 'v1alpha1', resource: 'openstackservers', namespace: 'team-a' } }]);
+    expect(seen).toEqual([
+      { user, resource: { verb: 'list', group: 'infrastructure.cluster.x-k8s.io', version: 'v1alpha1', resource: 'openstackservers', namespace: 'team-a' } },
+    ]);
   });
 });

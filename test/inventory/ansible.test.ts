@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ansibleInventory,
-  InventoryNameConflictError,
-  toAnsibleListJson,
-  UnknownClusterError,
-  type InventorySnapshot,
-} from '../../src/inventory/index.js';
+import { ansibleInventory, InventoryNameConflictError, toAnsibleListJson, UnknownClusterError, type InventorySnapshot } from '../../src/inventory/index.js';
 import { cluster, machine, namespace, reconciled, server } from '../../harness/inventory-objects.js';
 
 const c1 = [{ namespace, name: 'c1' }];
@@ -70,7 +64,9 @@ describe('ansibleInventory', () => {
     twins.clusters.push(cluster((c) => (c.metadata.namespace = 'team-b')));
     twins.machines.push(machine('c1-cp-0', { controlPlane: true }, (m) => (m.metadata.namespace = 'team-b')));
     expect(() => ansibleInventory(twins, [...c1, { namespace: 'team-b', name: 'c1' }])).toThrow(InventoryNameConflictError);
-    expect(() => ansibleInventory(twins, [...c1, { namespace: 'team-b', name: 'c1' }])).toThrow('OpenStackCluster team-b/c1 would get the group name c1, which is already taken');
+    expect(() => ansibleInventory(twins, [...c1, { namespace: 'team-b', name: 'c1' }])).toThrow(
+      'OpenStackCluster team-b/c1 would get the group name c1, which is already taken',
+    );
   });
 
   it('refuses unknown clusters and malformed selections', () => {
@@ -81,7 +77,12 @@ describe('ansibleInventory', () => {
 
 describe('toAnsibleListJson', () => {
   it('prints the ansible-inventory --list --export shape', () => {
-    const snapshot: InventorySnapshot = { revision: 7, clusters: [cluster((c) => (c.spec.extensions = { networking: { kubeNetworkPlugin: 'calico' } }))], machines: [machine('c1-cp-0', { controlPlane: true })], servers: [server('c1-cp-0')] };
+    const snapshot: InventorySnapshot = {
+      revision: 7,
+      clusters: [cluster((c) => (c.spec.extensions = { networking: { kubeNetworkPlugin: 'calico' } }))],
+      machines: [machine('c1-cp-0', { controlPlane: true })],
+      servers: [server('c1-cp-0')],
+    };
     const json = toAnsibleListJson(ansibleInventory(snapshot, c1)) as any;
     expect(Object.keys(json)).toEqual(['_meta', 'all', 'k8s_cluster', 'kube_control_plane', 'kube_node', 'etcd', 'bastion', 'c1']);
     expect(json.all).toEqual({ children: ['k8s_cluster', 'etcd', 'bastion', 'c1'] });

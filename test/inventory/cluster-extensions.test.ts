@@ -65,7 +65,9 @@ describe('clusterExtensionsOf, on a reconciled cluster', () => {
       },
     ]);
     expect(extension.status.summary).toEqual({ controlPlaneMachines: 1, workerMachines: 2, missingVariables: 0 });
-    expect(extension.status.conditions).toEqual([{ type: 'Ready', status: 'True', reason: 'AllVariablesSet', message: 'every variable of the bootstrap has a value' }]);
+    expect(extension.status.conditions).toEqual([
+      { type: 'Ready', status: 'True', reason: 'AllVariablesSet', message: 'every variable of the bootstrap has a value' },
+    ]);
   });
 
   it('takes identity from the cluster and the newest input revision as resourceVersion', () => {
@@ -91,7 +93,9 @@ describe('clusterExtensionsOf, with inputs missing', () => {
       s.clusters = [
         cluster((c) => {
           delete c.status.extensions;
-          c.status.conditions = [{ type: 'Ready', status: 'False', reason: 'NetworkNotReady', message: 'waiting for the router', lastTransitionTime: '2026-01-02T03:10:00Z' }];
+          c.status.conditions = [
+            { type: 'Ready', status: 'False', reason: 'NetworkNotReady', message: 'waiting for the router', lastTransitionTime: '2026-01-02T03:10:00Z' },
+          ];
         }),
       ];
     });
@@ -148,7 +152,12 @@ describe('clusterExtensionsOf, with inputs missing', () => {
     const extension = clusterExtensionsOf(snapshot, namespace, 'c1') as any;
     expect(extension.status.missing).toEqual(
       expect.arrayContaining([
-        { variable: 'flannel_interface', path: 'spec.extensions.networkInterfaces.flannel', reason: 'NotSet', message: 'set spec.extensions.networkInterfaces.flannel on OpenStackCluster team-a/c1 (or in its ClusterClass)' },
+        {
+          variable: 'flannel_interface',
+          path: 'spec.extensions.networkInterfaces.flannel',
+          reason: 'NotSet',
+          message: 'set spec.extensions.networkInterfaces.flannel on OpenStackCluster team-a/c1 (or in its ClusterClass)',
+        },
         {
           variable: 'keepalived_interface',
           path: 'spec.extensions.networkInterfaces.keepalived[c1-cp-0]',
@@ -160,7 +169,8 @@ describe('clusterExtensionsOf, with inputs missing', () => {
           variable: 'node_resources.c1-md-a',
           path: 'status.extensions.nodeResources[c1-md-a].reserved',
           reason: 'NotReported',
-          message: 'OpenStackMachine team-a/c1-md-a has no status.extensions.nodeResources.reserved yet: the reconciler computes it once the flavor is resolved',
+          message:
+            'OpenStackMachine team-a/c1-md-a has no status.extensions.nodeResources.reserved yet: the reconciler computes it once the flavor is resolved',
           machine: 'c1-md-a',
         },
         {
@@ -169,8 +179,18 @@ describe('clusterExtensionsOf, with inputs missing', () => {
           reason: 'NotSet',
           message: 'set spec.extensions.ssh.user on OpenStackCluster team-a/c1; without it Ansible logs in as the user running it',
         },
-        { variable: 'ingress_virtual_vip', path: 'status.extensions.loadBalancers.ingress.vip', reason: 'NotApplicable', message: 'the cluster has no ingress load balancer (spec.extensions.loadBalancers.ingress.enabled is not true)' },
-        { variable: 'cilium_openstack_project_id', path: 'status.extensions.networking.cilium.projectID', reason: 'NotApplicable', message: "used only with kube_network_plugin cilium; the cluster's is flannel" },
+        {
+          variable: 'ingress_virtual_vip',
+          path: 'status.extensions.loadBalancers.ingress.vip',
+          reason: 'NotApplicable',
+          message: 'the cluster has no ingress load balancer (spec.extensions.loadBalancers.ingress.enabled is not true)',
+        },
+        {
+          variable: 'cilium_openstack_project_id',
+          path: 'status.extensions.networking.cilium.projectID',
+          reason: 'NotApplicable',
+          message: "used only with kube_network_plugin cilium; the cluster's is flannel",
+        },
       ]),
     );
     expect(extension.status.vars.node_resources).toEqual({ 'c1-cp-0': { cpu: '200m', memory: '1380Mi', ephemeralStorage: '500Mi' } });
@@ -191,10 +211,30 @@ describe('clusterExtensionsOf, with inputs missing', () => {
     const missing = (clusterExtensionsOf(snapshot, namespace, 'c1') as any).status.missing;
     expect(missing).toEqual(
       expect.arrayContaining([
-        { variable: 'kube_network_plugin', path: 'spec.extensions.networking.kubeNetworkPlugin', reason: 'NotSet', message: 'set spec.extensions.networking.kubeNetworkPlugin on OpenStackCluster team-a/c1 (or in its ClusterClass)' },
-        { variable: 'master_virtual_vip', path: 'status.extensions.loadBalancers.controlPlane.vip', reason: 'NotApplicable', message: 'the cluster has no API server load balancer (spec.apiServer.managedLoadBalancer is not set)' },
-        { variable: 'vpc_cni_webhook_enable', path: 'status.extensions.networking.cilium.webhookEnable', reason: 'NotApplicable', message: "used only with kube_network_plugin cilium; the cluster's is not set" },
-        { variable: 'hosts', path: 'status.summary', reason: 'NotFound', message: 'no OpenStackMachine in namespace team-a carries the label cluster.x-k8s.io/cluster-name=c1' },
+        {
+          variable: 'kube_network_plugin',
+          path: 'spec.extensions.networking.kubeNetworkPlugin',
+          reason: 'NotSet',
+          message: 'set spec.extensions.networking.kubeNetworkPlugin on OpenStackCluster team-a/c1 (or in its ClusterClass)',
+        },
+        {
+          variable: 'master_virtual_vip',
+          path: 'status.extensions.loadBalancers.controlPlane.vip',
+          reason: 'NotApplicable',
+          message: 'the cluster has no API server load balancer (spec.apiServer.managedLoadBalancer is not set)',
+        },
+        {
+          variable: 'vpc_cni_webhook_enable',
+          path: 'status.extensions.networking.cilium.webhookEnable',
+          reason: 'NotApplicable',
+          message: "used only with kube_network_plugin cilium; the cluster's is not set",
+        },
+        {
+          variable: 'hosts',
+          path: 'status.summary',
+          reason: 'NotFound',
+          message: 'no OpenStackMachine in namespace team-a carries the label cluster.x-k8s.io/cluster-name=c1',
+        },
       ]),
     );
   });
@@ -219,6 +259,8 @@ describe('clusterExtensionsOf, selecting inputs', () => {
 
   it('refuses a stored object that is not a CAPO object', () => {
     const snapshot = withChanges((s) => s.servers.push(server('broken', {}, (o) => (o.metadata.resourceVersion = 'x'))));
-    expect(() => clusterExtensionsOf(snapshot, namespace, 'c1')).toThrow(/stored OpenStackServer team-a\/broken cannot be read by the inventory: metadata.resourceVersion/);
+    expect(() => clusterExtensionsOf(snapshot, namespace, 'c1')).toThrow(
+      /stored OpenStackServer team-a\/broken cannot be read by the inventory: metadata.resourceVersion/,
+    );
   });
 });

@@ -126,11 +126,20 @@ describe('openStackNodesOf', () => {
     const unlabelled = withChanges((s) => s.machines.push(machine('stray', {}, (m) => (m.metadata.labels = {}))));
     const stray = openStackNodeOf(unlabelled, namespace, 'stray') as any;
     expect(stray.spec.clusterName).toBeUndefined();
-    expect(stray.status.missing[0]).toEqual({ variable: 'cluster', path: 'spec.clusterName', reason: 'NotSet', message: 'OpenStackMachine team-a/stray has no cluster.x-k8s.io/cluster-name label' });
+    expect(stray.status.missing[0]).toEqual({
+      variable: 'cluster',
+      path: 'spec.clusterName',
+      reason: 'NotSet',
+      message: 'OpenStackMachine team-a/stray has no cluster.x-k8s.io/cluster-name label',
+    });
     // Without a cluster there is no bastion to jump through: the floating IP is the way in.
     expect(stray.spec.vars.ansible_host).toBe('203.0.113.50');
 
-    const orphan = openStackNodeOf(withChanges((s) => (s.clusters = [])), namespace, 'c1-md-a') as any;
+    const orphan = openStackNodeOf(
+      withChanges((s) => (s.clusters = [])),
+      namespace,
+      'c1-md-a',
+    ) as any;
     expect(orphan.spec.clusterName).toBe('c1');
     expect(orphan.status.missing[0]).toMatchObject({ variable: 'cluster', reason: 'NotFound', path: 'spec.openStackCluster' });
     expect(openStackNodeOf(reconciled(), namespace, 'nope')).toBeUndefined();

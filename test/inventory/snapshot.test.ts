@@ -27,7 +27,10 @@ async function populated(hosts: number): Promise<SqliteStorage> {
   const storage = SqliteStorage.open(':memory:');
   opened.push(storage);
   await store(storage, cluster());
-  await store(storage, cluster((c) => (c.metadata.namespace = 'team-b')));
+  await store(
+    storage,
+    cluster((c) => (c.metadata.namespace = 'team-b')),
+  );
   for (let i = 0; i < hosts; i++) {
     await store(storage, machine(`c1-md-${i}`));
     await store(storage, server(`c1-md-${i}`));
@@ -91,7 +94,7 @@ describe('readInventorySnapshot', () => {
     const teamA = await readInventorySnapshot(storage, { namespace: 'team-a' });
     expect(teamA.revision).toBe(await storage.currentRevision());
     expect(teamA.clusters.map((c) => (c.metadata as JsonObject).namespace)).toEqual(['team-a']);
-    expect(((teamA.machines[0].metadata as JsonObject).resourceVersion as string)).toMatch(/^\d+$/);
+    expect((teamA.machines[0].metadata as JsonObject).resourceVersion as string).toMatch(/^\d+$/);
     const all = await readInventorySnapshot(storage, {});
     expect(all.clusters.map((c) => (c.metadata as JsonObject).namespace)).toEqual(['team-a', 'team-b']);
   });
@@ -112,7 +115,9 @@ describe('readInventorySnapshot', () => {
     expect(second.machines[1]).not.toBe(first.machines[1]);
     expect((second.machines[1].status as JsonObject).instanceState).toBe('SHUTOFF');
     expect(second.servers).toEqual(first.servers);
-    second.servers.forEach((server, i) => { expect(server).toBe(first.servers[i]); });
+    second.servers.forEach((server, i) => {
+      expect(server).toBe(first.servers[i]);
+    });
     // Another namespace selection is read on its own.
     expect((await readInventorySnapshot(storage, {})).clusters).toHaveLength(2);
   });

@@ -11,13 +11,9 @@ function checks(): HealthChecks {
 
 function failing(): HealthChecks {
   const health = checks();
-  health.add(
-    'shutdown',
-    async () => {
-      throw new Error('process is shutting down');
-    },
-    ['readyz'],
-  );
+  health.add('shutdown', async () => {
+    throw new Error('process is shutting down');
+  }, ['readyz']);
   return health;
 }
 

@@ -28,7 +28,16 @@ describe('request logs', () => {
     const id = String(res.headers['audit-id']);
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(requestLines(id)).toEqual([
-      expect.objectContaining({ level: 20, component: 'apiserver', verb: 'get', resource: 'widgets', namespace: 'default', name: 'missing', user: 'admin', code: 404 }),
+      expect.objectContaining({
+        level: 20,
+        component: 'apiserver',
+        verb: 'get',
+        resource: 'widgets',
+        namespace: 'default',
+        name: 'missing',
+        user: 'admin',
+        code: 404,
+      }),
     ]);
   });
 

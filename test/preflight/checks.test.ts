@@ -120,25 +120,42 @@ describe('preflight on a cloud that can hold the cluster', () => {
     );
     expect(report.passed).toBe(false);
     expect(check(report, 'image ubuntu-24.04').message).toBe("image 'ubuntu-24.04' not found in project demo: upload it or fix spec.image.filter.name");
-    expect(check(report, 'image twin').message).toMatch(/^2 images match name 'twin' \(.+, .+\): add tags to spec\.image\.filter so that only one matches, or use spec\.image\.id$/);
-    expect(check(report, 'image half-uploaded').message).toBe(`image 'half-uploaded' (${queued}) is queued, not active: wait until its upload finishes, or choose another image`);
-    expect(check(report, `image ${missingId}`).message).toBe(`image ${missingId} not found in project demo: fix spec.image.id, or share the image with the project`);
+    expect(check(report, 'image twin').message).toMatch(
+      /^2 images match name 'twin' \(.+, .+\): add tags to spec\.image\.filter so that only one matches, or use spec\.image\.id$/,
+    );
+    expect(check(report, 'image half-uploaded').message).toBe(
+      `image 'half-uploaded' (${queued}) is queued, not active: wait until its upload finishes, or choose another image`,
+    );
+    expect(check(report, `image ${missingId}`).message).toBe(
+      `image ${missingId} not found in project demo: fix spec.image.id, or share the image with the project`,
+    );
     expect(check(report, 'image ubuntu-22.04[golden]').message).toBe(
       "no image with name 'ubuntu-22.04' and tags golden in project demo: upload or tag one, or fix spec.image.filter",
     );
-    expect(summarizeFailures(report)).toMatch(/^5 preflight checks failed: image 'ubuntu-24\.04' not found in project demo: upload it or fix spec\.image\.filter\.name; /);
+    expect(summarizeFailures(report)).toMatch(
+      /^5 preflight checks failed: image 'ubuntu-24\.04' not found in project demo: upload it or fix spec\.image\.filter\.name; /,
+    );
   });
 
   it('fails for a flavor the project cannot boot, listing the ones it can; cores and RAM then cannot be told', async () => {
-    const report = await preflight(cloud.demo, requirementsOf(clusterSpec(), [machineSpec({ flavor: { filter: { name: 'm1.huge' } } }), machineSpec({ flavor: { id: '99' } })]));
+    const report = await preflight(
+      cloud.demo,
+      requirementsOf(clusterSpec(), [machineSpec({ flavor: { filter: { name: 'm1.huge' } } }), machineSpec({ flavor: { id: '99' } })]),
+    );
     expect(check(report, 'flavor m1.huge')).toEqual({
       name: 'flavor m1.huge',
       status: 'fail',
       message: "flavor 'm1.huge' not found in project demo: fix spec.flavor.filter.name (available: m1.large, m1.medium, m1.small, m1.tiny)",
     });
-    expect(check(report, 'flavor 99').message).toBe("flavor id '99' not found in project demo: fix spec.flavor.id (available: m1.large, m1.medium, m1.small, m1.tiny)");
+    expect(check(report, 'flavor 99').message).toBe(
+      "flavor id '99' not found in project demo: fix spec.flavor.id (available: m1.large, m1.medium, m1.small, m1.tiny)",
+    );
     expect(check(report, 'flavor m1.small').status).toBe('pass');
-    expect(check(report, 'quota cores')).toEqual({ name: 'quota cores', status: 'warn', message: 'cores quota: cannot tell what the cluster needs until every flavor is found' });
+    expect(check(report, 'quota cores')).toEqual({
+      name: 'quota cores',
+      status: 'warn',
+      message: 'cores quota: cannot tell what the cluster needs until every flavor is found',
+    });
     expect(check(report, 'quota instances').status).toBe('pass');
   });
 
@@ -148,7 +165,9 @@ describe('preflight on a cloud that can hold the cluster', () => {
     expect(report.passed).toBe(false);
     expect(report.checks).toHaveLength(1);
     expect(report.checks[0]).toMatchObject({ name: 'authentication', status: 'fail' });
-    expect(report.checks[0]!.message).toMatch(/^authentication failed: keystone POST \/v3\/auth\/tokens: 401 Unauthorized.*check the credentials of cloud "sim"/);
+    expect(report.checks[0]!.message).toMatch(
+      /^authentication failed: keystone POST \/v3\/auth\/tokens: 401 Unauthorized.*check the credentials of cloud "sim"/,
+    );
   });
 
   it('points at auth_url when Keystone cannot be reached', async () => {
@@ -156,7 +175,9 @@ describe('preflight on a cloud that can hold the cluster', () => {
     const cloudsYaml = closed.cloudsYaml('sim');
     await closed.close();
     const report = await preflight(await connect(closed, 'sim', cloudsYaml), defaultShape());
-    expect(report.checks).toEqual([{ name: 'authentication', status: 'fail', message: expect.stringMatching(/cannot reach .*connection refused.* — check auth\.auth_url in clouds\.yaml$/) }]);
+    expect(report.checks).toEqual([
+      { name: 'authentication', status: 'fail', message: expect.stringMatching(/cannot reach .*connection refused.* — check auth\.auth_url in clouds\.yaml$/) },
+    ]);
   });
 });
 
@@ -174,15 +195,23 @@ describe('preflight quota headroom', () => {
     cloud.simulator.setQuota('demo', 'load_balancer', 0);
     const report = await preflight(cloud.demo, requirementsOf(clusterSpec(), machineSpecs(6, machineSpec({ rootVolume: { sizeGiB: 10 } }))));
     expect(report.passed).toBe(false);
-    expect(check(report, 'quota cores')).toEqual({ name: 'quota cores', status: 'fail', message: 'cores quota: 3 free, cluster needs 7 — raise the quota or use a smaller flavor' });
+    expect(check(report, 'quota cores')).toEqual({
+      name: 'quota cores',
+      status: 'fail',
+      message: 'cores quota: 3 free, cluster needs 7 — raise the quota or use a smaller flavor',
+    });
     expect(check(report, 'quota RAM').message).toBe('RAM quota: 8192 MiB free, cluster needs 14336 MiB — raise the quota or use a smaller flavor');
     expect(check(report, 'quota instances')).toEqual({ name: 'quota instances', status: 'pass', message: 'instances quota: unlimited, cluster needs 7' });
     expect(check(report, 'quota networks').message).toBe('networks quota: 0 free, cluster needs 1 — raise the quota or use an existing network (spec.network)');
     expect(check(report, 'quota floating IPs').message).toBe(
       'floating IPs quota: 1 free, cluster needs 2 — raise the quota or release unused floating IPs (or set spec.apiServer.enableFloatingIP: false)',
     );
-    expect(check(report, 'quota volume storage').message).toBe('volume storage quota: 50 GiB free, cluster needs 60 GiB — raise the quota or use smaller volumes');
-    expect(check(report, 'quota load balancers').message).toBe('load balancers quota: 0 free, cluster needs 1 — raise the quota or delete unused load balancers');
+    expect(check(report, 'quota volume storage').message).toBe(
+      'volume storage quota: 50 GiB free, cluster needs 60 GiB — raise the quota or use smaller volumes',
+    );
+    expect(check(report, 'quota load balancers').message).toBe(
+      'load balancers quota: 0 free, cluster needs 1 — raise the quota or delete unused load balancers',
+    );
     expect(check(report, 'quota subnets').status).toBe('pass');
   });
 
@@ -199,7 +228,9 @@ describe('preflight quota headroom', () => {
       expect(check(report, 'quota network')).toEqual({
         name: 'quota network',
         status: 'warn',
-        message: expect.stringMatching(/^Network \(Neutron\) quotas could not be read \(neutron GET .*403 Forbidden.*quota reading is not allowed.*\); check them with `openstack quota show`$/),
+        message: expect.stringMatching(
+          /^Network \(Neutron\) quotas could not be read \(neutron GET .*403 Forbidden.*quota reading is not allowed.*\); check them with `openstack quota show`$/,
+        ),
       });
       expect(formatReport(report)).toMatch(/Preflight passed: \d+ checks passed, 1 warning\.\n$/);
     } finally {
@@ -218,7 +249,8 @@ describe('preflight external network', () => {
     publicId = (await cloud.demo.clients.neutron.findExternalNetworks())[0]!.id;
   });
 
-  const externalCheck = async (cluster: Record<string, unknown>) => check(await preflight(cloud.demo, requirementsOf(clusterSpec(cluster), machineSpecs())), 'external network');
+  const externalCheck = async (cluster: Record<string, unknown>) =>
+    check(await preflight(cloud.demo, requirementsOf(clusterSpec(cluster), machineSpecs())), 'external network');
 
   it('fails when there is none, unless the cluster does without one', async () => {
     await send(admin, 'network', 'PUT', `/v2.0/networks/${publicId}`, { network: { 'router:external': false } }, networkBody);
@@ -229,10 +261,20 @@ describe('preflight external network', () => {
         message:
           'no external network visible to project demo: have the cloud admin share one, or set spec.enableExternalNetwork: false and spec.apiServer.enableFloatingIP: false',
       });
-      const without = await preflight(cloud.demo, requirementsOf(clusterSpec({ enableExternalNetwork: false, apiServer: { enableFloatingIP: false }, bastion: { enabled: false } }), machineSpecs()));
-      expect(check(without, 'external network')).toEqual({ name: 'external network', status: 'pass', message: 'not used: spec.enableExternalNetwork is false' });
+      const without = await preflight(
+        cloud.demo,
+        requirementsOf(clusterSpec({ enableExternalNetwork: false, apiServer: { enableFloatingIP: false }, bastion: { enabled: false } }), machineSpecs()),
+      );
+      expect(check(without, 'external network')).toEqual({
+        name: 'external network',
+        status: 'pass',
+        message: 'not used: spec.enableExternalNetwork is false',
+      });
       expect(without.checks.map((entry) => entry.name)).not.toContain('quota floating IPs');
-      expect(check(without, 'load balancer service')).toMatchObject({ status: 'pass', message: 'not needed: the cluster has no managed API server load balancer' });
+      expect(check(without, 'load balancer service')).toMatchObject({
+        status: 'pass',
+        message: 'not needed: the cluster has no managed API server load balancer',
+      });
       expect(await externalCheck({ externalNetwork: { id: publicId } })).toMatchObject({
         status: 'fail',
         message: `network 'public' (${publicId}) is not external (router:external is false): set spec.externalNetwork to an external network`,
@@ -243,13 +285,22 @@ describe('preflight external network', () => {
   });
 
   it('fails with several until spec.externalNetwork picks one by id or filter', async () => {
-    const second = (await send(admin, 'network', 'POST', '/v2.0/networks', { network: { name: 'ext2', 'router:external': true, shared: true } }, networkBody)).network.id;
-    expect(await externalCheck({})).toEqual({ name: 'external network', status: 'fail', message: '2 external networks (public, ext2): set spec.externalNetwork' });
+    const second = (await send(admin, 'network', 'POST', '/v2.0/networks', { network: { name: 'ext2', 'router:external': true, shared: true } }, networkBody))
+      .network.id;
+    expect(await externalCheck({})).toEqual({
+      name: 'external network',
+      status: 'fail',
+      message: '2 external networks (public, ext2): set spec.externalNetwork',
+    });
     // The report hands the reconciler the network it found, and none when the check could not pick one.
     expect((await preflight(cloud.demo, requirementsOf(clusterSpec({}), machineSpecs()))).externalNetwork).toBeUndefined();
     const byFilter = await preflight(cloud.demo, requirementsOf(clusterSpec({ externalNetwork: { filter: { name: 'ext2' } } }), machineSpecs()));
     expect(byFilter.externalNetwork).toEqual({ id: second, name: 'ext2' });
-    expect(await externalCheck({ externalNetwork: { id: second } })).toEqual({ name: 'external network', status: 'pass', message: `network 'ext2' (${second}) is external` });
+    expect(await externalCheck({ externalNetwork: { id: second } })).toEqual({
+      name: 'external network',
+      status: 'pass',
+      message: `network 'ext2' (${second}) is external`,
+    });
     expect(await externalCheck({ externalNetwork: { filter: { name: 'ext2' } } })).toEqual({
       name: 'external network',
       status: 'pass',
@@ -275,7 +326,9 @@ describe('preflight without Octavia', () => {
   it('fails a cluster with a load balancer, and passes one without', async () => {
     const report = await preflight(cloud.demo, defaultShape());
     expect(failures(report)).toEqual([
-      expect.stringMatching(/^no Octavia for project demo: the catalog has no load-balancer endpoint with interface public in region RegionOne.* — use a cloud with Octavia, or remove spec\.apiServer\.managedLoadBalancer$/),
+      expect.stringMatching(
+        /^no Octavia for project demo: the catalog has no load-balancer endpoint with interface public in region RegionOne.* — use a cloud with Octavia, or remove spec\.apiServer\.managedLoadBalancer$/,
+      ),
     ]);
     expect(report.checks.map((entry) => entry.name)).not.toContain('quota load balancers');
     const without = await preflight(cloud.demo, requirementsOf(clusterSpec({ apiServer: {} }), machineSpecs()));

@@ -54,7 +54,8 @@ describe('npm run preflight', () => {
   it('prints every option with --help', async () => {
     const { code, stdout } = await preflight(['--help']);
     expect(code).toBe(0);
-    for (const option of ['--cloud', '--clouds-yaml', '--filename', '--image', '--flavor', '--no-load-balancer', '--json', '--help']) expect(stdout).toContain(option);
+    for (const option of ['--cloud', '--clouds-yaml', '--filename', '--image', '--flavor', '--no-load-balancer', '--json', '--help'])
+      expect(stdout).toContain(option);
   });
 
   it('exits 0 with a passing report for a cloud that can hold the default cluster', async () => {
@@ -68,7 +69,17 @@ describe('npm run preflight', () => {
   });
 
   it('exits 1 and says what to fix when a check fails', async () => {
-    const { code, stdout } = await preflight(['--cloud', 'sim', '--clouds-yaml', cloudsYaml, '--image', 'ubuntu-24.04', '--flavor', 'm1.small', '--no-load-balancer']);
+    const { code, stdout } = await preflight([
+      '--cloud',
+      'sim',
+      '--clouds-yaml',
+      cloudsYaml,
+      '--image',
+      'ubuntu-24.04',
+      '--flavor',
+      'm1.small',
+      '--no-load-balancer',
+    ]);
     expect(code).toBe(1);
     expect(stdout).toMatch(/^FAIL {2}image ubuntu-24\.04 +image 'ubuntu-24\.04' not found in project demo: upload it or fix spec\.image\.filter\.name$/m);
     expect(stdout).toContain('Preflight of a cluster with 7 servers and 0 load balancers');
@@ -90,7 +101,9 @@ describe('npm run preflight', () => {
     const { code, stdout, stderr } = await preflight(['--cloud', 'sim', '--clouds-yaml', wrong, ...defaults]);
     expect(code).toBe(1);
     expect(stderr).toBe('');
-    expect(stdout).toMatch(/^FAIL {2}authentication {2}authentication failed: keystone POST \/v3\/auth\/tokens: 401 Unauthorized.*check the credentials of cloud "sim"/m);
+    expect(stdout).toMatch(
+      /^FAIL {2}authentication {2}authentication failed: keystone POST \/v3\/auth\/tokens: 401 Unauthorized.*check the credentials of cloud "sim"/m,
+    );
     expect(stdout).toContain('Preflight failed: 1 of 1 check failed.');
   });
 
@@ -102,7 +115,9 @@ describe('npm run preflight', () => {
     expect(stdout).toMatch(/^PASS {2}flavor m1\.medium +.*for 3 servers$/m);
     // Two workers and the bastion.
     expect(stdout).toMatch(/^PASS {2}flavor m1\.small +.*for 3 servers$/m);
-    expect(stdout).toMatch(/^FAIL {2}external network +no external network matches spec\.externalNetwork\.filter \(name corporate\) in project demo: fix the filter$/m);
+    expect(stdout).toMatch(
+      /^FAIL {2}external network +no external network matches spec\.externalNetwork\.filter \(name corporate\) in project demo: fix the filter$/m,
+    );
     expect(code).toBe(1);
   });
 
@@ -129,7 +144,10 @@ describe('npm run preflight', () => {
       [['--bogus'], "Unknown option '--bogus'"],
       [['--clouds-yaml', 'x.yaml', ...defaults], '--cloud is required (or set OS_CLOUD)'],
       [['--cloud', 'sim', '--clouds-yaml', cloudsYaml], '--image and --flavor are required unless the manifests (-f) define both the cluster and its machines'],
-      [['--cloud', 'sim', '--clouds-yaml', path.join(dir, 'missing.yaml'), ...defaults], `--clouds-yaml names ${path.join(dir, 'missing.yaml')}, which does not exist`],
+      [
+        ['--cloud', 'sim', '--clouds-yaml', path.join(dir, 'missing.yaml'), ...defaults],
+        `--clouds-yaml names ${path.join(dir, 'missing.yaml')}, which does not exist`,
+      ],
       [['--cloud', 'sim', ...defaults], /no clouds\.yaml found; looked for .*clouds\.yaml/],
       [['--cloud', 'nope', '--clouds-yaml', cloudsYaml, ...defaults], 'cloud "nope" is not in clouds.yaml; available: sim, sim-admin'],
       [['--cloud', 'sim', '--clouds-yaml', cloudsYaml, '-f', path.join(dir, 'absent.yaml')], 'ENOENT'],
@@ -148,10 +166,19 @@ describe('npm run preflight', () => {
       await writeFile(file, text);
       return file;
     };
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: an unrendered clusterctl variable, as the user would leave it
+    const unrendered = '${OPENSTACK_IMAGE_NAME}';
     const cases: [string, string, string][] = [
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: an unrendered clusterctl variable, as the user would leave it
-      ['unrendered.yaml', clusterManifest.replace('name: ubuntu-22.04', 'name: ${OPENSTACK_IMAGE_NAME}'), 'still holds the variable ${OPENSTACK_IMAGE_NAME}; render the template first'],
-      ['old.yaml', 'apiVersion: infrastructure.cluster.x-k8s.io/v1alpha7\nkind: OpenStackCluster\nmetadata: {name: old}\nspec: {}\n', 'apiVersion infrastructure.cluster.x-k8s.io/v1alpha7 is not supported'],
+      [
+        'unrendered.yaml',
+        clusterManifest.replace('name: ubuntu-22.04', `name: ${unrendered}`),
+        `still holds the variable ${unrendered}; render the template first`,
+      ],
+      [
+        'old.yaml',
+        'apiVersion: infrastructure.cluster.x-k8s.io/v1alpha7\nkind: OpenStackCluster\nmetadata: {name: old}\nspec: {}\n',
+        'apiVersion infrastructure.cluster.x-k8s.io/v1alpha7 is not supported',
+      ],
       ['broken.yaml', 'kind: [unclosed\n', 'is not valid YAML at line'],
       ['nothing.yaml', 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n', 'the manifests hold no OpenStackCluster'],
       ['invalid.yaml', clusterManifest.replace('flavor: m1.medium', 'flavor: 7'), 'OpenStackMachineTemplate "demo-control-plane" in'],

@@ -46,11 +46,24 @@ describe('requirementsOf', () => {
   });
 
   it('asks for no external network, router or floating IP when the external network is disabled', () => {
-    const cluster = clusterSpec({ enableExternalNetwork: false, apiServer: { enableFloatingIP: false }, bastion: { enabled: false }, managedSecurityGroups: undefined });
+    const cluster = clusterSpec({
+      enableExternalNetwork: false,
+      apiServer: { enableFloatingIP: false },
+      bastion: { enabled: false },
+      managedSecurityGroups: undefined,
+    });
     const requirements = requirementsOf(cluster, machineSpecs(2));
     expect(requirements.externalNetwork).toBeNull();
     expect(requirements.loadBalancer).toBe(false);
-    expect(requirements.demand).toMatchObject({ instances: 2, routers: 0, floatingIps: 0, loadBalancers: 0, securityGroups: 0, securityGroupRules: 0, ports: 3 });
+    expect(requirements.demand).toMatchObject({
+      instances: 2,
+      routers: 0,
+      floatingIps: 0,
+      loadBalancers: 0,
+      securityGroups: 0,
+      securityGroupRules: 0,
+      ports: 3,
+    });
   });
 
   it('passes a chosen external network on, by id or filter', () => {
@@ -83,7 +96,9 @@ describe('requirementsOf', () => {
         apiServer: { managedLoadBalancer: { enabled: true, additionalPorts: [8443] } },
         managedSecurityGroups: {
           allowAllInClusterTraffic: false,
-          clusterNodesSecurityGroupRules: [{ name: 'bgp', direction: 'ingress', protocol: 'tcp', portRangeMin: 179, portRangeMax: 179, remoteManagedGroups: ['controlplane', 'worker'] }],
+          clusterNodesSecurityGroupRules: [
+            { name: 'bgp', direction: 'ingress', protocol: 'tcp', portRangeMin: 179, portRangeMax: 179, remoteManagedGroups: ['controlplane', 'worker'] },
+          ],
         },
       }),
       [],

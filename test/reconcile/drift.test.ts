@@ -6,11 +6,19 @@ import { forgetFrozen, vanishedReference } from '../../src/reconcile/drift.js';
 const id = '48340dc4-2f1e-4c3b-9a7e-0c1d2e3f4a5b';
 
 function answer(kind: OpenStackErrorKind, method: 'GET' | 'POST' | 'PUT' | 'DELETE', serviceMessage: string): OpenStackError {
-  return new OpenStackError({ kind, detail: `${kind}: ${serviceMessage}`, service: 'network', method, path: '/v2.0/ports', status: kind === 'NotFound' ? 404 : 400, serviceMessage });
+  return new OpenStackError({
+    kind,
+    detail: `${kind}: ${serviceMessage}`,
+    service: 'network',
+    method,
+    path: '/v2.0/ports',
+    status: kind === 'NotFound' ? 404 : 400,
+    serviceMessage,
+  });
 }
 
 describe('vanishedReference', () => {
-  it('names the resource a create or an update did not find, in each service\'s words', () => {
+  it("names the resource a create or an update did not find, in each service's words", () => {
     expect(vanishedReference(answer('NotFound', 'POST', `Network ${id} could not be found.`))).toEqual({ kind: 'network', id });
     expect(vanishedReference(answer('NotFound', 'PUT', `Security group ${id.toUpperCase()} does not exist`))).toEqual({ kind: 'security group', id });
     // Nova's boot answers 400 for a port or network it cannot find; Octavia's create 400 for a subnet.

@@ -58,10 +58,14 @@ describe.each(['embedded', 'aggregated'] as ApiModeName[])('Events, %s', (modeNa
       const [cluster] = await example('02-openstackcluster.yaml');
       delete cluster!.spec.bastion;
       await apply([...(await example('00-cloud-credentials.yaml')), ...(await example('01-cluster.yaml')), cluster]);
-      const created = await pollUntil('a SuccessfulCreateNetwork event of the OpenStackCluster', async () => {
-        const found = await events('involvedObject.kind=OpenStackCluster,involvedObject.name=demo,reason=SuccessfulCreateNetwork');
-        return found.length > 0 ? found : undefined;
-      }, { timeoutMs: 60_000 });
+      const created = await pollUntil(
+        'a SuccessfulCreateNetwork event of the OpenStackCluster',
+        async () => {
+          const found = await events('involvedObject.kind=OpenStackCluster,involvedObject.name=demo,reason=SuccessfulCreateNetwork');
+          return found.length > 0 ? found : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
       expect(created).toEqual([
         expect.objectContaining({
           type: 'Normal',
@@ -78,7 +82,9 @@ describe.each(['embedded', 'aggregated'] as ApiModeName[])('Events, %s', (modeNa
       const described = await mode.kubectl(['describe', 'openstackcluster', 'demo']);
       expect(described.stderr).toBe('');
       const eventsSection = described.stdout.slice(described.stdout.indexOf('\nEvents:'));
-      expect(eventsSection).toMatch(/^\s+Normal\s+SuccessfulCreateNetwork\s+\S+\s+capo-apiserver\s+Created network k8s-clusterapi-cluster-default-demo with id /m);
+      expect(eventsSection).toMatch(
+        /^\s+Normal\s+SuccessfulCreateNetwork\s+\S+\s+capo-apiserver\s+Created network k8s-clusterapi-cluster-default-demo with id /m,
+      );
       expect(eventsSection).toMatch(/SuccessfulCreateSubnet/);
       expect(eventsSection).toMatch(/^\s+Normal\s+PreflightPassed\s/m);
     });
@@ -90,10 +96,14 @@ describe.each(['embedded', 'aggregated'] as ApiModeName[])('Events, %s', (modeNa
       machine!.spec.infrastructureRef.name = 'wrong-flavor';
       infraMachine!.spec.flavor = { filter: { name: 'no-such-flavor' } };
       await apply([...(await example('00-images.yaml')), bootstrap, machine, infraMachine]);
-      const warnings = await pollUntil('a Warning about the flavor', async () => {
-        const found = await events('involvedObject.kind=OpenStackMachine,involvedObject.name=wrong-flavor,type=Warning');
-        return found.some((event) => event.message.includes('no-such-flavor')) ? found : undefined;
-      }, { timeoutMs: 90_000 });
+      const warnings = await pollUntil(
+        'a Warning about the flavor',
+        async () => {
+          const found = await events('involvedObject.kind=OpenStackMachine,involvedObject.name=wrong-flavor,type=Warning');
+          return found.some((event) => event.message.includes('no-such-flavor')) ? found : undefined;
+        },
+        { timeoutMs: 90_000 },
+      );
       expect(warnings.filter((event) => event.message.includes('no-such-flavor'))).toHaveLength(1);
       // The machine, and the OpenStackServer it made, each list the failure; the ORC Image lists its upload.
       for (const kind of ['openstackmachine', 'openstackserver']) {
@@ -101,7 +111,11 @@ describe.each(['embedded', 'aggregated'] as ApiModeName[])('Events, %s', (modeNa
         expect(described.stderr).toBe('');
         expect(described.stdout.slice(described.stdout.indexOf('\nEvents:'))).toMatch(/^\s+Warning\s+\w+\s+.*capo-apiserver\s+.*no-such-flavor/m);
       }
-      await pollUntil('the ORC Image\'s create event', async () => ((await events('involvedObject.kind=Image,involvedObject.name=node-image')).length > 0 ? true : undefined), { timeoutMs: 60_000 });
+      await pollUntil(
+        "the ORC Image's create event",
+        async () => ((await events('involvedObject.kind=Image,involvedObject.name=node-image')).length > 0 ? true : undefined),
+        { timeoutMs: 60_000 },
+      );
       const image = await mode.kubectl(['describe', 'images.openstack.k-orc.cloud', 'node-image']);
       expect(image.stdout.slice(image.stdout.indexOf('\nEvents:'))).toMatch(/^\s+Normal\s+SuccessfulCreateImage\s+.*Created image capi-node with id /m);
     }, 120_000);

@@ -16,7 +16,10 @@ class Calls {
         const now = (this.inFlight.get(group) ?? 0) + 1;
         this.inFlight.set(group, now);
         this.maxPerGroup.set(group, Math.max(this.maxPerGroup.get(group) ?? 0, now));
-        this.maxInFlight = Math.max(this.maxInFlight, [...this.inFlight.values()].reduce((a, b) => a + b, 0));
+        this.maxInFlight = Math.max(
+          this.maxInFlight,
+          [...this.inFlight.values()].reduce((a, b) => a + b, 0),
+        );
         this.running.set(id, () => {
           this.inFlight.set(group, this.inFlight.get(group)! - 1);
           resolve(id);

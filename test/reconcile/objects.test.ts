@@ -20,7 +20,10 @@ afterEach(async () => {
  * An in-memory store beneath the cache that records the prefixes it is ranged over. `around` sees
  * every call of a Storage method and makes it, with the arguments it chooses, through `call`.
  */
-function recordingStore(around: (property: string | symbol, args: unknown[], call: (args: unknown[]) => unknown) => unknown): { store: Storage; ranged: string[] } {
+function recordingStore(around: (property: string | symbol, args: unknown[], call: (args: unknown[]) => unknown) => unknown): {
+  store: Storage;
+  ranged: string[];
+} {
   const ranged: string[] = [];
   const store = new Proxy(SqliteStorage.open(':memory:'), {
     get(target, property) {
@@ -47,7 +50,10 @@ describe('KindClient.list', () => {
     let created = 0;
     const create = () => {
       const index = created++;
-      return widgets.create('default', { metadata: { name: `w-${String(index).padStart(4, '0')}`, labels: { parity: index % 2 ? 'odd' : 'even' } }, spec: { color: 'green' } });
+      return widgets.create('default', {
+        metadata: { name: `w-${String(index).padStart(4, '0')}`, labels: { parity: index % 2 ? 'odd' : 'even' } },
+        spec: { color: 'green' },
+      });
     };
     // Past two pages of 500.
     while (created < 1_100) await create();

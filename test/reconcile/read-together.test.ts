@@ -50,7 +50,10 @@ function setup(count: number) {
   } as unknown as ResourceActuator<{ name: string }, Port>;
   for (let index = 1; index <= count; index++) {
     cloud.set(`p${index}`, { id: `p${index}`, status: 'ACTIVE' });
-    verified.set({ uid: `o${index}`, namespace: 'default' }, 'port', `p${index}`, 1, cloud.get(`p${index}`), { group: 'cloud-1/port', tagOwnerUid: `o${index}` });
+    verified.set({ uid: `o${index}`, namespace: 'default' }, 'port', `p${index}`, 1, cloud.get(`p${index}`), {
+      group: 'cloud-1/port',
+      tagOwnerUid: `o${index}`,
+    });
   }
   const read = (index: number) => reads.read(actuator, { id: `p${index}`, ownerUid: `o${index}` });
   return {
@@ -131,7 +134,10 @@ describe('ReadTogether', () => {
     await stale.read(1);
     stale.advance(freshMs + 1);
     await stale.read(2);
-    expect(stale.lists).toEqual([['p1', 'p2'], ['p2', 'p1']]);
+    expect(stale.lists).toEqual([
+      ['p1', 'p2'],
+      ['p2', 'p1'],
+    ]);
   });
 
   it('fails only the pass whose list failed; an owner that waited for it reads again', async () => {

@@ -5,10 +5,12 @@ import { settleAll } from '../../src/reconcile/reconcile-pass.js';
 describe('settleAll', () => {
   it('waits for every step before throwing the first failure', async () => {
     let slowFinished = false;
-    const slow = new Promise<string>((resolve) => setTimeout(() => {
-      slowFinished = true;
-      resolve('created');
-    }, 50));
+    const slow = new Promise<string>((resolve) =>
+      setTimeout(() => {
+        slowFinished = true;
+        resolve('created');
+      }, 50),
+    );
     await expect(settleAll<unknown>([Promise.reject(new Error('network create failed')), slow])).rejects.toThrow('network create failed');
     expect(slowFinished).toBe(true);
   });

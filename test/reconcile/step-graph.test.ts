@@ -33,10 +33,14 @@ function waitLog(): { waits: Waiting[]; wait(waiting: Waiting): void } {
 /** Lets every settled promise's continuations run. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-function graphOf(ensure: (name: keyof Outputs, inputs: Partial<Outputs>) => Promise<string | undefined>, remove?: (name: keyof Outputs) => Promise<boolean>): StepGraph<null, Outputs> {
+function graphOf(
+  ensure: (name: keyof Outputs, inputs: Partial<Outputs>) => Promise<string | undefined>,
+  remove?: (name: keyof Outputs) => Promise<boolean>,
+): StepGraph<null, Outputs> {
   const step = (name: keyof Outputs, needs: (keyof Outputs)[]) => ({
     needs,
-    ensure: (_: null, inputs: { get<N extends keyof Outputs>(need: N): Outputs[N] }) => ensure(name, Object.fromEntries(needs.map((need) => [need, inputs.get(need)]))),
+    ensure: (_: null, inputs: { get<N extends keyof Outputs>(need: N): Outputs[N] }) =>
+      ensure(name, Object.fromEntries(needs.map((need) => [need, inputs.get(need)]))),
     ...(remove ? { remove: () => remove(name) } : {}),
   });
   return stepGraph<null, Outputs>({
@@ -103,7 +107,7 @@ describe('ensureGraph', () => {
     expect(log.waits).toEqual([{ waitingFor: 'load balancer lb-1 to finish another change', requeueAfterMs: 2_000 }]);
   });
 
-  it('throws the first failure once every step has settled, without running the failed step\'s dependents', async () => {
+  it("throws the first failure once every step has settled, without running the failed step's dependents", async () => {
     const started: string[] = [];
     const groups = gate<string>();
     const graph = graphOf(async (name) => {

@@ -7,7 +7,7 @@ const a = { uid: 'a', namespace: 'default' };
 const b = { uid: 'b', namespace: 'default' };
 
 describe('VerifiedResources', () => {
-  it('answers only for the same ID and generation, until the object\'s resync is due', () => {
+  it("answers only for the same ID and generation, until the object's resync is due", () => {
     let now = 0;
     const grid = new ResyncGrid(60_000, () => now);
     const verified = new VerifiedResources(grid, () => now);
@@ -47,7 +47,11 @@ describe('VerifiedResources', () => {
     const grid = new ResyncGrid(60_000, () => 0);
     const verified = new VerifiedResources(grid, () => 0);
     verified.seenCreated(a, 'listener/6443', 'l1', 1, { id: 'l1', provisioning_status: 'PENDING_CREATE' });
-    expect(verified.lastSeen('a', 'listener/6443', 'l1', 1)).toEqual({ resource: { id: 'l1', provisioning_status: 'PENDING_CREATE' }, expired: true, unverified: true });
+    expect(verified.lastSeen('a', 'listener/6443', 'l1', 1)).toEqual({
+      resource: { id: 'l1', provisioning_status: 'PENDING_CREATE' },
+      expired: true,
+      unverified: true,
+    });
     expect(verified.lastSeen('a', 'listener/6443', 'l1', 2)).toBeUndefined();
     expect(verified.get('a', 'listener/6443', 'l1', 1)).toBeUndefined();
     // Once verified, it is like any other.
@@ -90,7 +94,7 @@ describe('VerifiedResources', () => {
     expect(verified.companions('subnets', 's9', 60_000, 10)).toEqual([{ id: 's1', ownerUid: 'b' }]);
   });
 
-  it('carries an object\'s entries of one generation over to the next', () => {
+  it("carries an object's entries of one generation over to the next", () => {
     const verified = new VerifiedResources(new ResyncGrid(60_000));
     verified.set(a, 'network', 'n1', 1, { id: 'n1' });
     verified.set(a, 'subnet', 's1', 2, { id: 's1' });

@@ -117,7 +117,11 @@ describe('WaitSchedule', () => {
       const schedule = new WaitSchedule(time.now);
       const woken: [string, number][] = [];
       schedule.wakeWith((key, delayMs) => woken.push([key, delayMs]));
-      const build = (id: string) => ({ waitingFor: `server ${id} to become ACTIVE (now BUILD)`, requeueAfterMs: 10_000, transition: { kind: 'server BUILD', id } });
+      const build = (id: string) => ({
+        waitingFor: `server ${id} to become ACTIVE (now BUILD)`,
+        requeueAfterMs: 10_000,
+        transition: { kind: 'server BUILD', id },
+      });
       // Three servers created together, one a second later; nothing learned, so the unlearned rule.
       schedule.next('early', [build('s0')], 'servers/early');
       schedule.next('sibling', [build('s1')], 'servers/sibling');
@@ -162,4 +166,3 @@ describe('WaitSchedule', () => {
     });
   });
 });
-

@@ -28,7 +28,10 @@ import { goModuleDir, goToolchain } from '../../scripts/release.js';
 import { renderExamples } from '../reconcile/flows/examples.js';
 
 const run = promisify(execFile);
-const unavailable = clusterctlUnavailable() ?? clusterApiUnavailable() ?? (goToolchain() === undefined ? 'no Go toolchain to download Cluster API and cert-manager modules with' : undefined);
+const unavailable =
+  clusterctlUnavailable() ??
+  clusterApiUnavailable() ??
+  (goToolchain() === undefined ? 'no Go toolchain to download Cluster API and cert-manager modules with' : undefined);
 /** clusterctl v1.12.5's CertManagerDefaultVersion: the cert-manager it would install. */
 const certManagerVersion = 'v1.20.1';
 const group = 'infrastructure.cluster.x-k8s.io';
@@ -67,7 +70,9 @@ async function exampleManifests(dir: string): Promise<string> {
   for (const file of ['00-cloud-credentials.yaml', '01-cluster.yaml', '02-openstackcluster.yaml', '03-machines.yaml', '04-bootstrap-data.yaml']) {
     for (const document of parseAllDocuments(await readFile(path.join(dir, file), 'utf8'))) documents.push(document.toJS() as JsonObject);
   }
-  const kept = documents.filter((document) => !['Machine', 'OpenStackMachine'].includes(String(document.kind)) || machines.includes(String((document.metadata as JsonObject).name)));
+  const kept = documents.filter(
+    (document) => !['Machine', 'OpenStackMachine'].includes(String(document.kind)) || machines.includes(String((document.metadata as JsonObject).name)),
+  );
   for (const document of kept) {
     if (document.kind === 'OpenStackCluster') delete (document.spec as JsonObject).bastion;
     if (document.kind === 'OpenStackMachine') (document.spec as JsonObject).image = { filter: { name: 'ubuntu-22.04' } };
@@ -87,7 +92,15 @@ async function provideWorkloadNodes(plane: ControlPlane): Promise<void> {
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: 'demo', cluster: { server: plane.url, 'certificate-authority-data': Buffer.from(await readFile(plane.caCert)).toString('base64') } }],
-    users: [{ name: 'admin', user: { 'client-certificate-data': Buffer.from(plane.admin.cert).toString('base64'), 'client-key-data': Buffer.from(plane.admin.key).toString('base64') } }],
+    users: [
+      {
+        name: 'admin',
+        user: {
+          'client-certificate-data': Buffer.from(plane.admin.cert).toString('base64'),
+          'client-key-data': Buffer.from(plane.admin.key).toString('base64'),
+        },
+      },
+    ],
     contexts: [{ name: 'demo', context: { cluster: 'demo', user: 'admin' } }],
     'current-context': 'demo',
   });
@@ -117,74 +130,93 @@ async function ownBootstrapSecrets(plane: ControlPlane): Promise<void> {
   for (const name of machines) {
     const machine = JSON.parse(await kubectlOk(plane, ['get', 'machine', name, '-o', 'json']));
     const owner = { apiVersion: machine.apiVersion, kind: 'Machine', name, uid: machine.metadata.uid };
-    await kubectlOk(plane, ['patch', 'secret', machine.spec.bootstrap.dataSecretName, '--type=merge', '-p', JSON.stringify({ metadata: { ownerReferences: [owner] } })]);
+    await kubectlOk(plane, [
+      'patch',
+      'secret',
+      machine.spec.bootstrap.dataSecretName,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ metadata: { ownerReferences: [owner] } }),
+    ]);
   }
 }
 
-describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'clusterctl describe and move' : `clusterctl describe and move (skipped: ${unavailable})`, () => {
-  beforeAll(async () => {
-    root = await mkdtemp(path.join(os.tmpdir(), 'capo-clusterctl-move-'));
-    // `npm run release -- --out DIR --offline`, from the sources.
-    await run(process.execPath, [...sourceEntry('scripts/release.ts'), '--out', root, '--offline'], { timeout: 120_000 });
-    const certManagerCrds = path.join(await goModuleDir('github.com/cert-manager/cert-manager', certManagerVersion), 'deploy', 'crds');
-    const options = { config: path.join(root, 'clusterctl.yaml'), certManagerCrds };
-    // One after the other: two at once would each take the two cores longer.
-    source = await startManagementPlane(options);
-    target = await startManagementPlane(options);
-    cloud = await startSimulator({ port: 0, host: '127.0.0.1', transitionDelayMs: 100 });
-    census = await CloudCensus.open(cloud);
-    manifests = await renderExamples(cloud.url);
-  }, 900_000);
+describe.skipIf(unavailable !== undefined)(
+  unavailable === undefined ? 'clusterctl describe and move' : `clusterctl describe and move (skipped: ${unavailable})`,
+  () => {
+    beforeAll(async () => {
+      root = await mkdtemp(path.join(os.tmpdir(), 'capo-clusterctl-move-'));
+      // `npm run release -- --out DIR --offline`, from the sources.
+      await run(process.execPath, [...sourceEntry('scripts/release.ts'), '--out', root, '--offline'], { timeout: 120_000 });
+      const certManagerCrds = path.join(await goModuleDir('github.com/cert-manager/cert-manager', certManagerVersion), 'deploy', 'crds');
+      const options = { config: path.join(root, 'clusterctl.yaml'), certManagerCrds };
+      // One after the other: two at once would each take the two cores longer.
+      source = await startManagementPlane(options);
+      target = await startManagementPlane(options);
+      cloud = await startSimulator({ port: 0, host: '127.0.0.1', transitionDelayMs: 100 });
+      census = await CloudCensus.open(cloud);
+      manifests = await renderExamples(cloud.url);
+    }, 900_000);
 
-  afterAll(async () => {
-    census?.close();
-    await target?.stop();
-    await source?.stop();
-    await cloud?.close();
-    for (const dir of [root, manifests]) if (dir) await rm(dir, { recursive: true, force: true });
-  }, 180_000);
+    afterAll(async () => {
+      census?.close();
+      await target?.stop();
+      await source?.stop();
+      await cloud?.close();
+      for (const dir of [root, manifests]) if (dir) await rm(dir, { recursive: true, force: true });
+    }, 180_000);
 
-  it('makes the example Ready under the real Cluster API, whose webhooks answer, and clusterctl describe shows it', async () => {
-    const { plane } = source!;
-    const applied = await plane.kubectl(['apply', '-f', await exampleManifests(manifests!)]);
-    expect(applied.code, applied.stderr).toBe(0);
-    await waitForReady(kubectlOf(plane), 'demo', 240);
-    await provideWorkloadNodes(plane);
-    await ownBootstrapSecrets(plane);
-    const provisioned = await plane.kubectl(['wait', '--for=condition=ControlPlaneInitialized', 'cluster/demo', '--timeout=120s']);
-    expect(provisioned.code, `${provisioned.stderr}\n${await managerLogs(source)}`).toBe(0);
-    const noded = await plane.kubectl(['wait', '--for=jsonpath={.status.nodeRef.name}', ...machines.map((name) => `machine/${name}`), '--timeout=120s']);
-    expect(noded.code, `${noded.stderr}\n${await managerLogs(source)}`).toBe(0);
+    it('makes the example Ready under the real Cluster API, whose webhooks answer, and clusterctl describe shows it', async () => {
+      const { plane } = source!;
+      const applied = await plane.kubectl(['apply', '-f', await exampleManifests(manifests!)]);
+      expect(applied.code, applied.stderr).toBe(0);
+      await waitForReady(kubectlOf(plane), 'demo', 240);
+      await provideWorkloadNodes(plane);
+      await ownBootstrapSecrets(plane);
+      const provisioned = await plane.kubectl(['wait', '--for=condition=ControlPlaneInitialized', 'cluster/demo', '--timeout=120s']);
+      expect(provisioned.code, `${provisioned.stderr}\n${await managerLogs(source)}`).toBe(0);
+      const noded = await plane.kubectl(['wait', '--for=jsonpath={.status.nodeRef.name}', ...machines.map((name) => `machine/${name}`), '--timeout=120s']);
+      expect(noded.code, `${noded.stderr}\n${await managerLogs(source)}`).toBe(0);
 
-    const described = await clusterctl(['describe', 'cluster', 'demo', '--show-machinesets', '--grouping=false'], source!.env);
-    expect(described.code, described.stderr).toBe(0);
-    expect(described.stdout).toMatch(/^Cluster\/demo\s/m);
-    expect(described.stdout).toContain('OpenStackCluster/demo');
-    for (const name of machines) expect(described.stdout).toContain(`Machine/${name}`);
-  }, 600_000);
+      const described = await clusterctl(['describe', 'cluster', 'demo', '--show-machinesets', '--grouping=false'], source!.env);
+      expect(described.code, described.stderr).toBe(0);
+      expect(described.stdout).toMatch(/^Cluster\/demo\s/m);
+      expect(described.stdout).toContain('OpenStackCluster/demo');
+      for (const name of machines) expect(described.stdout).toContain(`Machine/${name}`);
+    }, 600_000);
 
-  it('clusterctl move takes the cluster to a second management cluster, which adopts its resources: none created again, none deleted', async () => {
-    const before = await census!.ourIds();
-    expect(before.servers).toHaveLength(machines.length);
-    const targetKubeconfig = target!.plane.kubeconfig;
-    const moved = await clusterctl(['move', '--to-kubeconfig', targetKubeconfig, '--namespace', 'default'], source!.env);
-    expect(moved.code, `${moved.stdout}\n${moved.stderr}`).toBe(0);
+    it('clusterctl move takes the cluster to a second management cluster, which adopts its resources: none created again, none deleted', async () => {
+      const before = await census!.ourIds();
+      expect(before.servers).toHaveLength(machines.length);
+      const targetKubeconfig = target!.plane.kubeconfig;
+      const moved = await clusterctl(['move', '--to-kubeconfig', targetKubeconfig, '--namespace', 'default'], source!.env);
+      expect(moved.code, `${moved.stdout}\n${moved.stderr}`).toBe(0);
 
-    const left = await source!.plane.kubectl(['get', clusterKinds, '-n', 'default', '-o', 'name']);
-    expect(left.code, left.stderr).toBe(0);
-    expect(left.stdout.trim()).toBe('');
+      const left = await source!.plane.kubectl(['get', clusterKinds, '-n', 'default', '-o', 'name']);
+      expect(left.code, left.stderr).toBe(0);
+      expect(left.stdout.trim()).toBe('');
 
-    await waitForReady(kubectlOf(target!.plane), 'demo', 240);
-    const cluster = JSON.parse(await kubectlOk(target!.plane, ['get', 'cluster', 'demo', '-o', 'json']));
-    expect(cluster.spec.paused ?? false).toBe(false);
-    // Copies with uids of their own (clusterctl moves no status: Ready there is the target reconciler's), owning by the originals' uids.
-    const copies = JSON.parse(await kubectlOk(target!.plane, ['get', `openstackclusters.${group},openstackmachines.${group},openstackservers.${group}`, '-n', 'default', '-o', 'json'])).items as JsonObject[];
-    expect(copies).toHaveLength(1 + 2 * machines.length);
-    for (const copy of copies) {
-      const metadata = copy.metadata as { uid: string; annotations?: Record<string, string> };
-      expect(metadata.annotations?.['capo-apiserver.io/owner-uid']).toMatch(/^[0-9a-f-]{36}$/);
-      expect(metadata.annotations?.['capo-apiserver.io/owner-uid']).not.toBe(metadata.uid);
-    }
-    expect(await census!.ourIds()).toEqual(before);
-  }, 600_000);
-});
+      await waitForReady(kubectlOf(target!.plane), 'demo', 240);
+      const cluster = JSON.parse(await kubectlOk(target!.plane, ['get', 'cluster', 'demo', '-o', 'json']));
+      expect(cluster.spec.paused ?? false).toBe(false);
+      // Copies with uids of their own (clusterctl moves no status: Ready there is the target reconciler's), owning by the originals' uids.
+      const copies = JSON.parse(
+        await kubectlOk(target!.plane, [
+          'get',
+          `openstackclusters.${group},openstackmachines.${group},openstackservers.${group}`,
+          '-n',
+          'default',
+          '-o',
+          'json',
+        ]),
+      ).items as JsonObject[];
+      expect(copies).toHaveLength(1 + 2 * machines.length);
+      for (const copy of copies) {
+        const metadata = copy.metadata as { uid: string; annotations?: Record<string, string> };
+        expect(metadata.annotations?.['capo-apiserver.io/owner-uid']).toMatch(/^[0-9a-f-]{36}$/);
+        expect(metadata.annotations?.['capo-apiserver.io/owner-uid']).not.toBe(metadata.uid);
+      }
+      expect(await census!.ourIds()).toEqual(before);
+    }, 600_000);
+  },
+);

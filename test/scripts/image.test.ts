@@ -52,9 +52,21 @@ async function runImage(port: number, cloudPort: number): Promise<Container> {
   const name = `capo-image-test-${randomBytes(4).toString('hex')}`;
   containers.push(name);
   await podman([
-    'run', '--detach', '--name', name, '--read-only', '--network', 'host', ...podmanLimits,
-    '--volume', `${dataDir}:/var/lib/capo-apiserver`, image,
-    '--data-dir=/var/lib/capo-apiserver', '--bind-address=127.0.0.1', `--port=${port}`, `--cloud-port=${cloudPort}`,
+    'run',
+    '--detach',
+    '--name',
+    name,
+    '--read-only',
+    '--network',
+    'host',
+    ...podmanLimits,
+    '--volume',
+    `${dataDir}:/var/lib/capo-apiserver`,
+    image,
+    '--data-dir=/var/lib/capo-apiserver',
+    '--bind-address=127.0.0.1',
+    `--port=${port}`,
+    `--cloud-port=${cloudPort}`,
   ]);
   const asAdmin = kubectlWith(path.join(dataDir, 'kubeconfig'));
   const kubectl: Kubectl = (args) => asAdmin(args);
@@ -91,40 +103,49 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the cont
     expect(shell).not.toBe('ran');
   });
 
-  it('serves the embedded default read-only from a volume: examples/ to Ready, then a clean SIGTERM keeps every acknowledged write', async () => {
-    const first = await freePortRun(2);
-    const container = await runImage(first, first + 1);
+  it(
+    'serves the embedded default read-only from a volume: examples/ to Ready, then a clean SIGTERM keeps every acknowledged write',
+    async () => {
+      const first = await freePortRun(2);
+      const container = await runImage(first, first + 1);
 
-    // Every file of the data directory is the non-root user's and its alone.
-    const files = await readdir(dataDir, { recursive: true });
-    for (const file of files) {
-      const info = await stat(path.join(dataDir, file));
-      expect(info.uid, file).toBe(nonRoot);
-      if (info.isFile()) expect(info.mode & 0o777, file).toBe(0o600);
-    }
+      // Every file of the data directory is the non-root user's and its alone.
+      const files = await readdir(dataDir, { recursive: true });
+      for (const file of files) {
+        const info = await stat(path.join(dataDir, file));
+        expect(info.uid, file).toBe(nonRoot);
+        if (info.isFile()) expect(info.mode & 0o777, file).toBe(0o600);
+      }
 
-    const manifests = await renderExamples(`http://127.0.0.1:${first + 1}`);
-    try {
-      await apply(container.kubectl, manifests);
-      await waitForReady(container.kubectl, 'demo', 240);
-    } finally {
-      await rm(manifests, { recursive: true, force: true });
-    }
+      const manifests = await renderExamples(`http://127.0.0.1:${first + 1}`);
+      try {
+        await apply(container.kubectl, manifests);
+        await waitForReady(container.kubectl, 'demo', 240);
+      } finally {
+        await rm(manifests, { recursive: true, force: true });
+      }
 
-    const writes = await startIdentityWriters(container.url, dataDir, 'term');
-    await vi.waitFor(() => expect(writes.acknowledged.length).toBeGreaterThanOrEqual(100), { timeout: 60_000, interval: 10 });
-    const exitCode = terminate(container.name);
-    await writes.finished();
-    expect(await exitCode).toBe(0);
-    expect(await podman(['logs', container.name])).toContain('shutting down');
+      const writes = await startIdentityWriters(container.url, dataDir, 'term');
+      await vi.waitFor(() => expect(writes.acknowledged.length).toBeGreaterThanOrEqual(100), { timeout: 60_000, interval: 10 });
+      const exitCode = terminate(container.name);
+      await writes.finished();
+      expect(await exitCode).toBe(0);
+      expect(await podman(['logs', container.name])).toContain('shutting down');
 
-    const again = await runImage(first, first + 1);
-    const { stdout } = await again.kubectl(['get', 'openstackclusteridentities', '-o', 'name']);
-    const stored = new Set(stdout.trim().split('\n').map((line) => line.split('/')[1]));
-    expect(writes.acknowledged.filter((name) => !stored.has(name))).toEqual([]);
-    // The cluster built before the restart is still stored (the simulated cloud lived in the old container).
-    const machines = await again.kubectl(['get', 'openstackclusters,openstackmachines', '-o', 'name']);
-    expect(machines.stdout.trim().split('\n')).toHaveLength(7);
-    expect(await terminate(again.name)).toBe(0);
-  }, 10 * 60_000);
+      const again = await runImage(first, first + 1);
+      const { stdout } = await again.kubectl(['get', 'openstackclusteridentities', '-o', 'name']);
+      const stored = new Set(
+        stdout
+          .trim()
+          .split('\n')
+          .map((line) => line.split('/')[1]),
+      );
+      expect(writes.acknowledged.filter((name) => !stored.has(name))).toEqual([]);
+      // The cluster built before the restart is still stored (the simulated cloud lived in the old container).
+      const machines = await again.kubectl(['get', 'openstackclusters,openstackmachines', '-o', 'name']);
+      expect(machines.stdout.trim().split('\n')).toHaveLength(7);
+      expect(await terminate(again.name)).toBe(0);
+    },
+    10 * 60_000,
+  );
 });

@@ -63,7 +63,12 @@ afterAll(async () => {
 
 describe('the release folder', () => {
   it("is laid out as clusterctl's local repository reads it, with a configuration naming it", async () => {
-    expect((await readdir(folder)).sort()).toEqual(['cluster-template-without-lb.yaml', 'cluster-template.yaml', 'infrastructure-components.yaml', 'metadata.yaml']);
+    expect((await readdir(folder)).sort()).toEqual([
+      'cluster-template-without-lb.yaml',
+      'cluster-template.yaml',
+      'infrastructure-components.yaml',
+      'metadata.yaml',
+    ]);
     expect(parse(await readFile(path.join(root, 'clusterctl.yaml'), 'utf8'))).toEqual({
       providers: [{ name: providerName, type: 'InfrastructureProvider', url: pathToFileURL(path.join(folder, 'infrastructure-components.yaml')).href }],
     });
@@ -110,7 +115,7 @@ describe('infrastructure-components.yaml', () => {
     });
   });
 
-  it("has cert-manager issue the certificate of the Service every APIService routes to, and inject its CA into each", () => {
+  it('has cert-manager issue the certificate of the Service every APIService routes to, and inject its CA into each', () => {
     const certificate = only(components, 'Certificate') as { metadata: { name: string; namespace: string }; spec: { dnsNames: string[]; secretName: string } };
     const service = only(components, 'Service');
     const serviceName = `${metadataOf(service).name}.${metadataOf(service).namespace}.svc`;
@@ -119,10 +124,18 @@ describe('infrastructure-components.yaml', () => {
     expect(deployment.spec.template.spec.volumes.map((volume) => volume.secret?.secretName)).toContain(certificate.spec.secretName);
     const apiServices = components.filter((object) => object.kind === 'APIService');
     expect(apiServices.map((object) => metadataOf(object).name).sort()).toEqual(
-      ['v1alpha1.extensions.capo-apiserver.io', 'v1alpha1.infrastructure.cluster.x-k8s.io', 'v1alpha1.openstack.k-orc.cloud', 'v1beta1.infrastructure.cluster.x-k8s.io', 'v1beta2.infrastructure.cluster.x-k8s.io'].sort(),
+      [
+        'v1alpha1.extensions.capo-apiserver.io',
+        'v1alpha1.infrastructure.cluster.x-k8s.io',
+        'v1alpha1.openstack.k-orc.cloud',
+        'v1beta1.infrastructure.cluster.x-k8s.io',
+        'v1beta2.infrastructure.cluster.x-k8s.io',
+      ].sort(),
     );
     for (const apiService of apiServices) {
-      expect(metadataOf(apiService).annotations).toEqual({ 'cert-manager.io/inject-ca-from': `${certificate.metadata.namespace}/${certificate.metadata.name}` });
+      expect(metadataOf(apiService).annotations).toEqual({
+        'cert-manager.io/inject-ca-from': `${certificate.metadata.namespace}/${certificate.metadata.name}`,
+      });
       expect((apiService.spec as JsonObject).service).toEqual({ namespace: metadataOf(service).namespace, name: metadataOf(service).name, port: 443 });
     }
   });
@@ -154,9 +167,16 @@ describe('the cluster templates', () => {
     try {
       // Served by Cluster API's kubeadm providers and MachineDeployment controller, not by the embedded mode.
       const clusterApiProvidersKinds = new Set(['KubeadmConfigTemplate', 'KubeadmControlPlane', 'MachineDeployment']);
-      for (const [flavor, file] of [['default', 'cluster-template.yaml'], ['without-lb', 'cluster-template-without-lb.yaml']] as const) {
+      for (const [flavor, file] of [
+        ['default', 'cluster-template.yaml'],
+        ['without-lb', 'cluster-template-without-lb.yaml'],
+      ] as const) {
         const clusterName = `demo-${flavor}`;
-        const text = renderTemplate(await readFile(path.join(folder, file), 'utf8'), { CLUSTER_NAME: clusterName, ...capoEnvironment, ...clusterctlFlagVariables }, file);
+        const text = renderTemplate(
+          await readFile(path.join(folder, file), 'utf8'),
+          { CLUSTER_NAME: clusterName, ...capoEnvironment, ...clusterctlFlagVariables },
+          file,
+        );
         const served = documents(text).filter((object) => !clusterApiProvidersKinds.has(String(object.kind)));
         expect(served.map((object) => object.kind)).toEqual(['Secret', 'Cluster', 'OpenStackCluster', 'OpenStackMachineTemplate', 'OpenStackMachineTemplate']);
         await kubectlOk(server, ['apply', '-n', 'default', '-f', '-'], served.map((object) => stringify(object)).join('---\n'));

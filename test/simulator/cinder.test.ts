@@ -92,9 +92,7 @@ describe('cinder', () => {
         const v = (await call(session, 'GET', `${url}/${id}`)).body.volume;
         return v.status === 'in-use' ? v : undefined;
       });
-      expect(inUse.attachments).toEqual([
-        expect.objectContaining({ server_id: 'srv', volume_id: id, device: '/dev/vdb', attachment_id: expect.any(String) }),
-      ]);
+      expect(inUse.attachments).toEqual([expect.objectContaining({ server_id: 'srv', volume_id: id, device: '/dev/vdb', attachment_id: expect.any(String) })]);
       const refused = await call(session, 'DELETE', `${url}/${id}`);
       expect(refused.status).toBe(400);
       expect(refused.body).toEqual({
@@ -120,7 +118,9 @@ describe('cinder', () => {
     sim.setQuota(admin.projectId, 'gigabytes', 5);
     const big = await call(admin, 'POST', adminVolumes, { volume: { size: 6 } });
     expect(big.status).toBe(413);
-    expect(big.body.overLimit.message).toBe('Requested volume or snapshot exceeds allowed gigabytes quota. Requested 6G, quota is 5G and 0G has been consumed.');
+    expect(big.body.overLimit.message).toBe(
+      'Requested volume or snapshot exceeds allowed gigabytes quota. Requested 6G, quota is 5G and 0G has been consumed.',
+    );
     const first = await call(admin, 'POST', adminVolumes, { volume: { size: 1 } });
     expect(first.status).toBe(202);
     const second = await call(admin, 'POST', adminVolumes, { volume: { size: 1 } });
@@ -163,7 +163,9 @@ describe('cinder', () => {
     const base = endpoint(demo, 'block-storage');
     expect((await call(demo, 'GET', `${base}/types`)).body.volume_types.map((t: { name: string }) => t.name)).toEqual(['__DEFAULT__']);
     expect((await call(demo, 'GET', `${base}/types/default`)).body.volume_type.name).toBe('__DEFAULT__');
-    expect((await call(demo, 'GET', `${base}/os-availability-zone`)).body).toEqual({ availabilityZoneInfo: [{ zoneName: 'nova', zoneState: { available: true } }] });
+    expect((await call(demo, 'GET', `${base}/os-availability-zone`)).body).toEqual({
+      availabilityZoneInfo: [{ zoneName: 'nova', zoneState: { available: true } }],
+    });
     expect((await call(demo, 'GET', `${base}/limits`)).body.limits.absolute.maxTotalVolumes).toBe(100);
     const other = await call(demo, 'GET', `${sim.url}/volume/v3/someone-else/volumes`);
     expect(other.status).toBe(400);

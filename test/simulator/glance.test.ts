@@ -42,7 +42,11 @@ describe('glance', () => {
 
   it('creates, tags, filters, pages and deletes images', async () => {
     const created: string[] = [];
-    for (const [name, tags] of [['g-a', ['x', 'y']], ['g-b', ['x']], ['g-c', []]] as const) {
+    for (const [name, tags] of [
+      ['g-a', ['x', 'y']],
+      ['g-b', ['x']],
+      ['g-c', []],
+    ] as const) {
       const res = await call(demo, 'POST', images, { name, disk_format: 'raw', container_format: 'bare', tags, os_distro: 'cirros' });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ name, status: 'queued', visibility: 'shared', owner: demo.projectId, size: null, os_distro: 'cirros' });
@@ -114,7 +118,11 @@ describe('glance', () => {
     );
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ name: 'up2', hw_disk_bus: 'scsi' });
-    const upload = await fetch(`${images}/${res.body.id}/file`, { method: 'PUT', headers: { 'x-auth-token': demo.token, 'content-type': 'application/octet-stream' }, body: 'hello' });
+    const upload = await fetch(`${images}/${res.body.id}/file`, {
+      method: 'PUT',
+      headers: { 'x-auth-token': demo.token, 'content-type': 'application/octet-stream' },
+      body: 'hello',
+    });
     expect(upload.status).toBe(204);
     const after = await call(demo, 'GET', `${images}/${res.body.id}`);
     expect(after.body).toMatchObject({ status: 'active', size: 5, checksum: '5d41402abc4b2a76b9719d911017c592', os_hash_algo: 'sha512' });
@@ -126,7 +134,8 @@ describe('glance', () => {
   it('refuses data past its image_size_cap with 413, leaving the image queued for another upload', async () => {
     const res = await call(demo, 'POST', images, { name: 'capped', disk_format: 'raw', container_format: 'bare' });
     const file = `${images}/${res.body.id}/file`;
-    const put = (body: Uint8Array<ArrayBuffer>) => fetch(file, { method: 'PUT', headers: { 'x-auth-token': demo.token, 'content-type': 'application/octet-stream' }, body });
+    const put = (body: Uint8Array<ArrayBuffer>) =>
+      fetch(file, { method: 'PUT', headers: { 'x-auth-token': demo.token, 'content-type': 'application/octet-stream' }, body });
     const refused = await put(new Uint8Array(capBytes + 1));
     expect(refused.status).toBe(413);
     expect(await refused.json()).toMatchObject({ code: '413 Request Entity Too Large' });

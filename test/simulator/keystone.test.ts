@@ -68,7 +68,9 @@ describe('keystone', () => {
     const { token } = (await res.json()) as any;
     expect(token.project).toBeUndefined();
     expect(token.catalog).toBeUndefined();
-    const rescoped = await issue({ auth: { identity: { methods: ['token'], token: { id: res.headers.get('x-subject-token') } }, scope: { project: { id: admin.projectId } } } });
+    const rescoped = await issue({
+      auth: { identity: { methods: ['token'], token: { id: res.headers.get('x-subject-token') } }, scope: { project: { id: admin.projectId } } },
+    });
     expect(rescoped.status).toBe(201);
     const body = (await rescoped.json()) as any;
     expect(body.token.roles.map((r: { name: string }) => r.name).sort()).toEqual(['admin', 'load-balancer_admin', 'member', 'reader']);
@@ -120,7 +122,9 @@ describe('keystone', () => {
 
   it('creates application credentials and authenticates with them', async () => {
     const demo = await login(sim);
-    const created = await call(demo, 'POST', `${sim.url}/identity/v3/users/${demo.userId}/application_credentials`, { application_credential: { name: 'capo' } });
+    const created = await call(demo, 'POST', `${sim.url}/identity/v3/users/${demo.userId}/application_credentials`, {
+      application_credential: { name: 'capo' },
+    });
     expect(created.status).toBe(201);
     const cred = created.body.application_credential;
     expect(cred).toMatchObject({ name: 'capo', project_id: demo.projectId, unrestricted: false, expires_at: null });
@@ -135,7 +139,12 @@ describe('keystone', () => {
     expect(token.project.id).toBe(demo.projectId);
     expect(token.application_credential).toEqual({ id: cred.id, name: 'capo', restricted: true });
     const byName = await issue({
-      auth: { identity: { methods: ['application_credential'], application_credential: { name: 'capo', secret: cred.secret, user: { name: 'demo', domain: { name: 'Default' } } } } },
+      auth: {
+        identity: {
+          methods: ['application_credential'],
+          application_credential: { name: 'capo', secret: cred.secret, user: { name: 'demo', domain: { name: 'Default' } } },
+        },
+      },
     });
     expect(byName.status).toBe(201);
     const restricted = await call(byName.headers.get('x-subject-token')!, 'POST', `${sim.url}/identity/v3/users/${demo.userId}/application_credentials`, {

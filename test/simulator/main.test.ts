@@ -30,7 +30,23 @@ describe('npm run simulator', () => {
   beforeAll(async () => {
     await rm(outDir, { recursive: true, force: true });
     const tsc = path.join(root, 'node_modules/.bin/tsc');
-    const args = ['--ignoreConfig', '--outDir', outDir, '--rootDir', root, '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--skipLibCheck', '--types', 'node', 'src/simulator/main.ts'];
+    const args = [
+      '--ignoreConfig',
+      '--outDir',
+      outDir,
+      '--rootDir',
+      root,
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      '--skipLibCheck',
+      '--types',
+      'node',
+      'src/simulator/main.ts',
+    ];
     // Type errors are tsc -p's business; only the emitted JavaScript matters here.
     await run(tsc, args, { cwd: root }).catch(() => undefined);
   });
@@ -84,7 +100,9 @@ describe('npm run simulator', () => {
   });
 });
 
-const openstackCli = ['/usr/bin/openstack', ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'openstack'))].find((p) => existsSync(p));
+const openstackCli = ['/usr/bin/openstack', ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'openstack'))].find((p) =>
+  existsSync(p),
+);
 if (!openstackCli) process.stdout.write('skipping the openstack CLI test: `openstack` (python3-openstackclient) is not on PATH\n');
 
 describe.skipIf(!openstackCli)('the openstack CLI against the simulator', () => {

@@ -57,7 +57,12 @@ describe('a simulated cloud kept in a state file', () => {
     made.demo = demo;
 
     // Keystone: an application credential.
-    made.appCred = await created(demo, `${first.url}/identity/v3/users/${demo.userId}/application_credentials`, { application_credential: { name: 'kept', secret: 'kept-secret' } }, 'application_credential');
+    made.appCred = await created(
+      demo,
+      `${first.url}/identity/v3/users/${demo.userId}/application_credentials`,
+      { application_credential: { name: 'kept', secret: 'kept-secret' } },
+      'application_credential',
+    );
 
     // Neutron: a network with a subnet, a port, a router to `public`, a group with a rule, a floating IP, a trunk, a tag and a quota.
     made.public = (await call(demo, 'GET', `${u.network}/networks?name=public`)).body.networks[0];
@@ -67,8 +72,18 @@ describe('a simulated cloud kept in a state file', () => {
     made.router = await created(demo, `${u.network}/routers`, { router: { name: 'kept', external_gateway_info: { network_id: made.public.id } } }, 'router');
     expect((await call(demo, 'PUT', `${u.network}/routers/${made.router.id}/add_router_interface`, { subnet_id: made.subnet.id })).status).toBe(200);
     made.group = await created(demo, `${u.network}/security-groups`, { security_group: { name: 'kept' } }, 'security_group');
-    made.rule = await created(demo, `${u.network}/security-group-rules`, { security_group_rule: { security_group_id: made.group.id, direction: 'ingress', protocol: 'tcp', port_range_min: 22, port_range_max: 22 } }, 'security_group_rule');
-    made.floatingIp = await created(demo, `${u.network}/floatingips`, { floatingip: { floating_network_id: made.public.id, port_id: made.port.id } }, 'floatingip');
+    made.rule = await created(
+      demo,
+      `${u.network}/security-group-rules`,
+      { security_group_rule: { security_group_id: made.group.id, direction: 'ingress', protocol: 'tcp', port_range_min: 22, port_range_max: 22 } },
+      'security_group_rule',
+    );
+    made.floatingIp = await created(
+      demo,
+      `${u.network}/floatingips`,
+      { floatingip: { floating_network_id: made.public.id, port_id: made.port.id } },
+      'floatingip',
+    );
     made.trunk = await created(demo, `${u.network}/trunks`, { trunk: { port_id: made.port.id, name: 'kept' } }, 'trunk');
     expect((await call(demo, 'PUT', `${u.network}/networks/${made.network.id}/tags/kept-tag`)).status).toBe(201);
     expect((await call(admin, 'PUT', `${u.network}/quotas/${demo.projectId}`, { quota: { port: 321 } })).status).toBe(200);
@@ -88,14 +103,23 @@ describe('a simulated cloud kept in a state file', () => {
     // Octavia: a load balancer with a listener, made ACTIVE.
     made.lb = await created(demo, `${u.lbaas}/loadbalancers`, { loadbalancer: { name: 'kept', vip_subnet_id: made.subnet.id } }, 'loadbalancer');
     await until(demo, `${u.lbaas}/loadbalancers/${made.lb.id}`, 'loadbalancer', 'ACTIVE', 'provisioning_status');
-    made.listener = await created(demo, `${u.lbaas}/listeners`, { listener: { loadbalancer_id: made.lb.id, protocol: 'TCP', protocol_port: 6443 } }, 'listener');
+    made.listener = await created(
+      demo,
+      `${u.lbaas}/listeners`,
+      { listener: { loadbalancer_id: made.lb.id, protocol: 'TCP', protocol_port: 6443 } },
+      'listener',
+    );
     await until(demo, `${u.lbaas}/loadbalancers/${made.lb.id}`, 'loadbalancer', 'ACTIVE', 'provisioning_status');
 
     // Glance: an image with data.
     const image = await call(demo, 'POST', `${u.image}/images`, { name: 'kept', disk_format: 'raw', container_format: 'bare' });
     made.uploaded = image.body;
     made.imageData = Buffer.from('kept image data '.repeat(1000));
-    const upload = await fetch(`${u.image}/images/${made.uploaded.id}/file`, { method: 'PUT', headers: { 'x-auth-token': demo.token, 'content-type': 'application/octet-stream' }, body: made.imageData });
+    const upload = await fetch(`${u.image}/images/${made.uploaded.id}/file`, {
+      method: 'PUT',
+      headers: { 'x-auth-token': demo.token, 'content-type': 'application/octet-stream' },
+      body: made.imageData,
+    });
     expect(upload.status).toBe(204);
 
     // Cinder: a volume made available.
@@ -127,7 +151,9 @@ describe('a simulated cloud kept in a state file', () => {
       const byAppCred = await fetch(`${second.url}/identity/v3/auth/tokens`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ auth: { identity: { methods: ['application_credential'], application_credential: { id: made.appCred.id, secret: 'kept-secret' } } } }),
+        body: JSON.stringify({
+          auth: { identity: { methods: ['application_credential'], application_credential: { id: made.appCred.id, secret: 'kept-secret' } } },
+        }),
       });
       expect(byAppCred.status).toBe(201);
 
@@ -136,18 +162,34 @@ describe('a simulated cloud kept in a state file', () => {
       expect(publics.map((n: any) => n.id)).toEqual([made.public.id]);
       const network = (await call(demo, 'GET', `${u.network}/networks/${made.network.id}`)).body.network;
       expect(network).toMatchObject({ name: 'kept', subnets: [made.subnet.id], tags: ['kept-tag'] });
-      expect((await call(demo, 'GET', `${u.network}/ports/${made.port.id}`)).body.port).toMatchObject({ mac_address: made.port.mac_address, fixed_ips: made.port.fixed_ips });
+      expect((await call(demo, 'GET', `${u.network}/ports/${made.port.id}`)).body.port).toMatchObject({
+        mac_address: made.port.mac_address,
+        fixed_ips: made.port.fixed_ips,
+      });
       expect((await call(demo, 'GET', `${u.network}/routers/${made.router.id}`)).body.router.external_gateway_info.network_id).toBe(made.public.id);
-      expect((await call(demo, 'GET', `${u.network}/security-group-rules/${made.rule.id}`)).body.security_group_rule).toMatchObject({ port_range_min: 22, security_group_id: made.group.id });
-      expect((await call(demo, 'GET', `${u.network}/floatingips/${made.floatingIp.id}`)).body.floatingip).toMatchObject({ floating_ip_address: made.floatingIp.floating_ip_address, port_id: made.port.id });
+      expect((await call(demo, 'GET', `${u.network}/security-group-rules/${made.rule.id}`)).body.security_group_rule).toMatchObject({
+        port_range_min: 22,
+        security_group_id: made.group.id,
+      });
+      expect((await call(demo, 'GET', `${u.network}/floatingips/${made.floatingIp.id}`)).body.floatingip).toMatchObject({
+        floating_ip_address: made.floatingIp.floating_ip_address,
+        port_id: made.port.id,
+      });
       expect((await call(demo, 'GET', `${u.network}/trunks/${made.trunk.id}`)).body.trunk.port_id).toBe(made.port.id);
       expect((await call(demo, 'GET', `${u.network}/quotas/${demo.projectId}`)).body.quota.port).toBe(321);
       // New objects get addresses, MACs and standard-attribute ids the restored ones do not have.
       const newPort = await created(demo, `${u.network}/ports`, { port: { network_id: made.network.id } }, 'port');
       expect(newPort.mac_address).not.toBe(made.port.mac_address);
       expect(newPort.fixed_ips[0].ip_address).not.toBe(made.port.fixed_ips[0].ip_address);
-      await created(demo, `${u.network}/security-group-rules`, { security_group_rule: { security_group_id: made.group.id, direction: 'ingress', protocol: 'tcp', port_range_min: 80, port_range_max: 80 } }, 'security_group_rule');
-      const attrIds = (await call(demo, 'GET', `${u.network}/security-groups/${made.group.id}`)).body.security_group.security_group_rules.map((r: any) => r.standard_attr_id);
+      await created(
+        demo,
+        `${u.network}/security-group-rules`,
+        { security_group_rule: { security_group_id: made.group.id, direction: 'ingress', protocol: 'tcp', port_range_min: 80, port_range_max: 80 } },
+        'security_group_rule',
+      );
+      const attrIds = (await call(demo, 'GET', `${u.network}/security-groups/${made.group.id}`)).body.security_group.security_group_rules.map(
+        (r: any) => r.standard_attr_id,
+      );
       expect(new Set(attrIds).size).toBe(attrIds.length);
 
       // Nova: the server ACTIVE, the one building settles, flavors not doubled, counters go on.
@@ -161,7 +203,12 @@ describe('a simulated cloud kept in a state file', () => {
       expect((await call(demo, 'GET', `${u.compute}/os-keypairs/new`)).body.keypair.id).toBeGreaterThan(made.keypairId);
       expect((await call(demo, 'GET', `${u.compute}/os-server-groups/${made.serverGroup.id}`)).body.server_group.name).toBe('kept');
       const instanceName = async (id: string) => (await call(admin, 'GET', `${u.compute}/servers/${id}`)).body.server['OS-EXT-SRV-ATTR:instance_name'];
-      const another = await created(demo, `${u.compute}/servers`, { server: { name: 'new', flavorRef: '1', imageRef: made.image.id, networks: [{ uuid: made.network.id }] } }, 'server');
+      const another = await created(
+        demo,
+        `${u.compute}/servers`,
+        { server: { name: 'new', flavorRef: '1', imageRef: made.image.id, networks: [{ uuid: made.network.id }] } },
+        'server',
+      );
       const names = [await instanceName(made.server.id), await instanceName(made.building.id), await instanceName(another.id)];
       expect(new Set(names).size).toBe(3);
       const limits = (await call(demo, 'GET', `${u.compute}/limits`)).body.limits.absolute;

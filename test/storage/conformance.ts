@@ -110,11 +110,18 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       const key = `${prefix}a`;
       const created = await storage.create(key, { ...object('a'), metadata: { name: 'a', resourceVersion: '999' } });
       expect(created.modRevision).toBeGreaterThan(base);
-      expect(created).toMatchObject({ key, createRevision: created.modRevision, value: { metadata: { name: 'a', resourceVersion: String(created.modRevision) } } });
+      expect(created).toMatchObject({
+        key,
+        createRevision: created.modRevision,
+        value: { metadata: { name: 'a', resourceVersion: String(created.modRevision) } },
+      });
       expect(await storage.get(key)).toEqual(created);
       const updated = await storage.update(key, object('a', { v: 2 }), created.modRevision);
       expect(updated.modRevision).toBeGreaterThan(created.modRevision);
-      expect(updated).toMatchObject({ createRevision: created.modRevision, value: { spec: { v: 2 }, metadata: { resourceVersion: String(updated.modRevision) } } });
+      expect(updated).toMatchObject({
+        createRevision: created.modRevision,
+        value: { spec: { v: 2 }, metadata: { resourceVersion: String(updated.modRevision) } },
+      });
       const deleted = await storage.delete(key, updated.modRevision);
       expect(deleted.modRevision).toBeGreaterThan(updated.modRevision);
       expect(deleted.value).toMatchObject({ spec: { v: 2 }, metadata: { resourceVersion: String(deleted.modRevision) } });
@@ -125,7 +132,10 @@ export function describeStorageConformance(name: string, backend: StorageBackend
     it('gives every object its own managed fields in lists and watch events, also where objects record the same field set', async () => {
       const storage = await openStorage();
       const fieldSet = (...fields: string[]) => ({ 'f:spec': Object.fromEntries([['.', {}], ...fields.map((field) => [`f:${field}`, {}])]) });
-      const managed = (fieldsV1: JsonObject) => ({ ...object('x'), metadata: { managedFields: [{ manager: 'kubectl', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1 }] } });
+      const managed = (fieldsV1: JsonObject) => ({
+        ...object('x'),
+        metadata: { managedFields: [{ manager: 'kubectl', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1 }] },
+      });
       const recorder = watch(storage, base);
       const a = await storage.create(`${prefix}a`, managed(fieldSet('color', 'size')));
       await storage.create(`${prefix}b`, managed(fieldSet('color', 'size')));
@@ -137,7 +147,14 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       await storage.create(`${prefix}e`, managed(large));
       const fieldsOf = (value: JsonObject) => ((value.metadata as JsonObject).managedFields as JsonObject[])[0]!.fieldsV1;
       const events = await recorder.until(6);
-      expect(events.map((event) => fieldsOf(event.value))).toEqual([fieldSet('color', 'size'), fieldSet('color', 'size'), fieldSet('color'), fieldSet('weight'), large, large]);
+      expect(events.map((event) => fieldsOf(event.value))).toEqual([
+        fieldSet('color', 'size'),
+        fieldSet('color', 'size'),
+        fieldSet('color'),
+        fieldSet('weight'),
+        large,
+        large,
+      ]);
       expect(fieldsOf(events[3]!.prevValue!)).toEqual(fieldSet('color', 'size'));
       // Objects that record the same set hold one shared copy of it, whatever its size; a set with one field fewer is its own.
       expect(fieldsOf(events[1]!.value)).toBe(fieldsOf(events[0]!.value));
@@ -152,7 +169,13 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       const storage = await openStorage();
       const recorder = watch(storage, base);
       const rules = [{ name: 'vxlan', direction: 'ingress', protocol: 'udp', portRangeMin: 8472, remoteManagedGroups: ['controlplane', 'worker'] }];
-      const spec = (flavor: string) => ({ bastion: { enabled: true, flavor, image: { filter: { name: 'ubuntu-22.04' } } }, rules, weight: 1.5, paused: false, note: null });
+      const spec = (flavor: string) => ({
+        bastion: { enabled: true, flavor, image: { filter: { name: 'ubuntu-22.04' } } },
+        rules,
+        weight: 1.5,
+        paused: false,
+        note: null,
+      });
       const a = await storage.create(`${prefix}a`, object('a', spec('m1.tiny')));
       await storage.create(`${prefix}b`, object('b', spec('m1.tiny')));
       await storage.create(`${prefix}c`, object('c', spec('m1.small')));
@@ -185,7 +208,10 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       await expect(storage.update(`${prefix}missing`, object('m'), 1)).rejects.toBeInstanceOf(KeyNotFoundError);
       await expect(storage.delete(`${prefix}missing`)).rejects.toBeInstanceOf(KeyNotFoundError);
       const updated = await storage.update(key, object('a', { v: 2 }), created.modRevision);
-      await expect(storage.update(key, object('a', { v: 3 }), created.modRevision)).rejects.toMatchObject({ expected: created.modRevision, actual: updated.modRevision });
+      await expect(storage.update(key, object('a', { v: 3 }), created.modRevision)).rejects.toMatchObject({
+        expected: created.modRevision,
+        actual: updated.modRevision,
+      });
       await expect(storage.delete(key, created.modRevision)).rejects.toBeInstanceOf(RevisionConflictError);
       expect((await storage.get(key))?.value).toMatchObject({ spec: { v: 2 } });
     });
@@ -241,7 +267,10 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       await storage.update(key(12), labelled('m-12', { cluster: 'c0', role: 'worker', extra: 'x' }), leaving!.modRevision);
       await storage.delete(key(24));
 
-      const requiredLabels = [['cluster', 'c0'], ['role', 'control-plane']] as const;
+      const requiredLabels = [
+        ['cluster', 'c0'],
+        ['role', 'control-plane'],
+      ] as const;
       const filter = (value: JsonObject) => {
         const labels = (value.metadata as { labels: Record<string, string> }).labels;
         return labels.cluster === 'c0' && labels.role === 'control-plane';
@@ -316,7 +345,11 @@ export function describeStorageConformance(name: string, backend: StorageBackend
       expect(events.map((event) => resourceVersionOf(event.value))).toEqual(revisions.map(String));
       const [added, modified, gone] = events;
       expect(added!.prevValue).toBeUndefined();
-      expect(modified).toMatchObject({ revision: updated.modRevision, value: { spec: { v: 2 } }, prevValue: { spec: { v: 1 }, metadata: { resourceVersion: String(a.modRevision) } } });
+      expect(modified).toMatchObject({
+        revision: updated.modRevision,
+        value: { spec: { v: 2 } },
+        prevValue: { spec: { v: 1 }, metadata: { resourceVersion: String(a.modRevision) } },
+      });
       expect(gone).toMatchObject({ revision: deleted.modRevision, value: { spec: { v: 2 }, metadata: { resourceVersion: String(deleted.modRevision) } } });
       expect(gone!.prevValue).toMatchObject({ metadata: { resourceVersion: String(updated.modRevision) } });
       // A second watch from the same revision sees the same history.

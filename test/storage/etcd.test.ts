@@ -33,7 +33,7 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'etcd sto
     compactAll: (storage) => compactAll(storage as EtcdStorage),
   });
 
-  it('shows one replica\'s writes to another replica\'s watch and reads', async () => {
+  it("shows one replica's writes to another replica's watch and reads", async () => {
     const [a, b] = await Promise.all([0, 1].map(() => EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 })));
     try {
       const after = await b.currentRevision();
@@ -120,7 +120,10 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'etcd sto
       await etcd.killMember(0);
       await expect(storage.get('/restart/before')).rejects.toBeInstanceOf(StorageError);
       await etcd.restartMember(0);
-      const after = await pollUntil('a write once etcd is back', () => storage.create('/restart/after', object('after')).catch(() => undefined), { timeoutMs: 30_000, intervalMs: 200 });
+      const after = await pollUntil('a write once etcd is back', () => storage.create('/restart/after', object('after')).catch(() => undefined), {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+      });
       const events = await recorder.until(2);
       expect(events.map((event) => [event.key, event.revision])).toEqual([
         ['/restart/before', before.modRevision],
@@ -151,12 +154,19 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'etcd sto
       await firstSeen;
       await killed;
       await etcd.restartMember(0);
-      const last = await pollUntil('a write once etcd is back', () => storage.create('/catchup/last', object('last')).catch(() => undefined), { timeoutMs: 30_000, intervalMs: 200 });
-      // Events arrive in revision order: once the write after the restart is seen, every earlier one was delivered or skipped.
-      await pollUntil('the write after the restart to be watched', async () => (recorder.events.some((event) => event.revision === last.modRevision) ? true : undefined), {
+      const last = await pollUntil('a write once etcd is back', () => storage.create('/catchup/last', object('last')).catch(() => undefined), {
         timeoutMs: 30_000,
-        intervalMs: 50,
+        intervalMs: 200,
       });
+      // Events arrive in revision order: once the write after the restart is seen, every earlier one was delivered or skipped.
+      await pollUntil(
+        'the write after the restart to be watched',
+        async () => (recorder.events.some((event) => event.revision === last.modRevision) ? true : undefined),
+        {
+          timeoutMs: 30_000,
+          intervalMs: 50,
+        },
+      );
       expect(recorder.events.map((event) => event.revision)).toEqual([...written.sort((a, b) => a - b), last.modRevision]);
     } finally {
       await storage.close();
@@ -164,48 +174,51 @@ describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'etcd sto
   }, 90_000);
 });
 
-describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'etcd storage on a three-member cluster' : `etcd storage on a three-member cluster (skipped: ${unavailable})`, () => {
-  let cluster: RunningEtcd;
+describe.skipIf(unavailable !== undefined)(
+  unavailable === undefined ? 'etcd storage on a three-member cluster' : `etcd storage on a three-member cluster (skipped: ${unavailable})`,
+  () => {
+    let cluster: RunningEtcd;
 
-  beforeAll(async () => {
-    cluster = await startEtcd(3);
-  }, 60_000);
+    beforeAll(async () => {
+      cluster = await startEtcd(3);
+    }, 60_000);
 
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+    afterAll(async () => {
+      await cluster?.stop();
+    });
 
-  it('goes on writing when a member dies under write load, losing no acknowledged write', async () => {
-    const storage = await EtcdStorage.open({ servers: cluster.servers, compactionIntervalMs: 0 });
-    const acknowledged = new Map<string, number>();
-    const failures: unknown[] = [];
-    let written = 0;
-    const writer = async (id: number) => {
-      for (let i = 0; i < 150; i++) {
-        const key = `/load/${id}/${i}`;
-        try {
-          acknowledged.set(key, (await storage.create(key, object(key))).modRevision);
-        } catch (error) {
-          failures.push(error);
+    it('goes on writing when a member dies under write load, losing no acknowledged write', async () => {
+      const storage = await EtcdStorage.open({ servers: cluster.servers, compactionIntervalMs: 0 });
+      const acknowledged = new Map<string, number>();
+      const failures: unknown[] = [];
+      let written = 0;
+      const writer = async (id: number) => {
+        for (let i = 0; i < 150; i++) {
+          const key = `/load/${id}/${i}`;
+          try {
+            acknowledged.set(key, (await storage.create(key, object(key))).modRevision);
+          } catch (error) {
+            failures.push(error);
+          }
+          written++;
         }
-        written++;
+      };
+      try {
+        const writers = Promise.all([0, 1, 2, 3].map(writer));
+        await pollUntil('writes under way', async () => (written >= 100 ? true : undefined), { timeoutMs: 30_000 });
+        await cluster.killMember(0);
+        await writers;
+        // The client moves to the members that are left: nearly every write lands, and every acknowledged one is there.
+        expect(acknowledged.size, `failed writes: ${failures.map(String).join('; ')}`).toBeGreaterThanOrEqual(600 - 8);
+        const listed = await storage.list('/load/');
+        for (const [key, revision] of acknowledged) expect(listed.entries.find((entry) => entry.key === key)?.modRevision, key).toBe(revision);
+        // And a store opened afterwards works on the two members left.
+        const later = await EtcdStorage.open({ servers: cluster.servers.slice(1), compactionIntervalMs: 0 });
+        expect((await later.list('/load/')).entries).toHaveLength(listed.entries.length);
+        await later.close();
+      } finally {
+        await storage.close();
       }
-    };
-    try {
-      const writers = Promise.all([0, 1, 2, 3].map(writer));
-      await pollUntil('writes under way', async () => (written >= 100 ? true : undefined), { timeoutMs: 30_000 });
-      await cluster.killMember(0);
-      await writers;
-      // The client moves to the members that are left: nearly every write lands, and every acknowledged one is there.
-      expect(acknowledged.size, `failed writes: ${failures.map(String).join('; ')}`).toBeGreaterThanOrEqual(600 - 8);
-      const listed = await storage.list('/load/');
-      for (const [key, revision] of acknowledged) expect(listed.entries.find((entry) => entry.key === key)?.modRevision, key).toBe(revision);
-      // And a store opened afterwards works on the two members left.
-      const later = await EtcdStorage.open({ servers: cluster.servers.slice(1), compactionIntervalMs: 0 });
-      expect((await later.list('/load/')).entries).toHaveLength(listed.entries.length);
-      await later.close();
-    } finally {
-      await storage.close();
-    }
-  }, 120_000);
-});
+    }, 120_000);
+  },
+);

@@ -4,12 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  FutureRevisionError,
-  StorageError,
-  TooOldRevisionError,
-  type WatchEvent,
-} from '../../src/storage/interface.js';
+import { FutureRevisionError, StorageError, TooOldRevisionError, type WatchEvent } from '../../src/storage/interface.js';
 import { SqliteStorage, type SqliteStorageOptions } from '../../src/storage/sqlite.js';
 import { pollUntil } from '../../harness/poll.js';
 import { sourceEntry } from '../../harness/typescript-process.js';
@@ -22,7 +17,6 @@ describeStorageConformance('SQLite', {
     await (storage as SqliteStorage).compact();
   },
 });
-
 
 const opened: SqliteStorage[] = [];
 const temporaryDirectories: string[] = [];
@@ -127,7 +121,9 @@ describe('SqliteStorage writes and reads', () => {
   it('refuses a second open of a file that is in use, naming the file and what to do', async () => {
     const path = temporaryDatabasePath();
     openStorage(path);
-    expect(() => SqliteStorage.open(path)).toThrow(`another process holds the SQLite database ${path} (database is locked): one replica owns it; several replicas need --storage etcd`);
+    expect(() => SqliteStorage.open(path)).toThrow(
+      `another process holds the SQLite database ${path} (database is locked): one replica owns it; several replicas need --storage etcd`,
+    );
   });
 
   it('closes idempotently, committing writes already issued and refusing new ones', async () => {
@@ -139,7 +135,6 @@ describe('SqliteStorage writes and reads', () => {
     await expect(storage.get('/a/x')).rejects.toBeInstanceOf(StorageError);
     expect(await openStorage(path).get('/a/x')).toMatchObject({ modRevision: 1 });
   });
-
 });
 
 describe('SqliteStorage list', () => {

@@ -69,7 +69,10 @@ class CountingStore {
         if (property === 'watch')
           return (request: WatchRequest) => {
             this.watches.push(request);
-            return target.watch({ ...request, onEvent: (event) => (this.heldEvents ? this.heldEvents.push(() => request.onEvent(event)) : request.onEvent(event)) });
+            return target.watch({
+              ...request,
+              onEvent: (event) => (this.heldEvents ? this.heldEvents.push(() => request.onEvent(event)) : request.onEvent(event)),
+            });
           };
         const value: unknown = Reflect.get(target, property, receiver);
         return typeof value === 'function' ? value.bind(target) : value;
@@ -145,7 +148,9 @@ describe('the watch cache over SQLite', () => {
     const keys = Array.from({ length: 100 }, (_, i) => (i % 11 === 10 ? '/g/absent' : `/g/${i % 11}`));
     const entries = await Promise.all(keys.map((key) => cache.getConsistent(key)));
     expect(entries.map((entry) => entry?.key ?? '/g/absent')).toEqual(keys);
-    expect(entries.filter(Boolean).map((entry) => entry!.modRevision)).toEqual(keys.filter((key) => key !== '/g/absent').map((key) => written[Number(key.slice(3))]!.modRevision));
+    expect(entries.filter(Boolean).map((entry) => entry!.modRevision)).toEqual(
+      keys.filter((key) => key !== '/g/absent').map((key) => written[Number(key.slice(3))]!.modRevision),
+    );
     expect(counting.revisionReads).toBe(1);
     expect(counting.gets).toBe(0);
     expect(Object.isFrozen(entries[0]!.value)).toBe(true);
@@ -242,7 +247,7 @@ describe('the watch cache over SQLite', () => {
     expect(counting.watches).toHaveLength(2);
   });
 
-  it('ends its watches with the storage watch\'s error when that ends, then loads again and serves new watches', async () => {
+  it("ends its watches with the storage watch's error when that ends, then loads again and serves new watches", async () => {
     const { cache, counting } = await open();
     const recorder = new EventRecorder(cache, '/', await cache.currentRevision());
     await cache.create('/a', object('a'));
@@ -269,59 +274,62 @@ describe('the watch cache over SQLite', () => {
 
 const unavailable = etcdUnavailable();
 
-describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'the watch cache over etcd' : `the watch cache over etcd (skipped: ${unavailable})`, () => {
-  let etcd: RunningEtcd;
+describe.skipIf(unavailable !== undefined)(
+  unavailable === undefined ? 'the watch cache over etcd' : `the watch cache over etcd (skipped: ${unavailable})`,
+  () => {
+    let etcd: RunningEtcd;
 
-  beforeAll(async () => {
-    etcd = await startEtcd();
-  }, 60_000);
+    beforeAll(async () => {
+      etcd = await startEtcd();
+    }, 60_000);
 
-  afterAll(async () => {
-    await etcd?.stop();
-  });
+    afterAll(async () => {
+      await etcd?.stop();
+    });
 
-  describeStorageConformance('etcd behind the watch cache', {
-    open: async ({ onError }) => cached(await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0, onError }), { onError }),
-    compactAll: async (storage) => {
-      const store = stores.get(storage) as EtcdStorage;
-      await store.compact();
-      await store.compact();
-    },
-  });
+    describeStorageConformance('etcd behind the watch cache', {
+      open: async ({ onError }) => cached(await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0, onError }), { onError }),
+      compactAll: async (storage) => {
+        const store = stores.get(storage) as EtcdStorage;
+        await store.compact();
+        await store.compact();
+      },
+    });
 
-  it('lists on one replica what another replica wrote just before, and streams it to that replica\'s watchers', async () => {
-    const prefix = `/replicas-${Date.now()}/`;
-    const [a, b] = await Promise.all([0, 1].map(async () => cached(await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 }))));
-    try {
-      await b.list(prefix);
-      const recorder = new EventRecorder(b, prefix, await b.currentRevision());
-      for (let i = 0; i < 20; i++) {
-        const written = await a.create(`${prefix}${i}`, object(`r${i}`));
-        const listed = await b.list(prefix);
-        expect(listed.revision).toBeGreaterThanOrEqual(written.modRevision);
-        expect(listed.entries).toHaveLength(i + 1);
+    it("lists on one replica what another replica wrote just before, and streams it to that replica's watchers", async () => {
+      const prefix = `/replicas-${Date.now()}/`;
+      const [a, b] = await Promise.all([0, 1].map(async () => cached(await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 }))));
+      try {
+        await b.list(prefix);
+        const recorder = new EventRecorder(b, prefix, await b.currentRevision());
+        for (let i = 0; i < 20; i++) {
+          const written = await a.create(`${prefix}${i}`, object(`r${i}`));
+          const listed = await b.list(prefix);
+          expect(listed.revision).toBeGreaterThanOrEqual(written.modRevision);
+          expect(listed.entries).toHaveLength(i + 1);
+        }
+        expect(await recorder.until(20)).toHaveLength(20);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
       }
-      expect(await recorder.until(20)).toHaveLength(20);
-    } finally {
-      await Promise.all([a.close(), b.close()]);
-    }
-  });
+    });
 
-  it('gets on one replica, from memory, what another replica wrote just before', async () => {
-    const prefix = `/replica-gets-${Date.now()}/`;
-    const [a, b] = await Promise.all([0, 1].map(async () => cached(await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 }))));
-    try {
-      await b.list(prefix);
-      let previous = await a.create(`${prefix}x`, object('x', { v: 0 }));
-      for (let v = 1; v <= 20; v++) {
-        const written = await a.update(`${prefix}x`, object('x', { v }), previous.modRevision);
-        const [seen, missing] = await Promise.all([b.getConsistent(`${prefix}x`), b.getConsistent(`${prefix}absent`)]);
-        expect(seen).toMatchObject({ modRevision: written.modRevision, value: { spec: { v } } });
-        expect(missing).toBeUndefined();
-        previous = written;
+    it('gets on one replica, from memory, what another replica wrote just before', async () => {
+      const prefix = `/replica-gets-${Date.now()}/`;
+      const [a, b] = await Promise.all([0, 1].map(async () => cached(await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 }))));
+      try {
+        await b.list(prefix);
+        let previous = await a.create(`${prefix}x`, object('x', { v: 0 }));
+        for (let v = 1; v <= 20; v++) {
+          const written = await a.update(`${prefix}x`, object('x', { v }), previous.modRevision);
+          const [seen, missing] = await Promise.all([b.getConsistent(`${prefix}x`), b.getConsistent(`${prefix}absent`)]);
+          expect(seen).toMatchObject({ modRevision: written.modRevision, value: { spec: { v } } });
+          expect(missing).toBeUndefined();
+          previous = written;
+        }
+      } finally {
+        await Promise.all([a.close(), b.close()]);
       }
-    } finally {
-      await Promise.all([a.close(), b.close()]);
-    }
-  });
-});
+    });
+  },
+);

@@ -71,32 +71,46 @@ async function tiltCiUntilReady(): Promise<void> {
 describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'tilt ci' : `tilt ci (skipped: ${unavailable})`, () => {
   it('builds, runs and applies the example until its cluster is Ready, with no Kubernetes cluster', tiltCiUntilReady, (limitSeconds + 30) * 1000);
 
-  it('passes again in the same checkout: the server keeps its database and the simulated cloud its resources', async () => {
-    expect(existsSync(path.join(repository, dataDir, 'cloud', 'state.json'))).toBe(true);
-    await tiltCiUntilReady();
-  }, (limitSeconds + 30) * 1000);
+  it(
+    'passes again in the same checkout: the server keeps its database and the simulated cloud its resources',
+    async () => {
+      expect(existsSync(path.join(repository, dataDir, 'cloud', 'state.json'))).toBe(true);
+      await tiltCiUntilReady();
+    },
+    (limitSeconds + 30) * 1000,
+  );
 });
 
 const clusterUnavailable = unavailable ?? nodeUnavailable();
 if (clusterUnavailable && !unavailable) console.warn(`tilt ci --mode=cluster is skipped: ${clusterUnavailable}`);
 
-describe.skipIf(clusterUnavailable !== undefined)(clusterUnavailable === undefined ? 'tilt ci in cluster mode' : `tilt ci in cluster mode (skipped: ${clusterUnavailable})`, () => {
-  it('builds the dev image with podman, loads it into a real node and runs tilt/deploy there until the pod is Ready', async () => {
-    const node = await startNode({ crds: ['capi'] });
-    try {
-      // What the install needs besides deploy/, as the README's install makes it without cert-manager.
-      await createDataVolume(node, path.join(node.dir, 'volume'));
-      await createServingSecret(node, node.dir);
-      const first = await freePortRun(2);
-      const env = { ...process.env, KUBECONFIG: node.kubeconfig, NODE_DIR: node.dir };
-      const loader = path.join(repository, 'harness', 'node', 'load-image.sh');
-      const { code, output } = await run(['ci', '--port', String(first), '--', '--mode=cluster', `--image-loader=${loader}`, `--port=${first + 1}`, `--data-dir=${dataDir}`], env);
-      expect(code, output.slice(-6000)).toBe(0);
-      expect(output).toContain('SUCCESS. All workloads are healthy.');
-      const pods = await node.kubectl(['get', 'pods', '-n', 'capo-system', '-o', 'jsonpath={.items[*].spec.containers[0].image}']);
-      expect(pods.stdout).toMatch(/^capo-apiserver:tilt-/);
-    } finally {
-      await node.stop();
-    }
-  }, (limitSeconds + 600) * 1000);
-});
+describe.skipIf(clusterUnavailable !== undefined)(
+  clusterUnavailable === undefined ? 'tilt ci in cluster mode' : `tilt ci in cluster mode (skipped: ${clusterUnavailable})`,
+  () => {
+    it(
+      'builds the dev image with podman, loads it into a real node and runs tilt/deploy there until the pod is Ready',
+      async () => {
+        const node = await startNode({ crds: ['capi'] });
+        try {
+          // What the install needs besides deploy/, as the README's install makes it without cert-manager.
+          await createDataVolume(node, path.join(node.dir, 'volume'));
+          await createServingSecret(node, node.dir);
+          const first = await freePortRun(2);
+          const env = { ...process.env, KUBECONFIG: node.kubeconfig, NODE_DIR: node.dir };
+          const loader = path.join(repository, 'harness', 'node', 'load-image.sh');
+          const { code, output } = await run(
+            ['ci', '--port', String(first), '--', '--mode=cluster', `--image-loader=${loader}`, `--port=${first + 1}`, `--data-dir=${dataDir}`],
+            env,
+          );
+          expect(code, output.slice(-6000)).toBe(0);
+          expect(output).toContain('SUCCESS. All workloads are healthy.');
+          const pods = await node.kubectl(['get', 'pods', '-n', 'capo-system', '-o', 'jsonpath={.items[*].spec.containers[0].image}']);
+          expect(pods.stdout).toMatch(/^capo-apiserver:tilt-/);
+        } finally {
+          await node.stop();
+        }
+      },
+      (limitSeconds + 600) * 1000,
+    );
+  },
+);

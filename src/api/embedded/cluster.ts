@@ -35,7 +35,12 @@ export const clusterV1beta2: KindVersion = {
   schema: z.object({ spec, status: preservedStatus.optional() }).describe('A workload cluster as Cluster API manages it.'),
   printerColumns: [
     { name: 'ClusterClass', type: 'string', jsonPath: '.spec.topology.classRef.name', description: 'The ClusterClass the cluster is built from, if any.' },
-    { name: 'Available', type: 'string', jsonPath: '.status.conditions[?(@.type=="Available")].status', description: 'Whether the cluster passes all availability checks.' },
+    {
+      name: 'Available',
+      type: 'string',
+      jsonPath: '.status.conditions[?(@.type=="Available")].status',
+      description: 'Whether the cluster passes all availability checks.',
+    },
     { name: 'CP Desired', type: 'integer', jsonPath: '.status.controlPlane.desiredReplicas', description: 'Control plane machines wanted.' },
     { name: 'CP Current', type: 'integer', priority: 10, jsonPath: '.status.controlPlane.replicas', description: 'Control plane machines that exist.' },
     { name: 'CP Ready', type: 'integer', priority: 10, jsonPath: '.status.controlPlane.readyReplicas', description: 'Control plane machines that are Ready.' },
@@ -46,7 +51,13 @@ export const clusterV1beta2: KindVersion = {
     { name: 'W Ready', type: 'integer', priority: 10, jsonPath: '.status.workers.readyReplicas', description: 'Worker machines that are Ready.' },
     { name: 'W Available', type: 'integer', jsonPath: '.status.workers.availableReplicas', description: 'Worker machines that are Available.' },
     { name: 'W Up-to-date', type: 'integer', jsonPath: '.status.workers.upToDateReplicas', description: 'Worker machines that are UpToDate.' },
-    { name: 'Paused', type: 'string', priority: 10, jsonPath: '.status.conditions[?(@.type=="Paused")].status', description: 'Whether reconciliation is paused.' },
+    {
+      name: 'Paused',
+      type: 'string',
+      priority: 10,
+      jsonPath: '.status.conditions[?(@.type=="Paused")].status',
+      description: 'Whether reconciliation is paused.',
+    },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Provisioning, Provisioned, Deleting, Failed or Unknown.' },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since the cluster was created.' },
     { name: 'Version', type: 'string', jsonPath: '.spec.topology.version', description: 'Kubernetes version of a ClusterClass-based cluster.' },

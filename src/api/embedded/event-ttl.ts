@@ -22,7 +22,11 @@ export async function sweepEvents(events: ResourceStore, definition: KindDefinit
     const changed = Date.parse(String(event.lastTimestamp ?? meta.creationTimestamp ?? ''));
     if (!(now - changed >= ttlMs)) continue;
     try {
-      await events.delete(String(meta.namespace), String(meta.name), version, { dryRun: false, user: sweeper, preconditions: { resourceVersion: String(meta.resourceVersion) } });
+      await events.delete(String(meta.namespace), String(meta.name), version, {
+        dryRun: false,
+        user: sweeper,
+        preconditions: { resourceVersion: String(meta.resourceVersion) },
+      });
       deleted += 1;
     } catch {
       // Changed or gone meanwhile: the next sweep judges it again.

@@ -46,7 +46,14 @@ const printerColumns: PrinterColumn[] = [
   { name: 'Object', type: 'string', jsonPath: '.involvedObject', description: 'The object the event is about.', value: objectOf },
   { name: 'Message', type: 'string', jsonPath: '.message', description: 'What happened, for people.' },
   { name: 'Source', type: 'string', jsonPath: '.source.component', priority: 1, description: 'The component that reported the event.' },
-  { name: 'First Seen', type: 'string', jsonPath: '.firstTimestamp', priority: 1, description: 'Time since the event was first seen.', value: (event) => ago(event.firstTimestamp) },
+  {
+    name: 'First Seen',
+    type: 'string',
+    jsonPath: '.firstTimestamp',
+    priority: 1,
+    description: 'Time since the event was first seen.',
+    value: (event) => ago(event.firstTimestamp),
+  },
   { name: 'Count', type: 'integer', jsonPath: '.count', priority: 1, description: 'How many times the event was seen.' },
   { name: 'Name', type: 'string', jsonPath: '.metadata.name', priority: 1, description: 'Name of the Event object.' },
 ];

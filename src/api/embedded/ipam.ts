@@ -11,9 +11,7 @@ import { contractReference, preserved } from './references.js';
 
 const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const localName = (description: string) =>
-  z
-    .object({ name: z.string().min(1).max(253).regex(dns1123Subdomain).describe('Name of the object, in the same namespace.') })
-    .describe(description);
+  z.object({ name: z.string().min(1).max(253).regex(dns1123Subdomain).describe('Name of the object, in the same namespace.') }).describe(description);
 
 const claimSpec = z
   .object({

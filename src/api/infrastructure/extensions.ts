@@ -81,7 +81,9 @@ export const clusterSpecExtensions = z
             key: z.string().min(1).default('ssh-privatekey').describe('Key of the private key in the Secret.'),
           })
           .optional()
-          .describe('A Secret holding the private key of that user. The inventory names it only to callers allowed to read it; the key itself is never copied.'),
+          .describe(
+            'A Secret holding the private key of that user. The inventory names it only to callers allowed to read it; the key itself is never copied.',
+          ),
       })
       .optional()
       .describe('How Ansible reaches the nodes over SSH.'),
@@ -106,7 +108,6 @@ const loadBalancerStatus = z
     id: z.string().optional().describe('The Octavia load balancer ID.'),
   })
   .describe('A load balancer the reconciler manages.');
-
 
 /**
  * IDs of OpenStack resources created for the object that CAPO's status has no
@@ -178,7 +179,10 @@ export const clusterStatusExtensions = z
       .describe('Where the cluster lives in OpenStack. Credentials are never copied here; they stay in the identity Secret.'),
     platform: z
       .object({
-        ntp: z.object({ server: z.string().optional().describe('The NTP server nodes use (ntp_server).') }).optional().describe('Time synchronisation.'),
+        ntp: z
+          .object({ server: z.string().optional().describe('The NTP server nodes use (ntp_server).') })
+          .optional()
+          .describe('Time synchronisation.'),
         management: z
           .object({ vip: ipAddress.optional().describe('Address of the bastion or management host (vip_mgmt).') })
           .optional()
@@ -209,6 +213,4 @@ export const machineStatusExtensions = z
   })
   .describe('Values the reconciler computed for the Ansible bootstrap of this machine.');
 
-export const serverStatusExtensions = z
-  .object({ ownedResources })
-  .describe('OpenStack resources the reconciler created for this server beyond its ports.');
+export const serverStatusExtensions = z.object({ ownedResources }).describe('OpenStack resources the reconciler created for this server beyond its ports.');

@@ -10,7 +10,11 @@ import type { KindVersion } from '../../apiserver/registry/kind.js';
 import { atomicListOf, boundedInt32, condition, mapListOf, setOf, withRules } from '../infrastructure/v1beta2/common.js';
 
 /** ORC's OpenStackName: no commas, since OpenStack filters join values with them. */
-const openStackName = z.string().min(1).max(255).regex(/^[^,]+$/);
+const openStackName = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[^,]+$/);
 const imageTag = z.string().min(1).max(255);
 const visibility = z.enum(['public', 'private', 'shared', 'community']);
 const hashAlgorithm = z.enum(['md5', 'sha1', 'sha256', 'sha512']);
@@ -53,9 +57,36 @@ const properties = z
   .object({
     architecture: z
       .enum([
-        'aarch64', 'alpha', 'armv7l', 'cris', 'i686', 'ia64', 'lm32', 'm68k', 'microblaze', 'microblazeel', 'mips', 'mipsel', 'mips64', 'mips64el',
-        'openrisc', 'parisc', 'parisc64', 'ppc', 'ppc64', 'ppcemb', 's390', 's390x', 'sh4', 'sh4eb', 'sparc', 'sparc64', 'unicore32', 'x86_64',
-        'xtensa', 'xtensaeb',
+        'aarch64',
+        'alpha',
+        'armv7l',
+        'cris',
+        'i686',
+        'ia64',
+        'lm32',
+        'm68k',
+        'microblaze',
+        'microblazeel',
+        'mips',
+        'mipsel',
+        'mips64',
+        'mips64el',
+        'openrisc',
+        'parisc',
+        'parisc64',
+        'ppc',
+        'ppc64',
+        'ppcemb',
+        's390',
+        's390x',
+        'sh4',
+        'sh4eb',
+        'sparc',
+        'sparc64',
+        'unicore32',
+        'x86_64',
+        'xtensa',
+        'xtensaeb',
       ])
       .optional()
       .describe('CPU architecture the hypervisor must support.'),
@@ -67,8 +98,26 @@ const properties = z
       .object({
         distro: z
           .enum([
-            'arch', 'centos', 'debian', 'fedora', 'freebsd', 'gentoo', 'mandrake', 'mandriva', 'mes', 'msdos', 'netbsd', 'netware', 'openbsd',
-            'opensolaris', 'opensuse', 'rocky', 'rhel', 'sled', 'ubuntu', 'windows',
+            'arch',
+            'centos',
+            'debian',
+            'fedora',
+            'freebsd',
+            'gentoo',
+            'mandrake',
+            'mandriva',
+            'mes',
+            'msdos',
+            'netbsd',
+            'netware',
+            'openbsd',
+            'opensolaris',
+            'opensuse',
+            'rocky',
+            'rhel',
+            'sled',
+            'ubuntu',
+            'windows',
           ])
           .optional()
           .describe('Common name of the distribution, in lowercase (os_distro).'),
@@ -187,7 +236,10 @@ export const imageSpec = withRules(
 
 const imageStatus = z
   .object({
-    conditions: mapListOf(condition, 'type').max(32).optional().describe('Available: the image can be used; Progressing: the controller is still working on it.'),
+    conditions: mapListOf(condition, 'type')
+      .max(32)
+      .optional()
+      .describe('Available: the image can be used; Progressing: the controller is still working on it.'),
     id: z.string().optional().describe('ID of the Glance image.'),
     resource: z
       .object({
@@ -195,7 +247,7 @@ const imageStatus = z
         status: z.string().max(1024).optional().describe('Status Glance reports.'),
         protected: z.boolean().optional().describe('Whether the image is protected from deletion.'),
         visibility: z.string().max(1024).optional().describe('Visibility of the image.'),
-        hash: imageHash.optional().describe('Glance\'s hash of the data it stores; usually not the download hash.'),
+        hash: imageHash.optional().describe("Glance's hash of the data it stores; usually not the download hash."),
         sizeB: z.int().meta({ format: 'int64' }).optional().describe('Size of the image data in bytes.'),
         virtualSizeB: z.int().meta({ format: 'int64' }).optional().describe('Size of the disk the data represents, in bytes.'),
         tags: atomicListOf(z.string().max(1024)).max(64).optional().describe('Tags of the image.'),
@@ -214,6 +266,11 @@ export const imageV1alpha1: KindVersion = {
   printerColumns: [
     { name: 'ID', type: 'string', jsonPath: '.status.id', description: 'Resource ID' },
     { name: 'Available', type: 'string', jsonPath: ".status.conditions[?(@.type=='Available')].status", description: 'Availability status of resource' },
-    { name: 'Message', type: 'string', jsonPath: ".status.conditions[?(@.type=='Progressing')].message", description: 'Message describing current progress status' },
+    {
+      name: 'Message',
+      type: 'string',
+      jsonPath: ".status.conditions[?(@.type=='Progressing')].message",
+      description: 'Message describing current progress status',
+    },
   ],
 };

@@ -49,7 +49,11 @@ export interface PresentedCertificate {
  * The user a verified front proxy names, after which the identity headers are removed; on any other
  * connection (`certificate` undefined when none was presented) the headers are removed unread.
  */
-export function authenticateRequestHeader(request: IncomingMessage, certificate: PresentedCertificate | undefined, config: RequestHeaderConfig): RequestHeaderOutcome {
+export function authenticateRequestHeader(
+  request: IncomingMessage,
+  certificate: PresentedCertificate | undefined,
+  config: RequestHeaderConfig,
+): RequestHeaderOutcome {
   const verdict = certificate?.verdict;
   const commonName = certificate?.commonName ?? '';
   const trusted = verdict?.verified === true && (config.allowedNames.length === 0 || config.allowedNames.includes(commonName));

@@ -56,7 +56,10 @@ export function parseTokenFile(text: string): TokenTable {
     const earlier = firstLine.get(key);
     if (earlier !== undefined) throw new Error(`line ${line}: the token is already used on line ${earlier}`);
     firstLine.set(key, line);
-    const groups = (groupList ?? '').split(',').map((group) => group.trim()).filter((group) => group !== '');
+    const groups = (groupList ?? '')
+      .split(',')
+      .map((group) => group.trim())
+      .filter((group) => group !== '');
     table.set(key, { digest: sha256(token), user: authenticated(name, groups, uid) });
   }
   return table;

@@ -73,4 +73,3 @@ function outsideValidity(certificate: X509Certificate, now: Date): string | unde
   }
   return undefined;
 }
-

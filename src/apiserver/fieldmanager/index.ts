@@ -26,7 +26,19 @@ import { ApiError, type StatusCause } from '../errors.js';
 import type { StructuralSchema } from '../schema/structural-schema.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { FieldSet } from './fieldset.js';
-import { capUpdateManagers, cloneManaged, decodeManagedFields, emptyManaged, encodeManagedFields, identityKey, InvalidManagedFields, isReset, parseIdentityKey, type Managed, type VersionedSet } from './managed.js';
+import {
+  capUpdateManagers,
+  cloneManaged,
+  decodeManagedFields,
+  emptyManaged,
+  encodeManagedFields,
+  identityKey,
+  InvalidManagedFields,
+  isReset,
+  parseIdentityKey,
+  type Managed,
+  type VersionedSet,
+} from './managed.js';
 import { pathToString, type Path } from './path.js';
 import { compileObjectSchema, SchemaMismatch, type Atom } from './schema.js';
 import { compare, ensureNamedFieldsAreMembers, merge, removeItems, toFieldSet, validate, type Comparison } from './typed.js';
@@ -179,13 +191,7 @@ export class FieldManager {
     return out;
   }
 
-  private recordApply(
-    live: JsonObject,
-    applied: JsonObject,
-    managed: Managed,
-    ctx: WriteContext,
-    force: boolean,
-  ): { object: JsonObject; managed: Managed } {
+  private recordApply(live: JsonObject, applied: JsonObject, managed: Managed, ctx: WriteContext, force: boolean): { object: JsonObject; managed: Managed } {
     const id = identityKey({ manager: ctx.manager || 'unknown', operation: 'Apply', subresource: ctx.subresource });
     const out = cloneManaged(managed);
     const merged = merge(live, applied, this.atom) as JsonObject;

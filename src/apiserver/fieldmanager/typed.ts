@@ -130,15 +130,7 @@ function compareNode(l: unknown, r: unknown, atom: Atom, path: Path, out: Compar
   }
 }
 
-function compareAs(
-  shape: 'map' | 'scalar' | 'list',
-  atom: Atom,
-  l: unknown,
-  r: unknown,
-  path: Path,
-  out: Comparison,
-  leaf: { reached: boolean },
-): void {
+function compareAs(shape: 'map' | 'scalar' | 'list', atom: Atom, l: unknown, r: unknown, path: Path, out: Comparison, leaf: { reached: boolean }): void {
   const compareLeaf = (): void => {
     if (leaf.reached) return;
     leaf.reached = true;
@@ -233,9 +225,13 @@ function mergeItems(type: ListType, live: readonly unknown[], applied: readonly 
   const rKeys = applied.map((item, i) => serializePathElement(listItemElement(type, item, [], i)));
   // A duplicated live item has no single value to merge with; the applied item replaces it.
   const liveByKey = new Map<string, unknown>();
-  lKeys.forEach((key, i) => { liveByKey.set(key, liveByKey.has(key) ? null : live[i]); });
+  lKeys.forEach((key, i) => {
+    liveByKey.set(key, liveByKey.has(key) ? null : live[i]);
+  });
   const appliedByKey = new Map<string, unknown>();
-  rKeys.forEach((key, i) => { appliedByKey.set(key, applied[i]); });
+  rKeys.forEach((key, i) => {
+    appliedByKey.set(key, applied[i]);
+  });
 
   const shared = rKeys.filter((key) => liveByKey.has(key));
   let nextShared = 0;

@@ -30,7 +30,10 @@ export class DiscoveryHandler {
     this.coreGroup = groups.find((g) => g.name === '');
     this.namedGroups = groups.filter((g) => g.name !== '');
     for (const version of ['v2', 'v2beta1'] as const) {
-      for (const [root, rootGroups] of [['api', this.coreGroup ? [this.coreGroup] : []], ['apis', this.namedGroups]] as const) {
+      for (const [root, rootGroups] of [
+        ['api', this.coreGroup ? [this.coreGroup] : []],
+        ['apis', this.namedGroups],
+      ] as const) {
         const body = JSON.stringify(this.aggregatedDocument(version, rootGroups));
         this.aggregated.set(`${root}/${version}`, { body, etag: `"${createHash('sha512').update(body).digest('hex')}"` });
       }
@@ -134,7 +137,13 @@ function apiResources({ definition }: ServedResource): unknown[] {
   if (definition.categories?.length) main.categories = definition.categories;
   const resources = [main];
   if (definition.subresources.status) {
-    resources.push({ name: `${definition.plural}/status`, singularName: '', namespaced: definition.namespaced, kind: definition.kind, verbs: [...statusVerbs] });
+    resources.push({
+      name: `${definition.plural}/status`,
+      singularName: '',
+      namespaced: definition.namespaced,
+      kind: definition.kind,
+      verbs: [...statusVerbs],
+    });
   }
   return resources;
 }

@@ -51,9 +51,7 @@ export class OpenApiHandler {
       return true;
     }
     if (path === '/openapi/v3' || path === '/openapi/v3/') {
-      const paths = Object.fromEntries(
-        [...this.v3].map(([key, doc]) => [key, { serverRelativeURL: `/openapi/v3/${key}?hash=${doc.hash}` }]),
-      );
+      const paths = Object.fromEntries([...this.v3].map(([key, doc]) => [key, { serverRelativeURL: `/openapi/v3/${key}?hash=${doc.hash}` }]));
       const body = JSON.stringify({ paths });
       response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
       response.end(body);

@@ -124,12 +124,16 @@ export class ResourceHandler {
     const object = await store.read(info.namespace, info.name!, served.version);
     const { representation } = negotiated;
     if (representation.kind === 'Table') {
-      const table = this.printers.get(served.version)!.toTable([object], { resourceVersion: String(ensureMetadata(object).resourceVersion ?? '') }, {
-        apiVersion: `meta.k8s.io/${representation.version}`,
-        includeObject: parseIncludeObject(query.get('includeObject') ?? undefined),
-        withColumnDefinitions: true,
-        now: new Date(),
-      });
+      const table = this.printers.get(served.version)!.toTable(
+        [object],
+        { resourceVersion: String(ensureMetadata(object).resourceVersion ?? '') },
+        {
+          apiVersion: `meta.k8s.io/${representation.version}`,
+          includeObject: parseIncludeObject(query.get('includeObject') ?? undefined),
+          withColumnDefinitions: true,
+          now: new Date(),
+        },
+      );
       return sendJson(response, 200, table, negotiated.contentType);
     }
     if (representation.kind === 'PartialObjectMetadata') {
@@ -177,7 +181,12 @@ export class ResourceHandler {
         (item: JsonObject) => partialObjectMetadata(item, apiVersion),
       );
     }
-    await sendJsonList(response, 200, { apiVersion: served.groupVersion, kind: listKindOf(served.definition), metadata: listMeta, items: result.items }, 'items');
+    await sendJsonList(
+      response,
+      200,
+      { apiVersion: served.groupVersion, kind: listKindOf(served.definition), metadata: listMeta, items: result.items },
+      'items',
+    );
   }
 
   private async watch(request: IncomingMessage, response: ServerResponse, { served, store, info, query }: Target): Promise<void> {
@@ -186,7 +195,7 @@ export class ResourceHandler {
     const match = query.get('resourceVersionMatch');
     if (sendInitialEvents !== undefined && match !== 'NotOlderThan') {
       throw errors.invalid('meta.k8s.io', 'ListOptions', '', [
-        FieldError.forbidden('resourceVersionMatch', "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"),
+        FieldError.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'),
       ]);
     }
     if (sendInitialEvents === undefined && match) {
@@ -208,17 +217,22 @@ export class ResourceHandler {
     const encode = (event: ApiEvent): string | Buffer => {
       // Table rows carry ages and per-watcher column headers; other encodings depend only on the event.
       if (representation.kind === 'Table') {
-        const table = printer.toTable([event.object], { resourceVersion: String(ensureMetadata(event.object).resourceVersion ?? '') }, {
-          apiVersion: `meta.k8s.io/${representation.version}`,
-          includeObject,
-          withColumnDefinitions: !tableColumnsSent,
-          now: new Date(),
-        });
+        const table = printer.toTable(
+          [event.object],
+          { resourceVersion: String(ensureMetadata(event.object).resourceVersion ?? '') },
+          {
+            apiVersion: `meta.k8s.io/${representation.version}`,
+            includeObject,
+            withColumnDefinitions: !tableColumnsSent,
+            now: new Date(),
+          },
+        );
         tableColumnsSent = true;
         return `${JSON.stringify({ type: event.type, object: table })}\n`;
       }
       const encodeEvent = () => {
-        const object = representation.kind === 'PartialObjectMetadata' ? partialObjectMetadata(event.object, `meta.k8s.io/${representation.version}`) : event.object;
+        const object =
+          representation.kind === 'PartialObjectMetadata' ? partialObjectMetadata(event.object, `meta.k8s.io/${representation.version}`) : event.object;
         return `${JSON.stringify({ type: event.type, object })}\n`;
       };
       // A bookmark is made for its one watcher: nothing to share.
@@ -229,7 +243,8 @@ export class ResourceHandler {
     const durationMs = timeoutSeconds !== undefined ? timeoutSeconds * 1000 : (1800 + Math.random() * 1800) * 1000;
     const stream = new WatchStream(request, response, {
       // Bookmarks carry only a resourceVersion; they are not turned into table rows.
-      encode: (event) => (event.type === 'BOOKMARK' && representation.kind === 'Table' ? `${JSON.stringify({ type: 'BOOKMARK', object: event.object })}\n` : encode(event)),
+      encode: (event) =>
+        event.type === 'BOOKMARK' && representation.kind === 'Table' ? `${JSON.stringify({ type: 'BOOKMARK', object: event.object })}\n` : encode(event),
       bookmark: allowWatchBookmarks ? (revision) => bookmarkObject(store, served.version, revision) : undefined,
       bookmarkIntervalMs: this.options.bookmarkIntervalMs,
       durationMs,
@@ -401,7 +416,12 @@ function parseResourceVersionMatch(value: string | null): 'Exact' | 'NotOlderTha
 const fieldValidations: readonly FieldValidation[] = ['Strict', 'Warn', 'Ignore'];
 
 /** The store's write options, and how this request wants unknown fields handled while decoding. */
-function writeOptions(request: IncomingMessage, query: URLSearchParams, user: UserInfo, optionsKind: string): WriteOptions & { fieldValidation: FieldValidation } {
+function writeOptions(
+  request: IncomingMessage,
+  query: URLSearchParams,
+  user: UserInfo,
+  optionsKind: string,
+): WriteOptions & { fieldValidation: FieldValidation } {
   const dryRun = query.getAll('dryRun');
   const unsupported = dryRun.filter((v) => v !== 'All');
   if (unsupported.length > 0) {
@@ -443,7 +463,13 @@ async function deleteOptions(request: IncomingMessage, query: URLSearchParams, u
   }
   const dryRun = [...query.getAll('dryRun'), ...(Array.isArray(body.dryRun) ? (body.dryRun as string[]) : [])];
   if (dryRun.some((v) => v !== 'All')) {
-    throw errors.invalid('meta.k8s.io', 'DeleteOptions', '', [FieldError.notSupported('dryRun', dryRun.find((v) => v !== 'All'), ['All'])]);
+    throw errors.invalid('meta.k8s.io', 'DeleteOptions', '', [
+      FieldError.notSupported(
+        'dryRun',
+        dryRun.find((v) => v !== 'All'),
+        ['All'],
+      ),
+    ]);
   }
   const policy = (body.propagationPolicy as string | undefined) ?? query.get('propagationPolicy') ?? undefined;
   const orphan = body.orphanDependents ?? (query.has('orphanDependents') ? query.get('orphanDependents') === 'true' : undefined);

@@ -82,7 +82,11 @@ function drainedOrClosed(response: ServerResponse): Promise<void> {
 /** kube's Warning header format: `299 - "<text>"`, one header per warning. */
 export function setWarnings(response: ServerResponse, warnings: string[]): void {
   const unique = [...new Set(warnings)];
-  if (unique.length > 0) response.setHeader('Warning', unique.map((w) => `299 - ${JSON.stringify(w)}`));
+  if (unique.length > 0)
+    response.setHeader(
+      'Warning',
+      unique.map((w) => `299 - ${JSON.stringify(w)}`),
+    );
 }
 
 export function toApiError(error: unknown): ApiError {

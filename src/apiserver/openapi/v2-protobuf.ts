@@ -63,7 +63,19 @@ const document = new Type('Document')
   .add(new Field('swagger', 1, 'string'))
   .add(new Field('info', 2, 'Info'))
   .add(new Field('definitions', 9, 'Definitions'));
-new protobuf.Root().define('openapi.v2').add(any).add(namedAny).add(typeItem).add(itemsItem).add(namedSchema).add(properties).add(additionalPropertiesItem).add(schema).add(definitions).add(info).add(document);
+new protobuf.Root()
+  .define('openapi.v2')
+  .add(any)
+  .add(namedAny)
+  .add(typeItem)
+  .add(itemsItem)
+  .add(namedSchema)
+  .add(properties)
+  .add(additionalPropertiesItem)
+  .add(schema)
+  .add(definitions)
+  .add(info)
+  .add(document);
 
 /** The protobuf form of a Swagger 2.0 document as `buildOpenApiV2` makes it. */
 export function encodeOpenApiV2(swagger: JsonNode): Buffer {
@@ -98,7 +110,8 @@ function schemaMessage(node: JsonNode): JsonNode {
     else if (key === 'items') out.items = { schema: (Array.isArray(value) ? value : [value]).map((item) => schemaMessage(item as JsonNode)) };
     else if (key === 'allOf') out.allOf = (value as JsonNode[]).map(schemaMessage);
     else if (key === 'properties') out.properties = { additionalProperties: named(value as Record<string, JsonNode>) };
-    else if (key === 'additionalProperties') out.additionalProperties = typeof value === 'boolean' ? { boolean: value } : { schema: schemaMessage(value as JsonNode) };
+    else if (key === 'additionalProperties')
+      out.additionalProperties = typeof value === 'boolean' ? { boolean: value } : { schema: schemaMessage(value as JsonNode) };
   }
   if (vendorExtension.length > 0) out.vendorExtension = vendorExtension;
   return out;

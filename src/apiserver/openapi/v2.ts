@@ -116,9 +116,7 @@ function schemaV2(node: JsonNode): JsonNode {
         // kube prunes defaults from v2 definitions so that they merge cleanly with its own.
         break;
       case 'properties':
-        out.properties = Object.fromEntries(
-          Object.entries(value as Record<string, JsonNode>).map(([name, property]) => [name, schemaV2(property)]),
-        );
+        out.properties = Object.fromEntries(Object.entries(value as Record<string, JsonNode>).map(([name, property]) => [name, schemaV2(property)]));
         break;
       case 'items':
         out.items = schemaV2(value as JsonNode);

@@ -172,10 +172,7 @@ function render(schema: StructuralSchema, isDefinition = false): JsonNode {
   if (required.length > 0) out.required = required;
   if (schema.items) out.items = render(schema.items);
   if (schema.additionalProperties !== undefined) {
-    out.additionalProperties =
-      typeof schema.additionalProperties === 'boolean'
-        ? schema.additionalProperties
-        : render(schema.additionalProperties);
+    out.additionalProperties = typeof schema.additionalProperties === 'boolean' ? schema.additionalProperties : render(schema.additionalProperties);
   }
   if (schema['x-kubernetes-int-or-string']) out.anyOf = [{ type: 'integer' }, { type: 'string' }];
   for (const key of EXTENSION_KEYS) if (schema[key] !== undefined) out[key] = schema[key];
@@ -200,13 +197,8 @@ function metaSchemas(): Record<string, JsonNode> {
         'Set when the list was cut short by a limit: pass it as the continue parameter to get the next chunk. ' +
           'It can expire; the list then has to be started over without it.',
       ),
-      remainingItemCount: integer(
-        'int64',
-        'Estimated number of items after this chunk. Only set for chunked lists without selectors, and not exact.',
-      ),
-      resourceVersion: string(
-        'Version of the store the list was read at. Opaque to clients; pass it back to watch from that point.',
-      ),
+      remainingItemCount: integer('int64', 'Estimated number of items after this chunk. Only set for chunked lists without selectors, and not exact.'),
+      resourceVersion: string('Version of the store the list was read at. Opaque to clients; pass it back to watch from that point.'),
       selfLink: string('Deprecated and no longer set by the server.'),
     },
   };
@@ -351,13 +343,7 @@ function routes(kind: KindDefinition, version: string): Route[] {
   if (kind.subresources.status) {
     add(`${item}/status`, 'get', 'get', `read${scope}${name}Status`, `read status of the specified ${name}`);
     add(`${item}/status`, 'put', 'put', `replace${scope}${name}Status`, `replace status of the specified ${name}`);
-    add(
-      `${item}/status`,
-      'patch',
-      'patch',
-      `patch${scope}${name}Status`,
-      `partially update status of the specified ${name}`,
-    );
+    add(`${item}/status`, 'patch', 'patch', `patch${scope}${name}Status`, `partially update status of the specified ${name}`);
   }
   const verbs = new Set(kind.verbs ?? ALL_VERBS);
   return all.filter((route) => verbs.has(VERB_OF[route.action]));
@@ -484,9 +470,7 @@ const QUERY_PARAMETERS: Record<QueryParameterName, { type: Parameter['schema']['
   },
   continue: {
     type: 'string',
-    description:
-      'The continue token of a previous chunked list response, to get the next chunk of the same query. ' +
-      'Expired tokens fail with 410 Gone.',
+    description: 'The continue token of a previous chunked list response, to get the next chunk of the same query. ' + 'Expired tokens fail with 410 Gone.',
   },
   dryRun: {
     type: 'string',
@@ -523,13 +507,11 @@ const QUERY_PARAMETERS: Record<QueryParameterName, { type: Parameter['schema']['
   labelSelector: { type: 'string', description: 'Only objects whose labels match this selector. Defaults to all.' },
   limit: {
     type: 'integer',
-    description:
-      'Maximum number of items to return. When there are more, the response carries a continue token for the rest.',
+    description: 'Maximum number of items to return. When there are more, the response carries a continue token for the rest.',
   },
   orphanDependents: {
     type: 'boolean',
-    description:
-      'Deprecated in favour of propagationPolicy: whether dependents are orphaned instead of garbage collected.',
+    description: 'Deprecated in favour of propagationPolicy: whether dependents are orphaned instead of garbage collected.',
   },
   pretty: { type: 'string', description: "If 'true', the output is pretty-printed." },
   propagationPolicy: {
@@ -538,9 +520,7 @@ const QUERY_PARAMETERS: Record<QueryParameterName, { type: Parameter['schema']['
   },
   resourceVersion: {
     type: 'string',
-    description:
-      'Which versions of the data may answer the request (see resourceVersionMatch). Unset means the latest; ' +
-      '"0" means any, possibly cached.',
+    description: 'Which versions of the data may answer the request (see resourceVersionMatch). Unset means the latest; ' + '"0" means any, possibly cached.',
   },
   resourceVersionMatch: {
     type: 'string',
@@ -558,8 +538,7 @@ const QUERY_PARAMETERS: Record<QueryParameterName, { type: Parameter['schema']['
   },
   watch: {
     type: 'boolean',
-    description:
-      'Stream changes to the selected objects as added, modified and deleted events instead of listing them.',
+    description: 'Stream changes to the selected objects as added, modified and deleted events instead of listing them.',
   },
 };
 

@@ -43,9 +43,7 @@ export function applyJsonPatch(document: unknown, patch: unknown): unknown {
     if (!isJsonObject(item)) throw errors.badRequest(unmarshalError(item, 'jsonpatch.Operation'));
   }
   if (patch.length > maxOperations) {
-    throw errors.tooLarge(
-      `Request entity too large: The allowed maximum operations in a JSON patch is ${maxOperations}, got ${patch.length}`,
-    );
+    throw errors.tooLarge(`Request entity too large: The allowed maximum operations in a JSON patch is ${maxOperations}, got ${patch.length}`);
   }
   const operations = (patch as JsonObject[]).map(parseOperation);
   let result = cloneJson(document);
@@ -89,7 +87,13 @@ function pointerField(raw: JsonObject, op: string, field: 'path' | 'from'): Poin
   if (text !== '' && (!text.startsWith('/') || /~([^01]|$)/.test(text))) {
     throw errors.badRequest(`${op} operation, ${field} field is not a valid JSON pointer: ${JSON.stringify(text)}`);
   }
-  const tokens = text === '' ? [] : text.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const tokens =
+    text === ''
+      ? []
+      : text
+          .slice(1)
+          .split('/')
+          .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
   return { text, tokens };
 }
 
@@ -120,10 +124,9 @@ function applyOperation(document: unknown, operation: Operation, copied: { bytes
       const left = maxCopyBytes - copied.bytes;
       const size = jsonSizeUpTo(value, left);
       if (size > left) {
-        throw failed(
-          `Unable to complete the copy, the accumulated size increase of copy is ${copied.bytes + size}, exceeding the limit ${maxCopyBytes}`,
-          { visible: true },
-        );
+        throw failed(`Unable to complete the copy, the accumulated size increase of copy is ${copied.bytes + size}, exceeding the limit ${maxCopyBytes}`, {
+          visible: true,
+        });
       }
       copied.bytes += size;
       return add(document, operation.path, cloneJson(value), 'copy');

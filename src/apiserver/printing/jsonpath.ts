@@ -247,7 +247,6 @@ export function isInt64(value: number): boolean {
   return Number.isInteger(value) && value >= -INT64_LIMIT && value < INT64_LIMIT;
 }
 
-
 // ---- parsing -----------------------------------------------------------------
 
 class JsonPathError extends Error {

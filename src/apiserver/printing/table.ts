@@ -32,9 +32,7 @@ const CREATION_TIMESTAMP_DESCRIPTION =
   'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata';
 
 /** What a CRD without additionalPrinterColumns gets. */
-const DEFAULT_COLUMNS: PrinterColumn[] = [
-  { name: 'Age', type: 'date', description: CREATION_TIMESTAMP_DESCRIPTION, jsonPath: '.metadata.creationTimestamp' },
-];
+const DEFAULT_COLUMNS: PrinterColumn[] = [{ name: 'Age', type: 'date', description: CREATION_TIMESTAMP_DESCRIPTION, jsonPath: '.metadata.creationTimestamp' }];
 
 export class TablePrinter {
   readonly columnDefinitions: ColumnDefinition[];

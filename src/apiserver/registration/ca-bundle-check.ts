@@ -87,10 +87,16 @@ export function startCaBundleCheck(options: CaBundleCheckOptions): () => void {
     for (const apiService of listed.items) {
       const name = apiService.metadata.name;
       if (!served.has(name) || !apiService.spec.service) continue;
-      const problem = apiService.spec.insecureSkipTLSVerify ? undefined : caBundleProblem(Buffer.from(apiService.spec.caBundle ?? '', 'base64').toString(), options.servingCertificatePem);
+      const problem = apiService.spec.insecureSkipTLSVerify
+        ? undefined
+        : caBundleProblem(Buffer.from(apiService.spec.caBundle ?? '', 'base64').toString(), options.servingCertificatePem);
       const state = problem ?? 'ok';
       if (said.get(name) === state) continue;
-      if (problem) log.warn({ apiService: name }, `APIService ${name}: ${problem}; kube-apiserver refuses every request for ${apiService.spec.version}.${apiService.spec.group} with 503 until its caBundle holds the CA that signed it`);
+      if (problem)
+        log.warn(
+          { apiService: name },
+          `APIService ${name}: ${problem}; kube-apiserver refuses every request for ${apiService.spec.version}.${apiService.spec.group} with 503 until its caBundle holds the CA that signed it`,
+        );
       else if (said.has(name)) log.info({ apiService: name }, `APIService ${name}: its caBundle now verifies this server's certificate`);
       said.set(name, state);
     }

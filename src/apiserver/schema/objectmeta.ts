@@ -88,8 +88,7 @@ const managedFieldsEntry = define('ManagedFieldsEntry', {
     ),
     time: use(
       time,
-      'When the entry last changed: a field was added, a value changed or the manager took a field over. ' +
-        'Removing fields does not update it.',
+      'When the entry last changed: a field was added, a value changed or the manager took a field over. ' + 'Removing fields does not update it.',
     ),
   },
 });
@@ -101,20 +100,14 @@ const objectMeta = define('ObjectMeta', {
     annotations: {
       type: 'object',
       description:
-        'Free-form string data attached by tools and controllers. It is not used to select objects and is kept ' +
-        'as written when the object changes.',
+        'Free-form string data attached by tools and controllers. It is not used to select objects and is kept ' + 'as written when the object changes.',
       additionalProperties: { type: 'string' },
     },
-    creationTimestamp: use(
-      time,
-      'When the server created the object. Set by the system and read-only for clients; empty on lists.',
-    ),
+    creationTimestamp: use(time, 'When the server created the object. Set by the system and read-only for clients; empty on lists.'),
     deletionGracePeriodSeconds: {
       type: 'integer',
       format: 'int64',
-      description:
-        'Seconds the object is given to terminate gracefully before it is removed. Only set together with ' +
-        'deletionTimestamp; read-only.',
+      description: 'Seconds the object is given to terminate gracefully before it is removed. Only set together with ' + 'deletionTimestamp; read-only.',
     },
     deletionTimestamp: use(
       time,
@@ -146,19 +139,14 @@ const objectMeta = define('ObjectMeta', {
     },
     managedFields: {
       type: 'array',
-      description:
-        'Which manager owns which fields, as tracked by server-side apply. Maintained by the server; clients ' +
-        'normally leave it alone.',
+      description: 'Which manager owns which fields, as tracked by server-side apply. Maintained by the server; clients ' + 'normally leave it alone.',
       items: use(managedFieldsEntry),
       'x-kubernetes-list-type': 'atomic',
     },
     name: string(
-      'Name of the object, unique per kind within a namespace. Needed on create unless generateName is given; ' +
-        'it cannot be changed afterwards.',
+      'Name of the object, unique per kind within a namespace. Needed on create unless generateName is given; ' + 'it cannot be changed afterwards.',
     ),
-    namespace: string(
-      'Namespace the object lives in; empty for cluster-scoped kinds. It must be a DNS label and cannot be changed.',
-    ),
+    namespace: string('Namespace the object lives in; empty for cluster-scoped kinds. It must be a DNS label and cannot be changed.'),
     ownerReferences: {
       type: 'array',
       description:
@@ -175,9 +163,7 @@ const objectMeta = define('ObjectMeta', {
         'concurrency and watches and must not interpret it. Read-only.',
     ),
     selfLink: string('Deprecated and no longer set by the server.'),
-    uid: string(
-      'Identifier the server assigns on creation, unique across time and space and never reused. Read-only.',
-    ),
+    uid: string('Identifier the server assigns on creation, unique across time and space and never reused. Read-only.'),
   },
 });
 

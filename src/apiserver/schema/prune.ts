@@ -48,20 +48,15 @@ interface Found {
   embedded: string[];
 }
 
-function prune(
-  value: unknown,
-  schema: StructuralSchema | undefined,
-  path: string,
-  into: string[],
-  found: Found,
-  isRoot = false,
-): void {
+function prune(value: unknown, schema: StructuralSchema | undefined, path: string, into: string[], found: Found, isRoot = false): void {
   if (schema && preservesUnknown(schema)) {
     keepUnknown(value, schema, path, into, found, isRoot);
     return;
   }
   if (Array.isArray(value)) {
-    value.forEach((item, i) => { prune(item, schema?.items, `${path}[${i}]`, into, found); });
+    value.forEach((item, i) => {
+      prune(item, schema?.items, `${path}[${i}]`, into, found);
+    });
     return;
   }
   if (!isJsonObject(value)) return;
@@ -81,14 +76,7 @@ function prune(
 }
 
 /** Under x-kubernetes-preserve-unknown-fields, unknown fields stay but known ones are still pruned inside. */
-function keepUnknown(
-  value: unknown,
-  schema: StructuralSchema,
-  path: string,
-  into: string[],
-  found: Found,
-  isRoot: boolean,
-): void {
+function keepUnknown(value: unknown, schema: StructuralSchema, path: string, into: string[], found: Found, isRoot: boolean): void {
   if (Array.isArray(value)) {
     value.forEach((item, i) => {
       if (schema.items) keepUnknown(item, schema.items, `${path}[${i}]`, into, found, false);
@@ -142,4 +130,3 @@ function preservesUnknown(schema: StructuralSchema): boolean {
 function join(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
 }
-

@@ -48,7 +48,15 @@ export interface StructuralSchema {
 }
 
 /** The size and count bounds: numbers carried as they are from a JSON schema to the published one. */
-export const countBoundKeys = ['multipleOf', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'] as const satisfies readonly (keyof StructuralSchema)[];
+export const countBoundKeys = [
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+] as const satisfies readonly (keyof StructuralSchema)[];
 
 /** The x-kubernetes-* extensions carried as they are (int-or-string, which stands for a type, aside). */
 export const extensionKeys = [

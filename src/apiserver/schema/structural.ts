@@ -74,7 +74,6 @@ const SAFE_INTEGER_BOUND = Number.MAX_SAFE_INTEGER;
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 
-
 class Normalizer {
   constructor(private readonly definitions: Record<string, JsonSchema>) {}
 
@@ -135,7 +134,13 @@ class Normalizer {
     }
     if (Array.isArray(json.anyOf)) {
       const { anyOf, ...rest } = json;
-      json = { ...union(anyOf.map((option) => this.flatten(asSchema(option, where), where, seen)), where), ...rest };
+      json = {
+        ...union(
+          anyOf.map((option) => this.flatten(asSchema(option, where), where, seen)),
+          where,
+        ),
+        ...rest,
+      };
     }
     return json;
   }

@@ -189,7 +189,10 @@ class SchemaChecks {
 
   private array(value: unknown[], schema: StructuralSchema, path: string): void {
     const items = schema.items;
-    if (items) value.forEach((item, i) => { this.node(item, items, `${path}[${i}]`); });
+    if (items)
+      value.forEach((item, i) => {
+        this.node(item, items, `${path}[${i}]`);
+      });
     if (schema.minItems !== undefined && value.length < schema.minItems) {
       this.add(path, tooFew(path, value.length, schema.minItems), false);
     }
@@ -290,7 +293,9 @@ function duplicates(value: unknown, schema: StructuralSchema | undefined, path: 
     } else if (listType === 'map') {
       errors.push(...mapListDuplicates(value, schema['x-kubernetes-list-map-keys'] ?? [], path));
     }
-    value.forEach((item, i) => { errors.push(...duplicates(item, schema.items, `${path}[${i}]`)); });
+    value.forEach((item, i) => {
+      errors.push(...duplicates(item, schema.items, `${path}[${i}]`));
+    });
   } else if (isJsonObject(value)) {
     const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
     for (const [key, child] of Object.entries(value)) {
@@ -382,7 +387,6 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): Found {
   return { present: true, value };
 }
 
-
 const ZOD_TYPES: Record<string, string> = { int: 'integer', record: 'object', tuple: 'array' };
 
 function patternOf(issue: z.core.$ZodIssueInvalidStringFormat, node: StructuralSchema | undefined): string {
@@ -470,4 +474,3 @@ function canonical(value: unknown): string {
 function join(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
 }
-

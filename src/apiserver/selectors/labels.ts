@@ -142,7 +142,9 @@ function selectorOf(requirements: Requirement[]): LabelSelector {
   return {
     empty: sorted.length === 0,
     matches: (labels) => sorted.every((r) => requirementMatches(r, labels ?? {})),
-    requiredLabels: sorted.filter((r) => r.values.length === 1 && (r.operator === '=' || r.operator === '==' || r.operator === 'in')).map((r) => [r.key, r.values[0]!] as const),
+    requiredLabels: sorted
+      .filter((r) => r.values.length === 1 && (r.operator === '=' || r.operator === '==' || r.operator === 'in'))
+      .map((r) => [r.key, r.values[0]!] as const),
     toString: () => sorted.map(requirementString).join(','),
   };
 }

@@ -9,7 +9,16 @@
  * handlers/.
  */
 import { randomUUID } from 'node:crypto';
-import { KeyExistsError, KeyNotFoundError, RevisionConflictError, ValueTooLargeError, maxValueBytes, type Entry, type JsonObject, type Storage } from '../../storage/interface.js';
+import {
+  KeyExistsError,
+  KeyNotFoundError,
+  RevisionConflictError,
+  ValueTooLargeError,
+  maxValueBytes,
+  type Entry,
+  type JsonObject,
+  type Storage,
+} from '../../storage/interface.js';
 import { ApiError, errors, FieldError, type ResourceRef } from '../errors.js';
 import type { KindDefinition, KindVersion } from '../registry/kind.js';
 import { groupVersionOf, storageVersionOf } from '../registry/registry.js';
@@ -160,8 +169,7 @@ export class ResourceStore {
   matcher(selection: Selection): ((stored: JsonObject) => boolean) | undefined {
     const { labelSelector, fieldSelector } = selection;
     if ((!labelSelector || labelSelector.empty) && (!fieldSelector || fieldSelector.empty)) return undefined;
-    return (stored) =>
-      (labelSelector?.matches(ensureMetadata(stored).labels) ?? true) && (fieldSelector?.matches(this.strategy.fieldsOf(stored)) ?? true);
+    return (stored) => (labelSelector?.matches(ensureMetadata(stored).labels) ?? true) && (fieldSelector?.matches(this.strategy.fieldsOf(stored)) ?? true);
   }
 
   async get(namespace: string | undefined, name: string, version: KindVersion): Promise<JsonObject> {
@@ -506,15 +514,18 @@ export class ResourceStore {
       throw errors.modified(this.ref, name);
     }
     if (requestedMeta.uid && requestedMeta.uid !== ensureMetadata(current).uid) {
-      throw errors.conflict(this.ref, name, `Precondition failed: UID in precondition: ${requestedMeta.uid}, UID in object meta: ${ensureMetadata(current).uid}`);
+      throw errors.conflict(
+        this.ref,
+        name,
+        `Precondition failed: UID in precondition: ${requestedMeta.uid}, UID in object meta: ${ensureMetadata(current).uid}`,
+      );
     }
 
     const next = this.strategy.prepareForUpdate(requested, current, subresource);
     await letOthersRun();
     this.validate(next, current, version, warnings, options.dryRun);
     await letOthersRun();
-    const tracked =
-      operation === 'apply' ? next : this.fieldManager(version).update(current, next, this.writeContext(version, options, subresource));
+    const tracked = operation === 'apply' ? next : this.fieldManager(version).update(current, next, this.writeContext(version, options, subresource));
     const nextMeta = ensureMetadata(tracked);
     if (!jsonEqual(specOf(tracked), specOf(current))) nextMeta.generation = (ensureMetadata(current).generation ?? 0) + 1;
     return jsonEqual(withoutResourceVersion(tracked), withoutResourceVersion(current)) ? undefined : tracked;
@@ -530,8 +541,7 @@ export class ResourceStore {
       this.checkPreconditions(name, meta, options.preconditions);
 
       const finalizers = [...(meta.finalizers ?? [])];
-      const policyFinalizer =
-        options.propagationPolicy === 'Foreground' ? 'foregroundDeletion' : options.propagationPolicy === 'Orphan' ? 'orphan' : undefined;
+      const policyFinalizer = options.propagationPolicy === 'Foreground' ? 'foregroundDeletion' : options.propagationPolicy === 'Orphan' ? 'orphan' : undefined;
       if (policyFinalizer && !meta.deletionTimestamp) {
         const other = policyFinalizer === 'orphan' ? 'foregroundDeletion' : 'orphan';
         const index = finalizers.indexOf(other);
@@ -574,12 +584,7 @@ export class ResourceStore {
     }
   }
 
-  async deleteCollection(
-    namespace: string | undefined,
-    version: KindVersion,
-    selection: Selection,
-    options: DeleteOptions,
-  ): Promise<JsonObject[]> {
+  async deleteCollection(namespace: string | undefined, version: KindVersion, selection: Selection, options: DeleteOptions): Promise<JsonObject[]> {
     const { items } = await this.list(namespace, version, selection);
     const results: JsonObject[] = [];
     for (const item of items) {

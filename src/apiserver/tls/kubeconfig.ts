@@ -18,9 +18,7 @@ export function renderKubeconfig(options: KubeconfigOptions): string {
   const config = {
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [
-      { name, cluster: { server: options.server, 'certificate-authority-data': base64(options.caCertPem) } },
-    ],
+    clusters: [{ name, cluster: { server: options.server, 'certificate-authority-data': base64(options.caCertPem) } }],
     users: [
       {
         name,

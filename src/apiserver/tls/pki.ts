@@ -104,10 +104,7 @@ function normalizeHosts(hosts: string[]): string[] {
 
 async function loadPair(dir: string, name: string): Promise<Pair | undefined> {
   try {
-    const [certPem, keyPem] = await Promise.all([
-      readFile(path.join(dir, `${name}.crt`), 'utf8'),
-      readFile(path.join(dir, `${name}.key`), 'utf8'),
-    ]);
+    const [certPem, keyPem] = await Promise.all([readFile(path.join(dir, `${name}.crt`), 'utf8'), readFile(path.join(dir, `${name}.key`), 'utf8')]);
     return { certPem, keyPem };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -154,9 +151,7 @@ function isUsableLeaf(pair: Pair, ca: X509Certificate, now: number): boolean {
 
 function coversHosts(pair: Pair, hosts: string[]): boolean {
   const cert = new X509Certificate(pair.certPem);
-  return hosts.every((host) =>
-    isIP(host) ? cert.checkIP(host) !== undefined : cert.checkHost(host, { subject: 'never' }) !== undefined,
-  );
+  return hosts.every((host) => (isIP(host) ? cert.checkIP(host) !== undefined : cert.checkHost(host, { subject: 'never' }) !== undefined));
 }
 
 interface Issuer {
@@ -200,9 +195,7 @@ async function createCa(now: number): Promise<Pair> {
 
 async function createServing(issuer: Issuer, hosts: string[], now: number): Promise<Pair> {
   const names: x509.JsonGeneralName[] = hosts.map((host) => ({ type: isIP(host) ? 'ip' : 'dns', value: host }));
-  return createLeaf(issuer, now, 'CN=capo-apiserver', x509.ExtendedKeyUsage.serverAuth, [
-    new x509.SubjectAlternativeNameExtension(names),
-  ]);
+  return createLeaf(issuer, now, 'CN=capo-apiserver', x509.ExtendedKeyUsage.serverAuth, [new x509.SubjectAlternativeNameExtension(names)]);
 }
 
 async function createAdmin(issuer: Issuer, now: number): Promise<Pair> {

@@ -51,9 +51,7 @@ function asString(value: unknown): string {
 
 /** Go decodes a JSON null map value into "" for map[string]string. */
 function stringEntries(value: unknown): [string, string][] {
-  return Object.entries(asRecord(value)).flatMap(([k, v]): [string, string][] =>
-    typeof v === 'string' ? [[k, v]] : v === null ? [[k, '']] : [],
-  );
+  return Object.entries(asRecord(value)).flatMap(([k, v]): [string, string][] => (typeof v === 'string' ? [[k, v]] : v === null ? [[k, '']] : []));
 }
 
 function stringList(value: unknown): string[] {
@@ -158,13 +156,7 @@ function validateFinalizers(value: unknown): FieldError[] {
     for (const msg of isQualifiedName(finalizer)) errors.push(FieldError.invalid('metadata.finalizers', finalizer, msg));
   }
   if (finalizers.includes(FINALIZER_ORPHAN) && finalizers.includes(FINALIZER_FOREGROUND)) {
-    errors.push(
-      FieldError.invalid(
-        'metadata.finalizers',
-        finalizers,
-        `finalizer ${FINALIZER_ORPHAN} and ${FINALIZER_FOREGROUND} cannot be both set`,
-      ),
-    );
+    errors.push(FieldError.invalid('metadata.finalizers', finalizers, `finalizer ${FINALIZER_ORPHAN} and ${FINALIZER_FOREGROUND} cannot be both set`));
   }
   return errors;
 }

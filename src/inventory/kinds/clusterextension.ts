@@ -17,7 +17,11 @@ const specNetworkInterfaces = clusterSpecExtensions.shape.networkInterfaces.unwr
 
 const spec = z
   .object({
-    clusterName: z.string().describe('The Cluster API cluster: the cluster.x-k8s.io/cluster-name label of the OpenStackCluster, else its name. Machines with this label are its hosts.'),
+    clusterName: z
+      .string()
+      .describe(
+        'The Cluster API cluster: the cluster.x-k8s.io/cluster-name label of the OpenStackCluster, else its name. Machines with this label are its hosts.',
+      ),
     extensions: clusterSpecExtensions
       .extend({
         networkInterfaces: specNetworkInterfaces
@@ -47,7 +51,9 @@ const vars = z
       .optional()
       .describe('Reserved resources per machine name, from status.extensions.nodeResources[machine].reserved.'),
   })
-  .describe('The cluster variables under their Ansible names (group variables of the cluster). A variable without a value is absent here and listed in missing.');
+  .describe(
+    'The cluster variables under their Ansible names (group variables of the cluster). A variable without a value is absent here and listed in missing.',
+  );
 
 const status = z
   .object({
@@ -84,13 +90,24 @@ export const clusterExtensionResource: KindDefinition = inventoryKind({
   status,
   printerColumns: [
     { name: 'Plugin', type: 'string', jsonPath: '.spec.extensions.networking.kubeNetworkPlugin', description: 'CNI plugin (kube_network_plugin)' },
-    { name: 'API VIP', type: 'string', jsonPath: '.status.extensions.loadBalancers.controlPlane.vip', description: 'API server load balancer VIP (master_virtual_vip)' },
+    {
+      name: 'API VIP',
+      type: 'string',
+      jsonPath: '.status.extensions.loadBalancers.controlPlane.vip',
+      description: 'API server load balancer VIP (master_virtual_vip)',
+    },
     { name: 'Control Plane', type: 'integer', jsonPath: '.status.summary.controlPlaneMachines', description: 'Control plane machines' },
     { name: 'Workers', type: 'integer', jsonPath: '.status.summary.workerMachines', description: 'Worker machines' },
     { name: 'Missing', type: 'integer', jsonPath: '.status.summary.missingVariables', description: 'Variables without a value that block the bootstrap' },
     { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status', description: 'Every variable has a value' },
     { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterName', description: 'Cluster API cluster name', priority: 1 },
-    { name: 'Ingress VIP', type: 'string', jsonPath: '.status.extensions.loadBalancers.ingress.vip', description: 'Ingress load balancer VIP (ingress_virtual_vip)', priority: 1 },
+    {
+      name: 'Ingress VIP',
+      type: 'string',
+      jsonPath: '.status.extensions.loadBalancers.ingress.vip',
+      description: 'Ingress load balancer VIP (ingress_virtual_vip)',
+      priority: 1,
+    },
     { name: 'Region', type: 'string', jsonPath: '.status.extensions.openStack.region', description: 'OpenStack region', priority: 1 },
     { name: 'Project', type: 'string', jsonPath: '.status.extensions.openStack.project', description: 'OpenStack project', priority: 1 },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age of the OpenStackCluster' },

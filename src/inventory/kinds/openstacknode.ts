@@ -46,7 +46,9 @@ const status = z
   .object({
     phase: z
       .enum(['Pending', 'Provisioning', 'Running', 'Stopped', 'Failed', 'Deleting', 'Unknown'])
-      .describe('Pending: no server yet. Provisioning: being built, or active but not yet provisioned. Running: active and provisioned. Stopped: shut off, suspended, paused or shelved. Failed: in ERROR. Deleting: being deleted.'),
+      .describe(
+        'Pending: no server yet. Provisioning: being built, or active but not yet provisioned. Running: active and provisioned. Stopped: shut off, suspended, paused or shelved. Failed: in ERROR. Deleting: being deleted.',
+      ),
     ready: z.boolean().describe('Whether the phase is Running.'),
     server: z
       .object({

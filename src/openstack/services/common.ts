@@ -167,7 +167,11 @@ export function tagQuery(service: ServiceType, filters: TagFilters): Query {
     if (tags === undefined || tags.length === 0) continue;
     const withComma = tags.find((tag) => tag.includes(','));
     if (withComma !== undefined) {
-      throw new OpenStackError({ kind: 'BadRequest', detail: `tag filter ${key} cannot contain "${withComma}": tags in a filter are separated by commas`, service });
+      throw new OpenStackError({
+        kind: 'BadRequest',
+        detail: `tag filter ${key} cannot contain "${withComma}": tags in a filter are separated by commas`,
+        service,
+      });
     }
     query[key] = tags.join(',');
   }

@@ -527,9 +527,16 @@ export class NeutronClient {
   }
 
   async listPorts(filters: PortFilters = {}): Promise<Port[]> {
-    const query: Query = { ...pick(filters, ['id', 'name', 'network_id', 'device_id', 'device_owner', 'security_groups', 'project_id']), ...tagQuery('network', filters) };
+    const query: Query = {
+      ...pick(filters, ['id', 'name', 'network_id', 'device_id', 'device_owner', 'security_groups', 'project_id']),
+      ...tagQuery('network', filters),
+    };
     if (filters.fixed_ips !== undefined && filters.fixed_ips.length > 0) {
-      query.fixed_ips = filters.fixed_ips.flatMap((entry) => Object.entries(entry).filter(([, value]) => value !== undefined).map(([key, value]) => `${key}=${value}`));
+      query.fixed_ips = filters.fixed_ips.flatMap((entry) =>
+        Object.entries(entry)
+          .filter(([, value]) => value !== undefined)
+          .map(([key, value]) => `${key}=${value}`),
+      );
     }
     return this.calls.list('/v2.0/ports', portList, { query });
   }
@@ -593,7 +600,10 @@ export class NeutronClient {
   }
 
   async listFloatingIps(filters: FloatingIpFilters = {}): Promise<FloatingIp[]> {
-    const query = { ...pick(filters, ['id', 'floating_ip_address', 'floating_network_id', 'port_id', 'router_id', 'description', 'project_id']), ...tagQuery('network', filters) };
+    const query = {
+      ...pick(filters, ['id', 'floating_ip_address', 'floating_network_id', 'port_id', 'router_id', 'description', 'project_id']),
+      ...tagQuery('network', filters),
+    };
     return this.calls.list('/v2.0/floatingips', floatingIpList, { query });
   }
 

@@ -318,7 +318,8 @@ export class NovaClient {
 
   /** The volume must be `available` (or multiattach); it turns `in-use` asynchronously. */
   async attachVolume(serverId: string, attachment: AttachVolume): Promise<VolumeAttachment> {
-    return (await this.calls.post(`/servers/${segment(serverId)}/os-volume_attachments`, { volumeAttachment: attachment }, volumeAttachmentBody)).volumeAttachment;
+    return (await this.calls.post(`/servers/${segment(serverId)}/os-volume_attachments`, { volumeAttachment: attachment }, volumeAttachmentBody))
+      .volumeAttachment;
   }
 
   async detachVolume(serverId: string, volumeId: string): Promise<void> {

@@ -5,7 +5,16 @@
  * capo-apiserver object owns), reported as "would adopt" with its ID or
  * "would create". Nothing is created, tagged or recorded.
  */
-import { apiLoadBalancerName, bastionServerName, clusterResourceName, loadBalancerPortName, memberName, portName, securityGroupName, volumeName } from '../../capo/names.js';
+import {
+  apiLoadBalancerName,
+  bastionServerName,
+  clusterResourceName,
+  loadBalancerPortName,
+  memberName,
+  portName,
+  securityGroupName,
+  volumeName,
+} from '../../capo/names.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { ownerUidOf } from '../adoption.js';
 import { metaOf } from '../objects.js';
@@ -65,7 +74,11 @@ export async function surveyAdoption(context: ClusterContext): Promise<AdoptionS
     }
   }
 
-  const machines = await deps.machines.list(cluster.namespace, { [clusterNameLabel]: metaOf(pass.object).labels?.[clusterNameLabel] ?? cluster.name }, { asCached: true });
+  const machines = await deps.machines.list(
+    cluster.namespace,
+    { [clusterNameLabel]: metaOf(pass.object).labels?.[clusterNameLabel] ?? cluster.name },
+    { asCached: true },
+  );
   const managed = spec.apiServer?.managedLoadBalancer;
   const lbName = apiLoadBalancerName(cluster);
   if (managed !== undefined && managed.enabled !== false) {

@@ -37,7 +37,11 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
     // left, no lookup is made on every pass; an unrecorded floating IP is still found when the cluster is deleted.
     const leftovers = existing !== undefined || pass.status.bastion !== undefined || ownedFloatingIp(pass.status) !== undefined;
     const gone = !leftovers || (await deleteBastion(context, existing));
-    pass.condition(gone ? { type: 'BastionReady', status: 'True', reason: 'NotRequested' } : { type: 'BastionReady', status: 'False', reason: 'Deleting', message: 'deleting the bastion' });
+    pass.condition(
+      gone
+        ? { type: 'BastionReady', status: 'True', reason: 'NotRequested' }
+        : { type: 'BastionReady', status: 'False', reason: 'Deleting', message: 'deleting the bastion' },
+    );
     return gone;
   }
   const desired = serverSpecFor({
@@ -55,7 +59,8 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
   }
   if (existing && serverDeletedAt((existing.status as JsonObject | undefined) ?? {}) !== undefined) {
     // Deleted behind our back. A machine's is Cluster API's to replace; the bastion is the cluster's own, so it is made again (CAPO waits for good).
-    if (metaOf(existing).deletionTimestamp === undefined) pass.event('Normal', 'ReplacingBastion', 'the bastion server was deleted behind our back: replacing it');
+    if (metaOf(existing).deletionTimestamp === undefined)
+      pass.event('Normal', 'ReplacingBastion', 'the bastion server was deleted behind our back: replacing it');
     await removeBastionServer(context, existing);
     pass.condition({ type: 'BastionReady', status: 'False', reason: 'Replacing', message: 'the bastion server was deleted behind our back: replacing it' });
     return false;
@@ -68,7 +73,16 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
         labels: { [clusterNameLabel]: pass.meta.labels?.[clusterNameLabel] ?? cluster.name },
         // The bastion server of a cluster adopting CAPO's resources adopts CAPO's bastion.
         annotations: { [specHashAnnotation]: hash, ...(pass.owner.adopt ? { [adoptAnnotation]: 'capo' } : {}) },
-        ownerReferences: [{ apiVersion: deps.clusters.apiVersion, kind: 'OpenStackCluster', name: cluster.name, uid: pass.meta.uid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          {
+            apiVersion: deps.clusters.apiVersion,
+            kind: 'OpenStackCluster',
+            name: cluster.name,
+            uid: pass.meta.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
       },
       spec: desired,
     });
@@ -81,9 +95,18 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
   const ip = addresses.find((address) => address.type === 'InternalIP')?.address;
   if (serverStatus.ready !== true) {
     pass.observe((status) => {
-      status.bastion = { name: name.name, ...(serverStatus.instanceID ? { id: serverStatus.instanceID } : {}), ...(serverStatus.instanceState ? { state: serverStatus.instanceState } : {}) };
+      status.bastion = {
+        name: name.name,
+        ...(serverStatus.instanceID ? { id: serverStatus.instanceID } : {}),
+        ...(serverStatus.instanceState ? { state: serverStatus.instanceState } : {}),
+      };
     });
-    pass.condition({ type: 'BastionReady', status: 'False', reason: 'InstanceNotReady', message: `bastion server is ${String(serverStatus.instanceState ?? 'being created')}` });
+    pass.condition({
+      type: 'BastionReady',
+      status: 'False',
+      reason: 'InstanceNotReady',
+      message: `bastion server is ${String(serverStatus.instanceState ?? 'being created')}`,
+    });
     pass.wait({ waitingFor: 'the bastion server to become ready', requeueAfterMs: bastionRequeueMs }, true);
     return false;
   }
@@ -122,7 +145,12 @@ async function reconcileBastionFloatingIp(context: ClusterContext, externalNetwo
   }
   const fip = await pass.ensure('floatingip/bastion', floatingIpActuator(neutron), {
     recordedId: ownedFloatingIp(pass.status),
-    desired: { name: bastionServerName(cluster), floating_network_id: externalNetworkId, port_id: portId, ...(address === undefined ? {} : { floating_ip_address: address }) },
+    desired: {
+      name: bastionServerName(cluster),
+      floating_network_id: externalNetworkId,
+      port_id: portId,
+      ...(address === undefined ? {} : { floating_ip_address: address }),
+    },
     record: (status, id) => setOwned(status, 'floatingip/bastion', id),
   });
   return fip.ready ? fip.resource.floating_ip_address : undefined;
@@ -143,7 +171,14 @@ export async function deleteBastion(context: ClusterContext, existing?: JsonObje
   const { pass, cluster, deps, cloud } = context;
   const server = existing ?? (await deps.servers.get({ namespace: cluster.namespace, name: bastionServerName(cluster) }));
   if (!(await removeBastionServer(context, server))) return false;
-  if (!(await pass.remove(floatingIpActuator(cloud.clients.neutron), { recordedId: ownedFloatingIp(pass.status), name: bastionServerName(cluster), owner: pass.owner }))) return false;
+  if (
+    !(await pass.remove(floatingIpActuator(cloud.clients.neutron), {
+      recordedId: ownedFloatingIp(pass.status),
+      name: bastionServerName(cluster),
+      owner: pass.owner,
+    }))
+  )
+    return false;
   if (ownedFloatingIp(pass.status) !== undefined || pass.status.bastion !== undefined) {
     await pass.record((status) => {
       setOwned(status, 'floatingip/bastion', undefined);

@@ -19,7 +19,11 @@ export async function endpointOrUndefined(context: ClusterContext, service: 'com
 export async function computeExtensions(context: ClusterContext): Promise<void> {
   const { pass, spec, cloud } = context;
   const scope = await cloud.session.authenticate();
-  const [nova, neutron, cinder] = await Promise.all([endpointOrUndefined(context, 'compute'), endpointOrUndefined(context, 'network'), endpointOrUndefined(context, 'block-storage')]);
+  const [nova, neutron, cinder] = await Promise.all([
+    endpointOrUndefined(context, 'compute'),
+    endpointOrUndefined(context, 'network'),
+    endpointOrUndefined(context, 'block-storage'),
+  ]);
   const project = cloud.cloud.auth.method === 'password' ? cloud.cloud.auth.project : undefined;
   const projectDomain = project && 'domain' in project && 'name' in project.domain ? project.domain.name : undefined;
   const status = pass.status;

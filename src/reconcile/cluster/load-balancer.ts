@@ -120,7 +120,11 @@ export async function reconcileApiEndpoint(context: ClusterContext, networking: 
  * balancer serves (that read overlaps its children's), not at every resync
  * of a wait of minutes.
  */
-async function loadBalancerAddress(context: ClusterContext, networking: Networking, { lb, serving }: { lb: LoadBalancer; serving: boolean }): Promise<string | undefined> {
+async function loadBalancerAddress(
+  context: ClusterContext,
+  networking: Networking,
+  { lb, serving }: { lb: LoadBalancer; serving: boolean },
+): Promise<string | undefined> {
   if (!floatingIpEnabled(context, networking)) return lb.vip_address ?? undefined;
   if (!serving && owned(context.pass)['floatingip/api'] !== undefined) return undefined;
   const fip = await reconcileLoadBalancerFloatingIp(context, networking.externalNetworkId!, lb);
@@ -154,13 +158,19 @@ async function endpointWithoutLoadBalancer(context: ClusterContext, networking: 
     }
     const fip = await pass.ensure('floatingip/api', floatingIpActuator(cloud.clients.neutron), {
       recordedId: owned(pass)['floatingip/api'],
-      desired: { name: `${clusterResourceName(cluster)}-api`, floating_network_id: networking.externalNetworkId!, ...(address === undefined ? {} : { floating_ip_address: address }) },
+      desired: {
+        name: `${clusterResourceName(cluster)}-api`,
+        floating_network_id: networking.externalNetworkId!,
+        ...(address === undefined ? {} : { floating_ip_address: address }),
+      },
       record: (status, id) => setOwned(status, 'floatingip/api', id),
     });
     return { host: fip.resource.floating_ip_address, port };
   }
   if (spec.apiServer?.fixedIP) return { host: spec.apiServer.fixedIP, port };
-  throw new TerminalError('unable to determine the control plane endpoint: no load balancer, no floating IP (external network disabled or missing) and no apiServer.fixedIP');
+  throw new TerminalError(
+    'unable to determine the control plane endpoint: no load balancer, no floating IP (external network disabled or missing) and no apiServer.fixedIP',
+  );
 }
 
 /**
@@ -237,9 +247,13 @@ async function reconcileManagedLoadBalancer(context: ClusterContext, networking:
 
   const fipId = owned(pass)['floatingip/api'];
   if (fipId !== undefined && floatingIpEnabled(context, networking)) {
-    pass.readAhead('floatingip/api', floatingIpActuator(cloud.clients.neutron), { recordedId: fipId, desired: apiFloatingIpDesired(context, networking.externalNetworkId!, lb.resource) });
+    pass.readAhead('floatingip/api', floatingIpActuator(cloud.clients.neutron), {
+      recordedId: fipId,
+      desired: apiFloatingIpDesired(context, networking.externalNetworkId!, lb.resource),
+    });
   }
-  if (!(await ensureListeners(context, { ...plan, prefix: '', lb: lb.resource, lbFresh: lb.found !== undefined }))) return { managed: true, lb: lb.resource, serving: false };
+  if (!(await ensureListeners(context, { ...plan, prefix: '', lb: lb.resource, lbFresh: lb.found !== undefined })))
+    return { managed: true, lb: lb.resource, serving: false };
   pass.observe((status) => {
     const current = status.apiServerManagedLoadBalancer as JsonObject;
     status.apiServerManagedLoadBalancer = { ...current, ...(allowedCidrs ? { allowedCIDRs: allowedCidrs } : {}) };
@@ -302,7 +316,9 @@ function treeFor(context: ClusterContext, plan: PortPlan): { listeners?: CreateL
  */
 async function recordFullyPopulated(pass: ReconcilePass, prefix: string, lb: LoadBalancer): Promise<void> {
   // A load balancer created alone lists no listeners, or (other clouds) IDs only.
-  const listeners = ((lb.listeners ?? []) as { id: string; protocol_port?: number }[]).filter((listener): listener is { id: string; protocol_port: number } => typeof listener.protocol_port === 'number');
+  const listeners = ((lb.listeners ?? []) as { id: string; protocol_port?: number }[]).filter(
+    (listener): listener is { id: string; protocol_port: number } => typeof listener.protocol_port === 'number',
+  );
   const pools = (lb.pools ?? []) as { id: string; listeners?: { id: string }[] }[];
   if (listeners.length === 0) return;
   const made = listeners.flatMap((listener) => {
@@ -328,13 +344,24 @@ async function ensureListeners(context: ClusterContext, chain: ListenerChain): P
   let lbChanged = false;
   for (const objects of ports) {
     const role = (kind: string) => `${prefix}${kind}/${objects.port}`;
-    const listener: ChildOutcome = await ensureChild(context, chain, role('listener'), lbChanged, listenerActuator(octavia), { ...objects.listener, loadbalancer_id: lb.id });
+    const listener: ChildOutcome = await ensureChild(context, chain, role('listener'), lbChanged, listenerActuator(octavia), {
+      ...objects.listener,
+      loadbalancer_id: lb.id,
+    });
     lbChanged ||= listener.changed;
     if (!listener.readyId) return false;
-    const pool: ChildOutcome = await ensureChild(context, chain, role('pool'), lbChanged, poolActuator(octavia), { ...objects.pool, listener_id: listener.readyId, loadbalancer_id: lb.id });
+    const pool: ChildOutcome = await ensureChild(context, chain, role('pool'), lbChanged, poolActuator(octavia), {
+      ...objects.pool,
+      listener_id: listener.readyId,
+      loadbalancer_id: lb.id,
+    });
     lbChanged ||= pool.changed;
     if (!pool.readyId) return false;
-    const monitor: ChildOutcome = await ensureChild(context, chain, role('healthmonitor'), lbChanged, healthMonitorActuator(octavia), { ...objects.monitor, pool_id: pool.readyId, loadbalancer_id: lb.id });
+    const monitor: ChildOutcome = await ensureChild(context, chain, role('healthmonitor'), lbChanged, healthMonitorActuator(octavia), {
+      ...objects.monitor,
+      pool_id: pool.readyId,
+      loadbalancer_id: lb.id,
+    });
     lbChanged ||= monitor.changed;
     if (!monitor.readyId) return false;
   }
@@ -364,9 +391,15 @@ function readChildrenAhead(context: ClusterContext, chain: ListenerChain, ports:
     const [listenerId, poolId] = [recorded[role('listener')], recorded[role('pool')]];
     pass.readAhead(role('listener'), listenerActuator(octavia), { recordedId: listenerId, desired: { ...objects.listener, loadbalancer_id: chain.lb.id } });
     if (listenerId === undefined) continue;
-    pass.readAhead(role('pool'), poolActuator(octavia), { recordedId: poolId, desired: { ...objects.pool, listener_id: listenerId, loadbalancer_id: chain.lb.id } });
+    pass.readAhead(role('pool'), poolActuator(octavia), {
+      recordedId: poolId,
+      desired: { ...objects.pool, listener_id: listenerId, loadbalancer_id: chain.lb.id },
+    });
     if (poolId === undefined) continue;
-    pass.readAhead(role('healthmonitor'), healthMonitorActuator(octavia), { recordedId: recorded[role('healthmonitor')], desired: { ...objects.monitor, pool_id: poolId, loadbalancer_id: chain.lb.id } });
+    pass.readAhead(role('healthmonitor'), healthMonitorActuator(octavia), {
+      recordedId: recorded[role('healthmonitor')],
+      desired: { ...objects.monitor, pool_id: poolId, loadbalancer_id: chain.lb.id },
+    });
   }
 }
 
@@ -432,8 +465,14 @@ async function vouchForTree(context: ClusterContext, lbRole: string, prefix: str
   const { pass, cloud } = context;
   if (lbId === undefined) return false;
   const recorded = owned(pass);
-  const children = Object.entries(recorded).filter(([role]) => role.startsWith(prefix) && /^(listener|pool|healthmonitor)\/\d+$/.test(role.slice(prefix.length)));
-  const seen = [[lbRole, lbId], ...children].map(([role, id]) => ({ role, id, last: pass.lastVerified<{ id: string; provisioning_status: string }>(role, id, treeVouchAheadMs) }));
+  const children = Object.entries(recorded).filter(
+    ([role]) => role.startsWith(prefix) && /^(listener|pool|healthmonitor)\/\d+$/.test(role.slice(prefix.length)),
+  );
+  const seen = [[lbRole, lbId], ...children].map(([role, id]) => ({
+    role,
+    id,
+    last: pass.lastVerified<{ id: string; provisioning_status: string }>(role, id, treeVouchAheadMs),
+  }));
   if (seen.some(({ last }) => last === undefined) || !seen.some(({ last }) => last!.expired)) return false;
   const tree = await absentOn404(cloud.clients.octavia.getLoadBalancerStatus(lbId));
   if (!tree) return true;
@@ -594,15 +633,22 @@ async function loadBalancerSubnet(context: ClusterContext, networking: Networkin
 async function octaviaFlavorId(context: ClusterContext, name: string): Promise<string> {
   const flavors = await context.cloud.clients.octavia.listFlavors();
   const flavor = flavors.find((candidate) => candidate.name === name || candidate.id === name);
-  if (!flavor) throw new TerminalError(`Octavia flavor "${name}" (apiServer.managedLoadBalancer.flavor) does not exist; available: ${flavors.map((f) => f.name).join(', ') || 'none'}`);
+  if (!flavor)
+    throw new TerminalError(
+      `Octavia flavor "${name}" (apiServer.managedLoadBalancer.flavor) does not exist; available: ${flavors.map((f) => f.name).join(', ') || 'none'}`,
+    );
   return flavor.id;
 }
 
 /** The floating IP we own; a user's floating IP is only let go. */
 export async function deleteApiEndpoint(context: ClusterContext): Promise<boolean> {
   const { pass, spec, cluster, cloud } = context;
-  const fipName = spec.apiServer?.managedLoadBalancer && spec.apiServer.managedLoadBalancer.enabled !== false ? apiLoadBalancerName(cluster) : `${clusterResourceName(cluster)}-api`;
-  if (!(await pass.remove(floatingIpActuator(cloud.clients.neutron), { recordedId: owned(pass)['floatingip/api'], name: fipName, owner: pass.owner }))) return false;
+  const fipName =
+    spec.apiServer?.managedLoadBalancer && spec.apiServer.managedLoadBalancer.enabled !== false
+      ? apiLoadBalancerName(cluster)
+      : `${clusterResourceName(cluster)}-api`;
+  if (!(await pass.remove(floatingIpActuator(cloud.clients.neutron), { recordedId: owned(pass)['floatingip/api'], name: fipName, owner: pass.owner })))
+    return false;
   if (owned(pass)['floatingip/api'] !== undefined) await pass.record((status) => setOwned(status, 'floatingip/api', undefined));
   return true;
 }
@@ -611,7 +657,8 @@ export async function deleteApiEndpoint(context: ClusterContext): Promise<boolea
 export async function deleteApiLoadBalancer(context: ClusterContext): Promise<boolean> {
   const { pass, cluster, cloud } = context;
   const recorded = recordedApiLoadBalancerId(pass);
-  if (!(await pass.remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: recorded, name: apiLoadBalancerName(cluster), owner: pass.owner }))) return false;
+  if (!(await pass.remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: recorded, name: apiLoadBalancerName(cluster), owner: pass.owner })))
+    return false;
   const children = Object.keys(owned(pass)).filter((role) => /^(loadbalancer|listener|pool|healthmonitor)\//.test(role));
   if (recorded !== undefined || children.length > 0) {
     await pass.record((status) => {
@@ -626,7 +673,19 @@ export async function deleteApiLoadBalancer(context: ClusterContext): Promise<bo
 export async function deleteIngressLoadBalancer(context: ClusterContext): Promise<boolean> {
   const { pass, cluster, cloud } = context;
   const children = Object.keys(owned(pass)).filter((role) => role.startsWith('ingress/'));
-  if (!(await pass.remove(loadBalancerActuator(cloud.clients.octavia), { recordedId: owned(pass)['ingress/loadbalancer'], name: ingressLoadBalancerName(cluster), owner: pass.owner }))) return false;
-  if (children.length > 0) await pass.record((status) => children.forEach((role) => { setOwned(status, role, undefined); }));
+  if (
+    !(await pass.remove(loadBalancerActuator(cloud.clients.octavia), {
+      recordedId: owned(pass)['ingress/loadbalancer'],
+      name: ingressLoadBalancerName(cluster),
+      owner: pass.owner,
+    }))
+  )
+    return false;
+  if (children.length > 0)
+    await pass.record((status) =>
+      children.forEach((role) => {
+        setOwned(status, role, undefined);
+      }),
+    );
   return true;
 }

@@ -216,7 +216,11 @@ async function reconcileManagedNetwork(context: ClusterContext): Promise<Omit<Ne
   });
   await syncDnsNameservers(context, subnet.resource, subnetSpec.dnsNameservers ?? []);
   pass.observe((status) => {
-    status.network = { id: network.resource.id, name: network.resource.name, subnets: [{ id: subnet.resource.id, name: subnet.resource.name, cidr: subnet.resource.cidr }] };
+    status.network = {
+      id: network.resource.id,
+      name: network.resource.name,
+      subnets: [{ id: subnet.resource.id, name: subnet.resource.name, cidr: subnet.resource.cidr }],
+    };
   });
   return subnet.ready ? { networkId: network.resource.id, subnets: [{ id: subnet.resource.id, cidr: subnet.resource.cidr }] } : undefined;
 }
@@ -237,7 +241,18 @@ async function ensureManagedRouter(context: ClusterContext, subnetId: string, ex
   for (const externalIP of externalIPs) {
     fixedIps.push({
       ...(externalIP.fixedIP === undefined ? {} : { ip_address: externalIP.fixedIP }),
-      ...(externalIP.subnet.id === undefined ? { subnet_id: (await resolveSubnet(cloud.clients.neutron, externalIP.subnet as NeutronParam<SubnetFilter>, 'spec.managedRouter.externalIPs[].subnet', externalNetworkId)).id } : { subnet_id: externalIP.subnet.id }),
+      ...(externalIP.subnet.id === undefined
+        ? {
+            subnet_id: (
+              await resolveSubnet(
+                cloud.clients.neutron,
+                externalIP.subnet as NeutronParam<SubnetFilter>,
+                'spec.managedRouter.externalIPs[].subnet',
+                externalNetworkId,
+              )
+            ).id,
+          }
+        : { subnet_id: externalIP.subnet.id }),
     });
   }
   const router = await pass.ensure('router', routerActuator(cloud.clients.neutron), {
@@ -286,9 +301,10 @@ async function reconcileExistingNetwork(context: ClusterContext): Promise<Omit<N
   }
   if (!spec.network) throw new TerminalError('spec.managedSubnets is empty and spec.network is not set: the cluster has no network');
   const network = await resolveNetwork(neutron, spec.network as NeutronParam, 'spec.network');
-  const subnets = spec.subnets && spec.subnets.length > 0
-    ? await Promise.all(spec.subnets.map((param, index) => resolveSubnet(neutron, param as NeutronParam<SubnetFilter>, `spec.subnets[${index}]`, network.id)))
-    : await neutron.listSubnets({ network_id: network.id });
+  const subnets =
+    spec.subnets && spec.subnets.length > 0
+      ? await Promise.all(spec.subnets.map((param, index) => resolveSubnet(neutron, param as NeutronParam<SubnetFilter>, `spec.subnets[${index}]`, network.id)))
+      : await neutron.listSubnets({ network_id: network.id });
   if (subnets.length === 0) throw new TerminalError(`network ${network.name} (${network.id}) has no subnets`);
   pass.observe((status) => {
     status.network = { id: network.id, name: network.name, subnets: subnets.map((subnet) => ({ id: subnet.id, name: subnet.name, cidr: subnet.cidr })) };
@@ -304,7 +320,8 @@ export async function deleteRouter(context: ClusterContext): Promise<boolean> {
   if (spec.router) {
     if (recorded && network?.subnets?.[0]) await detachExistingRouter(context, recorded.id, network.subnets[0].id);
   } else if (hasManagedSubnets(spec)) {
-    if (!(await pass.remove(routerActuator(cloud.clients.neutron), { recordedId: recorded?.id, name: clusterResourceName(cluster), owner: pass.owner }))) return false;
+    if (!(await pass.remove(routerActuator(cloud.clients.neutron), { recordedId: recorded?.id, name: clusterResourceName(cluster), owner: pass.owner })))
+      return false;
   }
   if (recorded) await pass.record((status) => delete status.router);
   return true;

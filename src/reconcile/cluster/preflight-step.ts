@@ -27,20 +27,29 @@ export async function reconcilePreflight(context: ClusterContext): Promise<boole
   // the checks, that read is not one more round trip before the network's create (it never rejects).
   void cloud.clients.neutron.createTakesTags();
   const machines = await deps.machines.list(cluster.namespace, { 'cluster.x-k8s.io/cluster-name': cluster.name }, { asCached: true });
-  const report = await runPreflight(cloud.clients, cloud.session, requirementsOf(spec, machines.map((machine) => machine.spec)));
+  const report = await runPreflight(
+    cloud.clients,
+    cloud.session,
+    requirementsOf(
+      spec,
+      machines.map((machine) => machine.spec),
+    ),
+  );
   if (report.passed) {
     pass.event('Normal', 'PreflightPassed', 'every preflight check passed: the cloud has what the cluster asks for');
     pass.condition({ type: 'PreflightChecksPassed', status: 'True', reason: 'Passed' });
     // Found by the reconciler's own rule (the given one, or the only match; none when the spec turns it off): the network step takes it as recorded.
     const external = report.externalNetwork;
-    if (external !== undefined) pass.observe((status) => {
-      status.externalNetwork = external;
-    });
+    if (external !== undefined)
+      pass.observe((status) => {
+        status.externalNetwork = external;
+      });
     return true;
   }
   const message = summarizeFailures(report);
   // Once per finding: the check reruns every minute, and the same answer is not news.
-  if (findCondition(pass.status, 'PreflightChecksPassed')?.message !== message && !failedOnlyUndecided(report)) pass.event('Warning', 'PreflightFailed', message);
+  if (findCondition(pass.status, 'PreflightChecksPassed')?.message !== message && !failedOnlyUndecided(report))
+    pass.event('Warning', 'PreflightFailed', message);
   pass.condition({ type: 'PreflightChecksPassed', status: 'False', reason: 'PreflightFailed', message });
   if (failedOnlyUndecided(report)) throw new Error(message);
   pass.condition({ type: 'Ready', status: 'False', reason: 'PreflightFailed', message });

@@ -36,7 +36,17 @@ import {
   type ApiLoadBalancer,
   type Endpoint,
 } from './load-balancer.js';
-import { reconcileNetwork, reconcileRouter, deleteNetwork, deleteRouter, frozenNetworkReferences, lookUpNetworkAhead, readNetworkingAhead, type Networking, type Routing } from './network.js';
+import {
+  reconcileNetwork,
+  reconcileRouter,
+  deleteNetwork,
+  deleteRouter,
+  frozenNetworkReferences,
+  lookUpNetworkAhead,
+  readNetworkingAhead,
+  type Networking,
+  type Routing,
+} from './network.js';
 import { reconcileSecurityGroups, deleteSecurityGroups, removeDisabledBastionGroup, lookUpSecurityGroupsAhead } from './security-group-step.js';
 import { firstPreflight, reconcilePreflight } from './preflight-step.js';
 import { adoptAnnotation, adoptionOf } from '../adoption.js';
@@ -160,7 +170,12 @@ async function reconcileNormal(context: ClusterContext): Promise<void> {
     });
   }
   if (blocked.has('bastion')) {
-    pass.condition({ type: 'BastionReady', status: 'False', reason: 'WaitingForInfrastructure', message: 'waiting for the cluster network, router and security groups' });
+    pass.condition({
+      type: 'BastionReady',
+      status: 'False',
+      reason: 'WaitingForInfrastructure',
+      message: 'waiting for the cluster network, router and security groups',
+    });
   }
 
   await computeExtensions(context);
@@ -283,4 +298,3 @@ export function machinesMayStart(cluster: JsonObject): boolean {
   const groupsReady = (cluster.spec as ClusterSpec | undefined)?.managedSecurityGroups === undefined || isConditionTrue(status, 'SecurityGroupsReady');
   return isConditionTrue(status, 'NetworkReady') && groupsReady && extensions.availabilityZones !== undefined;
 }
-

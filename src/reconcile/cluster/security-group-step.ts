@@ -33,7 +33,8 @@ export function lookUpSecurityGroupsAhead(context: ClusterContext): void {
   if (spec.managedSecurityGroups === undefined) return;
   const actuator = securityGroupActuator(cloud.clients.neutron);
   for (const role of managedRoles(context)) {
-    if (recordedId(pass.status, role) === undefined) pass.readAhead(`securitygroup/${role}`, actuator, { recordedId: undefined, name: securityGroupName(cluster, role) });
+    if (recordedId(pass.status, role) === undefined)
+      pass.readAhead(`securitygroup/${role}`, actuator, { recordedId: undefined, name: securityGroupName(cluster, role) });
   }
 }
 
@@ -134,7 +135,14 @@ export function apiServerPorts(context: ClusterContext): number[] {
 
 async function removeGroup(context: ClusterContext, role: SecurityGroupRole): Promise<boolean> {
   const { pass, cluster, cloud } = context;
-  if (!(await pass.remove(securityGroupActuator(cloud.clients.neutron), { recordedId: recordedId(pass.status, role), name: securityGroupName(cluster, role), owner: pass.owner }))) return false;
+  if (
+    !(await pass.remove(securityGroupActuator(cloud.clients.neutron), {
+      recordedId: recordedId(pass.status, role),
+      name: securityGroupName(cluster, role),
+      owner: pass.owner,
+    }))
+  )
+    return false;
   if (pass.status[statusFields[role]] !== undefined) await pass.record((status) => delete status[statusFields[role]]);
   return true;
 }

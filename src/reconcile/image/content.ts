@@ -133,13 +133,16 @@ function formatDuration(ms: number): string {
 /** What a failed attempt says: the stages' own errors as they are, the source's without the URL's secrets. */
 async function describeFailure(error: unknown, url: string, deadline: AbortSignal, downloaded: ByteCount, limits: DownloadLimits): Promise<unknown> {
   if (deadline.aborted) {
-    return new DownloadError(`downloading ${url} did not finish within its deadline of ${formatDuration(limits.timeoutMs)} (--image-download-timeout); ${formatBytes(downloaded.count)} had arrived`);
+    return new DownloadError(
+      `downloading ${url} did not finish within its deadline of ${formatDuration(limits.timeoutMs)} (--image-download-timeout); ${formatBytes(downloaded.count)} had arrived`,
+    );
   }
   const { RequestError, HTTPError } = await import('got');
   if (!(error instanceof RequestError)) return error;
   // Ours, raised inside the request (the destination rule): its message names no URL.
   if (error.cause instanceof TerminalError) return error.cause;
-  if (error instanceof HTTPError) return new DownloadError(`downloading ${url}: the server answered ${error.response.statusCode} ${error.response.statusMessage ?? ''}`.trimEnd());
+  if (error instanceof HTTPError)
+    return new DownloadError(`downloading ${url}: the server answered ${error.response.statusCode} ${error.response.statusMessage ?? ''}`.trimEnd());
   return new DownloadError(`downloading ${url}: ${redactUrls(error.message)}`);
 }
 

@@ -50,7 +50,8 @@ const refusedRanges: readonly (readonly [string, number, Family, string])[] = [
 
 /** `10.0.0.0/8`, `fd00::/8` or one address (any port), `127.0.0.1:6445` or `[::1]:8080` (that port only). */
 export function parseAllowance(text: string): Allowance {
-  const bad = (why: string) => new Error(`${JSON.stringify(text)} is not a destination to allow (${why}): give a CIDR such as 10.0.0.0/8, or an address and port such as 127.0.0.1:6445`);
+  const bad = (why: string) =>
+    new Error(`${JSON.stringify(text)} is not a destination to allow (${why}): give a CIDR such as 10.0.0.0/8, or an address and port such as 127.0.0.1:6445`);
   let rest = text.trim();
   let port: number | undefined;
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(rest);
@@ -122,7 +123,8 @@ export class DestinationRule {
     const carried = family === 'ipv6' ? embeddedIpv4(address) : undefined;
     if (carried) candidates.push([carried, 'ipv4']);
     const allowed = ([candidate, candidateFamily]: [string, Family]) =>
-      this.allowedRanges.check(candidate, candidateFamily) || this.allowedEndpoints.some((endpoint) => endpoint.port === port && endpoint.list.check(candidate, candidateFamily));
+      this.allowedRanges.check(candidate, candidateFamily) ||
+      this.allowedEndpoints.some((endpoint) => endpoint.port === port && endpoint.list.check(candidate, candidateFamily));
     if (candidates.some(allowed)) return undefined;
     for (const [candidate, candidateFamily] of candidates) {
       const range = this.refused.find((entry) => entry.list.check(candidate, candidateFamily));

@@ -92,7 +92,10 @@ export function orcImageReconciler(deps: ReconcilerDeps, images: KindClient): Re
       if (metaOf(object).deletionTimestamp !== undefined) {
         if (await reconcileDelete(pass, cloud, spec)) return await finishDeletion(deps, pass, imageFinalizer);
       } else {
-        const image = spec.managementPolicy === 'unmanaged' ? await reconcileImport(pass, cloud, spec) : await reconcileManaged(pass, cloud, spec, deps.imageDownloads, key);
+        const image =
+          spec.managementPolicy === 'unmanaged'
+            ? await reconcileImport(pass, cloud, spec)
+            : await reconcileManaged(pass, cloud, spec, deps.imageDownloads, key);
         if (image) reportImage(pass, image);
       }
     } catch (thrown) {
@@ -102,7 +105,13 @@ export function orcImageReconciler(deps: ReconcilerDeps, images: KindClient): Re
   };
 }
 
-async function reconcileManaged(pass: ReconcilePass, cloud: CloudConnection, spec: ImageSpec, downloads: ImageDownloads, key: string): Promise<Image | undefined> {
+async function reconcileManaged(
+  pass: ReconcilePass,
+  cloud: CloudConnection,
+  spec: ImageSpec,
+  downloads: ImageDownloads,
+  key: string,
+): Promise<Image | undefined> {
   const resource = spec.resource ?? {};
   const content = resource.content;
   const recordedId = pass.status.id as string | undefined;
@@ -173,7 +182,8 @@ async function reconcileImport(pass: ReconcilePass, cloud: CloudConnection, spec
       ...(filter.visibility === undefined ? {} : { visibility: filter.visibility }),
       ...(filter.tags === undefined ? {} : { tag: filter.tags }),
     });
-    if (matches.length > 1) throw new TerminalError(`spec.import.filter matches ${matches.length} images (${matches.map((match) => match.id).join(', ')}); it must match one`);
+    if (matches.length > 1)
+      throw new TerminalError(`spec.import.filter matches ${matches.length} images (${matches.map((match) => match.id).join(', ')}); it must match one`);
     if (matches.length === 0) throw new WaitingError(`a Glance image matching ${JSON.stringify(filter)}`, importRequeueMs);
     image = matches[0];
   }

@@ -140,7 +140,12 @@ const machineSteps = stepGraph<MachineContext, MachineOutputs>({
 async function reconcileNormal(context: MachineContext): Promise<void> {
   const { pass, machine, owner, openStackCluster } = context;
   if (!owner) {
-    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForMachine', message: 'no owner Machine yet (owner reference, or a Machine of the same name whose infrastructureRef names this object)' });
+    pass.condition({
+      type: 'Ready',
+      status: 'False',
+      reason: 'WaitingForMachine',
+      message: 'no owner Machine yet (owner reference, or a Machine of the same name whose infrastructureRef names this object)',
+    });
     return;
   }
   if (!openStackCluster || !machinesMayStart(openStackCluster)) {
@@ -148,7 +153,12 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
     return;
   }
   if (!owner.bootstrapDataSecretName) {
-    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForBootstrapData', message: `Machine ${machine.namespace}/${owner.name} has no spec.bootstrap.dataSecretName yet` });
+    pass.condition({
+      type: 'Ready',
+      status: 'False',
+      reason: 'WaitingForBootstrapData',
+      message: `Machine ${machine.namespace}/${owner.name} has no spec.bootstrap.dataSecretName yet`,
+    });
     return;
   }
   // The machine joins its load balancer as soon as its address is known (its port's, before the server boots): the
@@ -160,7 +170,8 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
   const instance = findCondition(server.status, 'InstanceReady');
   if (serverDeletedAt(server.status) !== undefined) {
     // CAPO's words on both conditions; Cluster API (a MachineHealthCheck) replaces the machine, nothing here makes the server again.
-    if (findCondition(pass.status, 'Ready')?.reason !== 'InstanceDeleted') pass.event('Warning', 'InstanceDeleted', `OpenStackServer ${machine.name}: ${instance?.message ?? serverDeletedMessage}`);
+    if (findCondition(pass.status, 'Ready')?.reason !== 'InstanceDeleted')
+      pass.event('Warning', 'InstanceDeleted', `OpenStackServer ${machine.name}: ${instance?.message ?? serverDeletedMessage}`);
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'InstanceDeleted', message: serverDeletedMessage });
     pass.condition({ type: 'Ready', status: 'False', reason: 'InstanceDeleted', message: serverDeletedMessage });
     return;
@@ -169,7 +180,8 @@ async function reconcileNormal(context: MachineContext): Promise<void> {
     const reason = instance?.status === 'False' ? instance.reason : 'InstanceNotReady';
     const message = instance?.message ?? 'the server is being created';
     // A failure of its server is the machine's to tell too: people describe the machine. Once per new message.
-    if (serverFailures.has(reason) && findCondition(pass.status, 'Ready')?.message !== message) pass.event('Warning', reason, `OpenStackServer ${machine.name}: ${message}`);
+    if (serverFailures.has(reason) && findCondition(pass.status, 'Ready')?.message !== message)
+      pass.event('Warning', reason, `OpenStackServer ${machine.name}: ${message}`);
     pass.condition({ type: 'Ready', status: 'False', reason, message });
     return;
   }
@@ -209,16 +221,36 @@ async function ensureServerObject(context: MachineContext): Promise<MachineOutpu
   const serverMeta = metaOf(server);
   if (serverMeta.deletionTimestamp !== undefined) {
     // Being replaced (below): its finalizer removes what it made, then the next pass makes the new one.
-    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: `waiting for OpenStackServer ${machine.name}, made for the cluster's earlier network, to be deleted` });
+    pass.condition({
+      type: 'Ready',
+      status: 'False',
+      reason: 'WaitingForClusterInfrastructure',
+      message: `waiting for OpenStackServer ${machine.name}, made for the cluster's earlier network, to be deleted`,
+    });
     pass.wait({ waitingFor: `OpenStackServer ${machine.name} to be deleted`, requeueAfterMs: waitRequeueMs }, true);
     return undefined;
   }
-  if (serverStatus.instanceID === undefined && clusterReferencesMoved((server.spec as JsonObject | undefined) ?? {}, serverSpecInput(context, owner!, (server.spec as { availabilityZone?: string } | undefined)?.availabilityZone))) {
+  if (
+    serverStatus.instanceID === undefined &&
+    clusterReferencesMoved(
+      (server.spec as JsonObject | undefined) ?? {},
+      serverSpecInput(context, owner!, (server.spec as { availabilityZone?: string } | undefined)?.availabilityZone),
+    )
+  ) {
     // The cluster made its network or security groups again (deleted behind its back) before this server was made: its
     // spec, immutable, names the gone ones. Nothing of value is lost in replacing it; a server that exists is not replaced.
-    pass.event('Normal', 'ReplacingServer', `OpenStackServer ${machine.name} names the cluster's network or security groups as they were before they were made again; replacing it, as its server was not made yet`);
+    pass.event(
+      'Normal',
+      'ReplacingServer',
+      `OpenStackServer ${machine.name} names the cluster's network or security groups as they were before they were made again; replacing it, as its server was not made yet`,
+    );
     await deps.servers.delete(machine, serverMeta.uid);
-    pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: `replacing OpenStackServer ${machine.name}: the cluster's network or security groups were made again` });
+    pass.condition({
+      type: 'Ready',
+      status: 'False',
+      reason: 'WaitingForClusterInfrastructure',
+      message: `replacing OpenStackServer ${machine.name}: the cluster's network or security groups were made again`,
+    });
     pass.wait({ waitingFor: `OpenStackServer ${machine.name} to be deleted`, requeueAfterMs: waitRequeueMs }, true);
     return undefined;
   }
@@ -263,7 +295,9 @@ async function createServer(context: MachineContext, owner: ClusterApiMachine): 
       namespace: machine.namespace,
       labels: { ...pass.meta.labels, [clusterNameLabel]: clusterName, ...(controlPlane ? { [controlPlaneLabel]: '' } : {}) },
       ...(pass.owner.adopt ? { annotations: { [adoptAnnotation]: 'capo' } } : {}),
-      ownerReferences: [{ apiVersion: deps.machines.apiVersion, kind: 'OpenStackMachine', name: machine.name, uid: pass.meta.uid, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        { apiVersion: deps.machines.apiVersion, kind: 'OpenStackMachine', name: machine.name, uid: pass.meta.uid, controller: true, blockOwnerDeletion: true },
+      ],
     },
     spec,
   });
@@ -277,8 +311,15 @@ async function createServer(context: MachineContext, owner: ClusterApiMachine): 
  * may put them all in one zone (CAPO #2560). With one domain there is no
  * choice to make, and the server asks for no zone, as CAPO's does.
  */
-async function leastUsedControlPlaneDomain(deps: ReconcilerDeps, namespace: string, clusterName: string, clusterStatus: JsonObject): Promise<string | undefined> {
-  const domains = ((clusterStatus.failureDomains as { name: string; controlPlane?: boolean }[] | undefined) ?? []).filter((domain) => domain.controlPlane === true).map((domain) => domain.name);
+async function leastUsedControlPlaneDomain(
+  deps: ReconcilerDeps,
+  namespace: string,
+  clusterName: string,
+  clusterStatus: JsonObject,
+): Promise<string | undefined> {
+  const domains = ((clusterStatus.failureDomains as { name: string; controlPlane?: boolean }[] | undefined) ?? [])
+    .filter((domain) => domain.controlPlane === true)
+    .map((domain) => domain.name);
   if (domains.length < 2) return undefined;
   const used = new Map(domains.map((domain) => [domain, 0]));
   for (const server of await deps.servers.list(namespace, { [clusterNameLabel]: clusterName, [controlPlaneLabel]: '' }, { asCached: true })) {
@@ -333,7 +374,9 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
   const clusterObject = { namespace: machine.namespace, name: metaOf(cluster).name };
   const controlPlane = isControlPlane(context);
   const prefix = memberPrefix(context);
-  const lbId = controlPlane ? ((clusterStatus.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? clusterOwned['loadbalancer/api']) : clusterOwned['ingress/loadbalancer'];
+  const lbId = controlPlane
+    ? ((clusterStatus.apiServerManagedLoadBalancer as { id?: string } | undefined)?.id ?? clusterOwned['loadbalancer/api'])
+    : clusterOwned['ingress/loadbalancer'];
   const members = poolMembers(clusterObject, clusterOwned, prefix, machine.name);
   if (!lbId || members.length === 0) return true;
   const address = internalAddress(serverStatus);
@@ -385,17 +428,22 @@ async function reconcileLoadBalancerMembers(context: MachineContext, cloud: Clou
   return ready;
 }
 
-
 async function reconcileNodeResources(context: MachineContext, cloud: CloudConnection, serverStatus: JsonObject): Promise<void> {
   const flavorId = (serverStatus.resolved as { flavorID?: string } | undefined)?.flavorID;
   if (!flavorId) return;
   const flavor = await flavorById(cloud, flavorId);
-  const reservation = reservedResources({ vcpus: flavor.vcpus, ramMiB: flavor.ram, diskGiB: flavor.disk }, isControlPlane(context) ? 'control-plane' : 'worker');
+  const reservation = reservedResources(
+    { vcpus: flavor.vcpus, ramMiB: flavor.ram, diskGiB: flavor.disk },
+    isControlPlane(context) ? 'control-plane' : 'worker',
+  );
   context.pass.observe((status) => {
     const extensions = ((status.extensions as JsonObject | undefined) ?? {}) as JsonObject;
     status.extensions = {
       ...extensions,
-      nodeResources: { reserved: { cpu: reservation.cpu, memory: reservation.memory, ephemeralStorage: reservation.ephemeralStorage }, policy: reservation.policy },
+      nodeResources: {
+        reserved: { cpu: reservation.cpu, memory: reservation.memory, ephemeralStorage: reservation.ephemeralStorage },
+        policy: reservation.policy,
+      },
     };
   });
 }
@@ -415,7 +463,12 @@ interface PoolMember {
 }
 
 /** The machine's member of each of the cluster's pools under `prefix`. */
-function poolMembers(clusterObject: { namespace: string; name: string }, clusterOwned: Record<string, string>, prefix: string, machineName: string): PoolMember[] {
+function poolMembers(
+  clusterObject: { namespace: string; name: string },
+  clusterOwned: Record<string, string>,
+  prefix: string,
+  machineName: string,
+): PoolMember[] {
   const lbName = prefix ? ingressLoadBalancerName(clusterObject) : apiLoadBalancerName(clusterObject);
   return Object.entries(clusterOwned)
     .filter(([role]) => role.startsWith(`${prefix}pool/`))
@@ -463,7 +516,9 @@ async function removeMembers(context: MachineContext): Promise<boolean> {
     }
   }
   // A recorded member whose pool is gone went with it, one left to the cascade delete goes with it: only the record is left.
-  for (const role of Object.keys(recorded).filter((candidate) => /^(ingress\/)?member\//.test(candidate) && (context.clusterTearingDown || !slots.some((slot) => slot.role === candidate)))) {
+  for (const role of Object.keys(recorded).filter(
+    (candidate) => /^(ingress\/)?member\//.test(candidate) && (context.clusterTearingDown || !slots.some((slot) => slot.role === candidate)),
+  )) {
     await pass.record((status) => setOwned(status, role, undefined));
   }
   return true;

@@ -107,7 +107,9 @@ function banded(amount: number, bands: [number, number][]): number {
 function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw new Error(`invalid ${what} for the reservation: ${result.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ` : '') + i.message).join('; ')}`);
+    throw new Error(
+      `invalid ${what} for the reservation: ${result.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ` : '') + i.message).join('; ')}`,
+    );
   }
   return result.data;
 }

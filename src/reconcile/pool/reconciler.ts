@@ -100,7 +100,10 @@ export function floatingIpPoolReconciler(deps: ReconcilerDeps, pools: KindClient
       if (!deps.ipam) throw new DependencyFailedError('IPAddressClaims and IPAddresses are not served here, so the pool cannot answer claims');
       const cloud = await authenticate(deps, pass, spec.identityRef);
       const { neutron } = cloud.clients;
-      const own = [...(await neutron.listFloatingIps({ description: poolDescription(pass) })), ...(pass.owner.adopt ? await adoptCapoAddresses(pass, neutron) : [])];
+      const own = [
+        ...(await neutron.listFloatingIps({ description: poolDescription(pass) })),
+        ...(pass.owner.adopt ? await adoptCapoAddresses(pass, neutron) : []),
+      ];
       // A pre-allocated address that failed stays failed while the spec names it.
       const failed = ((pass.status.failedIPs as string[] | undefined) ?? []).filter((ip) => spec.preAllocatedFloatingIPs?.includes(ip));
       const context: PoolContext = { pass, spec, neutron, ipam: deps.ipam, own, claimed: new Set(), failed: new Set(failed) };
@@ -111,7 +114,12 @@ export function floatingIpPoolReconciler(deps: ReconcilerDeps, pools: KindClient
         if (await reconcileDelete(context, addresses)) return await finishDeletion(deps, pass, poolFinalizer);
       } else {
         const networkId = await floatingNetwork(context);
-        await answerClaims(context, networkId, claims.filter((claim) => !claim.deleting), addresses);
+        await answerClaims(
+          context,
+          networkId,
+          claims.filter((claim) => !claim.deleting),
+          addresses,
+        );
       }
       reportAddresses(context);
     } catch (thrown) {
@@ -206,9 +214,11 @@ async function floatingNetwork(context: PoolContext): Promise<string> {
   const { pass, spec, neutron } = context;
   const known = (pass.status.floatingIPNetwork as { id?: string } | undefined)?.id;
   if (known) return known;
-  const network = await resolveNetwork(neutron, spec.floatingIPNetwork ?? { filter: {} }, 'spec.floatingIPNetwork', { 'router:external': true }).catch((error: unknown) => {
-    throw error instanceof TerminalError ? new NetworkNotFoundError(`Failed to find network: ${error.message}`) : error;
-  });
+  const network = await resolveNetwork(neutron, spec.floatingIPNetwork ?? { filter: {} }, 'spec.floatingIPNetwork', { 'router:external': true }).catch(
+    (error: unknown) => {
+      throw error instanceof TerminalError ? new NetworkNotFoundError(`Failed to find network: ${error.message}`) : error;
+    },
+  );
   const status = { id: network.id, name: network.name, ...(network.tags && network.tags.length > 0 ? { tags: [...network.tags] } : {}) };
   await pass.record((current) => {
     current.floatingIPNetwork = status;
@@ -227,7 +237,12 @@ async function answerClaims(context: PoolContext, networkId: string, claims: Ipa
     if (!heldByName.has(claim.name)) {
       const ip = await takeAddress(context, networkId);
       if (ip === undefined) {
-        pass.condition({ type: readyCondition, status: 'False', reason: 'MaxIPsReached', message: `Maximum number of IPs (${context.spec.maxIPs}) reached; claim ${claim.name} waits for a release` });
+        pass.condition({
+          type: readyCondition,
+          status: 'False',
+          reason: 'MaxIPsReached',
+          message: `Maximum number of IPs (${context.spec.maxIPs}) reached; claim ${claim.name} waits for a release`,
+        });
         return;
       }
       const created = await ipam.addresses.create(pass.meta.namespace, addressFor(context, claim, ip));

@@ -134,7 +134,12 @@ export async function ensure<Desired extends { name: string }, Resource extends 
     if (resource === undefined) {
       if (input.ifGone === 'fail') {
         input.observer?.vanished?.(recordedId, 'not made again: the object is failed, for its owner to replace');
-        throw new ResourceTerminalError('Gone', actuator.kind, [recordedId], `${actuator.kind} ${recordedId}, recorded in status, no longer exists in OpenStack`);
+        throw new ResourceTerminalError(
+          'Gone',
+          actuator.kind,
+          [recordedId],
+          `${actuator.kind} ${recordedId}, recorded in status, no longer exists in OpenStack`,
+        );
       }
       input.observer?.vanished?.(recordedId, 'making it again');
       goneId = recordedId;

@@ -83,7 +83,10 @@ export function floatingIpActuator(neutron: NeutronClient): ResourceActuator<Flo
       if (fip.status === 'ERROR') return { failed: 'Neutron reports status ERROR' };
       // Unassociated floating IPs stay DOWN for good.
       if (fip.port_id === null || fip.status === 'ACTIVE') return { ready: true };
-      return { waitingFor: `floating IP ${fip.floating_ip_address} to become ACTIVE on port ${fip.port_id} (now ${fip.status})`, requeueAfterMs: associationRequeueMs };
+      return {
+        waitingFor: `floating IP ${fip.floating_ip_address} to become ACTIVE on port ${fip.port_id} (now ${fip.status})`,
+        requeueAfterMs: associationRequeueMs,
+      };
     },
     async delete(fip) {
       // Untagged means a user's, even when a status recorded its ID: leaving it is all there is to do.

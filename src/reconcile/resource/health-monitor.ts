@@ -4,7 +4,18 @@
  */
 import type { HealthMonitor, OctaviaClient } from '../../openstack/index.js';
 import { absentOn404, type ResourceActuator } from './actuator.js';
-import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, loadBalancerOfPool, parentOf, servingReadiness, updateBelow } from './octavia.js';
+import {
+  claimBelow,
+  createBelow,
+  createTags,
+  lookupTags,
+  ownedOrCapo,
+  deleteBelow,
+  loadBalancerOfPool,
+  parentOf,
+  servingReadiness,
+  updateBelow,
+} from './octavia.js';
 
 /** Octavia's own field names. */
 export interface HealthMonitorDesired {
@@ -31,11 +42,15 @@ export function healthMonitorActuator(octavia: OctaviaClient): ResourceActuator<
     create: ({ loadbalancer_id, tags, ...desired }, owner) =>
       createBelow(octavia, loadbalancer_id, () => octavia.createHealthMonitor({ ...desired, tags: createTags(owner, tags) })),
     async postCreate(monitor, desired, owner) {
-      const claimed = await claimBelow(octavia, desired.loadbalancer_id, 'health monitor', monitor, owner, (tags) => octavia.updateHealthMonitor(monitor.id, { tags }));
+      const claimed = await claimBelow(octavia, desired.loadbalancer_id, 'health monitor', monitor, owner, (tags) =>
+        octavia.updateHealthMonitor(monitor.id, { tags }),
+      );
       if (claimed) return claimed;
       if (timings.every((field) => monitor[field] === desired[field])) return { done: true };
       const changes = { delay: desired.delay, timeout: desired.timeout, max_retries: desired.max_retries, max_retries_down: desired.max_retries_down };
-      return updateBelow(octavia, desired.loadbalancer_id, 'health monitor', monitor, 'its new timings', () => octavia.updateHealthMonitor(monitor.id, changes));
+      return updateBelow(octavia, desired.loadbalancer_id, 'health monitor', monitor, 'its new timings', () =>
+        octavia.updateHealthMonitor(monitor.id, changes),
+      );
     },
     readiness: (monitor) => servingReadiness('health monitor', monitor),
     delete: (monitor) =>

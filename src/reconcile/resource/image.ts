@@ -31,8 +31,10 @@ export function imageActuator(glance: GlanceClient): ResourceActuator<CreateImag
     async postCreate(image, desired, owner) {
       const changes: { op: 'replace'; path: string; value: unknown }[] = [];
       if (image.name !== desired.name) changes.push({ op: 'replace', path: '/name', value: desired.name });
-      if (desired.visibility !== undefined && image.visibility !== desired.visibility) changes.push({ op: 'replace', path: '/visibility', value: desired.visibility });
-      if (desired.protected !== undefined && image.protected !== desired.protected) changes.push({ op: 'replace', path: '/protected', value: desired.protected });
+      if (desired.visibility !== undefined && image.visibility !== desired.visibility)
+        changes.push({ op: 'replace', path: '/visibility', value: desired.visibility });
+      if (desired.protected !== undefined && image.protected !== desired.protected)
+        changes.push({ op: 'replace', path: '/protected', value: desired.protected });
       const tags = wantedTags(desired, owner);
       if (tags.length !== image.tags.length || tags.some((tag) => !image.tags.includes(tag))) changes.push({ op: 'replace', path: '/tags', value: tags });
       // Refreshed in place, so readiness and the status see the change without another read.

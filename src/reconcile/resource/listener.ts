@@ -30,11 +30,19 @@ export function listenerActuator(octavia: OctaviaClient): ResourceActuator<Liste
       if (claimed) return claimed;
       if (desired.allowed_cidrs === undefined || sameCidrs(listener.allowed_cidrs ?? [], desired.allowed_cidrs)) return { done: true };
       const allowed = desired.allowed_cidrs;
-      return updateBelow(octavia, desired.loadbalancer_id, 'listener', listener, 'its allowed CIDRs', () => octavia.updateListener(listener.id, { allowed_cidrs: allowed }));
+      return updateBelow(octavia, desired.loadbalancer_id, 'listener', listener, 'its allowed CIDRs', () =>
+        octavia.updateListener(listener.id, { allowed_cidrs: allowed }),
+      );
     },
     readiness: (listener) => servingReadiness('listener', listener),
     delete: (listener) =>
-      deleteBelow(octavia, 'listener', listener, () => octavia.deleteListener(listener.id), async () => parentOf('listener', listener, 'load balancer', listener.loadbalancers)),
+      deleteBelow(
+        octavia,
+        'listener',
+        listener,
+        () => octavia.deleteListener(listener.id),
+        async () => parentOf('listener', listener, 'load balancer', listener.loadbalancers),
+      ),
     describe: (listener) => ({
       id: listener.id,
       name: listener.name ?? '',

@@ -7,7 +7,18 @@
 import { isNotFound, type Member, type OctaviaClient } from '../../openstack/index.js';
 import type { MemberBatches } from '../member-batches.js';
 import { absentOn404, readGroup, type Owner, type ResourceActuator } from './actuator.js';
-import { claimBelow, createBelow, createTags, lookupTags, ownedOrCapo, deleteBelow, loadBalancerOfPool, octaviaRequeueMs, servingReadiness, waitAfterRefusal } from './octavia.js';
+import {
+  claimBelow,
+  createBelow,
+  createTags,
+  lookupTags,
+  ownedOrCapo,
+  deleteBelow,
+  loadBalancerOfPool,
+  octaviaRequeueMs,
+  servingReadiness,
+  waitAfterRefusal,
+} from './octavia.js';
 
 /** Octavia's own field names. */
 export interface MemberDesired {
@@ -29,7 +40,8 @@ export interface MemberDesired {
  * means the members went with it. With `batches`, a create goes with the other members wanted in the pool (member-batches.ts).
  */
 export function memberActuator(octavia: OctaviaClient, poolId: string, batches?: MemberBatches): ResourceActuator<MemberDesired, Member> {
-  const findAdoptable = async (name: string, owner: Owner) => ownedOrCapo((await absentOn404(octavia.listMembers(poolId, { name, ...lookupTags(owner) }))) ?? [], owner);
+  const findAdoptable = async (name: string, owner: Owner) =>
+    ownedOrCapo((await absentOn404(octavia.listMembers(poolId, { name, ...lookupTags(owner) }))) ?? [], owner);
   return {
     kind: 'member',
     getById: (id) => absentOn404(octavia.getMember(poolId, id)),
@@ -52,7 +64,8 @@ export function memberActuator(octavia: OctaviaClient, poolId: string, batches?:
       if (claimed) return claimed;
       if (!movedFrom(member, desired)) return { done: true };
       const replacing = `member ${member.id} at ${endpoint(member)} to be deleted, to be created again at ${endpoint(desired)}`;
-      if (member.provisioning_status.startsWith('PENDING_')) return { waitingFor: `${replacing} (now ${member.provisioning_status})`, requeueAfterMs: octaviaRequeueMs };
+      if (member.provisioning_status.startsWith('PENDING_'))
+        return { waitingFor: `${replacing} (now ${member.provisioning_status})`, requeueAfterMs: octaviaRequeueMs };
       try {
         await octavia.deleteMember(poolId, member.id);
       } catch (error) {
@@ -62,7 +75,14 @@ export function memberActuator(octavia: OctaviaClient, poolId: string, batches?:
       return { waitingFor: replacing, requeueAfterMs: octaviaRequeueMs };
     },
     readiness: (member) => servingReadiness('member', member),
-    delete: (member) => deleteBelow(octavia, 'member', member, () => octavia.deleteMember(poolId, member.id), () => loadBalancerOfPool(octavia, poolId)),
+    delete: (member) =>
+      deleteBelow(
+        octavia,
+        'member',
+        member,
+        () => octavia.deleteMember(poolId, member.id),
+        () => loadBalancerOfPool(octavia, poolId),
+      ),
     describe: (member) => ({
       id: member.id,
       name: member.name ?? '',

@@ -23,7 +23,9 @@ export function networkActuator(neutron: NeutronClient): ResourceActuator<Networ
     findAdoptable: (name, owner) => adoptableOf(neutron.listNetworks({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      return createTagged(neutron, 'networks', tags, (tagged) => neutron.createNetwork({ ...desired, ...tagged, description: withOwnerMark(desired.description, owner) }));
+      return createTagged(neutron, 'networks', tags, (tagged) =>
+        neutron.createNetwork({ ...desired, ...tagged, description: withOwnerMark(desired.description, owner) }),
+      );
     },
     postCreate: (network, _desired, owner) => ensureOwnerTags(neutron, 'networks', network, owner),
     readiness(network) {

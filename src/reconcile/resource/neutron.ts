@@ -115,6 +115,9 @@ export function ownedByAnyone(resource: { tags?: string[] | null | undefined; de
 }
 
 /** The resources of a name lookup that are ours, or CAPO's while the owner adopts them (ensureOwnerTags then marks them ours). */
-export async function adoptableOf<R extends { tags?: string[] | null | undefined; description?: string | null | undefined }>(listed: Promise<R[]>, owner: Owner): Promise<R[]> {
+export async function adoptableOf<R extends { tags?: string[] | null | undefined; description?: string | null | undefined }>(
+  listed: Promise<R[]>,
+  owner: Owner,
+): Promise<R[]> {
   return ownOrAdoptable(await listed, owner, (resource) => ownedBy(resource, owner), ownedByAnyone);
 }

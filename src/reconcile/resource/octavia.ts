@@ -112,7 +112,14 @@ export async function createBelow<R>(octavia: OctaviaClient, loadBalancerId: str
 }
 
 /** A child's update, sent only when something differs: the child is PENDING_* until Octavia has applied it, hence the wait. */
-export async function updateBelow(octavia: OctaviaClient, loadBalancerId: string, kind: string, child: Provisioned, change: string, put: () => Promise<unknown>): Promise<Progress> {
+export async function updateBelow(
+  octavia: OctaviaClient,
+  loadBalancerId: string,
+  kind: string,
+  child: Provisioned,
+  change: string,
+  put: () => Promise<unknown>,
+): Promise<Progress> {
   const pending = provisioningReadiness(kind, child);
   if ('waitingFor' in pending) return pending;
   try {
@@ -171,7 +178,12 @@ export function lookupTags(owner: Owner): { tags?: string[] } {
 
 /** Of a lookup by name: ours, or (adopting) CAPO's, which carry no capo-apiserver owner tag. */
 export function ownedOrCapo<R extends { tags?: string[] | null }>(found: readonly R[], owner: Owner): R[] {
-  return ownOrAdoptable(found, owner, (resource) => (resource.tags ?? []).includes(ownerTag(owner)), (resource) => carriesOwnerTag(resource.tags ?? []));
+  return ownOrAdoptable(
+    found,
+    owner,
+    (resource) => (resource.tags ?? []).includes(ownerTag(owner)),
+    (resource) => carriesOwnerTag(resource.tags ?? []),
+  );
 }
 
 /**

@@ -36,7 +36,14 @@ export function poolActuator(octavia: OctaviaClient): ResourceActuator<PoolDesir
       (await claimBelow(octavia, desired.loadbalancer_id, 'pool', pool, owner, (tags) => octavia.updatePoolTags(pool.id, tags))) ?? { done: true },
     readiness: (pool) => servingReadiness('pool', pool),
     // Its members and monitor go with it.
-    delete: (pool) => deleteBelow(octavia, 'pool', pool, () => octavia.deletePool(pool.id), async () => parentOf('pool', pool, 'load balancer', pool.loadbalancers)),
+    delete: (pool) =>
+      deleteBelow(
+        octavia,
+        'pool',
+        pool,
+        () => octavia.deletePool(pool.id),
+        async () => parentOf('pool', pool, 'load balancer', pool.loadbalancers),
+      ),
     describe: (pool) => ({
       id: pool.id,
       name: pool.name ?? '',

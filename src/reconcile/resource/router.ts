@@ -86,7 +86,9 @@ export function routerActuator(neutron: NeutronClient): ResourceActuator<RouterD
     async create(desired, owner) {
       const tags = ownerTags(owner);
       const { name, description, external_gateway_info } = desired;
-      const router = await createTagged(neutron, 'routers', tags, (tagged) => neutron.createRouter({ name, description: withOwnerMark(description, owner), external_gateway_info, ...tagged }));
+      const router = await createTagged(neutron, 'routers', tags, (tagged) =>
+        neutron.createRouter({ name, description: withOwnerMark(description, owner), external_gateway_info, ...tagged }),
+      );
       justCreated.add(router);
       return router;
     },
@@ -163,7 +165,9 @@ function ipsMatch(current: readonly { subnet_id: string; ip_address: string }[],
   const specificFirst = [...wanted].sort((a, b) => Number(b.ip_address !== undefined) - Number(a.ip_address !== undefined));
   return specificFirst.every((want) => {
     const at = unclaimed.findIndex(
-      (ip) => (want.ip_address === undefined || ip.ip_address === canonicalAddress(want.ip_address)) && (want.subnet_id === undefined || ip.subnet_id === want.subnet_id),
+      (ip) =>
+        (want.ip_address === undefined || ip.ip_address === canonicalAddress(want.ip_address)) &&
+        (want.subnet_id === undefined || ip.subnet_id === want.subnet_id),
     );
     if (at >= 0) unclaimed.splice(at, 1);
     return at >= 0;

@@ -55,7 +55,9 @@ export function securityGroupActuator(neutron: NeutronClient): ResourceActuator<
     findAdoptable: (name, owner) => adoptableOf(neutron.listSecurityGroups({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      return createTagged(neutron, 'security-groups', tags, (tagged) => neutron.createSecurityGroup({ name: desired.name, description: withOwnerMark(desired.description, owner), ...tagged }));
+      return createTagged(neutron, 'security-groups', tags, (tagged) =>
+        neutron.createSecurityGroup({ name: desired.name, description: withOwnerMark(desired.description, owner), ...tagged }),
+      );
     },
     async postCreate(group, desired, owner) {
       await ensureOwnerTags(neutron, 'security-groups', group, owner);
@@ -129,8 +131,31 @@ function ruleKey(rule: RuleFields, groupId: string): string {
 
 /** neutron-lib's IP_PROTOCOL_MAP. */
 const protocolNumbers: Record<string, number> = {
-  ah: 51, dccp: 33, egp: 8, esp: 50, gre: 47, hopopt: 0, icmp: 1, igmp: 2, ip: 0, ipip: 4, 'ipv6-encap': 41, 'ipv6-frag': 44, 'ipv6-icmp': 58,
-  icmpv6: 58, 'ipv6-nonxt': 59, 'ipv6-opts': 60, 'ipv6-route': 43, ospf: 89, pgm: 113, rsvp: 46, sctp: 132, tcp: 6, udp: 17, udplite: 136, vrrp: 112,
+  ah: 51,
+  dccp: 33,
+  egp: 8,
+  esp: 50,
+  gre: 47,
+  hopopt: 0,
+  icmp: 1,
+  igmp: 2,
+  ip: 0,
+  ipip: 4,
+  'ipv6-encap': 41,
+  'ipv6-frag': 44,
+  'ipv6-icmp': 58,
+  icmpv6: 58,
+  'ipv6-nonxt': 59,
+  'ipv6-opts': 60,
+  'ipv6-route': 43,
+  ospf: 89,
+  pgm: 113,
+  rsvp: 46,
+  sctp: 132,
+  tcp: 6,
+  udp: 17,
+  udplite: 136,
+  vrrp: 112,
 };
 
 const icmp = 1;

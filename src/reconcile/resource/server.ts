@@ -81,7 +81,11 @@ export function serverActuator(nova: NovaClient): ResourceActuator<ServerDesired
       if (deleted.has(server.status)) return { failed: `Nova reports status ${server.status}: the server was deleted outside this object` };
       if (transitional.has(server.status)) {
         const task = server['OS-EXT-STS:task_state'];
-        return { waitingFor: `server ${server.id} to become ACTIVE (now ${server.status || 'no status'}${task ? `, ${task}` : ''})`, requeueAfterMs: buildRequeueMs, transition: { kind: `server ${server.status || 'no status'}`, id: server.id } };
+        return {
+          waitingFor: `server ${server.id} to become ACTIVE (now ${server.status || 'no status'}${task ? `, ${task}` : ''})`,
+          requeueAfterMs: buildRequeueMs,
+          transition: { kind: `server ${server.status || 'no status'}`, id: server.id },
+        };
       }
       return { ready: true };
     },

@@ -24,7 +24,9 @@ export function subnetActuator(neutron: NeutronClient): ResourceActuator<SubnetD
     findAdoptable: (name, owner) => adoptableOf(neutron.listSubnets({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      return createTagged(neutron, 'subnets', tags, (tagged) => neutron.createSubnet({ ...desired, ...tagged, description: withOwnerMark(desired.description, owner) }));
+      return createTagged(neutron, 'subnets', tags, (tagged) =>
+        neutron.createSubnet({ ...desired, ...tagged, description: withOwnerMark(desired.description, owner) }),
+      );
     },
     postCreate: (subnet, _desired, owner) => ensureOwnerTags(neutron, 'subnets', subnet, owner),
     readiness: () => ({ ready: true }),

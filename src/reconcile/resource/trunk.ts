@@ -21,7 +21,9 @@ export function trunkActuator(neutron: NeutronClient): ResourceActuator<TrunkDes
     findAdoptable: (name, owner) => adoptableOf(neutron.listTrunks({ name }), owner),
     async create(desired, owner) {
       const tags = ownerTags(owner);
-      return createTagged(neutron, 'trunks', tags, (tagged) => neutron.createTrunk({ ...desired, ...tagged, description: withOwnerMark(desired.description, owner) }));
+      return createTagged(neutron, 'trunks', tags, (tagged) =>
+        neutron.createTrunk({ ...desired, ...tagged, description: withOwnerMark(desired.description, owner) }),
+      );
     },
     postCreate: (trunk, _desired, owner) => ensureOwnerTags(neutron, 'trunks', trunk, owner),
     readiness: (trunk) => (trunk.status === 'ERROR' ? { failed: 'Neutron reports status ERROR: the driver failed to wire the trunk' } : { ready: true }),

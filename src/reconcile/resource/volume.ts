@@ -47,7 +47,9 @@ export function ownerMetadata(owner: Owner): Record<string, string> {
 
 function ownerUid(owner: Owner): string {
   if (owner.uid === '' || owner.uid.length > maxMetadataLength) {
-    throw new TerminalError(`${owner.kind} ${owner.namespace}/${owner.name}: uid "${owner.uid}" cannot mark volume ownership (1 to ${maxMetadataLength} characters)`);
+    throw new TerminalError(
+      `${owner.kind} ${owner.namespace}/${owner.name}: uid "${owner.uid}" cannot mark volume ownership (1 to ${maxMetadataLength} characters)`,
+    );
   }
   return owner.uid;
 }

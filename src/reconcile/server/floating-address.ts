@@ -25,7 +25,12 @@ const claimRequeueMs = 60_000;
 /** Nova learns of an association from Neutron's network-changed event, within a second or two. */
 const novaListingRequeueMs = 2_000;
 /** Device owners of the ports a router has on a network (CAPO's list: plain, DVR and the two HA kinds). */
-const routerInterfaceOwners = ['network:router_interface', 'network:router_interface_distributed', 'network:ha_router_replicated_interface', 'network:router_ha_interface'];
+const routerInterfaceOwners = [
+  'network:router_interface',
+  'network:router_interface_distributed',
+  'network:ha_router_replicated_interface',
+  'network:router_ha_interface',
+];
 
 export interface FloatingIpPoolRef {
   apiGroup?: string;
@@ -74,7 +79,14 @@ export async function claimFloatingAddress(deps: ReconcilerDeps, pass: Reconcile
  * after Neutron has it), the server is read again shortly, so its status and
  * the machine's show the address.
  */
-export async function associateFloatingAddress(deps: ReconcilerDeps, pass: ReconcilePass, neutron: NeutronClient, server: Server, ports: Port[], addressName: string): Promise<void> {
+export async function associateFloatingAddress(
+  deps: ReconcilerDeps,
+  pass: ReconcilePass,
+  neutron: NeutronClient,
+  server: Server,
+  ports: Port[],
+  addressName: string,
+): Promise<void> {
   try {
     const address = await ipamOf(deps).addresses.get({ namespace: pass.meta.namespace, name: addressName });
     if (!address) throw new FloatingAddressError(`IPAddress ${pass.meta.namespace}/${addressName} does not exist`);
@@ -96,7 +108,10 @@ export async function associateFloatingAddress(deps: ReconcilerDeps, pass: Recon
 
 async function associate(neutron: NeutronClient, fip: FloatingIp, ports: Port[]): Promise<void> {
   const port = await routedPort(neutron, ports, fip.floating_network_id);
-  if (!port) throw new FloatingAddressError(`no port of the server is on a subnet routed to network ${fip.floating_network_id} of floating IP ${fip.floating_ip_address}`);
+  if (!port)
+    throw new FloatingAddressError(
+      `no port of the server is on a subnet routed to network ${fip.floating_network_id} of floating IP ${fip.floating_ip_address}`,
+    );
   await neutron.updateFloatingIp(fip.id, { port_id: port.id });
 }
 
@@ -108,7 +123,8 @@ async function routedPort(neutron: NeutronClient, ports: Port[], externalNetwork
     const interfaces = await neutron.listPorts({ network_id: port.network_id, device_owner: routerInterfaceOwners });
     for (const routerPort of interfaces) {
       if (!routerPort.fixed_ips.some((fixed) => subnets.has(fixed.subnet_id))) continue;
-      if (!gateways.has(routerPort.device_id)) gateways.set(routerPort.device_id, (await neutron.getRouter(routerPort.device_id)).external_gateway_info?.network_id);
+      if (!gateways.has(routerPort.device_id))
+        gateways.set(routerPort.device_id, (await neutron.getRouter(routerPort.device_id)).external_gateway_info?.network_id);
       if (gateways.get(routerPort.device_id) === externalNetworkId) return port;
     }
   }

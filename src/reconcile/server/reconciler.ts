@@ -94,7 +94,9 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
     const meta = metaOf(object);
     const paused = meta.deletionTimestamp === undefined && (await serverPaused(deps, object));
     const closed = async () => {
-      await deps.servers.updateStatus({ ...name, uid: meta.uid }, (status) => setPausedCondition(status, meta.generation ?? 1, 'the server or its Cluster is paused'));
+      await deps.servers.updateStatus({ ...name, uid: meta.uid }, (status) =>
+        setPausedCondition(status, meta.generation ?? 1, 'the server or its Cluster is paused'),
+      );
       return {};
     };
     const stop = await prepare(deps, deps.servers, object, serverFinalizer, paused ? closed : undefined);
@@ -162,8 +164,6 @@ function resolvedOf(status: JsonObject): Resolved {
 function recordedPorts(status: JsonObject): ({ id: string } | undefined)[] {
   return ((status.resources as JsonObject | undefined)?.ports as { id: string }[] | undefined) ?? [];
 }
-
-
 
 /** What the resources are built from, settled before any of them is made. */
 interface Prerequisites {
@@ -261,17 +261,24 @@ async function ensureServer(context: ServerContext, prerequisites: Prerequisites
     portIds: ports.map((port) => port.id),
     ...(spec.sshKeyName ? { key_name: spec.sshKeyName } : {}),
     ...(userData === undefined ? {} : { user_data: userData }),
-    ...(spec.serverMetadata && spec.serverMetadata.length > 0 ? { metadata: Object.fromEntries(spec.serverMetadata.map((item) => [item.key, item.value])) } : {}),
+    ...(spec.serverMetadata && spec.serverMetadata.length > 0
+      ? { metadata: Object.fromEntries(spec.serverMetadata.map((item) => [item.key, item.value])) }
+      : {}),
     ...(spec.tags && spec.tags.length > 0 ? { tags: spec.tags } : {}),
     ...(spec.configDrive === undefined ? {} : { config_drive: spec.configDrive }),
     ...(spec.availabilityZone ? { availability_zone: spec.availabilityZone } : {}),
     volumes: volumes.attached,
-    ephemeral: (spec.additionalBlockDevices ?? []).filter((device) => device.storage.type === 'Local').map((device) => ({ sizeGiB: device.sizeGiB, name: device.name })),
+    ephemeral: (spec.additionalBlockDevices ?? [])
+      .filter((device) => device.storage.type === 'Local')
+      .map((device) => ({ sizeGiB: device.sizeGiB, name: device.name })),
     ...(resolved.serverGroupID ? { serverGroupId: resolved.serverGroupID } : {}),
     ...(spec.schedulerHintAdditionalProperties && spec.schedulerHintAdditionalProperties.length > 0
       ? {
           schedulerHints: Object.fromEntries(
-            spec.schedulerHintAdditionalProperties.map((hint) => [hint.name, hint.value.type === 'Bool' ? hint.value.bool! : hint.value.type === 'Number' ? hint.value.number! : hint.value.string!]),
+            spec.schedulerHintAdditionalProperties.map((hint) => [
+              hint.name,
+              hint.value.type === 'Bool' ? hint.value.bool! : hint.value.type === 'Number' ? hint.value.number! : hint.value.string!,
+            ]),
           ),
         }
       : {}),
@@ -363,12 +370,26 @@ async function resolvePorts(context: ServerContext): Promise<ResolvedPort[]> {
       const network = await resolveNetwork(neutron, port.network as NeutronParam, `spec.ports[${index}].network`);
       const fixedIPs = await Promise.all(
         (port.fixedIPs ?? []).map(async (fixed, fixedIndex) => ({
-          ...(fixed.subnet ? { subnet: (await resolveSubnet(neutron, fixed.subnet as NeutronParam<SubnetFilter>, `spec.ports[${index}].fixedIPs[${fixedIndex}].subnet`, network.id)).id } : {}),
+          ...(fixed.subnet
+            ? {
+                subnet: (
+                  await resolveSubnet(neutron, fixed.subnet as NeutronParam<SubnetFilter>, `spec.ports[${index}].fixedIPs[${fixedIndex}].subnet`, network.id)
+                ).id,
+              }
+            : {}),
           ...(fixed.ipAddress ? { ipAddress: fixed.ipAddress } : {}),
         })),
       );
       const groupParams = [...(port.securityGroups ?? []), ...(spec.securityGroups ?? [])] as NeutronParam[];
-      const groups = [...new Set((await Promise.all(groupParams.map((param, groupIndex) => resolveSecurityGroups(neutron, param, `security group ${groupIndex} of spec.ports[${index}]`, projectId)))).flat())];
+      const groups = [
+        ...new Set(
+          (
+            await Promise.all(
+              groupParams.map((param, groupIndex) => resolveSecurityGroups(neutron, param, `security group ${groupIndex} of spec.ports[${index}]`, projectId)),
+            )
+          ).flat(),
+        ),
+      ];
       const tags = [...new Set([...(spec.tags ?? []), ...(port.tags ?? [])])];
       const requestedPortSecurity = portSecurityOf(port);
       const portSecurity = requestedPortSecurity ?? network.port_security_enabled;
@@ -402,7 +423,9 @@ async function userDataOf(context: ServerContext): Promise<string | undefined | 
   const secret = await deps.source.getSecret(pass.meta.namespace, ref.name);
   const value = secret?.data.value;
   if (!value) {
-    const message = secret ? `Secret ${pass.meta.namespace}/${ref.name} has no "value" key` : `Secret ${pass.meta.namespace}/${ref.name} with the user data does not exist yet`;
+    const message = secret
+      ? `Secret ${pass.meta.namespace}/${ref.name} has no "value" key`
+      : `Secret ${pass.meta.namespace}/${ref.name} with the user data does not exist yet`;
     pass.condition({ type: 'InstanceReady', status: 'False', reason: 'WaitingForBootstrapData', message });
     pass.wait({ waitingFor: message, requeueAfterMs: userDataRequeueMs }, true);
     return 'missing';
@@ -420,11 +443,27 @@ async function ensureVolumes(context: ServerContext, resolved: Resolved): Promis
   const wanted: { role: string; name: string; size: number; type?: string; zone?: string; imageRef?: string; bootIndex: number; tag?: string }[] = [];
   const zoneOf = (zone: { from?: string; name?: string } | undefined) => (zone?.from === 'Machine' ? spec.availabilityZone : zone?.name);
   if (spec.rootVolume) {
-    wanted.push({ role: 'volume/root', name: volumeName(pass.meta.name, 'root'), size: spec.rootVolume.sizeGiB, type: spec.rootVolume.type, zone: zoneOf(spec.rootVolume.availabilityZone), imageRef: resolved.imageID, bootIndex: 0 });
+    wanted.push({
+      role: 'volume/root',
+      name: volumeName(pass.meta.name, 'root'),
+      size: spec.rootVolume.sizeGiB,
+      type: spec.rootVolume.type,
+      zone: zoneOf(spec.rootVolume.availabilityZone),
+      imageRef: resolved.imageID,
+      bootIndex: 0,
+    });
   }
   for (const device of spec.additionalBlockDevices ?? []) {
     if (device.storage.type !== 'Volume') continue;
-    wanted.push({ role: `volume/${device.name}`, name: volumeName(pass.meta.name, device.name), size: device.sizeGiB, type: device.storage.volume?.type, zone: zoneOf(device.storage.volume?.availabilityZone), bootIndex: -1, tag: device.name });
+    wanted.push({
+      role: `volume/${device.name}`,
+      name: volumeName(pass.meta.name, device.name),
+      size: device.sizeGiB,
+      type: device.storage.volume?.type,
+      zone: zoneOf(device.storage.volume?.availabilityZone),
+      bootIndex: -1,
+      tag: device.name,
+    });
   }
   const results = await settleAll(
     wanted.map((volume) =>
@@ -443,7 +482,9 @@ async function ensureVolumes(context: ServerContext, resolved: Resolved): Promis
     ),
   );
   if (results.some((result) => !result.ready)) return undefined;
-  return { attached: wanted.map((volume, index) => ({ id: results[index].resource.id, bootIndex: volume.bootIndex, ...(volume.tag ? { tag: volume.tag } : {}) })) };
+  return {
+    attached: wanted.map((volume, index) => ({ id: results[index].resource.id, bootIndex: volume.bootIndex, ...(volume.tag ? { tag: volume.tag } : {}) })),
+  };
 }
 
 function portDesired(port: ResolvedPort): PortDesired {
@@ -520,7 +561,14 @@ async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<
 /** The server's deletion; true once Nova has it gone. */
 async function removeServer(context: ServerContext): Promise<boolean> {
   const { pass, cloud } = context;
-  if (!(await pass.remove(serverActuator(cloud.clients.nova), { recordedId: pass.status.instanceID as string | undefined, name: pass.meta.name, owner: pass.owner }))) return false;
+  if (
+    !(await pass.remove(serverActuator(cloud.clients.nova), {
+      recordedId: pass.status.instanceID as string | undefined,
+      name: pass.meta.name,
+      owner: pass.owner,
+    }))
+  )
+    return false;
   if (pass.status.instanceID !== undefined) {
     await pass.record((status) => {
       delete status.instanceID;
@@ -537,7 +585,11 @@ async function removePorts(context: ServerContext): Promise<boolean> {
   const { neutron } = cloud.clients;
   const gone = await settleAll(
     (resolvedOf(pass.status).ports ?? []).map(async (port, index) => {
-      if (port.trunk && !(await pass.remove(trunkActuator(neutron), { recordedId: ownedResources(pass.status)[`trunk/${index}`], name: port.name, owner: pass.owner }))) return false;
+      if (
+        port.trunk &&
+        !(await pass.remove(trunkActuator(neutron), { recordedId: ownedResources(pass.status)[`trunk/${index}`], name: port.name, owner: pass.owner }))
+      )
+        return false;
       return pass.remove(portActuator(neutron), { recordedId: recordedPorts(pass.status)[index]?.id, name: port.name, owner: pass.owner });
     }),
   );

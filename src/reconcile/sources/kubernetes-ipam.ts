@@ -115,7 +115,9 @@ export class KubernetesIpam implements IpamClients {
     };
     const get = async ({ namespace, name }: ObjectName): Promise<JsonObject | undefined> => {
       try {
-        return (await call(`reading ${kind} ${namespace}/${name}`, (version) => this.custom.getNamespacedCustomObject({ group, version, namespace, plural, name }))) as JsonObject;
+        return (await call(`reading ${kind} ${namespace}/${name}`, (version) =>
+          this.custom.getNamespacedCustomObject({ group, version, namespace, plural, name }),
+        )) as JsonObject;
       } catch (error) {
         if (error instanceof KubeRequestError && error.code === 404) return undefined;
         throw error;
@@ -143,7 +145,9 @@ export class KubernetesIpam implements IpamClients {
     return {
       get,
       list: async (namespace) => {
-        const list = (await call(`listing ${kind}s in ${namespace}`, (version) => this.custom.listNamespacedCustomObject({ group, version, namespace, plural }))) as { items?: JsonObject[] };
+        const list = (await call(`listing ${kind}s in ${namespace}`, (version) =>
+          this.custom.listNamespacedCustomObject({ group, version, namespace, plural }),
+        )) as { items?: JsonObject[] };
         return list.items ?? [];
       },
       create: async (namespace, body) =>

@@ -23,7 +23,10 @@ export class KubernetesLeaseStorage implements MemberStorage {
 
   async get(key: string): Promise<Entry | undefined> {
     try {
-      return toEntry(key, await withDeadline(this.api.readNamespacedLease({ name: leaseName(key), namespace: this.namespace }), reviewTimeoutMs, 'reading the leader Lease'));
+      return toEntry(
+        key,
+        await withDeadline(this.api.readNamespacedLease({ name: leaseName(key), namespace: this.namespace }), reviewTimeoutMs, 'reading the leader Lease'),
+      );
     } catch (error) {
       if (error instanceof ApiException && error.code === 404) return undefined;
       throw error;
@@ -32,7 +35,14 @@ export class KubernetesLeaseStorage implements MemberStorage {
 
   async create(key: string, value: JsonObject): Promise<Entry> {
     try {
-      return toEntry(key, await withDeadline(this.api.createNamespacedLease({ namespace: this.namespace, body: this.body(key, value) }), reviewTimeoutMs, 'creating the leader Lease'));
+      return toEntry(
+        key,
+        await withDeadline(
+          this.api.createNamespacedLease({ namespace: this.namespace, body: this.body(key, value) }),
+          reviewTimeoutMs,
+          'creating the leader Lease',
+        ),
+      );
     } catch (error) {
       if (error instanceof ApiException && error.code === 409) throw new KeyExistsError(key);
       throw error;
@@ -43,7 +53,14 @@ export class KubernetesLeaseStorage implements MemberStorage {
     const body = this.body(key, value);
     body.metadata = { ...body.metadata, resourceVersion: String(expectedModRevision) };
     try {
-      return toEntry(key, await withDeadline(this.api.replaceNamespacedLease({ name: leaseName(key), namespace: this.namespace, body }), reviewTimeoutMs, 'renewing the leader Lease'));
+      return toEntry(
+        key,
+        await withDeadline(
+          this.api.replaceNamespacedLease({ name: leaseName(key), namespace: this.namespace, body }),
+          reviewTimeoutMs,
+          'renewing the leader Lease',
+        ),
+      );
     } catch (error) {
       if (error instanceof ApiException && error.code === 409) throw new RevisionConflictError(key, expectedModRevision, -1);
       if (error instanceof ApiException && error.code === 404) throw new KeyNotFoundError(key);
@@ -55,14 +72,20 @@ export class KubernetesLeaseStorage implements MemberStorage {
   async list(prefix: string): Promise<ListResult> {
     const namePrefix = leaseName(prefix);
     const list = await withDeadline(this.api.listNamespacedLease({ namespace: this.namespace }), reviewTimeoutMs, 'listing Leases');
-    const entries = list.items.filter((lease) => lease.metadata?.name?.startsWith(namePrefix)).map((lease) => toEntry(`${prefix.slice(0, prefix.lastIndexOf('/') + 1)}${lease.metadata!.name}`, lease));
+    const entries = list.items
+      .filter((lease) => lease.metadata?.name?.startsWith(namePrefix))
+      .map((lease) => toEntry(`${prefix.slice(0, prefix.lastIndexOf('/') + 1)}${lease.metadata!.name}`, lease));
     return { entries, revision: Number(list.metadata?.resourceVersion ?? 0), more: false };
   }
 
   async delete(key: string, expectedModRevision?: number): Promise<Entry> {
     try {
       const preconditions = expectedModRevision === undefined ? undefined : { resourceVersion: String(expectedModRevision) };
-      await withDeadline(this.api.deleteNamespacedLease({ name: leaseName(key), namespace: this.namespace, body: { preconditions } }), reviewTimeoutMs, 'deleting a Lease');
+      await withDeadline(
+        this.api.deleteNamespacedLease({ name: leaseName(key), namespace: this.namespace, body: { preconditions } }),
+        reviewTimeoutMs,
+        'deleting a Lease',
+      );
       return { key, value: {}, createRevision: 0, modRevision: expectedModRevision ?? 0 };
     } catch (error) {
       if (error instanceof ApiException && error.code === 404) throw new KeyNotFoundError(key);

@@ -21,7 +21,16 @@
  * - ORC's Images (--orc-images=external): one cluster-wide watch, from the
  *   first imageRef read on.
  */
-import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesListObject,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { ExponentialBackoff, type ExponentialBackoffOptions } from '../backoff.js';
 import { loadKubeconfig } from './kubeconfig.js';
 import { clusterApiGroup, clusterApiVersions, parseCluster, parseMachine, parseSecret, type ClusterApiVersion } from './parse.js';
@@ -128,8 +137,14 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   async getOrcImage(namespace: string, name: string): Promise<JsonObject | undefined> {
     this.assertOpen();
     const where = { group: orcGroup, version: orcVersion, plural: 'images' };
-    this.orcImages ??= this.collection('Image', `/apis/${orcGroup}/${orcVersion}/images`, () => this.custom.listClusterCustomObject(where) as Promise<KubeList>);
-    return (await this.readThrough('Image', this.orcImages, namespace, name, () => this.custom.getNamespacedCustomObject({ ...where, namespace, name }))) as JsonObject | undefined;
+    this.orcImages ??= this.collection(
+      'Image',
+      `/apis/${orcGroup}/${orcVersion}/images`,
+      () => this.custom.listClusterCustomObject(where) as Promise<KubeList>,
+    );
+    return (await this.readThrough('Image', this.orcImages, namespace, name, () => this.custom.getNamespacedCustomObject({ ...where, namespace, name }))) as
+      | JsonObject
+      | undefined;
   }
 
   watch(listener: (change: SourceChange) => void): { stop(): void } {
@@ -144,7 +159,9 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
 
   /** For the readiness check: throws with every collection not followed right now (reads then go to kube-apiserver). */
   check(): void {
-    const problems = [...this.discoveryProblems.values(), ...[...this.collections].map((collection) => collection.problem())].filter((problem) => problem !== undefined);
+    const problems = [...this.discoveryProblems.values(), ...[...this.collections].map((collection) => collection.problem())].filter(
+      (problem) => problem !== undefined,
+    );
     if (problems.length > 0) throw new Error(problems.join('; '));
   }
 
@@ -160,7 +177,9 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   private async readClusterApi(kind: ClusterApiKind, namespace: string, name: string): Promise<unknown> {
     const { version, collection } = await this.served(kind);
     const plural = plurals[kind];
-    return this.readThrough(kind, collection, namespace, name, () => this.custom.getNamespacedCustomObject({ group: clusterApiGroup, version, namespace, plural, name }));
+    return this.readThrough(kind, collection, namespace, name, () =>
+      this.custom.getNamespacedCustomObject({ group: clusterApiGroup, version, namespace, plural, name }),
+    );
   }
 
   /** From the cache when it can tell; otherwise from the server, a 404 meaning absent. */
@@ -191,7 +210,11 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
     this.assertOpen();
     let collection = this.secrets.get(namespace);
     if (!collection) {
-      collection = this.collection('Secret', `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`, () => this.core.listNamespacedSecret({ namespace }) as Promise<KubeList>);
+      collection = this.collection(
+        'Secret',
+        `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`,
+        () => this.core.listNamespacedSecret({ namespace }) as Promise<KubeList>,
+      );
       this.secrets.set(namespace, collection);
     }
     return collection;
@@ -211,9 +234,20 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
 
   private async startClusterApi(kind: ClusterApiKind): Promise<ServedCollection> {
     const plural = plurals[kind];
-    const version = await servedVersion({ custom: this.custom, group: clusterApiGroup, versions: clusterApiVersions, plural, label: plural, deadline: (request) => this.withinDeadline(request) });
+    const version = await servedVersion({
+      custom: this.custom,
+      group: clusterApiGroup,
+      versions: clusterApiVersions,
+      plural,
+      label: plural,
+      deadline: (request) => this.withinDeadline(request),
+    });
     this.assertOpen();
-    const collection = this.collection(kind, `/apis/${clusterApiGroup}/${version}/${plural}`, () => this.custom.listClusterCustomObject({ group: clusterApiGroup, version, plural }) as Promise<KubeList>);
+    const collection = this.collection(
+      kind,
+      `/apis/${clusterApiGroup}/${version}/${plural}`,
+      () => this.custom.listClusterCustomObject({ group: clusterApiGroup, version, plural }) as Promise<KubeList>,
+    );
     return { version, collection };
   }
 

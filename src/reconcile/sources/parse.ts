@@ -39,9 +39,7 @@ const endpoint = z.object({ host: z.string().optional(), port: z.number().int().
 function clusterSchema(infrastructureRef: typeof groupRef | typeof versionRef) {
   return z.object({
     metadata: ownedMetadata,
-    spec: z
-      .object({ paused: z.boolean().optional(), infrastructureRef: infrastructureRef.optional(), controlPlaneEndpoint: endpoint.optional() })
-      .default({}),
+    spec: z.object({ paused: z.boolean().optional(), infrastructureRef: infrastructureRef.optional(), controlPlaneEndpoint: endpoint.optional() }).default({}),
     status: z.object({ phase: z.string().optional() }).optional(),
   });
 }
@@ -108,7 +106,12 @@ function versionOf(object: unknown, kind: SourceKind, at: ObjectName): ClusterAp
   const apiVersion = (object as { apiVersion?: unknown } | null)?.apiVersion;
   const version = clusterApiVersions.find((candidate) => apiVersion === `${clusterApiGroup}/${candidate}`);
   if (!version) {
-    throw new MalformedObjectError(kind, at.namespace, at.name, `apiVersion ${JSON.stringify(apiVersion)} is not one of ${clusterApiVersions.map((v) => `${clusterApiGroup}/${v}`).join(', ')}`);
+    throw new MalformedObjectError(
+      kind,
+      at.namespace,
+      at.name,
+      `apiVersion ${JSON.stringify(apiVersion)} is not one of ${clusterApiVersions.map((v) => `${clusterApiGroup}/${v}`).join(', ')}`,
+    );
   }
   return version;
 }

@@ -52,7 +52,12 @@ export function openStackMachineTemplateReconciler(deps: ReconcilerDeps): Reconc
       const openStackCluster = await deps.clusters.get({ namespace: name.namespace, name: gate.cluster.infrastructureRef?.name ?? gate.cluster.name });
       const identityRef = spec.identityRef ?? (openStackCluster?.spec as JsonObject | undefined)?.identityRef;
       if (identityRef === undefined) {
-        pass.condition({ type: 'Ready', status: 'False', reason: 'WaitingForClusterInfrastructure', message: 'no identityRef in the template, and no OpenStackCluster to take it from yet' });
+        pass.condition({
+          type: 'Ready',
+          status: 'False',
+          reason: 'WaitingForClusterInfrastructure',
+          message: 'no identityRef in the template, and no OpenStackCluster to take it from yet',
+        });
       } else {
         const cloud = await authenticate(deps, pass, identityRef);
         await reportCapacity(pass, cloud, spec, imageRefResolver(deps.readOrcImage, name.namespace));

@@ -73,7 +73,10 @@ const IN_USE_DELETE_MESSAGE =
 
 export const createSchema = z.object({
   volume: z.object({
-    size: z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)]).nullable().optional(),
+    size: z
+      .union([z.number(), z.string().regex(/^\d+$/).transform(Number)])
+      .nullable()
+      .optional(),
     name: z.string().max(255).nullable().optional(),
     description: z.string().max(255).nullable().optional(),
     display_name: z.string().max(255).nullable().optional(),
@@ -99,7 +102,6 @@ export interface Microversion {
   minor: number;
 }
 export const atLeast = (v: Microversion, minor: number) => v.minor >= minor;
-
 
 /** The token's scope, as the host's authentication put it on the response. */
 export const auth = (res: Response) => res.locals.auth as TokenScope;
@@ -141,7 +143,11 @@ export class CinderStore {
     }
     const gigabytes = this.limit(projectId, 'gigabytes');
     if (used.gigabytes + size > gigabytes) {
-      throw new SimulatorError(413, `Requested volume or snapshot exceeds allowed gigabytes quota. Requested ${size}G, quota is ${gigabytes}G and ${used.gigabytes}G has been consumed.`, 'VolumeSizeExceedsAvailableQuota');
+      throw new SimulatorError(
+        413,
+        `Requested volume or snapshot exceeds allowed gigabytes quota. Requested ${size}G, quota is ${gigabytes}G and ${used.gigabytes}G has been consumed.`,
+        'VolumeSizeExceedsAvailableQuota',
+      );
     }
     const count = this.limit(projectId, 'volumes');
     if (used.volumes + 1 > count) {
@@ -160,7 +166,8 @@ export class CinderStore {
 
   createVolume(scope: { projectId: string; userId: string }, spec: VolumeCreate): Volume {
     const imageRef = spec.imageRef ?? spec.image_id ?? undefined;
-    if (spec.snapshot_id || spec.source_volid || spec.backup_id) throw new SimulatorError(400, 'Invalid input received: Creating volumes from snapshots, volumes or backups is not simulated.');
+    if (spec.snapshot_id || spec.source_volid || spec.backup_id)
+      throw new SimulatorError(400, 'Invalid input received: Creating volumes from snapshots, volumes or backups is not simulated.');
     let imageMetadata: Record<string, string> | undefined;
     let minSize = 1;
     if (imageRef) {
@@ -180,7 +187,8 @@ export class CinderStore {
     }
     const size = spec.size ?? undefined;
     if (size === undefined) throw new SimulatorError(400, 'Invalid input received: "size" is a required property');
-    if (!Number.isInteger(size) || size < 1) throw new SimulatorError(400, `Invalid input for field/attribute size. Value: ${size}. ${size} is less than the minimum of 1`);
+    if (!Number.isInteger(size) || size < 1)
+      throw new SimulatorError(400, `Invalid input for field/attribute size. Value: ${size}. ${size} is less than the minimum of 1`);
     if (imageMetadata && size < minSize) {
       const imageGb = Math.ceil(Number(imageMetadata.size) / 1024 ** 3);
       throw new SimulatorError(

@@ -25,7 +25,11 @@ export function servePeers(store: CinderStore): void {
       const volume = peerVolume(volumeId);
       const reattach = volume.multiattach && volume.status === 'in-use';
       if (volume.status !== 'available' && !reattach) {
-        throw new SimulatorError(400, `Invalid volume: Volume ${volumeId} status must be available or downloading to reserve, but the current status is ${volume.status}.`, 'InvalidVolume');
+        throw new SimulatorError(
+          400,
+          `Invalid volume: Volume ${volumeId} status must be available or downloading to reserve, but the current status is ${volume.status}.`,
+          'InvalidVolume',
+        );
       }
       if (volume.attachments.some((a) => a.serverId === attachment.serverId)) {
         throw new SimulatorError(400, `Invalid volume: volume ${volumeId} already attached to ${attachment.serverId}.`, 'InvalidVolume');

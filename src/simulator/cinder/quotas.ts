@@ -5,7 +5,18 @@ import { fail } from './errors.js';
 import { auth, isAdmin, quotaDefaults, type CinderStore } from './model.js';
 import { urlProject } from './versions.js';
 
-const quotaUpdateSchema = z.object({ quota_set: z.record(z.string(), z.union([z.number().int(), z.string().regex(/^-?\d+$/).transform(Number)])) });
+const quotaUpdateSchema = z.object({
+  quota_set: z.record(
+    z.string(),
+    z.union([
+      z.number().int(),
+      z
+        .string()
+        .regex(/^-?\d+$/)
+        .transform(Number),
+    ]),
+  ),
+});
 
 export function quotaRoutes(api: Router, store: CinderStore): void {
   const quotaValue = (n: number) => (n === Infinity ? -1 : n);

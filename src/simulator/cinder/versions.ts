@@ -48,7 +48,11 @@ export const negotiate = (req: Request, res: Response, next: NextFunction) => {
   const tooLow = v.major < MIN_VERSION.major || (v.major === MIN_VERSION.major && v.minor < MIN_VERSION.minor);
   const tooHigh = v.major > MAX_VERSION.major || (v.major === MAX_VERSION.major && v.minor > MAX_VERSION.minor);
   if (tooLow || tooHigh) {
-    return fail(res, 406, `Version ${v.major}.${v.minor} is not supported by the API. Minimum is ${MIN_VERSION.major}.${MIN_VERSION.minor} and maximum is ${MAX_VERSION.major}.${MAX_VERSION.minor}.`);
+    return fail(
+      res,
+      406,
+      `Version ${v.major}.${v.minor} is not supported by the API. Minimum is ${MIN_VERSION.major}.${MIN_VERSION.minor} and maximum is ${MAX_VERSION.major}.${MAX_VERSION.minor}.`,
+    );
   }
   res.setHeader('OpenStack-API-Version', `volume ${v.major}.${v.minor}`);
   res.locals.volumeVersion = v;

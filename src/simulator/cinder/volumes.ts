@@ -39,7 +39,7 @@ export function volumeRoutes(api: Router, store: CinderStore, ctx: SimulatorCont
       return Array.isArray(value) ? value[value.length - 1] : value;
     };
     const allTenants = isAdmin(scope) && ['1', 'true', 'True'].includes(one('all_tenants') ?? '');
-    const projectFilter = allTenants ? one('project_id') : (urlProject(res));
+    const projectFilter = allTenants ? one('project_id') : urlProject(res);
     let metadataFilter: Record<string, string> = {};
     const metadataParam = one('metadata');
     if (metadataParam) {
@@ -75,13 +75,20 @@ export function volumeRoutes(api: Router, store: CinderStore, ctx: SimulatorCont
     });
     const keyOf = (vol: Volume, key: string): string | number | null => {
       switch (key) {
-        case 'created_at': return vol.createdAt;
-        case 'updated_at': return vol.updatedAt;
-        case 'name': return vol.name;
-        case 'size': return vol.size;
-        case 'status': return vol.status;
-        case 'id': return vol.id;
-        default: return null;
+        case 'created_at':
+          return vol.createdAt;
+        case 'updated_at':
+          return vol.updatedAt;
+        case 'name':
+          return vol.name;
+        case 'size':
+          return vol.size;
+        case 'status':
+          return vol.status;
+        case 'id':
+          return vol.id;
+        default:
+          return null;
       }
     };
     const sortable = new Set(['created_at', 'updated_at', 'name', 'size', 'status', 'id']);
@@ -182,7 +189,7 @@ export function volumeRoutes(api: Router, store: CinderStore, ctx: SimulatorCont
   api.delete('/volumes/:id/metadata/:key', (req, res) => {
     const volume = findVolume(store, res, req.params.id as string);
     if (!volume) return;
-    if (!(req.params.key as string in volume.metadata)) return fail(res, 404, `Metadata item was not found`);
+    if (!((req.params.key as string) in volume.metadata)) return fail(res, 404, `Metadata item was not found`);
     delete volume.metadata[req.params.key as string];
     res.status(200).end();
   });

@@ -4,7 +4,10 @@ import type { Response } from 'express';
 /** webob's explanation texts, which Glance's error bodies start with. */
 const explanations: Record<number, [string, string]> = {
   400: ['Bad Request', 'The server could not comply with the request since it is either malformed or otherwise incorrect.'],
-  401: ['Unauthorized', 'This server could not verify that you are authorized to access the document you requested. Either you supplied the wrong credentials (e.g., bad password), or your browser does not understand how to supply the credentials required.'],
+  401: [
+    'Unauthorized',
+    'This server could not verify that you are authorized to access the document you requested. Either you supplied the wrong credentials (e.g., bad password), or your browser does not understand how to supply the credentials required.',
+  ],
   403: ['Forbidden', 'Access was denied to this resource.'],
   404: ['Not Found', 'The resource could not be found.'],
   405: ['Method Not Allowed', 'The method is not allowed for this resource.'],

@@ -34,6 +34,9 @@ export function imageDataRoutes(router: Router, store: GlanceStore): void {
     res.setHeader('Content-Type', 'application/octet-stream');
     if (image.checksum) res.setHeader('Content-MD5', image.checksum);
     if (image.size !== null) res.setHeader('Content-Length', image.size);
-    store.ctx.blobs.open(image.data).on('error', () => res.destroy()).pipe(res);
+    store.ctx.blobs
+      .open(image.data)
+      .on('error', () => res.destroy())
+      .pipe(res);
   });
 }

@@ -2,7 +2,22 @@
 import type { Router } from 'express';
 import { z } from 'zod';
 import { fail } from './errors.js';
-import { auth, canSee, containerFormats, coreKeys, diskFormats, isAdmin, memberStatus, ownedImage, readOnlyKeys, view, visibleImage, type GlanceStore, type Image, type Visibility } from './model.js';
+import {
+  auth,
+  canSee,
+  containerFormats,
+  coreKeys,
+  diskFormats,
+  isAdmin,
+  memberStatus,
+  ownedImage,
+  readOnlyKeys,
+  view,
+  visibleImage,
+  type GlanceStore,
+  type Image,
+  type Visibility,
+} from './model.js';
 
 const createSchema = z
   .object({
@@ -57,15 +72,32 @@ export function imageRoutes(router: Router, store: GlanceStore): void {
       const dirs = query.getAll('sort_dir');
       sortKeys = query.getAll('sort_key').map((key, i) => ({ key, dir: (dirs[i] ?? dirs[0] ?? 'desc') === 'asc' ? 'asc' : 'desc' }));
     }
-    const sortable = new Set(['name', 'status', 'container_format', 'disk_format', 'size', 'id', 'created_at', 'updated_at', 'visibility', 'owner', 'min_disk', 'min_ram']);
-    for (const { key } of sortKeys) if (!sortable.has(key)) return bad(`Invalid sort key: ${key}. It must be one of the following: ${[...sortable].join(', ')}.`);
+    const sortable = new Set([
+      'name',
+      'status',
+      'container_format',
+      'disk_format',
+      'size',
+      'id',
+      'created_at',
+      'updated_at',
+      'visibility',
+      'owner',
+      'min_disk',
+      'min_ram',
+    ]);
+    for (const { key } of sortKeys)
+      if (!sortable.has(key)) return bad(`Invalid sort key: ${key}. It must be one of the following: ${[...sortable].join(', ')}.`);
     if (!sortKeys.some((s) => s.key === 'created_at')) sortKeys.push({ key: 'created_at', dir: 'desc' });
     if (!sortKeys.some((s) => s.key === 'id')) sortKeys.push({ key: 'id', dir: 'desc' });
 
     /** `in:"a","b"` lists and `gt:`-style operators are Glance's filter syntax; plain values match exactly. */
     const valueMatches = (actual: string | number | null, filter: string): boolean => {
       if (filter.startsWith('in:')) {
-        const options = filter.slice(3).split(',').map((v) => v.trim().replace(/^"(.*)"$/, '$1'));
+        const options = filter
+          .slice(3)
+          .split(',')
+          .map((v) => v.trim().replace(/^"(.*)"$/, '$1'));
         return options.includes(String(actual));
       }
       return String(actual) === filter;
@@ -202,21 +234,33 @@ export function imageRoutes(router: Router, store: GlanceStore): void {
       if (!partial.success) return fail(res, 400, `Invalid value for '${key}'.`);
       const v = partial.data as Record<string, unknown>;
       switch (key) {
-        case 'name': changed.name = v.name as string | null; break;
+        case 'name':
+          changed.name = v.name as string | null;
+          break;
         case 'visibility':
           if (v.visibility === 'public' && !isAdmin(auth(res))) return fail(res, 403, 'You are not authorized to complete publicize_image action.');
           changed.visibility = v.visibility as Visibility;
           break;
-        case 'protected': changed.protected = v.protected as boolean; break;
-        case 'os_hidden': changed.os_hidden = v.os_hidden as boolean; break;
-        case 'min_ram': changed.min_ram = v.min_ram as number; break;
-        case 'min_disk': changed.min_disk = v.min_disk as number; break;
+        case 'protected':
+          changed.protected = v.protected as boolean;
+          break;
+        case 'os_hidden':
+          changed.os_hidden = v.os_hidden as boolean;
+          break;
+        case 'min_ram':
+          changed.min_ram = v.min_ram as number;
+          break;
+        case 'min_disk':
+          changed.min_disk = v.min_disk as number;
+          break;
         case 'disk_format':
         case 'container_format':
           if (image.status !== 'queued') return fail(res, 403, `Attribute ${key} can be only replaced for a queued image.`);
           changed[key] = v[key] as string | null;
           break;
-        case 'tags': changed.tags = new Set(v.tags as string[]); break;
+        case 'tags':
+          changed.tags = new Set(v.tags as string[]);
+          break;
         default:
           if (op === 'replace' && !changed.properties.has(key)) return fail(res, 409, `Property ${key} does not exist.`);
           changed.properties.set(key, v[key] as string);
@@ -234,7 +278,6 @@ export function imageRoutes(router: Router, store: GlanceStore): void {
     store.remove(image);
     res.status(204).end();
   });
-
 
   router.put('/v2/images/:id/tags/:tag', (req, res) => {
     const image = ownedImage(store, res, req.params.id);

@@ -9,13 +9,21 @@ const memberStatusSchema = z.object({ status: z.enum(['pending', 'accepted', 're
 export function memberRoutes(router: Router, store: GlanceStore): void {
   const memberView = (image: Image, memberId: string) => {
     const m = image.members.get(memberId)!;
-    return { created_at: timestamp(m.createdAt), image_id: image.id, member_id: memberId, schema: '/v2/schemas/member', status: m.status, updated_at: timestamp(m.updatedAt) };
+    return {
+      created_at: timestamp(m.createdAt),
+      image_id: image.id,
+      member_id: memberId,
+      schema: '/v2/schemas/member',
+      status: m.status,
+      updated_at: timestamp(m.updatedAt),
+    };
   };
   router.get('/v2/images/:id/members', (req, res) => {
     const image = visibleImage(store, res, req.params.id);
     if (!image) return;
     const caller = auth(res);
-    const members = isAdmin(caller) || image.owner === caller.projectId ? [...image.members.keys()] : image.members.has(caller.projectId) ? [caller.projectId] : [];
+    const members =
+      isAdmin(caller) || image.owner === caller.projectId ? [...image.members.keys()] : image.members.has(caller.projectId) ? [caller.projectId] : [];
     res.json({ members: members.map((m) => memberView(image, m)), schema: '/v2/schemas/members' });
   });
   router.post('/v2/images/:id/members', (req, res) => {

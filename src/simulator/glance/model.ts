@@ -38,10 +38,50 @@ export interface Image {
 export const timestamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 export const coreKeys = new Set([
-  'id', 'name', 'status', 'visibility', 'protected', 'os_hidden', 'owner', 'size', 'virtual_size', 'checksum', 'os_hash_algo', 'os_hash_value',
-  'min_ram', 'min_disk', 'disk_format', 'container_format', 'tags', 'created_at', 'updated_at', 'self', 'file', 'schema', 'locations', 'direct_url', 'stores',
+  'id',
+  'name',
+  'status',
+  'visibility',
+  'protected',
+  'os_hidden',
+  'owner',
+  'size',
+  'virtual_size',
+  'checksum',
+  'os_hash_algo',
+  'os_hash_value',
+  'min_ram',
+  'min_disk',
+  'disk_format',
+  'container_format',
+  'tags',
+  'created_at',
+  'updated_at',
+  'self',
+  'file',
+  'schema',
+  'locations',
+  'direct_url',
+  'stores',
 ]);
-export const readOnlyKeys = new Set(['id', 'status', 'owner', 'size', 'virtual_size', 'checksum', 'os_hash_algo', 'os_hash_value', 'created_at', 'updated_at', 'self', 'file', 'schema', 'locations', 'direct_url', 'stores']);
+export const readOnlyKeys = new Set([
+  'id',
+  'status',
+  'owner',
+  'size',
+  'virtual_size',
+  'checksum',
+  'os_hash_algo',
+  'os_hash_value',
+  'created_at',
+  'updated_at',
+  'self',
+  'file',
+  'schema',
+  'locations',
+  'direct_url',
+  'stores',
+]);
 export const diskFormats = ['ami', 'ari', 'aki', 'vhd', 'vhdx', 'vmdk', 'raw', 'qcow2', 'vdi', 'iso', 'ploop'];
 export const containerFormats = ['ami', 'ari', 'aki', 'bare', 'ovf', 'ova', 'docker', 'compressed'];
 
@@ -96,7 +136,11 @@ export const isAdmin = (auth: TokenScope) => auth.roles.includes('admin');
 export const memberStatus = (image: Image, projectId: string) => image.members.get(projectId)?.status;
 /** Glance's visibility rule for a single image (GET by id). */
 export const canSee = (image: Image, auth: TokenScope) =>
-  isAdmin(auth) || image.owner === auth.projectId || image.visibility === 'public' || image.visibility === 'community' || (image.visibility === 'shared' && image.members.has(auth.projectId));
+  isAdmin(auth) ||
+  image.owner === auth.projectId ||
+  image.visibility === 'public' ||
+  image.visibility === 'community' ||
+  (image.visibility === 'shared' && image.members.has(auth.projectId));
 
 export const view = (image: Image) => {
   const body: Record<string, unknown> = {

@@ -6,7 +6,12 @@ export function servePeers(store: GlanceStore): void {
   store.ctx.peers.image = {
     getImage(id, projectId): PeerImage | undefined {
       const image = store.images.get(id);
-      const visible = image && (image.owner === projectId || image.visibility === 'public' || image.visibility === 'community' || (image.visibility === 'shared' && image.members.has(projectId)));
+      const visible =
+        image &&
+        (image.owner === projectId ||
+          image.visibility === 'public' ||
+          image.visibility === 'community' ||
+          (image.visibility === 'shared' && image.members.has(projectId)));
       if (!image || !visible) return undefined;
       return {
         id: image.id,

@@ -4,15 +4,29 @@ import type { SimulatorContext } from '../framework.js';
 import { containerFormats, diskFormats } from './model.js';
 
 const schemaProperties = {
-  id: { type: 'string', pattern: '^([0-9a-fA-F]){8}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){12}$', description: 'An identifier for the image' },
+  id: {
+    type: 'string',
+    pattern: '^([0-9a-fA-F]){8}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){12}$',
+    description: 'An identifier for the image',
+  },
   name: { type: ['null', 'string'], maxLength: 255, description: 'Descriptive name for the image' },
-  status: { type: 'string', readOnly: true, enum: ['queued', 'saving', 'active', 'killed', 'deleted', 'uploading', 'importing', 'pending_delete', 'deactivated'], description: 'Status of the image' },
+  status: {
+    type: 'string',
+    readOnly: true,
+    enum: ['queued', 'saving', 'active', 'killed', 'deleted', 'uploading', 'importing', 'pending_delete', 'deactivated'],
+    description: 'Status of the image',
+  },
   visibility: { type: 'string', enum: ['community', 'public', 'private', 'shared'], description: 'Scope of image accessibility' },
   protected: { type: 'boolean', description: 'If true, image will not be deletable.' },
   os_hidden: { type: 'boolean', description: 'If true, image will not appear in default image list response.' },
   checksum: { type: ['null', 'string'], readOnly: true, maxLength: 32, description: 'md5 hash of image contents.' },
   os_hash_algo: { type: ['null', 'string'], readOnly: true, maxLength: 64, description: 'Algorithm to calculate the os_hash_value' },
-  os_hash_value: { type: ['null', 'string'], readOnly: true, maxLength: 128, description: 'Hexdigest of the image contents using the algorithm specified by the os_hash_algo' },
+  os_hash_value: {
+    type: ['null', 'string'],
+    readOnly: true,
+    maxLength: 128,
+    description: 'Hexdigest of the image contents using the algorithm specified by the os_hash_algo',
+  },
   owner: { type: ['null', 'string'], maxLength: 255, description: 'Owner of the image' },
   size: { type: ['null', 'integer'], readOnly: true, description: 'Size of image file in bytes' },
   virtual_size: { type: ['null', 'integer'], readOnly: true, description: 'Virtual size of image in bytes' },
@@ -28,8 +42,16 @@ const schemaProperties = {
   file: { type: 'string', readOnly: true, description: 'An image file url' },
   stores: { type: 'string', readOnly: true, description: 'Store in which image data resides.  Only present when the operator has enabled multiple stores.' },
   schema: { type: 'string', readOnly: true, description: 'An image schema url' },
-  locations: { type: 'array', items: { type: 'object', properties: { url: { type: 'string', maxLength: 255 }, metadata: { type: 'object' } }, required: ['url', 'metadata'] }, description: 'A set of URLs to access the image file kept in external store' },
-  os_distro: { type: 'string', is_base: false, description: 'Common name of operating system distribution as specified in https://docs.openstack.org/python-glanceclient/latest/cli/property-keys.html' },
+  locations: {
+    type: 'array',
+    items: { type: 'object', properties: { url: { type: 'string', maxLength: 255 }, metadata: { type: 'object' } }, required: ['url', 'metadata'] },
+    description: 'A set of URLs to access the image file kept in external store',
+  },
+  os_distro: {
+    type: 'string',
+    is_base: false,
+    description: 'Common name of operating system distribution as specified in https://docs.openstack.org/python-glanceclient/latest/cli/property-keys.html',
+  },
   os_version: { type: 'string', is_base: false, description: 'Operating system version as specified by the distributor' },
 };
 const imageSchema = {
@@ -45,7 +67,13 @@ const imageSchema = {
 
 const versions = (ctx: SimulatorContext) => {
   const href = `${ctx.baseUrl()}/image/v2/`;
-  const ids: [string, string][] = [['v2.16', 'CURRENT'], ...['2.15', '2.14', '2.13', '2.12', '2.11', '2.10', '2.9', '2.8', '2.7', '2.6', '2.5', '2.4', '2.3', '2.2', '2.1', '2.0'].map((v): [string, string] => [`v${v}`, 'SUPPORTED'])];
+  const ids: [string, string][] = [
+    ['v2.16', 'CURRENT'],
+    ...['2.15', '2.14', '2.13', '2.12', '2.11', '2.10', '2.9', '2.8', '2.7', '2.6', '2.5', '2.4', '2.3', '2.2', '2.1', '2.0'].map((v): [string, string] => [
+      `v${v}`,
+      'SUPPORTED',
+    ]),
+  ];
   return { versions: ids.map(([id, status]) => ({ id, status, links: [{ rel: 'self', href }] })) };
 };
 

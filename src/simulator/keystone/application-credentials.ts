@@ -79,7 +79,10 @@ export function applicationCredentialRoutes(router: Router, store: KeystoneStore
   router.get('/v3/users/:userId/application_credentials', store.authenticated, ownCredentials('list_application_credentials', true), (req, res) => {
     const name = typeof req.query.name === 'string' ? req.query.name : undefined;
     const items = [...store.appCreds.values()].filter((c) => c.userId === req.params.userId && (name === undefined || c.name === name));
-    res.json({ application_credentials: items.map(appCredView), links: { self: `${store.identityUrl()}/v3/users/${req.params.userId}/application_credentials`, previous: null, next: null } });
+    res.json({
+      application_credentials: items.map(appCredView),
+      links: { self: `${store.identityUrl()}/v3/users/${req.params.userId}/application_credentials`, previous: null, next: null },
+    });
   });
   router.get('/v3/users/:userId/application_credentials/:id', store.authenticated, ownCredentials('get_application_credential', true), (req, res) => {
     const cred = store.appCreds.get(req.params.id as string);

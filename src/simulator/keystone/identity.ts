@@ -34,7 +34,15 @@ export function identityRoutes(router: Router, store: KeystoneStore): void {
     if (!store.users.has(req.params.id as string)) return store.fail(res, 404, `Could not find user: ${req.params.id}.`);
     res.json(store.list('projects', store.projectsOf(req.params.id as string).map(store.projectView)));
   });
-  const domainView3 = (d: Domain) => ({ id: d.id, name: d.name, description: d.description, enabled: true, tags: [], options: {}, links: { self: `${store.identityUrl()}/v3/domains/${d.id}` } });
+  const domainView3 = (d: Domain) => ({
+    id: d.id,
+    name: d.name,
+    description: d.description,
+    enabled: true,
+    tags: [],
+    options: {},
+    links: { self: `${store.identityUrl()}/v3/domains/${d.id}` },
+  });
   namedCollection('domains', store.domains, domainView3);
   router.get('/v3/domains/:id', store.authenticated, (req, res) => {
     const token = store.caller(res);
@@ -46,19 +54,44 @@ export function identityRoutes(router: Router, store: KeystoneStore): void {
   });
   router.get('/v3/roles', store.authenticated, (_req, res) => {
     if (!store.isAdmin(store.caller(res))) return store.forbidden(res, 'list_roles');
-    res.json(store.list('roles', [...store.roles.values()].map((r) => ({ ...r, domain_id: null, description: null, options: {}, links: { self: `${store.identityUrl()}/v3/roles/${r.id}` } }))));
+    res.json(
+      store.list(
+        'roles',
+        [...store.roles.values()].map((r) => ({
+          ...r,
+          domain_id: null,
+          description: null,
+          options: {},
+          links: { self: `${store.identityUrl()}/v3/roles/${r.id}` },
+        })),
+      ),
+    );
   });
   router.get('/v3/services', store.authenticated, (_req, res) => {
     if (!store.isAdmin(store.caller(res))) return store.forbidden(res, 'list_services');
     const entries = store.catalog(store.caller(res).projectId ?? '');
-    res.json(store.list('services', entries.map((e) => ({ id: e.id, type: e.type, name: e.name, enabled: true, links: { self: `${store.identityUrl()}/v3/services/${e.id}` } }))));
+    res.json(
+      store.list(
+        'services',
+        entries.map((e) => ({ id: e.id, type: e.type, name: e.name, enabled: true, links: { self: `${store.identityUrl()}/v3/services/${e.id}` } })),
+      ),
+    );
   });
   router.get('/v3/endpoints', store.authenticated, (_req, res) => {
     if (!store.isAdmin(store.caller(res))) return store.forbidden(res, 'list_endpoints');
     const entries = store.catalog('%(project_id)s');
-    res.json(store.list('endpoints', entries.flatMap((e) => e.endpoints.map((ep) => ({ ...ep, service_id: e.id, enabled: true, links: { self: `${store.identityUrl()}/v3/endpoints/${ep.id}` } })))));
+    res.json(
+      store.list(
+        'endpoints',
+        entries.flatMap((e) =>
+          e.endpoints.map((ep) => ({ ...ep, service_id: e.id, enabled: true, links: { self: `${store.identityUrl()}/v3/endpoints/${ep.id}` } })),
+        ),
+      ),
+    );
   });
   router.get('/v3/regions', store.authenticated, (_req, res) => {
-    res.json(store.list('regions', [{ id: 'RegionOne', description: '', parent_region_id: null, links: { self: `${store.identityUrl()}/v3/regions/RegionOne` } }]));
+    res.json(
+      store.list('regions', [{ id: 'RegionOne', description: '', parent_region_id: null, links: { self: `${store.identityUrl()}/v3/regions/RegionOne` } }]),
+    );
   });
 }

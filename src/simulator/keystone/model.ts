@@ -16,10 +16,27 @@ export const seedUsers = {
   service: { name: 'ministack-svc', password: 'ministack-service', project: 'service' },
 } as const;
 
-export interface Domain { id: string; name: string; description: string }
-export interface Project { id: string; name: string; domainId: string; description: string }
-export interface User { id: string; name: string; domainId: string; password: string }
-export interface Role { id: string; name: string }
+export interface Domain {
+  id: string;
+  name: string;
+  description: string;
+}
+export interface Project {
+  id: string;
+  name: string;
+  domainId: string;
+  description: string;
+}
+export interface User {
+  id: string;
+  name: string;
+  domainId: string;
+  password: string;
+}
+export interface Role {
+  id: string;
+  name: string;
+}
 export interface ApplicationCredential {
   id: string;
   name: string;
@@ -70,7 +87,17 @@ export function createKeystoneStore(ctx: SimulatorContext, options: { services: 
 
   domains.set('default', { id: 'default', name: 'Default', description: 'The default domain' });
   const roleByName = (name: string) => [...roles.values()].find((r) => r.name === name);
-  for (const name of ['admin', 'member', 'reader', 'service', 'load-balancer_member', 'load-balancer_observer', 'load-balancer_admin', 'load-balancer_global_observer', 'load-balancer_quota_admin']) {
+  for (const name of [
+    'admin',
+    'member',
+    'reader',
+    'service',
+    'load-balancer_member',
+    'load-balancer_observer',
+    'load-balancer_admin',
+    'load-balancer_global_observer',
+    'load-balancer_quota_admin',
+  ]) {
     const role = { id: hexId(), name };
     roles.set(role.id, role);
   }
@@ -92,12 +119,20 @@ export function createKeystoneStore(ctx: SimulatorContext, options: { services: 
   const seed = (user: { name: string; password: string; project: string }, roleNames: string[]) => {
     let project = [...projects.values()].find((p) => p.name === user.project);
     if (!project) {
-      project = { id: hexId(), name: user.project, domainId: 'default', description: user.project === 'admin' ? 'Bootstrap project for initializing the cloud.' : user.project };
+      project = {
+        id: hexId(),
+        name: user.project,
+        domainId: 'default',
+        description: user.project === 'admin' ? 'Bootstrap project for initializing the cloud.' : user.project,
+      };
       projects.set(project.id, project);
     }
     const u = { id: hexId(), name: user.name, domainId: 'default', password: user.password };
     users.set(u.id, u);
-    assignments.set(`${u.id}/${project.id}`, roleNames.map((n) => roleByName(n)!.id));
+    assignments.set(
+      `${u.id}/${project.id}`,
+      roleNames.map((n) => roleByName(n)!.id),
+    );
   };
   seed(seedUsers.admin, ['admin', 'load-balancer_admin']);
   seed(seedUsers.demo, ['member', 'reader', 'load-balancer_member']);
@@ -204,7 +239,10 @@ export function createKeystoneStore(ctx: SimulatorContext, options: { services: 
   const projectsOf = (userId: string) => [...projects.values()].filter((p) => assignments.has(`${userId}/${p.id}`));
   const projectIdByName = (name: string) => [...projects.values()].find((p) => p.name === name && p.domainId === 'default')?.id;
 
-  const list = (collection: string, items: unknown[]) => ({ [collection]: items, links: { self: `${identityUrl()}/v3/${collection}`, previous: null, next: null } });
+  const list = (collection: string, items: unknown[]) => ({
+    [collection]: items,
+    links: { self: `${identityUrl()}/v3/${collection}`, previous: null, next: null },
+  });
   const forbidden = (res: Response, action: string) => fail(res, 403, `You are not authorized to perform the requested action: identity:${action}.`);
 
   return {

@@ -10,9 +10,7 @@ const authRequestSchema = z.object({
       methods: z.array(z.string()).min(1),
       password: z.object({ user: userRef.extend({ password: z.string() }) }).optional(),
       token: z.object({ id: z.string() }).optional(),
-      application_credential: z
-        .object({ id: z.string().optional(), name: z.string().optional(), secret: z.string(), user: userRef.optional() })
-        .optional(),
+      application_credential: z.object({ id: z.string().optional(), name: z.string().optional(), secret: z.string(), user: userRef.optional() }).optional(),
     }),
     scope: z
       .union([
@@ -76,7 +74,11 @@ export function tokenRoutes(router: Router, store: KeystoneStore, tokenLifetimeM
       methods: base ? [...new Set([...base.methods, 'token'])] : [method],
       roleIds,
       issuedAt: now,
-      expiresAt: base ? Math.min(base.expiresAt, now + tokenLifetimeMs) : appCred?.expiresAt ? Math.min(appCred.expiresAt, now + tokenLifetimeMs) : now + tokenLifetimeMs,
+      expiresAt: base
+        ? Math.min(base.expiresAt, now + tokenLifetimeMs)
+        : appCred?.expiresAt
+          ? Math.min(appCred.expiresAt, now + tokenLifetimeMs)
+          : now + tokenLifetimeMs,
       auditId: randomBytes(16).toString('base64url').slice(0, 22),
       applicationCredentialId: appCred?.id,
     };
@@ -104,7 +106,10 @@ export function tokenRoutes(router: Router, store: KeystoneStore, tokenLifetimeM
     res.json({ catalog: store.catalog(token.projectId), links: { self: `${store.identityUrl()}/v3/auth/catalog`, previous: null, next: null } });
   });
   router.get('/v3/auth/projects', store.authenticated, (_req, res) => {
-    res.json({ projects: store.projectsOf(store.caller(res).userId).map(store.projectView), links: { self: `${store.identityUrl()}/v3/auth/projects`, previous: null, next: null } });
+    res.json({
+      projects: store.projectsOf(store.caller(res).userId).map(store.projectView),
+      links: { self: `${store.identityUrl()}/v3/auth/projects`, previous: null, next: null },
+    });
   });
   router.get('/v3/auth/domains', store.authenticated, (_req, res) => {
     res.json({ domains: [], links: { self: `${store.identityUrl()}/v3/auth/domains`, previous: null, next: null } });

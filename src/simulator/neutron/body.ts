@@ -44,12 +44,25 @@ export type Parsed<S extends Spec> = { [K in keyof S]?: z.output<S[K]['schema']>
 
 export const attr = <T>(schema: z.ZodType<T>, post: boolean, put: boolean, required = false) => ({ schema, post, put, required });
 /** Shown but never written by clients (status, id, timestamps, ...). */
-export const readOnly = () => attr(field((v) => v), false, false);
+export const readOnly = () =>
+  attr(
+    field((v) => v),
+    false,
+    false,
+  );
 
 /** The owner fields every resource accepts on create (an admin may create for another project). */
 export const ownerAttributes = {
-  tenant_id: attr(field((v) => string(v, 255)), true, false),
-  project_id: attr(field((v) => string(v, 255)), true, false),
+  tenant_id: attr(
+    field((v) => string(v, 255)),
+    true,
+    false,
+  ),
+  project_id: attr(
+    field((v) => string(v, 255)),
+    true,
+    false,
+  ),
 };
 
 export const standardReadOnly = {
@@ -107,9 +120,7 @@ export function ownerOf(values: { tenant_id?: string; project_id?: string }, cal
   const requested = values.project_id ?? values.tenant_id;
   if (requested === undefined) return caller.projectId;
   if (requested !== caller.projectId && !caller.isAdmin) {
-    throw badRequest(
-      "Specifying 'project_id' or 'tenant_id' other than the authenticated project in request requires admin or advsvc privileges",
-    );
+    throw badRequest("Specifying 'project_id' or 'tenant_id' other than the authenticated project in request requires admin or advsvc privileges");
   }
   return requested;
 }

@@ -5,7 +5,21 @@
  * association at once (ministack's L3 plugin: ACTIVE when associated, DOWN
  * when not).
  */
-import { attr, field, ipOrNull, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, uuid, uuidOrNull, createdTags, withCreationTags } from './body.js';
+import {
+  attr,
+  field,
+  ipOrNull,
+  ownerAttributes,
+  ownerOf,
+  parseBody,
+  readOnly,
+  standardReadOnly,
+  string,
+  uuid,
+  uuidOrNull,
+  createdTags,
+  withCreationTags,
+} from './body.js';
 import { badResourceRequest, NeutronError } from './errors.js';
 import { parseAddress } from './ip.js';
 import { DEVICE_OWNER, standardView, type Caller, type FloatingIp } from './model.js';
@@ -23,7 +37,11 @@ const floatingIpSpec = {
   subnet_id: attr(field(uuidOrNull), true, false),
   port_id: attr(field(uuidOrNull), true, true),
   fixed_ip_address: attr(field(ipOrNull), true, true),
-  description: attr(field((v) => string(v, 255)), true, true),
+  description: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
   ...ownerAttributes,
   router_id: readOnly(),
   status: readOnly(),
@@ -67,7 +85,13 @@ interface Association {
 const fipRequest = (message: string) => badResourceRequest('floatingip', message);
 
 /** Where an association request points: Neutron's `_internal_fip_assoc_data` and `get_router_for_floatingip`. */
-function association(s: Store, caller: Caller, fip: Pick<FloatingIp, 'id' | 'projectId' | 'floatingNetworkId' | 'floatingIpAddress' | 'portId'>, portId: string | null, fixedIp: string | null): Association {
+function association(
+  s: Store,
+  caller: Caller,
+  fip: Pick<FloatingIp, 'id' | 'projectId' | 'floatingNetworkId' | 'floatingIpAddress' | 'portId'>,
+  portId: string | null,
+  fixedIp: string | null,
+): Association {
   if (fixedIp && !portId) throw fipRequest('fixed_ip_address cannot be specified without a port_id');
   if (!portId) return { portId: null, fixedIpAddress: null, routerId: null };
   const port = s.port(caller, portId);
@@ -128,11 +152,18 @@ export function createFloatingIp(s: Store, caller: Caller, body: unknown): Float
   if (!s.subnetsOf(network.id).some((sub) => sub.ipVersion === 4)) throw fipRequest(`Network ${network.id} does not contain any IPv4 subnet`);
 
   const id = s.ctx.newId();
-  const requested = v.floating_ip_address || v.subnet_id ? [{ subnet_id: v.subnet_id ?? undefined, ip_address: v.floating_ip_address ?? undefined }] : undefined;
+  const requested =
+    v.floating_ip_address || v.subnet_id ? [{ subnet_id: v.subnet_id ?? undefined, ip_address: v.floating_ip_address ?? undefined }] : undefined;
   const fixedIps = allocateIps(s, SYSTEM, network, requested).filter((f) => parseAddress(f.ip_address)!.version === 4);
   if (!fixedIps.length) throw new NeutronError(400, 'ExternalIpAddressExhausted', `Unable to find any IP address on external network ${network.id}.`);
   const address = fixedIps[0]!.ip_address;
-  const assoc = association(s, caller, { id, projectId, floatingNetworkId: network.id, floatingIpAddress: address, portId: null }, v.port_id ?? null, v.fixed_ip_address ?? null);
+  const assoc = association(
+    s,
+    caller,
+    { id, projectId, floatingNetworkId: network.id, floatingIpAddress: address, portId: null },
+    v.port_id ?? null,
+    v.fixed_ip_address ?? null,
+  );
   const port = createServicePort(s, network, { projectId: '', deviceOwner: DEVICE_OWNER.floatingIp, deviceId: id, fixedIps: [fixedIps[0]!], status: 'N/A' });
   const fip: FloatingIp = {
     ...s.standard(projectId, v.description ?? '', createdTags(v), 0),

@@ -16,7 +16,6 @@ import { Store, type NeutronOptions } from './store.js';
 export type { NeutronOptions } from './store.js';
 import { createSubnet } from './subnets.js';
 
-
 type NetworkPeer = NonNullable<SimulatorPeers['network']>;
 
 function peerPort(s: Store, admin: Caller, p: Port): PeerPort {
@@ -79,7 +78,17 @@ function networkPeer(s: Store): NetworkPeer {
     },
     getSubnet(id): PeerSubnet | undefined {
       const sub = s.subnets.get(id);
-      return sub && { id: sub.id, name: sub.name, network_id: sub.networkId, project_id: sub.projectId, cidr: sub.cidr, ip_version: sub.ipVersion, gateway_ip: sub.gatewayIp };
+      return (
+        sub && {
+          id: sub.id,
+          name: sub.name,
+          network_id: sub.networkId,
+          project_id: sub.projectId,
+          cidr: sub.cidr,
+          ip_version: sub.ipVersion,
+          gateway_ip: sub.gatewayIp,
+        }
+      );
     },
     floatingIpsOfPort(portId) {
       return [...s.floatingIps.values()]

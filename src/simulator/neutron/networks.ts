@@ -4,7 +4,22 @@
  * (MTU 1500). Deleting a network takes its subnets and DHCP ports with it
  * and fails while any other port remains.
  */
-import { attr, boolean, field, integer, list, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, type Parsed, createdTags, withCreationTags } from './body.js';
+import {
+  attr,
+  boolean,
+  field,
+  integer,
+  list,
+  ownerAttributes,
+  ownerOf,
+  parseBody,
+  readOnly,
+  standardReadOnly,
+  string,
+  type Parsed,
+  createdTags,
+  withCreationTags,
+} from './body.js';
 import { invalidInput, NeutronError, policyDenied } from './errors.js';
 import { DEVICE_OWNER, standardView, type Caller, type Network } from './model.js';
 import { enforce, type AttributeCheck } from './policy.js';
@@ -17,17 +32,45 @@ const PHYSICAL_MTU = 1500;
 
 const networkSpec = {
   ...standardReadOnly,
-  name: attr(field((v) => string(v, 255)), true, true),
-  description: attr(field((v) => string(v, 255)), true, true),
+  name: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
+  description: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
   admin_state_up: attr(field(boolean), true, true),
   shared: attr(field(boolean), true, true),
   'router:external': attr(field(boolean), true, true),
-  mtu: attr(field((v) => integer(v, 68)), true, true),
+  mtu: attr(
+    field((v) => integer(v, 68)),
+    true,
+    true,
+  ),
   port_security_enabled: attr(field(boolean), true, true),
-  'provider:network_type': attr(field((v) => string(v, 255)), true, true),
-  'provider:physical_network': attr(field((v) => (v === null ? null : string(v, 64))), true, true),
-  'provider:segmentation_id': attr(field((v) => (v === null ? null : integer(v))), true, true),
-  availability_zone_hints: attr(field((v) => list(v).map((z) => string(z, 255))), true, false),
+  'provider:network_type': attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
+  'provider:physical_network': attr(
+    field((v) => (v === null ? null : string(v, 64))),
+    true,
+    true,
+  ),
+  'provider:segmentation_id': attr(
+    field((v) => (v === null ? null : integer(v))),
+    true,
+    true,
+  ),
+  availability_zone_hints: attr(
+    field((v) => list(v).map((z) => string(z, 255))),
+    true,
+    false,
+  ),
   is_default: attr(field(boolean), true, true),
   ...ownerAttributes,
   status: readOnly(),
@@ -165,7 +208,11 @@ export function updateNetwork(s: Store, caller: Caller, id: string, body: unknow
   if (v['router:external'] === false && network.external) {
     const gateways = s.portsOf(id).filter((p) => p.deviceOwner === DEVICE_OWNER.routerGateway);
     if (gateways.length) {
-      throw new NeutronError(409, 'ExternalNetworkInUse', `External network ${id} cannot be updated to be made non-external, since it has existing gateway ports.`);
+      throw new NeutronError(
+        409,
+        'ExternalNetworkInUse',
+        `External network ${id} cannot be updated to be made non-external, since it has existing gateway ports.`,
+      );
     }
   }
   if (v.shared === false && network.shared && s.portsOf(id).some((p) => p.projectId && p.projectId !== network.projectId)) {
@@ -195,4 +242,3 @@ export function deleteNetwork(s: Store, caller: Caller, id: string): void {
   s.releaseVni(network);
   s.networks.delete(id);
 }
-

@@ -27,7 +27,17 @@ import {
 } from './body.js';
 import { httpNotFound, invalidInput, NeutronError, notFound } from './errors.js';
 import { parseAddress, parseCidr, usableInSubnet } from './ip.js';
-import { DEVICE_OWNER, isNetworkOwned, ROUTER_INTERFACE_OWNERS, standardView, type AddressPair, type Caller, type FixedIp, type Network, type Port } from './model.js';
+import {
+  DEVICE_OWNER,
+  isNetworkOwned,
+  ROUTER_INTERFACE_OWNERS,
+  standardView,
+  type AddressPair,
+  type Caller,
+  type FixedIp,
+  type Network,
+  type Port,
+} from './model.js';
 import { enforce, listSubAttributes, type AttributeCheck } from './policy.js';
 import { ensureDefaultGroup } from './security-groups.js';
 import type { Store } from './store.js';
@@ -52,21 +62,61 @@ const BOUND_VIF = { type: 'ovs', details: { port_filter: true, ovs_hybrid_plug: 
 
 const portSpec = {
   ...standardReadOnly,
-  name: attr(field((v) => string(v, 255)), true, true),
-  description: attr(field((v) => string(v, 255)), true, true),
+  name: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
+  description: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
   network_id: attr(field(uuid), true, false, true),
   admin_state_up: attr(field(boolean), true, true),
   mac_address: attr(field(mac), true, true),
   fixed_ips: attr(field(fixedIps), true, true),
-  device_id: attr(field((v) => string(v, 255)), true, true),
-  device_owner: attr(field((v) => string(v, 255)), true, true),
-  security_groups: attr(field((v) => (v === null ? [] : uuidList(v))), true, true),
+  device_id: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
+  device_owner: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
+  security_groups: attr(
+    field((v) => (v === null ? [] : uuidList(v))),
+    true,
+    true,
+  ),
   port_security_enabled: attr(field(boolean), true, true),
-  allowed_address_pairs: attr(field((v) => (v === null ? [] : allowedAddressPairs(v))), true, true),
-  extra_dhcp_opts: attr(field((v) => (v === null ? [] : dhcpOptions(v))), true, true),
-  'binding:host_id': attr(field((v) => (v === null ? '' : string(v, 255))), true, true),
-  'binding:vnic_type': attr(field((v) => oneOf(v, VNIC_TYPES)), true, true),
-  'binding:profile': attr(field((v) => (v === null ? {} : dict(v))), true, true),
+  allowed_address_pairs: attr(
+    field((v) => (v === null ? [] : allowedAddressPairs(v))),
+    true,
+    true,
+  ),
+  extra_dhcp_opts: attr(
+    field((v) => (v === null ? [] : dhcpOptions(v))),
+    true,
+    true,
+  ),
+  'binding:host_id': attr(
+    field((v) => (v === null ? '' : string(v, 255))),
+    true,
+    true,
+  ),
+  'binding:vnic_type': attr(
+    field((v) => oneOf(v, VNIC_TYPES)),
+    true,
+    true,
+  ),
+  'binding:profile': attr(
+    field((v) => (v === null ? {} : dict(v))),
+    true,
+    true,
+  ),
   tags: attr(tags, true, false),
   ...ownerAttributes,
   status: readOnly(),
@@ -420,4 +470,3 @@ export function createServicePort(
   s.ports.set(port.id, port);
   return port;
 }
-

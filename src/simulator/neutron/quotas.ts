@@ -11,9 +11,30 @@ import { DEFAULT_QUOTAS, QUOTA_RESOURCES, type QuotaResource, type Store } from 
 const limit = (n: number) => (n === Infinity ? -1 : n);
 
 const quotaSpec = Object.fromEntries([
-  ...QUOTA_RESOURCES.map((r) => [r, attr(field((v) => integer(v, -1, 2147483647)), false, true)]),
-  ['force', attr(field((v) => v), false, true)],
-  ['check_limit', attr(field((v) => v), false, true)],
+  ...QUOTA_RESOURCES.map((r) => [
+    r,
+    attr(
+      field((v) => integer(v, -1, 2147483647)),
+      false,
+      true,
+    ),
+  ]),
+  [
+    'force',
+    attr(
+      field((v) => v),
+      false,
+      true,
+    ),
+  ],
+  [
+    'check_limit',
+    attr(
+      field((v) => v),
+      false,
+      true,
+    ),
+  ],
 ]);
 
 function mayRead(caller: Caller, projectId: string): void {
@@ -35,9 +56,7 @@ export function quotaDetails(s: Store, caller: Caller, projectId: string) {
     throw new NeutronError(403, 'AdminRequired', 'User does not have admin privileges: Only admin is authorized to access quotas for another project.');
   }
   return {
-    quota: Object.fromEntries(
-      QUOTA_RESOURCES.map((r) => [r, { used: s.usage(projectId, r), limit: limit(s.quotaLimit(projectId, r)), reserved: 0 }]),
-    ),
+    quota: Object.fromEntries(QUOTA_RESOURCES.map((r) => [r, { used: s.usage(projectId, r), limit: limit(s.quotaLimit(projectId, r)), reserved: 0 }])),
   };
 }
 

@@ -3,7 +3,25 @@
  * its `network:router_gateway` port, interfaces by subnet or port, extra
  * routes, and the in-use checks floating IPs and routes impose.
  */
-import { attr, boolean, field, gatewayInfo, list, ownerAttributes, ownerOf, parseBody, readOnly, routes, standardReadOnly, string, uuid, Invalid, type GatewayInfo, createdTags, withCreationTags } from './body.js';
+import {
+  attr,
+  boolean,
+  field,
+  gatewayInfo,
+  list,
+  ownerAttributes,
+  ownerOf,
+  parseBody,
+  readOnly,
+  routes,
+  standardReadOnly,
+  string,
+  uuid,
+  Invalid,
+  type GatewayInfo,
+  createdTags,
+  withCreationTags,
+} from './body.js';
 import { badResourceRequest, NeutronError, pyStr } from './errors.js';
 import { cidrsOverlap, cidrContains, parseAddress, parseCidr } from './ip.js';
 import { DEVICE_OWNER, standardView, type Caller, type HostRoute, type Port, type Router, type Subnet } from './model.js';
@@ -16,12 +34,28 @@ const SYSTEM: Caller = { projectId: '', isAdmin: true, roles: ['admin'] };
 
 const routerSpec = {
   ...standardReadOnly,
-  name: attr(field((v) => string(v, 255)), true, true),
-  description: attr(field((v) => string(v, 255)), true, true),
+  name: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
+  description: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
   admin_state_up: attr(field(boolean), true, true),
   external_gateway_info: attr(field(gatewayInfo), true, true),
-  routes: attr(field((v) => (v === null ? [] : routes(v))), false, true),
-  availability_zone_hints: attr(field((v) => list(v).map((z) => string(z, 255))), true, false),
+  routes: attr(
+    field((v) => (v === null ? [] : routes(v))),
+    false,
+    true,
+  ),
+  availability_zone_hints: attr(
+    field((v) => list(v).map((z) => string(z, 255))),
+    true,
+    false,
+  ),
   ...ownerAttributes,
   status: readOnly(),
   availability_zones: readOnly(),
@@ -343,4 +377,3 @@ export function routerBetween(s: Store, subnet: Subnet, networkId: string): Rout
   }
   return first;
 }
-

@@ -3,7 +3,22 @@
  * creates on first use, rule canonicalisation and validation, duplicate
  * detection, and the in-use checks on delete.
  */
-import { attr, boolean, field, Invalid, oneOf, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, type Parsed, createdTags, withCreationTags } from './body.js';
+import {
+  attr,
+  boolean,
+  field,
+  Invalid,
+  oneOf,
+  ownerAttributes,
+  ownerOf,
+  parseBody,
+  readOnly,
+  standardReadOnly,
+  string,
+  type Parsed,
+  createdTags,
+  withCreationTags,
+} from './body.js';
 import { NeutronError, notFound, pyList, pyStr } from './errors.js';
 import { cidrString, networkString, parseCidr } from './ip.js';
 import { standardView, type Caller, type SecurityGroup, type SecurityGroupRule } from './model.js';
@@ -99,7 +114,11 @@ function groupName(v: unknown): string {
 const groupSpec = {
   ...standardReadOnly,
   name: attr(field(groupName), true, true),
-  description: attr(field((v) => string(v, 255)), true, true),
+  description: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
   stateful: attr(field(boolean), true, true),
   ...ownerAttributes,
   security_group_rules: readOnly(),
@@ -109,16 +128,38 @@ const groupSpec = {
 
 const ruleSpec = {
   ...standardReadOnly,
-  security_group_id: attr(field((v) => string(v, 36)), true, false, true),
-  remote_group_id: attr(field((v) => (v === null ? null : string(v, 255))), true, false),
-  direction: attr(field((v) => oneOf(v, ['ingress', 'egress'] as const)), true, false, true),
+  security_group_id: attr(
+    field((v) => string(v, 36)),
+    true,
+    false,
+    true,
+  ),
+  remote_group_id: attr(
+    field((v) => (v === null ? null : string(v, 255))),
+    true,
+    false,
+  ),
+  direction: attr(
+    field((v) => oneOf(v, ['ingress', 'egress'] as const)),
+    true,
+    false,
+    true,
+  ),
   protocol: attr(field(protocol), true, false),
   port_range_min: attr(field(port), true, false),
   port_range_max: attr(field(port), true, false),
   ethertype: attr(field(ethertype), true, false),
   remote_ip_prefix: attr(field(ipPrefix), true, false),
-  remote_address_group_id: attr(field((v) => (v === null ? null : string(v, 36))), true, false),
-  description: attr(field((v) => string(v, 255)), true, false),
+  remote_address_group_id: attr(
+    field((v) => (v === null ? null : string(v, 36))),
+    true,
+    false,
+  ),
+  description: attr(
+    field((v) => string(v, 255)),
+    true,
+    false,
+  ),
   ...ownerAttributes,
   normalized_cidr: readOnly(),
 };
@@ -159,7 +200,12 @@ export function groupView(s: Store, g: SecurityGroup): Record<string, unknown> {
   };
 }
 
-function addRule(s: Store, projectId: string, groupId: string, fields: Partial<SecurityGroupRule> & Pick<SecurityGroupRule, 'direction' | 'ethertype'>): SecurityGroupRule {
+function addRule(
+  s: Store,
+  projectId: string,
+  groupId: string,
+  fields: Partial<SecurityGroupRule> & Pick<SecurityGroupRule, 'direction' | 'ethertype'>,
+): SecurityGroupRule {
   const now = s.now();
   const rule: SecurityGroupRule = {
     id: s.ctx.newId(),
@@ -247,7 +293,9 @@ export function deleteGroup(s: Store, caller: Caller, id: string): void {
 const protocolNumber = (p: string) => (PROTOCOL_NUMBERS.has(p) ? PROTOCOL_NUMBERS.get(p)! : Number(p));
 
 /** The identity Neutron compares rules by (description aside; any-address prefixes equal none; protocol names equal their numbers). */
-function ruleKey(r: Pick<SecurityGroupRule, 'direction' | 'ethertype' | 'protocol' | 'portRangeMin' | 'portRangeMax' | 'remoteGroupId' | 'remoteIpPrefix' | 'securityGroupId'>): string {
+function ruleKey(
+  r: Pick<SecurityGroupRule, 'direction' | 'ethertype' | 'protocol' | 'portRangeMin' | 'portRangeMax' | 'remoteGroupId' | 'remoteIpPrefix' | 'securityGroupId'>,
+): string {
   const prefix = r.remoteIpPrefix === null || r.remoteIpPrefix === '0.0.0.0/0' || r.remoteIpPrefix === '::/0' ? '+' : r.remoteIpPrefix;
   let proto = '+';
   if (r.protocol !== null) {

@@ -28,7 +28,19 @@ import {
   withCreationTags,
 } from './body.js';
 import { badResourceRequest, httpNotFound, invalidInput, NeutronError } from './errors.js';
-import { cidrsOverlap, defaultPools, firstOf, formatAddress, lastOf, networkString, parseAddress, parseCidr, rangesOverlap, type Cidr, type Range } from './ip.js';
+import {
+  cidrsOverlap,
+  defaultPools,
+  firstOf,
+  formatAddress,
+  lastOf,
+  networkString,
+  parseAddress,
+  parseCidr,
+  rangesOverlap,
+  type Cidr,
+  type Range,
+} from './ip.js';
 import { DEVICE_OWNER, ROUTER_INTERFACE_OWNERS, standardView, type Caller, type Pool, type Subnet } from './model.js';
 import { enforce } from './policy.js';
 import type { Store } from './store.js';
@@ -39,12 +51,29 @@ const IPV6_MODES = ['dhcpv6-stateful', 'dhcpv6-stateless', 'slaac'] as const;
 
 const subnetSpec = {
   ...standardReadOnly,
-  name: attr(field((v) => string(v, 255)), true, true),
-  description: attr(field((v) => string(v, 255)), true, true),
+  name: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
+  description: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
   network_id: attr(field(uuid), true, false, true),
-  ip_version: attr(field((v) => oneOf(integer(v), [4, 6] as const)), true, false, true),
+  ip_version: attr(
+    field((v) => oneOf(integer(v), [4, 6] as const)),
+    true,
+    false,
+    true,
+  ),
   cidr: attr(field(subnetCidr), true, false),
-  prefixlen: attr(field((v) => integer(v, 0, 128)), true, false),
+  prefixlen: attr(
+    field((v) => integer(v, 0, 128)),
+    true,
+    false,
+  ),
   subnetpool_id: attr(field(uuidOrNull), true, false),
   use_default_subnetpool: attr(field(boolean), true, false),
   gateway_ip: attr(field(ipOrNull), true, true),
@@ -52,9 +81,21 @@ const subnetSpec = {
   dns_nameservers: attr(field(nameservers), true, true),
   host_routes: attr(field(hostRoutes), true, true),
   enable_dhcp: attr(field(boolean), true, true),
-  ipv6_ra_mode: attr(field((v) => (v === null ? null : oneOf(v, IPV6_MODES))), true, true),
-  ipv6_address_mode: attr(field((v) => (v === null ? null : oneOf(v, IPV6_MODES))), true, true),
-  service_types: attr(field((v) => list(v).map((t) => string(t, 255))), true, true),
+  ipv6_ra_mode: attr(
+    field((v) => (v === null ? null : oneOf(v, IPV6_MODES))),
+    true,
+    true,
+  ),
+  ipv6_address_mode: attr(
+    field((v) => (v === null ? null : oneOf(v, IPV6_MODES))),
+    true,
+    true,
+  ),
+  service_types: attr(
+    field((v) => list(v).map((t) => string(t, 255))),
+    true,
+    true,
+  ),
   ...ownerAttributes,
   tags: readOnly(),
 };
@@ -159,7 +200,11 @@ function validateCommon(
   }
   if (v.host_routes) {
     if (v.host_routes.length > MAX_HOST_ROUTES) {
-      throw new NeutronError(400, 'HostRoutesExhausted', `Unable to complete operation for ${id}. The number of host routes exceeds the limit ${MAX_HOST_ROUTES}.`);
+      throw new NeutronError(
+        400,
+        'HostRoutesExhausted',
+        `Unable to complete operation for ${id}. The number of host routes exceeds the limit ${MAX_HOST_ROUTES}.`,
+      );
     }
     for (const route of v.host_routes) {
       matchVersion(version, route.destination, 'destination');
@@ -203,7 +248,9 @@ export function createSubnet(s: Store, caller: Caller, body: unknown): Subnet {
   }
 
   const gatewayIp =
-    v.gateway_ip === undefined ? formatAddress(cidr.version, firstOf(cidr) + (cidr.prefix >= (version === 4 ? 32 : 128) ? 0n : 1n)) : v.gateway_ip && canonicalIp(v.gateway_ip);
+    v.gateway_ip === undefined
+      ? formatAddress(cidr.version, firstOf(cidr) + (cidr.prefix >= (version === 4 ? 32 : 128) ? 0n : 1n))
+      : v.gateway_ip && canonicalIp(v.gateway_ip);
   let pools: Pool[];
   if (v.allocation_pools) {
     pools = v.allocation_pools.map((p) => ({ start: canonicalIp(p.start), end: canonicalIp(p.end) }));
@@ -237,7 +284,12 @@ export function updateSubnet(s: Store, caller: Caller, id: string, body: unknown
   const v = parseBody(subnetSpec, 'subnet', body, 'PUT');
   const subnet = s.subnet(caller, id);
   const networkOwner = s.networks.get(subnet.networkId)?.projectId === caller.projectId;
-  enforce(caller, 'update_subnet', s.owns(caller, subnet) || networkOwner, v.service_types !== undefined ? [{ attribute: 'service_types', allowed: false }] : []);
+  enforce(
+    caller,
+    'update_subnet',
+    s.owns(caller, subnet) || networkOwner,
+    v.service_types !== undefined ? [{ attribute: 'service_types', allowed: false }] : [],
+  );
   const cidr = parseCidr(subnet.cidr)!;
   const version = subnet.ipVersion;
   const gatewayIp = v.gateway_ip === undefined ? subnet.gatewayIp : v.gateway_ip && canonicalIp(v.gateway_ip);
@@ -297,8 +349,7 @@ export function deleteSubnet(s: Store, caller: Caller, id: string): void {
 
 // IPAM
 
-const poolRanges = (subnet: Subnet): Range[] =>
-  subnet.allocationPools.map((p) => ({ start: parseAddress(p.start)!.value, end: parseAddress(p.end)!.value }));
+const poolRanges = (subnet: Subnet): Range[] => subnet.allocationPools.map((p) => ({ start: parseAddress(p.start)!.value, end: parseAddress(p.end)!.value }));
 
 export function allocated(s: Store, subnetId: string): Set<string> {
   const used = new Set<string>();

@@ -4,15 +4,38 @@
  * plugin's validation order and errors. Without an agent the status stays
  * DOWN, as on ministack.
  */
-import { attr, boolean, field, Invalid, ownerAttributes, ownerOf, parseBody, readOnly, standardReadOnly, string, subports, uuid, createdTags, withCreationTags } from './body.js';
+import {
+  attr,
+  boolean,
+  field,
+  Invalid,
+  ownerAttributes,
+  ownerOf,
+  parseBody,
+  readOnly,
+  standardReadOnly,
+  string,
+  subports,
+  uuid,
+  createdTags,
+  withCreationTags,
+} from './body.js';
 import { invalidInput, NeutronError, pyStr } from './errors.js';
 import { standardView, type Caller, type SubPort, type Trunk } from './model.js';
 import type { Store } from './store.js';
 
 const trunkSpec = {
   ...standardReadOnly,
-  name: attr(field((v) => string(v, 255)), true, true),
-  description: attr(field((v) => string(v, 255)), true, true),
+  name: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
+  description: attr(
+    field((v) => string(v, 255)),
+    true,
+    true,
+  ),
   admin_state_up: attr(field(boolean), true, true),
   port_id: attr(field(uuid), true, false, true),
   sub_ports: attr(field(subports), true, false),
@@ -51,7 +74,8 @@ function checkPortFree(s: Store, caller: Caller, portId: string, asParent: boole
   }
 }
 
-const parentInUse = (portId: string) => new NeutronError(409, 'ParentPortInUse', `Port ${portId} is currently in use and is not eligible for use as a parent port.`);
+const parentInUse = (portId: string) =>
+  new NeutronError(409, 'ParentPortInUse', `Port ${portId} is currently in use and is not eligible for use as a parent port.`);
 
 function validateSubPorts(s: Store, caller: Caller, parentPortId: string, requested: RequestedSubPort[]): SubPort[] {
   const parentMtu = s.networks.get(s.ports.get(parentPortId)!.networkId)?.mtu;
@@ -73,9 +97,7 @@ function validateSubPorts(s: Store, caller: Caller, parentPortId: string, reques
       );
     }
     if (type === undefined || id === undefined) {
-      throw invalidInput(
-        `Invalid subport details '${pyStr(sp)}': missing segmentation information. Must specify both segmentation_id and segmentation_type`,
-      );
+      throw invalidInput(`Invalid subport details '${pyStr(sp)}': missing segmentation information. Must specify both segmentation_id and segmentation_type`);
     }
     if (type !== 'vlan' && type !== 'inherit') throw invalidInput(`Unknown segmentation_type '${type}'`);
     if (type === 'vlan' && (id < 1 || id > 4094)) throw invalidInput(`Segmentation ID '${id}' is not in range`);

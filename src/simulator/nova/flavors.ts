@@ -62,9 +62,7 @@ export function flavorRoutes(api: Router, store: NovaStore, ctx: SimulatorContex
   const listed = (query: Record<string, unknown>) => {
     const minDisk = Number(queryOne(query, 'minDisk') ?? 0);
     const minRam = Number(queryOne(query, 'minRam') ?? 0);
-    const flavors = [...store.flavors.values()]
-      .filter((f) => f.disk >= minDisk && f.ram >= minRam)
-      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const flavors = [...store.flavors.values()].filter((f) => f.disk >= minDisk && f.ram >= minRam).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     if (queryOne(query, 'sort_dir') === 'desc') flavors.reverse();
     return pageOf(flavors, query, (f) => f.id).page;
   };

@@ -134,7 +134,9 @@ export class ServerLifecycle {
         if (!bd.createdByNova || !bd.volumeId || bd.attachmentId) continue;
         const volume = this.ctx.peers.blockStorage?.getVolume(bd.volumeId);
         if (volume?.status !== 'available') {
-          throw new Error(`Volume ${bd.volumeId} did not finish being created even after we waited 0 seconds or 1 attempts. And its status is ${volume?.status ?? 'deleted'}.`);
+          throw new Error(
+            `Volume ${bd.volumeId} did not finish being created even after we waited 0 seconds or 1 attempts. And its status is ${volume?.status ?? 'deleted'}.`,
+          );
         }
         this.attachBlockDevice(server, bd);
       }
@@ -166,7 +168,11 @@ export class ServerLifecycle {
   }
 
   bindPort(server: Server, portId: string): PeerPort {
-    return this.requireNetwork().updatePort(portId, { device_id: server.id, device_owner: `compute:${server.availabilityZone}`, 'binding:host_id': server.host ?? '' });
+    return this.requireNetwork().updatePort(portId, {
+      device_id: server.id,
+      device_owner: `compute:${server.availabilityZone}`,
+      'binding:host_id': server.host ?? '',
+    });
   }
 
   createPort(server: Server, networkId: string, fixedIp?: string): PeerPort {
@@ -301,7 +307,8 @@ export class ServerLifecycle {
       if (server.taskState === 'deleting') this.reapLater(server.id);
       else if (server.vmState === 'building' && server.host === null) this.build(server);
       else if (server.vmState === 'building') this.ctx.clock.after(this.delay, () => this.spawn(server.id));
-      else if (server.taskState !== null && POWER_TASKS.has(server.taskState)) this.finishPowerAction(server.id, server.vmState, server.taskState !== 'powering-off');
+      else if (server.taskState !== null && POWER_TASKS.has(server.taskState))
+        this.finishPowerAction(server.id, server.vmState, server.taskState !== 'powering-off');
     }
     for (const volumeId of this.store.volumesToDelete) this.ctx.clock.after(this.delay, () => this.deleteWhenDetached(volumeId, DETACH_ATTEMPTS));
   }

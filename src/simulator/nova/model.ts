@@ -70,9 +70,7 @@ export interface ServerGroup {
   members: string[];
 }
 
-export type RequestedNetwork =
-  | { kind: 'port'; portId: string; tag?: string }
-  | { kind: 'network'; networkId: string; fixedIp?: string; tag?: string };
+export type RequestedNetwork = { kind: 'port'; portId: string; tag?: string } | { kind: 'network'; networkId: string; fixedIp?: string; tag?: string };
 
 /** A NIC the server has: a user's port is unbound on delete, a port Nova created is deleted. */
 export interface Nic {

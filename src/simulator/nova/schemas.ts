@@ -36,14 +36,15 @@ const positiveInteger = z
   .transform(Number)
   .refine((n) => n >= 1, { message: 'Must be at least 1' });
 
-export const tag = z.string().min(1).max(60).regex(/^[^,/]*$/);
+export const tag = z
+  .string()
+  .min(1)
+  .max(60)
+  .regex(/^[^,/]*$/);
 
 const ipAddress = z.string().refine((ip) => isIP(ip) !== 0, { message: 'is not a valid IP address' });
 
-export const metadata = z.record(
-  z.string().regex(/^[a-zA-Z0-9-_:. ]{1,255}$/),
-  z.string().max(255),
-);
+export const metadata = z.record(z.string().regex(/^[a-zA-Z0-9-_:. ]{1,255}$/), z.string().max(255));
 
 const base64 = z
   .string()
@@ -59,7 +60,12 @@ function blockDeviceMapping(minor: number) {
     .object({
       source_type: z.enum(['volume', 'image', 'snapshot', 'blank']).optional(),
       destination_type: z.enum(['local', 'volume']).optional(),
-      uuid: z.string().min(1).max(255).regex(/^[a-zA-Z0-9._-]*$/).optional(),
+      uuid: z
+        .string()
+        .min(1)
+        .max(255)
+        .regex(/^[a-zA-Z0-9._-]*$/)
+        .optional(),
       image_id: z.guid().optional(),
       volume_id: z.guid().optional(),
       snapshot_id: z.guid().optional(),
@@ -120,8 +126,14 @@ export function serverCreateSchema(minor: number) {
       metadata: metadata.optional(),
       networks: minor >= 37 ? networks(minor) : networks(minor).optional(),
       'OS-DCF:diskConfig': z.enum(['AUTO', 'MANUAL']).optional(),
-      accessIPv4: z.string().refine((ip) => ip === '' || isIP(ip) === 4).optional(),
-      accessIPv6: z.string().refine((ip) => ip === '' || isIP(ip) === 6).optional(),
+      accessIPv4: z
+        .string()
+        .refine((ip) => ip === '' || isIP(ip) === 4)
+        .optional(),
+      accessIPv6: z
+        .string()
+        .refine((ip) => ip === '' || isIP(ip) === 6)
+        .optional(),
       availability_zone: z.string().min(1).max(255).optional(),
       block_device_mapping: z.array(legacyBlockDeviceMapping).optional(),
       block_device_mapping_v2: z.array(blockDeviceMapping(minor)).optional(),
@@ -196,7 +208,10 @@ export function interfaceAttachSchema(minor: number) {
         .object({
           net_id: z.guid().optional(),
           port_id: z.guid().optional(),
-          fixed_ips: z.array(z.object({ ip_address: ipAddress }).strict()).max(1).optional(),
+          fixed_ips: z
+            .array(z.object({ ip_address: ipAddress }).strict())
+            .max(1)
+            .optional(),
           tag: tag.optional(),
         })
         .strict()
@@ -212,7 +227,12 @@ export function volumeAttachSchema(minor: number) {
       volumeAttachment: z
         .object({
           volumeId: z.guid(),
-          device: z.string().max(255).regex(/^(\/dev\/)?[a-z]+$/).nullable().optional(),
+          device: z
+            .string()
+            .max(255)
+            .regex(/^(\/dev\/)?[a-z]+$/)
+            .nullable()
+            .optional(),
           tag: tag.optional(),
           delete_on_termination: novaBoolean.optional(),
         })

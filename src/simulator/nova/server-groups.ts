@@ -75,9 +75,7 @@ export function serverGroupRoutes(api: Router, store: NovaStore, ctx: SimulatorC
     if (allProjects && !caller.admin) throw policyForbidden('os_compute_api:os-server-groups:index:all_projects');
     const offset = Number(queryOne(req.query, 'offset') ?? 0);
     const limit = Number(queryOne(req.query, 'limit') ?? 1000);
-    const groups = [...store.groups.values()]
-      .filter((g) => (allProjects ? true : g.projectId === caller.projectId))
-      .slice(offset, offset + limit);
+    const groups = [...store.groups.values()].filter((g) => (allProjects ? true : g.projectId === caller.projectId)).slice(offset, offset + limit);
     res.json({ server_groups: groups.map((g) => serverGroupView(g, caller.minor, live(g))) });
   });
 

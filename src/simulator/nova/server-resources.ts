@@ -63,7 +63,9 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
     const tag = req.params.tag;
     const valid = tagSchema.safeParse(tag);
     if (!valid.success) {
-      throw badRequest(`Tag '${tag}' is invalid. It must be a non empty string without characters '/' and ','. Validation error message: ${valid.error.issues[0]!.message}`);
+      throw badRequest(
+        `Tag '${tag}' is invalid. It must be a non empty string without characters '/' and ','. Validation error message: ${valid.error.issues[0]!.message}`,
+      );
     }
     mutable(server, 'update tag');
     if (server.tags.includes(tag)) {
@@ -72,7 +74,10 @@ export function serverResourceRoutes(api: Router, store: NovaStore, ctx: Simulat
     }
     if (server.tags.length >= MAX_TAGS) throw badRequest(`The number of tags exceeded the per-server limit ${MAX_TAGS}`);
     server.tags.push(tag);
-    res.status(201).location(`${urls.root()}/v2.1/servers/${server.id}/tags/${encodeURIComponent(tag)}`).end();
+    res
+      .status(201)
+      .location(`${urls.root()}/v2.1/servers/${server.id}/tags/${encodeURIComponent(tag)}`)
+      .end();
   });
 
   api.delete('/servers/:id/tags/:tag', (req, res) => {

@@ -149,14 +149,16 @@ export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContex
     }
     for (const device of devices) {
       if (device.sourceType === 'image') {
-        if (!ctx.peers.image?.getImage(device.uuid!, caller.projectId)) throw badRequest(`Block Device Mapping is Invalid: failed to get image ${device.uuid}.`);
+        if (!ctx.peers.image?.getImage(device.uuid!, caller.projectId))
+          throw badRequest(`Block Device Mapping is Invalid: failed to get image ${device.uuid}.`);
         if (device.destinationType === 'volume' && !device.volumeSize) {
           throw badRequest("Images with destination_type 'volume' need to have a non-zero size specified");
         }
       } else if (device.sourceType === 'volume') {
         const volume = ctx.peers.blockStorage?.getVolume(device.uuid!);
         if (!volume) throw badRequest(`Block Device Mapping is Invalid: failed to get volume ${device.uuid}.`);
-        if (volume.status !== 'available') throw badRequest(`Invalid volume: volume '${volume.id}' status must be 'available'. Currently in '${volume.status}'`);
+        if (volume.status !== 'available')
+          throw badRequest(`Invalid volume: volume '${volume.id}' status must be 'available'. Currently in '${volume.status}'`);
       } else if (device.sourceType === 'snapshot') {
         // Cinder snapshots are not simulated, so no snapshot can be found.
         throw badRequest(`Block Device Mapping is Invalid: failed to get snapshot ${device.uuid}.`);
@@ -174,7 +176,11 @@ export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContex
       used.cores += s.flavor.vcpus;
       used.ram += s.flavor.ram;
     }
-    const limits = { cores: quotaOf(ctx, caller.projectId, 'cores'), instances: quotaOf(ctx, caller.projectId, 'instances'), ram: quotaOf(ctx, caller.projectId, 'ram') };
+    const limits = {
+      cores: quotaOf(ctx, caller.projectId, 'cores'),
+      instances: quotaOf(ctx, caller.projectId, 'instances'),
+      ram: quotaOf(ctx, caller.projectId, 'ram'),
+    };
     const headroom = Math.min(
       limits.instances - used.instances,
       flavor.vcpus ? Math.floor((limits.cores - used.cores) / flavor.vcpus) : Infinity,
@@ -419,7 +425,15 @@ export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContex
     const sortKey = one('sort_key') ?? 'created_at';
     const direction = (one('sort_dir') ?? 'desc') === 'asc' ? 1 : -1;
     const sortValue = (s: Server): string | number =>
-      sortKey === 'display_name' ? s.name : sortKey === 'updated_at' ? s.updatedAt : sortKey === 'uuid' ? s.id : sortKey === 'launched_at' ? (s.launchedAt ?? 0) : s.createdAt;
+      sortKey === 'display_name'
+        ? s.name
+        : sortKey === 'updated_at'
+          ? s.updatedAt
+          : sortKey === 'uuid'
+            ? s.id
+            : sortKey === 'launched_at'
+              ? (s.launchedAt ?? 0)
+              : s.createdAt;
     selected.sort((a, b) => {
       const [x, y] = [sortValue(a), sortValue(b)];
       if (x !== y) return x < y ? -direction : direction;

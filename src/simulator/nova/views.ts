@@ -67,7 +67,12 @@ export function addressesOf(server: Server, ctx: SimulatorContext): Record<strin
     addresses[label] ??= [];
     const entries = addresses[label];
     for (const ip of port.fixed_ips) {
-      entries.push({ version: ip.ip_address.includes(':') ? 6 : 4, addr: ip.ip_address, 'OS-EXT-IPS:type': 'fixed', 'OS-EXT-IPS-MAC:mac_addr': port.mac_address });
+      entries.push({
+        version: ip.ip_address.includes(':') ? 6 : 4,
+        addr: ip.ip_address,
+        'OS-EXT-IPS:type': 'fixed',
+        'OS-EXT-IPS-MAC:mac_addr': port.mac_address,
+      });
     }
     for (const fip of network.floatingIpsOfPort(port.id)) {
       entries.push({ version: 4, addr: fip.floating_ip_address, 'OS-EXT-IPS:type': 'floating', 'OS-EXT-IPS-MAC:mac_addr': port.mac_address });
@@ -97,11 +102,23 @@ export function serverDetail(server: Server, caller: Caller, ctx: SimulatorConte
     tenant_id: server.projectId,
     user_id: server.userId,
     metadata: { ...server.metadata },
-    hostId: server.host ? createHash('sha224').update(server.projectId + server.host).digest('hex') : '',
+    hostId: server.host
+      ? createHash('sha224')
+          .update(server.projectId + server.host)
+          .digest('hex')
+      : '',
     image: server.imageId ? { id: server.imageId, links: [{ rel: 'bookmark', href: `${urls.root()}/images/${server.imageId}` }] } : '',
     flavor:
       minor >= 47
-        ? { vcpus: flavor.vcpus, ram: flavor.ram, disk: flavor.disk, ephemeral: flavor.ephemeral, swap: flavor.swap, original_name: flavor.name, extra_specs: { ...flavor.extraSpecs } }
+        ? {
+            vcpus: flavor.vcpus,
+            ram: flavor.ram,
+            disk: flavor.disk,
+            ephemeral: flavor.ephemeral,
+            swap: flavor.swap,
+            original_name: flavor.name,
+            extra_specs: { ...flavor.extraSpecs },
+          }
         : { id: flavor.id, links: [{ rel: 'bookmark', href: `${urls.root()}/flavors/${flavor.id}` }] },
     created: isoTime(server.createdAt),
     updated: isoTime(server.updatedAt),

@@ -19,10 +19,16 @@ const mutable = {
   max_retries: retries.optional(),
   http_method: z.enum(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']).optional(),
   url_path: z.string().regex(/^\//, { message: 'Value should be a valid URL path' }).optional(),
-  expected_codes: z.string().regex(/^(\d{3}(\s*,\s*\d{3})*)$|^(\d{3}-\d{3})$/).optional(),
+  expected_codes: z
+    .string()
+    .regex(/^(\d{3}(\s*,\s*\d{3})*)$|^(\d{3}-\d{3})$/)
+    .optional(),
   admin_state_up: z.boolean().optional(),
   tags: z.array(z.string().max(255)).optional(),
-  http_version: z.union([z.literal(1.0), z.literal(1.1)]).nullable().optional(),
+  http_version: z
+    .union([z.literal(1.0), z.literal(1.1)])
+    .nullable()
+    .optional(),
   domain_name: z.string().min(1).max(255).nullable().optional(),
 };
 

@@ -112,7 +112,11 @@ function miscRoutes(api: express.Router, state: OctaviaState, ctx: SimulatorCont
   api.put('/lbaas/quotas/:projectId', (req, res) => {
     if (!callerOf(res).quotaAdmin) throw policyForbidden();
     const { loadbalancer, healthmonitor, ...limits } = parseBody(quotaSchema, req.body).quota;
-    const changes: Record<string, number | null | undefined> = { ...limits, load_balancer: limits.load_balancer ?? loadbalancer, health_monitor: limits.health_monitor ?? healthmonitor };
+    const changes: Record<string, number | null | undefined> = {
+      ...limits,
+      load_balancer: limits.load_balancer ?? loadbalancer,
+      health_monitor: limits.health_monitor ?? healthmonitor,
+    };
     for (const [name, limit] of Object.entries(changes)) {
       if (limit !== undefined) ctx.setQuota(req.params.projectId, name, limit === null || limit < 0 ? Infinity : limit);
     }

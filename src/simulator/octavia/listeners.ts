@@ -38,7 +38,11 @@ const cidr = z.string().refine(
   { message: 'Value should be CIDR format' },
 );
 const text = z.string().max(255);
-const timeout = z.number().int().min(0).max(24 * 60 * 60 * 1000);
+const timeout = z
+  .number()
+  .int()
+  .min(0)
+  .max(24 * 60 * 60 * 1000);
 
 const mutableFields = {
   name: text.optional(),
@@ -117,9 +121,14 @@ function validate(state: OctaviaState, listener: Record<string, unknown>, lb: Re
     }
   }
   if (!self) {
-    const clash = state.listenersOfLb(lb.id).find((l) => l.attrs.protocol_port === listener.protocol_port && l4Protocol(l.attrs.protocol as string) === l4Protocol(protocol));
+    const clash = state
+      .listenersOfLb(lb.id)
+      .find((l) => l.attrs.protocol_port === listener.protocol_port && l4Protocol(l.attrs.protocol as string) === l4Protocol(protocol));
     if (clash) {
-      throw new SimulatorError(409, `Another Listener on this Load Balancer is already using protocol ${String(clash.attrs.protocol)} and protocol_port ${String(listener.protocol_port)}`);
+      throw new SimulatorError(
+        409,
+        `Another Listener on this Load Balancer is already using protocol ${String(clash.attrs.protocol)} and protocol_port ${String(listener.protocol_port)}`,
+      );
     }
   }
 }
@@ -152,7 +161,8 @@ export function addListener(state: OctaviaState, lb: Resource, spec: ListenerSpe
     client_crl_container_ref: spec.client_crl_container_ref ?? null,
     allowed_cidrs: spec.allowed_cidrs?.length ? spec.allowed_cidrs : null,
     // Octavia's default listener TLS settings apply to TERMINATED_HTTPS only.
-    tls_ciphers: spec.tls_ciphers ?? (tls ? 'ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256' : null),
+    tls_ciphers:
+      spec.tls_ciphers ?? (tls ? 'ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256' : null),
     tls_versions: spec.tls_versions ?? (tls ? ['TLSv1.2', 'TLSv1.3'] : null),
     alpn_protocols: spec.alpn_protocols ?? (tls ? ['h2', 'http/1.1', 'http/1.0'] : null),
   };

@@ -213,9 +213,13 @@ export function loadBalancerRoutes(api: Router, state: OctaviaState): void {
     if (!providers.some((p) => p.name === provider)) throw new SimulatorError(400, `Provider '${provider}' is not enabled.`);
     state.checkQuota('loadbalancer', projectId);
     if (spec.pools.length > 0) {
-      throw new SimulatorError(501, `Provider '${provider}' does not support a requested option: pools outside listeners in a fully populated create are not simulated`);
+      throw new SimulatorError(
+        501,
+        `Provider '${provider}' does not support a requested option: pools outside listeners in a fully populated create are not simulated`,
+      );
     }
-    if (spec.additional_vips.length > 0) throw new SimulatorError(501, `Provider '${provider}' does not support a requested option: additional VIPs are not simulated`);
+    if (spec.additional_vips.length > 0)
+      throw new SimulatorError(501, `Provider '${provider}' does not support a requested option: additional VIPs are not simulated`);
 
     const id = ctx.newId();
     let port = vip.port;

@@ -163,7 +163,11 @@ export function withChanges(
 
 /** oslo's bool_from_string, as Octavia reads a query flag (cascade, additive_only): anything else is false. */
 export function queryFlag(value: unknown): boolean {
-  return ['1', 't', 'true', 'on', 'y', 'yes'].includes(String(value ?? '').trim().toLowerCase());
+  return ['1', 't', 'true', 'on', 'y', 'yes'].includes(
+    String(value ?? '')
+      .trim()
+      .toLowerCase(),
+  );
 }
 
 /** Octavia prints naive UTC datetimes without fractions. */
@@ -234,7 +238,8 @@ export function listView(req: Request, views: Record<string, unknown>[], collect
   if (limitText !== undefined) {
     const limit = Number(limitText);
     if (!Number.isInteger(limit) || limit < 0) throw new SimulatorError(400, `Supplied pagination limit '${limitText}' is not valid.`);
-    if (marker !== undefined && items.length > 0) links.push({ href: `${baseHref}?limit=${limit}&marker=${String(items[0]!.id)}&page_reverse=True`, rel: 'previous' });
+    if (marker !== undefined && items.length > 0)
+      links.push({ href: `${baseHref}?limit=${limit}&marker=${String(items[0]!.id)}&page_reverse=True`, rel: 'previous' });
     if (items.length > limit && limit > 0) {
       items = items.slice(0, limit);
       links.push({ href: `${baseHref}?limit=${limit}&marker=${String(items.at(-1)!.id)}`, rel: 'next' });

@@ -15,7 +15,12 @@ const ipAddress = z.string().refine((ip) => isIP(ip) !== 0, { message: 'Value sh
 const sessionPersistence = z
   .object({
     type: z.enum(['SOURCE_IP', 'HTTP_COOKIE', 'APP_COOKIE']),
-    cookie_name: z.string().max(255).regex(/^[^\s,;\\]+$/).nullable().optional(),
+    cookie_name: z
+      .string()
+      .max(255)
+      .regex(/^[^\s,;\\]+$/)
+      .nullable()
+      .optional(),
     persistence_timeout: z.number().int().nullable().optional(),
     persistence_granularity: ipAddress.nullable().optional(),
   })
@@ -111,7 +116,10 @@ function checkPoolOptions(pool: Record<string, unknown>, provider: string): void
   }
   // The amphora driver's own check: haproxy has no SOURCE_IP_PORT balancing.
   if (pool.lb_algorithm === 'SOURCE_IP_PORT') {
-    throw new SimulatorError(501, `Provider '${provider}' does not support a requested option: The Amphora provider does not support SOURCE_IP_PORT algorithm.`);
+    throw new SimulatorError(
+      501,
+      `Provider '${provider}' does not support a requested option: The Amphora provider does not support SOURCE_IP_PORT algorithm.`,
+    );
   }
 }
 
@@ -148,7 +156,8 @@ export function addPool(state: OctaviaState, lb: Resource, spec: PoolSpec): Reso
 export function addMember(state: OctaviaState, pool: Resource, spec: MemberSpec, options: { unique?: boolean } = {}): Resource {
   if (reservedIps.has(spec.address)) throw new SimulatorError(400, `${spec.address} is not a valid option for member address`);
   if (spec.subnet_id && !state.ctx.peers.network?.getSubnet(spec.subnet_id)) throw invalidSubresource('Subnet', spec.subnet_id);
-  const duplicate = !options.unique && state.membersOfPool(pool.id).some((m) => m.attrs.address === spec.address && m.attrs.protocol_port === spec.protocol_port);
+  const duplicate =
+    !options.unique && state.membersOfPool(pool.id).some((m) => m.attrs.address === spec.address && m.attrs.protocol_port === spec.protocol_port);
   if (duplicate) throw duplicateMember(spec);
   return state.addChild(
     'member',
@@ -287,7 +296,14 @@ export function poolRoutes(api: Router, state: OctaviaState): void {
 
   api.get('/lbaas/pools/:poolId/members', (req, res) => {
     const pool = state.readable('pool', req.params.poolId, callerOf(res));
-    res.json(listView(req, state.membersOfPool(pool.id).map((m) => state.view(m)), 'members', `${ctx.baseUrl()}/load-balancer/v2/lbaas/pools/${pool.id}/members`));
+    res.json(
+      listView(
+        req,
+        state.membersOfPool(pool.id).map((m) => state.view(m)),
+        'members',
+        `${ctx.baseUrl()}/load-balancer/v2/lbaas/pools/${pool.id}/members`,
+      ),
+    );
   });
 
   api.get('/lbaas/pools/:poolId/members/:id', (req, res) => {

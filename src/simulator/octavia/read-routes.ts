@@ -3,7 +3,12 @@ import type { Router } from 'express';
 import { callerOf, listView, narrowedByIdAndName, requireReader, selectFields, type Kind } from './model.js';
 import type { OctaviaState } from './state.js';
 
-export function readRoutes(api: Router, state: OctaviaState, kind: Exclude<Kind, 'member'>, options: { checkProjectFilter?: boolean; stats?: boolean } = {}): void {
+export function readRoutes(
+  api: Router,
+  state: OctaviaState,
+  kind: Exclude<Kind, 'member'>,
+  options: { checkProjectFilter?: boolean; stats?: boolean } = {},
+): void {
   const collection = `${kind}s`;
   const path = `/lbaas/${collection}`;
 
@@ -13,7 +18,14 @@ export function readRoutes(api: Router, state: OctaviaState, kind: Exclude<Kind,
     const project = options.checkProjectFilter && typeof req.query.project_id === 'string' ? req.query.project_id : undefined;
     requireReader(caller, project);
     const visible = narrowedByIdAndName(req, [...state.store[kind].values()]).filter((r) => state.visibleTo(r, caller));
-    res.json(listView(req, visible.map((r) => state.view(r)), collection, `${state.ctx.baseUrl()}/load-balancer/v2${path}`));
+    res.json(
+      listView(
+        req,
+        visible.map((r) => state.view(r)),
+        collection,
+        `${state.ctx.baseUrl()}/load-balancer/v2${path}`,
+      ),
+    );
   });
 
   api.get(`${path}/:id`, (req, res) => {

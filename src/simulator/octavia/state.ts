@@ -198,7 +198,8 @@ export class OctaviaState {
   private settle(parents: readonly Resource[], changes: readonly Changed[]): void {
     const done = this.ctx.clock.now();
     const [first] = changes;
-    const failed = first?.change === 'CREATE' && first.target.kind === 'loadbalancer' && !this.ctx.peers.network?.getPort(first.target.attrs.vip_port_id as string);
+    const failed =
+      first?.change === 'CREATE' && first.target.kind === 'loadbalancer' && !this.ctx.peers.network?.getPort(first.target.attrs.vip_port_id as string);
     for (const { target, change } of changes) {
       if (change === 'DELETE') {
         this.removeResource(target);
@@ -224,7 +225,11 @@ export class OctaviaState {
   resume(): void {
     const isPending = (r: Resource) => r.provisioningStatus.startsWith('PENDING_');
     // With the quirk, a fully populated load balancer's children stay PENDING_CREATE for good once it is ACTIVE.
-    const stuckForGood = (r: Resource) => this.quirks.fullyPopulatedChildrenStayPending && r.kind !== 'loadbalancer' && r.provisioningStatus === 'PENDING_CREATE' && !isPending(this.loadBalancerOf(r));
+    const stuckForGood = (r: Resource) =>
+      this.quirks.fullyPopulatedChildrenStayPending &&
+      r.kind !== 'loadbalancer' &&
+      r.provisioningStatus === 'PENDING_CREATE' &&
+      !isPending(this.loadBalancerOf(r));
     const pending = (Object.keys(this.store) as Kind[]).flatMap((kind) => [...this.store[kind].values()]).filter((r) => isPending(r) && !stuckForGood(r));
     if (pending.length === 0) return;
     this.ctx.clock.after(this.ctx.transitionDelayMs, () => {

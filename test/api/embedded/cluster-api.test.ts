@@ -125,7 +125,11 @@ describe('discovery', () => {
     const again = await request(server, 'GET', '/api', { headers: { ...accept, 'If-None-Match': String(first.headers.etag) } });
     expect(again.status).toBe(304);
     const named = (await request(server, 'GET', '/apis', { headers: accept })).json();
-    expect(named.items.map((item: { metadata: { name: string } }) => item.metadata.name)).toEqual(['infrastructure.cluster.x-k8s.io', 'cluster.x-k8s.io', 'ipam.cluster.x-k8s.io']);
+    expect(named.items.map((item: { metadata: { name: string } }) => item.metadata.name)).toEqual([
+      'infrastructure.cluster.x-k8s.io',
+      'cluster.x-k8s.io',
+      'ipam.cluster.x-k8s.io',
+    ]);
   });
 });
 
@@ -183,13 +187,31 @@ describe('the reference template and Machines', () => {
   it('creates Machines and prints clusters and machines with Cluster API columns', async () => {
     await ok(['apply', '-f', '-'], machine('quickstart-cp-0', { failureDomain: 'nova' }, { 'cluster.x-k8s.io/control-plane': '' }));
     await ok(['apply', '-f', '-'], machine('quickstart-md-0', {}));
-    await ok(['patch', 'ma', 'quickstart-cp-0', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}']);
-    await ok(['patch', 'cl', 'quickstart', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Provisioned","controlPlane":{"desiredReplicas":1}}}']);
+    await ok([
+      'patch',
+      'ma',
+      'quickstart-cp-0',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}',
+    ]);
+    await ok([
+      'patch',
+      'cl',
+      'quickstart',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"phase":"Provisioned","controlPlane":{"desiredReplicas":1}}}',
+    ]);
 
     const out = await ok(['get', 'clusters,machines']);
     const [clusters, machines] = out.split('\n\n');
     const clusterLines = clusters.split('\n');
-    expect(clusterLines[0]).toMatch(/^NAME\s+CLUSTERCLASS\s+AVAILABLE\s+CP DESIRED\s+CP AVAILABLE\s+CP UP-TO-DATE\s+W DESIRED\s+W AVAILABLE\s+W UP-TO-DATE\s+PHASE\s+AGE\s+VERSION$/);
+    expect(clusterLines[0]).toMatch(
+      /^NAME\s+CLUSTERCLASS\s+AVAILABLE\s+CP DESIRED\s+CP AVAILABLE\s+CP UP-TO-DATE\s+W DESIRED\s+W AVAILABLE\s+W UP-TO-DATE\s+PHASE\s+AGE\s+VERSION$/,
+    );
     expect(clusterLines[1]).toMatch(/^cluster\.cluster\.x-k8s\.io\/quickstart\s+1\s+Provisioned\s+\d+s\s*$/);
     const machineLines = machines.split('\n');
     expect(machineLines[0]).toMatch(/^NAME\s+CLUSTER\s+NODE NAME\s+FAILURE DOMAIN\s+READY\s+AVAILABLE\s+UP-TO-DATE\s+PHASE\s+AGE\s+VERSION$/);
@@ -213,10 +235,16 @@ describe('the reference template and Machines', () => {
   });
 
   it('validates the spec with Cluster API’s rules', async () => {
-    const missing = await fails(['apply', '-f', '-'], machine('broken', { clusterName: undefined, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'Open Stack', name: 'x' } }));
+    const missing = await fails(
+      ['apply', '-f', '-'],
+      machine('broken', { clusterName: undefined, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'Open Stack', name: 'x' } }),
+    );
     expect(missing).toContain('spec.clusterName: Required value');
     expect(missing).toContain('spec.infrastructureRef.kind');
-    const empty = await fails(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { name: 'empty', namespace: 'default' }, spec: {} }));
+    const empty = await fails(
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { name: 'empty', namespace: 'default' }, spec: {} }),
+    );
     expect(empty).toContain('spec in body should have at least 1 properties');
   });
 

@@ -37,12 +37,21 @@ afterAll(async () => {
 describe('core v1 Events, embedded', () => {
   it('are listed by kubectl with its event columns, and selected by involvedObject fields and type', async () => {
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const created = await server.kubectl(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [event('fresh', now), event('warned', now, 'Warning')] }) });
+    const created = await server.kubectl(['create', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [event('fresh', now), event('warned', now, 'Warning')] }),
+    });
     expect(created.stderr).toBe('');
     const table = await server.kubectl(['get', 'events']);
     expect(table.stdout.split('\n')[0]).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
     expect(table.stdout).toMatch(/\n\d+s\s+Normal\s+SuccessfulCreateNetwork\s+openstackcluster\/demo\s+event fresh\n/);
-    const warnings = await server.kubectl(['get', 'events', '--field-selector', 'involvedObject.kind=OpenStackCluster,involvedObject.name=demo,type=Warning', '-o', 'name']);
+    const warnings = await server.kubectl([
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.kind=OpenStackCluster,involvedObject.name=demo,type=Warning',
+      '-o',
+      'name',
+    ]);
     expect(warnings.stdout.trim()).toBe('event/warned');
     const refused = await server.kubectl(['get', 'events', '--field-selector', 'message=x']);
     expect(refused.stderr).toContain('field label not supported: message');

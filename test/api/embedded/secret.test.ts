@@ -106,12 +106,38 @@ describe('kubectl apply, get, describe and delete', () => {
   it('holds the JSON inside a protobuf body (managedFields) to the depth limit of JSON bodies', async () => {
     const deep = `${'{"f:a":'.repeat(5000)}{}${'}'.repeat(5000)}`;
     // Secret{metadata{name, managedFields[{manager, fieldsV1{Raw}}]}} in a runtime.Unknown, field by field.
-    const fieldsV1 = protobuf.Writer.create().uint32((1 << 3) | 2).string(deep).finish();
-    const entry = protobuf.Writer.create().uint32((1 << 3) | 2).string('kubectl').uint32((7 << 3) | 2).bytes(fieldsV1).finish();
-    const metadata = protobuf.Writer.create().uint32((1 << 3) | 2).string('deep').uint32((17 << 3) | 2).bytes(entry).finish();
-    const secretMessage = protobuf.Writer.create().uint32((1 << 3) | 2).bytes(metadata).finish();
-    const typeMeta = protobuf.Writer.create().uint32((1 << 3) | 2).string('v1').uint32((2 << 3) | 2).string('Secret').finish();
-    const unknown = protobuf.Writer.create().uint32((1 << 3) | 2).bytes(typeMeta).uint32((2 << 3) | 2).bytes(secretMessage).finish();
+    const fieldsV1 = protobuf.Writer.create()
+      .uint32((1 << 3) | 2)
+      .string(deep)
+      .finish();
+    const entry = protobuf.Writer.create()
+      .uint32((1 << 3) | 2)
+      .string('kubectl')
+      .uint32((7 << 3) | 2)
+      .bytes(fieldsV1)
+      .finish();
+    const metadata = protobuf.Writer.create()
+      .uint32((1 << 3) | 2)
+      .string('deep')
+      .uint32((17 << 3) | 2)
+      .bytes(entry)
+      .finish();
+    const secretMessage = protobuf.Writer.create()
+      .uint32((1 << 3) | 2)
+      .bytes(metadata)
+      .finish();
+    const typeMeta = protobuf.Writer.create()
+      .uint32((1 << 3) | 2)
+      .string('v1')
+      .uint32((2 << 3) | 2)
+      .string('Secret')
+      .finish();
+    const unknown = protobuf.Writer.create()
+      .uint32((1 << 3) | 2)
+      .bytes(typeMeta)
+      .uint32((2 << 3) | 2)
+      .bytes(secretMessage)
+      .finish();
     const refused = await rawPost(base, 'application/vnd.kubernetes.protobuf', Buffer.concat([Buffer.from('k8s\0'), unknown]));
     expect(refused.status).toBe(400);
     expect(refused.body.message).toContain('nests more than');
@@ -133,7 +159,9 @@ describe('kubectl apply, get, describe and delete', () => {
     await ok(['patch', 'secret', 'held', '-p', '{"metadata":{"finalizers":["example.com/c"]}}']);
     expect((await getJson('held')).metadata.finalizers).toEqual(['example.com/c', 'example.com/a', 'example.com/b']);
 
-    const edit = await server.kubectl(['edit', 'secret', 'held', '-v=8'], { env: { KUBE_EDITOR: 'sed -i -e /example.com.b/d -e s#example.com/c#example.com/d#' } });
+    const edit = await server.kubectl(['edit', 'secret', 'held', '-v=8'], {
+      env: { KUBE_EDITOR: 'sed -i -e /example.com.b/d -e s#example.com/c#example.com/d#' },
+    });
     expect(edit.stdout, edit.stderr).toBe('secret/held edited\n');
     expect(edit.stderr).toContain('$deleteFromPrimitiveList/finalizers');
     expect(edit.stderr).toContain('$setElementOrder/finalizers');
@@ -198,7 +226,9 @@ describe('validation', () => {
       body: JSON.stringify({ data: { a: b64('other') } }),
     });
     expect(response.status).toBe(422);
-    expect(response.json().details.causes).toEqual([{ reason: 'FieldValueForbidden', field: 'data', message: 'Forbidden: field is immutable when `immutable` is set' }]);
+    expect(response.json().details.causes).toEqual([
+      { reason: 'FieldValueForbidden', field: 'data', message: 'Forbidden: field is immutable when `immutable` is set' },
+    ]);
     // The same value through stringData is no change.
     await ok(['patch', 'secret', 'frozen', '-p', JSON.stringify({ stringData: { a: 'a' } })]);
     await ok(['label', 'secret', 'frozen', 'still=labelled']);
@@ -226,7 +256,16 @@ describe('validation', () => {
 
 describe('watch', () => {
   it('streams Secret events to kubectl get -w', async () => {
-    const child = server.spawnKubectl(['get', 'secrets', '--watch', '--output-watch-events', '-o', 'jsonpath={.type} {.object.metadata.name}{"\\n"}', '--field-selector', 'metadata.name=watched']);
+    const child = server.spawnKubectl([
+      'get',
+      'secrets',
+      '--watch',
+      '--output-watch-events',
+      '-o',
+      'jsonpath={.type} {.object.metadata.name}{"\\n"}',
+      '--field-selector',
+      'metadata.name=watched',
+    ]);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     const waitFor = (text: string) => vi.waitFor(() => expect(output).toContain(text), { timeout: 10_000, interval: 10 });
@@ -254,7 +293,10 @@ describe('watch', () => {
     await ok(['apply', '-f', '-'], secret('streamed', { data: { a: b64('a') } }));
     const list = await request(server, 'GET', base);
     expect(list.json()).toMatchObject({ apiVersion: 'v1', kind: 'SecretList' });
-    const watch = await openWatch(server, `${base}?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&fieldSelector=metadata.name%3Dstreamed`);
+    const watch = await openWatch(
+      server,
+      `${base}?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&fieldSelector=metadata.name%3Dstreamed`,
+    );
     const events = await watch.waitFor(2);
     watch.close();
     expect(events[0]).toMatchObject({ type: 'ADDED', object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'streamed' } } });

@@ -57,7 +57,13 @@ const unowned: { plural: string; version: string; controller?: string; body: Jso
     plural: 'openstackmachines',
     version: 'v1beta1',
     controller: 'openstackmachine',
-    body: { metadata: { name: 'owner-reference-missing', ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', name: 'not-yet', uid: '0b9c2f4e-5d0a-4a0e-8f3c-6b1d7e2a9c40' }] }, spec: { flavor: 'm1.small', image: { filter: { name: 'ubuntu' } } } },
+    body: {
+      metadata: {
+        name: 'owner-reference-missing',
+        ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', name: 'not-yet', uid: '0b9c2f4e-5d0a-4a0e-8f3c-6b1d7e2a9c40' }],
+      },
+      spec: { flavor: 'm1.small', image: { filter: { name: 'ubuntu' } } },
+    },
   },
   {
     plural: 'openstackmachinetemplates',
@@ -123,7 +129,12 @@ describe.each(['embedded', 'aggregated'] as ApiModeName[])('CAPO contract, %s', 
       });
       for (const { path, object } of created) {
         const current = (await mode.call('GET', path)).body;
-        expect({ path, resourceVersion: current.metadata.resourceVersion, finalizers: current.metadata.finalizers, conditions: current.status?.conditions }).toEqual({
+        expect({
+          path,
+          resourceVersion: current.metadata.resourceVersion,
+          finalizers: current.metadata.finalizers,
+          conditions: current.status?.conditions,
+        }).toEqual({
           path,
           resourceVersion: object.metadata && (object.metadata as JsonObject).resourceVersion,
           finalizers: undefined,
@@ -144,11 +155,17 @@ describe.each(['embedded', 'aggregated'] as ApiModeName[])('CAPO contract, %s', 
         documents.set(version, answer.body);
       }
       const found = servedSchemaDifferences(documents);
-      const listed = listedDifferences.flatMap(({ release, plural, version, differences }) => differences.map((difference) => ({ release, plural, version, difference })));
-      const key = (entry: { release: string; plural: string; version: string; difference: string }) => `${entry.release} ${entry.plural} ${entry.version} ${entry.difference}`;
+      const listed = listedDifferences.flatMap(({ release, plural, version, differences }) =>
+        differences.map((difference) => ({ release, plural, version, difference })),
+      );
+      const key = (entry: { release: string; plural: string; version: string; difference: string }) =>
+        `${entry.release} ${entry.plural} ${entry.version} ${entry.difference}`;
       const listedKeys = new Set(listed.map(key));
       const foundKeys = new Set(found.map(key));
-      expect({ unlisted: found.map(key).filter((line) => !listedKeys.has(line)), stale: listed.map(key).filter((line) => !foundKeys.has(line)) }).toEqual({ unlisted: [], stale: [] });
+      expect({ unlisted: found.map(key).filter((line) => !listedKeys.has(line)), stale: listed.map(key).filter((line) => !foundKeys.has(line)) }).toEqual({
+        unlisted: [],
+        stale: [],
+      });
     });
 
     let serial = 0;

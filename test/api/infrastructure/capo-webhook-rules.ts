@@ -46,13 +46,31 @@ function object(plural: string, version: ServedVersion, spec: JsonObject, metada
 const identityRef = (): JsonObject => ({ type: 'Secret', name: 'cloud-config', cloudName: 'openstack' });
 
 /** A rule of the security groups CAPO manages: `remote` is its remote part. */
-const rule = (remote: JsonObject): JsonObject => ({ name: 'bgp', direction: 'ingress', etherType: 'IPv4', protocol: 'tcp', portRangeMin: 179, portRangeMax: 179, ...remote });
+const rule = (remote: JsonObject): JsonObject => ({
+  name: 'bgp',
+  direction: 'ingress',
+  etherType: 'IPv4',
+  protocol: 'tcp',
+  portRangeMin: 179,
+  portRangeMax: 179,
+  ...remote,
+});
 
 function clusterSpec(version: 'v1beta1' | 'v1beta2', extra: JsonObject = {}): JsonObject {
   const common = { identityRef: identityRef(), externalNetwork: { id: networkID }, managedSubnets: [{ cidr: '10.6.0.0/24', dnsNameservers: ['8.8.8.8'] }] };
   return version === 'v1beta1'
-    ? { ...common, apiServerLoadBalancer: { enabled: true }, managedSecurityGroups: { allowAllInClusterTraffic: false, allNodesSecurityGroupRules: [rule({ remoteManagedGroups: ['controlplane', 'worker'] })] }, ...extra }
-    : { ...common, apiServer: { managedLoadBalancer: { enabled: true } }, managedSecurityGroups: { allowAllInClusterTraffic: false, clusterNodesSecurityGroupRules: [rule({ remoteManagedGroups: ['controlplane', 'worker'] })] }, ...extra };
+    ? {
+        ...common,
+        apiServerLoadBalancer: { enabled: true },
+        managedSecurityGroups: { allowAllInClusterTraffic: false, allNodesSecurityGroupRules: [rule({ remoteManagedGroups: ['controlplane', 'worker'] })] },
+        ...extra,
+      }
+    : {
+        ...common,
+        apiServer: { managedLoadBalancer: { enabled: true } },
+        managedSecurityGroups: { allowAllInClusterTraffic: false, clusterNodesSecurityGroupRules: [rule({ remoteManagedGroups: ['controlplane', 'worker'] })] },
+        ...extra,
+      };
 }
 
 /** The list of rules for every node, by its name in the version. */
@@ -92,14 +110,47 @@ function clusterRules(version: 'v1beta1' | 'v1beta2'): RuleCase[] {
       rule: 'a managed security group rule has only one of remoteManagedGroups, remoteGroupID, remoteIPPrefix',
       version,
       plural,
-      object: object(plural, version, { ...clusterSpec(version), managedSecurityGroups: { [nodeRules(version)]: [rule({ remoteManagedGroups: ['worker'], remoteIPPrefix: '10.0.0.0/8' })] } }),
-      refused: [{ field: 'spec.managedSecurityGroups.clusterNodesSecurityGroupRules[0]', message: 'Forbidden: only one of remoteManagedGroups, remoteGroupID, or remoteIPPrefix can be set' }],
+      object: object(plural, version, {
+        ...clusterSpec(version),
+        managedSecurityGroups: { [nodeRules(version)]: [rule({ remoteManagedGroups: ['worker'], remoteIPPrefix: '10.0.0.0/8' })] },
+      }),
+      refused: [
+        {
+          field: 'spec.managedSecurityGroups.clusterNodesSecurityGroupRules[0]',
+          message: 'Forbidden: only one of remoteManagedGroups, remoteGroupID, or remoteIPPrefix can be set',
+        },
+      ],
     },
-    { rule: 'the spec cannot be modified', version, plural, object: cluster(), update: (o) => (o.spec.externalNetwork = { id: '00000000-0000-4000-8000-000000000000' }), refused: [cannotBeModified] },
+    {
+      rule: 'the spec cannot be modified',
+      version,
+      plural,
+      object: cluster(),
+      update: (o) => (o.spec.externalNetwork = { id: '00000000-0000-4000-8000-000000000000' }),
+      refused: [cannotBeModified],
+    },
     { rule: 'identityRef may change', version, plural, object: cluster(), update: (o) => (o.spec.identityRef.name = 'rotated') },
-    { rule: 'managed security group rules may change', version, plural, object: cluster(), update: (o) => (o.spec.managedSecurityGroups[nodeRules(version)] = []) },
-    { rule: 'allowAllInClusterTraffic may change', version, plural, object: cluster(), update: (o) => (o.spec.managedSecurityGroups.allowAllInClusterTraffic = true) },
-    { rule: "managed subnets' DNS name servers may change", version, plural, object: cluster(), update: (o) => (o.spec.managedSubnets[0].dnsNameservers = ['1.1.1.1']) },
+    {
+      rule: 'managed security group rules may change',
+      version,
+      plural,
+      object: cluster(),
+      update: (o) => (o.spec.managedSecurityGroups[nodeRules(version)] = []),
+    },
+    {
+      rule: 'allowAllInClusterTraffic may change',
+      version,
+      plural,
+      object: cluster(),
+      update: (o) => (o.spec.managedSecurityGroups.allowAllInClusterTraffic = true),
+    },
+    {
+      rule: "managed subnets' DNS name servers may change",
+      version,
+      plural,
+      object: cluster(),
+      update: (o) => (o.spec.managedSubnets[0].dnsNameservers = ['1.1.1.1']),
+    },
     {
       rule: 'managed subnets cannot be added or removed',
       version,
@@ -109,7 +160,11 @@ function clusterRules(version: 'v1beta1' | 'v1beta2'): RuleCase[] {
       // The schema's maxItems 1 answers first: kube-apiserver calls no webhook for an object its schema refuses.
       refused: [
         { field: 'spec.managedSubnets', message: 'Too many: 2: must have at most 1 item' },
-        { field: '<nil>', message: 'Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation' },
+        {
+          field: '<nil>',
+          message:
+            'Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+        },
       ],
     },
     {
@@ -141,7 +196,13 @@ function clusterRules(version: 'v1beta1' | 'v1beta2'): RuleCase[] {
         loadBalancer.allowedCIDRs = ['192.0.2.0/24'];
       },
     },
-    { rule: 'controlPlaneEndpoint may be set while unset', version, plural, object: cluster(), update: (o) => (o.spec.controlPlaneEndpoint = { host: '192.0.2.10', port: 6443 }) },
+    {
+      rule: 'controlPlaneEndpoint may be set while unset',
+      version,
+      plural,
+      object: cluster(),
+      update: (o) => (o.spec.controlPlaneEndpoint = { host: '192.0.2.10', port: 6443 }),
+    },
     {
       rule: 'controlPlaneEndpoint cannot change once it has a host',
       version,
@@ -154,14 +215,32 @@ function clusterRules(version: 'v1beta1' | 'v1beta2'): RuleCase[] {
       rule: 'the bastion may change',
       version,
       plural,
-      object: cluster({ bastion: { enabled: true, spec: { flavor: version === 'v1beta1' ? 'm1.small' : { filter: { name: 'm1.small' } }, image: { filter: { name: 'ubuntu' } }, sshKeyName: 'capi-key' } } }),
+      object: cluster({
+        bastion: {
+          enabled: true,
+          spec: {
+            flavor: version === 'v1beta1' ? 'm1.small' : { filter: { name: 'm1.small' } },
+            image: { filter: { name: 'ubuntu' } },
+            sshKeyName: 'capi-key',
+          },
+        },
+      }),
       update: (o) => (o.spec.bastion.enabled = false),
     },
     {
       rule: 'an enabled bastion cannot be removed',
       version,
       plural,
-      object: cluster({ bastion: { enabled: true, spec: { flavor: version === 'v1beta1' ? 'm1.small' : { filter: { name: 'm1.small' } }, image: { filter: { name: 'ubuntu' } }, sshKeyName: 'capi-key' } } }),
+      object: cluster({
+        bastion: {
+          enabled: true,
+          spec: {
+            flavor: version === 'v1beta1' ? 'm1.small' : { filter: { name: 'm1.small' } },
+            image: { filter: { name: 'ubuntu' } },
+            sshKeyName: 'capi-key',
+          },
+        },
+      }),
       update: (o) => delete o.spec.bastion,
       refused: [{ field: 'spec.bastion', message: 'Forbidden: cannot be removed before disabling it' }],
     },
@@ -180,7 +259,12 @@ function clusterTemplateRules(version: 'v1beta1' | 'v1beta2'): RuleCase[] {
       object: template,
       update: (o) => (o.spec.template.spec.identityRef.name = 'rotated'),
       // field.Invalid with the whole object as its value, which kube renders as JSON, shortened.
-      refused: [{ field: 'OpenStackClusterTemplate.spec.template.spec', message: quoting('OpenStackClusterTemplate spec.template.spec field is immutable. Please create new resource instead.') }],
+      refused: [
+        {
+          field: 'OpenStackClusterTemplate.spec.template.spec',
+          message: quoting('OpenStackClusterTemplate spec.template.spec field is immutable. Please create new resource instead.'),
+        },
+      ],
     },
     { rule: 'the template metadata may change', version, plural, object: template, update: (o) => (o.metadata.labels = { team: 'a' }) },
   ];
@@ -209,8 +293,22 @@ function machineRules(version: 'v1beta1' | 'v1beta2'): RuleCase[] {
     },
     { rule: 'the spec cannot be modified', version, plural, object: machine(), update: (o) => (o.spec.sshKeyName = 'other'), refused: [cannotBeModified] },
     { rule: 'providerID may be set while unset', version, plural, object: machine(), update: (o) => (o.spec.providerID = providerID) },
-    { rule: 'providerID cannot change once set', version, plural, object: machine({ providerID }), update: (o) => (o.spec.providerID = 'openstack:///other'), refused: [cannotBeModified] },
-    { rule: 'providerID cannot be removed once set', version, plural, object: machine({ providerID }), update: (o) => delete o.spec.providerID, refused: [cannotBeModified] },
+    {
+      rule: 'providerID cannot change once set',
+      version,
+      plural,
+      object: machine({ providerID }),
+      update: (o) => (o.spec.providerID = 'openstack:///other'),
+      refused: [cannotBeModified],
+    },
+    {
+      rule: 'providerID cannot be removed once set',
+      version,
+      plural,
+      object: machine({ providerID }),
+      update: (o) => delete o.spec.providerID,
+      refused: [cannotBeModified],
+    },
     { rule: 'identityRef may change', version, plural, object: machine({ identityRef: identityRef() }), update: (o) => (o.spec.identityRef.name = 'rotated') },
   ];
 }
@@ -220,11 +318,26 @@ function machineTemplateRules(version: 'v1beta1' | 'v1beta2'): RuleCase[] {
   const template = (extra: JsonObject = {}) => object(plural, version, { template: { spec: machineSpec(version, extra) } });
   const immutable = {
     field: 'spec.template.spec',
-    message: quoting('OpenStackMachineTemplate spec.template.spec field is immutable. Please create a new resource instead. Ref doc: https://cluster-api.sigs.k8s.io/tasks/change-machine-template.html'),
+    message: quoting(
+      'OpenStackMachineTemplate spec.template.spec field is immutable. Please create a new resource instead. Ref doc: https://cluster-api.sigs.k8s.io/tasks/change-machine-template.html',
+    ),
   };
   return [
-    { rule: 'a template has no providerID', version, plural, object: template({ providerID }), refused: [{ field: 'spec.template.spec.providerID', message: 'Forbidden: cannot be set in templates' }] },
-    { rule: 'spec.template.spec is immutable', version, plural, object: template(), update: (o) => (o.spec.template.spec.sshKeyName = 'other'), refused: [immutable] },
+    {
+      rule: 'a template has no providerID',
+      version,
+      plural,
+      object: template({ providerID }),
+      refused: [{ field: 'spec.template.spec.providerID', message: 'Forbidden: cannot be set in templates' }],
+    },
+    {
+      rule: 'spec.template.spec is immutable',
+      version,
+      plural,
+      object: template(),
+      update: (o) => (o.spec.template.spec.sshKeyName = 'other'),
+      refused: [immutable],
+    },
     {
       rule: "spec.template.spec may differ in the topology controller's dry run",
       version,

@@ -62,10 +62,10 @@ describe('v1beta1 objects', () => {
   });
 
   it('fills in the defaults v1beta1 lists as required', () => {
-    const object = applyDefaults(
-      { spec: clusterSpec(), status: {} },
-      structuralSchemaOf(v1beta1.openStackClusterV1beta1),
-    ) as { spec: Record<string, Record<string, unknown>>; status: Record<string, unknown> };
+    const object = applyDefaults({ spec: clusterSpec(), status: {} }, structuralSchemaOf(v1beta1.openStackClusterV1beta1)) as {
+      spec: Record<string, Record<string, unknown>>;
+      status: Record<string, unknown>;
+    };
     expect(object.spec.identityRef.type).toBe('Secret');
     expect(object.spec.managedSecurityGroups.allowAllInClusterTraffic).toBe(false);
     expect(object.spec.apiServerLoadBalancer.enabled).toBe(true);
@@ -77,9 +77,7 @@ describe('v1beta1 objects', () => {
       ready: true,
       network: { id: 'n1', name: 'k8s-clusterapi-cluster-default-capi', subnets: [{ id: 's1', name: 'sub', cidr: '10.6.0.0/24' }] },
       failureDomains: { nova: { controlPlane: true } },
-      conditions: [
-        { type: 'Ready', status: 'False', severity: 'Warning', reason: 'Provisioning', lastTransitionTime: '2025-01-02T03:04:05Z' },
-      ],
+      conditions: [{ type: 'Ready', status: 'False', severity: 'Warning', reason: 'Provisioning', lastTransitionTime: '2025-01-02T03:04:05Z' }],
     };
     expect(check(v1beta1.openStackClusterV1beta1, { spec: clusterSpec(), status })).toEqual([]);
   });
@@ -89,10 +87,13 @@ describe('v1beta1 validation rules', () => {
   const rule = (field: string, message: string) => `${field}: Invalid value: ${message}`;
 
   it('keeps the bastion floating IP off a cluster without external network', () => {
-    const spec = { ...clusterSpec(), disableExternalNetwork: true, disableAPIServerFloatingIP: true, bastion: { floatingIP: '192.0.2.10', spec: machineSpec() } };
-    expect(check(v1beta1.openStackClusterV1beta1, { spec })).toEqual([
-      rule('spec', 'bastion floating IP cannot be set when disableExternalNetwork is true'),
-    ]);
+    const spec = {
+      ...clusterSpec(),
+      disableExternalNetwork: true,
+      disableAPIServerFloatingIP: true,
+      bastion: { floatingIP: '192.0.2.10', spec: machineSpec() },
+    };
+    expect(check(v1beta1.openStackClusterV1beta1, { spec })).toEqual([rule('spec', 'bastion floating IP cannot be set when disableExternalNetwork is true')]);
   });
 
   it('needs disableAPIServerFloatingIP on a cluster without external network', () => {
@@ -107,9 +108,7 @@ describe('v1beta1 validation rules', () => {
 
   it('needs a spec for an enabled bastion', () => {
     const spec = { ...clusterSpec(), bastion: {} };
-    expect(check(v1beta1.openStackClusterV1beta1, { spec })).toEqual([
-      rule('spec.bastion', 'spec is required if bastion is enabled'),
-    ]);
+    expect(check(v1beta1.openStackClusterV1beta1, { spec })).toEqual([rule('spec.bastion', 'spec is required if bastion is enabled')]);
     expect(check(v1beta1.openStackClusterV1beta1, { spec: { ...clusterSpec(), bastion: { enabled: false } } })).toEqual([]);
   });
 
@@ -118,9 +117,7 @@ describe('v1beta1 validation rules', () => {
     const message = 'at least one of flavor or flavorID must be set';
     expect(check(v1beta1.openStackMachineV1beta1, { spec })).toEqual([rule('spec', message)]);
     expect(check(v1beta1.openStackMachineTemplateV1beta1, { spec: template(spec) })).toEqual([rule('spec.template.spec', message)]);
-    expect(check(v1beta1.openStackClusterV1beta1, { spec: { ...clusterSpec(), bastion: { spec } } })).toEqual([
-      rule('spec.bastion.spec', message),
-    ]);
+    expect(check(v1beta1.openStackClusterV1beta1, { spec: { ...clusterSpec(), bastion: { spec } } })).toEqual([rule('spec.bastion.spec', message)]);
     expect(check(v1beta1.openStackMachineV1beta1, { spec: { ...spec, flavorID: 'a1b2' } })).toEqual([]);
   });
 

@@ -8,12 +8,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  clusterSpecExtensions,
-  clusterStatusExtensions,
-  machineSpecExtensions,
-  machineStatusExtensions,
-} from '../../../src/api/infrastructure/extensions.js';
+import { clusterSpecExtensions, clusterStatusExtensions, machineSpecExtensions, machineStatusExtensions } from '../../../src/api/infrastructure/extensions.js';
 import type { KindVersion } from '../../../src/apiserver/registry/kind.js';
 import type { StructuralSchema } from '../../../src/apiserver/schema/structural-schema.js';
 import { structuralSchemaOf } from '../../../src/apiserver/schema/structural.js';
@@ -60,7 +55,9 @@ export function itMatchesTheCrds(kinds: Kinds): void {
     const unlisted = (Object.keys(capoReleases) as CapoRelease[])
       .filter((release) => capoCrdVersionIn(release, plural, version.name) !== undefined)
       .flatMap((release) => {
-        const listed = listedDifferences.filter((entry) => entry.release === release && entry.plural === plural && entry.version === version.name).flatMap((entry) => entry.differences);
+        const listed = listedDifferences
+          .filter((entry) => entry.release === release && entry.plural === plural && entry.version === version.name)
+          .flatMap((entry) => entry.differences);
         return crdMismatches(plural, version.name, structuralSchemaOf(version), { release })
           .filter((difference) => !listed.includes(difference))
           .map((difference) => `${release}: ${difference}`);
@@ -185,8 +182,7 @@ class Walk {
 function sameSet(a: unknown, b: unknown): boolean {
   if (a === undefined || b === undefined) return a === b;
   if (!Array.isArray(a) || !Array.isArray(b)) return false;
-  const within = (items: unknown[], others: unknown[]) =>
-    items.every((item) => others.some((other) => isDeepStrictEqual(item, other)));
+  const within = (items: unknown[], others: unknown[]) => items.every((item) => others.some((other) => isDeepStrictEqual(item, other)));
   return within(a, b) && within(b, a);
 }
 

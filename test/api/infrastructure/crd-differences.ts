@@ -53,7 +53,8 @@ export const listedDifferences: ListedDifference[] = [
     plural: 'openstackclusters',
     version: 'v1beta1',
     differences: ['spec.subnets: maxItems 2 != (none)'],
-    reason: 'v0.14 takes at most two subnets (one per IP version); v0.15 lifts the bound together with primarySubnet. The released bound stays on v1beta1; v1beta2 has none.',
+    reason:
+      'v0.14 takes at most two subnets (one per IP version); v0.15 lifts the bound together with primarySubnet. The released bound stays on v1beta1; v1beta2 has none.',
   },
   {
     release: v014,
@@ -74,7 +75,8 @@ export const listedDifferences: ListedDifference[] = [
     plural: 'openstackmachinetemplates',
     version: 'v1beta1',
     differences: ['status.conditions: not in the CRD'],
-    reason: 'v0.15 added status.conditions to v1beta1 OpenStackMachineTemplates (the template reconciler reports capacity through them); status only, and optional.',
+    reason:
+      'v0.15 added status.conditions to v1beta1 OpenStackMachineTemplates (the template reconciler reports capacity through them); status only, and optional.',
   },
   {
     release: v015,
@@ -105,7 +107,8 @@ export const listedDifferences: ListedDifference[] = [
     plural: 'openstackservers',
     version: 'v1alpha1',
     differences: ['spec.ports[].disablePortSecurity: not in the CRD'],
-    reason: "v0.14's spelling of a port's security; served beside v0.15's enablePortSecurity so a server from either release keeps its setting (admission refuses both on one port).",
+    reason:
+      "v0.14's spelling of a port's security; served beside v0.15's enablePortSecurity so a server from either release keeps its setting (admission refuses both on one port).",
   },
   {
     release: v014,
@@ -151,6 +154,6 @@ export const listedDifferences: ListedDifference[] = [
     plural: 'openstackfloatingippools',
     version: 'v1alpha1',
     differences: ['spec.identityRef: required ["type","name","cloudName"] != ["cloudName","name"]'],
-    reason: "v0.14 requires identityRef.type; its default fills it in before validation, so requiring it refuses nothing v0.15 accepts.",
+    reason: 'v0.14 requires identityRef.type; its default fills it in before validation, so requiring it refuses nothing v0.15 accepts.',
   },
 ];

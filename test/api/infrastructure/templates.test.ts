@@ -7,12 +7,16 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { infrastructureKinds, openStackClusterKind, openStackClusterTemplateKind, openStackMachineTemplateKind } from '../../../src/api/infrastructure/kinds.js';
+import {
+  infrastructureKinds,
+  openStackClusterKind,
+  openStackClusterTemplateKind,
+  openStackMachineTemplateKind,
+} from '../../../src/api/infrastructure/kinds.js';
 import type { KindDefinition } from '../../../src/apiserver/registry/kind.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
 import { request, startTestServer, type TestServer } from '../../../harness/test-server.js';
 import { capoCrdVersion, capoGroup as group, capoTemplateDocuments } from '../../reference/capo.js';
-
 
 const variables: Record<string, string> = {
   CLUSTER_NAME: 'capi-quickstart',
@@ -82,7 +86,12 @@ describe('reference templates', () => {
       expect((await kubectlOk(['get', 'cluster-api', '-o', 'name'])).includes(`-${version}`)).toBe(false);
 
       const applied = await kubectlOk(['apply', '-f', file]);
-      expect(applied.trim().split('\n').every((line) => line.endsWith(' created'))).toBe(true);
+      expect(
+        applied
+          .trim()
+          .split('\n')
+          .every((line) => line.endsWith(' created')),
+      ).toBe(true);
       const names = await kubectlOk(['get', 'cluster-api', '-o', 'name']);
       for (const d of converted) {
         expect(names).toContain(`${String(d.kind).toLowerCase()}.${group}/${(d.metadata as JsonObject).name}`);
@@ -142,7 +151,8 @@ function violations(node: CrdNode, value: unknown, at: (string | number)[], fiel
   const set = (v: unknown) => (object: JsonObject) => setAt(object, at, v);
   if (node.enum && typeof value === 'string') out.push({ field: fieldPath, describe: 'enum', mutate: set('not-a-supported-value') });
   if (node.pattern && typeof value === 'string') out.push({ field: fieldPath, describe: 'pattern', mutate: set('%%%') });
-  if (node.maxLength !== undefined && typeof value === 'string') out.push({ field: fieldPath, describe: 'maxLength', mutate: set('x'.repeat(node.maxLength + 1)) });
+  if (node.maxLength !== undefined && typeof value === 'string')
+    out.push({ field: fieldPath, describe: 'maxLength', mutate: set('x'.repeat(node.maxLength + 1)) });
   if (node.minLength && typeof value === 'string') out.push({ field: fieldPath, describe: 'minLength', mutate: set('') });
   if (node.minimum !== undefined && typeof value === 'number') out.push({ field: fieldPath, describe: 'minimum', mutate: set(node.minimum - 1) });
   if (node.maximum !== undefined && typeof value === 'number') out.push({ field: fieldPath, describe: 'maximum', mutate: set(node.maximum + 1) });

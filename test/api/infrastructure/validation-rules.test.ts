@@ -61,18 +61,69 @@ const schedulerHint = (value: JsonObject) => ({ schedulerHintAdditionalPropertie
 
 describe('CRD validation rules', () => {
   const cases: [string, JsonObject, string, string][] = [
-    ['bastion floating IP without external network', cluster({ enableExternalNetwork: false, apiServer: { enableFloatingIP: false }, bastion: { enabled: true, spec: machineSpec, floatingIP: '192.0.2.10' } }), 'spec', 'bastion floating IP cannot be set when enableExternalNetwork is false'],
-    ['API floating IP without external network', cluster({ enableExternalNetwork: false }), 'spec', 'apiServer.enableFloatingIP cannot be true when enableExternalNetwork is false'],
+    [
+      'bastion floating IP without external network',
+      cluster({
+        enableExternalNetwork: false,
+        apiServer: { enableFloatingIP: false },
+        bastion: { enabled: true, spec: machineSpec, floatingIP: '192.0.2.10' },
+      }),
+      'spec',
+      'bastion floating IP cannot be set when enableExternalNetwork is false',
+    ],
+    [
+      'API floating IP without external network',
+      cluster({ enableExternalNetwork: false }),
+      'spec',
+      'apiServer.enableFloatingIP cannot be true when enableExternalNetwork is false',
+    ],
     ['enabled bastion without spec', cluster({ bastion: { enabled: true } }), 'spec.bastion', 'spec is required if bastion is enabled'],
     ['empty managedNetwork', cluster({ managedNetwork: {} }), 'spec.managedNetwork', 'managedNetwork must not be empty if set'],
     ['empty managedRouter', cluster({ managedRouter: {} }), 'spec.managedRouter', 'managedRouter must not be empty if set'],
-    ['volume AZ from Name without name', machine({ rootVolume: { sizeGiB: 10, availabilityZone: { from: 'Name' } } }), 'spec.rootVolume.availabilityZone', "name is required when from is 'Name' or default"],
-    ['bool hint without bool', machine(schedulerHint({ type: 'Bool' })), 'spec.schedulerHintAdditionalProperties[0].value', 'bool is required when type is Bool, and forbidden otherwise'],
-    ['number hint without number', machine(schedulerHint({ type: 'Number' })), 'spec.schedulerHintAdditionalProperties[0].value', 'number is required when type is Number, and forbidden otherwise'],
-    ['string hint without string', machine(schedulerHint({ type: 'String' })), 'spec.schedulerHintAdditionalProperties[0].value', 'string is required when type is String, and forbidden otherwise'],
+    [
+      'volume AZ from Name without name',
+      machine({ rootVolume: { sizeGiB: 10, availabilityZone: { from: 'Name' } } }),
+      'spec.rootVolume.availabilityZone',
+      "name is required when from is 'Name' or default",
+    ],
+    [
+      'bool hint without bool',
+      machine(schedulerHint({ type: 'Bool' })),
+      'spec.schedulerHintAdditionalProperties[0].value',
+      'bool is required when type is Bool, and forbidden otherwise',
+    ],
+    [
+      'number hint without number',
+      machine(schedulerHint({ type: 'Number' })),
+      'spec.schedulerHintAdditionalProperties[0].value',
+      'number is required when type is Number, and forbidden otherwise',
+    ],
+    [
+      'string hint without string',
+      machine(schedulerHint({ type: 'String' })),
+      'spec.schedulerHintAdditionalProperties[0].value',
+      'string is required when type is String, and forbidden otherwise',
+    ],
     ['server without flavor', openStackServer({}), 'spec', 'at least one of flavor or flavorID must be set'],
-    ['v1beta1 bastion floating IP without external network', cluster({ disableExternalNetwork: true, disableAPIServerFloatingIP: true, bastion: { enabled: true, spec: { flavor: 'm1.small', image: { filter: { name: 'ubuntu' } } }, floatingIP: '192.0.2.10' } }, 'v1beta1'), 'spec', 'bastion floating IP cannot be set when disableExternalNetwork is true'],
-    ['v1beta1 API floating IP without external network', cluster({ disableExternalNetwork: true }, 'v1beta1'), 'spec', 'disableAPIServerFloatingIP cannot be false when disableExternalNetwork is true'],
+    [
+      'v1beta1 bastion floating IP without external network',
+      cluster(
+        {
+          disableExternalNetwork: true,
+          disableAPIServerFloatingIP: true,
+          bastion: { enabled: true, spec: { flavor: 'm1.small', image: { filter: { name: 'ubuntu' } } }, floatingIP: '192.0.2.10' },
+        },
+        'v1beta1',
+      ),
+      'spec',
+      'bastion floating IP cannot be set when disableExternalNetwork is true',
+    ],
+    [
+      'v1beta1 API floating IP without external network',
+      cluster({ disableExternalNetwork: true }, 'v1beta1'),
+      'spec',
+      'disableAPIServerFloatingIP cannot be false when disableExternalNetwork is true',
+    ],
   ];
   for (const [name, object, field, message] of cases) {
     it(`rejects ${name}`, async () => {

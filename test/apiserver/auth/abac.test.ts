@@ -123,7 +123,10 @@ describe('the file', () => {
 
   it.each([
     ['{"apiVersion":', 'line 2: not JSON:'],
-    [JSON.stringify({ apiVersion: 'abac.authorization.kubernetes.io/v1', kind: 'Policy', spec: { user: 'a' } }), 'line 2: not an abac.authorization.kubernetes.io/v1beta1 Policy: apiVersion:'],
+    [
+      JSON.stringify({ apiVersion: 'abac.authorization.kubernetes.io/v1', kind: 'Policy', spec: { user: 'a' } }),
+      'line 2: not an abac.authorization.kubernetes.io/v1beta1 Policy: apiVersion:',
+    ],
     [JSON.stringify({ user: 'alice', namespace: '*' }), 'line 2: not an abac.authorization.kubernetes.io/v1beta1 Policy: apiVersion:'],
     [policy({ user: 'alice', namepsace: 'team-a' }), 'line 2: not an abac.authorization.kubernetes.io/v1beta1 Policy: spec: Unrecognized key: "namepsace"'],
     [policy({ user: 'alice', readonly: 'yes' }), 'line 2: not an abac.authorization.kubernetes.io/v1beta1 Policy: spec.readonly:'],

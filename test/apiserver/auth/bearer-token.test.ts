@@ -91,9 +91,14 @@ interface Result {
 
 function kubectl(kubeconfig: string, args: string[], input?: string): Promise<Result> {
   return new Promise((resolve) => {
-    const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { env: { ...process.env, HOME: dataDir }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      'kubectl',
+      ['--kubeconfig', kubeconfig, ...args],
+      { env: { ...process.env, HOME: dataDir }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
     if (input !== undefined) child.stdin!.end(input);
   });
 }
@@ -181,7 +186,7 @@ describe('a user confined to one namespace by the policy file', () => {
     expect(listed).toEqual({ code: 0, stdout: 'widget.testing.capo.dev/alices\n', stderr: '' });
   });
 
-  it('gets 403 elsewhere, with kube-apiserver\'s message', async () => {
+  it("gets 403 elsewhere, with kube-apiserver's message", async () => {
     const other = await kubectl(bareKubeconfig, ['--token', 'alice-token', 'get', 'widgets', '-n', 'default']);
     expect(other.code).not.toBe(0);
     expect(other.stderr.trim()).toBe(
@@ -204,7 +209,10 @@ describe('a user confined to one namespace by the policy file', () => {
     );
     await appendFile(files.tokenFile, 'bob-token,bob,uid-bob,viewers\n');
     await expect
-      .poll(async () => (await kubectl(bareKubeconfig, ['--token', 'bob-token', 'get', 'widgets', '-n', 'default', '-o', 'name'])).stdout, { timeout: 20_000, interval: 200 })
+      .poll(async () => (await kubectl(bareKubeconfig, ['--token', 'bob-token', 'get', 'widgets', '-n', 'default', '-o', 'name'])).stdout, {
+        timeout: 20_000,
+        interval: 200,
+      })
       .toContain('widget.testing.capo.dev/from-token');
     const write = await kubectl(bareKubeconfig, ['--token', 'bob-token', 'delete', 'widget', 'from-token', '-n', 'default']);
     expect(write.stderr.trim()).toBe(

@@ -29,7 +29,11 @@ async function adminOf(tokenFile: string, token: string) {
 describe('ensureLocalAuthFiles', () => {
   it('creates an admin token in system:masters, the bare token with mode 0600, and a policy file that parses', async () => {
     const files = await ensureLocalAuthFiles(dataDir);
-    expect(files).toEqual({ tokenFile: path.join(dataDir, 'tokens.csv'), adminTokenFile: path.join(dataDir, 'token'), policyFile: path.join(dataDir, 'policy.jsonl') });
+    expect(files).toEqual({
+      tokenFile: path.join(dataDir, 'tokens.csv'),
+      adminTokenFile: path.join(dataDir, 'token'),
+      policyFile: path.join(dataDir, 'policy.jsonl'),
+    });
     const token = await readFile(files.adminTokenFile, 'utf8');
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect((await stat(files.adminTokenFile)).mode & 0o777).toBe(0o600);

@@ -193,10 +193,24 @@ describe('apply merge', () => {
     const fm = newManager();
     let obj = fm.update(
       undefined,
-      widget({ ports: [{ name: 'a', port: 80 }, { name: 'b', port: 81, protocol: 'UDP' }] }),
+      widget({
+        ports: [
+          { name: 'a', port: 80 },
+          { name: 'b', port: 81, protocol: 'UDP' },
+        ],
+      }),
       ctx('creator', T0),
     );
-    obj = fm.apply(obj, config({ ports: [{ name: 'b', port: 82 }, { name: 'c', port: 83 }] }), applyCtx('capi', T1, true));
+    obj = fm.apply(
+      obj,
+      config({
+        ports: [
+          { name: 'b', port: 82 },
+          { name: 'c', port: 83 },
+        ],
+      }),
+      applyCtx('capi', T1, true),
+    );
     expect(specOf(obj).ports).toEqual([
       { name: 'a', port: 80 },
       { name: 'b', port: 82, protocol: 'UDP' },
@@ -212,17 +226,41 @@ describe('apply merge', () => {
 
   it('removes a map-list item the applier dropped but keeps the items of others', () => {
     const fm = newManager();
-    let obj = fm.apply(undefined, config({ ports: [{ name: 'a', port: 1 }, { name: 'b', port: 2 }] }), applyCtx('capi', T0));
+    let obj = fm.apply(
+      undefined,
+      config({
+        ports: [
+          { name: 'a', port: 1 },
+          { name: 'b', port: 2 },
+        ],
+      }),
+      applyCtx('capi', T0),
+    );
     obj = fm.apply(obj, config({ ports: [{ name: 'c', port: 3 }] }), applyCtx('other', T1));
     obj = fm.apply(obj, config({ ports: [{ name: 'a', port: 1 }] }), applyCtx('capi', T2));
-    expect(specOf(obj).ports).toEqual([{ name: 'a', port: 1 }, { name: 'c', port: 3 }]);
+    expect(specOf(obj).ports).toEqual([
+      { name: 'a', port: 1 },
+      { name: 'c', port: 3 },
+    ]);
   });
 
   it('removes a dropped item even when an updater owns something inside it', () => {
     const fm = newManager();
     let obj = fm.apply(undefined, config({ groups: [{ name: 'a' }, { name: 'b', members: ['c'] }] }), applyCtx('one', T0));
     obj = fm.apply(obj, config({ groups: [{ name: 'a', members: ['b'] }] }), applyCtx('two', T1));
-    obj = fm.update(obj, { ...obj, spec: { groups: [{ name: 'a', members: ['b'] }, { name: 'b', members: ['c', 'd'] }] } }, ctx('ctrl', T1));
+    obj = fm.update(
+      obj,
+      {
+        ...obj,
+        spec: {
+          groups: [
+            { name: 'a', members: ['b'] },
+            { name: 'b', members: ['c', 'd'] },
+          ],
+        },
+      },
+      ctx('ctrl', T1),
+    );
     obj = fm.apply(obj, config({ groups: [{ name: 'a' }] }), applyCtx('one', T2));
     expect(specOf(obj).groups).toEqual([{ name: 'a', members: ['b'] }]);
     expect(entries(obj).map((e) => e.manager)).toEqual(['two', 'one']);
@@ -316,7 +354,9 @@ describe('apply on the status subresource', () => {
     const fm = newManager();
     let obj = fm.update(undefined, widget({ replicas: 1 }), ctx('creator', T0));
     obj = fm.update(obj, { ...obj, status: { ready: false } }, ctx('ctrl', T1, { subresource: 'status' }));
-    const conflict = conflictOf(() => fm.apply(obj, { ...config(undefined), status: { ready: true } }, applyCtx('other', T2, false, { subresource: 'status' })));
+    const conflict = conflictOf(() =>
+      fm.apply(obj, { ...config(undefined), status: { ready: true } }, applyCtx('other', T2, false, { subresource: 'status' })),
+    );
     expect(conflict.message).toBe('Apply failed with 1 conflict: conflict with "ctrl" with subresource "status" using example.com/v1: .status.ready');
   });
 });

@@ -178,8 +178,7 @@ describe('conflict messages', () => {
       status: 'Failure',
       code: 409,
       reason: 'Conflict',
-      message:
-        'Apply failed with 2 conflicts: conflicts with "owner":\n- .spec.listeners[port=80,protocol="TCP"].name\n- .spec.ports[name="http"].port',
+      message: 'Apply failed with 2 conflicts: conflicts with "owner":\n- .spec.listeners[port=80,protocol="TCP"].name\n- .spec.ports[name="http"].port',
       details: {
         causes: [
           { reason: 'FieldManagerConflict', message: 'conflict with "owner"', field: '.spec.listeners[port=80,protocol="TCP"].name' },

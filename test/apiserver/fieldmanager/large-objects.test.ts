@@ -21,7 +21,10 @@ describe('one label written to a large object', () => {
   it('compares as that label alone, the 7,700 tags and 60,000 keys being equal', () => {
     const before = widget({ tags, selector });
     const changes = compare(before, labelled(structuredClone(before), '1'), compileObjectSchema(schema));
-    expect(changes.added.paths()).toEqual([[{ field: 'metadata' }, { field: 'labels' }], [{ field: 'metadata' }, { field: 'labels' }, { field: 'round' }]]);
+    expect(changes.added.paths()).toEqual([
+      [{ field: 'metadata' }, { field: 'labels' }],
+      [{ field: 'metadata' }, { field: 'labels' }, { field: 'round' }],
+    ]);
     expect(changes.modified.isEmpty()).toBe(true);
     expect(changes.removed.isEmpty()).toBe(true);
   });

@@ -8,15 +8,47 @@ import { applyCtx, config, ctx, newManager, specOf, T0, T1, widget } from './fix
  * right before the next shared item.
  */
 const setCases: [live: string[], applied: string[], merged: string[]][] = [
-  [['a', 'b', 'c'], ['a', 'b'], ['a', 'b', 'c']],
-  [['a', 'b'], ['a', 'b', 'c'], ['a', 'b', 'c']],
+  [
+    ['a', 'b', 'c'],
+    ['a', 'b'],
+    ['a', 'b', 'c'],
+  ],
+  [
+    ['a', 'b'],
+    ['a', 'b', 'c'],
+    ['a', 'b', 'c'],
+  ],
   [['a', 'b', 'c'], [], ['a', 'b', 'c']],
-  [['a', 'b'], ['b', 'a'], ['b', 'a']],
-  [['a', 'b', 'c'], ['d', 'e', 'f'], ['a', 'b', 'c', 'd', 'e', 'f']],
-  [['a', 'b', 'c', 'g', 'f'], ['c', 'd', 'e', 'f'], ['a', 'b', 'c', 'g', 'd', 'e', 'f']],
-  [['c', 'd', 'e', 'f'], ['a', 'c', 'e'], ['a', 'c', 'd', 'e', 'f']],
-  [['a', 'b', 'c', 'x', 'y', 'z'], ['d', 'e', 'f', 'x', 'y', 'z'], ['a', 'b', 'c', 'd', 'e', 'f', 'x', 'y', 'z']],
-  [['a', 'b', 'c', 'd'], ['d', 'e', 'f', 'a'], ['b', 'c', 'd', 'e', 'f', 'a']],
+  [
+    ['a', 'b'],
+    ['b', 'a'],
+    ['b', 'a'],
+  ],
+  [
+    ['a', 'b', 'c'],
+    ['d', 'e', 'f'],
+    ['a', 'b', 'c', 'd', 'e', 'f'],
+  ],
+  [
+    ['a', 'b', 'c', 'g', 'f'],
+    ['c', 'd', 'e', 'f'],
+    ['a', 'b', 'c', 'g', 'd', 'e', 'f'],
+  ],
+  [
+    ['c', 'd', 'e', 'f'],
+    ['a', 'c', 'e'],
+    ['a', 'c', 'd', 'e', 'f'],
+  ],
+  [
+    ['a', 'b', 'c', 'x', 'y', 'z'],
+    ['d', 'e', 'f', 'x', 'y', 'z'],
+    ['a', 'b', 'c', 'd', 'e', 'f', 'x', 'y', 'z'],
+  ],
+  [
+    ['a', 'b', 'c', 'd'],
+    ['d', 'e', 'f', 'a'],
+    ['b', 'c', 'd', 'e', 'f', 'a'],
+  ],
   [
     ['c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'],
     ['2', 'h', '3', 'e', '4', 'k', 'l'],
@@ -31,8 +63,16 @@ const setCases: [live: string[], applied: string[], merged: string[]][] = [
   // (collapsing them changes the creator's item, hence force below).
   [['a', 'b', 'b'], ['c'], ['a', 'b', 'b', 'c']],
   [['a', 'b', 'b'], ['b'], ['a', 'b']],
-  [['a', 'b', 'c', 'd', 'e', 'c'], ['1', 'b', '2', 'c', 'e', 'd'], ['a', '1', 'b', '2', 'c', 'e', 'd']],
-  [['c', 'a', 'g', 'f', 'c', 'a'], ['c', 'f', 'a', 'g'], ['c', 'f', 'a', 'g']],
+  [
+    ['a', 'b', 'c', 'd', 'e', 'c'],
+    ['1', 'b', '2', 'c', 'e', 'd'],
+    ['a', '1', 'b', '2', 'c', 'e', 'd'],
+  ],
+  [
+    ['c', 'a', 'g', 'f', 'c', 'a'],
+    ['c', 'f', 'a', 'g'],
+    ['c', 'f', 'a', 'g'],
+  ],
 ];
 
 describe('set merge order', () => {
@@ -48,8 +88,16 @@ describe('map-list merge order', () => {
   const port = (name: string) => ({ name, port: 1 });
   it.each([
     [['b'], ['a', 'b', 'c'], ['a', 'b', 'c']],
-    [['a', 'b', 'c'], ['c', 'b'], ['a', 'c', 'b']],
-    [['a', 'b', 'c'], ['c', 'a'], ['b', 'c', 'a']],
+    [
+      ['a', 'b', 'c'],
+      ['c', 'b'],
+      ['a', 'c', 'b'],
+    ],
+    [
+      ['a', 'b', 'c'],
+      ['c', 'a'],
+      ['b', 'c', 'a'],
+    ],
   ])('%j + %j', (live, applied, merged) => {
     const fm = newManager();
     const obj = fm.update(undefined, widget({ ports: live.map(port) }), ctx('creator', T0));

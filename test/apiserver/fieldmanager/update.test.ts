@@ -129,7 +129,11 @@ describe('client-provided managedFields', () => {
 
   it('keeps the stored list when the sent one is invalid or absent', () => {
     const { fm, obj } = created();
-    const invalid = fm.update(obj, withMeta(obj, { managedFields: [{ manager: 'x', operation: 'Bogus', apiVersion: GV, fieldsType: 'FieldsV1' }] }), ctx('w', T1));
+    const invalid = fm.update(
+      obj,
+      withMeta(obj, { managedFields: [{ manager: 'x', operation: 'Bogus', apiVersion: GV, fieldsType: 'FieldsV1' }] }),
+      ctx('w', T1),
+    );
     expect(entries(invalid)).toEqual(entries(obj));
     const { managedFields: _omitted, ...metadata } = obj.metadata as JsonObject;
     const absent = fm.update(obj, { ...obj, metadata }, ctx('w', T1));
@@ -142,7 +146,14 @@ describe('client-provided managedFields', () => {
       obj,
       withMeta(obj, {
         managedFields: [
-          { manager: 'x', operation: 'Update', apiVersion: GV, time: '2026-01-02T05:04:00.900+02:00', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } } },
+          {
+            manager: 'x',
+            operation: 'Update',
+            apiVersion: GV,
+            time: '2026-01-02T05:04:00.900+02:00',
+            fieldsType: 'FieldsV1',
+            fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+          },
         ],
       }),
       ctx('w', T1),

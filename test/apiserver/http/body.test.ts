@@ -94,7 +94,10 @@ describe('nesting depth', () => {
     const bodies: Array<[string, string]> = [
       ['application/merge-patch+json', JSON.stringify({ spec: deepSpec })],
       ['application/json-patch+json', JSON.stringify([{ op: 'add', path: '/spec/junk', value: deepSpec }])],
-      ['application/apply-patch+yaml', JSON.stringify({ apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name: 'deep-patches' }, spec: deepSpec })],
+      [
+        'application/apply-patch+yaml',
+        JSON.stringify({ apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name: 'deep-patches' }, spec: deepSpec }),
+      ],
     ];
     for (const [contentType, body] of bodies) {
       const res = await request(server, 'PATCH', `${base}/deep-patches?fieldManager=probe`, { headers: { 'Content-Type': contentType }, body });
@@ -113,7 +116,13 @@ describe('nesting depth', () => {
 describe('YAML', () => {
   it('answers an alias bomb with 400 BadRequest', async () => {
     const levels = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
-    for (const [name, previous] of [['b', 'a'], ['c', 'b'], ['d', 'c'], ['e', 'd'], ['f', 'e']]) {
+    for (const [name, previous] of [
+      ['b', 'a'],
+      ['c', 'b'],
+      ['d', 'c'],
+      ['e', 'd'],
+      ['f', 'e'],
+    ]) {
       levels.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(',')}]`);
     }
     const res = await request(server, 'POST', base, { headers: { 'Content-Type': 'application/yaml' }, body: levels.join('\n') });

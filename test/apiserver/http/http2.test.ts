@@ -131,11 +131,15 @@ describe('HTTP/2', () => {
   it('streams two watches beside the writes that feed them, on the same connection', async () => {
     await send('POST', base, widget('watched'));
     const listed = JSON.parse((await send('GET', base)).body);
-    const [byName, all] = [watch(`${base}?watch=true&fieldSelector=metadata.name%3Dwatched&resourceVersion=${listed.metadata.resourceVersion}`), watch(`${base}?watch=true&resourceVersion=${listed.metadata.resourceVersion}`)];
+    const [byName, all] = [
+      watch(`${base}?watch=true&fieldSelector=metadata.name%3Dwatched&resourceVersion=${listed.metadata.resourceVersion}`),
+      watch(`${base}?watch=true&resourceVersion=${listed.metadata.resourceVersion}`),
+    ];
     const patched = await send('PATCH', `${base}/watched`, JSON.stringify({ spec: { color: 'blue' } }), { 'content-type': 'application/merge-patch+json' });
     expect(patched.status).toBe(200);
     await Promise.all([byName.received(1), all.received(1)]);
-    for (const { events } of [byName, all]) expect(events[0]).toMatchObject({ type: 'MODIFIED', object: { metadata: { name: 'watched' }, spec: { color: 'blue' } } });
+    for (const { events } of [byName, all])
+      expect(events[0]).toMatchObject({ type: 'MODIFIED', object: { metadata: { name: 'watched' }, spec: { color: 'blue' } } });
     byName.stream.close();
     all.stream.close();
   });

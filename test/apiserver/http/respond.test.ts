@@ -80,7 +80,12 @@ describe('list responses', () => {
   it('serves kubectl a streamed list, as a table and as JSON', async () => {
     const table = await server.kubectl(['get', 'widgets', '--no-headers']);
     expect(table.code).toBe(0);
-    expect(table.stdout.trim().split('\n').map((line) => line.split(/\s+/)[0])).toEqual(names);
+    expect(
+      table.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+/)[0]),
+    ).toEqual(names);
     const json = await server.kubectl(['get', 'widgets', '-o', 'json']);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout).items).toHaveLength(widgetCount);

@@ -56,9 +56,7 @@ export function explain(document: Node, group: string, version: string, resource
   if (!gvk) return undefined;
   const schemas = Object.values((document.components as Node).schemas as Node) as Node[];
   const schema = schemas.find((s) =>
-    ((s['x-kubernetes-group-version-kind'] as unknown[] | undefined) ?? []).some(
-      (entry) => JSON.stringify(sortKeys(entry)) === JSON.stringify(sortKeys(gvk)),
-    ),
+    ((s['x-kubernetes-group-version-kind'] as unknown[] | undefined) ?? []).some((entry) => JSON.stringify(sortKeys(entry)) === JSON.stringify(sortKeys(gvk))),
   );
   return schema && follow(document, schema, fieldPath);
 }

@@ -51,7 +51,9 @@ describe('OpenAPI v2 in protobuf', () => {
     const file = path.join(server.dataDir, 'wrong-list.json');
     await writeFile(file, list({ color: 'blue', colour: 'blue' }));
     // kubectl's own message: it refused the List from our definitions before sending any item.
-    expect(await kubectlFails(server, ['apply', '-f', file])).toContain('ValidationError(Widget.spec): unknown field "colour" in dev.capo.testing.v1.Widget.spec');
+    expect(await kubectlFails(server, ['apply', '-f', file])).toContain(
+      'ValidationError(Widget.spec): unknown field "colour" in dev.capo.testing.v1.Widget.spec',
+    );
     expect(await kubectlOk(server, ['get', 'widget', 'listed-1', '-o', 'jsonpath={.spec.color}'])).toBe('red');
   });
 });

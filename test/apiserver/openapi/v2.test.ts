@@ -32,11 +32,7 @@ describe('buildOpenApiV2', () => {
     const patch = document.paths[item].patch;
     expect(patch['x-kubernetes-group-version-kind']).toEqual({ group: GROUP, version: 'v1beta1', kind: 'Gadget' });
     expect(patch['x-kubernetes-action']).toBe('patch');
-    expect(patch.consumes).toEqual([
-      'application/json-patch+json',
-      'application/merge-patch+json',
-      'application/apply-patch+yaml',
-    ]);
+    expect(patch.consumes).toEqual(['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
     expect(patch.produces).toEqual(['application/json', 'application/yaml']);
     expect(patch.schemes).toEqual(['https']);
   });
@@ -61,9 +57,7 @@ describe('buildOpenApiV2', () => {
     expect(metadata.$ref).toBe(`#/definitions/${META}ObjectMeta`);
     expect(metadata.description).toContain('Standard object metadata');
     expect(metadata).not.toHaveProperty('allOf');
-    expect(document.definitions[model]['x-kubernetes-group-version-kind']).toEqual([
-      { group: GROUP, kind: 'Gadget', version: 'v1beta1' },
-    ]);
+    expect(document.definitions[model]['x-kubernetes-group-version-kind']).toEqual([{ group: GROUP, kind: 'Gadget', version: 'v1beta1' }]);
   });
 
   it('removes what kube removes from v2 schemas', () => {

@@ -23,14 +23,7 @@ describe('buildOpenApiV3', () => {
   });
 
   it('has the paths kube serves for the group-version, and only those', () => {
-    expect(Object.keys(document.paths)).toEqual([
-      `${base}/gadgets`,
-      `${base}/inventories`,
-      `${base}/inventories/{name}`,
-      collection,
-      item,
-      `${item}/status`,
-    ]);
+    expect(Object.keys(document.paths)).toEqual([`${base}/gadgets`, `${base}/inventories`, `${base}/inventories/{name}`, collection, item, `${item}/status`]);
     expect(Object.keys(path(collection)).sort()).toEqual(['delete', 'get', 'parameters', 'post']);
     expect(Object.keys(path(item)).sort()).toEqual(['delete', 'get', 'parameters', 'patch', 'put']);
     expect(Object.keys(path(`${item}/status`)).sort()).toEqual(['get', 'parameters', 'patch', 'put']);
@@ -145,9 +138,7 @@ describe('buildOpenApiV3', () => {
 
   it('publishes each kind and its list under CRD-style names with a GVK list', () => {
     const schemas = document.components.schemas;
-    expect(schemas[model]['x-kubernetes-group-version-kind']).toEqual([
-      { group: GROUP, kind: 'Gadget', version: 'v1beta1' },
-    ]);
+    expect(schemas[model]['x-kubernetes-group-version-kind']).toEqual([{ group: GROUP, kind: 'Gadget', version: 'v1beta1' }]);
     expect(schemas[`${model}List`]).toMatchObject({
       type: 'object',
       required: ['items'],

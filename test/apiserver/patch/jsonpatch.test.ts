@@ -39,25 +39,10 @@ describe('applyJsonPatch', () => {
   // RFC 6902 Appendix A examples that succeed.
   const appendixA: [string, unknown, unknown[], unknown][] = [
     ['A.1 adding an object member', { foo: 'bar' }, [{ op: 'add', path: '/baz', value: 'qux' }], { baz: 'qux', foo: 'bar' }],
-    [
-      'A.2 adding an array element',
-      { foo: ['bar', 'baz'] },
-      [{ op: 'add', path: '/foo/1', value: 'qux' }],
-      { foo: ['bar', 'qux', 'baz'] },
-    ],
+    ['A.2 adding an array element', { foo: ['bar', 'baz'] }, [{ op: 'add', path: '/foo/1', value: 'qux' }], { foo: ['bar', 'qux', 'baz'] }],
     ['A.3 removing an object member', { baz: 'qux', foo: 'bar' }, [{ op: 'remove', path: '/baz' }], { foo: 'bar' }],
-    [
-      'A.4 removing an array element',
-      { foo: ['bar', 'qux', 'baz'] },
-      [{ op: 'remove', path: '/foo/1' }],
-      { foo: ['bar', 'baz'] },
-    ],
-    [
-      'A.5 replacing a value',
-      { baz: 'qux', foo: 'bar' },
-      [{ op: 'replace', path: '/baz', value: 'boo' }],
-      { baz: 'boo', foo: 'bar' },
-    ],
+    ['A.4 removing an array element', { foo: ['bar', 'qux', 'baz'] }, [{ op: 'remove', path: '/foo/1' }], { foo: ['bar', 'baz'] }],
+    ['A.5 replacing a value', { baz: 'qux', foo: 'bar' }, [{ op: 'replace', path: '/baz', value: 'boo' }], { baz: 'boo', foo: 'bar' }],
     [
       'A.6 moving a value',
       { foo: { bar: 'baz', waldo: 'fred' }, qux: { corge: 'grault' } },
@@ -85,19 +70,9 @@ describe('applyJsonPatch', () => {
       [{ op: 'add', path: '/child', value: { grandchild: {} } }],
       { foo: 'bar', child: { grandchild: {} } },
     ],
-    [
-      'A.11 ignoring unrecognized elements',
-      { foo: 'bar' },
-      [{ op: 'add', path: '/baz', value: 'qux', xyz: 123 }],
-      { foo: 'bar', baz: 'qux' },
-    ],
+    ['A.11 ignoring unrecognized elements', { foo: 'bar' }, [{ op: 'add', path: '/baz', value: 'qux', xyz: 123 }], { foo: 'bar', baz: 'qux' }],
     ['A.14 ~ escape ordering', { '/': 9, '~1': 10 }, [{ op: 'test', path: '/~01', value: 10 }], { '/': 9, '~1': 10 }],
-    [
-      'A.16 adding an array value',
-      { foo: ['bar'] },
-      [{ op: 'add', path: '/foo/-', value: ['abc', 'def'] }],
-      { foo: ['bar', ['abc', 'def']] },
-    ],
+    ['A.16 adding an array value', { foo: ['bar'] }, [{ op: 'add', path: '/foo/-', value: ['abc', 'def'] }], { foo: ['bar', ['abc', 'def']] }],
   ];
   it.each(appendixA)('%s', (_name, document, patch, expected) => {
     expect(applyJsonPatch(document, patch)).toStrictEqual(expected);
@@ -105,10 +80,7 @@ describe('applyJsonPatch', () => {
 
   // RFC 6902 Appendix A examples that fail (A.13, duplicate keys, is settled by the JSON parser before us).
   it('A.9 testing a value: error', () => {
-    expectNotApplicable(
-      () => applyJsonPatch({ baz: 'qux' }, [{ op: 'test', path: '/baz', value: 'bar' }]),
-      'testing value /baz failed: test failed',
-    );
+    expectNotApplicable(() => applyJsonPatch({ baz: 'qux' }, [{ op: 'test', path: '/baz', value: 'bar' }]), 'testing value /baz failed: test failed');
   });
   it('A.12 adding to a nonexistent target', () => {
     expectNotApplicable(
@@ -117,10 +89,7 @@ describe('applyJsonPatch', () => {
     );
   });
   it('A.15 comparing strings and numbers', () => {
-    expectNotApplicable(
-      () => applyJsonPatch({ '/': 9, '~1': 10 }, [{ op: 'test', path: '/~01', value: '10' }]),
-      'testing value /~01 failed: test failed',
-    );
+    expectNotApplicable(() => applyJsonPatch({ '/': 9, '~1': 10 }, [{ op: 'test', path: '/~01', value: '10' }]), 'testing value /~01 failed: test failed');
   });
 
   const more: [string, unknown, unknown[], unknown][] = [
@@ -167,36 +136,16 @@ describe('applyJsonPatch', () => {
   const failures: [string, unknown, unknown[], string][] = [
     ['remove a missing member', { a: 1 }, [{ op: 'remove', path: '/b' }], 'remove operation does not apply: doc is missing path: /b'],
     ['remove the root', { a: 1 }, [{ op: 'remove', path: '' }], 'remove operation does not apply: doc is missing path: '],
-    [
-      'replace a missing member',
-      { a: 1 },
-      [{ op: 'replace', path: '/b', value: 1 }],
-      'replace operation does not apply: doc is missing path: /b',
-    ],
-    [
-      'add past the end of an array',
-      { a: [1] },
-      [{ op: 'add', path: '/a/2', value: 1 }],
-      'add operation does not apply: invalid array index "2" in path /a/2',
-    ],
-    [
-      'add with a negative index',
-      { a: [1] },
-      [{ op: 'add', path: '/a/-1', value: 1 }],
-      'add operation does not apply: invalid array index "-1" in path /a/-1',
-    ],
+    ['replace a missing member', { a: 1 }, [{ op: 'replace', path: '/b', value: 1 }], 'replace operation does not apply: doc is missing path: /b'],
+    ['add past the end of an array', { a: [1] }, [{ op: 'add', path: '/a/2', value: 1 }], 'add operation does not apply: invalid array index "2" in path /a/2'],
+    ['add with a negative index', { a: [1] }, [{ op: 'add', path: '/a/-1', value: 1 }], 'add operation does not apply: invalid array index "-1" in path /a/-1'],
     [
       'add with a leading zero index',
       { a: [1, 2] },
       [{ op: 'add', path: '/a/01', value: 1 }],
       'add operation does not apply: invalid array index "01" in path /a/01',
     ],
-    [
-      'remove with the append index',
-      { a: [1] },
-      [{ op: 'remove', path: '/a/-' }],
-      'remove operation does not apply: invalid array index "-" in path /a/-',
-    ],
+    ['remove with the append index', { a: [1] }, [{ op: 'remove', path: '/a/-' }], 'remove operation does not apply: invalid array index "-" in path /a/-'],
     [
       'replace past the end of an array',
       { a: [1] },
@@ -209,24 +158,9 @@ describe('applyJsonPatch', () => {
       [{ op: 'test', path: '/a/1', value: 1 }],
       'test operation does not apply: invalid array index "1" in path /a/1',
     ],
-    [
-      'traverse through a scalar',
-      { a: 1 },
-      [{ op: 'add', path: '/a/b', value: 1 }],
-      'add operation does not apply: doc is missing path: /a/b',
-    ],
-    [
-      'test a missing member',
-      { a: 1 },
-      [{ op: 'test', path: '/b', value: null }],
-      'test operation does not apply: doc is missing path: /b',
-    ],
-    [
-      'copy from a missing member',
-      { a: 1 },
-      [{ op: 'copy', from: '/b', path: '/c' }],
-      'copy operation does not apply: doc is missing path: /b',
-    ],
+    ['traverse through a scalar', { a: 1 }, [{ op: 'add', path: '/a/b', value: 1 }], 'add operation does not apply: doc is missing path: /a/b'],
+    ['test a missing member', { a: 1 }, [{ op: 'test', path: '/b', value: null }], 'test operation does not apply: doc is missing path: /b'],
+    ['copy from a missing member', { a: 1 }, [{ op: 'copy', from: '/b', path: '/c' }], 'copy operation does not apply: doc is missing path: /b'],
     [
       'move into its own child',
       { a: { b: 1 } },
@@ -269,16 +203,23 @@ describe('applyJsonPatch', () => {
   });
 
   it('rejects a malformed operation even after one that would fail to apply', () => {
-    expectBadRequest(
-      () => applyJsonPatch({}, [{ op: 'test', path: '/a', value: 1 }, { op: 'bogus' }]),
-      'Unexpected kind: bogus',
-    );
+    expectBadRequest(() => applyJsonPatch({}, [{ op: 'test', path: '/a', value: 1 }, { op: 'bogus' }]), 'Unexpected kind: bogus');
   });
 
   it('allows 10000 operations and refuses 10001 with 413', () => {
     const op = { op: 'test', path: '/a', value: 1 };
-    expect(applyJsonPatch({ a: 1 }, Array.from({ length: 10000 }, () => op))).toStrictEqual({ a: 1 });
-    const error = thrown(() => applyJsonPatch({ a: 1 }, Array.from({ length: 10001 }, () => op)));
+    expect(
+      applyJsonPatch(
+        { a: 1 },
+        Array.from({ length: 10000 }, () => op),
+      ),
+    ).toStrictEqual({ a: 1 });
+    const error = thrown(() =>
+      applyJsonPatch(
+        { a: 1 },
+        Array.from({ length: 10001 }, () => op),
+      ),
+    );
     expect(error.toStatus()).toStrictEqual({
       kind: 'Status',
       apiVersion: 'v1',
@@ -309,9 +250,12 @@ describe('applyJsonPatch', () => {
 
   it('leaves the input alone when a later operation fails', () => {
     const document = { a: [1] };
-    expect(() => applyJsonPatch(document, [{ op: 'add', path: '/a/-', value: 2 }, { op: 'remove', path: '/x' }])).toThrow(
-      ApiError,
-    );
+    expect(() =>
+      applyJsonPatch(document, [
+        { op: 'add', path: '/a/-', value: 2 },
+        { op: 'remove', path: '/x' },
+      ]),
+    ).toThrow(ApiError);
     expect(document).toStrictEqual({ a: [1] });
   });
 

@@ -153,7 +153,12 @@ describe('compileJsonPath: client-go semantics', () => {
   });
 
   it('compares two fields of the element', () => {
-    const items = { items: [{ a: 1, b: 1, n: 'same' }, { a: 1, b: 2, n: 'differ' }] };
+    const items = {
+      items: [
+        { a: 1, b: 1, n: 'same' },
+        { a: 1, b: 2, n: 'differ' },
+      ],
+    };
     expect(evaluate('.items[?(@.a==@.b)].n', items)).toStrictEqual(['same']);
   });
 

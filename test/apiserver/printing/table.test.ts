@@ -18,7 +18,12 @@ const machineColumns: PrinterColumn[] = [
   { name: 'InstanceState', type: 'string', jsonPath: '.status.instanceState', description: 'OpenStack instance state' },
   { name: 'Ready', type: 'string', jsonPath: '.status.ready', description: 'OpenStackMachine ready status' },
   { name: 'ProviderID', type: 'string', jsonPath: '.spec.providerID', description: 'OpenStack instance ID' },
-  { name: 'Machine', type: 'string', jsonPath: '.metadata.ownerReferences[?(@.kind=="Machine")].name', description: 'Machine object which owns with this OpenStackMachine' },
+  {
+    name: 'Machine',
+    type: 'string',
+    jsonPath: '.metadata.ownerReferences[?(@.kind=="Machine")].name',
+    description: 'Machine object which owns with this OpenStackMachine',
+  },
   { name: 'Flavor', type: 'string', jsonPath: '.spec.flavor', priority: 1 },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time duration since creation of OpenStackMachine' },
 ];
@@ -78,9 +83,17 @@ describe('TablePrinter columns', () => {
   });
 
   it.each<[string, PrinterColumn, RegExp]>([
-    ['a path not starting with a dot', { name: 'X', type: 'string', jsonPath: 'status.ready' }, /printer column "X": jsonPath must be a simple json path starting with \./],
+    [
+      'a path not starting with a dot',
+      { name: 'X', type: 'string', jsonPath: 'status.ready' },
+      /printer column "X": jsonPath must be a simple json path starting with \./,
+    ],
     ['an unparsable path', { name: 'X', type: 'string', jsonPath: '.status[' }, /printer column "X": invalid JSONPath "\.status\[": unterminated array/],
-    ['an unknown format', { name: 'X', type: 'string', format: 'uuid', jsonPath: '.a' }, /format must be one of int32,int64,float,double,byte,date,date-time,password/],
+    [
+      'an unknown format',
+      { name: 'X', type: 'string', format: 'uuid', jsonPath: '.a' },
+      /format must be one of int32,int64,float,double,byte,date,date-time,password/,
+    ],
     ['an empty name', { name: '', type: 'string', jsonPath: '.a' }, /name is required/],
   ])('rejects %s', (_, column, message) => {
     expect(() => new TablePrinter([column])).toThrow(message);

@@ -33,6 +33,8 @@ describe('caBundleProblem', () => {
 
   it('says so when the bundle is empty or holds no certificate', () => {
     expect(caBundleProblem('', ours.serverCertPem)).toBe('spec.caBundle is empty and insecureSkipTLSVerify is not set');
-    expect(caBundleProblem('-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----', ours.serverCertPem)).toBe('spec.caBundle holds no PEM certificate');
+    expect(caBundleProblem('-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----', ours.serverCertPem)).toBe(
+      'spec.caBundle holds no PEM certificate',
+    );
   });
 });

@@ -33,7 +33,14 @@ describe('applyDefaults', () => {
   it('defaults list items and map values', () => {
     const spec = specOf(
       applyDefaults(
-        gadget({ mode: 'Fast', ports: [{ name: 'a', port: 1 }, { name: 'b', port: 2, protocol: 'UDP' }], volumes: { data: {} } }),
+        gadget({
+          mode: 'Fast',
+          ports: [
+            { name: 'a', port: 1 },
+            { name: 'b', port: 2, protocol: 'UDP' },
+          ],
+          volumes: { data: {} },
+        }),
         schema,
       ),
     );

@@ -14,23 +14,22 @@ describe('pruneUnknownFields', () => {
   it('drops unknown fields and names them as kube strict decoding does', () => {
     const object = sampleGadget({
       bogus: 1,
-      ports: [{ name: 'http', port: 80 }, { name: 'https', port: 443, extra: true }],
+      ports: [
+        { name: 'http', port: 80 },
+        { name: 'https', port: 443, extra: true },
+      ],
       network: { id: 'n', mtu: 1500, vlan: 3 },
       volumes: { data: { sizeGiB: 5, tier: 'gold' } },
     });
     object.status = { ready: true, phase: 'Up' };
     object.topLevel = 'x';
     const { object: pruned, unknownFields } = pruneUnknownFields(object, schema);
-    expect(unknownFields).toEqual([
-      'spec.bogus',
-      'spec.network.vlan',
-      'spec.ports[1].extra',
-      'spec.volumes.data.tier',
-      'status.phase',
-      'topLevel',
-    ]);
+    expect(unknownFields).toEqual(['spec.bogus', 'spec.network.vlan', 'spec.ports[1].extra', 'spec.volumes.data.tier', 'status.phase', 'topLevel']);
     const expected = sampleGadget({
-      ports: [{ name: 'http', port: 80 }, { name: 'https', port: 443 }],
+      ports: [
+        { name: 'http', port: 80 },
+        { name: 'https', port: 443 },
+      ],
       network: { id: 'n', mtu: 1500 },
       volumes: { data: { sizeGiB: 5 } },
     });

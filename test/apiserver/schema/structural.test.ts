@@ -103,9 +103,7 @@ describe('structuralSchemaOf', () => {
 
   it('inlines schemas registered with an id and merges unions of literals', () => {
     const shared = z.object({ x: z.string() }).meta({ id: 'Shared', description: 'shared' });
-    const schema = structuralSchemaOf(
-      version(z.object({ a: shared.optional(), b: z.array(shared), c: z.union([z.literal('p'), z.literal('q')]) })),
-    );
+    const schema = structuralSchemaOf(version(z.object({ a: shared.optional(), b: z.array(shared), c: z.union([z.literal('p'), z.literal('q')]) })));
     expect(schema.properties!.a).toEqual({
       type: 'object',
       description: 'shared',

@@ -43,64 +43,34 @@ describe('validateAgainstSchema', () => {
   });
 
   it('reports an enum violation with the supported values', () => {
-    expect(check({ mode: 'Medium' })).toEqual(
-      blocking('spec.mode: Unsupported value: "Medium": supported values: "Fast", "Slow"'),
-    );
+    expect(check({ mode: 'Medium' })).toEqual(blocking('spec.mode: Unsupported value: "Medium": supported values: "Fast", "Slow"'));
   });
 
   it('reports a type mismatch the way kube-openapi words it', () => {
-    expect(check({ replicas: '3' })).toEqual(
-      blocking(
-        'spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"',
-      ),
-    );
-    expect(check({ replicas: 1.5 })).toEqual(
-      blocking(
-        'spec.replicas: Invalid value: "number": spec.replicas in body must be of type integer: "number"',
-      ),
-    );
-    expect(check({ network: 'n' })).toEqual(
-      blocking(
-        'spec.network: Invalid value: "string": spec.network in body must be of type object: "string"',
-      ),
-    );
-    expect(check({ size: true })).toEqual(
-      blocking(
-        'spec.size: Invalid value: "boolean": spec.size in body must be of type integer,string: "boolean"',
-      ),
-    );
-    expect(check({ tags: ['a', 7] })).toEqual(
-      blocking(
-        'spec.tags[1]: Invalid value: "integer": spec.tags[1] in body must be of type string: "integer"',
-      ),
-    );
+    expect(check({ replicas: '3' })).toEqual(blocking('spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"'));
+    expect(check({ replicas: 1.5 })).toEqual(blocking('spec.replicas: Invalid value: "number": spec.replicas in body must be of type integer: "number"'));
+    expect(check({ network: 'n' })).toEqual(blocking('spec.network: Invalid value: "string": spec.network in body must be of type object: "string"'));
+    expect(check({ size: true })).toEqual(blocking('spec.size: Invalid value: "boolean": spec.size in body must be of type integer,string: "boolean"'));
+    expect(check({ tags: ['a', 7] })).toEqual(blocking('spec.tags[1]: Invalid value: "integer": spec.tags[1] in body must be of type string: "integer"'));
   });
 
   it('names map values with dots, as kube-openapi does', () => {
     expect(check({ labels: { app: 1 } })).toEqual(
-      blocking(
-        'spec.labels.app: Invalid value: "integer": spec.labels.app in body must be of type string: "integer"',
-      ),
+      blocking('spec.labels.app: Invalid value: "integer": spec.labels.app in body must be of type string: "integer"'),
     );
   });
 
   it('reports a pattern mismatch', () => {
-    expect(check({ name: 'Bad' })).toEqual([
-      "spec.name: Invalid value: \"Bad\": spec.name in body should match '^[a-z][a-z0-9-]*$'",
-    ]);
+    expect(check({ name: 'Bad' })).toEqual(['spec.name: Invalid value: "Bad": spec.name in body should match \'^[a-z][a-z0-9-]*$\'']);
   });
 
   it('reports lengths', () => {
     expect(check({ name: 'abcdefghijk' })).toEqual(blocking('spec.name: Too long: may not be more than 10 bytes'));
-    expect(check({ nickname: '' })).toEqual([
-      'spec.nickname: Invalid value: "": spec.nickname in body should be at least 1 chars long',
-    ]);
+    expect(check({ nickname: '' })).toEqual(['spec.nickname: Invalid value: "": spec.nickname in body should be at least 1 chars long']);
   });
 
   it('reports bounds', () => {
-    expect(check({ replicas: 0 })).toEqual([
-      'spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1',
-    ]);
+    expect(check({ replicas: 0 })).toEqual(['spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1']);
     expect(check({ ports: [{ name: 'a', port: 70000 }] })).toEqual([
       'spec.ports[0].port: Invalid value: 70000: spec.ports[0].port in body should be less than or equal to 65535',
     ]);
@@ -123,24 +93,15 @@ describe('validateAgainstSchema', () => {
       { name: 'a', port: 2 },
       { name: 'a', port: 3 },
     ];
-    expect(check({ ports, tags: ['x', 'y', 'x'] })).toEqual([
-      'spec.ports[1]: Duplicate value: {"name":"a"}',
-      'spec.tags[2]: Duplicate value: "x"',
-    ]);
+    expect(check({ ports, tags: ['x', 'y', 'x'] })).toEqual(['spec.ports[1]: Duplicate value: {"name":"a"}', 'spec.tags[2]: Duplicate value: "x"']);
   });
 
   it('reports a known string format by name', () => {
-    expect(check({ contact: 'nobody' })).toEqual(
-      blocking(
-        'spec.contact: Invalid value: "nobody": spec.contact in body must be of type email: "nobody"',
-      ),
-    );
+    expect(check({ contact: 'nobody' })).toEqual(blocking('spec.contact: Invalid value: "nobody": spec.contact in body must be of type email: "nobody"'));
   });
 
   it('reports an int32 out of range as kube-openapi does', () => {
-    expect(check({ count32: 2 ** 31 })).toEqual([
-      '<nil>: Invalid value: "": Checked value must be of type integer with format int32 in spec.count32',
-    ]);
+    expect(check({ count32: 2 ** 31 })).toEqual(['<nil>: Invalid value: "": Checked value must be of type integer with format int32 in spec.count32']);
   });
 
   it('reports a failed refinement like a failed CEL rule, leaving out object values', () => {
@@ -150,7 +111,7 @@ describe('validateAgainstSchema', () => {
 
   it('still runs refinements after non-blocking errors', () => {
     expect(check({ mode: 'Slow', replicas: 3, name: 'Bad' })).toEqual([
-      "spec.name: Invalid value: \"Bad\": spec.name in body should match '^[a-z][a-z0-9-]*$'",
+      'spec.name: Invalid value: "Bad": spec.name in body should match \'^[a-z][a-z0-9-]*$\'',
       'spec: Invalid value: slow gadgets run a single replica',
     ]);
   });
@@ -173,12 +134,17 @@ describe('validateAgainstSchema', () => {
       served: true,
       storage: true,
       printerColumns: [],
-      schema: z.object({ spec: z.object({ code: z.string().regex(/^[a-z]+$/).regex(/^.{3}$/) }) }),
+      schema: z.object({
+        spec: z.object({
+          code: z
+            .string()
+            .regex(/^[a-z]+$/)
+            .regex(/^.{3}$/),
+        }),
+      }),
     };
     const object = (code: string) => ({ apiVersion: `${GROUP}/v1`, kind: 'Gadget', metadata: {}, spec: { code } });
-    expect(validateAgainstSchema(version, object('abcd')).map(String)).toEqual([
-      "spec.code: Invalid value: \"abcd\": spec.code in body should match '^.{3}$'",
-    ]);
+    expect(validateAgainstSchema(version, object('abcd')).map(String)).toEqual(['spec.code: Invalid value: "abcd": spec.code in body should match \'^.{3}$\'']);
   });
 
   it('produces causes and a message errors.invalid renders like kube', () => {

@@ -150,24 +150,15 @@ describe('parseLabelSelector: errors', () => {
     ['!!a', "unable to parse requirement: found '!', expected: identifier"],
     ['a/b/c=d', `unable to parse requirement: <nil>: Invalid value: "a/b/c": ${TOO_MANY_SLASHES}`],
     ['-a', `unable to parse requirement: <nil>: Invalid value: "-a": ${NAME_PART}`],
-    [
-      'a/',
-      `unable to parse requirement: <nil>: Invalid value: "a/": name part must be non-empty; ${NAME_PART}`,
-    ],
+    ['a/', `unable to parse requirement: <nil>: Invalid value: "a/": name part must be non-empty; ${NAME_PART}`],
     ['a=-b', `unable to parse requirement: values[0][a]: Invalid value: "-b": ${LABEL_VALUE}`],
     ['a in (x,-b)', `unable to parse requirement: values[0][a]: Invalid value: "-b": ${LABEL_VALUE}`],
-    [
-      `a=${'v'.repeat(64)}`,
-      `unable to parse requirement: values[0][a]: Invalid value: "${'v'.repeat(64)}": must be no more than 63 bytes`,
-    ],
+    [`a=${'v'.repeat(64)}`, `unable to parse requirement: values[0][a]: Invalid value: "${'v'.repeat(64)}": must be no more than 63 bytes`],
     ['a>x', `unable to parse requirement: values[0]: Invalid value: "x": ${INT_ONLY}`],
     ['a>', `unable to parse requirement: values[0]: Invalid value: "": ${INT_ONLY}`],
     ['a<9223372036854775808', `unable to parse requirement: values[0]: Invalid value: "9223372036854775808": ${INT_ONLY}`],
     ['a>-1', `unable to parse requirement: values[0][a]: Invalid value: "-1": ${LABEL_VALUE}`],
-    [
-      'a>x_',
-      `unable to parse requirement: [values[0]: Invalid value: "x_": ${INT_ONLY}, values[0][a]: Invalid value: "x_": ${LABEL_VALUE}]`,
-    ],
+    ['a>x_', `unable to parse requirement: [values[0]: Invalid value: "x_": ${INT_ONLY}, values[0][a]: Invalid value: "x_": ${LABEL_VALUE}]`],
   ])('%j', (text, message) => {
     expect(badRequest(() => parseLabelSelector(text))).toBe(message);
   });
@@ -190,15 +181,12 @@ describe('labelSelectorFromObject', () => {
     expect(selector.matches({ a: 'b' })).toBe(false);
   });
 
-  it.each([{}, { matchLabels: {}, matchExpressions: [] }, { matchLabels: null, matchExpressions: null }])(
-    '%j selects everything',
-    (sel) => {
-      const selector = labelSelectorFromObject(sel);
-      expect(selector.empty).toBe(true);
-      expect(selector.matches(undefined)).toBe(true);
-      expect(selector.toString()).toBe('');
-    },
-  );
+  it.each([{}, { matchLabels: {}, matchExpressions: [] }, { matchLabels: null, matchExpressions: null }])('%j selects everything', (sel) => {
+    const selector = labelSelectorFromObject(sel);
+    expect(selector.empty).toBe(true);
+    expect(selector.matches(undefined)).toBe(true);
+    expect(selector.toString()).toBe('');
+  });
 
   it('combines matchLabels and every operator', () => {
     const selector = labelSelectorFromObject({
@@ -224,24 +212,15 @@ describe('labelSelectorFromObject', () => {
   it.each([
     [{ matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] }, '"Gt" is not a valid label selector operator'],
     [{ matchExpressions: [{ key: 'a', operator: 'in', values: ['1'] }] }, '"in" is not a valid label selector operator'],
-    [
-      { matchExpressions: [{ key: 'a', operator: 'In', values: [] }] },
-      "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty",
-    ],
-    [
-      { matchExpressions: [{ key: 'a', operator: 'NotIn' }] },
-      "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty",
-    ],
+    [{ matchExpressions: [{ key: 'a', operator: 'In', values: [] }] }, "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty"],
+    [{ matchExpressions: [{ key: 'a', operator: 'NotIn' }] }, "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty"],
     [
       { matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] },
       'values: Invalid value: ["x"]: values set must be empty for exists and does not exist',
     ],
     [{ matchLabels: { '-a': 'b' } }, `key: Invalid value: "-a": ${NAME_PART}`],
     [{ matchLabels: { a: '-' } }, `values[0][a]: Invalid value: "-": ${LABEL_VALUE}`],
-    [
-      { matchExpressions: [{ key: 'a', operator: 'In', values: ['ok', 'b-'] }] },
-      `values[1][a]: Invalid value: "b-": ${LABEL_VALUE}`,
-    ],
+    [{ matchExpressions: [{ key: 'a', operator: 'In', values: ['ok', 'b-'] }] }, `values[1][a]: Invalid value: "b-": ${LABEL_VALUE}`],
     [
       { matchExpressions: [{ key: 'a/b/c', operator: 'DoesNotExist', values: ['-'] }] },
       `[key: Invalid value: "a/b/c": ${TOO_MANY_SLASHES}, values: Invalid value: ["-"]: values set must be empty for exists and does not exist, values[0][a/b/c]: Invalid value: "-": ${LABEL_VALUE}]`,

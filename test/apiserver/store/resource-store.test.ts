@@ -97,9 +97,12 @@ describe('update', () => {
 
   it('bumps generation for spec changes only', async () => {
     const created = await create('generations');
-    const labelled = (await store.patch('default', 'generations', (current) => ({ ...current!, metadata: { ...meta(current!), labels: { a: 'b' } } }), v1, undefined, write)).object;
+    const labelled = (
+      await store.patch('default', 'generations', (current) => ({ ...current!, metadata: { ...meta(current!), labels: { a: 'b' } } }), v1, undefined, write)
+    ).object;
     expect(meta(labelled).generation).toBe(1);
-    const changed = (await store.patch('default', 'generations', (current) => ({ ...current!, spec: { color: 'blue', replicas: 2 } }), v1, undefined, write)).object;
+    const changed = (await store.patch('default', 'generations', (current) => ({ ...current!, spec: { color: 'blue', replicas: 2 } }), v1, undefined, write))
+      .object;
     expect(meta(changed).generation).toBe(2);
     expect(Number(meta(changed).resourceVersion)).toBeGreaterThan(Number(meta(created).resourceVersion));
   });
@@ -137,7 +140,14 @@ describe('delete', () => {
     // Deleting again changes nothing while the finalizer is there.
     expect((await store.delete('default', 'held', v1, remove)).object).toEqual(first.object);
     const added = await refusal(
-      store.patch('default', 'held', (current) => ({ ...current!, metadata: { ...meta(current!), finalizers: ['testing.capo.dev/hold', 'testing.capo.dev/new'] } }), v1, undefined, write),
+      store.patch(
+        'default',
+        'held',
+        (current) => ({ ...current!, metadata: { ...meta(current!), finalizers: ['testing.capo.dev/hold', 'testing.capo.dev/new'] } }),
+        v1,
+        undefined,
+        write,
+      ),
     );
     expect(added.code).toBe(422);
     await store.patch('default', 'held', (current) => ({ ...current!, metadata: { ...meta(current!), finalizers: [] } }), v1, undefined, write);
@@ -146,7 +156,10 @@ describe('delete', () => {
 
   it('checks preconditions and keeps the object on a dry run', async () => {
     const created = await create('guarded');
-    expect(await refusal(store.delete('default', 'guarded', v1, { ...remove, preconditions: { uid: 'another-uid' } }))).toMatchObject({ code: 409, reason: 'Conflict' });
+    expect(await refusal(store.delete('default', 'guarded', v1, { ...remove, preconditions: { uid: 'another-uid' } }))).toMatchObject({
+      code: 409,
+      reason: 'Conflict',
+    });
     expect((await store.delete('default', 'guarded', v1, { ...remove, dryRun: true, preconditions: { uid: meta(created).uid } })).deleted).toBe(true);
     expect(meta(await store.get('default', 'guarded', v1)).uid).toBe(meta(created).uid);
   });
@@ -225,9 +238,23 @@ describe('writes that start from a watch cache copy', () => {
   it('loses no newer write when the copy is behind: the compare-and-swap fails and the patch runs again on a fresh read', async () => {
     await create('behind');
     const copies = new Map([[key('behind'), await copyOf('behind')]]);
-    await store.patch('default', 'behind', (live) => ({ ...live!, spec: { color: 'green', replicas: 1 }, metadata: { ...meta(live!), labels: { newer: 'yes' } } }), v1, undefined, write);
+    await store.patch(
+      'default',
+      'behind',
+      (live) => ({ ...live!, spec: { color: 'green', replicas: 1 }, metadata: { ...meta(live!), labels: { newer: 'yes' } } }),
+      v1,
+      undefined,
+      write,
+    );
     const cached = cachedStore(copies);
-    const patched = await cached.store.patch('default', 'behind', (live) => ({ ...live!, spec: { ...(live!.spec as JsonObject), replicas: 3 } }), v1, undefined, write);
+    const patched = await cached.store.patch(
+      'default',
+      'behind',
+      (live) => ({ ...live!, spec: { ...(live!.spec as JsonObject), replicas: 3 } }),
+      v1,
+      undefined,
+      write,
+    );
     expect(patched.object.spec).toEqual({ color: 'green', replicas: 3 });
     expect(meta(patched.object).labels).toEqual({ newer: 'yes' });
   });
@@ -240,7 +267,9 @@ describe('writes that start from a watch cache copy', () => {
     const replaced = await cached.store.replace('default', 'pinned', { ...latest, spec: { color: 'blue', replicas: 1 } }, v1, undefined, write);
     expect(replaced.object.spec).toEqual({ color: 'blue', replicas: 1 });
     // A resourceVersion that is really stale is still refused.
-    expect(await refusal(cached.store.replace('default', 'pinned', { ...latest, spec: { color: 'red', replicas: 1 } }, v1, undefined, write))).toMatchObject({ code: 409 });
+    expect(await refusal(cached.store.replace('default', 'pinned', { ...latest, spec: { color: 'red', replicas: 1 } }, v1, undefined, write))).toMatchObject({
+      code: 409,
+    });
   });
 
   it('decides a write that changes nothing against the copy on the stored object instead', async () => {
@@ -249,7 +278,14 @@ describe('writes that start from a watch cache copy', () => {
     const latest = (await store.patch('default', 'noop', (live) => ({ ...live!, spec: { color: 'blue', replicas: 1 } }), v1, undefined, write)).object;
     const cached = cachedStore(copies);
     // Red is what the copy holds, so against it this is a no-op; against the store it turns blue back to red.
-    const answered = await cached.store.patch('default', 'noop', (live) => ({ ...live!, spec: { ...(live!.spec as JsonObject), color: 'red' } }), v1, undefined, write);
+    const answered = await cached.store.patch(
+      'default',
+      'noop',
+      (live) => ({ ...live!, spec: { ...(live!.spec as JsonObject), color: 'red' } }),
+      v1,
+      undefined,
+      write,
+    );
     expect(answered.object.spec).toEqual({ color: 'red', replicas: 1 });
     expect(Number(meta(answered.object).resourceVersion)).toBeGreaterThan(Number(meta(latest).resourceVersion));
     expect((await store.get('default', 'noop', v1)).spec).toEqual({ color: 'red', replicas: 1 });

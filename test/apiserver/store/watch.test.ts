@@ -35,7 +35,15 @@ describe('startWatch', () => {
     }) as Storage;
     const store = new ResourceStore(widgetKind, ending);
     const failures: ApiError[] = [];
-    const watch = await startWatch(store, ending, 'default', widgetKind.versions[0], { sendInitialEvents: false, allowWatchBookmarks: false }, () => undefined, (error) => failures.push(error));
+    const watch = await startWatch(
+      store,
+      ending,
+      'default',
+      widgetKind.versions[0],
+      { sendInitialEvents: false, allowWatchBookmarks: false },
+      () => undefined,
+      (error) => failures.push(error),
+    );
     endWatch!(new TooOldRevisionError(3, 7));
     watch.stop();
     expect(failures.map((f) => f.toStatus())).toEqual([expect.objectContaining({ code: 410, reason: 'Expired', message: 'too old resource version: 3 (7)' })]);
@@ -61,7 +69,15 @@ describe('startWatch', () => {
     const { revision } = await cache.list('');
     expect(cache.cachedRevision()).toBe(revision);
     const watchFrom = (resourceVersion: string) =>
-      startWatch(store, cache, 'default', widgetKind.versions[0], { resourceVersion, sendInitialEvents: false, allowWatchBookmarks: false }, () => undefined, () => undefined);
+      startWatch(
+        store,
+        cache,
+        'default',
+        widgetKind.versions[0],
+        { resourceVersion, sendInitialEvents: false, allowWatchBookmarks: false },
+        () => undefined,
+        () => undefined,
+      );
 
     asked.length = 0;
     const watches = await Promise.all(Array.from({ length: 20 }, () => watchFrom(String(revision))));

@@ -29,11 +29,9 @@ const b64 = (text: string) => Buffer.from(text).toString('base64');
 
 async function kubeconfigFile(server: string, name?: string): Promise<string> {
   const file = path.join(dir, `kubeconfig-${name ?? 'default'}`);
-  await writeFile(
-    file,
-    renderKubeconfig({ server, caCertPem: pki.caCertPem, clientCertPem: pki.adminCertPem, clientKeyPem: pki.adminKeyPem, name }),
-    { mode: 0o600 },
-  );
+  await writeFile(file, renderKubeconfig({ server, caCertPem: pki.caCertPem, clientCertPem: pki.adminCertPem, clientKeyPem: pki.adminKeyPem, name }), {
+    mode: 0o600,
+  });
   return file;
 }
 
@@ -71,8 +69,7 @@ describe('renderKubeconfig', () => {
 describe.skipIf(!existsSync(kubectlBinary))('kubectl reading the kubeconfig', () => {
   it('parses it and decodes the embedded data', async () => {
     const file = await kubeconfigFile('https://127.0.0.1:6443', 'capo-dev');
-    const view = (jsonpath: string) =>
-      kubectl(['config', 'view', '--kubeconfig', file, '--raw', '-o', `jsonpath=${jsonpath}`]);
+    const view = (jsonpath: string) => kubectl(['config', 'view', '--kubeconfig', file, '--raw', '-o', `jsonpath=${jsonpath}`]);
     expect(await view('{.current-context}')).toBe('capo-dev');
     expect(await view('{.clusters[0].name} {.clusters[0].cluster.server}')).toBe('capo-dev https://127.0.0.1:6443');
     expect(await view('{.contexts[0].context.cluster}/{.contexts[0].context.user}')).toBe('capo-dev/capo-dev');

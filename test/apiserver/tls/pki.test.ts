@@ -50,7 +50,13 @@ async function forgeServing(caCertPem: string, caKeyPem: string, notAfter: Date)
     publicKey: keys.publicKey,
     signingKey: caKey as CryptoKey,
     signingAlgorithm: algorithm,
-    extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: 'localhost' }, { type: 'ip', value: '127.0.0.1' }, { type: 'ip', value: '::1' }])],
+    extensions: [
+      new x509.SubjectAlternativeNameExtension([
+        { type: 'dns', value: 'localhost' },
+        { type: 'ip', value: '127.0.0.1' },
+        { type: 'ip', value: '::1' },
+      ]),
+    ],
   });
   const key = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey as webcrypto.CryptoKey);
   await writeFile(path.join(dir, 'pki', 'apiserver.key'), x509.PemConverter.encode(key, 'PRIVATE KEY'));
@@ -82,9 +88,7 @@ describe('ensurePki', () => {
     const caYears = (Date.parse(ca.validTo) - Date.now()) / (365 * 24 * 3600 * 1000);
     expect(caYears).toBeGreaterThan(9.9);
     const caParsed = new x509.X509Certificate(pki.caCertPem);
-    expect(caParsed.getExtension(x509.KeyUsagesExtension)?.usages).toBe(
-      x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign,
-    );
+    expect(caParsed.getExtension(x509.KeyUsagesExtension)?.usages).toBe(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign);
     expect(caParsed.getExtension(x509.BasicConstraintsExtension)?.ca).toBe(true);
 
     const serving = new X509Certificate(pki.serverCertPem);
@@ -237,9 +241,7 @@ describe('TLS with the generated certificates', () => {
     try {
       const response = await get(server.port, { ca: pki.caCertPem, cert: pki.adminCertPem, key: pki.adminKeyPem });
       expect(response.status).toBe(200);
-      expect(server.seen).toStrictEqual([
-        { authorized: true, path: '/who', identity: { user: 'admin', groups: ['system:masters'] } },
-      ]);
+      expect(server.seen).toStrictEqual([{ authorized: true, path: '/who', identity: { user: 'admin', groups: ['system:masters'] } }]);
     } finally {
       await server.close();
     }
@@ -252,9 +254,7 @@ describe('TLS with the generated certificates', () => {
       expect((await get(v4.port, { ca: pki.caCertPem, servername: 'localhost' })).status).toBe(200);
       expect((await get(v4.port, { ca: pki.caCertPem })).status).toBe(200);
       expect((await get(v6.port, { host: '::1', ca: pki.caCertPem })).status).toBe(200);
-      await expect(get(v4.port, { ca: pki.caCertPem, servername: 'elsewhere.example' })).rejects.toThrow(
-        /does not match certificate's altnames|altnames/,
-      );
+      await expect(get(v4.port, { ca: pki.caCertPem, servername: 'elsewhere.example' })).rejects.toThrow(/does not match certificate's altnames|altnames/);
       expect(v4.seen.every((entry) => entry.authorized === false && entry.identity === undefined)).toBe(true);
     } finally {
       await v4.close();

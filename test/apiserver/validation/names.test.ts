@@ -17,19 +17,7 @@ const a = (n: number) => 'a'.repeat(n);
 const subdomain253 = [a(63), a(63), a(63), a(61)].join('.');
 
 describe('isDns1123Subdomain', () => {
-  it.each([
-    'a',
-    '0',
-    'abc',
-    'a-b',
-    'a.b',
-    'a--b',
-    '1.2.3.4',
-    'example.com',
-    'infrastructure.cluster.x-k8s.io',
-    subdomain253,
-    a(253),
-  ])('accepts %j', (value) => {
+  it.each(['a', '0', 'abc', 'a-b', 'a.b', 'a--b', '1.2.3.4', 'example.com', 'infrastructure.cluster.x-k8s.io', subdomain253, a(253)])('accepts %j', (value) => {
     expect(isDns1123Subdomain(value)).toEqual([]);
   });
 

@@ -8,8 +8,7 @@ import {
 import { LABEL, LABEL_VALUE, NAME_PART, SUBDOMAIN, TOO_MANY_SLASHES } from '../kube-messages.js';
 
 const PREFER_DOMAIN = 'prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers';
-const PREFER_PATH =
-  'prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers';
+const PREFER_PATH = 'prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers';
 
 const namespaced = { namespaced: true };
 const clusterScoped = { namespaced: false };
@@ -32,12 +31,7 @@ describe('validateObjectMetaOnCreate', () => {
     ['a 253-character name', { name: 'a'.repeat(253), namespace: 'ns' }, namespaced, []],
     ['generateName alone (name not generated yet)', { generateName: 'machine-', namespace: 'ns' }, namespaced, []],
     ['generateName with its generated name', { name: 'machine-x7k2p', generateName: 'machine-', namespace: 'ns' }, namespaced, []],
-    [
-      'neither name nor generateName',
-      { namespace: 'ns' },
-      namespaced,
-      ['metadata.name: Required value: name or generateName is required'],
-    ],
+    ['neither name nor generateName', { namespace: 'ns' }, namespaced, ['metadata.name: Required value: name or generateName is required']],
     ['metadata that is not an object', 'nope', clusterScoped, ['metadata.name: Required value: name or generateName is required']],
     ['an upper-case name', { name: 'Foo', namespace: 'ns' }, namespaced, [`metadata.name: Invalid value: "Foo": ${SUBDOMAIN}`]],
     ['a name with a slash', { name: 'a/b', namespace: 'ns' }, namespaced, [`metadata.name: Invalid value: "a/b": ${SUBDOMAIN}`]],
@@ -48,21 +42,11 @@ describe('validateObjectMetaOnCreate', () => {
       namespaced,
       [`metadata.name: Invalid value: "${'a'.repeat(254)}": must be no more than 253 characters`],
     ],
-    [
-      'an invalid generateName',
-      { generateName: 'Foo-', namespace: 'ns' },
-      namespaced,
-      [`metadata.generateName: Invalid value: "Foo-": ${SUBDOMAIN}`],
-    ],
+    ['an invalid generateName', { generateName: 'Foo-', namespace: 'ns' }, namespaced, [`metadata.generateName: Invalid value: "Foo-": ${SUBDOMAIN}`]],
     ['a missing namespace on a namespaced kind', { name: 'a' }, namespaced, ['metadata.namespace: Required value']],
     ['an invalid namespace', { name: 'a', namespace: 'a.b' }, namespaced, ['metadata.namespace: Invalid value: "a.b": must not contain dots']],
     ['an upper-case namespace', { name: 'a', namespace: 'NS' }, namespaced, [`metadata.namespace: Invalid value: "NS": ${LABEL}`]],
-    [
-      'a namespace on a cluster-scoped kind',
-      { name: 'a', namespace: 'ns' },
-      clusterScoped,
-      ['metadata.namespace: Forbidden: not allowed on this type'],
-    ],
+    ['a namespace on a cluster-scoped kind', { name: 'a', namespace: 'ns' }, clusterScoped, ['metadata.namespace: Forbidden: not allowed on this type']],
   ])('%s', (_title, meta, opts, expected) => {
     expect(messages(validateObjectMetaOnCreate(meta, opts))).toEqual(expected);
   });
@@ -73,18 +57,11 @@ describe('validateObjectMetaOnCreate', () => {
       ['a bad key', { '-a': 'v' }, [`metadata.labels: Invalid value: "-a": ${NAME_PART}`]],
       ['a key with two slashes', { 'a/b/c': 'v' }, [`metadata.labels: Invalid value: "a/b/c": ${TOO_MANY_SLASHES}`]],
       ['a bad value', { a: 'x y' }, [`metadata.labels: Invalid value: "x y": ${LABEL_VALUE}`]],
-      [
-        'a 64-character value',
-        { a: 'v'.repeat(64) },
-        [`metadata.labels: Invalid value: "${'v'.repeat(64)}": must be no more than 63 bytes`],
-      ],
+      ['a 64-character value', { a: 'v'.repeat(64) }, [`metadata.labels: Invalid value: "${'v'.repeat(64)}": must be no more than 63 bytes`]],
       [
         'a bad key and a bad value',
         { 'Bad.Prefix/k': '-v' },
-        [
-          `metadata.labels: Invalid value: "Bad.Prefix/k": prefix part ${SUBDOMAIN}`,
-          `metadata.labels: Invalid value: "-v": ${LABEL_VALUE}`,
-        ],
+        [`metadata.labels: Invalid value: "Bad.Prefix/k": prefix part ${SUBDOMAIN}`, `metadata.labels: Invalid value: "-v": ${LABEL_VALUE}`],
       ],
     ])('%s', (_title, labels, expected) => {
       expect(messages(validateObjectMetaOnCreate({ name: 'a', namespace: 'ns', labels }, namespaced))).toEqual(expected);
@@ -93,10 +70,7 @@ describe('validateObjectMetaOnCreate', () => {
 
   describe('annotations', () => {
     it('validates keys case-insensitively but reports them as sent', () => {
-      const result = validateObjectMetaOnCreate(
-        { name: 'a', namespace: 'ns', annotations: { 'Example.COM/Some-Key': 'x', 'a b': 'y' } },
-        namespaced,
-      );
+      const result = validateObjectMetaOnCreate({ name: 'a', namespace: 'ns', annotations: { 'Example.COM/Some-Key': 'x', 'a b': 'y' } }, namespaced);
       expect(messages(result)).toEqual([`metadata.annotations: Invalid value: "a b": ${NAME_PART}`]);
     });
 
@@ -183,7 +157,9 @@ describe('validateObjectMetaOnCreate', () => {
       [
         'an Event as owner',
         [{ apiVersion: 'v1', kind: 'Event', name: 'e', uid: 'u' }],
-        ['metadata.ownerReferences[0]: Invalid value: {"apiVersion":"v1","kind":"Event","name":"e","uid":"u"}: /v1, Kind=Event is disallowed from being an owner'],
+        [
+          'metadata.ownerReferences[0]: Invalid value: {"apiVersion":"v1","kind":"Event","name":"e","uid":"u"}: /v1, Kind=Event is disallowed from being an owner',
+        ],
       ],
       [
         'two controllers',
@@ -264,12 +240,7 @@ describe('validateObjectMetaOnUpdate', () => {
       ['metadata.creationTimestamp: Invalid value: "2027-01-02T03:04:05Z": field is immutable'],
     ],
     ['the same creation instant in another zone', { ...old, creationTimestamp: '2026-01-02T04:04:05+01:00' }, old, []],
-    [
-      'a removed creationTimestamp',
-      { ...old, creationTimestamp: undefined },
-      old,
-      ['metadata.creationTimestamp: Invalid value: null: field is immutable'],
-    ],
+    ['a removed creationTimestamp', { ...old, creationTimestamp: undefined }, old, ['metadata.creationTimestamp: Invalid value: null: field is immutable']],
     [
       'a deletionTimestamp set by a client',
       { ...old, deletionTimestamp: '2026-03-01T00:00:00+02:00' },

@@ -139,7 +139,9 @@ describe('ComputedStorage watches', () => {
     const added = await until(() => extensionEvents.find((e) => e.type === 'ADDED'), 'the ADDED event');
     expect(added.key).toBe(`${extensionsPrefix}team-a/c1`);
     expect(extensionEvents.map((e) => e.type)).toEqual(['MODIFIED', 'MODIFIED', 'DELETED', 'ADDED']);
-    watches.forEach((w) => { w.stop(); });
+    watches.forEach((w) => {
+      w.stop();
+    });
   });
 
   it('resumes from a past revision with the inputs as they were then', async () => {

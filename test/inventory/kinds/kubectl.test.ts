@@ -86,10 +86,15 @@ describe('kubectl get', () => {
       'openstacknode.extensions.capo-apiserver.io/c1-cp-0\nopenstacknode.extensions.capo-apiserver.io/c1-md-a\n',
     );
     expect(table[0]).toMatch(/^NAME\s+STATUS\s+ROLES\s+PROFILE\s+AGE$/);
-    expect(table.slice(1)).toEqual([expect.stringMatching(/^c1-cp-0\s+Running\s+control-plane\s+m1\.large\s+\d+s$/), expect.stringMatching(/^c1-md-a\s+Running\s+worker\s+m1\.medium\s+\d+s$/)]);
+    expect(table.slice(1)).toEqual([
+      expect.stringMatching(/^c1-cp-0\s+Running\s+control-plane\s+m1\.large\s+\d+s$/),
+      expect.stringMatching(/^c1-md-a\s+Running\s+worker\s+m1\.medium\s+\d+s$/),
+    ]);
     const wide = (await ok(['get', 'openstacknodes', 'c1-md-a', '-n', namespace, '-o', 'wide'])).trim().split('\n');
     expect(wide[1]).toMatch(/^c1-md-a\s+Running\s+worker\s+m1\.medium\s+c1\s+10\.6\.0\.21\s+srv-c1-md-a\s+ubuntu-2204-kube-v1\.33\.1\s+\d+s$/);
-    expect(await ok(['get', 'osknode', '-n', namespace, '-l', 'cluster.x-k8s.io/control-plane', '-o', 'name'])).toBe('openstacknode.extensions.capo-apiserver.io/c1-cp-0\n');
+    expect(await ok(['get', 'osknode', '-n', namespace, '-l', 'cluster.x-k8s.io/control-plane', '-o', 'name'])).toBe(
+      'openstacknode.extensions.capo-apiserver.io/c1-cp-0\n',
+    );
     expect(await ok(['get', 'cext', '-A', '-l', 'team=a', '-o', 'name'])).toBe('clusterextension.extensions.capo-apiserver.io/c1\n');
     expect(await ok(['get', 'cext', '-A', '-l', 'team=b', '-o', 'name'])).toBe('');
   });
@@ -111,7 +116,14 @@ describe('kubectl get', () => {
 
   it('prints every variable in -o yaml, with a resourceVersion from storage', async () => {
     const yaml = await ok(['get', 'clusterextension', 'c1', '-n', namespace, '-o', 'yaml']);
-    for (const line of ['kube_network_plugin: cilium', 'master_virtual_vip: 10.6.0.10', 'harbor_addr: 10.6.0.11', 'openstack_region_name: RegionOne', 'c1-md-a:', 'kind: ClusterExtension']) {
+    for (const line of [
+      'kube_network_plugin: cilium',
+      'master_virtual_vip: 10.6.0.10',
+      'harbor_addr: 10.6.0.11',
+      'openstack_region_name: RegionOne',
+      'c1-md-a:',
+      'kind: ClusterExtension',
+    ]) {
       expect(yaml).toContain(line);
     }
     const object = JSON.parse(await ok(['get', 'clusterextension', 'c1', '-n', namespace, '-o', 'json']));

@@ -66,7 +66,8 @@ describe('loadCloud', () => {
   });
 
   it('lets domain_name stand in for the user and project domains', () => {
-    const yaml = 'clouds:\n  c:\n    auth:\n      auth_url: http://k\n      username: u\n      password: p\n      project_name: demo\n      domain_name: Default\n';
+    const yaml =
+      'clouds:\n  c:\n    auth:\n      auth_url: http://k\n      username: u\n      password: p\n      project_name: demo\n      domain_name: Default\n';
     const cloud = loadCloud({ cloudsYaml: yaml, cloudName: 'c' });
     expect(cloud.auth).toEqual({
       method: 'password',
@@ -102,7 +103,9 @@ describe('loadCloud', () => {
     });
 
     it('duplicate keys', () => {
-      expect(failure({ cloudsYaml: 'clouds:\n  a: {}\n  a: {}\n', cloudName: 'a' }).message).toMatch(/not valid YAML at line 3, column 3: Map keys must be unique/);
+      expect(failure({ cloudsYaml: 'clouds:\n  a: {}\n  a: {}\n', cloudName: 'a' }).message).toMatch(
+        /not valid YAML at line 3, column 3: Map keys must be unique/,
+      );
     });
 
     it('missing clouds key', () => {
@@ -117,7 +120,9 @@ describe('loadCloud', () => {
 
     it('a field of the wrong shape', () => {
       expect(failure({ cloudsYaml: 'clouds:\n  c:\n    auth: nope\n', cloudName: 'c' }).message).toBe('cloud "c" in clouds.yaml: auth must be a map');
-      expect(failure({ cloudsYaml: 'clouds:\n  c:\n    region_name: [a]\n', cloudName: 'c' }).message).toBe('cloud "c" in clouds.yaml: region_name must be a string');
+      expect(failure({ cloudsYaml: 'clouds:\n  c:\n    region_name: [a]\n', cloudName: 'c' }).message).toBe(
+        'cloud "c" in clouds.yaml: region_name must be a string',
+      );
     });
 
     const base = { auth_url: 'http://k', username: 'u', password: 'p', project_name: 'demo', user_domain_name: 'D', project_domain_name: 'D' };
@@ -165,7 +170,9 @@ describe('loadCloud', () => {
     it('bad auth URLs', () => {
       expect(message({ ...base, auth_url: 'keystone:5000' })).toBe('cloud "c" in clouds.yaml: auth.auth_url must be http or https');
       expect(message({ ...base, auth_url: 'not a url' })).toBe('cloud "c" in clouds.yaml: auth.auth_url "not a url" is not a URL');
-      expect(message({ ...base, auth_url: 'http://k:5000/v2.0' })).toBe('cloud "c" in clouds.yaml: auth.auth_url points at Keystone v2.0; only v3 is supported');
+      expect(message({ ...base, auth_url: 'http://k:5000/v2.0' })).toBe(
+        'cloud "c" in clouds.yaml: auth.auth_url points at Keystone v2.0; only v3 is supported',
+      );
     });
   });
 });

@@ -43,44 +43,85 @@ describe('errorFromResponse', () => {
   });
 
   it('reads Nova and Cinder bodies; 404 is NotFound', () => {
-    const error = response('compute', 'GET', '/servers/abc', 404, { itemNotFound: { code: 404, message: 'Instance abc could not be found.' } }, { 'x-compute-request-id': 'req-n' });
+    const error = response(
+      'compute',
+      'GET',
+      '/servers/abc',
+      404,
+      { itemNotFound: { code: 404, message: 'Instance abc could not be found.' } },
+      { 'x-compute-request-id': 'req-n' },
+    );
     expect(error.kind).toBe('NotFound');
     expect(isNotFound(error)).toBe(true);
     expect(error.message).toBe('nova GET /servers/abc: 404 Not Found (itemNotFound): Instance abc could not be found. [req-n]');
   });
 
   it('maps quota refusals that use 403 and 413 to OverQuota', () => {
-    expect(response('compute', 'POST', '/servers', 403, { forbidden: { code: 403, message: 'Quota exceeded for instances: Requested 1, but already used 10 of 10 instances' } }).kind).toBe('OverQuota');
-    expect(response('block-storage', 'POST', '/volumes', 413, { overLimit: { code: 413, message: 'VolumeLimitExceeded: Maximum number of volumes allowed (10) exceeded for quota volumes.' } }).kind).toBe(
-      'OverQuota',
-    );
-    expect(response('load-balancer', 'POST', '/v2/lbaas/loadbalancers', 403, { faultcode: 'Client', faultstring: 'Quota has been met for resources: Load Balancer', debuginfo: null }).kind).toBe(
-      'OverQuota',
-    );
-    expect(response('compute', 'POST', '/servers', 403, { forbidden: { code: 403, message: 'Policy does not allow compute:servers:create to be performed.' } }).kind).toBe('Forbidden');
+    expect(
+      response('compute', 'POST', '/servers', 403, {
+        forbidden: { code: 403, message: 'Quota exceeded for instances: Requested 1, but already used 10 of 10 instances' },
+      }).kind,
+    ).toBe('OverQuota');
+    expect(
+      response('block-storage', 'POST', '/volumes', 413, {
+        overLimit: { code: 413, message: 'VolumeLimitExceeded: Maximum number of volumes allowed (10) exceeded for quota volumes.' },
+      }).kind,
+    ).toBe('OverQuota');
+    expect(
+      response('load-balancer', 'POST', '/v2/lbaas/loadbalancers', 403, {
+        faultcode: 'Client',
+        faultstring: 'Quota has been met for resources: Load Balancer',
+        debuginfo: null,
+      }).kind,
+    ).toBe('OverQuota');
+    expect(
+      response('compute', 'POST', '/servers', 403, { forbidden: { code: 403, message: 'Policy does not allow compute:servers:create to be performed.' } }).kind,
+    ).toBe('Forbidden');
   });
 
   it('reads Keystone and Octavia bodies, and does not repeat a title equal to the status', () => {
-    const keystone = response('identity', 'POST', '/v3/auth/tokens', 401, { error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' } });
+    const keystone = response('identity', 'POST', '/v3/auth/tokens', 401, {
+      error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' },
+    });
     expect(keystone.kind).toBe('Unauthorized');
     expect(keystone.message).toBe('keystone POST /v3/auth/tokens: 401 Unauthorized: The request you have made requires authentication.');
-    const octavia = response('load-balancer', 'PUT', '/v2/lbaas/listeners/l1', 409, { faultcode: 'Client', faultstring: 'Load Balancer lb1 is immutable and cannot be updated.', debuginfo: null });
+    const octavia = response('load-balancer', 'PUT', '/v2/lbaas/listeners/l1', 409, {
+      faultcode: 'Client',
+      faultstring: 'Load Balancer lb1 is immutable and cannot be updated.',
+      debuginfo: null,
+    });
     expect(octavia.message).toBe('octavia PUT /v2/lbaas/listeners/l1: 409 Conflict: Load Balancer lb1 is immutable and cannot be updated.');
   });
 
   it('turns Glance HTML into text', () => {
-    const html = '<html>\n <head>\n  <title>404 Not Found</title>\n </head>\n <body>\n  <h1>404 Not Found</h1>\n  No image found with ID i1<br /><br />\n\n\n </body>\n</html>';
+    const html =
+      '<html>\n <head>\n  <title>404 Not Found</title>\n </head>\n <body>\n  <h1>404 Not Found</h1>\n  No image found with ID i1<br /><br />\n\n\n </body>\n</html>';
     expect(response('image', 'GET', '/v2/images/i1', 404, html).message).toBe('glance GET /v2/images/i1: 404 Not Found: No image found with ID i1');
   });
 
   it('reads Glance’s webob JSON bodies', () => {
     const body = { message: 'The resource could not be found.<br /><br />\nNo image found with ID i1\n\n', code: '404 Not Found', title: 'Not Found' };
-    expect(response('image', 'GET', '/v2/images/i1', 404, body).message).toBe('glance GET /v2/images/i1: 404 Not Found: The resource could not be found. No image found with ID i1');
+    expect(response('image', 'GET', '/v2/images/i1', 404, body).message).toBe(
+      'glance GET /v2/images/i1: 404 Not Found: The resource could not be found. No image found with ID i1',
+    );
   });
 
   it('maps statuses to kinds', () => {
     const kinds = [400, 401, 403, 404, 409, 429, 500, 501, 502, 503, 504, 418].map((status) => response('network', 'GET', '/v2.0/x', status, '').kind);
-    expect(kinds).toEqual(['BadRequest', 'Unauthorized', 'Forbidden', 'NotFound', 'Conflict', 'RateLimited', 'Transient', 'BadRequest', 'Transient', 'Transient', 'Transient', 'Unexpected']);
+    expect(kinds).toEqual([
+      'BadRequest',
+      'Unauthorized',
+      'Forbidden',
+      'NotFound',
+      'Conflict',
+      'RateLimited',
+      'Transient',
+      'BadRequest',
+      'Transient',
+      'Transient',
+      'Transient',
+      'Unexpected',
+    ]);
   });
 
   it('parses Retry-After as seconds or a date', () => {
@@ -99,7 +140,13 @@ describe('errorFromResponse', () => {
 });
 
 describe('errorFromNetwork', () => {
-  const base = { service: 'network' as const, method: 'GET' as const, path: '/v2.0/networks', url: 'https://neutron.example:9696/v2.0/networks', cause: new Error('x') };
+  const base = {
+    service: 'network' as const,
+    method: 'GET' as const,
+    path: '/v2.0/networks',
+    url: 'https://neutron.example:9696/v2.0/networks',
+    cause: new Error('x'),
+  };
 
   it('classifies connection failures as Unreachable, before anything was sent', () => {
     const error = errorFromNetwork({ ...base, code: 'ECONNREFUSED' });

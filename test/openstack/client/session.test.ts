@@ -65,7 +65,11 @@ describe('OpenStackSession against a stand-in', () => {
     standIn.reply = () => ({ status: 200, body: { networks: [{ id: 'n1', name: 'a' }] }, headers: { 'x-openstack-request-id': 'req-1' } });
     const s = await session();
     const results = await Promise.all(Array.from({ length: 20 }, () => s.request('network', { method: 'GET', path: '/v2.0/networks' }, networks)));
-    await s.request('network', { method: 'GET', path: '/v2.0/networks', query: { name: 'a', fields: ['id', 'name'], shared: false, skip: undefined } }, networks);
+    await s.request(
+      'network',
+      { method: 'GET', path: '/v2.0/networks', query: { name: 'a', fields: ['id', 'name'], shared: false, skip: undefined } },
+      networks,
+    );
     expect(standIn.tokensIssued).toBe(1);
     expect(results[0]).toMatchObject({ status: 200, body: { networks: [{ id: 'n1', name: 'a' }] }, requestId: 'req-1' });
     const last = standIn.requests.at(-1)!;
@@ -88,7 +92,9 @@ describe('OpenStackSession against a stand-in', () => {
     const s = await OpenStackSession.create(loadCloud({ cloudsYaml: yaml, cloudName: 'ac' }));
     sessions.push(s);
     await s.request('network', { method: 'GET', path: '/v2.0/networks' }, anything);
-    expect(standIn.authBodies[0]).toEqual({ auth: { identity: { methods: ['application_credential'], application_credential: { id: 'ac1', secret: password } } } });
+    expect(standIn.authBodies[0]).toEqual({
+      auth: { identity: { methods: ['application_credential'], application_credential: { id: 'ac1', secret: password } } },
+    });
   });
 
   it('refreshes the token shortly before it expires, once for concurrent callers', async () => {
@@ -113,7 +119,10 @@ describe('OpenStackSession against a stand-in', () => {
     expect(standIn.tokensIssued).toBe(2);
     expect(standIn.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'POST']);
 
-    standIn.reply = () => ({ status: 401, body: { error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' } } });
+    standIn.reply = () => ({
+      status: 401,
+      body: { error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' } },
+    });
     const error = await failure(s.request('compute', { method: 'GET', path: '/servers' }, anything));
     expect(error.kind).toBe('Unauthorized');
     expect(error.message).toBe(
@@ -307,7 +316,10 @@ describe('OpenStackSession against a stand-in', () => {
   it('waits longer for a create than for a read, and never repeats a create that timed out', async () => {
     await start();
     const created = { network: { id: 'n1', name: 'made-slowly' } };
-    standIn.reply = (request) => (request.url.endsWith('/v2.0/networks') ? { status: request.method === 'POST' ? 201 : 200, body: request.method === 'POST' ? created : { networks: [] }, delayMs: 600 } : { status: 200, body: {} });
+    standIn.reply = (request) =>
+      request.url.endsWith('/v2.0/networks')
+        ? { status: request.method === 'POST' ? 201 : 200, body: request.method === 'POST' ? created : { networks: [] }, delayMs: 600 }
+        : { status: 200, body: {} };
     const s = await session({}, { timeoutMs: 200, unrepeatableTimeoutMs: 5_000 });
     const read = await failure(s.request('network', { method: 'GET', path: '/v2.0/networks' }, anything));
     expect(read.message).toBe('neutron GET /v2.0/networks: timed out: no response within 0.2s');

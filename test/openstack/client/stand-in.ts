@@ -113,7 +113,9 @@ export class StandIn {
   }
 
   private issue(body: string, res: http.ServerResponse): void {
-    const auth = JSON.parse(body) as { auth: { identity: { methods: string[]; password?: { user: { password: string } }; application_credential?: { secret: string } } } };
+    const auth = JSON.parse(body) as {
+      auth: { identity: { methods: string[]; password?: { user: { password: string } }; application_credential?: { secret: string } } };
+    };
     this.authBodies.push(auth);
     const identity = auth.auth.identity;
     const ok = identity.methods[0] === 'password' ? identity.password?.user.password === password : identity.application_credential?.secret === password;
@@ -148,13 +150,30 @@ export class StandIn {
 
 function send(res: http.ServerResponse, reply: Reply): void {
   const text = reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
-  const headers: Record<string, string> = { ...(reply.body !== undefined && typeof reply.body !== 'string' ? { 'Content-Type': 'application/json' } : {}), ...reply.headers };
+  const headers: Record<string, string> = {
+    ...(reply.body !== undefined && typeof reply.body !== 'string' ? { 'Content-Type': 'application/json' } : {}),
+    ...reply.headers,
+  };
   res.writeHead(reply.status, headers);
   res.end(text);
 }
 
 export function cloudsYaml(authUrl: string, extra: Record<string, string> = {}, authExtra: Record<string, string> = {}): string {
-  const auth = { auth_url: authUrl, username: 'demo', password, project_name: 'demo', user_domain_name: 'Default', project_domain_name: 'Default', ...authExtra };
-  const lines = ['clouds:', '  test:', '    auth:', ...Object.entries(auth).map(([k, v]) => `      ${k}: "${v}"`), ...Object.entries(extra).map(([k, v]) => `    ${k}: ${v}`)];
+  const auth = {
+    auth_url: authUrl,
+    username: 'demo',
+    password,
+    project_name: 'demo',
+    user_domain_name: 'Default',
+    project_domain_name: 'Default',
+    ...authExtra,
+  };
+  const lines = [
+    'clouds:',
+    '  test:',
+    '    auth:',
+    ...Object.entries(auth).map(([k, v]) => `      ${k}: "${v}"`),
+    ...Object.entries(extra).map(([k, v]) => `    ${k}: ${v}`),
+  ];
   return `${lines.join('\n')}\n`;
 }

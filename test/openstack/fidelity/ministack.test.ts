@@ -29,7 +29,7 @@ if (cloudsPath === undefined && inCi) {
     });
   });
 } else if (cloudsPath === undefined) {
-  console.warn('fidelity against ministack skipped: MINISTACK_CLOUDS (path to a running ministack\'s clouds.yaml) is not set');
+  console.warn("fidelity against ministack skipped: MINISTACK_CLOUDS (path to a running ministack's clouds.yaml) is not set");
 }
 
 /** Octavia and Nova on ministack take seconds per transition; these are generous on two busy cores. */
@@ -61,7 +61,11 @@ describe.skipIf(cloudsPath === undefined)(`fidelity against ministack${recording
         const usage = (await createServiceClients(admin).neutron.getQuotas(projectId))[resource];
         if (usage === undefined) throw new Error(`Neutron reports no ${resource} quota for project ${projectId}`);
         const setLimit = async (limit: number) => {
-          await admin.request('network', { method: 'PUT', path: `/v2.0/quotas/${projectId}`, body: { quota: { [resource]: limit } }, idempotent: true }, z.unknown());
+          await admin.request(
+            'network',
+            { method: 'PUT', path: `/v2.0/quotas/${projectId}`, body: { quota: { [resource]: limit } }, idempotent: true },
+            z.unknown(),
+          );
         };
         await setLimit(usage.used);
         return () => setLimit(usage.limit);
@@ -80,7 +84,10 @@ describe.skipIf(cloudsPath === undefined)(`fidelity against ministack${recording
   for (const scenario of selected) {
     it(scenario.name, async () => {
       const result = results.get(scenario.name)!;
-      const problems = [...(result.failure === undefined ? [] : [`stopped: ${result.failure}`]), ...result.cleanupFailures.map((failure) => `cleanup: ${failure}`)];
+      const problems = [
+        ...(result.failure === undefined ? [] : [`stopped: ${result.failure}`]),
+        ...result.cleanupFailures.map((failure) => `cleanup: ${failure}`),
+      ];
       if (recording) {
         expect(problems, 'a run with problems is not recorded').toEqual([]);
         await writeFixture(result.record);
@@ -119,7 +126,10 @@ async function leftovers(clients: ServiceClients, prefix: string): Promise<strin
     ...named('router', routers),
     ...named('security group', groups),
     // Floating IPs have no name; the scenarios put theirs in the description.
-    ...named('floating IP', floatingIps.map((fip) => ({ id: fip.id, name: fip.description }))),
+    ...named(
+      'floating IP',
+      floatingIps.map((fip) => ({ id: fip.id, name: fip.description })),
+    ),
     ...named('server', servers),
     ...named('load balancer', loadBalancers),
     ...named('volume', volumes),

@@ -121,7 +121,12 @@ export class Recorder {
    * statuses seen, starting with `initial` (what the create call answered)
    * so that a fast transition still shows where the resource started.
    */
-  async poll<T>(call: string, read: () => Promise<T>, statusOf: (value: T) => string, options: PollOptions & { until: readonly string[]; initial?: string }): Promise<T> {
+  async poll<T>(
+    call: string,
+    read: () => Promise<T>,
+    statusOf: (value: T) => string,
+    options: PollOptions & { until: readonly string[]; initial?: string },
+  ): Promise<T> {
     const statuses: string[] = options.initial === undefined ? [] : [options.initial];
     const seen = (status: string) => {
       if (statuses.at(-1) !== status) statuses.push(status);
@@ -267,7 +272,9 @@ export function disagreements(recorded: ScenarioRecord, actual: ScenarioRecord, 
       continue;
     }
     if (got.call !== want.call) {
-      found.push(`${recorded.scenario}: call #${index + 1} is ${got.call} (${outcomeText(got)}), recorded ${want.call} (${outcomeText(want)}); not comparing further`);
+      found.push(
+        `${recorded.scenario}: call #${index + 1} is ${got.call} (${outcomeText(got)}), recorded ${want.call} (${outcomeText(want)}); not comparing further`,
+      );
       break;
     }
     const where = `${recorded.scenario}: ${want.call}`;
@@ -333,5 +340,9 @@ export async function writeFixture(record: ScenarioRecord): Promise<void> {
 function sortedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedKeys);
   if (!isJsonObject(value)) return value;
-  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortedKeys(value[key])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortedKeys(value[key])]),
+  );
 }

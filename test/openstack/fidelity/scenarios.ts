@@ -148,10 +148,14 @@ async function settle<T>(read: () => Promise<T>, done: (value: T) => boolean, ti
 
 async function untilNotFound(read: () => Promise<unknown>, timeoutMs: number, intervalMs: number): Promise<void> {
   await settle(
-    () => read().then(() => false, (error: unknown) => {
-      if (isNotFound(error)) return true;
-      throw error;
-    }),
+    () =>
+      read().then(
+        () => false,
+        (error: unknown) => {
+          if (isNotFound(error)) return true;
+          throw error;
+        },
+      ),
     (gone) => gone,
     timeoutMs,
     intervalMs,
@@ -164,7 +168,11 @@ const unknownId = '00000000-0000-4000-8000-000000000000';
 
 async function networkWithSubnet(ctx: Context, label: string, cidr: string, recordShapes = false): Promise<{ network: Network; subnet: Subnet }> {
   const { neutron, rec, cleanup } = ctx;
-  const network = await rec.call(`createNetwork(${label})`, () => neutron.createNetwork({ name: ctx.name(label), admin_state_up: true }), recordShapes ? { resource: 'network' } : undefined);
+  const network = await rec.call(
+    `createNetwork(${label})`,
+    () => neutron.createNetwork({ name: ctx.name(label), admin_state_up: true }),
+    recordShapes ? { resource: 'network' } : undefined,
+  );
   cleanup.add(`network ${network.id}`, () => neutron.deleteNetwork(network.id));
   const subnet = await rec.call(
     `createSubnet(${label})`,
@@ -189,7 +197,11 @@ async function routerWithGateway(ctx: Context, recordShapes = false) {
 
 async function addInterface(ctx: Context, routerId: string, subnetId: string, recordShapes = false) {
   const { neutron, rec, cleanup } = ctx;
-  const added = await rec.call('addInterface', () => neutron.addInterface(routerId, { subnet_id: subnetId }), recordShapes ? { resource: 'routerInterface' } : undefined);
+  const added = await rec.call(
+    'addInterface',
+    () => neutron.addInterface(routerId, { subnet_id: subnetId }),
+    recordShapes ? { resource: 'routerInterface' } : undefined,
+  );
   cleanup.add(`interface of router ${routerId} on ${subnetId}`, () => neutron.removeInterface(routerId, { subnet_id: subnetId }).then(() => undefined));
   return added;
 }
@@ -214,20 +226,32 @@ const router: Scenario = {
     const a = await networkWithSubnet(ctx, 'a', '10.61.2.0/24');
     const created = await routerWithGateway(ctx, true);
     await addInterface(ctx, created.id, a.subnet.id, true);
-    const withInterface = await rec.call('getRouter', () => neutron.getRouter(created.id), { resource: 'router', nested: ['external_gateway_info', 'external_gateway_info.external_fixed_ips[0]'] });
+    const withInterface = await rec.call('getRouter', () => neutron.getRouter(created.id), {
+      resource: 'router',
+      nested: ['external_gateway_info', 'external_gateway_info.external_fixed_ips[0]'],
+    });
 
     // A second network with the same CIDR cannot be routed by the same router.
     const b = await networkWithSubnet(ctx, 'b', '10.61.2.0/24');
     const overlapping = await rec.attempt('addInterface(overlapping CIDR)', () => neutron.addInterface(created.id, { subnet_id: b.subnet.id }));
-    if (overlapping.ok) cleanup.add(`interface of router ${created.id} on ${b.subnet.id}`, () => neutron.removeInterface(created.id, { subnet_id: b.subnet.id }).then(() => undefined));
+    if (overlapping.ok)
+      cleanup.add(`interface of router ${created.id} on ${b.subnet.id}`, () =>
+        neutron.removeInterface(created.id, { subnet_id: b.subnet.id }).then(() => undefined),
+      );
 
     await rec.attempt('deleteSubnet(router interface)', () => neutron.deleteSubnet(a.subnet.id));
     await rec.attempt('deleteNetwork(router interface)', () => neutron.deleteNetwork(a.network.id));
     await rec.attempt('deleteRouter(with interface)', () => neutron.deleteRouter(created.id));
     await rec.call('removeInterface', () => neutron.removeInterface(created.id, { subnet_id: a.subnet.id }), { resource: 'routerInterface' });
     // The reconciler trusts a router read at an unchanged revision to have the interfaces it had (resource/router.ts).
-    await rec.answer('getRouter(after removeInterface)', () => neutron.getRouter(created.id), (withoutInterface) =>
-      [`add ${movedOn(created.revision_number, withInterface.revision_number)}`, `remove ${movedOn(withInterface.revision_number, withoutInterface.revision_number)}`].join(', '),
+    await rec.answer(
+      'getRouter(after removeInterface)',
+      () => neutron.getRouter(created.id),
+      (withoutInterface) =>
+        [
+          `add ${movedOn(created.revision_number, withInterface.revision_number)}`,
+          `remove ${movedOn(withInterface.revision_number, withoutInterface.revision_number)}`,
+        ].join(', '),
     );
     await rec.call('deleteRouter', () => neutron.deleteRouter(created.id));
   },
@@ -248,7 +272,15 @@ const securityGroup: Scenario = {
       nested: ['security_group_rules[0]'],
     });
     cleanup.add(`security group ${group.id}`, () => neutron.deleteSecurityGroup(group.id));
-    const ssh = { security_group_id: group.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', port_range_min: 22, port_range_max: 22, remote_ip_prefix: '0.0.0.0/0' } as const;
+    const ssh = {
+      security_group_id: group.id,
+      direction: 'ingress',
+      ethertype: 'IPv4',
+      protocol: 'tcp',
+      port_range_min: 22,
+      port_range_max: 22,
+      remote_ip_prefix: '0.0.0.0/0',
+    } as const;
     const rule = await rec.call('createSecurityGroupRule', () => neutron.createSecurityGroupRule(ssh), { resource: 'securityGroupRule' });
     cleanup.add(`security group rule ${rule.id}`, () => neutron.deleteSecurityGroupRule(rule.id));
     const duplicate = await rec.attempt('createSecurityGroupRule(duplicate)', () => neutron.createSecurityGroupRule(ssh));
@@ -267,7 +299,12 @@ const port: Scenario = {
     const { network, subnet } = await networkWithSubnet(ctx, 'net', '10.61.4.0/24');
     const group = await rec.call('createSecurityGroup', () => neutron.createSecurityGroup({ name: ctx.name('sg') }));
     cleanup.add(`security group ${group.id}`, () => neutron.deleteSecurityGroup(group.id));
-    const spec = { network_id: network.id, name: ctx.name('port'), fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.61.4.10' }], security_groups: [group.id] };
+    const spec = {
+      network_id: network.id,
+      name: ctx.name('port'),
+      fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.61.4.10' }],
+      security_groups: [group.id],
+    };
     const created = await rec.call('createPort', () => neutron.createPort(spec), { resource: 'port', nested: ['fixed_ips[0]'] });
     cleanup.add(`port ${created.id}`, () => neutron.deletePort(created.id));
     const clash = await rec.attempt('createPort(address in use)', () => neutron.createPort({ ...spec, name: ctx.name('port-clash') }));
@@ -276,15 +313,25 @@ const port: Scenario = {
     // Many ports by ID in one list (a repeated filter's values are ORed), as resyncs read them; an unknown ID adds nothing.
     const second = await rec.call('createPort(second)', () => neutron.createPort({ network_id: network.id, name: ctx.name('port-2') }));
     cleanup.add(`port ${second.id}`, () => neutron.deletePort(second.id));
-    const named = (ports: { id: string }[]) => ports.map((found) => (found.id === created.id ? 'first' : found.id === second.id ? 'second' : 'another')).sort().join(', ');
+    const named = (ports: { id: string }[]) =>
+      ports
+        .map((found) => (found.id === created.id ? 'first' : found.id === second.id ? 'second' : 'another'))
+        .sort()
+        .join(', ');
     await rec.answer('listPorts(by id)', () => neutron.listPorts({ id: [created.id, second.id, unknownId] }), named);
     await rec.call('deletePort(second)', () => neutron.deletePort(second.id));
 
     // Zed takes a port's tags in its create (tag-ports-during-bulk-creation), not a network's (tag-creation came with 2024.1).
-    await rec.answer('listExtensions(tags at creation)', () => neutron.listExtensions(), (all) =>
-      ['tag-ports-during-bulk-creation', 'tag-creation'].map((alias) => `${alias} ${all.some((extension) => extension.alias === alias)}`).join(', '),
+    await rec.answer(
+      'listExtensions(tags at creation)',
+      () => neutron.listExtensions(),
+      (all) => ['tag-ports-during-bulk-creation', 'tag-creation'].map((alias) => `${alias} ${all.some((extension) => extension.alias === alias)}`).join(', '),
     );
-    const tagged = await rec.answer('createPort(tags)', () => neutron.createPort({ network_id: network.id, name: ctx.name('port-tagged'), tags: ['fidelity', 'capo'] }), (port) => [...(port.tags ?? [])].sort().join(','));
+    const tagged = await rec.answer(
+      'createPort(tags)',
+      () => neutron.createPort({ network_id: network.id, name: ctx.name('port-tagged'), tags: ['fidelity', 'capo'] }),
+      (port) => [...(port.tags ?? [])].sort().join(','),
+    );
     cleanup.add(`port ${tagged.id}`, () => neutron.deletePort(tagged.id));
     await rec.call('deletePort(tags)', () => neutron.deletePort(tagged.id));
     const refused = await rec.attempt('createNetwork(tags)', () => neutron.createNetwork({ name: ctx.name('net-tagged'), tags: ['fidelity'] }));
@@ -308,21 +355,46 @@ const floatingIp: Scenario = {
     const target = await rec.call('createPort', () => neutron.createPort({ network_id: network.id, name: ctx.name('port') }));
     cleanup.add(`port ${target.id}`, () => neutron.deletePort(target.id));
 
-    const created = await rec.call('createFloatingIp', () => neutron.createFloatingIp({ floating_network_id: ctx.seed.externalNetworkId, description: ctx.name('fip') }), {
+    const created = await rec.call(
+      'createFloatingIp',
+      () => neutron.createFloatingIp({ floating_network_id: ctx.seed.externalNetworkId, description: ctx.name('fip') }),
+      {
+        resource: 'floatingIp',
+      },
+    );
+    cleanup.add(`floating IP ${created.id}`, () => neutron.deleteFloatingIp(created.id));
+    const associated = await rec.call('updateFloatingIp(associate)', () => neutron.updateFloatingIp(created.id, { port_id: target.id }), {
       resource: 'floatingIp',
     });
-    cleanup.add(`floating IP ${created.id}`, () => neutron.deleteFloatingIp(created.id));
-    const associated = await rec.call('updateFloatingIp(associate)', () => neutron.updateFloatingIp(created.id, { port_id: target.id }), { resource: 'floatingIp' });
     const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.timeoutMs };
-    await rec.poll('getFloatingIp(until ACTIVE)', () => neutron.getFloatingIp(created.id), (fip) => fip.status, { ...poll, until: ['ACTIVE', 'ERROR'], initial: associated.status });
+    await rec.poll(
+      'getFloatingIp(until ACTIVE)',
+      () => neutron.getFloatingIp(created.id),
+      (fip) => fip.status,
+      { ...poll, until: ['ACTIVE', 'ERROR'], initial: associated.status },
+    );
     // An update naming other fields keeps the association...
-    await rec.call('updateFloatingIp(description only)', () => neutron.updateFloatingIp(created.id, { description: ctx.name('fip-described') }), { resource: 'floatingIp' });
+    await rec.call('updateFloatingIp(description only)', () => neutron.updateFloatingIp(created.id, { description: ctx.name('fip-described') }), {
+      resource: 'floatingIp',
+    });
     // ...an empty one (gophercloud's disassociation, as CAPO sends it) drops it, like port_id null.
     const emptied = await rec.call('updateFloatingIp(empty body)', () => neutron.updateFloatingIp(created.id, {}), { resource: 'floatingIp' });
-    await rec.poll('getFloatingIp(until DOWN after the empty update)', () => neutron.getFloatingIp(created.id), (fip) => fip.status, { ...poll, until: ['DOWN', 'ERROR'], initial: emptied.status });
+    await rec.poll(
+      'getFloatingIp(until DOWN after the empty update)',
+      () => neutron.getFloatingIp(created.id),
+      (fip) => fip.status,
+      { ...poll, until: ['DOWN', 'ERROR'], initial: emptied.status },
+    );
     await rec.call('updateFloatingIp(associate again)', () => neutron.updateFloatingIp(created.id, { port_id: target.id }), { resource: 'floatingIp' });
-    const disassociated = await rec.call('updateFloatingIp(disassociate)', () => neutron.updateFloatingIp(created.id, { port_id: null }), { resource: 'floatingIp' });
-    await rec.poll('getFloatingIp(until DOWN)', () => neutron.getFloatingIp(created.id), (fip) => fip.status, { ...poll, until: ['DOWN', 'ERROR'], initial: disassociated.status });
+    const disassociated = await rec.call('updateFloatingIp(disassociate)', () => neutron.updateFloatingIp(created.id, { port_id: null }), {
+      resource: 'floatingIp',
+    });
+    await rec.poll(
+      'getFloatingIp(until DOWN)',
+      () => neutron.getFloatingIp(created.id),
+      (fip) => fip.status,
+      { ...poll, until: ['DOWN', 'ERROR'], initial: disassociated.status },
+    );
     await rec.call('deleteFloatingIp', () => neutron.deleteFloatingIp(created.id));
     await rec.attempt('getFloatingIp(deleted)', () => neutron.getFloatingIp(created.id));
   },
@@ -333,7 +405,9 @@ const server: Scenario = {
   async run(ctx) {
     const { neutron, nova, rec, cleanup, timing, seed } = ctx;
     const { network, subnet } = await networkWithSubnet(ctx, 'net', '10.61.6.0/24');
-    const nic = await rec.call('createPort', () => neutron.createPort({ network_id: network.id, name: ctx.name('port'), fixed_ips: [{ subnet_id: subnet.id }] }));
+    const nic = await rec.call('createPort', () =>
+      neutron.createPort({ network_id: network.id, name: ctx.name('port'), fixed_ips: [{ subnet_id: subnet.id }] }),
+    );
     cleanup.add(`port ${nic.id}`, () => neutron.deletePort(nic.id));
     const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.serverTimeoutMs };
     const removeServer = (id: string) => async () => {
@@ -347,16 +421,29 @@ const server: Scenario = {
     );
     if (missingImage.ok) cleanup.add(`server ${missingImage.value.id}`, removeServer(missingImage.value.id));
 
-    const created = await rec.call('createServer', () => nova.createServer({ name: ctx.name('vm'), imageRef: seed.imageId, flavorRef: seed.flavorId, networks: [{ port: nic.id }] }), {
-      resource: 'createdServer',
-    });
+    const created = await rec.call(
+      'createServer',
+      () => nova.createServer({ name: ctx.name('vm'), imageRef: seed.imageId, flavorRef: seed.flavorId, networks: [{ port: nic.id }] }),
+      {
+        resource: 'createdServer',
+      },
+    );
     cleanup.add(`server ${created.id}`, removeServer(created.id));
-    await rec.poll('getServer(until ACTIVE)', () => nova.getServer(created.id), (vm) => vm.status, { ...poll, until: ['ACTIVE', 'ERROR'] });
+    await rec.poll(
+      'getServer(until ACTIVE)',
+      () => nova.getServer(created.id),
+      (vm) => vm.status,
+      { ...poll, until: ['ACTIVE', 'ERROR'] },
+    );
     await rec.call('getServer', () => nova.getServer(created.id), { resource: 'server', nested: ['addresses.*[0]', 'flavor', 'image', 'security_groups[0]'] });
     // Servers by any of several tags in one list, as resyncs read them by their owner tags.
     const tag = ctx.name('owner');
     await rec.call('addServerTag', () => nova.addServerTag(created.id, tag));
-    await rec.answer('listServers(tags-any)', () => nova.listServers({ 'tags-any': [ctx.name('nobody'), tag] }), (servers) => servers.map((found) => (found.id === created.id ? 'created' : 'another')).join(', '));
+    await rec.answer(
+      'listServers(tags-any)',
+      () => nova.listServers({ 'tags-any': [ctx.name('nobody'), tag] }),
+      (servers) => servers.map((found) => (found.id === created.id ? 'created' : 'another')).join(', '),
+    );
     await rec.call('getPort(bound)', () => neutron.getPort(nic.id), { resource: 'port', nested: ['fixed_ips[0]'] });
     await rec.call('deleteServer', () => nova.deleteServer(created.id));
     await rec.untilGone('getServer(until gone)', () => nova.getServer(created.id), poll);
@@ -369,21 +456,38 @@ const serverResetState: Scenario = {
   async run(ctx) {
     const { nova, rec, cleanup, timing, seed, cloud } = ctx;
     const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.serverTimeoutMs };
-    const created = await rec.call('createServer', () => nova.createServer({ name: ctx.name('vm'), imageRef: seed.imageId, flavorRef: seed.flavorId, networks: 'none' }));
+    const created = await rec.call('createServer', () =>
+      nova.createServer({ name: ctx.name('vm'), imageRef: seed.imageId, flavorRef: seed.flavorId, networks: 'none' }),
+    );
     cleanup.add(`server ${created.id}`, async () => {
       await ignoringNotFound(() => nova.deleteServer(created.id));
       await untilNotFound(() => nova.getServer(created.id), timing.serverTimeoutMs, timing.intervalMs);
     });
-    await rec.poll('getServer(until ACTIVE)', () => nova.getServer(created.id), (vm) => vm.status, { ...poll, until: ['ACTIVE', 'ERROR'] });
+    await rec.poll(
+      'getServer(until ACTIVE)',
+      () => nova.getServer(created.id),
+      (vm) => vm.status,
+      { ...poll, until: ['ACTIVE', 'ERROR'] },
+    );
     const action = (transport: ServiceTransport, state: string) => () =>
       transport.request('compute', { method: 'POST', path: `/servers/${created.id}/action`, body: { 'os-resetState': { state } } }, z.unknown());
     const admin = new ObservingTransport(cloud.adminTransport);
     await rec.attempt('resetState(error, as a member)', action(new ObservingTransport(cloud.transport), 'error'));
     await rec.attempt('resetState(a state it does not take)', action(admin, 'paused'));
     await rec.call('resetState(error)', action(admin, 'error'));
-    await rec.poll('getServer(after reset to error)', () => nova.getServer(created.id), (vm) => vm.status, { ...poll, until: ['ERROR'] });
+    await rec.poll(
+      'getServer(after reset to error)',
+      () => nova.getServer(created.id),
+      (vm) => vm.status,
+      { ...poll, until: ['ERROR'] },
+    );
     await rec.call('resetState(active)', action(admin, 'active'));
-    await rec.poll('getServer(after reset to active)', () => nova.getServer(created.id), (vm) => vm.status, { ...poll, until: ['ACTIVE'] });
+    await rec.poll(
+      'getServer(after reset to active)',
+      () => nova.getServer(created.id),
+      (vm) => vm.status,
+      { ...poll, until: ['ACTIVE'] },
+    );
   },
 };
 
@@ -424,32 +528,74 @@ const loadBalancer: Scenario = {
     let created: LoadBalancer;
     for (let round = 1; ; round++) {
       const mark = rec.observations.length;
-      created = await rec.call('createLoadBalancer', () => octavia.createLoadBalancer({ name: ctx.name('lb'), vip_subnet_id: subnet.id }), { resource: 'loadBalancer' });
-      const early = await rec.attempt('createListener(while PENDING_CREATE)', () => octavia.createListener({ name: ctx.name('early'), protocol: 'TCP', protocol_port: 8080, loadbalancer_id: created.id }));
+      created = await rec.call('createLoadBalancer', () => octavia.createLoadBalancer({ name: ctx.name('lb'), vip_subnet_id: subnet.id }), {
+        resource: 'loadBalancer',
+      });
+      const early = await rec.attempt('createListener(while PENDING_CREATE)', () =>
+        octavia.createListener({ name: ctx.name('early'), protocol: 'TCP', protocol_port: 8080, loadbalancer_id: created.id }),
+      );
       if (!early.ok || round === 3) break;
       rec.rewind(mark);
     }
-    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, { ...poll, until, initial: created.provisioning_status });
-    // Children turn ACTIVE together with their load balancer; wait for it too before the next change, unrecorded.
-    const loadBalancerActive = () => settle(() => octavia.getLoadBalancer(created.id), (lb: LoadBalancer) => lb.provisioning_status === 'ACTIVE', timing.loadBalancerTimeoutMs, timing.intervalMs);
-
-    const listener = await rec.call('createListener', () => octavia.createListener({ name: ctx.name('listener'), protocol: 'TCP', protocol_port: 6443, loadbalancer_id: created.id }), {
-      resource: 'listener',
+    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, {
+      ...poll,
+      until,
+      initial: created.provisioning_status,
     });
-    await rec.poll('getListener(until ACTIVE)', () => octavia.getListener(listener.id), byProvisioningStatus, { ...poll, until, initial: listener.provisioning_status });
+    // Children turn ACTIVE together with their load balancer; wait for it too before the next change, unrecorded.
+    const loadBalancerActive = () =>
+      settle(
+        () => octavia.getLoadBalancer(created.id),
+        (lb: LoadBalancer) => lb.provisioning_status === 'ACTIVE',
+        timing.loadBalancerTimeoutMs,
+        timing.intervalMs,
+      );
+
+    const listener = await rec.call(
+      'createListener',
+      () => octavia.createListener({ name: ctx.name('listener'), protocol: 'TCP', protocol_port: 6443, loadbalancer_id: created.id }),
+      {
+        resource: 'listener',
+      },
+    );
+    await rec.poll('getListener(until ACTIVE)', () => octavia.getListener(listener.id), byProvisioningStatus, {
+      ...poll,
+      until,
+      initial: listener.provisioning_status,
+    });
     await loadBalancerActive();
-    const pool = await rec.call('createPool', () => octavia.createPool({ name: ctx.name('pool'), protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN', listener_id: listener.id }), { resource: 'pool' });
+    const pool = await rec.call(
+      'createPool',
+      () => octavia.createPool({ name: ctx.name('pool'), protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN', listener_id: listener.id }),
+      { resource: 'pool' },
+    );
     await rec.poll('getPool(until ACTIVE)', () => octavia.getPool(pool.id), byProvisioningStatus, { ...poll, until, initial: pool.provisioning_status });
     await loadBalancerActive();
-    const member = await rec.call('createMember', () => octavia.createMember(pool.id, { name: ctx.name('member'), address: '10.61.7.20', protocol_port: 6443, subnet_id: subnet.id }), {
-      resource: 'member',
+    const member = await rec.call(
+      'createMember',
+      () => octavia.createMember(pool.id, { name: ctx.name('member'), address: '10.61.7.20', protocol_port: 6443, subnet_id: subnet.id }),
+      {
+        resource: 'member',
+      },
+    );
+    await rec.poll('getMember(until ACTIVE)', () => octavia.getMember(pool.id, member.id), byProvisioningStatus, {
+      ...poll,
+      until,
+      initial: member.provisioning_status,
     });
-    await rec.poll('getMember(until ACTIVE)', () => octavia.getMember(pool.id, member.id), byProvisioningStatus, { ...poll, until, initial: member.provisioning_status });
     await loadBalancerActive();
-    const monitor = await rec.call('createHealthMonitor', () => octavia.createHealthMonitor({ name: ctx.name('hm'), pool_id: pool.id, type: 'TCP', delay: 5, timeout: 3, max_retries: 3 }), {
-      resource: 'healthMonitor',
+    const monitor = await rec.call(
+      'createHealthMonitor',
+      () => octavia.createHealthMonitor({ name: ctx.name('hm'), pool_id: pool.id, type: 'TCP', delay: 5, timeout: 3, max_retries: 3 }),
+      {
+        resource: 'healthMonitor',
+      },
+    );
+    await rec.poll('getHealthMonitor(until ACTIVE)', () => octavia.getHealthMonitor(monitor.id), byProvisioningStatus, {
+      ...poll,
+      until,
+      initial: monitor.provisioning_status,
     });
-    await rec.poll('getHealthMonitor(until ACTIVE)', () => octavia.getHealthMonitor(monitor.id), byProvisioningStatus, { ...poll, until, initial: monitor.provisioning_status });
     await loadBalancerActive();
     await rec.call('getLoadBalancer', () => octavia.getLoadBalancer(created.id), { resource: 'loadBalancer', nested: ['listeners[0]', 'pools[0]'] });
     await rec.call('getPool', () => octavia.getPool(pool.id), { resource: 'pool', nested: ['listeners[0]', 'members[0]'] });
@@ -496,7 +642,11 @@ const loadBalancerGraph: Scenario = {
         }),
       { resource: 'loadBalancerGraph', nested: ['listeners[0]', 'pools[0]', 'pools[0].healthmonitor', 'pools[0].members[0]', 'pools[0].listeners[0]'] },
     );
-    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, { ...poll, until: ['ACTIVE', 'ERROR'], initial: created.provisioning_status });
+    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, {
+      ...poll,
+      until: ['ACTIVE', 'ERROR'],
+      initial: created.provisioning_status,
+    });
     const [listener] = await rec.call('listListeners', () => octavia.listListeners({ loadbalancer_id: created.id }));
     await rec.call('getListener', () => octavia.getListener(listener!.id), { resource: 'listener' });
     const [pool] = await rec.call('listPools', () => octavia.listPools({ loadbalancer_id: created.id }));
@@ -515,32 +665,63 @@ const memberBatch: Scenario = {
     const { octavia, rec, timing } = ctx;
     const { subnet } = await networkWithSubnet(ctx, 'net', '10.61.11.0/24');
     const poll = { intervalMs: timing.intervalMs, timeoutMs: timing.loadBalancerTimeoutMs };
-    const member = (host: number, extra: Partial<CreateMember> = {}): CreateMember => ({ name: ctx.name(`m${host}`), address: `10.61.11.${host}`, protocol_port: 6443, ...extra });
+    const member = (host: number, extra: Partial<CreateMember> = {}): CreateMember => ({
+      name: ctx.name(`m${host}`),
+      address: `10.61.11.${host}`,
+      protocol_port: 6443,
+      ...extra,
+    });
     // Built one by one: Zed's fully populated create can leave its children PENDING_CREATE for good (see load-balancer-graph).
     deleteAtCleanup(ctx, ctx.name('batch'));
     const created = await rec.call('createLoadBalancer', () => octavia.createLoadBalancer({ name: ctx.name('batch'), vip_subnet_id: subnet.id }));
-    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, { ...poll, until: ['ACTIVE', 'ERROR'], initial: created.provisioning_status });
-    const settled = () => settle(() => octavia.getLoadBalancer(created.id), (lb: LoadBalancer) => lb.provisioning_status === 'ACTIVE', timing.loadBalancerTimeoutMs, timing.intervalMs);
-    const listener = await rec.call('createListener', () => octavia.createListener({ name: ctx.name('batch'), protocol: 'TCP', protocol_port: 6443, loadbalancer_id: created.id }));
+    await rec.poll('getLoadBalancer(until ACTIVE)', () => octavia.getLoadBalancer(created.id), byProvisioningStatus, {
+      ...poll,
+      until: ['ACTIVE', 'ERROR'],
+      initial: created.provisioning_status,
+    });
+    const settled = () =>
+      settle(
+        () => octavia.getLoadBalancer(created.id),
+        (lb: LoadBalancer) => lb.provisioning_status === 'ACTIVE',
+        timing.loadBalancerTimeoutMs,
+        timing.intervalMs,
+      );
+    const listener = await rec.call('createListener', () =>
+      octavia.createListener({ name: ctx.name('batch'), protocol: 'TCP', protocol_port: 6443, loadbalancer_id: created.id }),
+    );
     await settled();
-    const pool = await rec.call('createPool', () => octavia.createPool({ name: ctx.name('batch'), protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN', listener_id: listener.id }));
+    const pool = await rec.call('createPool', () =>
+      octavia.createPool({ name: ctx.name('batch'), protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN', listener_id: listener.id }),
+    );
     await settled();
     await rec.call('createMember', () => octavia.createMember(pool.id, member(20, { tags: ['first'] })));
     await settled();
-    const monitor = await rec.call('createHealthMonitor', () => octavia.createHealthMonitor({ name: ctx.name('batch'), pool_id: pool.id, type: 'TCP', delay: 5, timeout: 3, max_retries: 3 }));
+    const monitor = await rec.call('createHealthMonitor', () =>
+      octavia.createHealthMonitor({ name: ctx.name('batch'), pool_id: pool.id, type: 'TCP', delay: 5, timeout: 3, max_retries: 3 }),
+    );
     await settled();
     // The status tree: every object below the load balancer with its statuses, in one read.
     await rec.call('getLoadBalancerStatus', () => octavia.getLoadBalancerStatus(created.id), {
       resource: 'loadBalancerStatus',
-      nested: ['statuses', 'statuses.loadbalancer', 'statuses.loadbalancer.listeners[0]', 'statuses.loadbalancer.listeners[0].pools[0]', 'statuses.loadbalancer.listeners[0].pools[0].health_monitor', 'statuses.loadbalancer.listeners[0].pools[0].members[0]'],
+      nested: [
+        'statuses',
+        'statuses.loadbalancer',
+        'statuses.loadbalancer.listeners[0]',
+        'statuses.loadbalancer.listeners[0].pools[0]',
+        'statuses.loadbalancer.listeners[0].pools[0].health_monitor',
+        'statuses.loadbalancer.listeners[0].pools[0].members[0]',
+      ],
     });
     const known = [created.id, listener.id, pool.id, monitor.id];
     const kinds = ['load balancer', 'listener', 'pool', 'monitor'];
-    await rec.answer('getLoadBalancerStatus(what it shows)', () => octavia.getLoadBalancerStatus(created.id), (tree) =>
-      [...provisioningStatuses(tree).entries()]
-        .map(([id, status]) => `${kinds[known.indexOf(id)] ?? 'member'} ${status}`)
-        .sort()
-        .join('; '),
+    await rec.answer(
+      'getLoadBalancerStatus(what it shows)',
+      () => octavia.getLoadBalancerStatus(created.id),
+      (tree) =>
+        [...provisioningStatuses(tree).entries()]
+          .map(([id, status]) => `${kinds[known.indexOf(id)] ?? 'member'} ${status}`)
+          .sort()
+          .join('; '),
     );
     const members = () => octavia.listMembers(pool.id);
     const described = (found: Member[]) =>
@@ -550,7 +731,9 @@ const memberBatch: Scenario = {
         .join('; ');
     const lbStatus = () => octavia.getLoadBalancer(created.id);
 
-    await rec.call('updateMembers(additive_only, two new)', () => octavia.updateMembers(pool.id, [member(21, { tags: ['batch'] }), member(22, { tags: ['batch'] })], { additiveOnly: true }));
+    await rec.call('updateMembers(additive_only, two new)', () =>
+      octavia.updateMembers(pool.id, [member(21, { tags: ['batch'] }), member(22, { tags: ['batch'] })], { additiveOnly: true }),
+    );
     await rec.answer('listMembers(right after)', members, described);
     await rec.answer('getLoadBalancer(right after)', lbStatus, byProvisioningStatus);
     await rec.attempt('updateMembers(while PENDING_UPDATE)', () => octavia.updateMembers(pool.id, [member(23)], { additiveOnly: true }));
@@ -558,11 +741,17 @@ const memberBatch: Scenario = {
     await rec.answer('listMembers(settled)', members, described);
 
     await rec.attempt('updateMembers(one address twice)', () => octavia.updateMembers(pool.id, [member(24), member(24)], { additiveOnly: true }));
-    await rec.attempt('updateMembers(reserved address)', () => octavia.updateMembers(pool.id, [{ ...member(25), address: '169.254.169.254' }], { additiveOnly: true }));
-    await rec.attempt('updateMembers(unknown subnet)', () => octavia.updateMembers(pool.id, [member(26, { subnet_id: '4f0ef1a5-2b47-4d27-9a0e-2f0e8f1b7c11' })], { additiveOnly: true }));
+    await rec.attempt('updateMembers(reserved address)', () =>
+      octavia.updateMembers(pool.id, [{ ...member(25), address: '169.254.169.254' }], { additiveOnly: true }),
+    );
+    await rec.attempt('updateMembers(unknown subnet)', () =>
+      octavia.updateMembers(pool.id, [member(26, { subnet_id: '4f0ef1a5-2b47-4d27-9a0e-2f0e8f1b7c11' })], { additiveOnly: true }),
+    );
     await rec.answer('getLoadBalancer(after refusals)', lbStatus, byProvisioningStatus);
 
-    await rec.call('updateMembers(additive_only, an existing address)', () => octavia.updateMembers(pool.id, [member(21, { weight: 5, tags: ['batch', 'heavier'] })], { additiveOnly: true }));
+    await rec.call('updateMembers(additive_only, an existing address)', () =>
+      octavia.updateMembers(pool.id, [member(21, { weight: 5, tags: ['batch', 'heavier'] })], { additiveOnly: true }),
+    );
     await rec.answer('listMembers(after the update)', members, described);
     await settled();
     await rec.call('updateMembers(the whole list)', () => octavia.updateMembers(pool.id, [member(20, { tags: ['first'] })], { additiveOnly: false }));
@@ -582,11 +771,21 @@ const volume: Scenario = {
     const created = await rec.call('createVolume', () => cinder.createVolume({ size: 1, name: ctx.name('vol') }), { resource: 'volume' });
     cleanup.add(`volume ${created.id}`, async () => {
       // Cinder refuses to delete a volume that is still being created.
-      await settle(() => cinder.getVolume(created.id), (v) => v.status !== 'creating', timing.timeoutMs, timing.intervalMs);
+      await settle(
+        () => cinder.getVolume(created.id),
+        (v) => v.status !== 'creating',
+        timing.timeoutMs,
+        timing.intervalMs,
+      );
       await ignoringNotFound(() => cinder.deleteVolume(created.id));
       await untilNotFound(() => cinder.getVolume(created.id), timing.timeoutMs, timing.intervalMs);
     });
-    await rec.poll('getVolume(until available)', () => cinder.getVolume(created.id), (v) => v.status, { ...poll, until: ['available', 'error'], initial: created.status });
+    await rec.poll(
+      'getVolume(until available)',
+      () => cinder.getVolume(created.id),
+      (v) => v.status,
+      { ...poll, until: ['available', 'error'], initial: created.status },
+    );
     await rec.call('getVolume', () => cinder.getVolume(created.id), { resource: 'volume' });
     await rec.call('deleteVolume', () => cinder.deleteVolume(created.id));
     await rec.untilGone('getVolume(until gone)', () => cinder.getVolume(created.id), poll);
@@ -600,11 +799,23 @@ const image: Scenario = {
     const { glance, rec, cleanup } = ctx;
     // The same bytes in every run (raw: any bytes are a valid raw disk).
     const data = Buffer.alloc(64 * 1024, 7);
-    const created = await rec.call('createImage', () => glance.createImage({ name: ctx.name('img'), disk_format: 'raw', container_format: 'bare', tags: ['fidelity'] }), { resource: 'image' });
+    const created = await rec.call(
+      'createImage',
+      () => glance.createImage({ name: ctx.name('img'), disk_format: 'raw', container_format: 'bare', tags: ['fidelity'] }),
+      { resource: 'image' },
+    );
     cleanup.add(`image ${created.id}`, () => ignoringNotFound(() => glance.deleteImage(created.id)));
     await rec.call('uploadImageData', () => glance.uploadImageData(created.id, Readable.from([data])));
     await rec.call('getImage(after upload)', () => glance.getImage(created.id), { resource: 'image' });
-    await rec.call('updateImage(name, tags)', () => glance.updateImage(created.id, [{ op: 'replace', path: '/name', value: ctx.name('img-renamed') }, { op: 'replace', path: '/tags', value: ['fidelity', 'renamed'] }]), { resource: 'image' });
+    await rec.call(
+      'updateImage(name, tags)',
+      () =>
+        glance.updateImage(created.id, [
+          { op: 'replace', path: '/name', value: ctx.name('img-renamed') },
+          { op: 'replace', path: '/tags', value: ['fidelity', 'renamed'] },
+        ]),
+      { resource: 'image' },
+    );
     await rec.attempt('uploadImageData(again)', () => glance.uploadImageData(created.id, Readable.from([data])));
     await rec.call('deleteImage', () => glance.deleteImage(created.id));
     await rec.attempt('getImage(deleted)', () => glance.getImage(created.id));
@@ -626,7 +837,21 @@ const overQuota: Scenario = {
   },
 };
 
-export const scenarios: readonly Scenario[] = [networkAndSubnet, router, securityGroup, port, floatingIp, server, serverResetState, loadBalancer, loadBalancerGraph, memberBatch, volume, image, overQuota];
+export const scenarios: readonly Scenario[] = [
+  networkAndSubnet,
+  router,
+  securityGroup,
+  port,
+  floatingIp,
+  server,
+  serverResetState,
+  loadBalancer,
+  loadBalancerGraph,
+  memberBatch,
+  volume,
+  image,
+  overQuota,
+];
 
 async function findSeed(cloud: FidelityCloud): Promise<Seed> {
   const clients = createServiceClients(cloud.transport);
@@ -634,7 +859,9 @@ async function findSeed(cloud: FidelityCloud): Promise<Seed> {
   const [image] = await clients.glance.findImages({ name: 'ubuntu-22.04' });
   const flavor = await clients.nova.findFlavorByName('m1.tiny');
   if (external === undefined || image === undefined || flavor === undefined) {
-    throw new Error(`the cloud lacks ministack's seed data: external network "public" ${external?.id ?? 'missing'}, image "ubuntu-22.04" ${image?.id ?? 'missing'}, flavor "m1.tiny" ${flavor?.id ?? 'missing'}`);
+    throw new Error(
+      `the cloud lacks ministack's seed data: external network "public" ${external?.id ?? 'missing'}, image "ubuntu-22.04" ${image?.id ?? 'missing'}, flavor "m1.tiny" ${flavor?.id ?? 'missing'}`,
+    );
   }
   return { externalNetworkId: external.id, imageId: image.id, flavorId: flavor.id };
 }
@@ -663,6 +890,8 @@ export async function runScenarios(cloud: FidelityCloud, selected: readonly Scen
   for (const scenario of selected.filter((s) => s.alone === true)) results.set(scenario.name, await runScenario(scenario, cloud, seed));
   const together = selected.filter((s) => s.alone !== true);
   const outcomes = await Promise.all(together.map((scenario) => runScenario(scenario, cloud, seed)));
-  together.forEach((scenario, index) => { results.set(scenario.name, outcomes[index]!); });
+  together.forEach((scenario, index) => {
+    results.set(scenario.name, outcomes[index]!);
+  });
   return results;
 }

@@ -8,7 +8,17 @@ const thing = z.looseObject({ id: z.string() });
 const things = linkedList('things', thing);
 
 function page(ids: string[], next?: string) {
-  return { things: ids.map((id) => ({ id, extra: true })), ...(next === undefined ? {} : { things_links: [{ rel: 'next', href: next }, { rel: 'self', href: 'x' }] }) };
+  return {
+    things: ids.map((id) => ({ id, extra: true })),
+    ...(next === undefined
+      ? {}
+      : {
+          things_links: [
+            { rel: 'next', href: next },
+            { rel: 'self', href: 'x' },
+          ],
+        }),
+  };
 }
 
 describe('ServiceCalls', () => {
@@ -92,6 +102,9 @@ describe('tagQuery', () => {
 describe('recordOf', () => {
   it('keeps the entries of the expected shape and drops the rest', () => {
     const schema = recordOf(z.object({ limit: z.number() }));
-    expect(schema.parse({ id: 'p1', volumes: { limit: 10, extra: 1 }, gigabytes: { limit: -1 } })).toEqual({ volumes: { limit: 10 }, gigabytes: { limit: -1 } });
+    expect(schema.parse({ id: 'p1', volumes: { limit: 10, extra: 1 }, gigabytes: { limit: -1 } })).toEqual({
+      volumes: { limit: 10 },
+      gigabytes: { limit: -1 },
+    });
   });
 });

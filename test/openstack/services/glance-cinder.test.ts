@@ -39,7 +39,12 @@ function image(id: string, extra: Record<string, unknown> = {}) {
 describe('GlanceClient', () => {
   it('lists with name, repeated tag, status and visibility filters and follows relative next links', async () => {
     const transport = new RecordingTransport()
-      .reply({ images: [image('i1')], first: '/v2/images?name=ubuntu-22.04', schema: '/v2/schemas/images', next: '/v2/images?name=ubuntu-22.04&tag=capi&tag=k8s&status=active&visibility=public&marker=i1' })
+      .reply({
+        images: [image('i1')],
+        first: '/v2/images?name=ubuntu-22.04',
+        schema: '/v2/schemas/images',
+        next: '/v2/images?name=ubuntu-22.04&tag=capi&tag=k8s&status=active&visibility=public&marker=i1',
+      })
       .reply({ images: [image('i2', { name: null })], first: '/v2/images', schema: '/v2/schemas/images' });
     const images = await new GlanceClient(transport).listImages({ name: 'ubuntu-22.04', tag: ['capi', 'k8s'], status: 'active', visibility: 'public' });
     expect(images.map((i) => [i.id, i.name])).toEqual([
@@ -49,8 +54,20 @@ describe('GlanceClient', () => {
     expect(images[0]!.os_distro).toBe('ubuntu');
     expect(images[0]!.stores).toBe('fs');
     expect(transport.calls.map(({ service, method, path, query, idempotent }) => ({ service, method, path, query, idempotent }))).toEqual([
-      { service: 'image', method: 'GET', path: '/v2/images', idempotent: true, query: { name: 'ubuntu-22.04', status: 'active', visibility: 'public', tag: ['capi', 'k8s'] } },
-      { service: 'image', method: 'GET', path: '/v2/images', idempotent: true, query: { name: 'ubuntu-22.04', status: 'active', visibility: 'public', tag: ['capi', 'k8s'], marker: 'i1' } },
+      {
+        service: 'image',
+        method: 'GET',
+        path: '/v2/images',
+        idempotent: true,
+        query: { name: 'ubuntu-22.04', status: 'active', visibility: 'public', tag: ['capi', 'k8s'] },
+      },
+      {
+        service: 'image',
+        method: 'GET',
+        path: '/v2/images',
+        idempotent: true,
+        query: { name: 'ubuntu-22.04', status: 'active', visibility: 'public', tag: ['capi', 'k8s'], marker: 'i1' },
+      },
     ]);
   });
 
@@ -120,12 +137,28 @@ describe('CinderClient', () => {
       path: '/volumes',
       idempotent: false,
       microversion: '3.60',
-      body: { volume: { size: 20, name: volume.name, volume_type: '__DEFAULT__', availability_zone: 'nova', imageRef: 'img-1', metadata: { 'capo-owner': 'uid-1' } } },
+      body: {
+        volume: { size: 20, name: volume.name, volume_type: '__DEFAULT__', availability_zone: 'nova', imageRef: 'img-1', metadata: { 'capo-owner': 'uid-1' } },
+      },
     });
   });
 
   it('gets, lists detail by name and metadata across pages, and deletes', async () => {
-    const attached = { ...volume, status: 'in-use', attachments: [{ server_id: 's1', attachment_id: 'a1', volume_id: volume.id, device: '/dev/vdb', host_name: null, attached_at: '2026-08-01T10:01:00.000000', id: volume.id }] };
+    const attached = {
+      ...volume,
+      status: 'in-use',
+      attachments: [
+        {
+          server_id: 's1',
+          attachment_id: 'a1',
+          volume_id: volume.id,
+          device: '/dev/vdb',
+          host_name: null,
+          attached_at: '2026-08-01T10:01:00.000000',
+          id: volume.id,
+        },
+      ],
+    };
     const transport = new RecordingTransport()
       .reply({ volume: attached })
       .reply({ volumes: [volume], volumes_links: [{ rel: 'next', href: `http://cinder:8776/v3/${project}/volumes/detail?limit=1&marker=${volume.id}` }] })
@@ -146,7 +179,19 @@ describe('CinderClient', () => {
 
   it('lists volume types and availability zones', async () => {
     const transport = new RecordingTransport()
-      .reply({ volume_types: [{ id: 't1', name: '__DEFAULT__', description: 'Default Volume Type', is_public: true, extra_specs: {}, qos_specs_id: null, 'os-volume-type-access:is_public': true }] })
+      .reply({
+        volume_types: [
+          {
+            id: 't1',
+            name: '__DEFAULT__',
+            description: 'Default Volume Type',
+            is_public: true,
+            extra_specs: {},
+            qos_specs_id: null,
+            'os-volume-type-access:is_public': true,
+          },
+        ],
+      })
       .reply({ availabilityZoneInfo: [{ zoneName: 'nova', zoneState: { available: true } }] });
     const cinder = new CinderClient(transport);
     expect((await cinder.listVolumeTypes())[0]!.name).toBe('__DEFAULT__');

@@ -131,7 +131,17 @@ const rule = {
   ...stamps,
 };
 
-const egressRule = { ...rule, id: 'r0', direction: 'egress', protocol: null, port_range_min: null, port_range_max: null, remote_ip_prefix: null, normalized_cidr: null, description: null };
+const egressRule = {
+  ...rule,
+  id: 'r0',
+  direction: 'egress',
+  protocol: null,
+  port_range_min: null,
+  port_range_max: null,
+  remote_ip_prefix: null,
+  normalized_cidr: null,
+  description: null,
+};
 
 const securityGroup = {
   id: 'sg-cp',
@@ -230,14 +240,23 @@ describe('NeutronClient networks', () => {
 
   it('gets, creates, updates and deletes', async () => {
     const { neutron, transport } = client();
-    transport.reply({ network }).reply({ network }, 201).reply({ network: { ...network, mtu: 1400 } }).reply(undefined, 204);
+    transport
+      .reply({ network })
+      .reply({ network }, 201)
+      .reply({ network: { ...network, mtu: 1400 } })
+      .reply(undefined, 204);
     expect((await neutron.getNetwork(network.id)).name).toBe(network.name);
     await neutron.createNetwork({ name: network.name, admin_state_up: true, port_security_enabled: false, mtu: 1400 });
     expect((await neutron.updateNetwork(network.id, { mtu: 1400 })).mtu).toBe(1400);
     await neutron.deleteNetwork(network.id);
     expect(transport.calls.map(({ method, path, body, idempotent }) => ({ method, path, body, idempotent }))).toEqual([
       { method: 'GET', path: `/v2.0/networks/${network.id}`, body: undefined, idempotent: true },
-      { method: 'POST', path: '/v2.0/networks', body: { network: { name: network.name, admin_state_up: true, port_security_enabled: false, mtu: 1400 } }, idempotent: false },
+      {
+        method: 'POST',
+        path: '/v2.0/networks',
+        body: { network: { name: network.name, admin_state_up: true, port_security_enabled: false, mtu: 1400 } },
+        idempotent: false,
+      },
       { method: 'PUT', path: `/v2.0/networks/${network.id}`, body: { network: { mtu: 1400 } }, idempotent: true },
       { method: 'DELETE', path: `/v2.0/networks/${network.id}`, body: undefined, idempotent: true },
     ]);
@@ -295,7 +314,12 @@ describe('NeutronClient subnets', () => {
     });
     await neutron.getSubnet(subnet.id);
     await neutron.updateSubnet(subnet.id, { dns_nameservers: ['1.1.1.1'] });
-    expect(transport.last).toMatchObject({ method: 'PUT', path: `/v2.0/subnets/${subnet.id}`, body: { subnet: { dns_nameservers: ['1.1.1.1'] } }, idempotent: true });
+    expect(transport.last).toMatchObject({
+      method: 'PUT',
+      path: `/v2.0/subnets/${subnet.id}`,
+      body: { subnet: { dns_nameservers: ['1.1.1.1'] } },
+      idempotent: true,
+    });
     await neutron.deleteSubnet(subnet.id);
     expect(transport.last).toMatchObject({ method: 'DELETE', path: `/v2.0/subnets/${subnet.id}`, idempotent: true });
   });
@@ -304,7 +328,12 @@ describe('NeutronClient subnets', () => {
 describe('NeutronClient routers', () => {
   it('creates with an external gateway, clears it on update, lists and deletes', async () => {
     const { neutron, transport } = client();
-    transport.reply({ router }, 201).reply({ router: { ...router, external_gateway_info: null } }).reply({ routers: [router] }).reply({ router }).reply(undefined, 204);
+    transport
+      .reply({ router }, 201)
+      .reply({ router: { ...router, external_gateway_info: null } })
+      .reply({ routers: [router] })
+      .reply({ router })
+      .reply(undefined, 204);
     const created = await neutron.createRouter({ name: router.name, description: 'd', external_gateway_info: { network_id: externalNetwork.id } });
     expect(created.external_gateway_info?.external_fixed_ips?.[0]?.ip_address).toBe('172.24.4.6');
     expect(transport.last).toMatchObject({
@@ -325,11 +354,26 @@ describe('NeutronClient routers', () => {
 
   it('adds and removes interfaces by subnet or port with unwrapped answers', async () => {
     const { neutron, transport } = client();
-    const answer = { id: router.id, network_id: network.id, port_id: 'p-if', subnet_id: subnet.id, subnet_ids: [subnet.id], project_id: project, tenant_id: project, tags: [] };
+    const answer = {
+      id: router.id,
+      network_id: network.id,
+      port_id: 'p-if',
+      subnet_id: subnet.id,
+      subnet_ids: [subnet.id],
+      project_id: project,
+      tenant_id: project,
+      tags: [],
+    };
     transport.reply(answer).reply(answer);
     const added = await neutron.addInterface(router.id, { subnet_id: subnet.id });
     expect(added.port_id).toBe('p-if');
-    expect(transport.last).toEqual({ service: 'network', method: 'PUT', path: `/v2.0/routers/${router.id}/add_router_interface`, body: { subnet_id: subnet.id }, idempotent: true });
+    expect(transport.last).toEqual({
+      service: 'network',
+      method: 'PUT',
+      path: `/v2.0/routers/${router.id}/add_router_interface`,
+      body: { subnet_id: subnet.id },
+      idempotent: true,
+    });
     await neutron.removeInterface(router.id, { port_id: 'p-if' });
     expect(transport.last).toMatchObject({ method: 'PUT', path: `/v2.0/routers/${router.id}/remove_router_interface`, body: { port_id: 'p-if' } });
   });
@@ -407,10 +451,18 @@ describe('NeutronClient ports', () => {
 
   it('gets, updates and deletes', async () => {
     const { neutron, transport } = client();
-    transport.reply({ port: { ...port, trunk_details: { trunk_id: trunk.id, sub_ports: [] } } }).reply({ port }).reply(undefined, 204);
+    transport
+      .reply({ port: { ...port, trunk_details: { trunk_id: trunk.id, sub_ports: [] } } })
+      .reply({ port })
+      .reply(undefined, 204);
     expect((await neutron.getPort(port.id)).trunk_details?.trunk_id).toBe(trunk.id);
     await neutron.updatePort(port.id, { allowed_address_pairs: [{ ip_address: '10.6.0.201' }] });
-    expect(transport.last).toMatchObject({ method: 'PUT', path: `/v2.0/ports/${port.id}`, body: { port: { allowed_address_pairs: [{ ip_address: '10.6.0.201' }] } }, idempotent: true });
+    expect(transport.last).toMatchObject({
+      method: 'PUT',
+      path: `/v2.0/ports/${port.id}`,
+      body: { port: { allowed_address_pairs: [{ ip_address: '10.6.0.201' }] } },
+      idempotent: true,
+    });
     await neutron.deletePort(port.id);
     expect(transport.last).toMatchObject({ method: 'DELETE', path: `/v2.0/ports/${port.id}`, idempotent: true });
   });
@@ -432,7 +484,11 @@ describe('NeutronClient security groups', () => {
     expect(transport.last.query).toEqual({ name: securityGroup.name, project_id: project });
     expect(groups[0]!.security_group_rules?.[0]?.protocol).toBeNull();
     await neutron.createSecurityGroup({ name: securityGroup.name, description: 'Cluster API managed group' });
-    expect(transport.last).toMatchObject({ method: 'POST', path: '/v2.0/security-groups', body: { security_group: { name: securityGroup.name, description: 'Cluster API managed group' } } });
+    expect(transport.last).toMatchObject({
+      method: 'POST',
+      path: '/v2.0/security-groups',
+      body: { security_group: { name: securityGroup.name, description: 'Cluster API managed group' } },
+    });
     await neutron.getSecurityGroup('sg-cp');
     expect(transport.last.path).toBe('/v2.0/security-groups/sg-cp');
     await neutron.updateSecurityGroup('sg-cp', { description: 'x' });
@@ -451,7 +507,12 @@ describe('NeutronClient security groups', () => {
       remote_ip_prefix: '0.0.0.0/0',
       description: 'Kubernetes API',
     });
-    expect(transport.last).toMatchObject({ method: 'POST', path: '/v2.0/security-group-rules', idempotent: false, body: { security_group_rule: { security_group_id: 'sg-cp', port_range_max: 6443 } } });
+    expect(transport.last).toMatchObject({
+      method: 'POST',
+      path: '/v2.0/security-group-rules',
+      idempotent: false,
+      body: { security_group_rule: { security_group_id: 'sg-cp', port_range_max: 6443 } },
+    });
     await neutron.deleteSecurityGroupRule('r1');
     expect(transport.last).toMatchObject({ method: 'DELETE', path: '/v2.0/security-group-rules/r1', idempotent: true });
   });
@@ -461,7 +522,13 @@ describe('NeutronClient floating IPs', () => {
   it('lists by address, port, description, network and tags; creates; associates; disassociates; deletes', async () => {
     const { neutron, transport } = client();
     const associated = { ...floatingIp, port_id: port.id, fixed_ip_address: '10.6.0.12', router_id: router.id, status: 'ACTIVE' };
-    transport.reply({ floatingips: [floatingIp] }).reply({ floatingip: floatingIp }, 201).reply({ floatingip: associated }).reply({ floatingip: floatingIp }).reply({ floatingip: floatingIp }).reply(undefined, 204);
+    transport
+      .reply({ floatingips: [floatingIp] })
+      .reply({ floatingip: floatingIp }, 201)
+      .reply({ floatingip: associated })
+      .reply({ floatingip: floatingIp })
+      .reply({ floatingip: floatingIp })
+      .reply(undefined, 204);
     await neutron.listFloatingIps({
       floating_ip_address: '172.24.4.228',
       port_id: port.id,
@@ -477,9 +544,18 @@ describe('NeutronClient floating IPs', () => {
       tags: 'cluster-api-provider-openstack-fip-pool-pool1',
     });
     await neutron.createFloatingIp({ floating_network_id: externalNetwork.id, description: floatingIp.description });
-    expect(transport.last).toMatchObject({ method: 'POST', path: '/v2.0/floatingips', body: { floatingip: { floating_network_id: externalNetwork.id, description: floatingIp.description } } });
+    expect(transport.last).toMatchObject({
+      method: 'POST',
+      path: '/v2.0/floatingips',
+      body: { floatingip: { floating_network_id: externalNetwork.id, description: floatingIp.description } },
+    });
     expect((await neutron.updateFloatingIp(floatingIp.id, { port_id: port.id })).status).toBe('ACTIVE');
-    expect(transport.last).toMatchObject({ method: 'PUT', path: `/v2.0/floatingips/${floatingIp.id}`, body: { floatingip: { port_id: port.id } }, idempotent: true });
+    expect(transport.last).toMatchObject({
+      method: 'PUT',
+      path: `/v2.0/floatingips/${floatingIp.id}`,
+      body: { floatingip: { port_id: port.id } },
+      idempotent: true,
+    });
     await neutron.updateFloatingIp(floatingIp.id, { port_id: null });
     expect(transport.last.body).toEqual({ floatingip: { port_id: null } });
     expect((await neutron.getFloatingIp(floatingIp.id)).port_id).toBeNull();
@@ -492,7 +568,13 @@ describe('NeutronClient trunks', () => {
   it('covers trunks and subports (whose answers have no envelope)', async () => {
     const { neutron, transport } = client();
     const withSub = { ...trunk, sub_ports: [{ port_id: 'sub-1', segmentation_type: 'vlan', segmentation_id: 101 }] };
-    transport.reply({ trunks: [trunk] }).reply({ trunk }, 201).reply({ trunk }).reply(withSub).reply(trunk).reply(undefined, 204);
+    transport
+      .reply({ trunks: [trunk] })
+      .reply({ trunk }, 201)
+      .reply({ trunk })
+      .reply(withSub)
+      .reply(trunk)
+      .reply(undefined, 204);
     await neutron.listTrunks({ name: trunk.name, port_id: port.id });
     expect(transport.last.query).toEqual({ name: trunk.name, port_id: port.id });
     await neutron.createTrunk({ name: trunk.name, port_id: port.id, description: 'd' });
@@ -516,9 +598,18 @@ describe('NeutronClient trunks', () => {
 describe('NeutronClient tags, extensions and quotas', () => {
   it('replaces, adds and removes tags on any taggable collection', async () => {
     const { neutron, transport } = client();
-    transport.reply({ tags: ['a', 'b'] }).reply(undefined, 201).reply(undefined, 204);
+    transport
+      .reply({ tags: ['a', 'b'] })
+      .reply(undefined, 201)
+      .reply(undefined, 204);
     expect(await neutron.replaceTags('security-groups', 'sg-cp', ['a', 'b'])).toEqual(['a', 'b']);
-    expect(transport.last).toEqual({ service: 'network', method: 'PUT', path: '/v2.0/security-groups/sg-cp/tags', body: { tags: ['a', 'b'] }, idempotent: true });
+    expect(transport.last).toEqual({
+      service: 'network',
+      method: 'PUT',
+      path: '/v2.0/security-groups/sg-cp/tags',
+      body: { tags: ['a', 'b'] },
+      idempotent: true,
+    });
     await neutron.addTag('floatingips', 'f1', 'owner uid/1');
     expect(transport.last).toEqual({ service: 'network', method: 'PUT', path: '/v2.0/floatingips/f1/tags/owner%20uid%2F1', idempotent: true });
     await neutron.removeTag('ports', 'p1', 'a');
@@ -527,7 +618,17 @@ describe('NeutronClient tags, extensions and quotas', () => {
 
   it('lists extensions', async () => {
     const { neutron, transport } = client();
-    transport.reply({ extensions: [{ alias: 'standard-attr-tag', name: 'Tag support for resources with standard attribute', description: '', updated: '2017-01-01T00:00:00-00:00', links: [] }] });
+    transport.reply({
+      extensions: [
+        {
+          alias: 'standard-attr-tag',
+          name: 'Tag support for resources with standard attribute',
+          description: '',
+          updated: '2017-01-01T00:00:00-00:00',
+          links: [],
+        },
+      ],
+    });
     expect((await neutron.listExtensions()).map((e) => e.alias)).toEqual(['standard-attr-tag']);
     expect(transport.last.path).toBe('/v2.0/extensions');
   });

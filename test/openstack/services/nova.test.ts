@@ -139,7 +139,9 @@ describe('NovaClient servers', () => {
 
   it('parses a server booted from a volume (image "") and one in ERROR with a fault', async () => {
     const { nova, transport } = client();
-    transport.reply({ server: { ...server, image: '', status: 'ERROR', fault: { code: 500, created: '2026-08-01T10:00:10Z', message: 'No valid host was found.' } } });
+    transport.reply({
+      server: { ...server, image: '', status: 'ERROR', fault: { code: 500, created: '2026-08-01T10:00:10Z', message: 'No valid host was found.' } },
+    });
     const got = await nova.getServer(server.id);
     expect(got.image).toBe('');
     expect(got.fault?.message).toBe('No valid host was found.');
@@ -179,7 +181,11 @@ describe('NovaClient servers', () => {
 describe('NovaClient server tags and metadata', () => {
   it('lists, replaces, adds and removes tags', async () => {
     const { nova, transport } = client();
-    transport.reply({ tags: ['a'] }).reply({ tags: ['a', 'b'] }).reply(undefined, 201).reply(undefined, 204);
+    transport
+      .reply({ tags: ['a'] })
+      .reply({ tags: ['a', 'b'] })
+      .reply(undefined, 201)
+      .reply(undefined, 204);
     expect(await nova.listServerTags('s1')).toEqual(['a']);
     expect(await nova.replaceServerTags('s1', ['a', 'b'])).toEqual(['a', 'b']);
     expect(transport.last).toMatchObject({ method: 'PUT', path: '/servers/s1/tags', body: { tags: ['a', 'b'] }, idempotent: true });
@@ -191,7 +197,11 @@ describe('NovaClient server tags and metadata', () => {
 
   it('gets, replaces, merges and deletes metadata', async () => {
     const { nova, transport } = client();
-    transport.reply({ metadata: { a: '1' } }).reply({ metadata: { b: '2' } }).reply({ metadata: { b: '2', c: '3' } }).reply(undefined, 204);
+    transport
+      .reply({ metadata: { a: '1' } })
+      .reply({ metadata: { b: '2' } })
+      .reply({ metadata: { b: '2', c: '3' } })
+      .reply(undefined, 204);
     expect(await nova.getServerMetadata('s1')).toEqual({ a: '1' });
     await nova.replaceServerMetadata('s1', { b: '2' });
     expect(transport.last).toMatchObject({ method: 'PUT', path: '/servers/s1/metadata', body: { metadata: { b: '2' } }, idempotent: true });
@@ -203,15 +213,30 @@ describe('NovaClient server tags and metadata', () => {
 });
 
 describe('NovaClient interfaces and volume attachments', () => {
-  const attachment = { port_id: 'p1', net_id: 'n1', mac_addr: 'fa:16:3e:00:00:01', port_state: 'ACTIVE', fixed_ips: [{ subnet_id: 'sub', ip_address: '10.6.0.5' }], tag: null };
+  const attachment = {
+    port_id: 'p1',
+    net_id: 'n1',
+    mac_addr: 'fa:16:3e:00:00:01',
+    port_state: 'ACTIVE',
+    fixed_ips: [{ subnet_id: 'sub', ip_address: '10.6.0.5' }],
+    tag: null,
+  };
 
   it('lists, attaches and detaches interfaces', async () => {
     const { nova, transport } = client();
-    transport.reply({ interfaceAttachments: [attachment] }).reply({ interfaceAttachment: attachment }).reply(undefined, 202);
+    transport
+      .reply({ interfaceAttachments: [attachment] })
+      .reply({ interfaceAttachment: attachment })
+      .reply(undefined, 202);
     expect((await nova.listInterfaces('s1'))[0]!.fixed_ips[0]!.ip_address).toBe('10.6.0.5');
     expect(transport.last.path).toBe('/servers/s1/os-interface');
     await nova.attachInterface('s1', { port_id: 'p1' });
-    expect(transport.last).toMatchObject({ method: 'POST', path: '/servers/s1/os-interface', body: { interfaceAttachment: { port_id: 'p1' } }, idempotent: false });
+    expect(transport.last).toMatchObject({
+      method: 'POST',
+      path: '/servers/s1/os-interface',
+      body: { interfaceAttachment: { port_id: 'p1' } },
+      idempotent: false,
+    });
     await nova.detachInterface('s1', 'p1');
     expect(transport.last).toMatchObject({ method: 'DELETE', path: '/servers/s1/os-interface/p1', idempotent: true });
   });
@@ -219,11 +244,19 @@ describe('NovaClient interfaces and volume attachments', () => {
   it('lists, attaches and detaches volumes', async () => {
     const { nova, transport } = client();
     const volumeAttachment = { id: 'v1', serverId: 's1', volumeId: 'v1', device: '/dev/vdb', tag: null };
-    transport.reply({ volumeAttachments: [volumeAttachment] }).reply({ volumeAttachment }).reply(undefined, 202);
+    transport
+      .reply({ volumeAttachments: [volumeAttachment] })
+      .reply({ volumeAttachment })
+      .reply(undefined, 202);
     expect((await nova.listVolumeAttachments('s1'))[0]!.device).toBe('/dev/vdb');
     expect(transport.last.path).toBe('/servers/s1/os-volume_attachments');
     await nova.attachVolume('s1', { volumeId: 'v1', tag: 'etcd' });
-    expect(transport.last).toMatchObject({ method: 'POST', path: '/servers/s1/os-volume_attachments', body: { volumeAttachment: { volumeId: 'v1', tag: 'etcd' } }, idempotent: false });
+    expect(transport.last).toMatchObject({
+      method: 'POST',
+      path: '/servers/s1/os-volume_attachments',
+      body: { volumeAttachment: { volumeId: 'v1', tag: 'etcd' } },
+      idempotent: false,
+    });
     await nova.detachVolume('s1', 'v1');
     expect(transport.last).toMatchObject({ method: 'DELETE', path: '/servers/s1/os-volume_attachments/v1', idempotent: true });
   });
@@ -233,7 +266,10 @@ describe('NovaClient flavors and keypairs', () => {
   it('lists flavor details across pages, gets one, and finds one by exact name', async () => {
     const { nova, transport } = client();
     transport
-      .reply({ flavors: [{ ...flavor, id: '1', name: 'm1.tiny', swap: 512 }], flavors_links: [{ rel: 'next', href: 'http://nova/v2.1/flavors/detail?marker=1' }] })
+      .reply({
+        flavors: [{ ...flavor, id: '1', name: 'm1.tiny', swap: 512 }],
+        flavors_links: [{ rel: 'next', href: 'http://nova/v2.1/flavors/detail?marker=1' }],
+      })
       .reply({ flavors: [flavor] })
       .reply({ flavor })
       .reply({ flavors: [flavor] })
@@ -256,7 +292,9 @@ describe('NovaClient flavors and keypairs', () => {
   it('lists keypairs (each wrapped) and gets one', async () => {
     const { nova, transport } = client();
     const keypair = { name: 'demo-key', public_key: 'ssh-ed25519 AAAA demo', fingerprint: 'aa:bb', type: 'ssh' };
-    transport.reply({ keypairs: [{ keypair }] }).reply({ keypair: { ...keypair, user_id: 'u', id: 1, created_at: '2026-01-01T00:00:00Z', deleted: false, deleted_at: null, updated_at: null } });
+    transport
+      .reply({ keypairs: [{ keypair }] })
+      .reply({ keypair: { ...keypair, user_id: 'u', id: 1, created_at: '2026-01-01T00:00:00Z', deleted: false, deleted_at: null, updated_at: null } });
     expect(await nova.listKeypairs()).toEqual([keypair]);
     expect(transport.last.path).toBe('/os-keypairs');
     expect((await nova.getKeypair('demo key')).name).toBe('demo-key');
@@ -269,7 +307,12 @@ describe('NovaClient server groups', () => {
 
   it('uses microversion 2.64 for create, get, list (paged by offset until empty) and delete', async () => {
     const { nova, transport } = client();
-    transport.reply({ server_group: group }).reply({ server_group: group }).reply({ server_groups: [group] }).reply({ server_groups: [] }).reply(undefined, 204);
+    transport
+      .reply({ server_group: group })
+      .reply({ server_group: group })
+      .reply({ server_groups: [group] })
+      .reply({ server_groups: [] })
+      .reply(undefined, 204);
     const created = await nova.createServerGroup({ name: 'cp', policy: 'anti-affinity', rules: { max_server_per_host: 1 } });
     expect(created.policy).toBe('anti-affinity');
     expect(transport.last).toEqual({
@@ -295,7 +338,12 @@ describe('NovaClient server groups', () => {
 describe('NovaClient availability zones, limits and version', () => {
   it('lists availability zones', async () => {
     const { nova, transport } = client();
-    transport.reply({ availabilityZoneInfo: [{ zoneName: 'nova', zoneState: { available: true }, hosts: null }, { zoneName: 'az2', zoneState: { available: false }, hosts: null }] });
+    transport.reply({
+      availabilityZoneInfo: [
+        { zoneName: 'nova', zoneState: { available: true }, hosts: null },
+        { zoneName: 'az2', zoneState: { available: false }, hosts: null },
+      ],
+    });
     const zones = await nova.listAvailabilityZones();
     expect(transport.last.path).toBe('/os-availability-zone');
     expect(zones.filter((zone) => zone.zoneState.available).map((zone) => zone.zoneName)).toEqual(['nova']);
@@ -329,7 +377,9 @@ describe('NovaClient availability zones, limits and version', () => {
 
   it('reads the version document at the endpoint root', async () => {
     const { nova, transport } = client();
-    transport.reply({ version: { id: 'v2.1', status: 'CURRENT', version: '2.93', min_version: '2.1', updated: '2013-07-23T11:33:21Z', links: [], 'media-types': [] } });
+    transport.reply({
+      version: { id: 'v2.1', status: 'CURRENT', version: '2.93', min_version: '2.1', updated: '2013-07-23T11:33:21Z', links: [], 'media-types': [] },
+    });
     expect((await nova.getVersion()).version).toBe('2.93');
     expect(transport.last.path).toBe('/');
   });

@@ -177,10 +177,19 @@ describe('OctaviaClient load balancers', () => {
 
   it('gets, and deletes with and without cascade', async () => {
     const { octavia, transport } = client();
-    transport.reply({ loadbalancer: { ...loadBalancer, provisioning_status: 'ACTIVE', operating_status: 'ONLINE' } }).reply(undefined, 204).reply(undefined, 204);
+    transport
+      .reply({ loadbalancer: { ...loadBalancer, provisioning_status: 'ACTIVE', operating_status: 'ONLINE' } })
+      .reply(undefined, 204)
+      .reply(undefined, 204);
     expect((await octavia.getLoadBalancer(loadBalancer.id)).provisioning_status).toBe('ACTIVE');
     await octavia.deleteLoadBalancer(loadBalancer.id, { cascade: true });
-    expect(transport.last).toEqual({ service: 'load-balancer', method: 'DELETE', path: `/v2/lbaas/loadbalancers/${loadBalancer.id}`, idempotent: true, query: { cascade: true } });
+    expect(transport.last).toEqual({
+      service: 'load-balancer',
+      method: 'DELETE',
+      path: `/v2/lbaas/loadbalancers/${loadBalancer.id}`,
+      idempotent: true,
+      query: { cascade: true },
+    });
     await octavia.deleteLoadBalancer(loadBalancer.id);
     expect(transport.last).toEqual({ service: 'load-balancer', method: 'DELETE', path: `/v2/lbaas/loadbalancers/${loadBalancer.id}`, idempotent: true });
   });
@@ -197,15 +206,29 @@ describe('OctaviaClient listeners, pools, members and monitors', () => {
       .reply(undefined, 204);
     await octavia.listListeners({ loadbalancer_id: loadBalancer.id, name: listener.name });
     expect(transport.last.query).toEqual({ loadbalancer_id: loadBalancer.id, name: listener.name });
-    await octavia.createListener({ name: listener.name, protocol: 'TCP', protocol_port: 6443, loadbalancer_id: loadBalancer.id, allowed_cidrs: ['10.0.0.0/8'], tags: [] });
+    await octavia.createListener({
+      name: listener.name,
+      protocol: 'TCP',
+      protocol_port: 6443,
+      loadbalancer_id: loadBalancer.id,
+      allowed_cidrs: ['10.0.0.0/8'],
+      tags: [],
+    });
     expect(transport.last).toMatchObject({
       method: 'POST',
       path: '/v2/lbaas/listeners',
-      body: { listener: { name: listener.name, protocol: 'TCP', protocol_port: 6443, loadbalancer_id: loadBalancer.id, allowed_cidrs: ['10.0.0.0/8'], tags: [] } },
+      body: {
+        listener: { name: listener.name, protocol: 'TCP', protocol_port: 6443, loadbalancer_id: loadBalancer.id, allowed_cidrs: ['10.0.0.0/8'], tags: [] },
+      },
     });
     const updated = await octavia.updateListener(listener.id, { allowed_cidrs: ['10.0.0.0/8'] });
     expect(updated.allowed_cidrs).toEqual(['10.0.0.0/8']);
-    expect(transport.last).toMatchObject({ method: 'PUT', path: `/v2/lbaas/listeners/${listener.id}`, body: { listener: { allowed_cidrs: ['10.0.0.0/8'] } }, idempotent: true });
+    expect(transport.last).toMatchObject({
+      method: 'PUT',
+      path: `/v2/lbaas/listeners/${listener.id}`,
+      body: { listener: { allowed_cidrs: ['10.0.0.0/8'] } },
+      idempotent: true,
+    });
     expect((await octavia.getListener(listener.id)).allowed_cidrs).toBeNull();
     await octavia.deleteListener(listener.id);
     expect(transport.last).toMatchObject({ method: 'DELETE', path: `/v2/lbaas/listeners/${listener.id}` });
@@ -213,9 +236,17 @@ describe('OctaviaClient listeners, pools, members and monitors', () => {
 
   it('covers pools', async () => {
     const { octavia, transport } = client();
-    transport.reply({ pool }, 201).reply({ pools: [pool], pools_links: [] }).reply({ pool }).reply(undefined, 204);
+    transport
+      .reply({ pool }, 201)
+      .reply({ pools: [pool], pools_links: [] })
+      .reply({ pool })
+      .reply(undefined, 204);
     await octavia.createPool({ name: pool.name, protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN', listener_id: listener.id, tags: [] });
-    expect(transport.last).toMatchObject({ method: 'POST', path: '/v2/lbaas/pools', body: { pool: { name: pool.name, protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN', listener_id: listener.id, tags: [] } } });
+    expect(transport.last).toMatchObject({
+      method: 'POST',
+      path: '/v2/lbaas/pools',
+      body: { pool: { name: pool.name, protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN', listener_id: listener.id, tags: [] } },
+    });
     expect((await octavia.listPools({ name: pool.name, loadbalancer_id: loadBalancer.id }))[0]!.healthmonitor_id).toBeNull();
     expect(transport.last.query).toEqual({ name: pool.name, loadbalancer_id: loadBalancer.id });
     await octavia.getPool(pool.id);
@@ -225,11 +256,20 @@ describe('OctaviaClient listeners, pools, members and monitors', () => {
 
   it('covers members below their pool', async () => {
     const { octavia, transport } = client();
-    transport.reply({ members: [member], members_links: [] }).reply({ member }, 201).reply({ member }).reply(undefined, 204);
+    transport
+      .reply({ members: [member], members_links: [] })
+      .reply({ member }, 201)
+      .reply({ member })
+      .reply(undefined, 204);
     await octavia.listMembers(pool.id, { name: member.name });
     expect(transport.last).toMatchObject({ path: `/v2/lbaas/pools/${pool.id}/members`, query: { name: member.name } });
     await octavia.createMember(pool.id, { name: member.name, address: '10.6.0.12', protocol_port: 6443, tags: [] });
-    expect(transport.last).toMatchObject({ method: 'POST', path: `/v2/lbaas/pools/${pool.id}/members`, body: { member: { name: member.name, address: '10.6.0.12', protocol_port: 6443, tags: [] } }, idempotent: false });
+    expect(transport.last).toMatchObject({
+      method: 'POST',
+      path: `/v2/lbaas/pools/${pool.id}/members`,
+      body: { member: { name: member.name, address: '10.6.0.12', protocol_port: 6443, tags: [] } },
+      idempotent: false,
+    });
     expect((await octavia.getMember(pool.id, member.id)).operating_status).toBe('NO_MONITOR');
     expect(transport.last.path).toBe(`/v2/lbaas/pools/${pool.id}/members/${member.id}`);
     await octavia.deleteMember(pool.id, member.id);
@@ -238,7 +278,12 @@ describe('OctaviaClient listeners, pools, members and monitors', () => {
 
   it('covers health monitors', async () => {
     const { octavia, transport } = client();
-    transport.reply({ healthmonitor: monitor }, 201).reply({ healthmonitors: [monitor] }).reply({ healthmonitor: monitor }).reply({ healthmonitor: { ...monitor, delay: 20 } }).reply(undefined, 204);
+    transport
+      .reply({ healthmonitor: monitor }, 201)
+      .reply({ healthmonitors: [monitor] })
+      .reply({ healthmonitor: monitor })
+      .reply({ healthmonitor: { ...monitor, delay: 20 } })
+      .reply(undefined, 204);
     await octavia.createHealthMonitor({ name: monitor.name, pool_id: pool.id, type: 'TCP', delay: 10, timeout: 5, max_retries: 5, max_retries_down: 3 });
     expect(transport.last).toMatchObject({
       method: 'POST',
@@ -259,9 +304,19 @@ describe('OctaviaClient discovery', () => {
   it('lists providers, flavors and API versions', async () => {
     const { octavia, transport } = client();
     transport
-      .reply({ providers: [{ name: 'amphora', description: 'The Octavia Amphora driver.' }, { name: 'octavia', description: 'Deprecated alias of the Octavia Amphora driver.' }] })
+      .reply({
+        providers: [
+          { name: 'amphora', description: 'The Octavia Amphora driver.' },
+          { name: 'octavia', description: 'Deprecated alias of the Octavia Amphora driver.' },
+        ],
+      })
       .reply({ flavors: [{ id: 'f1', name: 'small', description: '', enabled: true, flavor_profile_id: 'fp' }], flavors_links: [] })
-      .reply({ versions: [{ id: 'v2.0', status: 'SUPPORTED', updated: '2016-12-11T00:00:00Z', links: [] }, { id: 'v2.27', status: 'CURRENT', updated: '2023-05-05T00:00:00Z', links: [] }] });
+      .reply({
+        versions: [
+          { id: 'v2.0', status: 'SUPPORTED', updated: '2016-12-11T00:00:00Z', links: [] },
+          { id: 'v2.27', status: 'CURRENT', updated: '2023-05-05T00:00:00Z', links: [] },
+        ],
+      });
     expect((await octavia.listProviders()).map((p) => p.name)).toEqual(['amphora', 'octavia']);
     expect(transport.last.path).toBe('/v2/lbaas/providers');
     expect((await octavia.listFlavors())[0]!.name).toBe('small');

@@ -45,10 +45,14 @@ function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs
 
 async function gone(read: () => Promise<unknown>): Promise<void> {
   await until(
-    () => read().then(() => false, (error: unknown) => {
-      if (isNotFound(error)) return true;
-      throw error;
-    }),
+    () =>
+      read().then(
+        () => false,
+        (error: unknown) => {
+          if (isNotFound(error)) return true;
+          throw error;
+        },
+      ),
     (isGone) => isGone,
   );
 }
@@ -70,7 +74,10 @@ describe('service clients against the simulator', () => {
     const before = simulator.inventory()['block-storage'];
     const created = await cinder.createVolume({ size: 1, name: 'svc-test-vol', metadata: { owner: 'svc-test' } });
     expect(created.status).toBe('creating');
-    await until(() => cinder.getVolume(created.id), (volume) => volume.status === 'available');
+    await until(
+      () => cinder.getVolume(created.id),
+      (volume) => volume.status === 'available',
+    );
     expect((await cinder.listVolumes({ name: 'svc-test-vol', metadata: { owner: 'svc-test' } })).map((v) => v.id)).toEqual([created.id]);
     expect(await cinder.listVolumes({ metadata: { owner: 'someone-else' } })).toEqual([]);
     expect((await cinder.listVolumeTypes()).length).toBeGreaterThan(0);
@@ -115,7 +122,14 @@ describe('service clients against the simulator', () => {
     expect((await neutron.listPorts({ device_id: router.id })).map((p) => p.id)).toContain(added.port_id);
 
     const group = await neutron.createSecurityGroup({ name: 'svc-test-sg', description: 'Cluster API managed group' });
-    const rule = await neutron.createSecurityGroupRule({ security_group_id: group.id, direction: 'ingress', protocol: 'tcp', port_range_min: 6443, port_range_max: 6443, remote_ip_prefix: '0.0.0.0/0' });
+    const rule = await neutron.createSecurityGroupRule({
+      security_group_id: group.id,
+      direction: 'ingress',
+      protocol: 'tcp',
+      port_range_min: 6443,
+      port_range_max: 6443,
+      remote_ip_prefix: '0.0.0.0/0',
+    });
     expect((await neutron.listSecurityGroupRules({ security_group_id: group.id })).map((r) => r.id)).toContain(rule.id);
     expect((await neutron.listSecurityGroups({ name: 'svc-test-sg' })).map((g) => g.id)).toEqual([group.id]);
 
@@ -186,7 +200,10 @@ describe('service clients against the simulator', () => {
       },
       { group: group.id },
     );
-    const server = await until(() => nova.getServer(created.id), (s) => s.status !== 'BUILD');
+    const server = await until(
+      () => nova.getServer(created.id),
+      (s) => s.status !== 'BUILD',
+    );
     expect(server.status).toBe('ACTIVE');
     expect((await nova.findServersByName('svc-test-server')).map((s) => s.id)).toEqual([created.id]);
     expect((await nova.listServers({ tags: ['svc-test'] })).map((s) => s.id)).toEqual([created.id]);
@@ -201,12 +218,21 @@ describe('service clients against the simulator', () => {
     expect((await nova.listInterfaces(created.id)).map((i) => i.port_id)).toEqual([port.id]);
 
     const volume = await cinder.createVolume({ size: 1, name: 'svc-test-data' });
-    await until(() => cinder.getVolume(volume.id), (v) => v.status === 'available');
+    await until(
+      () => cinder.getVolume(volume.id),
+      (v) => v.status === 'available',
+    );
     await nova.attachVolume(created.id, { volumeId: volume.id });
-    await until(() => cinder.getVolume(volume.id), (v) => v.status === 'in-use');
+    await until(
+      () => cinder.getVolume(volume.id),
+      (v) => v.status === 'in-use',
+    );
     expect((await nova.listVolumeAttachments(created.id)).map((a) => a.volumeId)).toEqual([volume.id]);
     await nova.detachVolume(created.id, volume.id);
-    await until(() => cinder.getVolume(volume.id), (v) => v.status === 'available');
+    await until(
+      () => cinder.getVolume(volume.id),
+      (v) => v.status === 'available',
+    );
 
     const limits = await nova.getLimits();
     expect(limits.totalInstancesUsed).toBeGreaterThan(0);
@@ -229,7 +255,11 @@ describe('service clients against the simulator', () => {
     expect(await octavia.listFlavors()).toEqual(expect.any(Array));
     const network = await neutron.createNetwork({ name: 'svc-test-lb-net' });
     const subnet = await neutron.createSubnet({ network_id: network.id, cidr: '10.79.0.0/24', ip_version: 4 });
-    const active = (id: string) => until(() => octavia.getLoadBalancer(id), (lb) => lb.provisioning_status === 'ACTIVE');
+    const active = (id: string) =>
+      until(
+        () => octavia.getLoadBalancer(id),
+        (lb) => lb.provisioning_status === 'ACTIVE',
+      );
 
     const lb = await octavia.createLoadBalancer({ name: 'svc-test-lb', vip_subnet_id: subnet.id, tags: ['svc-test'] });
     await active(lb.id);

@@ -15,7 +15,9 @@ let clients: ServiceClients;
 
 beforeEach(async () => {
   standIn = await StandIn.start();
-  session = await OpenStackSession.create(loadCloud({ cloudsYaml: cloudsYaml(`${standIn.url}/identity`), cloudName: 'test' }), { sleep: async () => undefined });
+  session = await OpenStackSession.create(loadCloud({ cloudsYaml: cloudsYaml(`${standIn.url}/identity`), cloudName: 'test' }), {
+    sleep: async () => undefined,
+  });
   clients = createServiceClients(session);
 });
 
@@ -40,7 +42,10 @@ describe('service clients on the wire', () => {
     expect(only().url).toBe('/network/v2.0/networks?router%3Aexternal=true&tags=a%2Cb&not-tags-any=c');
     standIn.requests.length = 0;
     answer({ ports: [] });
-    await clients.neutron.listPorts({ device_owner: ['network:router_interface', 'network:ha_router_replicated_interface'], fixed_ips: [{ ip_address: '10.0.0.5' }] });
+    await clients.neutron.listPorts({
+      device_owner: ['network:router_interface', 'network:ha_router_replicated_interface'],
+      fixed_ips: [{ ip_address: '10.0.0.5' }],
+    });
     expect(only().url).toBe(
       '/network/v2.0/ports?device_owner=network%3Arouter_interface&device_owner=network%3Aha_router_replicated_interface&fixed_ips=ip_address%3D10.0.0.5',
     );
@@ -54,7 +59,10 @@ describe('service clients on the wire', () => {
     expect(request.url).toBe('/compute/v2.1/servers');
     expect(request.headers['openstack-api-version']).toBe('compute 2.60');
     expect(request.headers['x-openstack-nova-api-version']).toBe('2.60');
-    expect(JSON.parse(request.body)).toEqual({ server: { name: 'n', flavorRef: '1', imageRef: 'i', networks: [{ port: 'p' }] }, 'os:scheduler_hints': { group: 'g' } });
+    expect(JSON.parse(request.body)).toEqual({
+      server: { name: 'n', flavorRef: '1', imageRef: 'i', networks: [{ port: 'p' }] },
+      'os:scheduler_hints': { group: 'g' },
+    });
   });
 
   it('Glance: one tag parameter per tag', async () => {

@@ -60,8 +60,16 @@ describe('the cluster load balancers', () => {
     expect(octaviaCalls(steps, /^load-balancer POST \/v2\/lbaas\/loadbalancers /)).toHaveLength(2);
     expect(octaviaCalls(steps, /^load-balancer (POST|DELETE) \/v2\/lbaas\/(listeners|pools|healthmonitors)/)).toEqual([]);
     expect(await children(steps)).toEqual({
-      listeners: ['k8s-clusterapi-cluster-default-demo-ingress-443 ACTIVE', 'k8s-clusterapi-cluster-default-demo-ingress-80 ACTIVE', 'k8s-clusterapi-cluster-default-demo-kubeapi-6443 ACTIVE'],
-      pools: ['k8s-clusterapi-cluster-default-demo-ingress-443 ACTIVE', 'k8s-clusterapi-cluster-default-demo-ingress-80 ACTIVE', 'k8s-clusterapi-cluster-default-demo-kubeapi-6443 ACTIVE'],
+      listeners: [
+        'k8s-clusterapi-cluster-default-demo-ingress-443 ACTIVE',
+        'k8s-clusterapi-cluster-default-demo-ingress-80 ACTIVE',
+        'k8s-clusterapi-cluster-default-demo-kubeapi-6443 ACTIVE',
+      ],
+      pools: [
+        'k8s-clusterapi-cluster-default-demo-ingress-443 ACTIVE',
+        'k8s-clusterapi-cluster-default-demo-ingress-80 ACTIVE',
+        'k8s-clusterapi-cluster-default-demo-kubeapi-6443 ACTIVE',
+      ],
     });
   }, 90_000);
 
@@ -115,12 +123,22 @@ describe('the cluster load balancers', () => {
       await octavia.deleteListener(listener.id);
       await vi.waitFor(async () => expect((await octavia.getLoadBalancer(listener.loadbalancers![0].id)).provisioning_status).toBe('ACTIVE'));
     });
-    steps.cloud.faults.add({ service: 'load-balancer', method: 'POST', path: '^/v2/lbaas/listeners$', status: 409, message: 'Load Balancer is immutable and cannot be updated.', times: 1 });
+    steps.cloud.faults.add({
+      service: 'load-balancer',
+      method: 'POST',
+      path: '^/v2/lbaas/listeners$',
+      status: 409,
+      message: 'Load Balancer is immutable and cannot be updated.',
+      times: 1,
+    });
     expect(isReady(await steps.get('cluster', 'demo'))).toBe(true);
 
     await steps.pass('cluster', 'demo');
     expect(octaviaCalls(steps, /^load-balancer POST \/v2\/lbaas\/listeners /).map((line) => line.split(' ')[3])).toEqual(['409']);
-    expect(condition(await steps.get('cluster', 'demo'), 'Ready')).toMatchObject({ status: 'False', message: expect.stringMatching(/^waiting for load balancer \S+ to accept changes again/) });
+    expect(condition(await steps.get('cluster', 'demo'), 'Ready')).toMatchObject({
+      status: 'False',
+      message: expect.stringMatching(/^waiting for load balancer \S+ to accept changes again/),
+    });
 
     await steps.until([['cluster', 'demo']], isReady, 30_000);
     expect((await children(steps)).listeners).toContain('k8s-clusterapi-cluster-default-demo-ingress-80 ACTIVE');

@@ -61,27 +61,49 @@ describe('the OpenStackCluster reconciler', () => {
     const externalNetworks = { service: 'network', method: 'GET', path: '^/v2\\.0/networks$', times: 1 } as const;
     // Two: beside the first checks goes the lookup of the cluster network's name, which lists networks too.
     steps.cloud.faults.add({ ...externalNetworks, status: 409, message: 'injected conflict', times: 2 });
-    await expect(steps.pass('cluster', 'demo')).rejects.toThrow(/^1 preflight check failed: listing external networks failed: .*409.*run the check again when the service answers$/);
+    await expect(steps.pass('cluster', 'demo')).rejects.toThrow(
+      /^1 preflight check failed: listing external networks failed: .*409.*run the check again when the service answers$/,
+    );
     let cluster = await steps.get('cluster', 'demo');
     expect(condition(cluster, 'PreflightChecksPassed')).toMatchObject({ status: 'False', reason: 'PreflightFailed' });
-    expect(condition(cluster, 'Ready')).toMatchObject({ status: 'False', reason: 'OpenStackError', message: expect.stringMatching(/^will retry: 1 preflight check failed/) });
+    expect(condition(cluster, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'OpenStackError',
+      message: expect.stringMatching(/^will retry: 1 preflight check failed/),
+    });
 
     // A refusal is an answer: the user has to act, so the check waits for them at a steady pace.
     steps.cloud.faults.add({ ...externalNetworks, status: 403, message: 'not allowed to list networks' });
     const beforeRecheck = steps.requests.length;
     expect(await steps.pass('cluster', 'demo')).toEqual({ requeueAfterMs: 60_000 });
     // The lookups by name of a new cluster's first creates go out beside its first checks only, not beside each recheck.
-    expect(steps.requests.slice(beforeRecheck).filter((line) => /^(network GET \/v2\.0\/(networks|security-groups)|load-balancer GET \/v2\/lbaas\/loadbalancers)\?name=/.test(line))).toEqual([]);
+    expect(
+      steps.requests
+        .slice(beforeRecheck)
+        .filter((line) => /^(network GET \/v2\.0\/(networks|security-groups)|load-balancer GET \/v2\/lbaas\/loadbalancers)\?name=/.test(line)),
+    ).toEqual([]);
     cluster = await steps.get('cluster', 'demo');
-    expect(condition(cluster, 'Ready')).toMatchObject({ status: 'False', reason: 'PreflightFailed', message: expect.stringMatching(/403 Forbidden.*give the user a role/) });
+    expect(condition(cluster, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'PreflightFailed',
+      message: expect.stringMatching(/403 Forbidden.*give the user a role/),
+    });
   });
 
   it('retries a transient failure and reaches Ready with every condition at the current generation', async () => {
     steps.cloud.faults.add({ service: 'network', method: 'POST', path: '^/v2\\.0/networks$', status: 503, times: 1 });
     await expect(steps.pass('cluster', 'demo')).rejects.toThrow(/503/);
-    expect(condition(await steps.get('cluster', 'demo'), 'Ready')).toMatchObject({ status: 'False', reason: 'OpenStackError', message: expect.stringMatching(/^will retry: /) });
+    expect(condition(await steps.get('cluster', 'demo'), 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'OpenStackError',
+      message: expect.stringMatching(/^will retry: /),
+    });
     // Its own spec.controlPlaneEndpoint write bumps the generation; what it verified before still stands, so the next pass reads none of it again.
-    await steps.until([['cluster', 'demo']], (object) => Boolean(((object?.spec as JsonObject | undefined)?.controlPlaneEndpoint as { host?: string } | undefined)?.host), 60_000);
+    await steps.until(
+      [['cluster', 'demo']],
+      (object) => Boolean(((object?.spec as JsonObject | undefined)?.controlPlaneEndpoint as { host?: string } | undefined)?.host),
+      60_000,
+    );
     const beforeNextPass = steps.requests.length;
     await steps.pass('cluster', 'demo');
     expect(steps.requests.slice(beforeNextPass).filter((line) => /^network GET \/v2\.0\/(networks|subnets|routers|security-groups)\//.test(line))).toEqual([]);
@@ -123,7 +145,9 @@ describe('the OpenStackCluster reconciler', () => {
 
     // The copy, here in the same storage once the original is gone: a uid of its own, the original's recorded one.
     const { name, namespace, labels, annotations, ownerReferences } = meta(original);
-    await steps.applyObjects([{ apiVersion: original.apiVersion, kind: original.kind, metadata: { name, namespace, labels, annotations, ownerReferences }, spec: original.spec }]);
+    await steps.applyObjects([
+      { apiVersion: original.apiVersion, kind: original.kind, metadata: { name, namespace, labels, annotations, ownerReferences }, spec: original.spec },
+    ]);
     await steps.kubectl(['patch', 'clusters.cluster.x-k8s.io', 'demo', '--type=merge', '-p', '{"spec":{"paused":false}}']);
     const copy = await steps.until([['cluster', 'demo']], isReady, 60_000);
     expect(meta(copy).uid).not.toBe(meta(original).uid);

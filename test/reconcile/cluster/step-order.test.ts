@@ -52,10 +52,19 @@ describe('the OpenStackCluster step graph', () => {
 
     const before = steps.requests.length;
     await steps.kubectl(['delete', 'openstackcluster', 'demo', '--wait=false']);
-    await steps.until([['cluster', 'demo']], () => steps.requests.slice(before).some((line) => /^load-balancer DELETE \/v2\/lbaas\/loadbalancers\//.test(line)));
+    await steps.until([['cluster', 'demo']], () =>
+      steps.requests.slice(before).some((line) => /^load-balancer DELETE \/v2\/lbaas\/loadbalancers\//.test(line)),
+    );
     expect((await steps.get('server', bastion))?.metadata).toMatchObject({ deletionTimestamp: expect.any(String) });
 
-    await steps.until([['cluster', 'demo'], ['server', bastion]], (object) => object === undefined, 60_000);
+    await steps.until(
+      [
+        ['cluster', 'demo'],
+        ['server', bastion],
+      ],
+      (object) => object === undefined,
+      60_000,
+    );
     expect((await census.ours()).counts).toEqual(noResources);
   });
 });
@@ -110,16 +119,20 @@ describe('the first pass of a new cluster', () => {
 describe('the API load balancer and the router', () => {
   /** Long enough that the floating IP, made in milliseconds once the router is there, comes before ACTIVE. */
   const loadBalancerBuildMs = 5_000;
-  const slowOctavia = (ctx: SimulatorContext) => createOctaviaSimulator(Object.create(ctx, { transitionDelayMs: { value: loadBalancerBuildMs } }) as SimulatorContext);
+  const slowOctavia = (ctx: SimulatorContext) =>
+    createOctaviaSimulator(Object.create(ctx, { transitionDelayMs: { value: loadBalancerBuildMs } }) as SimulatorContext);
   let routerSteps: Steps;
   const served: ServedRequest[] = [];
 
   beforeAll(async () => {
-    routerSteps = await startSteps({
-      services: defaultServices.map((factory) => (factory === createOctaviaSimulator ? slowOctavia : factory)),
-      onRequest: (request) => served.push(request),
-      // What a pass verified runs out every second, several times while the load balancer builds.
-    }, { resyncPeriodMs: 1_000 });
+    routerSteps = await startSteps(
+      {
+        services: defaultServices.map((factory) => (factory === createOctaviaSimulator ? slowOctavia : factory)),
+        onRequest: (request) => served.push(request),
+        // What a pass verified runs out every second, several times while the load balancer builds.
+      },
+      { resyncPeriodMs: 1_000 },
+    );
   });
 
   afterAll(async () => {
@@ -140,7 +153,8 @@ describe('the API load balancer and the router', () => {
     routerSteps.cloud.faults.clear();
     // Reads of the load balancer, network, subnet and router slow enough that one after another could not overlap.
     routerSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path: '^/v2/lbaas/loadbalancers/[^/]+$', latencyMs: 200 });
-    for (const path of ['^/v2.0/networks/', '^/v2.0/subnets/', '^/v2.0/routers/']) routerSteps.cloud.faults.add({ service: 'network', method: 'GET', path, latencyMs: 200 });
+    for (const path of ['^/v2.0/networks/', '^/v2.0/subnets/', '^/v2.0/routers/'])
+      routerSteps.cloud.faults.add({ service: 'network', method: 'GET', path, latencyMs: 200 });
     const slowFrom = served.length;
     const ready = await routerSteps.until([['cluster', 'demo']], isReady, 60_000);
     const fip = routerSteps.requests.findIndex((line) => /^network POST \/v2.0\/floatingips 201/.test(line));
@@ -161,9 +175,13 @@ describe('the API load balancer and the router', () => {
     // A pass that reads the network again (what it verified ran out) looks at the building load balancer at the same
     // time, not after the network and subnet it needs: a resync near the end of a build does not delay finding it ACTIVE.
     const since = served.slice(slowFrom);
-    const lbReads = since.filter((request) => request.service === 'load-balancer' && request.method === 'GET' && /^\/v2\/lbaas\/loadbalancers\/[^/]+$/.test(request.path));
+    const lbReads = since.filter(
+      (request) => request.service === 'load-balancer' && request.method === 'GET' && /^\/v2\/lbaas\/loadbalancers\/[^/]+$/.test(request.path),
+    );
     const built = tree.startMs;
-    const networkReads = since.filter((request) => request.service === 'network' && request.method === 'GET' && request.path.startsWith('/v2.0/networks/') && request.startMs < built);
+    const networkReads = since.filter(
+      (request) => request.service === 'network' && request.method === 'GET' && request.path.startsWith('/v2.0/networks/') && request.startMs < built,
+    );
     expect(networkReads.length).toBeGreaterThan(0);
     for (const network of networkReads) expect(lbReads.some((lb) => overlapping(lb, network))).toBe(true);
     // Nor does such a pass read the network, then the subnet, then the router: those run out run at once.
@@ -174,7 +192,9 @@ describe('the API load balancer and the router', () => {
   });
 
   it('reads the security groups it made in one list at each resync, from the first on, never one GET each', () => {
-    const groupReads = served.filter((request) => request.service === 'network' && request.method === 'GET' && request.path.startsWith('/v2.0/security-groups'));
+    const groupReads = served.filter(
+      (request) => request.service === 'network' && request.method === 'GET' && request.path.startsWith('/v2.0/security-groups'),
+    );
     expect(groupReads.filter((request) => /^\/v2\.0\/security-groups\/[^/?]+$/.test(request.path))).toEqual([]);
     expect(groupReads.filter((request) => request.path.startsWith('/v2.0/security-groups?id=')).length).toBeGreaterThan(2);
   });

@@ -13,7 +13,8 @@ let steps: Steps;
 let session: OpenStackSession;
 let clients: ServiceClients;
 
-const owned = (object: JsonObject | undefined): Record<string, string> => ((object?.status as Record<string, any> | undefined)?.extensions?.ownedResources ?? {}) as Record<string, string>;
+const owned = (object: JsonObject | undefined): Record<string, string> =>
+  ((object?.status as Record<string, any> | undefined)?.extensions?.ownedResources ?? {}) as Record<string, string>;
 const octaviaReads = (from: number) => steps.requests.slice(from).filter((line) => /^load-balancer GET /.test(line));
 const treeReads = (from: number) => octaviaReads(from).filter((line) => /\/loadbalancers\/[^/]+\/status /.test(line));
 const isRouterRead = (line: string) => /^network GET \/v2\.0\/routers(\/|\?id=)/.test(line);

@@ -66,9 +66,12 @@ async function kubectl(args: string[]): Promise<string> {
 
 /** A request the simulated cloud may refuse with 409 while a load balancer is busy: tried again until it is accepted. */
 async function untilAccepted(send: () => Promise<unknown>): Promise<void> {
-  await vi.waitFor(async () => {
-    await send();
-  }, { timeout: 30_000, interval: 100 });
+  await vi.waitFor(
+    async () => {
+      await send();
+    },
+    { timeout: 30_000, interval: 100 },
+  );
 }
 
 const ours = (tags: readonly string[] | null | undefined) => (tags ?? []).filter((tag) => !tag.startsWith('capo-apiserver:'));
@@ -98,14 +101,16 @@ async function forgetOwnership(): Promise<void> {
   for (const lb of await octavia.listLoadBalancers()) {
     await untilAccepted(() => put('load-balancer', `/v2/lbaas/loadbalancers/${lb.id}`, { loadbalancer: { tags: ours(lb.tags), description: '' } }));
   }
-  for (const listener of await octavia.listListeners()) await untilAccepted(() => put('load-balancer', `/v2/lbaas/listeners/${listener.id}`, { listener: { tags: ours(listener.tags) } }));
+  for (const listener of await octavia.listListeners())
+    await untilAccepted(() => put('load-balancer', `/v2/lbaas/listeners/${listener.id}`, { listener: { tags: ours(listener.tags) } }));
   for (const pool of await octavia.listPools()) {
     await untilAccepted(() => put('load-balancer', `/v2/lbaas/pools/${pool.id}`, { pool: { tags: ours(pool.tags) } }));
     for (const member of await octavia.listMembers(pool.id)) {
       await untilAccepted(() => put('load-balancer', `/v2/lbaas/pools/${pool.id}/members/${member.id}`, { member: { tags: ours(member.tags) } }));
     }
   }
-  for (const monitor of await octavia.listHealthMonitors()) await untilAccepted(() => put('load-balancer', `/v2/lbaas/healthmonitors/${monitor.id}`, { healthmonitor: { tags: ours(monitor.tags) } }));
+  for (const monitor of await octavia.listHealthMonitors())
+    await untilAccepted(() => put('load-balancer', `/v2/lbaas/healthmonitors/${monitor.id}`, { healthmonitor: { tags: ours(monitor.tags) } }));
   for (const instance of await nova.listServers()) await nova.replaceServerTags(instance.id, ours(instance.tags));
 }
 
@@ -143,7 +148,10 @@ afterAll(async () => {
   await example?.stop();
 });
 
-const annotated = (value: string) => documents.map((document) => (document.kind === 'OpenStackCluster' ? { ...document, metadata: { ...document.metadata, annotations: { [adoptAnnotation]: value } } } : document));
+const annotated = (value: string) =>
+  documents.map((document) =>
+    document.kind === 'OpenStackCluster' ? { ...document, metadata: { ...document.metadata, annotations: { [adoptAnnotation]: value } } } : document,
+  );
 
 describe('adopting a cluster CAPO built', () => {
   let built: Inventory;
@@ -157,21 +165,33 @@ describe('adopting a cluster CAPO built', () => {
   it('lists what it would adopt, and nothing to create, in a dry run that changes nothing', async () => {
     await apply(annotated('dry-run'));
     await kubectl(['wait', 'openstackcluster/demo', '--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=AdoptionDryRun', '--timeout=60s']);
-    const surveyed = z.looseObject({ status: z.looseObject({ extensions: z.looseObject({ adoption: z.object({ adopt: z.array(z.string()).default([]), create: z.array(z.string()).default([]) }) }) }) });
+    const surveyed = z.looseObject({
+      status: z.looseObject({
+        extensions: z.looseObject({ adoption: z.object({ adopt: z.array(z.string()).default([]), create: z.array(z.string()).default([]) }) }),
+      }),
+    });
     // The cluster may be surveyed before its last Machines are applied; each one that arrives has it surveyed again.
     const lastMachine = `server ${machines.at(-1)} (`;
     const cluster = surveyed.parse(
-      await waitForObject(server.kubectl, 'openstackcluster/demo', 'a survey with every machine', (object) => surveyed.safeParse(object).data?.status.extensions.adoption.adopt.some((entry) => entry.startsWith(lastMachine)) === true, 60),
+      await waitForObject(
+        server.kubectl,
+        'openstackcluster/demo',
+        'a survey with every machine',
+        (object) => surveyed.safeParse(object).data?.status.extensions.adoption.adopt.some((entry) => entry.startsWith(lastMachine)) === true,
+        60,
+      ),
     );
     const { adopt, create } = cluster.status.extensions.adoption;
     expect(create).toEqual([]);
-    expect(adopt).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^network k8s-clusterapi-cluster-default-demo \(/),
-      expect.stringMatching(/^load balancer k8s-clusterapi-cluster-default-demo-kubeapi \(/),
-      expect.stringMatching(/^server demo-control-plane-0 \(/),
-      expect.stringMatching(/^port demo-md-0-0-0 \(/),
-      expect.stringMatching(/^floating IP demo-bastion \(/),
-    ]));
+    expect(adopt).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^network k8s-clusterapi-cluster-default-demo \(/),
+        expect.stringMatching(/^load balancer k8s-clusterapi-cluster-default-demo-kubeapi \(/),
+        expect.stringMatching(/^server demo-control-plane-0 \(/),
+        expect.stringMatching(/^port demo-md-0-0-0 \(/),
+        expect.stringMatching(/^floating IP demo-bastion \(/),
+      ]),
+    );
     expect(inventory()).toEqual(built);
     expect((await census.ours()).counts).toEqual(noResources);
   });
@@ -186,7 +206,9 @@ describe('adopting a cluster CAPO built', () => {
   });
 
   it('deletes the adopted cluster, leaving nothing behind', async () => {
-    const deleted = await server.kubectl(['delete', '-f', '-', '--wait=false'], { input: documents.map((document) => JSON.stringify(document)).join('\n---\n') });
+    const deleted = await server.kubectl(['delete', '-f', '-', '--wait=false'], {
+      input: documents.map((document) => JSON.stringify(document)).join('\n---\n'),
+    });
     expect(deleted.code, deleted.stderr).toBe(0);
     await waitForDeletion(server.kubectl, 180);
     expect((await census.ours()).counts).toEqual(noResources);

@@ -103,10 +103,16 @@ describe('changing the bastion of a Ready cluster', () => {
 
     await patchCluster({ spec: { bastion: { spec: { flavor: { filter: { name: 'm1.small' } } } } } });
     const after = clusterView.parse(
-      await waitForObject(server.kubectl, clusterRef, 'bastion replacement', (object) => {
-        const cluster = clusterView.parse(object);
-        return cluster.status.bastion?.id !== undefined && cluster.status.bastion.id !== oldId && readyForCurrentSpec(cluster);
-      }, 120),
+      await waitForObject(
+        server.kubectl,
+        clusterRef,
+        'bastion replacement',
+        (object) => {
+          const cluster = clusterView.parse(object);
+          return cluster.status.bastion?.id !== undefined && cluster.status.bastion.id !== oldId && readyForCurrentSpec(cluster);
+        },
+        120,
+      ),
     );
     const newId = after.status.bastion!.id!;
 
@@ -132,10 +138,16 @@ describe('changing the bastion of a Ready cluster', () => {
 
     await patchCluster({ spec: { bastion: { enabled: false } } });
     const after = clusterView.parse(
-      await waitForObject(server.kubectl, clusterRef, 'bastion removal', (object) => {
-        const cluster = clusterView.parse(object);
-        return cluster.status.bastion === undefined && readyForCurrentSpec(cluster);
-      }, 120),
+      await waitForObject(
+        server.kubectl,
+        clusterRef,
+        'bastion removal',
+        (object) => {
+          const cluster = clusterView.parse(object);
+          return cluster.status.bastion === undefined && readyForCurrentSpec(cluster);
+        },
+        120,
+      ),
     );
     // Ready for the new spec means the bastion is gone with everything it had; each leftover is reported.
     expect.soft(after.status.bastionSecurityGroup, 'status.bastionSecurityGroup once Ready').toBeUndefined();

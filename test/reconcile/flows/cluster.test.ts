@@ -55,7 +55,12 @@ describe('the example cluster on the simulated cloud', () => {
     expect(got.stderr).toBe('');
     const status = JSON.parse(got.stdout).status;
     expect(status.missing.filter((missing: { reason: string }) => missing.reason !== 'NotApplicable')).toEqual([]);
-    expect(status.vars).toMatchObject({ kube_network_plugin: 'cilium', ntp_server: 'pool.ntp.org', openstack_region_name: 'RegionOne', openstack_project_name: 'demo' });
+    expect(status.vars).toMatchObject({
+      kube_network_plugin: 'cilium',
+      ntp_server: 'pool.ntp.org',
+      openstack_region_name: 'RegionOne',
+      openstack_project_name: 'demo',
+    });
   });
 
   it('deletes everything it created', async () => {

@@ -234,13 +234,15 @@ describe('cluster infrastructure deleted behind our back is made again', () => {
 
   it("a control plane machine's member of the API pool", async () => {
     const machine = 'demo-control-plane-1';
-    const owned = (await get<{ status: { extensions: { ownedResources: Record<string, string> } } }>(`openstackmachine/${machine}`)).status.extensions.ownedResources;
+    const owned = (await get<{ status: { extensions: { ownedResources: Record<string, string> } } }>(`openstackmachine/${machine}`)).status.extensions
+      .ownedResources;
     const memberId = owned['member/6443'];
     const poolId = (await clusterStatus()).extensions.ownedResources['pool/6443'];
     await census.clients.octavia.deleteMember(poolId, memberId);
     await vi.waitFor(
       async () => {
-        const now = (await get<{ status: { extensions: { ownedResources: Record<string, string> } } }>(`openstackmachine/${machine}`)).status.extensions.ownedResources;
+        const now = (await get<{ status: { extensions: { ownedResources: Record<string, string> } } }>(`openstackmachine/${machine}`)).status.extensions
+          .ownedResources;
         expect(now['member/6443']).not.toBe(memberId);
         expect((await census.clients.octavia.listMembers(poolId)).map((member) => member.id)).toContain(now['member/6443']);
       },
@@ -252,7 +254,11 @@ describe('cluster infrastructure deleted behind our back is made again', () => {
   it('the bastion server', async () => {
     const { bastion } = await clusterStatus();
     await census.clients.nova.deleteServer(bastion.id);
-    const healed = await clusterReaches('make its bastion again', (status) => status.bastion?.id !== undefined && status.bastion.id !== bastion.id && status.bastion.floatingIP === bastion.floatingIP, 90_000);
+    const healed = await clusterReaches(
+      'make its bastion again',
+      (status) => status.bastion?.id !== undefined && status.bastion.id !== bastion.id && status.bastion.floatingIP === bastion.floatingIP,
+      90_000,
+    );
     expect(healed.bastion.floatingIP).toBe(bastion.floatingIP);
     await expectExactlyTheExpectedResources('after the bastion was made again');
   }, 180_000);
@@ -276,15 +282,23 @@ describe("a machine's server deleted behind our back", () => {
     );
     expect(failed.status.conditions.find((condition) => condition.type === 'InstanceReady')).toMatchObject({ status: 'False', reason: 'InstanceDeleted' });
     // Cluster API's v1beta1 contract (CAPO v0.14): failureReason and failureMessage, which a MachineHealthCheck acts on.
-    const v1beta1 = await get<{ status: { failureReason?: string; failureMessage?: string; ready: boolean } }>(`openstackmachines.v1beta1.infrastructure.cluster.x-k8s.io/${machine}`);
+    const v1beta1 = await get<{ status: { failureReason?: string; failureMessage?: string; ready: boolean } }>(
+      `openstackmachines.v1beta1.infrastructure.cluster.x-k8s.io/${machine}`,
+    );
     expect(v1beta1.status).toMatchObject({ ready: false, failureReason: 'UpdateError', failureMessage: 'The server was unexpectedly deleted' });
     expect((await warnings('InstanceDeleted')).some((message) => message.includes(machine))).toBe(true);
     expect((await warnings('ResourceVanished')).some((message) => message.includes(instanceID))).toBe(true);
     // Not made again under the same machine: a resync later, still one server fewer.
-    await vi.waitFor(async () => expect((await get<{ status: { conditions: Condition[] } }>(`openstackserver/${machine}`)).status.conditions.some((c) => c.reason === 'InstanceDeleted')).toBe(true), {
-      timeout: 30_000,
-      interval: 250,
-    });
+    await vi.waitFor(
+      async () =>
+        expect(
+          (await get<{ status: { conditions: Condition[] } }>(`openstackserver/${machine}`)).status.conditions.some((c) => c.reason === 'InstanceDeleted'),
+        ).toBe(true),
+      {
+        timeout: 30_000,
+        interval: 250,
+      },
+    );
     expect((await census.ourIds()).servers).toHaveLength(serversBefore - 1);
 
     await replaceMachine(machine, 'after the failed machine was replaced');
@@ -300,7 +314,9 @@ describe("a running server's port deleted behind our back", () => {
     await vi.waitFor(
       async () => {
         const object = await get<{ status: { conditions: Condition[] } }>(`openstackmachine/${machine}`);
-        expect(object.status.conditions.find((condition) => condition.type === 'Ready')?.message).toContain(`port ${portId}, recorded in status, no longer exists in OpenStack`);
+        expect(object.status.conditions.find((condition) => condition.type === 'Ready')?.message).toContain(
+          `port ${portId}, recorded in status, no longer exists in OpenStack`,
+        );
       },
       { timeout: 60_000, interval: 250 },
     );
@@ -367,7 +383,13 @@ describe('a cloud that was reset (every ID gone: a lab cloud rebuilt, a simulato
     try {
       process = await startServerProcess(dataDir, allowMirrorOf(sim.url));
       const restarted = process.kubectl;
-      await waitForObject<{ status: { conditions: Condition[] } }>(restarted, 'openstackcluster/demo', 'Ready again on the new cloud', (cluster) => readyOf(cluster)?.status === 'True' && cluster.status.conditions.every((c) => c.type !== 'Ready' || c.reason === 'Ready'), 120);
+      await waitForObject<{ status: { conditions: Condition[] } }>(
+        restarted,
+        'openstackcluster/demo',
+        'Ready again on the new cloud',
+        (cluster) => readyOf(cluster)?.status === 'True' && cluster.status.conditions.every((c) => c.type !== 'Ready' || c.reason === 'Ready'),
+        120,
+      );
       await vi.waitFor(
         async () => {
           const machines = (await getObject(restarted, 'openstackmachines')) as { items: { status: { conditions: Condition[] } }[] };
@@ -376,12 +398,18 @@ describe('a cloud that was reset (every ID gone: a lab cloud rebuilt, a simulato
         { timeout: 120_000, interval: 500 },
       );
       const healing = total();
-      console.log(`reset: a first build took ${firstBuild} calls, healing after the reset ${healing}: ${JSON.stringify(Object.fromEntries([...served].sort((a, b) => b[1] - a[1]).slice(0, 12)))}`);
+      console.log(
+        `reset: a first build took ${firstBuild} calls, healing after the reset ${healing}: ${JSON.stringify(Object.fromEntries([...served].sort((a, b) => b[1] - a[1]).slice(0, 12)))}`,
+      );
       // No storm: the cluster is built again and each machine's loss found, for about what a first build costs.
       expect(healing).toBeLessThan(firstBuild * 1.5);
 
       const names = ((await getObject(restarted, 'openstackmachines')) as { items: { metadata: { name: string } }[] }).items.map((item) => item.metadata.name);
-      const deleted = await restarted(['delete', ...names.flatMap((name) => [`openstackmachine/${name}`, `machines.cluster.x-k8s.io/${name}`]), '--timeout=120s']);
+      const deleted = await restarted([
+        'delete',
+        ...names.flatMap((name) => [`openstackmachine/${name}`, `machines.cluster.x-k8s.io/${name}`]),
+        '--timeout=120s',
+      ]);
       expect(deleted.stderr).toBe('');
       await apply(restarted, manifests);
       await waitForReady(restarted, 'demo', 180);

@@ -33,7 +33,9 @@ const clusterSpec = z.looseObject({
   bastion: z.looseObject({ enabled: z.boolean().optional(), spec: machineSpec.optional() }).optional(),
   extensions: z
     .looseObject({
-      loadBalancers: z.looseObject({ ingress: z.looseObject({ enabled: z.boolean().optional(), ports: z.array(z.number()).optional() }).optional() }).optional(),
+      loadBalancers: z
+        .looseObject({ ingress: z.looseObject({ enabled: z.boolean().optional(), ports: z.array(z.number()).optional() }).optional() })
+        .optional(),
     })
     .optional(),
 });
@@ -87,7 +89,9 @@ export function expectedResources(manifests: readonly Manifest[]): ResourceCount
   if (subnets === 0) unsupported(where, 'no managedSubnets');
 
   const machines = manifests.filter((object) => object.kind === 'OpenStackMachine');
-  machines.forEach((machine) => { checkServerSpec(`OpenStackMachine ${machine.metadata.name}`, machineSpec.parse(machine.spec ?? {})); });
+  machines.forEach((machine) => {
+    checkServerSpec(`OpenStackMachine ${machine.metadata.name}`, machineSpec.parse(machine.spec ?? {}));
+  });
   const controlPlane = machines.filter((machine) => machine.metadata.labels?.[controlPlaneLabel] !== undefined).length;
   const workers = machines.length - controlPlane;
 
@@ -118,7 +122,9 @@ export function expectedResources(manifests: readonly Manifest[]): ResourceCount
     pools: apiPorts + ingressPorts,
     healthMonitors: apiPorts + ingressPorts,
     members: apiPorts * controlPlane + ingressPorts * workers,
-    images: manifests.filter((object) => object.kind === 'Image' && (object.spec as { managementPolicy?: string } | undefined)?.managementPolicy !== 'unmanaged').length,
+    images: manifests.filter(
+      (object) => object.kind === 'Image' && (object.spec as { managementPolicy?: string } | undefined)?.managementPolicy !== 'unmanaged',
+    ).length,
   };
 }
 

@@ -48,7 +48,10 @@ async function startReplica(): Promise<ServerProcess> {
 
 /** The replica that leads, once one (other than `except`) does. */
 function leader(except?: ServerProcess): Promise<ServerProcess> {
-  return pollUntil('a replica to lead', async () => replicas.find((replica) => replica !== except && replica.output().includes(leading)), { timeoutMs: 30_000, intervalMs: 50 });
+  return pollUntil('a replica to lead', async () => replicas.find((replica) => replica !== except && replica.output().includes(leading)), {
+    timeoutMs: 30_000,
+    intervalMs: 50,
+  });
 }
 
 /** Kills the leader after a seeded moment of work, then waits for the other replica to lead; returns what happened, for the messages. */
@@ -67,61 +70,67 @@ async function killLeader(phase: string): Promise<string> {
   return takeover;
 }
 
-describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'two replicas on one etcd, across kill -9 of the leader' : `two replicas on one etcd (skipped: ${unavailable})`, () => {
-  beforeAll(async () => {
-    sim = await startSimulator({ transitionDelayMs: 100 });
-    manifests = await renderExamples(sim.url);
-    expected = expectedResources(await readManifests(manifests));
-    census = await CloudCensus.open(sim);
-    etcd = await startEtcd();
-    await Promise.all([startReplica(), startReplica()]);
-  }, 120_000);
+describe.skipIf(unavailable !== undefined)(
+  unavailable === undefined ? 'two replicas on one etcd, across kill -9 of the leader' : `two replicas on one etcd (skipped: ${unavailable})`,
+  () => {
+    beforeAll(async () => {
+      sim = await startSimulator({ transitionDelayMs: 100 });
+      manifests = await renderExamples(sim.url);
+      expected = expectedResources(await readManifests(manifests));
+      census = await CloudCensus.open(sim);
+      etcd = await startEtcd();
+      await Promise.all([startReplica(), startReplica()]);
+    }, 120_000);
 
-  afterAll(async () => {
-    await Promise.all(replicas.map((replica) => replica.kill()));
-    census?.close();
-    await sim?.close();
-    await etcd?.stop();
-    for (const dir of [...directories, manifests]) if (dir) await rm(dir, { recursive: true, force: true });
-  });
+    afterAll(async () => {
+      await Promise.all(replicas.map((replica) => replica.kill()));
+      census?.close();
+      await sim?.close();
+      await etcd?.stop();
+      for (const dir of [...directories, manifests]) if (dir) await rm(dir, { recursive: true, force: true });
+    });
 
-  it('reaches Ready with exactly the resources called for when the leader dies while creating', async () => {
-    await apply(replicas[0]!.kubectl, manifests);
-    const takeover = await killLeader('create');
-    await waitForReady(replicas[0]!.kubectl, 'demo', 120);
-    const observed = await census.ours();
-    expect.soft(observed.duplicates, takeover).toEqual([]);
-    expect.soft(observed.counts, takeover).toEqual(expected);
-  }, 240_000);
+    it('reaches Ready with exactly the resources called for when the leader dies while creating', async () => {
+      await apply(replicas[0]!.kubectl, manifests);
+      const takeover = await killLeader('create');
+      await waitForReady(replicas[0]!.kubectl, 'demo', 120);
+      const observed = await census.ours();
+      expect.soft(observed.duplicates, takeover).toEqual([]);
+      expect.soft(observed.counts, takeover).toEqual(expected);
+    }, 240_000);
 
-  it('leaves nothing behind when the leader dies while deleting', async () => {
-    await startReplica();
-    await deleteWithoutWaiting(replicas[0]!.kubectl, manifests);
-    const takeover = await killLeader('delete');
-    await waitForDeletion(replicas[0]!.kubectl, 120);
-    expect((await census.ours()).counts, takeover).toEqual(noResources);
-  }, 240_000);
+    it('leaves nothing behind when the leader dies while deleting', async () => {
+      await startReplica();
+      await deleteWithoutWaiting(replicas[0]!.kubectl, manifests);
+      const takeover = await killLeader('delete');
+      await waitForDeletion(replicas[0]!.kubectl, 120);
+      expect((await census.ours()).counts, takeover).toEqual(noResources);
+    }, 240_000);
 
-  it('fences a leader paused past its lease: once it runs again it writes nothing, and nothing is doubled', async () => {
-    await startReplica();
-    await apply(replicas[0]!.kubectl, manifests);
-    const paused = await leader();
-    await workFor(500 + Math.floor(random() * 2500));
-    process.kill(paused.pid, 'SIGSTOP');
-    try {
-      await leader(paused);
-    } finally {
-      process.kill(paused.pid, 'SIGCONT');
-    }
-    // Its timers and the replies it was waiting for now run, after its lease has passed to the other replica.
-    await pollUntil('the paused replica to notice it lost the lease', async () => (paused.output().includes('lost the leader lease') ? true : undefined), { timeoutMs: 30_000, intervalMs: 50 });
-    const other = replicas.find((replica) => replica !== paused)!;
-    await waitForReady(other.kubectl, 'demo', 120);
-    const observed = await census.ours();
-    expect.soft(observed.duplicates, `TEST_SEED=${seed}`).toEqual([]);
-    expect.soft(observed.counts, `TEST_SEED=${seed}`).toEqual(expected);
-    await deleteWithoutWaiting(other.kubectl, manifests);
-    await waitForDeletion(other.kubectl, 120);
-    expect((await census.ours()).counts).toEqual(noResources);
-  }, 300_000);
-});
+    it('fences a leader paused past its lease: once it runs again it writes nothing, and nothing is doubled', async () => {
+      await startReplica();
+      await apply(replicas[0]!.kubectl, manifests);
+      const paused = await leader();
+      await workFor(500 + Math.floor(random() * 2500));
+      process.kill(paused.pid, 'SIGSTOP');
+      try {
+        await leader(paused);
+      } finally {
+        process.kill(paused.pid, 'SIGCONT');
+      }
+      // Its timers and the replies it was waiting for now run, after its lease has passed to the other replica.
+      await pollUntil('the paused replica to notice it lost the lease', async () => (paused.output().includes('lost the leader lease') ? true : undefined), {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+      });
+      const other = replicas.find((replica) => replica !== paused)!;
+      await waitForReady(other.kubectl, 'demo', 120);
+      const observed = await census.ours();
+      expect.soft(observed.duplicates, `TEST_SEED=${seed}`).toEqual([]);
+      expect.soft(observed.counts, `TEST_SEED=${seed}`).toEqual(expected);
+      await deleteWithoutWaiting(other.kubectl, manifests);
+      await waitForDeletion(other.kubectl, 120);
+      expect((await census.ours()).counts).toEqual(noResources);
+    }, 300_000);
+  },
+);

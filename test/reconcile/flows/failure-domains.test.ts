@@ -34,9 +34,12 @@ const serverView = z.looseObject({ spec: z.looseObject({ availabilityZone: z.str
 
 /** examples/03-machines.yaml with the control plane in server group `control-plane` and one worker's Machine in az-3. */
 async function machinesWithPlacement(): Promise<string> {
-  const documents = parseAllDocuments(await readFile(path.join(example.manifests, '03-machines.yaml'), 'utf8')).map((document) => document.toJS() as Record<string, any>);
+  const documents = parseAllDocuments(await readFile(path.join(example.manifests, '03-machines.yaml'), 'utf8')).map(
+    (document) => document.toJS() as Record<string, any>,
+  );
   for (const document of documents) {
-    if (document.kind === 'OpenStackMachine' && controlPlane.includes(document.metadata.name)) document.spec.serverGroup = { filter: { name: 'control-plane' } };
+    if (document.kind === 'OpenStackMachine' && controlPlane.includes(document.metadata.name))
+      document.spec.serverGroup = { filter: { name: 'control-plane' } };
     if (document.kind === 'Machine' && document.metadata.name === zonedWorker) document.spec.failureDomain = 'az-3';
   }
   return documents.map((document) => JSON.stringify(document)).join('\n---\n');
@@ -47,7 +50,8 @@ beforeAll(async () => {
   server = example.server;
   census = await CloudCensus.open(server.cloud!);
   await census.clients.nova.createServerGroup({ name: 'control-plane', policy: 'anti-affinity' });
-  for (const file of ['00-cloud-credentials.yaml', '00-images.yaml', '01-cluster.yaml', '02-openstackcluster.yaml', '04-bootstrap-data.yaml']) await apply(server.kubectl, path.join(example.manifests, file));
+  for (const file of ['00-cloud-credentials.yaml', '00-images.yaml', '01-cluster.yaml', '02-openstackcluster.yaml', '04-bootstrap-data.yaml'])
+    await apply(server.kubectl, path.join(example.manifests, file));
   const machines = await server.kubectl(['apply', '-f', '-'], { input: await machinesWithPlacement() });
   if (machines.code !== 0) throw new Error(`kubectl apply of the machines failed: ${machines.stderr}`);
   await waitForReady(server.kubectl, 'demo', 180);
@@ -59,12 +63,15 @@ afterAll(async () => {
 });
 
 describe('failure domains in a cloud with three availability zones', () => {
-  it('reports the zones as failure domains, and Nova\'s and Cinder\'s zones in the extensions', async () => {
+  it("reports the zones as failure domains, and Nova's and Cinder's zones in the extensions", async () => {
     const cluster = clusterView.parse(await getObject(server.kubectl, 'openstackcluster/demo'));
     expect(cluster.status.failureDomains).toEqual(zones.map((name) => ({ name, controlPlane: true })));
     expect(cluster.status.extensions.availabilityZones).toEqual({ compute: zones, volume: zones });
     const extension = z.looseObject({ status: z.looseObject({ extensions: z.looseObject({ availabilityZones: z.unknown() }) }) });
-    expect(extension.parse(await getObject(server.kubectl, 'clusterextension/demo')).status.extensions.availabilityZones).toEqual({ compute: zones, volume: zones });
+    expect(extension.parse(await getObject(server.kubectl, 'clusterextension/demo')).status.extensions.availabilityZones).toEqual({
+      compute: zones,
+      volume: zones,
+    });
   });
 
   it('spreads the control plane one machine per zone, on three hosts of its anti-affinity group', async () => {

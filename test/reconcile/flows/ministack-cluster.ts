@@ -60,7 +60,10 @@ export function clusterManifests({ name, namespace, cloudsYaml, cloudName, nodeI
       metadata: { name: `${name}-node`, namespace },
       spec: {
         cloudCredentialsRef: { secretName: identity, cloudName },
-        resource: { name: `${name}-node`, content: { diskFormat: 'raw', download: { url: nodeImage.url, hash: { algorithm: 'sha256', value: nodeImage.sha256 } } } },
+        resource: {
+          name: `${name}-node`,
+          content: { diskFormat: 'raw', download: { url: nodeImage.url, hash: { algorithm: 'sha256', value: nodeImage.sha256 } } },
+        },
       },
     },
     {
@@ -83,7 +86,15 @@ export function clusterManifests({ name, namespace, cloudsYaml, cloudName, nodeI
         managedSecurityGroups: {
           allowAllInClusterTraffic: false,
           clusterNodesSecurityGroupRules: [
-            { name: 'vxlan', direction: 'ingress', etherType: 'IPv4', protocol: 'udp', portRangeMin: 8472, portRangeMax: 8472, remoteManagedGroups: ['controlplane', 'worker'] },
+            {
+              name: 'vxlan',
+              direction: 'ingress',
+              etherType: 'IPv4',
+              protocol: 'udp',
+              portRangeMin: 8472,
+              portRangeMax: 8472,
+              remoteManagedGroups: ['controlplane', 'worker'],
+            },
           ],
         },
         bastion: { enabled: true, spec: { flavor: { filter: { name: ministackFlavors.bastion } }, image: { filter: { name: ministackImage } } } },
@@ -95,8 +106,23 @@ export function clusterManifests({ name, namespace, cloudsYaml, cloudName, nodeI
       metadata: { name: `${name}-workers`, namespace },
       spec: { identityRef: { name: identity, cloudName }, maxIPs: 1, reclaimPolicy: 'Delete' },
     },
-    ...machine({ name: `${name}-control-plane-0`, namespace, clusterName: name, role: 'control-plane', flavor: ministackFlavors.controlPlane, image: `${name}-node` }),
-    ...machine({ name: `${name}-md-0-0`, namespace, clusterName: name, role: 'worker', flavor: ministackFlavors.worker, image: `${name}-node`, floatingIPPool: `${name}-workers` }),
+    ...machine({
+      name: `${name}-control-plane-0`,
+      namespace,
+      clusterName: name,
+      role: 'control-plane',
+      flavor: ministackFlavors.controlPlane,
+      image: `${name}-node`,
+    }),
+    ...machine({
+      name: `${name}-md-0-0`,
+      namespace,
+      clusterName: name,
+      role: 'worker',
+      flavor: ministackFlavors.worker,
+      image: `${name}-node`,
+      floatingIPPool: `${name}-workers`,
+    }),
   ];
   return objects.map((object) => stringify(object)).join('---\n');
 }
@@ -143,7 +169,9 @@ function machine({ name, namespace, clusterName, role, flavor, image, floatingIP
       spec: {
         flavor: { filter: { name: flavor } },
         image: { imageRef: { name: image } },
-        ...(floatingIPPool === undefined ? {} : { floatingIPPoolRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackFloatingIPPool', name: floatingIPPool } }),
+        ...(floatingIPPool === undefined
+          ? {}
+          : { floatingIPPoolRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackFloatingIPPool', name: floatingIPPool } }),
       },
     },
   ];
@@ -191,23 +219,27 @@ interface Inspectable {
 export async function remnants(admin: ServiceTransport, traces: readonly string[]): Promise<Remnant[]> {
   if (traces.some((trace) => trace.length < 6)) throw new Error(`traces this short would match strangers' resources: ${JSON.stringify(traces)}`);
   const { neutron, octavia, nova, cinder, glance } = createServiceClients(acrossProjects(admin));
-  const [networks, subnets, ports, routers, groups, floatingIps, loadBalancers, listeners, pools, healthMonitors, servers, volumes, images] = await Promise.all([
-    neutron.listNetworks(),
-    neutron.listSubnets(),
-    neutron.listPorts(),
-    neutron.listRouters(),
-    neutron.listSecurityGroups(),
-    neutron.listFloatingIps(),
-    octavia.listLoadBalancers(),
-    octavia.listListeners(),
-    octavia.listPools(),
-    octavia.listHealthMonitors(),
-    nova.listServers(),
-    cinder.listVolumes(),
-    glance.listImages({ visibility: 'all' }),
-  ]);
+  const [networks, subnets, ports, routers, groups, floatingIps, loadBalancers, listeners, pools, healthMonitors, servers, volumes, images] = await Promise.all(
+    [
+      neutron.listNetworks(),
+      neutron.listSubnets(),
+      neutron.listPorts(),
+      neutron.listRouters(),
+      neutron.listSecurityGroups(),
+      neutron.listFloatingIps(),
+      octavia.listLoadBalancers(),
+      octavia.listListeners(),
+      octavia.listPools(),
+      octavia.listHealthMonitors(),
+      nova.listServers(),
+      cinder.listVolumes(),
+      glance.listImages({ visibility: 'all' }),
+    ],
+  );
   const mentions = (item: Inspectable) =>
-    [item.name ?? '', item.description ?? '', ...(item.tags ?? []), ...Object.values(item.metadata ?? {})].some((text) => traces.some((trace) => text.includes(trace)));
+    [item.name ?? '', item.description ?? '', ...(item.tags ?? []), ...Object.values(item.metadata ?? {})].some((text) =>
+      traces.some((trace) => text.includes(trace)),
+    );
   const found = (kind: string, items: readonly Inspectable[]): Remnant[] =>
     items.filter(mentions).map((item) => ({ kind, id: item.id, name: item.name || item.description || '' }));
   // Members live inside pools, so only our pools' members can be ours.

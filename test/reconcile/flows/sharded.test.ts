@@ -48,59 +48,88 @@ function shardsTakenBy(replica: ServerProcess): number[] {
   return [...replica.output().matchAll(/"shard":(\d+)[^\n]*reconciling a shard/g)].map((match) => Number(match[1]));
 }
 
-const inNamespace = (replica: ServerProcess, namespace: string): Kubectl => (args, options) => replica.kubectl([...args, '-n', namespace], options);
+const inNamespace =
+  (replica: ServerProcess, namespace: string): Kubectl =>
+  (args, options) =>
+    replica.kubectl([...args, '-n', namespace], options);
 
-describe.skipIf(unavailable !== undefined)(unavailable === undefined ? 'three replicas sharing the reconciler by cluster' : `three replicas sharing the reconciler by cluster (skipped: ${unavailable})`, () => {
-  beforeAll(async () => {
-    sim = await startSimulator({ transitionDelayMs: 100 });
-    for (const resource of ['instances', 'cores', 'ram', 'network', 'subnet', 'port', 'router', 'floatingip', 'security_group', 'security_group_rule']) {
-      sim.setQuota('demo', resource, Number.POSITIVE_INFINITY);
-    }
-    const rendered = await renderExamples(sim.url);
-    directories.push(rendered);
-    const perCluster = expectedResources(await readManifests(rendered));
-    expected = Object.fromEntries(resourceKinds.map((kind) => [kind, perCluster[kind] * namespaces.length])) as ResourceCounts;
-    for (const namespace of namespaces) manifests.push(await renderInNamespace(rendered, namespace));
-    directories.push(...manifests);
-    census = await CloudCensus.open(sim);
-    etcd = await startEtcd();
-    replicas = await Promise.all(
-      [0, 1, 2].map(async () => {
-        const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-shard-replica-'));
-        directories.push(dataDir);
-        return startServerProcess(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.servers.join(','), '--reconcile-shards', String(shards), ...leaseFlags, ...allowMirrorOf(sim.url)]);
-      }),
-    );
-  }, 120_000);
+describe.skipIf(unavailable !== undefined)(
+  unavailable === undefined ? 'three replicas sharing the reconciler by cluster' : `three replicas sharing the reconciler by cluster (skipped: ${unavailable})`,
+  () => {
+    beforeAll(async () => {
+      sim = await startSimulator({ transitionDelayMs: 100 });
+      for (const resource of ['instances', 'cores', 'ram', 'network', 'subnet', 'port', 'router', 'floatingip', 'security_group', 'security_group_rule']) {
+        sim.setQuota('demo', resource, Number.POSITIVE_INFINITY);
+      }
+      const rendered = await renderExamples(sim.url);
+      directories.push(rendered);
+      const perCluster = expectedResources(await readManifests(rendered));
+      expected = Object.fromEntries(resourceKinds.map((kind) => [kind, perCluster[kind] * namespaces.length])) as ResourceCounts;
+      for (const namespace of namespaces) manifests.push(await renderInNamespace(rendered, namespace));
+      directories.push(...manifests);
+      census = await CloudCensus.open(sim);
+      etcd = await startEtcd();
+      replicas = await Promise.all(
+        [0, 1, 2].map(async () => {
+          const dataDir = await mkdtemp(path.join(os.tmpdir(), 'capo-shard-replica-'));
+          directories.push(dataDir);
+          return startServerProcess(dataDir, [
+            '--storage',
+            'etcd',
+            '--etcd-servers',
+            etcd.servers.join(','),
+            '--reconcile-shards',
+            String(shards),
+            ...leaseFlags,
+            ...allowMirrorOf(sim.url),
+          ]);
+        }),
+      );
+    }, 120_000);
 
-  afterAll(async () => {
-    await Promise.all(replicas.map((replica) => replica.kill()));
-    census?.close();
-    await sim?.close();
-    await etcd?.stop();
-    for (const dir of directories) await rm(dir, { recursive: true, force: true });
-  });
+    afterAll(async () => {
+      await Promise.all(replicas.map((replica) => replica.kill()));
+      census?.close();
+      await sim?.close();
+      await etcd?.stop();
+      for (const dir of directories) await rm(dir, { recursive: true, force: true });
+    });
 
-  it('builds every cluster with exactly its resources when the replica holding one of them dies, and deletes them all', async () => {
-    // Every shard is taken by someone, each replica taking some.
-    await pollUntil('every shard to be taken', async () => (new Set(replicas.flatMap(shardsTakenBy)).size === shards ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
-    for (const dir of manifests) await apply(replicas[0]!.kubectl, dir);
-    const firstShard = clusterShard(namespaces[0]!, 'demo', shards);
-    const victim = await pollUntil('the holder of the first cluster\'s shard', async () => replicas.find((replica) => shardsTakenBy(replica).includes(firstShard)), { timeoutMs: 30_000, intervalMs: 50 });
-    await pollUntil('the first cluster to be worked on', async () => ((await census.ours()).counts.networks > 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
-    await victim.kill();
-    const survivors = replicas.filter((replica) => replica !== victim);
-    replicas = survivors;
-    await pollUntil('a survivor to take the first cluster\'s shard', async () => (survivors.some((replica) => shardsTakenBy(replica).includes(firstShard)) ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
-    for (const namespace of namespaces) await waitForReady(inNamespace(survivors[0]!, namespace), 'demo', 180);
-    const observed = await census.ours();
-    expect.soft(observed.duplicates).toEqual([]);
-    expect.soft(observed.counts).toEqual(expected);
-    // Both survivors did work: the shards are spread, not all on one.
-    expect(survivors.every((replica) => shardsTakenBy(replica).length > 0)).toBe(true);
+    it('builds every cluster with exactly its resources when the replica holding one of them dies, and deletes them all', async () => {
+      // Every shard is taken by someone, each replica taking some.
+      await pollUntil('every shard to be taken', async () => (new Set(replicas.flatMap(shardsTakenBy)).size === shards ? true : undefined), {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      });
+      for (const dir of manifests) await apply(replicas[0]!.kubectl, dir);
+      const firstShard = clusterShard(namespaces[0]!, 'demo', shards);
+      const victim = await pollUntil(
+        "the holder of the first cluster's shard",
+        async () => replicas.find((replica) => shardsTakenBy(replica).includes(firstShard)),
+        { timeoutMs: 30_000, intervalMs: 50 },
+      );
+      await pollUntil('the first cluster to be worked on', async () => ((await census.ours()).counts.networks > 0 ? true : undefined), {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      });
+      await victim.kill();
+      const survivors = replicas.filter((replica) => replica !== victim);
+      replicas = survivors;
+      await pollUntil(
+        "a survivor to take the first cluster's shard",
+        async () => (survivors.some((replica) => shardsTakenBy(replica).includes(firstShard)) ? true : undefined),
+        { timeoutMs: 30_000, intervalMs: 100 },
+      );
+      for (const namespace of namespaces) await waitForReady(inNamespace(survivors[0]!, namespace), 'demo', 180);
+      const observed = await census.ours();
+      expect.soft(observed.duplicates).toEqual([]);
+      expect.soft(observed.counts).toEqual(expected);
+      // Both survivors did work: the shards are spread, not all on one.
+      expect(survivors.every((replica) => shardsTakenBy(replica).length > 0)).toBe(true);
 
-    for (const dir of manifests) await deleteWithoutWaiting(survivors[0]!.kubectl, dir);
-    for (const namespace of namespaces) await waitForDeletion(inNamespace(survivors[0]!, namespace), 180);
-    expect((await census.ours()).counts).toEqual(noResources);
-  }, 420_000);
-});
+      for (const dir of manifests) await deleteWithoutWaiting(survivors[0]!.kubectl, dir);
+      for (const namespace of namespaces) await waitForDeletion(inNamespace(survivors[0]!, namespace), 180);
+      expect((await census.ours()).counts).toEqual(noResources);
+    }, 420_000);
+  },
+);

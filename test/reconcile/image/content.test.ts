@@ -61,7 +61,9 @@ describe('the decompression ratio bound', () => {
   it('refuses a gzip of zeros past the first 64 MiB, far below the size cap', async () => {
     const { glance, received } = countingGlance();
     await expect(uploadContent(glance, 'image-id', { url: `${base}/bomb.gz`, decompress: 'gz' }, limits)).rejects.toThrow(
-      new RegExp(`^${base}/bomb\\.gz decompresses to more than 100 times its size \\(.* so far; --image-download-max-ratio\\): a decompression bomb, or an image to compress less$`),
+      new RegExp(
+        `^${base}/bomb\\.gz decompresses to more than 100 times its size \\(.* so far; --image-download-max-ratio\\): a decompression bomb, or an image to compress less$`,
+      ),
     );
     expect(received()).toBeLessThan(70 * mib);
   });

@@ -170,7 +170,9 @@ function kubectlIn(namespace: string): TestServer['kubectl'] {
 }
 
 async function untilImage(name: string, what: string, reached: (view: ImageView) => boolean, seconds = 60, namespace = 'default'): Promise<ImageView> {
-  return imageView.parse(await waitForObject(kubectlIn(namespace), `image.openstack.k-orc.cloud/${name}`, what, (object) => reached(imageView.parse(object)), seconds));
+  return imageView.parse(
+    await waitForObject(kubectlIn(namespace), `image.openstack.k-orc.cloud/${name}`, what, (object) => reached(imageView.parse(object)), seconds),
+  );
 }
 
 /** Waits for the terminal condition a refusal gives, and returns it. */
@@ -191,7 +193,9 @@ describe('ORC Image downloads', () => {
       `refused to download from 127.0.0.1:${port}, a loopback address; an operator may allow it with --image-download-allow`,
     );
     const byName = await refused('inside-by-name');
-    expect(conditionOf(byName, 'Progressing')?.message).toMatch(new RegExp(`^refused to download from localhost:${port}: it resolves to .*\\(a loopback address\\)`));
+    expect(conditionOf(byName, 'Progressing')?.message).toMatch(
+      new RegExp(`^refused to download from localhost:${port}: it resolves to .*\\(a loopback address\\)`),
+    );
     // Refused before a connection: the Glance image waits for content, and the server inside was never asked.
     expect((await cloud.glance.getImage(byAddress.status.id!)).status).toBe('queued');
     expect(insideRequests).toBe(0);
@@ -212,7 +216,9 @@ describe('ORC Image downloads', () => {
     const counted = await refused('large');
     expect(conditionOf(counted, 'Progressing')?.message).toBe(`${mirrorBase}/large.raw is larger than the 4 MiB allowed (--image-download-max-bytes)`);
     const declared = await refused('large-declared');
-    expect(conditionOf(declared, 'Progressing')?.message).toBe(`${mirrorBase}/large-declared.raw (5 MiB) is larger than the 4 MiB allowed (--image-download-max-bytes)`);
+    expect(conditionOf(declared, 'Progressing')?.message).toBe(
+      `${mirrorBase}/large-declared.raw (5 MiB) is larger than the 4 MiB allowed (--image-download-max-bytes)`,
+    );
     for (const view of [counted, declared]) {
       expect(view.status.downloadAttempts).toBe(1);
       expect((await cloud.glance.getImage(view.status.id!)).status).toBe('queued');
@@ -223,42 +229,56 @@ describe('ORC Image downloads', () => {
     expect(bomb.length).toBeLessThan(maxBytes / 16);
     await apply(managedImage('bomb', { url: `${mirrorBase}/bomb.raw.gz`, decompress: 'gz' }));
     const view = await refused('bomb');
-    expect(conditionOf(view, 'Progressing')?.message).toBe(`the image decompressed from ${mirrorBase}/bomb.raw.gz is larger than the 4 MiB allowed (--image-download-max-bytes)`);
+    expect(conditionOf(view, 'Progressing')?.message).toBe(
+      `the image decompressed from ${mirrorBase}/bomb.raw.gz is larger than the 4 MiB allowed (--image-download-max-bytes)`,
+    );
     expect((await cloud.glance.getImage(view.status.id!)).status).toBe('queued');
   });
 
-  it("stops slow downloads at their deadline, and meanwhile another namespace's Image becomes Available promptly", async () => {
-    const slow = Array.from({ length: 10 }, (_, index) => `slow-${index}`);
-    // At least the per-namespace share of downloads under way before the other namespace's Image comes.
-    const started = new Promise<void>((resolve) => {
-      slowWaiter = { count: 3, resolve };
-    });
-    for (const name of slow) await apply(managedImage(name, { url: `${mirrorBase}/slow/${name}` }));
-    try {
-      await started;
-      const applied = Date.now();
-      await apply(managedImage('prompt', { url: `${mirrorBase}/small.raw` }, 'tenant-b'));
-      const available = await untilImage('prompt', 'Available', (view) => conditionOf(view, 'Available')?.status === 'True', promptSeconds, 'tenant-b').catch((error: unknown) => error);
-      const seconds = (Date.now() - applied) / 1000;
-      expect(available, `tenant-b/prompt was not Available within ${promptSeconds}s`).not.toBeInstanceOf(Error);
-      expect(seconds).toBeLessThan(promptSeconds);
-      console.info(`tenant-b/prompt Available ${seconds.toFixed(1)} s after it was applied, beside 10 slow downloads in default`);
-      // Those of the slow namespace past its share wait for a slot, said so, with no attempt counted.
-      const waiting = await untilImage('slow-9', 'read', () => true);
-      if (waiting.status.downloadAttempts === undefined) expect(conditionOf(waiting, 'Progressing')?.message).toMatch(/^waiting for a download slot: namespace default has 3 downloads running/);
-      // The deadline ends each slow attempt, a failure as any other (counted, retried with backoff). Read from the log, which keeps
-      // it: the conditions move on at once, to the next attempt or to waiting for a slot again.
-      const deadlineMissed = new RegExp(`^downloading ${mirrorBase}/slow/slow-\\d did not finish within its deadline of ${deadlineSeconds}s \\(--image-download-timeout\\); \\d+ bytes had arrived$`);
-      const missed = () => logLines.map((line) => JSON.parse(line) as { controller?: string; err?: { type?: string; message?: string } }).find((line) => line.controller === 'image' && deadlineMissed.test(line.err?.message ?? ''));
-      await vi.waitFor(() => expect(missed()).toBeDefined(), { timeout: (deadlineSeconds + 30) * 1000, interval: 250 });
-      expect(missed()?.err?.type).toBe('DownloadError');
-      const attempts = await untilImage('slow-0', 'read', () => true);
-      expect(attempts.status.downloadAttempts).toBeGreaterThanOrEqual(1);
-    } finally {
-      const deleted = await server.kubectl(['delete', 'images.openstack.k-orc.cloud', ...slow, '--wait=false']);
-      expect(deleted.code, deleted.stderr).toBe(0);
-    }
-  }, (deadlineSeconds + 90) * 1000);
+  it(
+    "stops slow downloads at their deadline, and meanwhile another namespace's Image becomes Available promptly",
+    async () => {
+      const slow = Array.from({ length: 10 }, (_, index) => `slow-${index}`);
+      // At least the per-namespace share of downloads under way before the other namespace's Image comes.
+      const started = new Promise<void>((resolve) => {
+        slowWaiter = { count: 3, resolve };
+      });
+      for (const name of slow) await apply(managedImage(name, { url: `${mirrorBase}/slow/${name}` }));
+      try {
+        await started;
+        const applied = Date.now();
+        await apply(managedImage('prompt', { url: `${mirrorBase}/small.raw` }, 'tenant-b'));
+        const available = await untilImage('prompt', 'Available', (view) => conditionOf(view, 'Available')?.status === 'True', promptSeconds, 'tenant-b').catch(
+          (error: unknown) => error,
+        );
+        const seconds = (Date.now() - applied) / 1000;
+        expect(available, `tenant-b/prompt was not Available within ${promptSeconds}s`).not.toBeInstanceOf(Error);
+        expect(seconds).toBeLessThan(promptSeconds);
+        console.info(`tenant-b/prompt Available ${seconds.toFixed(1)} s after it was applied, beside 10 slow downloads in default`);
+        // Those of the slow namespace past its share wait for a slot, said so, with no attempt counted.
+        const waiting = await untilImage('slow-9', 'read', () => true);
+        if (waiting.status.downloadAttempts === undefined)
+          expect(conditionOf(waiting, 'Progressing')?.message).toMatch(/^waiting for a download slot: namespace default has 3 downloads running/);
+        // The deadline ends each slow attempt, a failure as any other (counted, retried with backoff). Read from the log, which keeps
+        // it: the conditions move on at once, to the next attempt or to waiting for a slot again.
+        const deadlineMissed = new RegExp(
+          `^downloading ${mirrorBase}/slow/slow-\\d did not finish within its deadline of ${deadlineSeconds}s \\(--image-download-timeout\\); \\d+ bytes had arrived$`,
+        );
+        const missed = () =>
+          logLines
+            .map((line) => JSON.parse(line) as { controller?: string; err?: { type?: string; message?: string } })
+            .find((line) => line.controller === 'image' && deadlineMissed.test(line.err?.message ?? ''));
+        await vi.waitFor(() => expect(missed()).toBeDefined(), { timeout: (deadlineSeconds + 30) * 1000, interval: 250 });
+        expect(missed()?.err?.type).toBe('DownloadError');
+        const attempts = await untilImage('slow-0', 'read', () => true);
+        expect(attempts.status.downloadAttempts).toBeGreaterThanOrEqual(1);
+      } finally {
+        const deleted = await server.kubectl(['delete', 'images.openstack.k-orc.cloud', ...slow, '--wait=false']);
+        expect(deleted.code, deleted.stderr).toBe(0);
+      }
+    },
+    (deadlineSeconds + 90) * 1000,
+  );
 
   it("leaves a URL's user, password and query out of conditions, Events and the log", async () => {
     const secrets = ['s3cret-user', 's3cret-password', 's3cret-signature'];

@@ -106,11 +106,16 @@ async function imageFrom(name: string, source: string): Promise<z.infer<typeof c
     apiVersion: 'openstack.k-orc.cloud/v1alpha1',
     kind: 'Image',
     metadata: { name, namespace: 'default' },
-    spec: { cloudCredentialsRef: { secretName: 'cloud', cloudName: 'simulator' }, resource: { content: { diskFormat: 'raw', download: { url: `http://${mirrorHost}${source}` } } } },
+    spec: {
+      cloudCredentialsRef: { secretName: 'cloud', cloudName: 'simulator' },
+      resource: { content: { diskFormat: 'raw', download: { url: `http://${mirrorHost}${source}` } } },
+    },
   };
   await apply(image);
   const progressing = (object: unknown) => imageView.parse(object).status.conditions?.find((c) => c.type === 'Progressing' && c.status === 'False');
-  return progressing(await waitForObject(server.kubectl, `image.openstack.k-orc.cloud/${name}`, 'its outcome', (object) => progressing(object) !== undefined, 300));
+  return progressing(
+    await waitForObject(server.kubectl, `image.openstack.k-orc.cloud/${name}`, 'its outcome', (object) => progressing(object) !== undefined, 300),
+  );
 }
 
 /** Waits for the resident set to come back within 20 % of `idle`, and returns the figure it reached. */
@@ -134,6 +139,8 @@ describe("an Image's content and the server's memory", () => {
     const overCap = await imageFrom('over-cap', '/over-cap.raw');
     expect(overCap?.message).toBe(`http://${mirrorHost}/over-cap.raw is larger than the 1 GiB allowed (--image-download-max-bytes)`);
     const afterRefused = await settlesNear(idle);
-    process.stdout.write(`RSS: idle ${idle.toFixed(0)} MiB, after 512 MiB Available ${afterAvailable.toFixed(0)} MiB, after 1.5 GiB refused ${afterRefused.toFixed(0)} MiB\n`);
+    process.stdout.write(
+      `RSS: idle ${idle.toFixed(0)} MiB, after 512 MiB Available ${afterAvailable.toFixed(0)} MiB, after 1.5 GiB refused ${afterRefused.toFixed(0)} MiB\n`,
+    );
   }, 600_000);
 });

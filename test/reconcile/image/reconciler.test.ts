@@ -30,7 +30,14 @@ const imageView = z.looseObject({
     .looseObject({
       id: z.string().optional(),
       downloadAttempts: z.number().optional(),
-      resource: z.looseObject({ status: z.string().optional(), sizeB: z.number().optional(), hash: z.looseObject({ algorithm: z.string(), value: z.string() }).optional(), tags: z.array(z.string()).optional() }).optional(),
+      resource: z
+        .looseObject({
+          status: z.string().optional(),
+          sizeB: z.number().optional(),
+          hash: z.looseObject({ algorithm: z.string(), value: z.string() }).optional(),
+          tags: z.array(z.string()).optional(),
+        })
+        .optional(),
       conditions: z.array(condition).optional(),
     })
     .default({}),
@@ -67,7 +74,12 @@ beforeAll(async () => {
   cloud = createServiceClients(session);
   mirror = `${server.cloud!.url}/downloads`;
   const listing = await (await fetch(`${mirror}/SHA256SUMS`)).text();
-  sums = new Map(listing.trim().split('\n').map((line) => line.split(/\s+/).reverse() as [string, string]));
+  sums = new Map(
+    listing
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/\s+/).reverse() as [string, string]),
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -95,28 +107,47 @@ async function kubectl(args: string[], input?: string) {
 }
 
 async function untilImage(name: string, what: string, reached: (view: ImageView) => boolean, seconds = 60): Promise<ImageView> {
-  return imageView.parse(await waitForObject(server.kubectl, `image.openstack.k-orc.cloud/${name}`, what, (object) => reached(imageView.parse(object)), seconds));
+  return imageView.parse(
+    await waitForObject(server.kubectl, `image.openstack.k-orc.cloud/${name}`, what, (object) => reached(imageView.parse(object)), seconds),
+  );
 }
 
 describe('ORC Images', () => {
   it('creates a managed image, uploads its verified and decompressed content, and reports it Available', async () => {
     const applied = await kubectl(
       ['apply', '-f', '-'],
-      managedImage('node', { url: `${mirror}/node.qcow2.gz`, decompress: 'gz', hash: { algorithm: 'sha256', value: sums.get('node.qcow2.gz') } }, {
-        name: 'capo-node',
-        tags: ['kubernetes'],
-        properties: { architecture: 'x86_64', operatingSystem: { distro: 'ubuntu', version: '24.04' }, hardware: { diskBus: 'virtio' } },
-      }),
+      managedImage(
+        'node',
+        { url: `${mirror}/node.qcow2.gz`, decompress: 'gz', hash: { algorithm: 'sha256', value: sums.get('node.qcow2.gz') } },
+        {
+          name: 'capo-node',
+          tags: ['kubernetes'],
+          properties: { architecture: 'x86_64', operatingSystem: { distro: 'ubuntu', version: '24.04' }, hardware: { diskBus: 'virtio' } },
+        },
+      ),
     );
     expect(applied.code, applied.stderr).toBe(0);
     const available = await untilImage('node', 'Available', (view) => condition_(view, 'Available')?.status === 'True');
     expect(condition_(available, 'Progressing')).toMatchObject({ status: 'False', reason: 'Success' });
     expect(available.status.downloadAttempts).toBe(1);
     const stored = gunzipSync(await (await fetch(`${mirror}/node.qcow2.gz`)).arrayBuffer().then((bytes) => Buffer.from(bytes)));
-    expect(available.status.resource).toMatchObject({ status: 'active', sizeB: stored.length, hash: { algorithm: 'sha512', value: createHash('sha512').update(stored).digest('hex') } });
+    expect(available.status.resource).toMatchObject({
+      status: 'active',
+      sizeB: stored.length,
+      hash: { algorithm: 'sha512', value: createHash('sha512').update(stored).digest('hex') },
+    });
     expect(available.status.resource?.tags).toEqual(expect.arrayContaining(['kubernetes', `capo-apiserver:owner=${available.metadata.uid}`]));
     const glance = await cloud.glance.getImage(available.status.id!);
-    expect(glance).toMatchObject({ name: 'capo-node', status: 'active', disk_format: 'qcow2', container_format: 'bare', os_distro: 'ubuntu', os_version: '24.04', architecture: 'x86_64', hw_disk_bus: 'virtio' });
+    expect(glance).toMatchObject({
+      name: 'capo-node',
+      status: 'active',
+      disk_format: 'qcow2',
+      container_format: 'bare',
+      os_distro: 'ubuntu',
+      os_version: '24.04',
+      architecture: 'x86_64',
+      hw_disk_bus: 'virtio',
+    });
     const printed = await kubectl(['get', 'images.openstack.k-orc.cloud', 'node']);
     expect(printed.stdout).toMatch(/^NAME\s+ID\s+AVAILABLE\s+MESSAGE\n/);
     expect(printed.stdout).toContain(available.status.id!);
@@ -126,7 +157,11 @@ describe('ORC Images', () => {
     const patch = { spec: { resource: { name: 'capo-node-v2', tags: ['kubernetes', 'v2'], visibility: 'shared' } } };
     const patched = await kubectl(['patch', 'images.openstack.k-orc.cloud', 'node', '--type=merge', '-p', JSON.stringify(patch)]);
     expect(patched.code, patched.stderr).toBe(0);
-    const renamed = await untilImage('node', 'the new name in Glance', (view) => (view.status.resource as { name?: string } | undefined)?.name === 'capo-node-v2');
+    const renamed = await untilImage(
+      'node',
+      'the new name in Glance',
+      (view) => (view.status.resource as { name?: string } | undefined)?.name === 'capo-node-v2',
+    );
     const glance = await cloud.glance.getImage(renamed.status.id!);
     expect(glance).toMatchObject({ name: 'capo-node-v2', visibility: 'shared', status: 'active' });
     expect([...glance.tags].sort()).toEqual(['kubernetes', 'v2', ...glance.tags.filter((tag) => tag.startsWith('capo-apiserver:'))].sort());
@@ -137,7 +172,10 @@ describe('ORC Images', () => {
     // The stored image: what each compressed fixture unpacks to (made once with xz -c and bzip2 -c, so no tool is needed here).
     const stored = Buffer.alloc(200 * 1024, 9);
     stored.write('capo-apiserver', 4096);
-    for (const [name, decompress] of [['node-xz', 'xz'], ['node-bz2', 'bz2']] as const) {
+    for (const [name, decompress] of [
+      ['node-xz', 'xz'],
+      ['node-bz2', 'bz2'],
+    ] as const) {
       const file = `node.raw.${decompress}`;
       const hash = { algorithm: 'sha256', value: createHash('sha256').update(fixtureFiles.get(file)!).digest('hex') };
       const applied = await kubectl(['apply', '-f', '-'], managedImage(name, { url: `${fixtureBase}/${file}`, decompress, hash }));
@@ -145,14 +183,24 @@ describe('ORC Images', () => {
     }
     for (const name of ['node-xz', 'node-bz2']) {
       const available = await untilImage(name, 'Available', (view) => condition_(view, 'Available')?.status === 'True');
-      expect(available.status.resource).toMatchObject({ sizeB: stored.length, hash: { algorithm: 'sha512', value: createHash('sha512').update(stored).digest('hex') } });
+      expect(available.status.resource).toMatchObject({
+        sizeB: stored.length,
+        hash: { algorithm: 'sha512', value: createHash('sha512').update(stored).digest('hex') },
+      });
     }
     const deleted = await kubectl(['delete', 'images.openstack.k-orc.cloud', 'node-xz', 'node-bz2', '--timeout=60s']);
     expect(deleted.code, deleted.stderr).toBe(0);
   });
 
-  it('refuses changes to the content and properties, as ORC\'s CRD does', async () => {
-    const patched = await kubectl(['patch', 'images.openstack.k-orc.cloud', 'node', '--type=merge', '-p', JSON.stringify({ spec: { resource: { content: { diskFormat: 'raw' } } } })]);
+  it("refuses changes to the content and properties, as ORC's CRD does", async () => {
+    const patched = await kubectl([
+      'patch',
+      'images.openstack.k-orc.cloud',
+      'node',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { resource: { content: { diskFormat: 'raw' } } } }),
+    ]);
     expect(patched.code).not.toBe(0);
     expect(patched.stderr).toContain('content is immutable');
     const unmanagedWithResource = JSON.parse(managedImage('both', { url: `${mirror}/node.qcow2` }));
@@ -179,7 +227,11 @@ describe('ORC Images', () => {
       apiVersion: 'openstack.k-orc.cloud/v1alpha1',
       kind: 'Image',
       metadata: { name: 'ubuntu', namespace: 'default' },
-      spec: { cloudCredentialsRef: { secretName: 'demo-cloud-config', cloudName: 'openstack' }, managementPolicy: 'unmanaged', import: { filter: { name: 'ubuntu-22.04' } } },
+      spec: {
+        cloudCredentialsRef: { secretName: 'demo-cloud-config', cloudName: 'openstack' },
+        managementPolicy: 'unmanaged',
+        import: { filter: { name: 'ubuntu-22.04' } },
+      },
     };
     expect((await kubectl(['apply', '-f', '-'], JSON.stringify(imported))).code).toBe(0);
     const available = await untilImage('ubuntu', 'Available', (view) => condition_(view, 'Available')?.status === 'True');
@@ -189,13 +241,17 @@ describe('ORC Images', () => {
     expect((await cloud.glance.getImage(seeded.id)).status).toBe('active');
   });
 
-  it("says an imported image deleted behind its back is gone for good, as ORC does (it was never ours to make again)", async () => {
+  it('says an imported image deleted behind its back is gone for good, as ORC does (it was never ours to make again)', async () => {
     const glanceImage = await cloud.glance.createImage({ name: 'to-vanish', disk_format: 'qcow2', container_format: 'bare' });
     const imported = {
       apiVersion: 'openstack.k-orc.cloud/v1alpha1',
       kind: 'Image',
       metadata: { name: 'to-vanish', namespace: 'default' },
-      spec: { cloudCredentialsRef: { secretName: 'demo-cloud-config', cloudName: 'openstack' }, managementPolicy: 'unmanaged', import: { filter: { name: 'to-vanish' } } },
+      spec: {
+        cloudCredentialsRef: { secretName: 'demo-cloud-config', cloudName: 'openstack' },
+        managementPolicy: 'unmanaged',
+        import: { filter: { name: 'to-vanish' } },
+      },
     };
     expect((await kubectl(['apply', '-f', '-'], JSON.stringify(imported))).code).toBe(0);
     await untilImage('to-vanish', 'imported', (view) => view.status.id === glanceImage.id);
@@ -209,7 +265,9 @@ describe('ORC Images', () => {
   });
 
   it('deletes the Glance images of managed Images with them', async () => {
-    const ids = await Promise.all(['node', 'tampered'].map(async (name) => imageView.parse(await getObject(server.kubectl, `images.openstack.k-orc.cloud/${name}`)).status.id!));
+    const ids = await Promise.all(
+      ['node', 'tampered'].map(async (name) => imageView.parse(await getObject(server.kubectl, `images.openstack.k-orc.cloud/${name}`)).status.id!),
+    );
     const deleted = await kubectl(['delete', 'images.openstack.k-orc.cloud', 'node', 'tampered', '--timeout=60s']);
     expect(deleted.code, deleted.stderr).toBe(0);
     for (const id of ids) await expect(cloud.glance.getImage(id)).rejects.toMatchObject({ kind: 'NotFound' });

@@ -65,7 +65,8 @@ describe('machines of a cluster still building its load balancer', () => {
   });
 
   it('report their capacity from the flavor list that resolved their flavor, not from one read each', async () => {
-    for (const name of [worker, controlPlane]) expect(status(await steps.get('machine', name)).extensions?.nodeResources?.reserved).toMatchObject({ cpu: expect.any(String) });
+    for (const name of [worker, controlPlane])
+      expect(status(await steps.get('machine', name)).extensions?.nodeResources?.reserved).toMatchObject({ cpu: expect.any(String) });
     expect(steps.requests.filter((line) => /GET \S*\/flavors\/detail/.test(line)).length).toBeGreaterThan(0);
     expect(steps.requests.filter((line) => /GET \S*\/flavors\/(?!detail)/.test(line))).toEqual([]);
   });

@@ -146,7 +146,14 @@ describe('workers of a cluster Cluster API is tearing down', () => {
     await joinAll(steps, workers);
     const pools = await ingressPools(steps);
     // Cluster API deletes the Cluster first and holds it (its finalizer) until the machines are gone.
-    await steps.kubectl(['patch', 'clusters.cluster.x-k8s.io', 'demo', '--type=merge', '-p', JSON.stringify({ metadata: { finalizers: ['test.capo.dev/hold'] } })]);
+    await steps.kubectl([
+      'patch',
+      'clusters.cluster.x-k8s.io',
+      'demo',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ metadata: { finalizers: ['test.capo.dev/hold'] } }),
+    ]);
     await steps.kubectl(['delete', 'clusters.cluster.x-k8s.io', 'demo', '--wait=false']);
     const before = steps.requests.length;
     for (const name of workers) await steps.kubectl(['delete', 'openstackmachine', name, '--wait=false']);

@@ -42,7 +42,9 @@ describe('reservedResources (gke-tiered)', () => {
   });
 
   it('rejects impossible flavors and unknown roles with the field at fault', () => {
-    expect(() => reservedResources({ vcpus: 0, ramMiB: 1024, diskGiB: 0 }, 'worker')).toThrow(/invalid flavor for the reservation: vcpus: vcpus must be at least 1/);
+    expect(() => reservedResources({ vcpus: 0, ramMiB: 1024, diskGiB: 0 }, 'worker')).toThrow(
+      /invalid flavor for the reservation: vcpus: vcpus must be at least 1/,
+    );
     expect(() => reservedResources({ vcpus: 2, ramMiB: 1.5, diskGiB: 0 }, 'worker')).toThrow(/ramMiB/);
     expect(() => reservedResources({ vcpus: 2, ramMiB: 1024, diskGiB: -1 }, 'worker')).toThrow(/diskGiB must not be negative/);
     expect(() => reservedResources({ vcpus: 2, ramMiB: 1024, diskGiB: 0 }, 'master' as never)).toThrow(/invalid role/);

@@ -45,7 +45,12 @@ type PoolView = z.infer<typeof poolView>;
 const claimView = z.looseObject({ status: z.looseObject({ addressRef: z.looseObject({ name: z.string() }).optional() }).optional() });
 const addressView = z.looseObject({
   metadata: z.looseObject({ ownerReferences: z.array(z.looseObject({ kind: z.string(), name: z.string() })) }),
-  spec: z.looseObject({ address: z.string(), prefix: z.number(), claimRef: z.looseObject({ name: z.string() }), poolRef: z.looseObject({ apiGroup: z.string(), kind: z.string(), name: z.string() }) }),
+  spec: z.looseObject({
+    address: z.string(),
+    prefix: z.number(),
+    claimRef: z.looseObject({ name: z.string() }),
+    poolRef: z.looseObject({ apiGroup: z.string(), kind: z.string(), name: z.string() }),
+  }),
 });
 const serverView = z.looseObject({ status: z.looseObject({ instanceID: z.string(), conditions: z.array(condition) }) });
 
@@ -75,7 +80,9 @@ async function kubectlWith(args: string[], objects: object[]): Promise<void> {
 
 /** examples/03-machines.yaml with every worker's OpenStackMachine taking its floating IP from the pool. */
 async function machinesFromPool(): Promise<object[]> {
-  const documents = parseAllDocuments(await readFile(path.join(example.manifests, '03-machines.yaml'), 'utf8')).map((document) => document.toJS() as Record<string, any>);
+  const documents = parseAllDocuments(await readFile(path.join(example.manifests, '03-machines.yaml'), 'utf8')).map(
+    (document) => document.toJS() as Record<string, any>,
+  );
   for (const document of documents) {
     if (document.kind === 'OpenStackMachine' && workers.includes(document.metadata.name)) {
       document.spec.floatingIPPoolRef = { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackFloatingIPPool', name: 'workers' };
@@ -107,11 +114,17 @@ beforeAll(async () => {
   census = await CloudCensus.open(server.cloud!);
   const [external] = await census.clients.neutron.findExternalNetworks();
   userAddress = (await census.clients.neutron.createFloatingIp({ floating_network_id: external.id, description: 'allocated by a person' })).floating_ip_address;
-  for (const file of ['00-cloud-credentials.yaml', '00-images.yaml', '01-cluster.yaml', '02-openstackcluster.yaml', '04-bootstrap-data.yaml']) await apply(server.kubectl, path.join(example.manifests, file));
+  for (const file of ['00-cloud-credentials.yaml', '00-images.yaml', '01-cluster.yaml', '02-openstackcluster.yaml', '04-bootstrap-data.yaml'])
+    await apply(server.kubectl, path.join(example.manifests, file));
   await kubectlWith(['apply', '-f', '-'], [pool('Delete')]);
   await waitForPool('Ready', (view) => poolCondition(view)?.status === 'True');
-  const { metadata } = z.looseObject({ metadata: z.looseObject({ uid: z.string() }) }).parse(await getObject(server.kubectl, 'openstackfloatingippool/workers'));
-  const leftover = await census.clients.neutron.createFloatingIp({ floating_network_id: external.id, description: `OpenStackFloatingIPPool default/workers [owner ${metadata.uid}]` });
+  const { metadata } = z
+    .looseObject({ metadata: z.looseObject({ uid: z.string() }) })
+    .parse(await getObject(server.kubectl, 'openstackfloatingippool/workers'));
+  const leftover = await census.clients.neutron.createFloatingIp({
+    floating_network_id: external.id,
+    description: `OpenStackFloatingIPPool default/workers [owner ${metadata.uid}]`,
+  });
   leftoverAddress = leftover.floating_ip_address;
   await kubectlWith(['apply', '-f', '-'], await machinesFromPool());
   await waitForReady(server.kubectl, 'demo', 180);
@@ -123,14 +136,18 @@ afterAll(async () => {
 });
 
 describe('OpenStackFloatingIPPool', () => {
-  it('answers each worker\'s claim with an IPAddress: its own unclaimed address, then the pre-allocated ones that exist, then a new one', async () => {
+  it("answers each worker's claim with an IPAddress: its own unclaimed address, then the pre-allocated ones that exist, then a new one", async () => {
     const claims = (await server.kubectl(['get', 'ipaddressclaims', '-o', 'name'])).stdout.trim().split('\n').sort();
     expect(claims).toEqual(workers.map((name) => `ipaddressclaim.ipam.cluster.x-k8s.io/${name}-floating-ip-address`));
     for (const name of workers) {
       const claimName = `${name}-floating-ip-address`;
       expect(claimView.parse(await getObject(server.kubectl, `ipaddressclaim/${claimName}`)).status?.addressRef?.name).toBe(claimName);
       const address = addressView.parse(await getObject(server.kubectl, `ipaddress/${claimName}`));
-      expect(address.spec).toMatchObject({ prefix: 32, claimRef: { name: claimName }, poolRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackFloatingIPPool', name: 'workers' } });
+      expect(address.spec).toMatchObject({
+        prefix: 32,
+        claimRef: { name: claimName },
+        poolRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackFloatingIPPool', name: 'workers' },
+      });
       expect(address.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'IPAddressClaim', name: claimName })]);
     }
     expect(await addressOfClaim('demo-md-0-0-floating-ip-address')).toBe(leftoverAddress);
@@ -144,7 +161,7 @@ describe('OpenStackFloatingIPPool', () => {
     expect(poolCondition(view)).toMatchObject({ status: 'True', reason: 'Ready' });
   });
 
-  it('associates each address with its worker\'s port, and tags the ones it created', async () => {
+  it("associates each address with its worker's port, and tags the ones it created", async () => {
     for (const name of workers) {
       const object = serverView.parse(await getObject(server.kubectl, `openstackserver/${name}`));
       expect(object.status.conditions.find((entry) => entry.type === 'FloatingAddressFromPoolReady')).toMatchObject({ status: 'True' });
@@ -157,7 +174,7 @@ describe('OpenStackFloatingIPPool', () => {
       const machine = await waitForObject<{ status?: { addresses?: { type: string; address: string }[] } }>(
         server.kubectl,
         `openstackmachine/${name}`,
-        'the floating IP among the machine\'s addresses',
+        "the floating IP among the machine's addresses",
         (object) => (object.status?.addresses ?? []).some((entry) => entry.address === fip.floating_ip_address),
         30,
       );
@@ -167,14 +184,20 @@ describe('OpenStackFloatingIPPool', () => {
     expect(kubectlView).toContain(userAddress);
   });
 
-  it('holds a claim past maxIPs until a worker\'s address is released, and deletes that address (reclaimPolicy Delete)', async () => {
+  it("holds a claim past maxIPs until a worker's address is released, and deletes that address (reclaimPolicy Delete)", async () => {
     await kubectlWith(['apply', '-f', '-'], [claim('extra')]);
     await waitForPool('MaxIPsReached', (view) => poolCondition(view)?.reason === 'MaxIPsReached');
     expect(claimView.parse(await getObject(server.kubectl, 'ipaddressclaim/extra')).status?.addressRef).toBeUndefined();
 
     const released = await floatingIp(await addressOfClaim('demo-md-0-0-floating-ip-address'));
     await deleteWorker('demo-md-0-0');
-    await waitForObject<unknown>(server.kubectl, 'ipaddressclaim/extra', 'an address for the extra claim', (object) => claimView.parse(object).status?.addressRef !== undefined, 60);
+    await waitForObject<unknown>(
+      server.kubectl,
+      'ipaddressclaim/extra',
+      'an address for the extra claim',
+      (object) => claimView.parse(object).status?.addressRef !== undefined,
+      60,
+    );
     // By ID: Neutron may hand the same address out again at once.
     expect((await census.clients.neutron.listFloatingIps()).map((fip) => fip.id)).not.toContain(released.id);
     const view = await waitForPool('Ready again', (current) => poolCondition(current)?.status === 'True');
@@ -196,33 +219,55 @@ describe('OpenStackFloatingIPPool', () => {
     nowhere.spec = { ...nowhere.spec, floatingIPNetwork: { filter: { name: 'no-such-network' } } } as typeof nowhere.spec;
     await kubectlWith(['apply', '-f', '-'], [nowhere]);
     const view = poolView.parse(
-      await waitForObject<unknown>(server.kubectl, 'openstackfloatingippool/nowhere', 'UnableToFindNetwork', (object) => poolCondition(poolView.parse(object))?.reason === 'UnableToFindNetwork', 60),
+      await waitForObject<unknown>(
+        server.kubectl,
+        'openstackfloatingippool/nowhere',
+        'UnableToFindNetwork',
+        (object) => poolCondition(poolView.parse(object))?.reason === 'UnableToFindNetwork',
+        60,
+      ),
     );
     expect(poolCondition(view)?.message).toContain('spec.floatingIPNetwork matches 0 networks');
     const deleted = await server.kubectl(['delete', 'openstackfloatingippool/nowhere', '--wait=true', '--timeout=60s']);
     expect(deleted.code, deleted.stderr).toBe(0);
   });
 
-  it('adopts the floating IPs CAPO\'s pool of the same name made, when annotated for adoption', async () => {
+  it("adopts the floating IPs CAPO's pool of the same name made, when annotated for adoption", async () => {
     const [external] = await census.clients.neutron.findExternalNetworks();
-    const capoMade = await census.clients.neutron.createFloatingIp({ floating_network_id: external.id, description: 'Created by cluster-api-provider-openstack OpenStackFloatingIPPool capo-made' });
+    const capoMade = await census.clients.neutron.createFloatingIp({
+      floating_network_id: external.id,
+      description: 'Created by cluster-api-provider-openstack OpenStackFloatingIPPool capo-made',
+    });
     await census.clients.neutron.replaceTags('floatingips', capoMade.id, ['cluster-api-provider-openstack-fip-pool-capo-made']);
     const adopting = { ...pool('Delete'), metadata: { name: 'capo-made', namespace: 'default', annotations: { 'capo-apiserver.io/adopt': 'capo' } } };
     adopting.spec = { ...adopting.spec, preAllocatedFloatingIPs: [] };
     const capoClaim = { ...claim('capo-claim'), spec: { poolRef: { ...claim('capo-claim').spec.poolRef, name: 'capo-made' } } };
     await kubectlWith(['apply', '-f', '-'], [adopting, capoClaim]);
-    await waitForObject<unknown>(server.kubectl, 'ipaddressclaim/capo-claim', 'an address for the claim', (object) => claimView.parse(object).status?.addressRef !== undefined, 60);
+    await waitForObject<unknown>(
+      server.kubectl,
+      'ipaddressclaim/capo-claim',
+      'an address for the claim',
+      (object) => claimView.parse(object).status?.addressRef !== undefined,
+      60,
+    );
     expect(await addressOfClaim('capo-claim')).toBe(capoMade.floating_ip_address);
     const adopted = await census.clients.neutron.getFloatingIp(capoMade.id);
-    expect(adopted.tags).toEqual(expect.arrayContaining(['cluster-api-provider-openstack-fip-pool-capo-made', expect.stringMatching(/^capo-apiserver:owner=/)]));
+    expect(adopted.tags).toEqual(
+      expect.arrayContaining(['cluster-api-provider-openstack-fip-pool-capo-made', expect.stringMatching(/^capo-apiserver:owner=/)]),
+    );
     const deleted = await server.kubectl(['delete', 'ipaddressclaim/capo-claim', 'openstackfloatingippool/capo-made', '--wait=true', '--timeout=60s']);
     expect(deleted.code, deleted.stderr).toBe(0);
     expect((await census.clients.neutron.listFloatingIps()).map((fip) => fip.id)).not.toContain(capoMade.id);
   });
 
-  it('refuses an IPAddress that is not an address, and a change to a claim\'s pool', async () => {
+  it("refuses an IPAddress that is not an address, and a change to a claim's pool", async () => {
     const bad = await server.kubectl(['apply', '-f', '-'], {
-      input: JSON.stringify({ apiVersion: 'ipam.cluster.x-k8s.io/v1beta2', kind: 'IPAddress', metadata: { name: 'bad', namespace: 'default' }, spec: { address: '10.0.0.300', prefix: 40, claimRef: { name: 'x' }, poolRef: { apiGroup: 'a.b', kind: 'P', name: 'p' } } }),
+      input: JSON.stringify({
+        apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+        kind: 'IPAddress',
+        metadata: { name: 'bad', namespace: 'default' },
+        spec: { address: '10.0.0.300', prefix: 40, claimRef: { name: 'x' }, poolRef: { apiGroup: 'a.b', kind: 'P', name: 'p' } },
+      }),
     });
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('spec.address: Invalid value: "10.0.0.300": not a valid IP address');
@@ -231,12 +276,12 @@ describe('OpenStackFloatingIPPool', () => {
     expect(moved.stderr).toContain('IPAddressClaim spec is immutable');
   });
 
-  it('deletes the pool\'s own addresses with the pool, and leaves the user\'s', async () => {
+  it("deletes the pool's own addresses with the pool, and leaves the user's", async () => {
     await deleteWithoutWaiting(server.kubectl, example.manifests);
     await waitForDeletion(server.kubectl, 180);
     // The pool waits for the last address it handed out.
     expect((await server.kubectl(['delete', 'openstackfloatingippool/workers', '--wait=false'])).code).toBe(0);
-    const waiting = await waitForPool('waiting for the extra claim\'s address', (view) => poolCondition(view)?.reason === 'Deleting');
+    const waiting = await waitForPool("waiting for the extra claim's address", (view) => poolCondition(view)?.reason === 'Deleting');
     expect(poolCondition(waiting)?.message).toContain('extra');
     const deleted = await server.kubectl(['delete', 'ipaddressclaim/extra', '--wait=true', '--timeout=60s']);
     expect(deleted.code, deleted.stderr).toBe(0);

@@ -6,7 +6,16 @@
 import { describe, expect, it } from 'vitest';
 import { OpenStackError, type OpenStackErrorKind } from '../../../src/openstack/index.js';
 import { TerminalError } from '../../../src/reconcile/controller.js';
-import { humanTag, maxTagLength, ownerTag, ownerTags, type Owner, type Progress, type Readiness, type ResourceActuator } from '../../../src/reconcile/resource/actuator.js';
+import {
+  humanTag,
+  maxTagLength,
+  ownerTag,
+  ownerTags,
+  type Owner,
+  type Progress,
+  type Readiness,
+  type ResourceActuator,
+} from '../../../src/reconcile/resource/actuator.js';
 import { classify, ensure, remove, ResourceTerminalError, retryAfterMs } from '../../../src/reconcile/resource/engine.js';
 
 const owner: Owner = { uid: '6f0a1a52-3f7e-4b8e-9a51-0c9b7a1d2e34', namespace: 'default', name: 'demo', kind: 'OpenStackCluster' };

@@ -21,7 +21,10 @@ beforeAll(async () => {
   const { network, subnet } = await networkWithSubnet(bench.neutron, '10.40.0.0/24');
   const router = await bench.neutron.createRouter({ name: uniqueName('router'), external_gateway_info: { network_id: publicId } });
   await bench.neutron.addInterface(router.id, { subnet_id: subnet.id });
-  ports = [await bench.neutron.createPort({ network_id: network.id, name: 'lb-vip' }), await bench.neutron.createPort({ network_id: network.id, name: 'machine-0' })];
+  ports = [
+    await bench.neutron.createPort({ network_id: network.id, name: 'lb-vip' }),
+    await bench.neutron.createPort({ network_id: network.id, name: 'machine-0' }),
+  ];
   bench.forget();
 });
 

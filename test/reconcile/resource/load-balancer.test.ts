@@ -176,7 +176,14 @@ describe('remove a load balancer', () => {
     const lbs = loadBalancerActuator(bench.octavia);
     const owner = newOwner();
     const lb = await bench.activeLoadBalancer(owner);
-    bench.sim.faults.add({ service: 'load-balancer', method: 'DELETE', path: `/loadbalancers/${lb.id}$`, status: 409, message: 'Conflict with the amphora driver', times: 1 });
+    bench.sim.faults.add({
+      service: 'load-balancer',
+      method: 'DELETE',
+      path: `/loadbalancers/${lb.id}$`,
+      status: 409,
+      message: 'Conflict with the amphora driver',
+      times: 1,
+    });
 
     const blocked = await remove(lbs, { recordedId: lb.id, name: lb.name!, owner });
     expect(blocked).toEqual({ blockedBy: `load balancer ${lb.id} cannot be deleted yet (Conflict with the amphora driver)`, requeueAfterMs: 15_000 });

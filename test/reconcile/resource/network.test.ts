@@ -48,7 +48,13 @@ function newOwner(name = 'demo'): Owner {
 }
 
 function desiredNetwork(): NetworkDesired {
-  return { name: `k8s-clusterapi-cluster-default-${randomUUID().slice(0, 8)}`, mtu: 1400, port_security_enabled: true, admin_state_up: true, description: 'test' };
+  return {
+    name: `k8s-clusterapi-cluster-default-${randomUUID().slice(0, 8)}`,
+    mtu: 1400,
+    port_security_enabled: true,
+    admin_state_up: true,
+    description: 'test',
+  };
 }
 
 const record = async (id: string) => void events.push(`record ${id}`);
@@ -74,12 +80,7 @@ describe('ensure a network', () => {
     expect(first).toMatchObject({ ready: true, found: 'created' });
     const id = first.resource.id;
     // One adoption list, the POST, the tag PUT, then the record: nothing is sent between create and record.
-    expect(trace()).toEqual([
-      `GET /v2.0/networks?name=${desired.name}`,
-      'POST /v2.0/networks',
-      `PUT /v2.0/networks/${id}/tags`,
-      `record ${id}`,
-    ]);
+    expect(trace()).toEqual([`GET /v2.0/networks?name=${desired.name}`, 'POST /v2.0/networks', `PUT /v2.0/networks/${id}/tags`, `record ${id}`]);
     expect(first.resource.tags).toEqual(ownerTags(owner));
     expect(networks.describe(first.resource)).toMatchObject({ id, name: desired.name, status: 'ACTIVE', mtu: 1400 });
 
@@ -310,7 +311,9 @@ describe('ensure a subnet', () => {
     const adopted = await ensure(subnets, { recordedId: undefined, desired: subnetDesired, owner, record });
     expect(adopted).toMatchObject({ ready: true, found: 'adopted', resource: { id: orphan.id, gateway_ip: null } });
 
-    const error = await ensure(subnets, { recordedId: undefined, desired: { ...subnetDesired, name: 'other', network_id: randomUUID() }, owner, record }).catch((e: unknown) => e);
+    const error = await ensure(subnets, { recordedId: undefined, desired: { ...subnetDesired, name: 'other', network_id: randomUUID() }, owner, record }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ kind: 'NotFound' });
     expect(classify(error)).toBe('terminal');
 
@@ -331,7 +334,12 @@ describe('on a Neutron with tag-creation', () => {
       const owner = newOwner();
       const desired = desiredNetwork();
       const network = await ensure(networkActuator(client), { recordedId: undefined, desired, owner, record: async () => undefined });
-      const subnet = await ensure(subnetActuator(client), { recordedId: undefined, desired: { name: desired.name, network_id: network.resource.id, cidr: '10.6.0.0/24', ip_version: 4 }, owner, record: async () => undefined });
+      const subnet = await ensure(subnetActuator(client), {
+        recordedId: undefined,
+        desired: { name: desired.name, network_id: network.resource.id, cidr: '10.6.0.0/24', ip_version: 4 },
+        owner,
+        record: async () => undefined,
+      });
       expect(lines.filter((line) => line.startsWith('openstack network ')).map((line) => line.split(' ').slice(2, 4).join(' '))).toEqual([
         `GET /v2.0/networks?name=${desired.name}`,
         'GET /v2.0/extensions',

@@ -99,7 +99,12 @@ describe('building the API server load balancer pass by pass', () => {
 
     /** One reconcile as the cluster and machine reconcilers chain it: stop at the first resource that is not ready. */
     async function reconcile(): Promise<boolean> {
-      const lbNow = await ensure(loadBalancerActuator(octavia), { recordedId: lb.id, desired: { name: lb.name!, vip_subnet_id: bench.subnetId }, owner, record: bench.record });
+      const lbNow = await ensure(loadBalancerActuator(octavia), {
+        recordedId: lb.id,
+        desired: { name: lb.name!, vip_subnet_id: bench.subnetId },
+        owner,
+        record: bench.record,
+      });
       if (!lbNow.ready) return false;
       const listener = await ensure(listenerActuator(octavia), {
         recordedId: ids.listener,
@@ -110,9 +115,14 @@ describe('building the API server load balancer pass by pass', () => {
         },
       });
       if (!listener.ready) return false;
-      const pool = await ensure(poolActuator(octavia), { recordedId: ids.pool, desired: poolFor(lb, listener.resource.id), owner, record: async (id) => {
+      const pool = await ensure(poolActuator(octavia), {
+        recordedId: ids.pool,
+        desired: poolFor(lb, listener.resource.id),
+        owner,
+        record: async (id) => {
           ids.pool = id;
-        } });
+        },
+      });
       if (!pool.ready) return false;
       const monitor = await ensure(healthMonitorActuator(octavia), {
         recordedId: ids.monitor,
@@ -195,7 +205,9 @@ describe('building the API server load balancer pass by pass', () => {
     await bench.clients.neutron.deletePort(lb.vip_port_id!);
     await until(async () => ((await bench.octavia.getLoadBalancer(lb.id)).provisioning_status === 'ERROR' ? true : undefined));
 
-    const error = await ensure(listenerActuator(bench.octavia), { recordedId: undefined, desired: listenerFor(lb), owner, record: bench.record }).catch((e: unknown) => e);
+    const error = await ensure(listenerActuator(bench.octavia), { recordedId: undefined, desired: listenerFor(lb), owner, record: bench.record }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ResourceTerminalError);
     expect(error).toMatchObject({ reason: 'Failed', resourceKind: 'load balancer', ids: [lb.id] });
     expect((error as Error).message).toBe(`load balancer ${lb.id} failed: Octavia reports provisioning_status ERROR`);
@@ -213,7 +225,12 @@ describe('changes after creation', () => {
     bench.forget();
 
     for (const allowed_cidrs of [['192.168.0.0/16', '10.0.0.0/8'], undefined]) {
-      const same = await ensure(listeners, { recordedId: created.id, desired: listenerFor(lb, 6443, allowed_cidrs ? { allowed_cidrs } : {}), owner, record: bench.record });
+      const same = await ensure(listeners, {
+        recordedId: created.id,
+        desired: listenerFor(lb, 6443, allowed_cidrs ? { allowed_cidrs } : {}),
+        owner,
+        record: bench.record,
+      });
       expect(same.ready).toBe(true);
     }
     expect(bench.mutations()).toEqual([]);
@@ -241,7 +258,12 @@ describe('changes after creation', () => {
     await bench.octavia.createListener({ loadbalancer_id: lb.id, protocol: 'TCP', protocol_port: 22623, name: 'other' });
     bench.forget();
 
-    const result = await ensure(listeners, { recordedId: created.id, desired: listenerFor(lb, 6443, { allowed_cidrs: ['10.0.0.0/8'] }), owner, record: bench.record });
+    const result = await ensure(listeners, {
+      recordedId: created.id,
+      desired: listenerFor(lb, 6443, { allowed_cidrs: ['10.0.0.0/8'] }),
+      owner,
+      record: bench.record,
+    });
     expect(result).toMatchObject({ ready: false, waitingFor: `load balancer ${lb.id} to become ACTIVE (now PENDING_UPDATE)` });
     expect(bench.mutations()).toEqual([`PUT /v2/lbaas/listeners/${created.id} 409`]);
   });

@@ -40,14 +40,16 @@ describe('ensure a port', () => {
     const first = await ensure(ports, { recordedId: undefined, desired, owner, record: bench.record });
     expect(first).toMatchObject({ ready: true, found: 'created', resource: { status: 'DOWN' } });
     const id = first.resource.id;
-    expect(bench.trace()).toEqual([
-      `GET /v2.0/ports?name=${desired.name}`,
-      'POST /v2.0/ports',
-      `PUT /v2.0/ports/${id}/tags`,
-      `record ${id}`,
-    ]);
+    expect(bench.trace()).toEqual([`GET /v2.0/ports?name=${desired.name}`, 'POST /v2.0/ports', `PUT /v2.0/ports/${id}/tags`, `record ${id}`]);
     expect(first.resource.tags).toEqual([...ownerTags(owner), 'team-a']);
-    expect(ports.describe(first.resource)).toMatchObject({ id, name: desired.name, network_id: network.id, ips: ['10.50.0.10'], device_id: '', trunk_id: null });
+    expect(ports.describe(first.resource)).toMatchObject({
+      id,
+      name: desired.name,
+      network_id: network.id,
+      ips: ['10.50.0.10'],
+      device_id: '',
+      trunk_id: null,
+    });
     expect(first.resource.allowed_address_pairs).toEqual([{ ip_address: '10.50.0.200', mac_address: first.resource.mac_address }]);
 
     bench.forget();
@@ -61,7 +63,11 @@ describe('ensure a port', () => {
     const owner = newOwner();
     const desired = desiredPort();
     const { resource } = await ensure(ports, { recordedId: undefined, desired, owner, record: bench.record });
-    const bound = await bench.admin.updatePort(resource.id, { device_id: 'c0ffee00-0000-4000-8000-000000000001', device_owner: 'compute:nova', 'binding:host_id': 'compute-1' });
+    const bound = await bench.admin.updatePort(resource.id, {
+      device_id: 'c0ffee00-0000-4000-8000-000000000001',
+      device_owner: 'compute:nova',
+      'binding:host_id': 'compute-1',
+    });
     expect(bound.status).toBe('ACTIVE');
 
     bench.forget();
@@ -96,7 +102,10 @@ describe('ensure a port', () => {
     const orphan = await ports.create(desired, owner);
     bench.forget();
 
-    expect(await ensure(ports, { recordedId: undefined, desired, owner, record: bench.record })).toMatchObject({ found: 'adopted', resource: { id: orphan.id } });
+    expect(await ensure(ports, { recordedId: undefined, desired, owner, record: bench.record })).toMatchObject({
+      found: 'adopted',
+      resource: { id: orphan.id },
+    });
     expect(bench.requests('POST /v2.0/ports')).toEqual([]);
     expect(await remove(ports, { recordedId: undefined, name: desired.name, owner })).toEqual({ deleted: true });
     expect((await bench.neutron.listPorts({ name: desired.name })).map((port) => port.id)).toEqual([users.id]);

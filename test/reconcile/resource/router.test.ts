@@ -11,7 +11,8 @@ import { routerActuator, type RouterDesired } from '../../../src/reconcile/resou
 import { networkWithSubnet, newOwner, publicNetworkId, SimulatedNeutron, uniqueName } from './simulated-neutron.js';
 
 const bench = SimulatedNeutron.forThisFile();
-const interfaceQuery = 'device_owner=network%3Arouter_interface&device_owner=network%3Arouter_interface_distributed&device_owner=network%3Aha_router_replicated_interface';
+const interfaceQuery =
+  'device_owner=network%3Arouter_interface&device_owner=network%3Arouter_interface_distributed&device_owner=network%3Aha_router_replicated_interface';
 const routerCount = () => bench.sim.inventory().network?.routers ?? 0;
 
 async function desiredRouter(subnetIds: string[], gateway = true): Promise<RouterDesired> {
@@ -135,7 +136,12 @@ describe('ensure a router', () => {
     bench.forget();
     await ensure(routers, { recordedId: resource.id, desired: pinned, owner, record: bench.record });
     // Naming only the network accepts whatever address the gateway has.
-    await ensure(routers, { recordedId: resource.id, desired: { ...withoutGateway, external_gateway_info: { network_id: publicId } }, owner, record: bench.record });
+    await ensure(routers, {
+      recordedId: resource.id,
+      desired: { ...withoutGateway, external_gateway_info: { network_id: publicId } },
+      owner,
+      record: bench.record,
+    });
     expect(bench.mutations()).toEqual([]);
 
     const moved: RouterDesired = { ...withoutGateway, external_gateway_info: { network_id: publicId, external_fixed_ips: [{ ip_address: '172.24.4.202' }] } };
@@ -159,7 +165,12 @@ describe('ensure a router', () => {
     await bench.neutron.addInterface(resource.id, { subnet_id: c.subnet.id });
 
     bench.forget();
-    await ensure(routers, { recordedId: resource.id, desired: { ...desired, interfaceSubnetIds: [a.subnet.id, b.subnet.id, b.subnet.id] }, owner, record: bench.record });
+    await ensure(routers, {
+      recordedId: resource.id,
+      desired: { ...desired, interfaceSubnetIds: [a.subnet.id, b.subnet.id, b.subnet.id] },
+      owner,
+      record: bench.record,
+    });
     expect(bench.mutations()).toEqual([`PUT /v2.0/routers/${resource.id}/add_router_interface`]);
     expect(await interfaceSubnets(resource.id)).toEqual([a.subnet.id, b.subnet.id, c.subnet.id].sort());
   });
@@ -185,7 +196,12 @@ describe('ensure a router', () => {
 
     // A subnet overlapping one the router reaches is refused for real.
     const overlapping = await networkWithSubnet(bench.neutron, '10.24.0.0/25');
-    const error = await ensure(routerActuator(bench.neutron), { recordedId: created.resource.id, desired: { ...desired, interfaceSubnetIds: [overlapping.subnet.id] }, owner, record: bench.record }).catch((e: unknown) => e);
+    const error = await ensure(routerActuator(bench.neutron), {
+      recordedId: created.resource.id,
+      desired: { ...desired, interfaceSubnetIds: [overlapping.subnet.id] },
+      owner,
+      record: bench.record,
+    }).catch((e: unknown) => e);
     expect(error).toMatchObject({ kind: 'BadRequest' });
     expect(String((error as Error).message)).toContain('overlaps');
     expect(classify(error)).toBe('terminal');
@@ -206,7 +222,10 @@ describe('remove a router', () => {
     expect(await remove(routers, { recordedId: resource.id, name: desired.name, owner })).toEqual({ deleted: true });
     const mutations = bench.mutations();
     expect(mutations).toHaveLength(3);
-    expect(mutations.slice(0, 2)).toEqual([`PUT /v2.0/routers/${resource.id}/remove_router_interface`, `PUT /v2.0/routers/${resource.id}/remove_router_interface`]);
+    expect(mutations.slice(0, 2)).toEqual([
+      `PUT /v2.0/routers/${resource.id}/remove_router_interface`,
+      `PUT /v2.0/routers/${resource.id}/remove_router_interface`,
+    ]);
     expect(mutations[2]).toBe(`DELETE /v2.0/routers/${resource.id}`);
     expect(routerCount()).toBe(before - 1);
     await bench.neutron.deleteNetwork(a.network.id);
@@ -225,7 +244,9 @@ describe('remove a router', () => {
     const blocked = await remove(routers, { recordedId: resource.id, name: desired.name, owner });
     expect(blocked).toMatchObject({ requeueAfterMs: 15_000 });
     expect('blockedBy' in blocked && blocked.blockedBy).toMatch(
-      new RegExp(`^router ${resource.id} cannot be deleted yet \\(RouterInterfaceInUseByFloatingIP: .*\\); held by floating IP ${fip.floating_ip_address.replaceAll('.', '\\.')} \\(${fip.id}\\) on port ${port.id}$`),
+      new RegExp(
+        `^router ${resource.id} cannot be deleted yet \\(RouterInterfaceInUseByFloatingIP: .*\\); held by floating IP ${fip.floating_ip_address.replaceAll('.', '\\.')} \\(${fip.id}\\) on port ${port.id}$`,
+      ),
     );
     expect(await routers.getById(resource.id)).toBeDefined();
 

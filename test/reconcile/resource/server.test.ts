@@ -111,7 +111,10 @@ describe('ensure a server', () => {
     // The failed server was recorded, so it cannot leak.
     const failedId = (failure as ResourceTerminalError).ids[0]!;
     expect(bench.events).toContain(`record ${failedId}`);
-    expect(servers().describe(await bench.clients.nova.getServer(failedId))).toMatchObject({ status: 'ERROR', fault: expect.stringContaining('No valid host') });
+    expect(servers().describe(await bench.clients.nova.getServer(failedId))).toMatchObject({
+      status: 'ERROR',
+      fault: expect.stringContaining('No valid host'),
+    });
 
     await bench.removeAll(servers(), unplaceable.name, owner, failedId);
     expect(await bench.clients.nova.findServersByName(unplaceable.name)).toEqual([]);
@@ -168,10 +171,15 @@ describe('ensure a server', () => {
     const cases: [ServerDesired, RegExp][] = [
       [base, /give either an image or a root volume \(bootIndex 0\) to boot from/],
       [{ ...base, imageRef: imageId, volumes: [{ id: randomUUID(), bootIndex: 0 }] }, /not both/],
-      [{ ...base, imageRef: imageId, serverGroupId: randomUUID(), schedulerHints: { group: randomUUID() } }, /the scheduler hint group \S+ contradicts server group/],
+      [
+        { ...base, imageRef: imageId, serverGroupId: randomUUID(), schedulerHints: { group: randomUUID() } },
+        /the scheduler hint group \S+ contradicts server group/,
+      ],
     ];
     for (const [desired, message] of cases) {
-      const error = await servers().create(desired, owner).catch((e: unknown) => e);
+      const error = await servers()
+        .create(desired, owner)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TerminalError);
       expect((error as Error).message).toMatch(message);
     }
@@ -189,7 +197,11 @@ describe('remove a server', () => {
     bench.forget();
 
     const outcomes = await bench.removeAll(servers(), desired.name, owner, server.id);
-    expect(outcomes[0]).toEqual({ waitingFor: `server ${server.id} to be deleted`, requeueAfterMs: 5_000, transition: { kind: 'server deletion', id: server.id } });
+    expect(outcomes[0]).toEqual({
+      waitingFor: `server ${server.id} to be deleted`,
+      requeueAfterMs: 5_000,
+      transition: { kind: 'server deletion', id: server.id },
+    });
     expect(outcomes.at(-1)).toEqual({ deleted: true });
     // Passes that find the deletion still running do not send it again.
     expect(bench.requests(`DELETE /servers/${server.id}`)).toHaveLength(1);
@@ -270,7 +282,16 @@ describe('serverAddresses', () => {
 });
 
 describe('server readiness', () => {
-  const withStatus = (status: string, extra: Partial<Server> = {}): Server => ({ id: 's1', name: 'n', status, addresses: {}, metadata: {}, image: '', flavor: {}, ...extra });
+  const withStatus = (status: string, extra: Partial<Server> = {}): Server => ({
+    id: 's1',
+    name: 'n',
+    status,
+    addresses: {},
+    metadata: {},
+    image: '',
+    flavor: {},
+    ...extra,
+  });
 
   it('waits through transitional states, fails on ERROR or deletion by others, and leaves stable states to the caller', () => {
     expect(servers().readiness(withStatus('REBOOT', { 'OS-EXT-STS:task_state': 'rebooting' }))).toEqual({
@@ -281,6 +302,7 @@ describe('server readiness', () => {
     });
     expect(servers().readiness(withStatus('ERROR'))).toEqual({ failed: 'Nova reports status ERROR without a fault' });
     expect(servers().readiness(withStatus('SOFT_DELETED'))).toMatchObject({ failed: expect.stringContaining('SOFT_DELETED') });
-    for (const stable of ['SHUTOFF', 'PAUSED', 'SUSPENDED', 'SHELVED_OFFLOADED', 'VERIFY_RESIZE']) expect(servers().readiness(withStatus(stable))).toEqual({ ready: true });
+    for (const stable of ['SHUTOFF', 'PAUSED', 'SUSPENDED', 'SHELVED_OFFLOADED', 'VERIFY_RESIZE'])
+      expect(servers().readiness(withStatus(stable))).toEqual({ ready: true });
   });
 });

@@ -56,7 +56,11 @@ export class SimulatedCompute {
       id = recorded;
       await this.record(recorded);
     };
-    return repeat(`${actuator.kind} "${desired.name}" ready`, () => ensure(actuator, { recordedId: id, desired, owner, record }), (result) => result.ready);
+    return repeat(
+      `${actuator.kind} "${desired.name}" ready`,
+      () => ensure(actuator, { recordedId: id, desired, owner, record }),
+      (result) => result.ready,
+    );
   }
 
   /** Runs remove as successive reconciles would until it reports the resource deleted; every outcome is returned, in order. */

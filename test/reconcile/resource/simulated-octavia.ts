@@ -60,9 +60,14 @@ export class SimulatedOctavia {
     let id = recordedId;
     for (let pass = 0; pass < maxPasses; pass += 1) {
       try {
-        const result = await ensure(actuator, { recordedId: id, desired, owner, record: async (recorded) => {
+        const result = await ensure(actuator, {
+          recordedId: id,
+          desired,
+          owner,
+          record: async (recorded) => {
             id = recorded;
-          } });
+          },
+        });
         passes.push(result);
         if (result.ready) return passes;
       } catch (error) {
@@ -74,7 +79,11 @@ export class SimulatedOctavia {
   }
 
   /** The resource once settle() found it ready. */
-  async ready<Desired extends { name: string }, Resource extends { id: string }>(actuator: ResourceActuator<Desired, Resource>, desired: Desired, owner: Owner): Promise<Resource> {
+  async ready<Desired extends { name: string }, Resource extends { id: string }>(
+    actuator: ResourceActuator<Desired, Resource>,
+    desired: Desired,
+    owner: Owner,
+  ): Promise<Resource> {
     return (await this.settle(actuator, desired, owner)).at(-1)!.resource;
   }
 

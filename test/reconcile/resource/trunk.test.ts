@@ -34,12 +34,7 @@ describe('ensure a trunk', () => {
     const first = await ensure(trunks, { recordedId: undefined, desired, owner, record: bench.record });
     expect(first).toMatchObject({ ready: true, found: 'created', resource: { status: 'DOWN', port_id: desired.port_id } });
     const id = first.resource.id;
-    expect(bench.trace()).toEqual([
-      `GET /v2.0/trunks?name=${desired.name}`,
-      'POST /v2.0/trunks',
-      `PUT /v2.0/trunks/${id}/tags`,
-      `record ${id}`,
-    ]);
+    expect(bench.trace()).toEqual([`GET /v2.0/trunks?name=${desired.name}`, 'POST /v2.0/trunks', `PUT /v2.0/trunks/${id}/tags`, `record ${id}`]);
     expect(first.resource.tags).toEqual(ownerTags(owner));
     expect(trunks.describe(first.resource)).toEqual({ id, name: desired.name, port_id: desired.port_id, status: 'DOWN', admin_state_up: true, sub_ports: [] });
     expect(trunks.readiness({ ...first.resource, status: 'ERROR' })).toEqual({ failed: 'Neutron reports status ERROR: the driver failed to wire the trunk' });
@@ -55,7 +50,10 @@ describe('ensure a trunk', () => {
     const desired = await desiredTrunk();
     const orphan = await trunks.create(desired, owner);
     bench.forget();
-    expect(await ensure(trunks, { recordedId: undefined, desired, owner, record: bench.record })).toMatchObject({ found: 'adopted', resource: { id: orphan.id } });
+    expect(await ensure(trunks, { recordedId: undefined, desired, owner, record: bench.record })).toMatchObject({
+      found: 'adopted',
+      resource: { id: orphan.id },
+    });
     expect(bench.requests('POST /v2.0/trunks')).toEqual([]);
 
     // Another owner's name lookup passes it by and creates its own, which the parent port cannot take.
@@ -74,7 +72,11 @@ describe('remove a trunk', () => {
     const { resource } = await ensure(trunks, { recordedId: undefined, desired, owner, record: bench.record });
     const sub = await bench.neutron.createPort({ network_id: network.id, name: uniqueName('vlan-100') });
     await bench.neutron.addSubports(resource.id, [{ port_id: sub.id, segmentation_type: 'vlan', segmentation_id: 100 }]);
-    await bench.admin.updatePort(desired.port_id, { device_id: 'c0ffee00-0000-4000-8000-000000000002', device_owner: 'compute:nova', 'binding:host_id': 'compute-1' });
+    await bench.admin.updatePort(desired.port_id, {
+      device_id: 'c0ffee00-0000-4000-8000-000000000002',
+      device_owner: 'compute:nova',
+      'binding:host_id': 'compute-1',
+    });
 
     expect(await remove(trunks, { recordedId: resource.id, name: desired.name, owner })).toEqual({ deleted: true });
     expect(await trunks.getById(resource.id)).toBeUndefined();

@@ -112,7 +112,9 @@ describe('remove a volume', () => {
     const blocked = await remove(volumes(), { recordedId: volume.id, name: desired.name, owner });
     expect(blocked).toMatchObject({ requeueAfterMs: 15_000 });
     expect('blockedBy' in blocked && blocked.blockedBy).toMatch(
-      new RegExp(`^volume ${volume.id} cannot be deleted yet \\(badRequest: Invalid volume: .*must not be migrating, attached.*\\); held by server ${holder.id} at /dev/vdb$`),
+      new RegExp(
+        `^volume ${volume.id} cannot be deleted yet \\(badRequest: Invalid volume: .*must not be migrating, attached.*\\); held by server ${holder.id} at /dev/vdb$`,
+      ),
     );
 
     await nova.detachVolume(holder.id, volume.id);
@@ -142,7 +144,8 @@ describe('volume readiness', () => {
   it('is ready when available or in use, failed in any error status, and waiting otherwise', () => {
     const withStatus = (status: string): Volume => ({ id: 'v1', name: 'v', status, size: 1, metadata: {}, attachments: [] });
     for (const status of ['available', 'in-use']) expect(volumes().readiness(withStatus(status))).toEqual({ ready: true });
-    for (const status of ['error', 'error_deleting', 'error_extending']) expect(volumes().readiness(withStatus(status))).toEqual({ failed: `Cinder reports status ${status}` });
+    for (const status of ['error', 'error_deleting', 'error_extending'])
+      expect(volumes().readiness(withStatus(status))).toEqual({ failed: `Cinder reports status ${status}` });
     for (const status of ['creating', 'downloading', 'reserved', 'detaching']) {
       expect(volumes().readiness(withStatus(status))).toEqual({ waitingFor: `volume v1 to become available (now ${status})`, requeueAfterMs: 5_000 });
     }

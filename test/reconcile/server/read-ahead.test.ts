@@ -39,7 +39,13 @@ async function applyServer(name: string, flavor: string): Promise<void> {
       apiVersion: 'infrastructure.cluster.x-k8s.io/v1alpha1',
       kind: 'OpenStackServer',
       metadata: { name, namespace: 'default', labels: { 'cluster.x-k8s.io/cluster-name': 'demo' } },
-      spec: { flavor, image: { filter: { name: 'ubuntu-22.04' } }, sshKeyName: '', identityRef: { name: 'demo-cloud-config', cloudName: 'openstack' }, ports: [{ network: { id: networkId } }] },
+      spec: {
+        flavor,
+        image: { filter: { name: 'ubuntu-22.04' } },
+        sshKeyName: '',
+        identityRef: { name: 'demo-cloud-config', cloudName: 'openstack' },
+        ports: [{ network: { id: networkId } }],
+      },
     },
   ]);
 }
@@ -56,7 +62,11 @@ describe('a new OpenStackServer', () => {
     await steps.until([['server', 'api']], (object) => ((object?.status as JsonObject | undefined)?.resolved as JsonObject | undefined)?.imageID !== undefined);
 
     const reads = served.slice(from);
-    const lookups = [firstRead(reads, 'image', /^\/v2\/images/), firstRead(reads, 'compute', /^\/v2\.1\/flavors/), firstRead(reads, 'network', /^\/v2\.0\/networks\//)];
+    const lookups = [
+      firstRead(reads, 'image', /^\/v2\/images/),
+      firstRead(reads, 'compute', /^\/v2\.1\/flavors/),
+      firstRead(reads, 'network', /^\/v2\.0\/networks\//),
+    ];
     expect(lookups.every(Boolean)).toBe(true);
     // Every pair of lookups was in the cloud at the same moment.
     for (const a of lookups) for (const b of lookups) expect(overlapping(a!, b!)).toBe(true);

@@ -62,13 +62,21 @@ describe('the OpenStackServer reconciler', () => {
     await steps.applyObjects([byRef]);
     await steps.pass('server', 'by-ref');
     await expect(steps.pass('server', 'by-ref')).rejects.toBeInstanceOf(TerminalError);
-    expect(condition(await steps.get('server', 'by-ref'), 'InstanceReady')).toMatchObject({ status: 'False', reason: 'DependencyFailed', message: expect.stringContaining('Image default/node-image does not exist') });
+    expect(condition(await steps.get('server', 'by-ref'), 'InstanceReady')).toMatchObject({
+      status: 'False',
+      reason: 'DependencyFailed',
+      message: expect.stringContaining('Image default/node-image does not exist'),
+    });
 
     const [nodeImage] = await steps.documents('00-images.yaml');
     await steps.applyObjects([nodeImage]);
     const waiting = await steps.pass('server', 'by-ref');
     expect(waiting.requeueAfterMs).toBeGreaterThan(0);
-    expect(condition(await steps.get('server', 'by-ref'), 'InstanceReady')).toMatchObject({ status: 'False', reason: 'DependencyNotReady', message: 'waiting for Image default/node-image to be available' });
+    expect(condition(await steps.get('server', 'by-ref'), 'InstanceReady')).toMatchObject({
+      status: 'False',
+      reason: 'DependencyNotReady',
+      message: 'waiting for Image default/node-image to be available',
+    });
     expect(status(await steps.get('server', 'by-ref')).resolved).toBeUndefined();
 
     const image = await steps.until([['image', 'node-image']], (object) => condition(object, 'Available')?.status === 'True');

@@ -66,7 +66,10 @@ export class FakeKubeApiServer {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const kubeconfigPath = path.join(dir, 'kubeconfig');
-    await writeFile(kubeconfigPath, renderKubeconfig({ server: `https://127.0.0.1:${port}`, caCertPem: pki.caCertPem, clientCertPem: pki.adminCertPem, clientKeyPem: pki.adminKeyPem }));
+    await writeFile(
+      kubeconfigPath,
+      renderKubeconfig({ server: `https://127.0.0.1:${port}`, caCertPem: pki.caCertPem, clientCertPem: pki.adminCertPem, clientKeyPem: pki.adminKeyPem }),
+    );
     const fake = new FakeKubeApiServer(server, kubeconfigPath, clusterApiVersions);
     server.on('request', (request: IncomingMessage, response: ServerResponse) => fake.serve(request, response));
     return fake;
@@ -175,7 +178,15 @@ export class FakeKubeApiServer {
     status(response, 404, 'the server could not find the requested resource');
   }
 
-  private route(response: ServerResponse, resource: Resource, apiVersion: string, namespace: string | undefined, name: string | undefined, watch: boolean, url: URL): void {
+  private route(
+    response: ServerResponse,
+    resource: Resource,
+    apiVersion: string,
+    namespace: string | undefined,
+    name: string | undefined,
+    watch: boolean,
+    url: URL,
+  ): void {
     if (name !== undefined) {
       if (namespace === undefined) return status(response, 404, 'the server could not find the requested resource');
       const object = this.objects.get(this.keyOf(resource, namespace, name));
@@ -199,7 +210,15 @@ export class FakeKubeApiServer {
     response.flushHeaders();
     const after = Number(resourceVersion);
     if (!Number.isInteger(after) || after < this.compactedRevision) {
-      const gone = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${resourceVersion} (${this.compactedRevision})`, reason: 'Expired', code: 410 };
+      const gone = {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `too old resource version: ${resourceVersion} (${this.compactedRevision})`,
+        reason: 'Expired',
+        code: 410,
+      };
       response.end(`${JSON.stringify({ type: 'ERROR', object: gone })}\n`);
       return;
     }
@@ -211,7 +230,12 @@ export class FakeKubeApiServer {
 
   private discovery(version: string): JsonObject {
     const resource = (name: string, kind: string) => ({ name, singularName: kind.toLowerCase(), namespaced: true, kind, verbs: ['get', 'list', 'watch'] });
-    return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${capiGroup}/${version}`, resources: [resource('clusters', 'Cluster'), resource('machines', 'Machine')] };
+    return {
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: `${capiGroup}/${version}`,
+      resources: [resource('clusters', 'Cluster'), resource('machines', 'Machine')],
+    };
   }
 }
 
@@ -222,5 +246,14 @@ function json(response: ServerResponse, code: number, body: unknown): void {
 
 function status(response: ServerResponse, code: number, message: string, details?: JsonObject): void {
   const reasons: Record<number, string> = { 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 500: 'InternalError' };
-  json(response, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: reasons[code] ?? 'Unknown', ...(details && { details }), code });
+  json(response, code, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason: reasons[code] ?? 'Unknown',
+    ...(details && { details }),
+    code,
+  });
 }

@@ -65,7 +65,7 @@ describe('KubernetesIpam', () => {
     await ipam.claims.removeFinalizer(target, 'example.com/hold');
   });
 
-  it('reports the server\'s refusal of an invalid address', async () => {
+  it("reports the server's refusal of an invalid address", async () => {
     const body = { metadata: { name: 'bad' }, spec: { address: 'not-an-ip', prefix: 32, claimRef: { name: 'first' }, poolRef } };
     await expect(ipam.addresses.create('default', body)).rejects.toThrow(/creating IPAddress in default: .*not a valid IP address.*\(HTTP 422\)/);
   });
@@ -74,7 +74,10 @@ describe('KubernetesIpam', () => {
     const seen: string[] = [];
     const watch = ipam.watch((object) => seen.push(`${String(object.kind)} ${metaOf(object).name}`));
     try {
-      await ipam.addresses.create('default', { metadata: { name: 'watched' }, spec: { address: '192.0.2.7', prefix: 32, claimRef: { name: 'watched' }, poolRef } });
+      await ipam.addresses.create('default', {
+        metadata: { name: 'watched' },
+        spec: { address: '192.0.2.7', prefix: 32, claimRef: { name: 'watched' }, poolRef },
+      });
       await ipam.claims.create('default', claimBody('watched'));
       await eventually(() => expect(seen).toEqual(expect.arrayContaining(['IPAddress watched', 'IPAddressClaim watched'])));
       expect(errors).toEqual([]);
@@ -86,11 +89,15 @@ describe('KubernetesIpam', () => {
 
 describe('KubernetesIpam without Cluster API', () => {
   it('says Cluster API is not installed, and its watch keeps trying', async () => {
-    const bare = await startTestServer({ kinds: [...infrastructureKinds, ...embeddedClusterApiKinds.filter((kind) => kind.group !== 'ipam.cluster.x-k8s.io')] });
+    const bare = await startTestServer({
+      kinds: [...infrastructureKinds, ...embeddedClusterApiKinds.filter((kind) => kind.group !== 'ipam.cluster.x-k8s.io')],
+    });
     const failures: unknown[] = [];
     try {
       const without = new KubernetesIpam(loadKubeconfig(bare.kubeconfigPath), (error) => failures.push(error));
-      await expect(without.claims.list('default')).rejects.toThrow('ipam.cluster.x-k8s.io serves IPAddressClaims in none of v1beta2, v1beta1: is Cluster API installed?');
+      await expect(without.claims.list('default')).rejects.toThrow(
+        'ipam.cluster.x-k8s.io serves IPAddressClaims in none of v1beta2, v1beta1: is Cluster API installed?',
+      );
       const watch = without.watch(() => {});
       await eventually(() => expect(failures.length).toBeGreaterThanOrEqual(2));
       watch.stop();

@@ -41,8 +41,18 @@ const secret = (name: string, data: Record<string, string>, namespace = 'default
   type: 'Opaque',
   data: Object.fromEntries(Object.entries(data).map(([key, value]) => [key, base64(value)])),
 });
-const clusterV1beta2 = (name: string, spec: JsonObject = {}, metadata: JsonObject = {}): JsonObject => ({ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: meta(name, metadata), spec });
-const machineV1beta2 = (name: string, spec: JsonObject, metadata: JsonObject = {}): JsonObject => ({ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: meta(name, metadata), spec });
+const clusterV1beta2 = (name: string, spec: JsonObject = {}, metadata: JsonObject = {}): JsonObject => ({
+  apiVersion: 'cluster.x-k8s.io/v1beta2',
+  kind: 'Cluster',
+  metadata: meta(name, metadata),
+  spec,
+});
+const machineV1beta2 = (name: string, spec: JsonObject, metadata: JsonObject = {}): JsonObject => ({
+  apiVersion: 'cluster.x-k8s.io/v1beta2',
+  kind: 'Machine',
+  metadata: meta(name, metadata),
+  spec,
+});
 const change = (kind: SourceChange['kind'], name: string, namespace = 'default'): SourceChange => ({ kind, namespace, name });
 
 /** Reads until a read no longer reaches the server, i.e. the informer cache answers. */
@@ -81,18 +91,32 @@ describe('KubernetesClusterApiSource reads', () => {
 
   it('reads v1beta2 Clusters and Machines', async () => {
     const { server: fake, source: reader } = await start();
-    const cluster = fake.put('clusters', clusterV1beta2('c1', {
-      paused: true,
-      infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackCluster', name: 'c1' },
-      controlPlaneEndpoint: { host: '10.0.0.10', port: 6443 },
-    }, { labels: { team: 'a' } }));
-    const machine = fake.put('machines', machineV1beta2('c1-cp-0', {
-      clusterName: 'c1',
-      bootstrap: { dataSecretName: 'c1-cp-0' },
-      failureDomain: 'az1',
-      version: 'v1.31.2',
-      infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackMachine', name: 'c1-cp-0' },
-    }, { labels: { 'cluster.x-k8s.io/control-plane': '' } }));
+    const cluster = fake.put(
+      'clusters',
+      clusterV1beta2(
+        'c1',
+        {
+          paused: true,
+          infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackCluster', name: 'c1' },
+          controlPlaneEndpoint: { host: '10.0.0.10', port: 6443 },
+        },
+        { labels: { team: 'a' } },
+      ),
+    );
+    const machine = fake.put(
+      'machines',
+      machineV1beta2(
+        'c1-cp-0',
+        {
+          clusterName: 'c1',
+          bootstrap: { dataSecretName: 'c1-cp-0' },
+          failureDomain: 'az1',
+          version: 'v1.31.2',
+          infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackMachine', name: 'c1-cp-0' },
+        },
+        { labels: { 'cluster.x-k8s.io/control-plane': '' } },
+      ),
+    );
     expect(await reader.getCluster('default', 'c1')).toEqual({
       namespace: 'default',
       name: 'c1',
@@ -136,13 +160,23 @@ describe('KubernetesClusterApiSource reads', () => {
       apiVersion: 'cluster.x-k8s.io/v1beta1',
       kind: 'Machine',
       metadata: meta('old-md-0'),
-      spec: { clusterName: 'old', bootstrap: { dataSecretName: 'old-md-0' }, infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'OpenStackMachine', name: 'old-md-0' } },
+      spec: {
+        clusterName: 'old',
+        bootstrap: { dataSecretName: 'old-md-0' },
+        infrastructureRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'OpenStackMachine', name: 'old-md-0' },
+      },
     });
     const cluster = await reader.getCluster('default', 'old');
     expect(cluster).toMatchObject({ paused: true, infrastructureRef: { kind: 'OpenStackCluster', name: 'old' } });
     expect(cluster).not.toHaveProperty('controlPlaneEndpoint');
-    expect(await reader.getMachine('default', 'old-md-0')).toMatchObject({ controlPlane: false, bootstrapDataSecretName: 'old-md-0', infrastructureRef: { kind: 'OpenStackMachine', name: 'old-md-0' } });
-    expect(fake.requests).toEqual(expect.arrayContaining(['GET /apis/cluster.x-k8s.io/v1beta2', 'GET /apis/cluster.x-k8s.io/v1beta1', 'GET /apis/cluster.x-k8s.io/v1beta1/clusters']));
+    expect(await reader.getMachine('default', 'old-md-0')).toMatchObject({
+      controlPlane: false,
+      bootstrapDataSecretName: 'old-md-0',
+      infrastructureRef: { kind: 'OpenStackMachine', name: 'old-md-0' },
+    });
+    expect(fake.requests).toEqual(
+      expect.arrayContaining(['GET /apis/cluster.x-k8s.io/v1beta2', 'GET /apis/cluster.x-k8s.io/v1beta1', 'GET /apis/cluster.x-k8s.io/v1beta1/clusters']),
+    );
     expect(fake.requests.filter((request) => request.includes('/v1beta2/'))).toEqual([]);
   });
 
@@ -263,7 +297,9 @@ describe('KubernetesClusterApiSource watch', () => {
     const secretPath = 'GET /api/v1/namespaces/default/secrets/identity';
     expect(await reader.getSecret('default', 'identity')).toMatchObject({ name: 'identity' });
     await eventually(() => expect(errors.length).toBeGreaterThanOrEqual(2));
-    expect(String(errors[0])).toBe('Error: watching /api/v1/namespaces/default/secrets: secrets is forbidden: User "admin" cannot list resource "secrets" (HTTP 403)');
+    expect(String(errors[0])).toBe(
+      'Error: watching /api/v1/namespaces/default/secrets: secrets is forbidden: User "admin" cannot list resource "secrets" (HTTP 403)',
+    );
     const before = fake.count(secretPath);
     expect(await reader.getSecret('default', 'identity')).toMatchObject({ name: 'identity' });
     expect(fake.count(secretPath)).toBe(before + 1);
@@ -329,7 +365,9 @@ describe('KubernetesClusterApiSource configuration', () => {
       source = KubernetesClusterApiSource.fromKubeconfig();
       expect(await source.getSecret('default', 'identity')).toBeUndefined();
       vi.stubEnv('KUBECONFIG', '');
-      expect(() => KubernetesClusterApiSource.fromKubeconfig()).toThrow('no kubeconfig found: set KUBECONFIG, create ~/.kube/config, or run in a pod with a service account');
+      expect(() => KubernetesClusterApiSource.fromKubeconfig()).toThrow(
+        'no kubeconfig found: set KUBECONFIG, create ~/.kube/config, or run in a pod with a service account',
+      );
     } finally {
       vi.unstubAllEnvs();
     }
@@ -338,7 +376,9 @@ describe('KubernetesClusterApiSource configuration', () => {
   it('refuses in-cluster configuration outside a pod', () => {
     vi.stubEnv('KUBERNETES_SERVICE_HOST', '');
     try {
-      expect(() => KubernetesClusterApiSource.inCluster()).toThrow('not running in a Kubernetes pod: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set');
+      expect(() => KubernetesClusterApiSource.inCluster()).toThrow(
+        'not running in a Kubernetes pod: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set',
+      );
     } finally {
       vi.unstubAllEnvs();
     }

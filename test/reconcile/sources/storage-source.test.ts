@@ -40,7 +40,12 @@ class Objects {
   async create(definition: KindDefinition, name: string, body: JsonObject = {}, metadata: JsonObject = {}): Promise<JsonObject> {
     const version = definition.versions[0];
     const apiVersion = groupVersionOf(definition.group, version.name);
-    const result = await this.store(definition).create('default', { apiVersion, kind: definition.kind, metadata: { name, ...metadata }, ...body }, version, writeOptions);
+    const result = await this.store(definition).create(
+      'default',
+      { apiVersion, kind: definition.kind, metadata: { name, ...metadata }, ...body },
+      version,
+      writeOptions,
+    );
     return result.object;
   }
 
@@ -54,11 +59,18 @@ class Objects {
   }
 
   async change(definition: KindDefinition, name: string, mutate: (object: JsonObject) => void): Promise<void> {
-    await this.store(definition).patch('default', name, (current) => {
-      const copy = structuredClone(current!);
-      mutate(copy);
-      return copy;
-    }, definition.versions[0], undefined, writeOptions);
+    await this.store(definition).patch(
+      'default',
+      name,
+      (current) => {
+        const copy = structuredClone(current!);
+        mutate(copy);
+        return copy;
+      },
+      definition.versions[0],
+      undefined,
+      writeOptions,
+    );
   }
 
   async delete(definition: KindDefinition, name: string): Promise<void> {
@@ -87,16 +99,24 @@ describe('StorageClusterApiSource reads', () => {
   it('reads Secrets, Clusters and Machines written through the ResourceStore', async () => {
     const objects = new Objects(storage);
     const secret = await objects.create(secretKind, 'identity', { type: 'Opaque', data: { 'clouds.yaml': base64('clouds: {}\n'), cacert: base64('PEM') } });
-    const cluster = await objects.cluster('c1', {
-      infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackCluster', name: 'c1' },
-      controlPlaneEndpoint: { host: '10.0.0.10', port: 6443 },
-    }, { labels: { team: 'a' } });
-    const machine = await objects.machine('c1-cp-0', {
-      clusterName: 'c1',
-      bootstrap: { dataSecretName: 'c1-cp-0-bootstrap' },
-      failureDomain: 'az1',
-      version: 'v1.31.2',
-    }, { labels: { 'cluster.x-k8s.io/control-plane': '', 'cluster.x-k8s.io/cluster-name': 'c1' } });
+    const cluster = await objects.cluster(
+      'c1',
+      {
+        infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'OpenStackCluster', name: 'c1' },
+        controlPlaneEndpoint: { host: '10.0.0.10', port: 6443 },
+      },
+      { labels: { team: 'a' } },
+    );
+    const machine = await objects.machine(
+      'c1-cp-0',
+      {
+        clusterName: 'c1',
+        bootstrap: { dataSecretName: 'c1-cp-0-bootstrap' },
+        failureDomain: 'az1',
+        version: 'v1.31.2',
+      },
+      { labels: { 'cluster.x-k8s.io/control-plane': '', 'cluster.x-k8s.io/cluster-name': 'c1' } },
+    );
     await objects.machine('c1-worker-0', { clusterName: 'c1', bootstrap: { dataSecretName: '' } });
 
     const reader = open();
@@ -160,8 +180,18 @@ describe('StorageClusterApiSource reads', () => {
     const objects = new Objects(storage);
     await objects.machine('fine', { clusterName: 'c1' });
     // The API validates what it stores; an older writer or a hand edit of the database may not have.
-    await storage.create(new ResourceStore(machineKind, storage).key('default', 'orphan'), { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: { name: 'orphan', namespace: 'default', uid: 'u1' }, spec: { version: 'v1.31.2' } });
-    await storage.create(new ResourceStore(secretKind, storage).key('default', 'garbled'), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'garbled', namespace: 'default' }, data: { 'clouds.yaml': 'not base64!' } });
+    await storage.create(new ResourceStore(machineKind, storage).key('default', 'orphan'), {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Machine',
+      metadata: { name: 'orphan', namespace: 'default', uid: 'u1' },
+      spec: { version: 'v1.31.2' },
+    });
+    await storage.create(new ResourceStore(secretKind, storage).key('default', 'garbled'), {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'garbled', namespace: 'default' },
+      data: { 'clouds.yaml': 'not base64!' },
+    });
     const reader = open();
     const orphan = reader.getMachine('default', 'orphan');
     await expect(orphan).rejects.toBeInstanceOf(MalformedObjectError);
@@ -171,8 +201,12 @@ describe('StorageClusterApiSource reads', () => {
   });
 
   it('refuses kind definitions that are not the namespaced Secret, Cluster and Machine', () => {
-    expect(() => new StorageClusterApiSource(storage, { ...sourceKinds, cluster: machineKind })).toThrow('the Cluster definition must be the namespaced kind Cluster, got Machine');
-    expect(() => new StorageClusterApiSource(storage, { ...sourceKinds, secret: { ...secretKind, namespaced: false } })).toThrow('the Secret definition must be the namespaced kind Secret, got Secret');
+    expect(() => new StorageClusterApiSource(storage, { ...sourceKinds, cluster: machineKind })).toThrow(
+      'the Cluster definition must be the namespaced kind Cluster, got Machine',
+    );
+    expect(() => new StorageClusterApiSource(storage, { ...sourceKinds, secret: { ...secretKind, namespaced: false } })).toThrow(
+      'the Secret definition must be the namespaced kind Secret, got Secret',
+    );
   });
 });
 
@@ -244,7 +278,7 @@ describe('StorageClusterApiSource watch', () => {
     // The watch misses these, as it would once etcd compacted past it.
     deaf = true;
     changes.length = 0;
-    await objects.change(clusterKind, 'changed', (cluster) => (cluster.metadata as JsonObject).labels = { now: 'labelled' });
+    await objects.change(clusterKind, 'changed', (cluster) => ((cluster.metadata as JsonObject).labels = { now: 'labelled' }));
     await objects.delete(clusterKind, 'deleted');
     await objects.cluster('created');
     deaf = false;

@@ -32,7 +32,8 @@ let admin: OpenStackSession;
 beforeAll(async () => {
   example = await startExampleServer();
   server = example.server;
-  for (const file of ['00-cloud-credentials.yaml', '01-cluster.yaml', '02-openstackcluster.yaml']) await apply(server.kubectl, path.join(example.manifests, file));
+  for (const file of ['00-cloud-credentials.yaml', '01-cluster.yaml', '02-openstackcluster.yaml'])
+    await apply(server.kubectl, path.join(example.manifests, file));
   admin = await OpenStackSession.create(loadCloud({ cloudsYaml: server.cloud!.cloudsYaml('sim'), cloudName: 'sim-admin' }));
   // What an operator offers: a flavor with an ephemeral disk, and an image that says its operating system.
   await admin.request(
@@ -42,7 +43,11 @@ beforeAll(async () => {
   );
   await admin.request(
     'image',
-    { method: 'POST', path: '/v2/images', body: { name: 'linux-node', os_type: 'linux', visibility: 'public', disk_format: 'qcow2', container_format: 'bare' } },
+    {
+      method: 'POST',
+      path: '/v2/images',
+      body: { name: 'linux-node', os_type: 'linux', visibility: 'public', disk_format: 'qcow2', container_format: 'bare' },
+    },
     z.unknown(),
   );
 }, 120_000);
@@ -73,16 +78,22 @@ async function readTemplate(name: string): Promise<TemplateView> {
 const readyCondition = (view: TemplateView) => view.status.conditions?.find((candidate) => candidate.type === 'Ready');
 
 async function untilReported(name: string): Promise<TemplateView> {
-  return waitForObject(server.kubectl, `openstackmachinetemplate/${name}`, 'a Ready condition', (object) => readyCondition(templateView.parse(object)) !== undefined, 60).then(
-    (object) => templateView.parse(object),
-  );
+  return waitForObject(
+    server.kubectl,
+    `openstackmachinetemplate/${name}`,
+    'a Ready condition',
+    (object) => readyCondition(templateView.parse(object)) !== undefined,
+    60,
+  ).then((object) => templateView.parse(object));
 }
 
 const ofDemo = { 'cluster.x-k8s.io/cluster-name': 'demo' };
 
 describe('OpenStackMachineTemplate status for autoscaling from zero', () => {
   it('reports cpu, memory, ephemeral-storage and storage from the flavor, and the operating system from the image', async () => {
-    await applyJson(template('demo-md-scratch', { labels: ofDemo, machine: { flavor: { filter: { name: 'm1.scratch' } }, image: { filter: { name: 'linux-node' } } } }));
+    await applyJson(
+      template('demo-md-scratch', { labels: ofDemo, machine: { flavor: { filter: { name: 'm1.scratch' } }, image: { filter: { name: 'linux-node' } } } }),
+    );
     const reported = await untilReported('demo-md-scratch');
     expect(readyCondition(reported)).toMatchObject({ status: 'True', reason: 'Ready' });
     expect(reported.status.capacity).toEqual({ cpu: '3', memory: '3Gi', 'ephemeral-storage': '10Gi', storage: '25Gi' });
@@ -91,7 +102,12 @@ describe('OpenStackMachineTemplate status for autoscaling from zero', () => {
   });
 
   it('takes storage from the root volume, and reports no operating system for an image without os_type', async () => {
-    await applyJson(template('demo-md-volume', { labels: ofDemo, machine: { flavor: { id: '1' }, image: { filter: { name: 'ubuntu-22.04' } }, rootVolume: { sizeGiB: 30 } } }));
+    await applyJson(
+      template('demo-md-volume', {
+        labels: ofDemo,
+        machine: { flavor: { id: '1' }, image: { filter: { name: 'ubuntu-22.04' } }, rootVolume: { sizeGiB: 30 } },
+      }),
+    );
     const reported = await untilReported('demo-md-volume');
     expect(reported.status.capacity).toEqual({ cpu: '1', memory: '512Mi', storage: '30Gi' });
     expect(reported.status.nodeInfo).toBeUndefined();
@@ -100,7 +116,9 @@ describe('OpenStackMachineTemplate status for autoscaling from zero', () => {
   });
 
   it('says so when the flavor does not exist', async () => {
-    await applyJson(template('demo-md-missing', { labels: ofDemo, machine: { flavor: { filter: { name: 'm9.huge' } }, image: { filter: { name: 'ubuntu-22.04' } } } }));
+    await applyJson(
+      template('demo-md-missing', { labels: ofDemo, machine: { flavor: { filter: { name: 'm9.huge' } }, image: { filter: { name: 'ubuntu-22.04' } } } }),
+    );
     const reported = await untilReported('demo-md-missing');
     expect(readyCondition(reported)).toMatchObject({ status: 'False', reason: 'OpenStackError' });
     expect(readyCondition(reported)?.message).toContain('flavor "m9.huge" does not exist');
@@ -109,13 +127,25 @@ describe('OpenStackMachineTemplate status for autoscaling from zero', () => {
 
   it('leaves a template without a Cluster alone, and reports once its Cluster exists', async () => {
     const identityRef = { name: 'demo-cloud-config', cloudName: 'openstack' };
-    await applyJson(template('later-md-0', { labels: { 'cluster.x-k8s.io/cluster-name': 'later' }, machine: { flavor: { filter: { name: 'm1.small' } }, image: { filter: { name: 'ubuntu-22.04' } }, identityRef } }));
+    await applyJson(
+      template('later-md-0', {
+        labels: { 'cluster.x-k8s.io/cluster-name': 'later' },
+        machine: { flavor: { filter: { name: 'm1.small' } }, image: { filter: { name: 'ubuntu-22.04' } }, identityRef },
+      }),
+    );
     // The reconciler has seen the template (and left it) once a template applied after it is reported.
     await applyJson(template('demo-md-marker', { labels: ofDemo, machine: { flavor: { id: '2' }, image: { filter: { name: 'ubuntu-22.04' } } } }));
     await untilReported('demo-md-marker');
     expect((await readTemplate('later-md-0')).status).toEqual({});
 
-    await applyJson(JSON.stringify({ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { name: 'later', namespace: 'default' }, spec: { clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] } } } }));
+    await applyJson(
+      JSON.stringify({
+        apiVersion: 'cluster.x-k8s.io/v1beta2',
+        kind: 'Cluster',
+        metadata: { name: 'later', namespace: 'default' },
+        spec: { clusterNetwork: { pods: { cidrBlocks: ['192.168.0.0/16'] } } },
+      }),
+    );
     const reported = await untilReported('later-md-0');
     expect(reported.status.capacity).toEqual({ cpu: '1', memory: '2Gi', storage: '20Gi' });
   });

@@ -22,11 +22,28 @@ describe('version documents and extensions', () => {
   it('lists the extensions CAPO feature-detects', async () => {
     const res = await call(cloud.demo, 'GET', `${cloud.v2}/extensions`);
     const aliases = res.body.extensions.map((e: { alias: string }) => e.alias);
-    for (const alias of ['router', 'external-net', 'security-group', 'trunk', 'standard-attr-tag', 'quotas', 'port-security', 'allowed-address-pairs', 'binding', 'extraroute']) {
+    for (const alias of [
+      'router',
+      'external-net',
+      'security-group',
+      'trunk',
+      'standard-attr-tag',
+      'quotas',
+      'port-security',
+      'allowed-address-pairs',
+      'binding',
+      'extraroute',
+    ]) {
       expect(aliases).toContain(alias);
     }
     const trunk = await call(cloud.demo, 'GET', `${cloud.v2}/extensions/trunk`);
-    expect(trunk.body.extension).toEqual({ alias: 'trunk', name: 'Trunk Extension', description: 'Provides support for trunk ports', updated: '2016-01-01T10:00:00-00:00', links: [] });
+    expect(trunk.body.extension).toEqual({
+      alias: 'trunk',
+      name: 'Trunk Extension',
+      description: 'Provides support for trunk ports',
+      updated: '2016-01-01T10:00:00-00:00',
+      links: [],
+    });
     expectFault(await call(cloud.demo, 'GET', `${cloud.v2}/extensions/nope`), 404, 'HTTPNotFound', 'Extension with alias nope does not exist');
   });
 
@@ -67,8 +84,18 @@ describe('the seeded external network', () => {
   it('is what CAPO finds with router:external=True, and no one but admin may change it', async () => {
     const res = await call(cloud.demo, 'GET', `${cloud.v2}/networks?router:external=True`);
     expect(res.body.networks.map((n: { id: string }) => n.id)).toEqual([cloud.publicNetwork]);
-    expectFault(await call(cloud.demo, 'PUT', `${cloud.v2}/networks/${cloud.publicNetwork}`, { network: { name: 'x' } }), 403, 'PolicyNotAuthorized', 'rule:update_network is disallowed by policy');
-    expectFault(await call(cloud.demo, 'DELETE', `${cloud.v2}/networks/${cloud.publicNetwork}`), 403, 'PolicyNotAuthorized', 'rule:delete_network is disallowed by policy');
+    expectFault(
+      await call(cloud.demo, 'PUT', `${cloud.v2}/networks/${cloud.publicNetwork}`, { network: { name: 'x' } }),
+      403,
+      'PolicyNotAuthorized',
+      'rule:update_network is disallowed by policy',
+    );
+    expectFault(
+      await call(cloud.demo, 'DELETE', `${cloud.v2}/networks/${cloud.publicNetwork}`),
+      403,
+      'PolicyNotAuthorized',
+      'rule:delete_network is disallowed by policy',
+    );
   });
 });
 
@@ -149,7 +176,11 @@ describe('networks', () => {
     // Explicitly default values carry no attribute policy.
     const plain = await call(cloud.demo, 'POST', `${cloud.v2}/networks`, { network: { name: unique('plain'), shared: false, 'router:external': false } });
     expect(plain.status).toBe(201);
-    const vlan = await create(cloud.admin, `${cloud.v2}/networks`, 'network', { name: unique('vlan'), 'provider:network_type': 'vlan', 'provider:segmentation_id': 150 });
+    const vlan = await create(cloud.admin, `${cloud.v2}/networks`, 'network', {
+      name: unique('vlan'),
+      'provider:network_type': 'vlan',
+      'provider:segmentation_id': 150,
+    });
     expect(vlan).toMatchObject({ mtu: 1500, 'provider:physical_network': 'public', 'provider:segmentation_id': 150 });
     expectFault(
       await call(cloud.admin, 'POST', `${cloud.v2}/networks`, { network: { 'provider:network_type': 'vlan', 'provider:segmentation_id': 150 } }),
@@ -170,7 +201,12 @@ describe('networks', () => {
     expectFault(await call(cloud.demo, 'POST', url, { network: { name: 'x', foo: 1 } }), 400, 'HTTPBadRequest', "Unrecognized attribute(s) 'foo'");
     expectFault(await call(cloud.demo, 'POST', url, { network: { status: 'DOWN' } }), 400, 'HTTPBadRequest', "Attribute 'status' not allowed in POST");
     expectFault(await call(cloud.demo, 'POST', url, { network: { tags: ['a'] } }), 400, 'HTTPBadRequest', "Attribute 'tags' not allowed in POST");
-    expectFault(await call(cloud.demo, 'POST', url, { network: { name: 42 } }), 400, 'HTTPBadRequest', "Invalid input for name. Reason: '42' is not a valid string.");
+    expectFault(
+      await call(cloud.demo, 'POST', url, { network: { name: 42 } }),
+      400,
+      'HTTPBadRequest',
+      "Invalid input for name. Reason: '42' is not a valid string.",
+    );
     expectFault(await call(cloud.demo, 'POST', url, { network: { name: 'x'.repeat(256) } }), 400, 'HTTPBadRequest', /exceeds maximum length of 255/);
     expectFault(
       await call(cloud.demo, 'POST', url, { network: { admin_state_up: 'maybe' } }),
@@ -189,9 +225,23 @@ describe('networks', () => {
       "Specifying 'project_id' or 'tenant_id' other than the authenticated project in request requires admin or advsvc privileges",
     );
     const net = await create(cloud.demo, url, 'network', { name: unique('ro') });
-    expectFault(await call(cloud.demo, 'PUT', `${url}/${net.id}`, { network: { tags: ['a'] } }), 400, 'HTTPBadRequest', 'Cannot update read-only attribute tags');
-    expectFault(await call(cloud.demo, 'PUT', `${url}/${net.id}`, { network: { availability_zone_hints: [] } }), 400, 'HTTPBadRequest', 'Cannot update read-only attribute availability_zone_hints');
-    const malformed = await fetch(url, { method: 'POST', headers: { 'x-auth-token': cloud.demo.token, 'content-type': 'application/json' }, body: '{"network":' });
+    expectFault(
+      await call(cloud.demo, 'PUT', `${url}/${net.id}`, { network: { tags: ['a'] } }),
+      400,
+      'HTTPBadRequest',
+      'Cannot update read-only attribute tags',
+    );
+    expectFault(
+      await call(cloud.demo, 'PUT', `${url}/${net.id}`, { network: { availability_zone_hints: [] } }),
+      400,
+      'HTTPBadRequest',
+      'Cannot update read-only attribute availability_zone_hints',
+    );
+    const malformed = await fetch(url, {
+      method: 'POST',
+      headers: { 'x-auth-token': cloud.demo.token, 'content-type': 'application/json' },
+      body: '{"network":',
+    });
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).NeutronError.type).toBe('HTTPBadRequest');
   });
@@ -199,7 +249,8 @@ describe('networks', () => {
   it('filters, projects fields, sorts and pages', async () => {
     const tag = unique('flt');
     const ids: string[] = [];
-    for (const name of ['b', 'a', 'c']) ids.push((await create(cloud.demo, `${cloud.v2}/networks`, 'network', { name: `${tag}-${name}`, description: tag })).id);
+    for (const name of ['b', 'a', 'c'])
+      ids.push((await create(cloud.demo, `${cloud.v2}/networks`, 'network', { name: `${tag}-${name}`, description: tag })).id);
     const url = `${cloud.v2}/networks?description=${tag}`;
     const sorted = await call(cloud.demo, 'GET', `${url}&sort_key=name&sort_dir=desc&fields=name&fields=id`);
     expect(sorted.body.networks.map((n: { name: string }) => n.name)).toEqual([`${tag}-c`, `${tag}-b`, `${tag}-a`]);
@@ -222,9 +273,24 @@ describe('networks', () => {
 
     expectFault(await call(cloud.demo, 'GET', `${cloud.v2}/networks?foo=1&bar=2`), 400, 'HTTPBadRequest', "['foo', 'bar'] is invalid attribute for filtering");
     expectFault(await call(cloud.demo, 'GET', `${cloud.v2}/networks?shared=perhaps`), 400, 'InvalidInput');
-    expectFault(await call(cloud.demo, 'GET', `${cloud.v2}/networks?sort_key=name`), 400, 'HTTPBadRequest', 'The number of sort_keys and sort_dirs must be same');
-    expectFault(await call(cloud.demo, 'GET', `${cloud.v2}/networks?sort_key=subnets&sort_dir=asc`), 400, 'HTTPBadRequest', "['subnets'] is invalid attribute for sort_keys");
-    expectFault(await call(cloud.demo, 'GET', `${cloud.v2}/networks?limit=-1`), 400, 'BadRequest', "Bad limit request: Limit must be an integer 0 or greater and not '-1'.");
+    expectFault(
+      await call(cloud.demo, 'GET', `${cloud.v2}/networks?sort_key=name`),
+      400,
+      'HTTPBadRequest',
+      'The number of sort_keys and sort_dirs must be same',
+    );
+    expectFault(
+      await call(cloud.demo, 'GET', `${cloud.v2}/networks?sort_key=subnets&sort_dir=asc`),
+      400,
+      'HTTPBadRequest',
+      "['subnets'] is invalid attribute for sort_keys",
+    );
+    expectFault(
+      await call(cloud.demo, 'GET', `${cloud.v2}/networks?limit=-1`),
+      400,
+      'BadRequest',
+      "Bad limit request: Limit must be an integer 0 or greater and not '-1'.",
+    );
   });
 
   it('refuses to delete a network with ports (NetworkInUse) and takes its subnets along otherwise', async () => {
@@ -247,7 +313,9 @@ describe('networks', () => {
 describe('subnets', () => {
   it('defaults gateway and pools, normalises the CIDR, and bumps the network', async () => {
     const net = await create(cloud.demo, `${cloud.v2}/networks`, 'network', { name: unique('sn') });
-    const res = await call(cloud.demo, 'POST', `${cloud.v2}/subnets`, { subnet: { network_id: net.id, ip_version: 4, cidr: '10.1.0.77/24', dns_nameservers: ['8.8.8.8'] } });
+    const res = await call(cloud.demo, 'POST', `${cloud.v2}/subnets`, {
+      subnet: { network_id: net.id, ip_version: 4, cidr: '10.1.0.77/24', dns_nameservers: ['8.8.8.8'] },
+    });
     expect(res.status).toBe(201);
     expect(res.body.subnet).toMatchObject({
       cidr: '10.1.0.0/24',
@@ -271,12 +339,17 @@ describe('subnets', () => {
     const noGw = await create(cloud.demo, `${cloud.v2}/subnets`, 'subnet', { network_id: net.id, ip_version: 4, cidr: '10.1.2.0/29', gateway_ip: null });
     expect(noGw).toMatchObject({ gateway_ip: null, allocation_pools: [{ start: '10.1.2.1', end: '10.1.2.6' }] });
     const v6 = await create(cloud.demo, `${cloud.v2}/subnets`, 'subnet', { network_id: net.id, ip_version: 6, cidr: '2001:DB8::/64' });
-    expect(v6).toMatchObject({ cidr: '2001:db8::/64', gateway_ip: '2001:db8::1', allocation_pools: [{ start: '2001:db8::2', end: '2001:db8::ffff:ffff:ffff:ffff' }] });
+    expect(v6).toMatchObject({
+      cidr: '2001:db8::/64',
+      gateway_ip: '2001:db8::1',
+      allocation_pools: [{ start: '2001:db8::2', end: '2001:db8::ffff:ffff:ffff:ffff' }],
+    });
   });
 
   it('rejects bad CIDRs, versions, gateways and pools', async () => {
     const net = await create(cloud.demo, `${cloud.v2}/networks`, 'network', { name: unique('bad') });
-    const post = (attrs: Record<string, unknown>) => call(cloud.demo, 'POST', `${cloud.v2}/subnets`, { subnet: { network_id: net.id, ip_version: 4, ...attrs } });
+    const post = (attrs: Record<string, unknown>) =>
+      call(cloud.demo, 'POST', `${cloud.v2}/subnets`, { subnet: { network_id: net.id, ip_version: 4, ...attrs } });
     expectFault(await post({ cidr: '10.0.0.0/33' }), 400, 'HTTPBadRequest', "Invalid input for cidr. Reason: '10.0.0.0/33' is not a valid IP subnet.");
     expectFault(await post({ cidr: 'banana' }), 400, 'HTTPBadRequest', "Invalid input for cidr. Reason: 'banana' is not a valid IP subnet.");
     expectFault(
@@ -286,10 +359,25 @@ describe('subnets', () => {
       "Failed to parse request. Required attribute 'ip_version' not specified",
     );
     expectFault(await post({ ip_version: 5, cidr: '10.0.0.0/24' }), 400, 'HTTPBadRequest', 'Invalid input for ip_version. Reason: 5 is not in [4, 6].');
-    expectFault(await post({ ip_version: 6, cidr: '10.0.0.0/24' }), 400, 'InvalidInput', "Invalid input for operation: cidr '10.0.0.0/24' does not match the ip_version '6'.");
+    expectFault(
+      await post({ ip_version: 6, cidr: '10.0.0.0/24' }),
+      400,
+      'InvalidInput',
+      "Invalid input for operation: cidr '10.0.0.0/24' does not match the ip_version '6'.",
+    );
     expectFault(await post({}), 400, 'BadRequest', 'Bad subnets request: a subnetpool must be specified in the absence of a cidr.');
-    expectFault(await post({ cidr: '10.0.0.0/31' }), 400, 'InvalidInput', 'Invalid input for operation: Subnet has a prefix length that is incompatible with DHCP service enabled.');
-    expectFault(await post({ cidr: '10.0.0.0/24', gateway_ip: '10.0.0.255' }), 400, 'InvalidInput', 'Invalid input for operation: Gateway is not valid on subnet.');
+    expectFault(
+      await post({ cidr: '10.0.0.0/31' }),
+      400,
+      'InvalidInput',
+      'Invalid input for operation: Subnet has a prefix length that is incompatible with DHCP service enabled.',
+    );
+    expectFault(
+      await post({ cidr: '10.0.0.0/24', gateway_ip: '10.0.0.255' }),
+      400,
+      'InvalidInput',
+      'Invalid input for operation: Gateway is not valid on subnet.',
+    );
     expectFault(
       await post({ cidr: '10.0.0.0/24', allocation_pools: [{ start: '10.0.0.2', end: '10.0.1.5' }] }),
       400,
@@ -297,7 +385,13 @@ describe('subnets', () => {
       'The allocation pool 10.0.0.2-10.0.1.5 spans beyond the subnet cidr 10.0.0.0/24.',
     );
     expectFault(
-      await post({ cidr: '10.0.0.0/24', allocation_pools: [{ start: '10.0.0.2', end: '10.0.0.20' }, { start: '10.0.0.10', end: '10.0.0.30' }] }),
+      await post({
+        cidr: '10.0.0.0/24',
+        allocation_pools: [
+          { start: '10.0.0.2', end: '10.0.0.20' },
+          { start: '10.0.0.10', end: '10.0.0.30' },
+        ],
+      }),
       409,
       'OverlappingAllocationPools',
       'Found overlapping allocation pools: 10.0.0.2-10.0.0.20 10.0.0.10-10.0.0.30 for subnet 10.0.0.0/24.',
@@ -314,9 +408,16 @@ describe('subnets', () => {
       'DNSNameServersExhausted',
       'Unable to complete operation for new subnet. The number of DNS nameservers exceeds the limit 5.',
     );
-    expectFault(await post({ cidr: '10.0.0.0/24', dns_nameservers: ['1.1.1.1', '1.1.1.1'] }), 400, 'HTTPBadRequest', "Invalid input for dns_nameservers. Reason: Duplicate nameserver '1.1.1.1'.");
     expectFault(
-      await call(cloud.demo, 'POST', `${cloud.v2}/subnets`, { subnet: { network_id: 'f0000000-0000-4000-8000-000000000000', ip_version: 4, cidr: '10.0.0.0/24' } }),
+      await post({ cidr: '10.0.0.0/24', dns_nameservers: ['1.1.1.1', '1.1.1.1'] }),
+      400,
+      'HTTPBadRequest',
+      "Invalid input for dns_nameservers. Reason: Duplicate nameserver '1.1.1.1'.",
+    );
+    expectFault(
+      await call(cloud.demo, 'POST', `${cloud.v2}/subnets`, {
+        subnet: { network_id: 'f0000000-0000-4000-8000-000000000000', ip_version: 4, cidr: '10.0.0.0/24' },
+      }),
       404,
       'NetworkNotFound',
     );
@@ -339,8 +440,18 @@ describe('subnets', () => {
     const res = await call(cloud.demo, 'PUT', `${cloud.v2}/subnets/${subnet.id}`, {
       subnet: { dns_nameservers: ['9.9.9.9'], allocation_pools: [{ start: '10.60.0.100', end: '10.60.0.200' }], name: 'renamed' },
     });
-    expect(res.body.subnet).toMatchObject({ dns_nameservers: ['9.9.9.9'], allocation_pools: [{ start: '10.60.0.100', end: '10.60.0.200' }], name: 'renamed', revision_number: 1 });
-    expectFault(await call(cloud.demo, 'PUT', `${cloud.v2}/subnets/${subnet.id}`, { subnet: { cidr: '10.61.0.0/24' } }), 400, 'HTTPBadRequest', 'Cannot update read-only attribute cidr');
+    expect(res.body.subnet).toMatchObject({
+      dns_nameservers: ['9.9.9.9'],
+      allocation_pools: [{ start: '10.60.0.100', end: '10.60.0.200' }],
+      name: 'renamed',
+      revision_number: 1,
+    });
+    expectFault(
+      await call(cloud.demo, 'PUT', `${cloud.v2}/subnets/${subnet.id}`, { subnet: { cidr: '10.61.0.0/24' } }),
+      400,
+      'HTTPBadRequest',
+      'Cannot update read-only attribute cidr',
+    );
     expectFault(
       await call(cloud.demo, 'PUT', `${cloud.v2}/subnets/${subnet.id}`, { subnet: { gateway_ip: '10.60.0.150' } }),
       409,

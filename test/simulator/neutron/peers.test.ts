@@ -89,7 +89,9 @@ describe('the service object', () => {
     expect(service).toMatchObject({ type: 'network', name: 'neutron', prefix: '/network' });
     expect(service.publicPaths?.some((p) => p.test('/'))).toBe(true);
     expect(service.formatError(404)).toEqual({ NeutronError: { type: 'HTTPNotFound', message: 'The resource could not be found.', detail: '' } });
-    expect(service.formatError(503, 'down for maintenance')).toEqual({ NeutronError: { type: 'HTTPServiceUnavailable', message: 'down for maintenance', detail: '' } });
+    expect(service.formatError(503, 'down for maintenance')).toEqual({
+      NeutronError: { type: 'HTTPServiceUnavailable', message: 'down for maintenance', detail: '' },
+    });
     expect(service.formatError(500)).toEqual({
       NeutronError: { type: 'HTTPInternalServerError', message: 'Request Failed: internal server error while processing your request.', detail: '' },
     });
@@ -131,12 +133,21 @@ describe('ctx.peers.network', () => {
     const groups = await api('GET', '/security-groups?name=default');
     expect(port.security_groups).toEqual([groups.body.security_groups[0].id]);
     expect(peer().getPort(port.id)).toEqual(port);
-    expect(peer().listPorts({ device_id: 'srv-1' }).map((p) => p.id)).toEqual([port.id]);
+    expect(
+      peer()
+        .listPorts({ device_id: 'srv-1' })
+        .map((p) => p.id),
+    ).toEqual([port.id]);
   });
 
   it('binds a port to ACTIVE and unbinds it to DOWN', async () => {
     const port = peer().createPort(projects.demo!, { network_id: network, admin_state_up: true });
-    const bound = peer().updatePort(port.id, { 'binding:host_id': 'ministack', device_id: 'srv-2', device_owner: 'compute:nova', 'binding:vif_type': 'ignored' });
+    const bound = peer().updatePort(port.id, {
+      'binding:host_id': 'ministack',
+      device_id: 'srv-2',
+      device_owner: 'compute:nova',
+      'binding:vif_type': 'ignored',
+    });
     expect(bound).toMatchObject({ status: 'ACTIVE', 'binding:host_id': 'ministack', 'binding:vif_type': 'ovs', device_id: 'srv-2' });
     const shown = await api('GET', `/ports/${port.id}`, undefined, 'admin');
     expect(shown.body.port).toMatchObject({ status: 'ACTIVE', 'binding:host_id': 'ministack', revision_number: 2 });
@@ -188,7 +199,15 @@ describe('ctx.peers.network', () => {
       subnets: publicNet.subnets,
       mtu: 1500,
     });
-    expect(peer().getSubnet(subnet)).toEqual({ id: subnet, name: '', network_id: network, project_id: projects.demo, cidr: '192.168.10.0/29', ip_version: 4, gateway_ip: '192.168.10.1' });
+    expect(peer().getSubnet(subnet)).toEqual({
+      id: subnet,
+      name: '',
+      network_id: network,
+      project_id: projects.demo,
+      cidr: '192.168.10.0/29',
+      ip_version: 4,
+      gateway_ip: '192.168.10.1',
+    });
     expect(peer().getNetwork('nope')).toBeUndefined();
     expect(peer().getSubnet('nope')).toBeUndefined();
 
@@ -197,7 +216,9 @@ describe('ctx.peers.network', () => {
     const port = peer().createPort(projects.demo!, { network_id: network, device_id: 'srv-3', device_owner: 'compute:nova' });
     expect(peer().floatingIpsOfPort(port.id)).toEqual([]);
     const fip = (await api('POST', '/floatingips', { floatingip: { floating_network_id: publicNet.id, port_id: port.id } })).body.floatingip;
-    expect(peer().floatingIpsOfPort(port.id)).toEqual([{ id: fip.id, floating_ip_address: fip.floating_ip_address, fixed_ip_address: port.fixed_ips[0]!.ip_address, port_id: port.id }]);
+    expect(peer().floatingIpsOfPort(port.id)).toEqual([
+      { id: fip.id, floating_ip_address: fip.floating_ip_address, fixed_ip_address: port.fixed_ips[0]!.ip_address, port_id: port.id },
+    ]);
 
     // Nova deleting a server's port releases the floating IP; a router port stays protected.
     peer().deletePort(port.id);

@@ -33,11 +33,18 @@ describe('the default security group', () => {
   });
 
   it('is created by a network create too, and only an admin may delete it', async () => {
-    const fresh = await call(cloud.admin, 'POST', `${cloud.v2}/networks`, { network: { name: unique('for-service'), project_id: 'f1e2d3c4b5a6978812345678abcdef01' } });
+    const fresh = await call(cloud.admin, 'POST', `${cloud.v2}/networks`, {
+      network: { name: unique('for-service'), project_id: 'f1e2d3c4b5a6978812345678abcdef01' },
+    });
     expect(fresh.status).toBe(201);
     const groups = await call(cloud.admin, 'GET', `${cloud.v2}/security-groups?project_id=f1e2d3c4b5a6978812345678abcdef01`);
     expect(groups.body.security_groups.map((g: { name: string }) => g.name)).toEqual(['default']);
-    expectFault(await call(cloud.demo, 'DELETE', `${cloud.v2}/security-groups/${defaultGroup}`), 409, 'SecurityGroupCannotRemoveDefault', 'Insufficient rights for removing default security group.');
+    expectFault(
+      await call(cloud.demo, 'DELETE', `${cloud.v2}/security-groups/${defaultGroup}`),
+      409,
+      'SecurityGroupCannotRemoveDefault',
+      'Insufficient rights for removing default security group.',
+    );
     expectFault(
       await call(cloud.demo, 'PUT', `${cloud.v2}/security-groups/${defaultGroup}`, { security_group: { name: 'other' } }),
       409,
@@ -109,25 +116,75 @@ describe('security groups and rules', () => {
     expect(after.body.security_group.security_group_rules).toHaveLength(7);
     expect(after.body.security_group.revision_number).toBeGreaterThan(1);
     expect((await call(cloud.demo, 'DELETE', `${cloud.v2}/security-group-rules/${rule}`)).status).toBe(204);
-    expectFault(await call(cloud.demo, 'GET', `${cloud.v2}/security-group-rules/${rule}`), 404, 'SecurityGroupRuleNotFound', `Security group rule ${rule} does not exist`);
+    expectFault(
+      await call(cloud.demo, 'GET', `${cloud.v2}/security-group-rules/${rule}`),
+      404,
+      'SecurityGroupRuleNotFound',
+      `Security group rule ${rule} does not exist`,
+    );
   });
 
   it('validates rules like Neutron', async () => {
     const sg = await create(cloud.demo, `${cloud.v2}/security-groups`, 'security_group', { name: unique('bad-rules') });
     const post = (attrs: Record<string, unknown>) =>
       call(cloud.demo, 'POST', `${cloud.v2}/security-group-rules`, { security_group_rule: { security_group_id: sg.id, direction: 'ingress', ...attrs } });
-    expectFault(await post({ protocol: 'bogus' }), 400, 'SecurityGroupRuleInvalidProtocol', /^Security group rule protocol bogus not supported\. Only protocol values \[None, 'ah', 'dccp'.*'vrrp'\] and integer representations \[0 to 255\] are supported\.$/);
+    expectFault(
+      await post({ protocol: 'bogus' }),
+      400,
+      'SecurityGroupRuleInvalidProtocol',
+      /^Security group rule protocol bogus not supported\. Only protocol values \[None, 'ah', 'dccp'.*'vrrp'\] and integer representations \[0 to 255\] are supported\.$/,
+    );
     expectFault(await post({ protocol: '256' }), 400, 'SecurityGroupRuleInvalidProtocol');
-    expectFault(await post({ port_range_min: 22, port_range_max: 22 }), 400, 'SecurityGroupProtocolRequiredWithPorts', 'Must also specify protocol if port range is given.');
-    expectFault(await post({ protocol: 'tcp', port_range_min: 30, port_range_max: 20 }), 400, 'SecurityGroupInvalidPortRange', 'For TCP/UDP protocols, port_range_min must be <= port_range_max');
+    expectFault(
+      await post({ port_range_min: 22, port_range_max: 22 }),
+      400,
+      'SecurityGroupProtocolRequiredWithPorts',
+      'Must also specify protocol if port range is given.',
+    );
+    expectFault(
+      await post({ protocol: 'tcp', port_range_min: 30, port_range_max: 20 }),
+      400,
+      'SecurityGroupInvalidPortRange',
+      'For TCP/UDP protocols, port_range_min must be <= port_range_max',
+    );
     expectFault(await post({ protocol: 'tcp', port_range_min: 0, port_range_max: 20 }), 400, 'SecurityGroupInvalidPortValue', 'Invalid value for port 0');
     expectFault(await post({ protocol: 'tcp', port_range_min: 70000 }), 400, 'SecurityGroupInvalidPortValue', 'Invalid value for port 70000');
-    expectFault(await post({ protocol: 'gre', port_range_min: 1, port_range_max: 2 }), 400, 'SecurityGroupInvalidProtocolForPort', 'Ports cannot be specified for protocol 47. Ports are only supported for DCCP, SCTP, TCP, UDP, UDPLITE.');
-    expectFault(await post({ protocol: 'icmp', port_range_max: 0 }), 400, 'SecurityGroupMissingIcmpType', 'ICMP code (port-range-max) 0 is provided but ICMP type (port-range-min) is missing.');
-    expectFault(await post({ protocol: 'icmp', port_range_min: 300 }), 400, 'SecurityGroupInvalidIcmpValue', 'Invalid value for ICMP type (port_range_min) 300. It must be 0 to 255.');
-    expectFault(await post({ remote_ip_prefix: '10.0.0.0/8', remote_group_id: sg.id }), 400, 'SecurityGroupMultipleRemoteEntites', 'Only one of remote_ip_prefix or remote_group_id or remote_address_group_id may be provided.');
-    expectFault(await post({ ethertype: 'IPv6', remote_ip_prefix: '10.0.0.0/8' }), 400, 'SecurityGroupRuleParameterConflict', 'Conflicting value ethertype IPv6 for CIDR 10.0.0.0/8');
-    expectFault(await post({ ethertype: 'IPv5' }), 400, 'SecurityGroupRuleInvalidEtherType', "Security group rule for ethertype 'IPv5' not supported. Allowed values are ['IPv4', 'IPv6'].");
+    expectFault(
+      await post({ protocol: 'gre', port_range_min: 1, port_range_max: 2 }),
+      400,
+      'SecurityGroupInvalidProtocolForPort',
+      'Ports cannot be specified for protocol 47. Ports are only supported for DCCP, SCTP, TCP, UDP, UDPLITE.',
+    );
+    expectFault(
+      await post({ protocol: 'icmp', port_range_max: 0 }),
+      400,
+      'SecurityGroupMissingIcmpType',
+      'ICMP code (port-range-max) 0 is provided but ICMP type (port-range-min) is missing.',
+    );
+    expectFault(
+      await post({ protocol: 'icmp', port_range_min: 300 }),
+      400,
+      'SecurityGroupInvalidIcmpValue',
+      'Invalid value for ICMP type (port_range_min) 300. It must be 0 to 255.',
+    );
+    expectFault(
+      await post({ remote_ip_prefix: '10.0.0.0/8', remote_group_id: sg.id }),
+      400,
+      'SecurityGroupMultipleRemoteEntites',
+      'Only one of remote_ip_prefix or remote_group_id or remote_address_group_id may be provided.',
+    );
+    expectFault(
+      await post({ ethertype: 'IPv6', remote_ip_prefix: '10.0.0.0/8' }),
+      400,
+      'SecurityGroupRuleParameterConflict',
+      'Conflicting value ethertype IPv6 for CIDR 10.0.0.0/8',
+    );
+    expectFault(
+      await post({ ethertype: 'IPv5' }),
+      400,
+      'SecurityGroupRuleInvalidEtherType',
+      "Security group rule for ethertype 'IPv5' not supported. Allowed values are ['IPv4', 'IPv6'].",
+    );
     expectFault(await post({ remote_ip_prefix: 'nope' }), 400, 'InvalidCIDR', 'Invalid CIDR nope given as IP prefix.');
     expectFault(await post({ protocol: 'ipv6-icmp' }), 400, 'SecurityGroupEthertypeConflictWithProtocol', 'Invalid ethertype IPv4 for protocol ipv6-icmp.');
     expectFault(await post({ direction: 'sideways' }), 400, 'HTTPBadRequest', "Invalid input for direction. Reason: sideways is not in ['ingress', 'egress'].");
@@ -150,7 +207,11 @@ describe('security groups and rules', () => {
     const { net } = await network(cloud, cloud.demo, '10.90.0.0/24');
     const sg = await create(cloud.demo, `${cloud.v2}/security-groups`, 'security_group', { name: unique('in-use') });
     const other = await create(cloud.demo, `${cloud.v2}/security-groups`, 'security_group', { name: unique('other') });
-    await create(cloud.demo, `${cloud.v2}/security-group-rules`, 'security_group_rule', { security_group_id: other.id, direction: 'ingress', remote_group_id: sg.id });
+    await create(cloud.demo, `${cloud.v2}/security-group-rules`, 'security_group_rule', {
+      security_group_id: other.id,
+      direction: 'ingress',
+      remote_group_id: sg.id,
+    });
     const port = await create(cloud.demo, `${cloud.v2}/ports`, 'port', { network_id: net.id, security_groups: [sg.id] });
     expectFault(await call(cloud.demo, 'DELETE', `${cloud.v2}/security-groups/${sg.id}`), 409, 'SecurityGroupInUse', `Security Group ${sg.id} in use.`);
     await call(cloud.demo, 'DELETE', `${cloud.v2}/ports/${port.id}`);
@@ -220,7 +281,12 @@ describe('ports', () => {
       'InvalidInput',
       `Invalid input for operation: Failed to create port on network ${net.id}, because fixed_ips included invalid subnet ${other.subnet.id}.`,
     );
-    expectFault(await post({ fixed_ips: [{ foo: 'bar' }] }), 400, 'HTTPBadRequest', "Invalid input for fixed_ips. Reason: Invalid data format for fixed IP: '{'foo': 'bar'}'.");
+    expectFault(
+      await post({ fixed_ips: [{ foo: 'bar' }] }),
+      400,
+      'HTTPBadRequest',
+      "Invalid input for fixed_ips. Reason: Invalid data format for fixed IP: '{'foo': 'bar'}'.",
+    );
     const none = await post({ fixed_ips: [] });
     expect(none.body.port.fixed_ips).toEqual([]);
 
@@ -291,7 +357,13 @@ describe('ports', () => {
     const bound = await call(cloud.admin, 'PUT', `${cloud.v2}/ports/${port.id}`, {
       port: { 'binding:host_id': 'ministack', device_id: 'server-1', device_owner: 'compute:nova', 'binding:profile': { trusted: true } },
     });
-    expect(bound.body.port).toMatchObject({ status: 'ACTIVE', 'binding:host_id': 'ministack', 'binding:vif_type': 'ovs', 'binding:profile': { trusted: true }, revision_number: 2 });
+    expect(bound.body.port).toMatchObject({
+      status: 'ACTIVE',
+      'binding:host_id': 'ministack',
+      'binding:vif_type': 'ovs',
+      'binding:profile': { trusted: true },
+      revision_number: 2,
+    });
     expectFault(
       await call(cloud.admin, 'PUT', `${cloud.v2}/ports/${port.id}`, { port: { mac_address: 'fa:16:3e:aa:bb:cc' } }),
       409,
@@ -306,13 +378,20 @@ describe('ports', () => {
 
   it('moves addresses on update, keeping the ones still asked for', async () => {
     const { net, subnet } = await network(cloud, cloud.demo, '10.106.0.0/24');
-    const port = await create(cloud.demo, `${cloud.v2}/ports`, 'port', { network_id: net.id, fixed_ips: [{ ip_address: '10.106.0.10' }, { ip_address: '10.106.0.11' }] });
-    const res = await call(cloud.demo, 'PUT', `${cloud.v2}/ports/${port.id}`, { port: { fixed_ips: [{ ip_address: '10.106.0.11' }, { subnet_id: subnet.id }] } });
+    const port = await create(cloud.demo, `${cloud.v2}/ports`, 'port', {
+      network_id: net.id,
+      fixed_ips: [{ ip_address: '10.106.0.10' }, { ip_address: '10.106.0.11' }],
+    });
+    const res = await call(cloud.demo, 'PUT', `${cloud.v2}/ports/${port.id}`, {
+      port: { fixed_ips: [{ ip_address: '10.106.0.11' }, { subnet_id: subnet.id }] },
+    });
     expect(res.body.port.fixed_ips).toEqual([
       { subnet_id: subnet.id, ip_address: '10.106.0.11' },
       { subnet_id: subnet.id, ip_address: '10.106.0.10' },
     ]);
-    const moved = await call(cloud.demo, 'PUT', `${cloud.v2}/ports/${port.id}`, { port: { fixed_ips: [{ subnet_id: subnet.id }, { ip_address: '10.106.0.20' }] } });
+    const moved = await call(cloud.demo, 'PUT', `${cloud.v2}/ports/${port.id}`, {
+      port: { fixed_ips: [{ subnet_id: subnet.id }, { ip_address: '10.106.0.20' }] },
+    });
     expect(moved.body.port.fixed_ips).toEqual([
       { subnet_id: subnet.id, ip_address: '10.106.0.10' },
       { subnet_id: subnet.id, ip_address: '10.106.0.20' },
@@ -327,7 +406,9 @@ describe('ports', () => {
     const bySubnet = await create(cloud.demo, `${cloud.v2}/ports`, 'port', { network_id: cloud.publicNetwork, fixed_ips: [{ subnet_id: cloud.publicSubnet }] });
     expect(bySubnet.fixed_ips).toHaveLength(1);
     expectFault(
-      await call(cloud.demo, 'POST', `${cloud.v2}/ports`, { port: { network_id: cloud.publicNetwork, fixed_ips: [{ subnet_id: cloud.publicSubnet, ip_address: '172.24.4.200' }] } }),
+      await call(cloud.demo, 'POST', `${cloud.v2}/ports`, {
+        port: { network_id: cloud.publicNetwork, fixed_ips: [{ subnet_id: cloud.publicSubnet, ip_address: '172.24.4.200' }] },
+      }),
       403,
       'PolicyNotAuthorized',
       '(rule:create_port and (rule:create_port:fixed_ips and (rule:create_port:fixed_ips:subnet_id and rule:create_port:fixed_ips:ip_address))) is disallowed by policy',
@@ -366,7 +447,12 @@ describe('ports', () => {
     expect(await ids(`network_id=${net.id}&not-tags=x,y`)).toEqual([a.id]);
     expect(await ids(`network_id=${net.id}&not-tags-any=y`)).toEqual([a.id]);
     expect(await ids(`device_id=srv-a&name=`)).toEqual([]);
-    expectFault(await call(cloud.demo, 'GET', `${cloud.v2}/ports?fixed_ips=10.0.0.1`), 400, 'InvalidInput', "Invalid input for operation: '10.0.0.1' is not of the form <key>=[value].");
+    expectFault(
+      await call(cloud.demo, 'GET', `${cloud.v2}/ports?fixed_ips=10.0.0.1`),
+      400,
+      'InvalidInput',
+      "Invalid input for operation: '10.0.0.1' is not of the form <key>=[value].",
+    );
   });
 
   it('answers PortNotFound and lets network owners see but not change foreign ports', async () => {
@@ -376,7 +462,12 @@ describe('ports', () => {
     const { net } = await network(cloud, cloud.demo, '10.108.0.0/24');
     const foreign = await create(cloud.admin, `${cloud.v2}/ports`, 'port', { network_id: net.id, project_id: cloud.admin.projectId });
     expect((await call(cloud.demo, 'GET', `${cloud.v2}/ports/${foreign.id}`)).status).toBe(200);
-    expectFault(await call(cloud.demo, 'PUT', `${cloud.v2}/ports/${foreign.id}`, { port: { name: 'x' } }), 403, 'PolicyNotAuthorized', 'rule:update_port is disallowed by policy');
+    expectFault(
+      await call(cloud.demo, 'PUT', `${cloud.v2}/ports/${foreign.id}`, { port: { name: 'x' } }),
+      403,
+      'PolicyNotAuthorized',
+      'rule:update_port is disallowed by policy',
+    );
     expectFault(await call(cloud.demo, 'DELETE', `${cloud.v2}/ports/${foreign.id}`), 403, 'PolicyNotAuthorized', 'rule:delete_port is disallowed by policy');
     expect((await call(cloud.admin, 'DELETE', `${cloud.v2}/ports/${foreign.id}`)).status).toBe(204);
   });

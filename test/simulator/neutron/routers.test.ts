@@ -15,7 +15,13 @@ const gateway = () => ({ external_gateway_info: { network_id: cloud.publicNetwor
 describe('routers', () => {
   it('takes an external gateway with an address on the public subnet and a hidden gateway port', async () => {
     const r = await router(gateway());
-    expect(r).toMatchObject({ status: 'ACTIVE', admin_state_up: true, routes: [], revision_number: 1, external_gateway_info: { network_id: cloud.publicNetwork, enable_snat: true } });
+    expect(r).toMatchObject({
+      status: 'ACTIVE',
+      admin_state_up: true,
+      routes: [],
+      revision_number: 1,
+      external_gateway_info: { network_id: cloud.publicNetwork, enable_snat: true },
+    });
     const [ip] = r.external_gateway_info.external_fixed_ips;
     expect(ip.subnet_id).toBe(cloud.publicSubnet);
     expect(ip.ip_address).toMatch(/^172\.24\.4\.\d+$/);
@@ -48,7 +54,11 @@ describe('routers', () => {
       '(rule:create_router and (rule:create_router:external_gateway_info and (rule:create_router:external_gateway_info:network_id and rule:create_router:external_gateway_info:external_fixed_ips))) is disallowed by policy',
     );
     const fixed = await create(cloud.admin, `${cloud.v2}/routers`, 'router', {
-      external_gateway_info: { network_id: cloud.publicNetwork, enable_snat: false, external_fixed_ips: [{ subnet_id: cloud.publicSubnet, ip_address: '172.24.4.99' }] },
+      external_gateway_info: {
+        network_id: cloud.publicNetwork,
+        enable_snat: false,
+        external_fixed_ips: [{ subnet_id: cloud.publicSubnet, ip_address: '172.24.4.99' }],
+      },
     });
     expect(fixed.external_gateway_info).toEqual({
       network_id: cloud.publicNetwork,
@@ -57,7 +67,9 @@ describe('routers', () => {
     });
     expect(fixed).toMatchObject({ distributed: false, ha: false });
     expectFault(
-      await call(cloud.admin, 'POST', `${cloud.v2}/routers`, { router: { external_gateway_info: { network_id: cloud.publicNetwork, external_fixed_ips: [{ ip_address: '172.24.4.1' }] } } }),
+      await call(cloud.admin, 'POST', `${cloud.v2}/routers`, {
+        router: { external_gateway_info: { network_id: cloud.publicNetwork, external_fixed_ips: [{ ip_address: '172.24.4.1' }] } },
+      }),
       400,
       'BadRequest',
       'Bad router request: External IP 172.24.4.1 is the same as the gateway IP.',
@@ -115,14 +127,24 @@ describe('routers', () => {
       'BadRequest',
       `Bad router request: Cidr 172.24.4.0/25 of subnet ${c.subnet.id} overlaps with cidr 172.24.4.0/24 of subnet ${cloud.publicSubnet}.`,
     );
-    expectFault(await call(cloud.demo, 'PUT', `${cloud.v2}/routers/${r.id}/add_router_interface`, {}), 400, 'BadRequest', 'Bad router request: Either subnet_id or port_id must be specified.');
+    expectFault(
+      await call(cloud.demo, 'PUT', `${cloud.v2}/routers/${r.id}/add_router_interface`, {}),
+      400,
+      'BadRequest',
+      'Bad router request: Either subnet_id or port_id must be specified.',
+    );
     expectFault(
       await call(cloud.demo, 'PUT', `${cloud.v2}/routers/${r.id}/add_router_interface`, { subnet_id: a.subnet.id, port_id: res.body.port_id }),
       400,
       'BadRequest',
       'Bad router request: Cannot specify both subnet-id and port-id.',
     );
-    expectFault(await call(cloud.demo, 'PUT', `${cloud.v2}/routers/${r.id}/add_router_interface`, { subnet_id: 'x' }), 400, 'BadRequest', "Bad router request: 'x' is not a valid UUID.");
+    expectFault(
+      await call(cloud.demo, 'PUT', `${cloud.v2}/routers/${r.id}/add_router_interface`, { subnet_id: 'x' }),
+      400,
+      'BadRequest',
+      "Bad router request: 'x' is not a valid UUID.",
+    );
     const noGw = await create(cloud.demo, `${cloud.v2}/subnets`, 'subnet', { network_id: b.net.id, ip_version: 4, cidr: '10.21.0.0/24', gateway_ip: null });
     expectFault(
       await call(cloud.demo, 'PUT', `${cloud.v2}/routers/${r.id}/add_router_interface`, { subnet_id: noGw.id }),
@@ -141,7 +163,10 @@ describe('routers', () => {
   it('adds an interface by port; a port with a device is in use', async () => {
     const r = await router();
     const { net, subnet } = await network(cloud, cloud.demo, '10.22.0.0/24');
-    const port = await create(cloud.demo, `${cloud.v2}/ports`, 'port', { network_id: net.id, fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.22.0.254' }] });
+    const port = await create(cloud.demo, `${cloud.v2}/ports`, 'port', {
+      network_id: net.id,
+      fixed_ips: [{ subnet_id: subnet.id, ip_address: '10.22.0.254' }],
+    });
     const res = await call(cloud.demo, 'PUT', `${cloud.v2}/routers/${r.id}/add_router_interface`, { port_id: port.id });
     expect(res.body).toMatchObject({ port_id: port.id, subnet_id: subnet.id });
     const after = await call(cloud.demo, 'GET', `${cloud.v2}/ports/${port.id}`);
@@ -175,7 +200,12 @@ describe('routers', () => {
       `Unable to complete operation on subnet ${subnet.id}: One or more ports have an IP allocation from this subnet.`,
     );
     expectFault(await call(cloud.demo, 'DELETE', `${cloud.v2}/networks/${net.id}`), 409, 'NetworkInUse');
-    expectFault(await call(cloud.demo, 'DELETE', `${cloud.v2}/routers/${r.id}`), 409, 'RouterInUse', `Router ${r.id} has ports still attached: ${intf.port_id}`);
+    expectFault(
+      await call(cloud.demo, 'DELETE', `${cloud.v2}/routers/${r.id}`),
+      409,
+      'RouterInUse',
+      `Router ${r.id} has ports still attached: ${intf.port_id}`,
+    );
     expectFault(
       await call(cloud.demo, 'PUT', `${cloud.v2}/routers/${r.id}/remove_router_interface`, { port_id: subnet.id }),
       404,
@@ -213,7 +243,12 @@ describe('routers', () => {
       'RouterInterfaceInUseByRoute',
       `Router interface for subnet ${subnet.id} on router ${r.id} cannot be deleted, as it is required by one or more routes.`,
     );
-    expectFault(await call(cloud.demo, 'POST', `${cloud.v2}/routers`, { router: { routes: [] } }), 400, 'HTTPBadRequest', "Attribute 'routes' not allowed in POST");
+    expectFault(
+      await call(cloud.demo, 'POST', `${cloud.v2}/routers`, { router: { routes: [] } }),
+      400,
+      'HTTPBadRequest',
+      "Attribute 'routes' not allowed in POST",
+    );
   });
 });
 
@@ -228,7 +263,9 @@ describe('floating IPs', () => {
 
   it('allocates from the external subnet, associates (ACTIVE) and disassociates (DOWN)', async () => {
     const { r, port } = await topology('10.30.0.0/24');
-    const res = await call(cloud.demo, 'POST', `${cloud.v2}/floatingips`, { floatingip: { floating_network_id: cloud.publicNetwork, description: 'Created by cluster-api-provider-openstack cluster ns-c' } });
+    const res = await call(cloud.demo, 'POST', `${cloud.v2}/floatingips`, {
+      floatingip: { floating_network_id: cloud.publicNetwork, description: 'Created by cluster-api-provider-openstack cluster ns-c' },
+    });
     expect(res.status).toBe(201);
     const fip = res.body.floatingip;
     expect(fip).toMatchObject({
@@ -248,7 +285,15 @@ describe('floating IPs', () => {
       fixed_ip_address: port.fixed_ips[0].ip_address,
       router_id: r.id,
       status: 'ACTIVE',
-      port_details: { name: port.name, network_id: port.network_id, mac_address: port.mac_address, status: 'DOWN', device_id: '', device_owner: '', admin_state_up: true },
+      port_details: {
+        name: port.name,
+        network_id: port.network_id,
+        mac_address: port.mac_address,
+        status: 'DOWN',
+        device_id: '',
+        device_owner: '',
+        admin_state_up: true,
+      },
     });
     const byPort = await call(cloud.demo, 'GET', `${cloud.v2}/floatingips?port_id=${port.id}`);
     expect(byPort.body.floatingips.map((f: { id: string }) => f.id)).toEqual([fip.id]);
@@ -299,7 +344,12 @@ describe('floating IPs', () => {
     const r = await router();
     await call(cloud.demo, 'PUT', `${cloud.v2}/routers/${r.id}/add_router_interface`, { subnet_id: subnet.id });
     const fip = await create(cloud.demo, `${cloud.v2}/floatingips`, 'floatingip', { floating_network_id: cloud.publicNetwork });
-    expectFault(await call(cloud.demo, 'PUT', `${cloud.v2}/floatingips/${fip.id}`, { floatingip: { port_id: port.id } }), 404, 'ExternalGatewayForFloatingIPNotFound', message);
+    expectFault(
+      await call(cloud.demo, 'PUT', `${cloud.v2}/floatingips/${fip.id}`, { floatingip: { port_id: port.id } }),
+      404,
+      'ExternalGatewayForFloatingIPNotFound',
+      message,
+    );
     await call(cloud.demo, 'PUT', `${cloud.v2}/routers/${r.id}`, { router: gateway() });
     const ok = await call(cloud.demo, 'PUT', `${cloud.v2}/floatingips/${fip.id}`, { floatingip: { port_id: port.id } });
     expect(ok.body.floatingip).toMatchObject({ status: 'ACTIVE', router_id: r.id });
@@ -324,22 +374,36 @@ describe('floating IPs', () => {
       'Bad floatingip request: fixed_ip_address cannot be specified without a port_id.',
     );
     expectFault(
-      await call(cloud.demo, 'POST', `${cloud.v2}/floatingips`, { floatingip: { floating_network_id: cloud.publicNetwork, port_id: port.id, fixed_ip_address: '10.32.0.250' } }),
+      await call(cloud.demo, 'POST', `${cloud.v2}/floatingips`, {
+        floatingip: { floating_network_id: cloud.publicNetwork, port_id: port.id, fixed_ip_address: '10.32.0.250' },
+      }),
       400,
       'BadRequest',
       `Bad floatingip request: Port ${port.id} does not have fixed ip 10.32.0.250.`,
     );
     expectFault(
-      await call(cloud.demo, 'POST', `${cloud.v2}/floatingips`, { floatingip: { floating_network_id: cloud.publicNetwork, floating_ip_address: '172.24.4.200' } }),
+      await call(cloud.demo, 'POST', `${cloud.v2}/floatingips`, {
+        floatingip: { floating_network_id: cloud.publicNetwork, floating_ip_address: '172.24.4.200' },
+      }),
       403,
       'PolicyNotAuthorized',
       '(rule:create_floatingip and rule:create_floatingip:floating_ip_address) is disallowed by policy',
     );
-    expectFault(await call(cloud.demo, 'POST', `${cloud.v2}/floatingips`, { floatingip: {} }), 400, 'HTTPBadRequest', "Failed to parse request. Required attribute 'floating_network_id' not specified");
-    const chosen = await create(cloud.admin, `${cloud.v2}/floatingips`, 'floatingip', { floating_network_id: cloud.publicNetwork, floating_ip_address: '172.24.4.200' });
+    expectFault(
+      await call(cloud.demo, 'POST', `${cloud.v2}/floatingips`, { floatingip: {} }),
+      400,
+      'HTTPBadRequest',
+      "Failed to parse request. Required attribute 'floating_network_id' not specified",
+    );
+    const chosen = await create(cloud.admin, `${cloud.v2}/floatingips`, 'floatingip', {
+      floating_network_id: cloud.publicNetwork,
+      floating_ip_address: '172.24.4.200',
+    });
     expect(chosen.floating_ip_address).toBe('172.24.4.200');
     expectFault(
-      await call(cloud.admin, 'POST', `${cloud.v2}/floatingips`, { floatingip: { floating_network_id: cloud.publicNetwork, floating_ip_address: '172.24.4.200' } }),
+      await call(cloud.admin, 'POST', `${cloud.v2}/floatingips`, {
+        floatingip: { floating_network_id: cloud.publicNetwork, floating_ip_address: '172.24.4.200' },
+      }),
       409,
       'IpAddressAlreadyAllocated',
       `IP address 172.24.4.200 already allocated in subnet ${cloud.publicSubnet}`,
@@ -350,11 +414,7 @@ describe('floating IPs', () => {
       'HTTPBadRequest',
       'Cannot update read-only attribute floating_network_id',
     );
-    expectFault(
-      await call(cloud.demo, 'PUT', `${cloud.v2}/floatingips/${chosen.id}`, { floatingip: { port_id: port.id } }),
-      404,
-      'FloatingIPNotFound',
-    );
+    expectFault(await call(cloud.demo, 'PUT', `${cloud.v2}/floatingips/${chosen.id}`, { floatingip: { port_id: port.id } }), 404, 'FloatingIPNotFound');
     const foreignPort = await create(cloud.admin, `${cloud.v2}/ports`, 'port', { network_id: cloud.publicNetwork });
     const mine = await create(cloud.demo, `${cloud.v2}/floatingips`, 'floatingip', { floating_network_id: cloud.publicNetwork });
     expectFault(await call(cloud.demo, 'PUT', `${cloud.v2}/floatingips/${mine.id}`, { floatingip: { port_id: foreignPort.id } }), 404, 'PortNotFound');

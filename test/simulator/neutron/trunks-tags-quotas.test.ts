@@ -45,14 +45,24 @@ describe('trunks', () => {
       'PortInUseAsTrunkParent',
       `Port ${parent.id} is currently a parent port for trunk ${trunk.id}.`,
     );
-    expectFault(await call(cloud.demo, 'DELETE', `${cloud.v2}/ports/${sub.id}`), 409, 'PortInUseAsSubPort', `Port ${sub.id} is currently a subport for trunk ${trunk.id}.`);
+    expectFault(
+      await call(cloud.demo, 'DELETE', `${cloud.v2}/ports/${sub.id}`),
+      409,
+      'PortInUseAsSubPort',
+      `Port ${sub.id} is currently a subport for trunk ${trunk.id}.`,
+    );
     expectFault(
       await call(cloud.demo, 'POST', `${cloud.v2}/trunks`, { trunk: { port_id: parent.id } }),
       409,
       'ParentPortInUse',
       `Port ${parent.id} is currently in use and is not eligible for use as a parent port.`,
     );
-    expectFault(await call(cloud.demo, 'POST', `${cloud.v2}/trunks`, { trunk: { port_id: sub.id } }), 409, 'TrunkPortInUse', `Port ${sub.id} is in use by another trunk.`);
+    expectFault(
+      await call(cloud.demo, 'POST', `${cloud.v2}/trunks`, { trunk: { port_id: sub.id } }),
+      409,
+      'TrunkPortInUse',
+      `Port ${sub.id} is in use by another trunk.`,
+    );
 
     // CAPO's deletion: sub-ports off, sub-port ports, trunk, parent port.
     const removed = await call(cloud.demo, 'PUT', `${cloud.v2}/trunks/${trunk.id}/remove_subports`, { sub_ports: [{ port_id: sub.id }] });
@@ -76,7 +86,9 @@ describe('trunks', () => {
     const url = `${cloud.v2}/trunks/${trunk.id}`;
     const added = await call(cloud.demo, 'PUT', `${url}/add_subports`, { sub_ports: [{ port_id: a.id, segmentation_type: 'vlan', segmentation_id: 10 }] });
     expect(added.body.sub_ports).toEqual([{ port_id: a.id, segmentation_type: 'vlan', segmentation_id: 10 }]);
-    expect((await call(cloud.demo, 'GET', `${url}/get_subports`)).body).toEqual({ sub_ports: [{ port_id: a.id, segmentation_type: 'vlan', segmentation_id: 10 }] });
+    expect((await call(cloud.demo, 'GET', `${url}/get_subports`)).body).toEqual({
+      sub_ports: [{ port_id: a.id, segmentation_type: 'vlan', segmentation_id: 10 }],
+    });
     expectFault(
       await call(cloud.demo, 'PUT', `${url}/add_subports`, { sub_ports: [{ port_id: b.id, segmentation_type: 'vlan', segmentation_id: 10 }] }),
       409,
@@ -106,10 +118,24 @@ describe('trunks', () => {
       409,
       'ParentPortInUse',
     );
-    expectFault(await call(cloud.demo, 'PUT', `${url}/add_subports`, { sub_ports: 'x' }), 400, 'InvalidInput', "Invalid input for operation: Invalid data format for subports: 'x' is not a list.");
-    expectFault(await call(cloud.demo, 'PUT', `${url}/remove_subports`, { sub_ports: [{ port_id: b.id }] }), 404, 'SubPortNotFound', `SubPort ${b.id} on trunk ${trunk.id} could not be found.`);
+    expectFault(
+      await call(cloud.demo, 'PUT', `${url}/add_subports`, { sub_ports: 'x' }),
+      400,
+      'InvalidInput',
+      "Invalid input for operation: Invalid data format for subports: 'x' is not a list.",
+    );
+    expectFault(
+      await call(cloud.demo, 'PUT', `${url}/remove_subports`, { sub_ports: [{ port_id: b.id }] }),
+      404,
+      'SubPortNotFound',
+      `SubPort ${b.id} on trunk ${trunk.id} could not be found.`,
+    );
     const missing = '99999999-0000-4000-8000-000000000000';
-    expectFault(await call(cloud.demo, 'PUT', `${url}/add_subports`, { sub_ports: [{ port_id: missing, segmentation_type: 'vlan', segmentation_id: 13 }] }), 404, 'PortNotFound');
+    expectFault(
+      await call(cloud.demo, 'PUT', `${url}/add_subports`, { sub_ports: [{ port_id: missing, segmentation_type: 'vlan', segmentation_id: 13 }] }),
+      404,
+      'PortNotFound',
+    );
 
     const disabled = await call(cloud.demo, 'PUT', url, { trunk: { admin_state_up: false, name: 'off' } });
     expect(disabled.body.trunk).toMatchObject({ admin_state_up: false, name: 'off' });
@@ -121,9 +147,19 @@ describe('trunks', () => {
   });
 
   it('rejects bad create bodies', async () => {
-    expectFault(await call(cloud.demo, 'POST', `${cloud.v2}/trunks`, { trunk: {} }), 400, 'HTTPBadRequest', "Failed to parse request. Required attribute 'port_id' not specified");
+    expectFault(
+      await call(cloud.demo, 'POST', `${cloud.v2}/trunks`, { trunk: {} }),
+      400,
+      'HTTPBadRequest',
+      "Failed to parse request. Required attribute 'port_id' not specified",
+    );
     const missing = '88888888-0000-4000-8000-000000000000';
-    expectFault(await call(cloud.demo, 'POST', `${cloud.v2}/trunks`, { trunk: { port_id: missing } }), 404, 'PortNotFound', `Port ${missing} could not be found.`);
+    expectFault(
+      await call(cloud.demo, 'POST', `${cloud.v2}/trunks`, { trunk: { port_id: missing } }),
+      404,
+      'PortNotFound',
+      `Port ${missing} could not be found.`,
+    );
     expectFault(
       await call(cloud.demo, 'POST', `${cloud.v2}/trunks`, { trunk: { port_id: missing, sub_ports: [{ port_id: 'nope' }] } }),
       400,
@@ -178,10 +214,20 @@ describe('tags', () => {
     const net = await create(cloud.demo, `${cloud.v2}/networks`, 'network', { name: unique('tags') });
     const url = `${cloud.v2}/networks/${net.id}/tags`;
     expectFault(await call(cloud.demo, 'PUT', url, { tag: [] }), 400, 'InvalidInput', 'Invalid input for operation: Invalid tags body.');
-    expectFault(await call(cloud.demo, 'PUT', url, { tags: ['a', 'a'] }), 400, 'InvalidInput', "Invalid input for operation: Duplicate items in the list: 'a'.");
+    expectFault(
+      await call(cloud.demo, 'PUT', url, { tags: ['a', 'a'] }),
+      400,
+      'InvalidInput',
+      "Invalid input for operation: Duplicate items in the list: 'a'.",
+    );
     expectFault(await call(cloud.demo, 'PUT', url, { tags: ['x'.repeat(256)] }), 400, 'InvalidInput', /exceeds maximum length of 255/);
     const missing = '77777777-0000-4000-8000-000000000000';
-    expectFault(await call(cloud.demo, 'PUT', `${cloud.v2}/networks/${missing}/tags`, { tags: [] }), 404, 'TagResourceNotFound', `Resource networks ${missing} could not be found.`);
+    expectFault(
+      await call(cloud.demo, 'PUT', `${cloud.v2}/networks/${missing}/tags`, { tags: [] }),
+      404,
+      'TagResourceNotFound',
+      `Resource networks ${missing} could not be found.`,
+    );
     expectFault(await call(cloud.demo, 'GET', `${cloud.v2}/security-group-rules/${missing}/tags`), 404, 'HTTPNotFound');
   });
 });
@@ -200,7 +246,7 @@ describe('tags in the create body (tag-creation)', () => {
     ];
   };
 
-  it('are refused by Zed, except a port\'s, which it takes and drops', async () => {
+  it("are refused by Zed, except a port's, which it takes and drops", async () => {
     const aliases = (await call(cloud.demo, 'GET', `${cloud.v2}/extensions`)).body.extensions.map((extension: { alias: string }) => extension.alias);
     expect(aliases).not.toContain('tag-creation');
     const { net } = await network(cloud, cloud.demo, '10.9.4.0/24');
@@ -212,7 +258,7 @@ describe('tags in the create body (tag-creation)', () => {
     }
   });
 
-  it('are taken by a Neutron with tag-creation, checked as a port\'s are', async () => {
+  it("are taken by a Neutron with tag-creation, checked as a port's are", async () => {
     const modern = await startCloud(neutronWith({ tagCreation: true }));
     try {
       expect((await call(modern.demo, 'GET', `${modern.v2}/extensions/tag-creation`)).status).toBe(200);
@@ -239,10 +285,23 @@ describe('tags in the create body (tag-creation)', () => {
 describe('quotas', () => {
   it('reports limits and usage, and answers OverQuota in Neutron’s words', async () => {
     const mine = await call(cloud.demo, 'GET', `${cloud.v2}/quotas/${cloud.demo.projectId}`);
-    expect(mine.body.quota).toMatchObject({ network: 200, subnet: 200, port: 1000, router: 100, floatingip: 200, security_group: 200, security_group_rule: 2000 });
+    expect(mine.body.quota).toMatchObject({
+      network: 200,
+      subnet: 200,
+      port: 1000,
+      router: 100,
+      floatingip: 200,
+      security_group: 200,
+      security_group_rule: 2000,
+    });
     const adminQuota = await call(cloud.admin, 'GET', `${cloud.v2}/quotas/${cloud.admin.projectId}`);
     expect(adminQuota.body.quota).toEqual({ network: 100, subnet: 100, port: 500, router: 10, floatingip: 50, security_group: 10, security_group_rule: 100 });
-    expectFault(await call(cloud.demo, 'GET', `${cloud.v2}/quotas/${cloud.admin.projectId}`), 403, 'PolicyNotAuthorized', 'rule:get_quota is disallowed by policy');
+    expectFault(
+      await call(cloud.demo, 'GET', `${cloud.v2}/quotas/${cloud.admin.projectId}`),
+      403,
+      'PolicyNotAuthorized',
+      'rule:get_quota is disallowed by policy',
+    );
 
     const details = await call(cloud.demo, 'GET', `${cloud.v2}/quotas/${cloud.demo.projectId}/details.json`);
     const used = details.body.quota.network.used as number;
@@ -264,26 +323,48 @@ describe('quotas', () => {
     }
     const { net } = await network(cloud, cloud.demo, '10.8.0.0/24');
     cloud.sim.setQuota('demo', 'subnet', 0);
-    expectFault(await call(cloud.demo, 'POST', `${cloud.v2}/subnets`, { subnet: { network_id: net.id, ip_version: 4, cidr: '10.8.1.0/24' } }), 409, 'OverQuota', "Quota exceeded for resources: ['subnet'].");
+    expectFault(
+      await call(cloud.demo, 'POST', `${cloud.v2}/subnets`, { subnet: { network_id: net.id, ip_version: 4, cidr: '10.8.1.0/24' } }),
+      409,
+      'OverQuota',
+      "Quota exceeded for resources: ['subnet'].",
+    );
     const sg = await create(cloud.demo, `${cloud.v2}/security-groups`, 'security_group', { name: unique('rules') });
     cloud.sim.setQuota('demo', 'security_group_rule', 0);
     expectFault(
-      await call(cloud.demo, 'POST', `${cloud.v2}/security-group-rules`, { security_group_rule: { security_group_id: sg.id, direction: 'ingress', protocol: 'tcp', port_range_min: 22, port_range_max: 22 } }),
+      await call(cloud.demo, 'POST', `${cloud.v2}/security-group-rules`, {
+        security_group_rule: { security_group_id: sg.id, direction: 'ingress', protocol: 'tcp', port_range_min: 22, port_range_max: 22 },
+      }),
       409,
       'OverQuota',
       "Quota exceeded for resources: ['security_group_rule'].",
     );
     // A new group brings two rules: the rule quota stops it too.
-    expectFault(await call(cloud.demo, 'POST', `${cloud.v2}/security-groups`, { security_group: { name: 'q2' } }), 409, 'OverQuota', "Quota exceeded for resources: ['security_group_rule'].");
+    expectFault(
+      await call(cloud.demo, 'POST', `${cloud.v2}/security-groups`, { security_group: { name: 'q2' } }),
+      409,
+      'OverQuota',
+      "Quota exceeded for resources: ['security_group_rule'].",
+    );
   });
 
   it('lets admins update and reset quotas through the API', async () => {
     const url = `${cloud.v2}/quotas/${cloud.admin.projectId}`;
-    expectFault(await call(cloud.demo, 'PUT', `${cloud.v2}/quotas/${cloud.demo.projectId}`, { quota: { network: 5 } }), 403, 'PolicyNotAuthorized', 'rule:update_quota is disallowed by policy');
+    expectFault(
+      await call(cloud.demo, 'PUT', `${cloud.v2}/quotas/${cloud.demo.projectId}`, { quota: { network: 5 } }),
+      403,
+      'PolicyNotAuthorized',
+      'rule:update_quota is disallowed by policy',
+    );
     const res = await call(cloud.admin, 'PUT', url, { quota: { network: 3, port: -1 } });
     expect(res.body.quota).toMatchObject({ network: 3, port: -1 });
     expectFault(await call(cloud.admin, 'PUT', url, { quota: { widgets: 3 } }), 400, 'HTTPBadRequest', "Unrecognized attribute(s) 'widgets'");
-    expectFault(await call(cloud.admin, 'PUT', url, { quota: { network: -2 } }), 400, 'HTTPBadRequest', "Invalid input for network. Reason: '-2' is too small - must be at least '-1'.");
+    expectFault(
+      await call(cloud.admin, 'PUT', url, { quota: { network: -2 } }),
+      400,
+      'HTTPBadRequest',
+      "Invalid input for network. Reason: '-2' is too small - must be at least '-1'.",
+    );
     expectFault(
       await call(cloud.admin, 'PUT', url, { quota: { network: 0, check_limit: true } }),
       400,

@@ -15,10 +15,17 @@ let imageId: string;
 let net: { networkId: string; subnetId: string };
 
 const mv = (version: string) => ({ 'OpenStack-API-Version': `compute ${version}` });
-const nova = (session: Session, method: string, path: string, body?: unknown, version = '2.79') => call(session, method, `${compute}${path}`, body, mv(version));
+const nova = (session: Session, method: string, path: string, body?: unknown, version = '2.79') =>
+  call(session, method, `${compute}${path}`, body, mv(version));
 
 async function boot(session: Session, server: Record<string, unknown>, extra: Record<string, unknown> = {}, version = '2.79') {
-  const res = await nova(session, 'POST', '/servers', { server: { name: 'vm', flavorRef: '1', imageRef: imageId, networks: [{ uuid: net.networkId }], ...server }, ...extra }, version);
+  const res = await nova(
+    session,
+    'POST',
+    '/servers',
+    { server: { name: 'vm', flavorRef: '1', imageRef: imageId, networks: [{ uuid: net.networkId }], ...server }, ...extra },
+    version,
+  );
   if (res.status !== 202) throw new Error(`boot failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.server.id as string;
 }
@@ -127,7 +134,11 @@ describe('nova servers', () => {
     expect(port).toMatchObject({ status: 'ACTIVE', device_owner: 'compute:nova', 'binding:host_id': 'ministack' });
 
     const asAdmin = (await nova(admin, 'GET', `/servers/${id}`)).body.server;
-    expect(asAdmin).toMatchObject({ 'OS-EXT-SRV-ATTR:host': 'ministack', 'OS-EXT-SRV-ATTR:hypervisor_hostname': 'ministack', 'OS-EXT-SRV-ATTR:root_device_name': '/dev/vda' });
+    expect(asAdmin).toMatchObject({
+      'OS-EXT-SRV-ATTR:host': 'ministack',
+      'OS-EXT-SRV-ATTR:hypervisor_hostname': 'ministack',
+      'OS-EXT-SRV-ATTR:root_device_name': '/dev/vda',
+    });
     expect(asAdmin['OS-EXT-SRV-ATTR:instance_name']).toMatch(/^instance-[0-9a-f]{8}$/);
 
     expect((await nova(demo, 'DELETE', `/servers/${id}`)).status).toBe(204);
@@ -179,7 +190,15 @@ describe('nova servers', () => {
 
   it('puts a second anti-affinity member into ERROR with No valid host', async () => {
     const group = await nova(demo, 'POST', '/os-server-groups', { server_group: { name: 'spread', policy: 'anti-affinity' } }, '2.64');
-    expect(group.body.server_group).toEqual({ id: expect.any(String), name: 'spread', policy: 'anti-affinity', rules: {}, members: [], project_id: demo.projectId, user_id: demo.userId });
+    expect(group.body.server_group).toEqual({
+      id: expect.any(String),
+      name: 'spread',
+      policy: 'anti-affinity',
+      rules: {},
+      members: [],
+      project_id: demo.projectId,
+      user_id: demo.userId,
+    });
     const groupId = group.body.server_group.id;
     const hints = { 'os:scheduler_hints': { group: groupId } };
     const first = await boot(demo, { name: 'aa-1' }, hints);
@@ -201,7 +220,9 @@ describe('nova servers', () => {
     await nova(demo, 'DELETE', `/servers/${first}`);
     await untilGone(demo, first);
     expect((await nova(demo, 'DELETE', `/os-server-groups/${groupId}`)).status).toBe(204);
-    expect((await nova(demo, 'GET', `/os-server-groups/${groupId}`)).body).toEqual({ itemNotFound: { code: 404, message: `Instance group ${groupId} could not be found.` } });
+    expect((await nova(demo, 'GET', `/os-server-groups/${groupId}`)).body).toEqual({
+      itemNotFound: { code: 404, message: `Instance group ${groupId} could not be found.` },
+    });
   });
 
   it('enforces the instances quota with Nova’s message', async () => {
@@ -212,7 +233,15 @@ describe('nova servers', () => {
       expect(over.status).toBe(403);
       expect(over.body).toEqual({ forbidden: { code: 403, message: 'Quota exceeded for instances: Requested 1, but already used 1 of 1 instances' } });
       const limits = (await nova(demo, 'GET', '/limits')).body.limits.absolute;
-      expect(limits).toMatchObject({ maxTotalInstances: 1, totalInstancesUsed: 1, totalCoresUsed: 1, totalRAMUsed: 512, maxTotalCores: 400, maxServerMeta: 128, maxServerGroups: 10 });
+      expect(limits).toMatchObject({
+        maxTotalInstances: 1,
+        totalInstancesUsed: 1,
+        totalCoresUsed: 1,
+        totalRAMUsed: 512,
+        maxTotalCores: 400,
+        maxServerMeta: 128,
+        maxServerGroups: 10,
+      });
       expect(limits).not.toHaveProperty('maxPersonality');
       await nova(demo, 'DELETE', `/servers/${id}`);
       await untilGone(demo, id);
@@ -310,7 +339,9 @@ describe('nova servers', () => {
         flavorRef: '1',
         imageRef: '',
         networks: 'none',
-        block_device_mapping_v2: [{ source_type: 'image', destination_type: 'volume', uuid: imageId, volume_size: 5, boot_index: 0, delete_on_termination: true }],
+        block_device_mapping_v2: [
+          { source_type: 'image', destination_type: 'volume', uuid: imageId, volume_size: 5, boot_index: 0, delete_on_termination: true },
+        ],
       },
     });
     expect(res.status).toBe(202);
@@ -385,10 +416,20 @@ describe('nova flavors, keypairs, availability zones', () => {
     });
     const created = await nova(admin, 'POST', '/flavors', body, '2.75');
     expect(created.status).toBe(200);
-    expect(created.body.flavor).toMatchObject({ name: 'm1.ephemeral', ram: 3072, vcpus: 3, disk: 25, 'OS-FLV-EXT-DATA:ephemeral': 10, swap: 0, 'os-flavor-access:is_public': true });
+    expect(created.body.flavor).toMatchObject({
+      name: 'm1.ephemeral',
+      ram: 3072,
+      vcpus: 3,
+      disk: 25,
+      'OS-FLV-EXT-DATA:ephemeral': 10,
+      swap: 0,
+      'os-flavor-access:is_public': true,
+    });
     const id = created.body.flavor.id as string;
     expect((await nova(demo, 'GET', `/flavors/${id}`)).body.flavor).toMatchObject({ name: 'm1.ephemeral', 'OS-FLV-EXT-DATA:ephemeral': 10 });
-    expect((await nova(admin, 'POST', '/flavors', body)).body).toEqual({ conflictingRequest: { code: 409, message: 'Flavor with name m1.ephemeral already exists.' } });
+    expect((await nova(admin, 'POST', '/flavors', body)).body).toEqual({
+      conflictingRequest: { code: 409, message: 'Flavor with name m1.ephemeral already exists.' },
+    });
     expect((await nova(admin, 'POST', '/flavors', { flavor: { name: 'no-ram', vcpus: 1, disk: 0 } })).status).toBe(400);
     expect((await nova(demo, 'DELETE', `/flavors/${id}`)).status).toBe(403);
     expect((await nova(admin, 'DELETE', `/flavors/${id}`)).status).toBe(202);
@@ -405,7 +446,13 @@ describe('nova flavors, keypairs, availability zones', () => {
 
     const imported = await nova(demo, 'POST', '/os-keypairs', { keypair: { name: 'imp', public_key: generated.body.keypair.public_key } }, '2.2');
     expect(imported.status).toBe(201);
-    expect(imported.body.keypair).toEqual({ name: 'imp', public_key: generated.body.keypair.public_key, fingerprint: generated.body.keypair.fingerprint, type: 'ssh', user_id: demo.userId });
+    expect(imported.body.keypair).toEqual({
+      name: 'imp',
+      public_key: generated.body.keypair.public_key,
+      fingerprint: generated.body.keypair.fingerprint,
+      type: 'ssh',
+      user_id: demo.userId,
+    });
     const duplicate = await nova(demo, 'POST', '/os-keypairs', { keypair: { name: 'imp', public_key: generated.body.keypair.public_key } });
     expect(duplicate.body).toEqual({ conflictingRequest: { code: 409, message: "Key pair 'imp' already exists." } });
     const broken = await nova(demo, 'POST', '/os-keypairs', { keypair: { name: 'bad', public_key: 'ssh-rsa nope' } });
@@ -424,7 +471,9 @@ describe('nova flavors, keypairs, availability zones', () => {
 
     expect((await nova(demo, 'DELETE', '/os-keypairs/imp')).status).toBe(204);
     expect((await nova(demo, 'DELETE', '/os-keypairs/gen', undefined, '2.1')).status).toBe(202);
-    expect((await nova(demo, 'GET', '/os-keypairs/gen')).body).toEqual({ itemNotFound: { code: 404, message: `Keypair gen not found for user ${demo.userId}` } });
+    expect((await nova(demo, 'GET', '/os-keypairs/gen')).body).toEqual({
+      itemNotFound: { code: 404, message: `Keypair gen not found for user ${demo.userId}` },
+    });
     await untilGone(demo, id);
   });
 

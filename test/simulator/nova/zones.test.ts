@@ -17,10 +17,14 @@ let imageId: string;
 let networkId: string;
 
 const zones = ['az-1', 'az-2', 'az-3'];
-const nova = (session: Session, method: string, path: string, body?: unknown) => call(session, method, `${compute}${path}`, body, { 'OpenStack-API-Version': 'compute 2.79' });
+const nova = (session: Session, method: string, path: string, body?: unknown) =>
+  call(session, method, `${compute}${path}`, body, { 'OpenStack-API-Version': 'compute 2.79' });
 
 async function boot(name: string, extra: Record<string, unknown> = {}, server: Record<string, unknown> = {}): Promise<string> {
-  const res = await nova(demo, 'POST', '/servers', { server: { name, flavorRef: '1', imageRef: imageId, networks: [{ uuid: networkId }], ...server }, ...extra });
+  const res = await nova(demo, 'POST', '/servers', {
+    server: { name, flavorRef: '1', imageRef: imageId, networks: [{ uuid: networkId }], ...server },
+    ...extra,
+  });
   if (res.status !== 202) throw new Error(`boot failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.server.id as string;
 }
@@ -73,7 +77,9 @@ describe('a simulated cloud with three availability zones', () => {
     expect(server).toMatchObject({ status: 'ACTIVE', 'OS-EXT-AZ:availability_zone': 'az-2', 'OS-EXT-SRV-ATTR:host': 'ministack-2' });
     const ports = (await call(admin, 'GET', `${endpoint(admin, 'network')}/v2.0/ports?device_id=${id}`)).body.ports;
     expect(ports[0]).toMatchObject({ device_owner: 'compute:az-2', 'binding:host_id': 'ministack-2' });
-    const refused = await nova(demo, 'POST', '/servers', { server: { name: 'nowhere', flavorRef: '1', imageRef: imageId, networks: 'none', availability_zone: 'az-9' } });
+    const refused = await nova(demo, 'POST', '/servers', {
+      server: { name: 'nowhere', flavorRef: '1', imageRef: imageId, networks: 'none', availability_zone: 'az-9' },
+    });
     expect(refused.body).toEqual({ badRequest: { code: 400, message: 'The requested availability zone is not available' } });
     await deleteAll([id]);
   });

@@ -13,7 +13,13 @@ let network: { id: string; subnetId: string };
 
 const octavia = (session: Session, method: string, path: string, body?: unknown) => call(session, method, `${lbaas}${path}`, body);
 
-const singular: Record<string, string> = { loadbalancers: 'loadbalancer', listeners: 'listener', pools: 'pool', members: 'member', healthmonitors: 'healthmonitor' };
+const singular: Record<string, string> = {
+  loadbalancers: 'loadbalancer',
+  listeners: 'listener',
+  pools: 'pool',
+  members: 'member',
+  healthmonitors: 'healthmonitor',
+};
 
 async function untilActive(collection: string, id: string) {
   return waitFor(async () => {
@@ -61,7 +67,10 @@ describe('octavia', () => {
     const pool = (await octavia(demo, 'POST', '/pools', { pool: { listener_id: listener.id, protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN' } })).body.pool;
     await untilActive('loadbalancers', lb.id);
     // 100,000 distinct addresses in 10.64.0.0/10; a scan of the batch per member would take minutes.
-    const members = Array.from({ length: 100_000 }, (_, index) => ({ address: `10.${64 + (index >> 16)}.${(index >> 8) & 255}.${index & 255}`, protocol_port: 80 }));
+    const members = Array.from({ length: 100_000 }, (_, index) => ({
+      address: `10.${64 + (index >> 16)}.${(index >> 8) & 255}.${index & 255}`,
+      protocol_port: 80,
+    }));
     const repeated = await octavia(demo, 'PUT', `/pools/${pool.id}/members?additive_only=true`, { members: [...members, members[0]] });
     expect(repeated.status).toBe(409);
     expect(repeated.body.faultstring).toBe(`Another member on this pool is already using ip ${members[0]!.address} on protocol_port 80`);
@@ -79,7 +88,10 @@ describe('octavia', () => {
     const versions = ((await root.json()) as { versions: { id: string; status: string; links: { href: string }[] }[] }).versions;
     expect(versions.at(-1)).toMatchObject({ id: 'v2.26', status: 'CURRENT', links: [{ href: `${sim.url}/load-balancer/v2`, rel: 'self' }] });
     expect(versions.find((v) => v.id === 'v2.12')?.status).toBe('SUPPORTED');
-    expect((await call(demo, 'GET', `${endpoint(demo, 'load-balancer')}/v2.0/lbaas/loadbalancers`)).body).toEqual({ loadbalancers: [], loadbalancers_links: [] });
+    expect((await call(demo, 'GET', `${endpoint(demo, 'load-balancer')}/v2.0/lbaas/loadbalancers`)).body).toEqual({
+      loadbalancers: [],
+      loadbalancers_links: [],
+    });
   });
 
   it('creates a load balancer with a Neutron VIP port: PENDING_CREATE, then ACTIVE, operating_status OFFLINE', async () => {
@@ -127,7 +139,11 @@ describe('octavia', () => {
     const lb = await createLb({ name: 'chain' });
     await untilActive('loadbalancers', lb.id);
 
-    const listener = (await octavia(demo, 'POST', '/listeners', { listener: { name: 'chain-6443', loadbalancer_id: lb.id, protocol: 'TCP', protocol_port: 6443, allowed_cidrs: ['10.0.0.0/8'] } })).body.listener;
+    const listener = (
+      await octavia(demo, 'POST', '/listeners', {
+        listener: { name: 'chain-6443', loadbalancer_id: lb.id, protocol: 'TCP', protocol_port: 6443, allowed_cidrs: ['10.0.0.0/8'] },
+      })
+    ).body.listener;
     expect(listener).toMatchObject({
       provisioning_status: 'PENDING_CREATE',
       operating_status: 'OFFLINE',
@@ -147,7 +163,9 @@ describe('octavia', () => {
     const mismatch = await octavia(demo, 'POST', '/pools', { pool: { listener_id: listener.id, protocol: 'UDP', lb_algorithm: 'ROUND_ROBIN' } });
     expect(mismatch.body.faultstring).toBe("Validation failure: The pool protocol 'UDP' is invalid while the listener protocol is 'TCP'.");
 
-    const pool = (await octavia(demo, 'POST', '/pools', { pool: { name: 'chain-pool', listener_id: listener.id, protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN' } })).body.pool;
+    const pool = (
+      await octavia(demo, 'POST', '/pools', { pool: { name: 'chain-pool', listener_id: listener.id, protocol: 'TCP', lb_algorithm: 'ROUND_ROBIN' } })
+    ).body.pool;
     expect(pool).toMatchObject({ provisioning_status: 'PENDING_CREATE', listeners: [{ id: listener.id }], loadbalancers: [{ id: lb.id }], members: [] });
     // As in real Zed, only the GET of a pool carries healthmonitor_id.
     expect(pool).not.toHaveProperty('healthmonitor_id');
@@ -156,7 +174,11 @@ describe('octavia', () => {
     await untilActive('pools', pool.id);
     await untilActive('loadbalancers', lb.id);
 
-    const member = (await octavia(demo, 'POST', `/pools/${pool.id}/members`, { member: { name: 'm1', address: '10.10.0.50', protocol_port: 6443, subnet_id: network.subnetId } })).body.member;
+    const member = (
+      await octavia(demo, 'POST', `/pools/${pool.id}/members`, {
+        member: { name: 'm1', address: '10.10.0.50', protocol_port: 6443, subnet_id: network.subnetId },
+      })
+    ).body.member;
     expect(member).toMatchObject({ provisioning_status: 'PENDING_CREATE', operating_status: 'NO_MONITOR', weight: 1, backup: false });
     expect((await octavia(demo, 'GET', `/pools/${pool.id}`)).body.pool.provisioning_status).toBe('PENDING_UPDATE');
     const busy = await octavia(demo, 'POST', `/pools/${pool.id}/members`, { member: { address: '10.10.0.51', protocol_port: 6443 } });
@@ -167,8 +189,18 @@ describe('octavia', () => {
     const sameMember = await octavia(demo, 'POST', `/pools/${pool.id}/members`, { member: { address: '10.10.0.50', protocol_port: 6443 } });
     expect(sameMember.body.faultstring).toBe('Another member on this pool is already using ip 10.10.0.50 on protocol_port 6443');
 
-    const monitor = (await octavia(demo, 'POST', '/healthmonitors', { healthmonitor: { name: 'chain-hm', pool_id: pool.id, type: 'TCP', delay: 10, timeout: 5, max_retries: 5, max_retries_down: 3 } })).body.healthmonitor;
-    expect(monitor).toMatchObject({ provisioning_status: 'PENDING_CREATE', operating_status: 'OFFLINE', http_method: null, url_path: null, pools: [{ id: pool.id }] });
+    const monitor = (
+      await octavia(demo, 'POST', '/healthmonitors', {
+        healthmonitor: { name: 'chain-hm', pool_id: pool.id, type: 'TCP', delay: 10, timeout: 5, max_retries: 5, max_retries_down: 3 },
+      })
+    ).body.healthmonitor;
+    expect(monitor).toMatchObject({
+      provisioning_status: 'PENDING_CREATE',
+      operating_status: 'OFFLINE',
+      http_method: null,
+      url_path: null,
+      pools: [{ id: pool.id }],
+    });
     const activeMonitor = await untilActive('healthmonitors', monitor.id);
     expect(activeMonitor.operating_status).toBe('ONLINE');
     await untilActive('loadbalancers', lb.id);
@@ -177,8 +209,15 @@ describe('octavia', () => {
     expect(second.body.faultstring).toBe('This pool already has a health monitor');
 
     const tree = (await octavia(demo, 'GET', `/loadbalancers/${lb.id}/status`)).body.statuses.loadbalancer;
-    expect(tree.listeners[0].pools[0]).toMatchObject({ id: pool.id, health_monitor: { id: monitor.id, type: 'TCP' }, members: [{ id: member.id, address: '10.10.0.50', operating_status: 'NO_MONITOR' }] });
-    expect((await octavia(demo, 'GET', `/loadbalancers/${lb.id}`)).body.loadbalancer).toMatchObject({ listeners: [{ id: listener.id }], pools: [{ id: pool.id }] });
+    expect(tree.listeners[0].pools[0]).toMatchObject({
+      id: pool.id,
+      health_monitor: { id: monitor.id, type: 'TCP' },
+      members: [{ id: member.id, address: '10.10.0.50', operating_status: 'NO_MONITOR' }],
+    });
+    expect((await octavia(demo, 'GET', `/loadbalancers/${lb.id}`)).body.loadbalancer).toMatchObject({
+      listeners: [{ id: listener.id }],
+      pools: [{ id: pool.id }],
+    });
 
     const withChildren = await octavia(demo, 'DELETE', `/loadbalancers/${lb.id}`);
     expect(withChildren.status).toBe(400);
@@ -217,10 +256,13 @@ describe('octavia', () => {
     });
     const [a, b] = [await createLb(populated('apart-a', '10.10.0.70')), await createLb(populated('apart-b', '10.10.0.71'))];
     const adminNet = await call(admin, 'POST', `${neutron}/networks`, { network: { name: 'admin-lb-net' } });
-    const adminSubnet = await call(admin, 'POST', `${neutron}/subnets`, { subnet: { network_id: adminNet.body.network.id, cidr: '10.20.0.0/24', ip_version: 4 } });
+    const adminSubnet = await call(admin, 'POST', `${neutron}/subnets`, {
+      subnet: { network_id: adminNet.body.network.id, cidr: '10.20.0.0/24', ip_version: 4 },
+    });
     const elsewhere = (await octavia(admin, 'POST', '/loadbalancers', { loadbalancer: { vip_subnet_id: adminSubnet.body.subnet.id } })).body.loadbalancer;
     for (const lb of [a!, b!]) await untilActive('loadbalancers', lb.id);
-    const adminActive = async () => ((await octavia(admin, 'GET', `/loadbalancers/${elsewhere.id}`)).body.loadbalancer?.provisioning_status === 'ACTIVE' ? true : undefined);
+    const adminActive = async () =>
+      (await octavia(admin, 'GET', `/loadbalancers/${elsewhere.id}`)).body.loadbalancer?.provisioning_status === 'ACTIVE' ? true : undefined;
     await waitFor(adminActive);
 
     const children = async (lb: Record<string, any>) => {
@@ -231,7 +273,10 @@ describe('octavia', () => {
     };
     const ofA = await children(a!);
     const ofB = await children(b!);
-    for (const [lb, of, address] of [[a!, ofA, '10.10.0.70'], [b!, ofB, '10.10.0.71']] as const) {
+    for (const [lb, of, address] of [
+      [a!, ofA, '10.10.0.70'],
+      [b!, ofB, '10.10.0.71'],
+    ] as const) {
       expect(of.listeners).toEqual([{ id: lb.listeners[0].id }]);
       expect(of.pool).toMatchObject({ name: `${lb.name}-pool`, listeners: of.listeners, healthmonitor_id: expect.any(String) });
       expect(of.members).toEqual([expect.objectContaining({ address })]);
@@ -277,7 +322,11 @@ describe('octavia', () => {
   it('rejects bad requests in Octavia’s format', async () => {
     const noVip = await octavia(demo, 'POST', '/loadbalancers', { loadbalancer: { name: 'x' } });
     expect(noVip.status).toBe(400);
-    expect(noVip.body).toEqual({ faultcode: 'Client', faultstring: 'Validation failure: VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.', debuginfo: null });
+    expect(noVip.body).toEqual({
+      faultcode: 'Client',
+      faultstring: 'Validation failure: VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.',
+      debuginfo: null,
+    });
     const badProvider = await octavia(demo, 'POST', '/loadbalancers', { loadbalancer: { vip_subnet_id: network.subnetId, provider: 'ovn' } });
     expect(badProvider.body.faultstring).toBe("Provider 'ovn' is not enabled.");
     const badSubnet = await octavia(demo, 'POST', '/loadbalancers', { loadbalancer: { vip_subnet_id: '11111111-2222-3333-4444-555555555555' } });
@@ -300,7 +349,14 @@ describe('octavia', () => {
     const auth = await fetch(`${identity}/v3/auth/tokens`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ auth: { identity: { methods: ['application_credential'], application_credential: { id: credential.body.application_credential.id, secret: credential.body.application_credential.secret } } } }),
+      body: JSON.stringify({
+        auth: {
+          identity: {
+            methods: ['application_credential'],
+            application_credential: { id: credential.body.application_credential.id, secret: credential.body.application_credential.secret },
+          },
+        },
+      }),
     });
     const token = auth.headers.get('x-subject-token')!;
     const denied = await call(token, 'GET', `${lbaas}/loadbalancers`);
@@ -312,7 +368,13 @@ describe('octavia', () => {
   it('accepts the octavia provider alias and lists providers, flavors and quotas', async () => {
     expect((await octavia(demo, 'GET', '/providers')).body.providers.map((p: { name: string }) => p.name)).toEqual(['amphora', 'octavia']);
     expect((await octavia(demo, 'GET', '/flavors')).body).toEqual({ flavors: [], flavors_links: [] });
-    expect((await octavia(demo, 'GET', `/quotas/${demo.projectId}`)).body.quota).toMatchObject({ load_balancer: -1, listener: -1, pool: -1, member: -1, health_monitor: -1 });
+    expect((await octavia(demo, 'GET', `/quotas/${demo.projectId}`)).body.quota).toMatchObject({
+      load_balancer: -1,
+      listener: -1,
+      pool: -1,
+      member: -1,
+      health_monitor: -1,
+    });
     const lb = await createLb({ provider: 'octavia' });
     expect(lb.provider).toBe('octavia');
     await untilActive('loadbalancers', lb.id);
@@ -345,7 +407,8 @@ describe('octavia', () => {
     const a = await createLb({ name: 'f-a', tags: ['x', 'y'] });
     const b = await createLb({ name: 'f-b', tags: ['x'] });
     const c = await createLb({ name: 'f-c' });
-    const names = async (query: string) => (await octavia(demo, 'GET', `/loadbalancers?${query}`)).body.loadbalancers.map((lb: { name: string }) => lb.name).sort();
+    const names = async (query: string) =>
+      (await octavia(demo, 'GET', `/loadbalancers?${query}`)).body.loadbalancers.map((lb: { name: string }) => lb.name).sort();
     expect(await names('name=f-a')).toEqual(['f-a']);
     expect(await names('tags=x')).toEqual(['f-a', 'f-b']);
     expect(await names('tags=x,y')).toEqual(['f-a']);

@@ -36,7 +36,12 @@ export async function call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, b
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (method !== 'GET') headers['X-CSRF-Token'] = csrfToken;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const response = await fetch(`${apiBase}${path}`, { method, headers, credentials: 'same-origin', ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const response = await fetch(`${apiBase}${path}`, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   if (response.status === 204) return undefined as T;
   const text = await response.text();
   const parsed = text === '' ? undefined : (JSON.parse(text) as unknown);

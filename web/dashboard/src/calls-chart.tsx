@@ -33,7 +33,14 @@ export function CallsChart({ revision }: { revision: number }) {
   if (services.length === 0) return <p class="muted">No OpenStack calls recorded yet (sampled every {history.intervalSeconds} s).</p>;
   const peak = Math.max(1, ...history.samples.flatMap((sample) => Object.values(sample.calls)));
   return (
-    <svg class="calls" data-testid="calls" width={labelWidth + history.samples.length * barWidth + 80} height={services.length * rowHeight + 8} role="img" aria-label="OpenStack calls per service">
+    <svg
+      class="calls"
+      data-testid="calls"
+      width={labelWidth + history.samples.length * barWidth + 80}
+      height={services.length * rowHeight + 8}
+      role="img"
+      aria-label="OpenStack calls per service"
+    >
       {services.map((service, row) => {
         const total = history.samples.reduce((sum, sample) => sum + (sample.calls[service] ?? 0), 0);
         const base = row * rowHeight + rowHeight - 4;

@@ -57,7 +57,8 @@ export function ClusterPage({ namespace, name, revision }: { namespace: string; 
         {detail.drift && <Badge tone="warn">drift</Badge>}
       </h1>
       <p class="facts">
-        {summary.phase && `Phase ${summary.phase} · `}machines ready {summary.machinesReady}/{summary.machines} · API endpoint {summary.apiEndpoint ?? 'not yet'}
+        {summary.phase && `Phase ${summary.phase} · `}machines ready {summary.machinesReady}/{summary.machines} · API endpoint{' '}
+        {summary.apiEndpoint ?? 'not yet'}
       </p>
       {summary.hidden && (
         <p class="muted" data-testid="hidden">

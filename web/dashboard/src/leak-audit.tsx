@@ -71,7 +71,10 @@ export function LeakAudit() {
           </button>
         )}
       </div>
-      <p class="hint">Resources carrying our owner tag whose owner object no longer exists, in each cloud project our objects use. What another capo-apiserver installation made in the same project is left out; resources made before installations were tagged count as this one's.</p>
+      <p class="hint">
+        Resources carrying our owner tag whose owner object no longer exists, in each cloud project our objects use. What another capo-apiserver installation
+        made in the same project is left out; resources made before installations were tagged count as this one's.
+      </p>
       {error && <p class="error">{error}</p>}
       {audit && (
         <p class="muted" data-testid="leak-summary">

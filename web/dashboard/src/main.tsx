@@ -73,7 +73,9 @@ function App() {
           Sign out
         </button>
       </header>
-      <main>{route.page === 'cluster' ? <ClusterPage namespace={route.namespace} name={route.name} revision={revision} /> : <Overview revision={revision} />}</main>
+      <main>
+        {route.page === 'cluster' ? <ClusterPage namespace={route.namespace} name={route.name} revision={revision} /> : <Overview revision={revision} />}
+      </main>
     </>
   );
 }
@@ -100,7 +102,11 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: SessionInfo) => void }) 
       </label>
       <p class="hint">The embedded server writes the admin's token to the file named token in its data directory.</p>
       <button type="submit">Sign in</button>
-      {error && <p class="error" role="alert">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
     </form>
   );
 }

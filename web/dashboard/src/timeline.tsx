@@ -20,7 +20,14 @@ export function Timeline({ spans, endsAt, events = [] }: { spans: TimelineSpan[]
   const scale = chartWidth / Math.max(1, end - start);
   const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
   return (
-    <svg class="timeline" data-testid="timeline" width={labelWidth + chartWidth + 60} height={spans.length * rowHeight + 24} role="img" aria-label="creation to Ready of each object">
+    <svg
+      class="timeline"
+      data-testid="timeline"
+      width={labelWidth + chartWidth + 60}
+      height={spans.length * rowHeight + 24}
+      role="img"
+      aria-label="creation to Ready of each object"
+    >
       {spans.map((span, row) => {
         const created = Date.parse(span.createdAt);
         const finished = span.readyAt ? Date.parse(span.readyAt) : end;
@@ -30,14 +37,27 @@ export function Timeline({ spans, endsAt, events = [] }: { spans: TimelineSpan[]
             <text x={0} y={y + 14} class="label">
               {span.object}
             </text>
-            <rect x={labelWidth + (created - start) * scale} y={y + 4} width={Math.max(2, (finished - created) * scale)} height={rowHeight - 8} class={span.readyAt ? 'ready' : 'pending'} />
+            <rect
+              x={labelWidth + (created - start) * scale}
+              y={y + 4}
+              width={Math.max(2, (finished - created) * scale)}
+              height={rowHeight - 8}
+              class={span.readyAt ? 'ready' : 'pending'}
+            />
             <text x={labelWidth + (finished - start) * scale + 4} y={y + 14} class="duration">
               {span.readyAt ? seconds(finished - created) : 'not Ready'}
             </text>
             {events
               .filter((event) => event.object === span.object)
               .map((event) => (
-                <circle key={`${event.reason}/${event.lastAt}/${event.message}`} cx={labelWidth + (Date.parse(event.lastAt) - start) * scale} cy={y + 10} r={3} class={`event ${event.type.toLowerCase()}`} data-reason={event.reason}>
+                <circle
+                  key={`${event.reason}/${event.lastAt}/${event.message}`}
+                  cx={labelWidth + (Date.parse(event.lastAt) - start) * scale}
+                  cy={y + 10}
+                  r={3}
+                  class={`event ${event.type.toLowerCase()}`}
+                  data-reason={event.reason}
+                >
                   <title>{`${event.type} ${event.reason}: ${event.message}`}</title>
                 </circle>
               ))}

@@ -15,11 +15,7 @@ import { isJsonObject } from '../../../storage/json.js';
 
 const identityRefPaths = ['spec.identityRef', 'spec.bastion.spec.identityRef'];
 
-const securityGroupRuleLists = [
-  'clusterNodesSecurityGroupRules',
-  'controlPlaneNodesSecurityGroupRules',
-  'workerNodesSecurityGroupRules',
-] as const;
+const securityGroupRuleLists = ['clusterNodesSecurityGroupRules', 'controlPlaneNodesSecurityGroupRules', 'workerNodesSecurityGroupRules'] as const;
 
 const remoteFields = ['remoteManagedGroups', 'remoteGroupID', 'remoteIPPrefix'];
 
@@ -29,12 +25,7 @@ function securityGroupRuleErrors(spec: unknown): FieldError[] {
   return securityGroupRuleLists.flatMap((list) =>
     (listAt(groups, list) ?? []).flatMap((rule, i) =>
       remoteFields.filter((field) => isSet(rule, field)).length > 1
-        ? [
-            FieldError.forbidden(
-              `spec.managedSecurityGroups.${list}[${i}]`,
-              'only one of remoteManagedGroups, remoteGroupID, or remoteIPPrefix can be set',
-            ),
-          ]
+        ? [FieldError.forbidden(`spec.managedSecurityGroups.${list}[${i}]`, 'only one of remoteManagedGroups, remoteGroupID, or remoteIPPrefix can be set')]
         : [],
     ),
   );

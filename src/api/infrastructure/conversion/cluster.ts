@@ -5,7 +5,16 @@ import type { JsonObject } from '../../../storage/interface.js';
 import { invert, move, type Path } from './json.js';
 import { capoVersionPair, type Unit } from './lossless.js';
 import { editTemplateSpec, machineSpecToHub, machineSpecToSpoke, machineSpecUnits } from './machine.js';
-import { contractStatusToHub, contractStatusToSpoke, contractStatusUnits, failureDomainsToHub, failureDomainsToSpoke, generationOf, resolvedPortsToHub, resolvedPortsToSpoke } from './status.js';
+import {
+  contractStatusToHub,
+  contractStatusToSpoke,
+  contractStatusUnits,
+  failureDomainsToHub,
+  failureDomainsToSpoke,
+  generationOf,
+  resolvedPortsToHub,
+  resolvedPortsToSpoke,
+} from './status.js';
 import { isJsonObject } from '../../../storage/json.js';
 
 /**

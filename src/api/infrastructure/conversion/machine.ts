@@ -5,7 +5,17 @@
 import type { JsonObject } from '../../../storage/interface.js';
 import { invert, move, type Path } from './json.js';
 import { capoVersionPair, type Unit } from './lossless.js';
-import { conditionsToHub, conditionsToSpoke, contractStatusToHub, contractStatusToSpoke, contractStatusUnits, generationOf, portsOf, resolvedPortsToHub, resolvedPortsToSpoke } from './status.js';
+import {
+  conditionsToHub,
+  conditionsToSpoke,
+  contractStatusToHub,
+  contractStatusToSpoke,
+  contractStatusUnits,
+  generationOf,
+  portsOf,
+  resolvedPortsToHub,
+  resolvedPortsToSpoke,
+} from './status.js';
 import { isJsonObject } from '../../../storage/json.js';
 
 /**
@@ -32,7 +42,15 @@ export function machineSpecToSpoke(spec: JsonObject): void {
 
 /** Both flavor fields set in v1beta1; in v1beta2 a flavor with both an ID and a filter, or neither. */
 export function machineSpecUnits(at: Path): Unit[] {
-  return [{ spoke: [[...at, 'flavor'], [...at, 'flavorID']], hub: [[...at, 'flavor']] }];
+  return [
+    {
+      spoke: [
+        [...at, 'flavor'],
+        [...at, 'flavorID'],
+      ],
+      hub: [[...at, 'flavor']],
+    },
+  ];
 }
 
 export const openStackMachineVersions = capoVersionPair('OpenStackMachine', {
@@ -50,11 +68,7 @@ export const openStackMachineVersions = capoVersionPair('OpenStackMachine', {
       resolvedPortsToSpoke(out.status.resolved);
     }
   },
-  units: [
-    ...machineSpecUnits(['spec']),
-    ...contractStatusUnits,
-    { spoke: [['status', 'resolved', 'ports']], hub: [['status', 'resolved', 'ports']] },
-  ],
+  units: [...machineSpecUnits(['spec']), ...contractStatusUnits, { spoke: [['status', 'resolved', 'ports']], hub: [['status', 'resolved', 'ports']] }],
 });
 
 const templateConditions: Path = ['status', 'conditions'];

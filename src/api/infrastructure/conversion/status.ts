@@ -113,8 +113,20 @@ export function generationOf(object: JsonObject): unknown {
  * `failureMessage` have no v1beta2 counterpart.
  */
 export const contractStatusUnits: Unit[] = [
-  { spoke: [['status', 'ready'], ['status', 'conditions']], hub: [['status', 'conditions']] },
-  { spoke: [['status', 'failureReason'], ['status', 'failureMessage']], hub: [] },
+  {
+    spoke: [
+      ['status', 'ready'],
+      ['status', 'conditions'],
+    ],
+    hub: [['status', 'conditions']],
+  },
+  {
+    spoke: [
+      ['status', 'failureReason'],
+      ['status', 'failureMessage'],
+    ],
+    hub: [],
+  },
 ];
 
 export function contractStatusToHub(status: JsonObject, generation: unknown): void {

@@ -19,10 +19,7 @@ const labelSelectorRequirement = z
 
 const namespaceSelector = z
   .object({
-    matchLabels: z
-      .record(z.string(), z.string())
-      .optional()
-      .describe('Labels the namespace must carry with these values.'),
+    matchLabels: z.record(z.string(), z.string()).optional().describe('Labels the namespace must carry with these values.'),
     matchExpressions: z
       .array(labelSelectorRequirement)
       .meta({ 'x-kubernetes-list-type': 'atomic' })

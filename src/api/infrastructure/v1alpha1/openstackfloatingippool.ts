@@ -12,17 +12,13 @@ const { networkStatus } = resourceStatuses;
 const spec = z
   .object({
     identityRef: identityReference.describe('Credentials to manage the floating IPs with.'),
-    floatingIPNetwork: networkParam
-      .optional()
-      .describe('External network to allocate floating IPs on. The only external network when omitted.'),
+    floatingIPNetwork: networkParam.optional().describe('External network to allocate floating IPs on. The only external network when omitted.'),
     preAllocatedFloatingIPs: z
       .array(z.string())
       .optional()
       .describe('Existing floating IPs to hand out before allocating new ones; they are kept when the pool is deleted.'),
     maxIPs: z.int().optional().describe('Most floating IPs the pool holds at once; no limit when omitted.'),
-    reclaimPolicy: z
-      .enum(['Retain', 'Delete'])
-      .describe('What happens to a floating IP a machine releases: kept in OpenStack (Retain) or deleted (Delete).'),
+    reclaimPolicy: z.enum(['Retain', 'Delete']).describe('What happens to a floating IP a machine releases: kept in OpenStack (Retain) or deleted (Delete).'),
   })
   .describe('Where floating IPs come from and how they are reclaimed.');
 
@@ -40,8 +36,6 @@ export const openStackFloatingIPPoolV1alpha1: KindVersion = {
   name: 'v1alpha1',
   served: true,
   storage: true,
-  schema: z
-    .object({ spec: spec.optional(), status: status.optional() })
-    .describe('A pool of Neutron floating IPs that machines claim addresses from.'),
+  schema: z.object({ spec: spec.optional(), status: status.optional() }).describe('A pool of Neutron floating IPs that machines claim addresses from.'),
   printerColumns: [],
 };

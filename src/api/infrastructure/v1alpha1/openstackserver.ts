@@ -55,15 +55,10 @@ export const openStackServerSpec = withRules(
     availabilityZone: z.string().optional().describe('Nova availability zone of the server.'),
     serverGroup: machine.serverGroup,
     identityRef: identityReference.describe('Credentials to create the server with.'),
-    floatingIPPoolRef: typedLocalObjectReference
-      .optional()
-      .describe('An OpenStackFloatingIPPool to take a floating IP for the server from.'),
+    floatingIPPoolRef: typedLocalObjectReference.optional().describe('An OpenStackFloatingIPPool to take a floating IP for the server from.'),
     userDataRef: z
       .object({
-        name: z
-          .string()
-          .default('')
-          .describe('Name of the Secret. Empty is accepted for compatibility but is almost certainly a mistake.'),
+        name: z.string().default('').describe('Name of the Secret. Empty is accepted for compatibility but is almost certainly a mistake.'),
       })
       .meta({ 'x-kubernetes-map-type': 'atomic' })
       .optional()
@@ -74,10 +69,7 @@ export const openStackServerSpec = withRules(
 ).describe('The server to create.');
 
 /** The machine's resolved spec and resources, with v1beta2's nodes but lists without a type. */
-const { resolvedMachineSpec, machineResources } = resourceStatusesOf(
-  { ...v1beta2Spelling, setOf: z.array, atomicListOf: z.array },
-  resolvedPortSpec,
-);
+const { resolvedMachineSpec, machineResources } = resourceStatusesOf({ ...v1beta2Spelling, setOf: z.array, atomicListOf: z.array }, resolvedPortSpec);
 
 const status = z
   .object({

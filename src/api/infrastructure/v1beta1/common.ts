@@ -106,24 +106,14 @@ const valueSpec = variant(valueSpecV1beta2, (spec) =>
 
 /** The port settings whose v1beta1 shape differs, for requested and resolved ports alike. */
 const portSettings = {
-  allowedAddressPairs: z
-    .array(addressPair)
-    .optional()
-    .describe('Addresses the port may send from besides its own, e.g. a virtual IP.'),
-  disablePortSecurity: z
-    .boolean()
-    .optional()
-    .describe('Turns port security off (true) or on (false). The network setting applies when omitted.'),
-  valueSpecs: mapListOf(valueSpec, 'name')
-    .optional()
-    .describe('Extra parameters for the Neutron port request. What they do depends on the cloud.'),
+  allowedAddressPairs: z.array(addressPair).optional().describe('Addresses the port may send from besides its own, e.g. a virtual IP.'),
+  disablePortSecurity: z.boolean().optional().describe('Turns port security off (true) or on (false). The network setting applies when omitted.'),
+  valueSpecs: mapListOf(valueSpec, 'name').optional().describe('Extra parameters for the Neutron port request. What they do depends on the cloud.'),
 };
 
 export const portOpts = variant(portOptsV1beta2, (port) =>
   port.omit({ enablePortSecurity: true }).extend({
-    fixedIPs: atomicListOf(fixedIPOf(subnetParam))
-      .optional()
-      .describe('Fixed IPs of the port. Subnets must belong to the port network.'),
+    fixedIPs: atomicListOf(fixedIPOf(subnetParam)).optional().describe('Fixed IPs of the port. Subnets must belong to the port network.'),
     ...portSettings,
   }),
 );
@@ -155,11 +145,7 @@ export const condition = z
   .object({
     type: z.string().min(1).max(256).describe('Type of the condition, in CamelCase, optionally prefixed by a DNS domain and a slash.'),
     status: z.string().describe('Status of the condition: True, False or Unknown.'),
-    severity: z
-      .string()
-      .max(32)
-      .optional()
-      .describe('How serious a False condition is (Error, Warning or Info); set only when status is False.'),
+    severity: z.string().max(32).optional().describe('How serious a False condition is (Error, Warning or Info); set only when status is False.'),
     lastTransitionTime: conditionV1beta2.shape.lastTransitionTime,
     reason: z.string().min(1).max(256).optional().describe('Why the condition last changed, in CamelCase.'),
     message: z.string().min(1).max(10240).optional().describe('Details of the last change for humans.'),
@@ -197,8 +183,7 @@ export function withReadyColumn(columns: PrinterColumn[], description: string): 
 
 // ---------------------------------------------------------------- cluster networking
 
-const securityGroupRules = (nodes: string) =>
-  mapListOf(securityGroupRuleSpecOf(v1beta1), 'name').optional().describe(`Extra rules for ${nodes}.`);
+const securityGroupRules = (nodes: string) => mapListOf(securityGroupRuleSpecOf(v1beta1), 'name').optional().describe(`Extra rules for ${nodes}.`);
 
 /**
  * v1beta1 lists allowAllInClusterTraffic as required (its default fills it
@@ -206,10 +191,7 @@ const securityGroupRules = (nodes: string) =>
  */
 export const managedSecurityGroups = variant(managedSecurityGroupsV1beta2, () =>
   z.object({
-    allowAllInClusterTraffic: z
-      .boolean()
-      .meta({ default: false })
-      .describe('Allows all traffic, in and out, between the nodes of the cluster.'),
+    allowAllInClusterTraffic: z.boolean().meta({ default: false }).describe('Allows all traffic, in and out, between the nodes of the cluster.'),
     allNodesSecurityGroupRules: securityGroupRules('control plane and worker nodes alike'),
     controlPlaneNodesSecurityGroupRules: securityGroupRules('control plane nodes'),
     workerNodesSecurityGroupRules: securityGroupRules('worker nodes'),
@@ -223,14 +205,9 @@ export const externalRouterIPParam = externalRouterIPParamOf(subnetParam);
 /** v1beta1 lists enabled as required; its default fills it in before validation. */
 export const apiServerLoadBalancer = apiServerLoadBalancerV1beta2
   .extend({
-    enabled: z
-      .boolean()
-      .meta({ default: true })
-      .describe('Whether the load balancer is created. To go without one, omit apiServerLoadBalancer instead.'),
+    enabled: z.boolean().meta({ default: true }).describe('Whether the load balancer is created. To go without one, omit apiServerLoadBalancer instead.'),
     additionalPorts: setOf(z.int()).optional().describe('TCP ports the load balancer listens on besides the API server port.'),
-    subnets: atomicListOf(subnetParam)
-      .optional()
-      .describe('Subnets of the VIP, in the network above. Only the first is used.'),
+    subnets: atomicListOf(subnetParam).optional().describe('Subnets of the VIP, in the network above. Only the first is used.'),
     monitor: apiServerLoadBalancerMonitorOf(v1beta1).optional(),
   })
   .describe('The Octavia load balancer in front of the API servers. None when omitted.');

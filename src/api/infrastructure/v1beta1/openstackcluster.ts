@@ -9,12 +9,7 @@ import { z } from 'zod';
 import type { KindVersion } from '../../../apiserver/registry/kind.js';
 import { clusterSpecExtensions, clusterStatusExtensions } from '../extensions.js';
 import { atomicListOf, initializationStatus, networkParam, variant, withRules } from '../v1beta2/common.js';
-import {
-  bastionOf,
-  networkFieldsOf,
-  openStackClusterSpec as openStackClusterSpecV1beta2,
-  openStackClusterV1beta2,
-} from '../v1beta2/openstackcluster.js';
+import { bastionOf, networkFieldsOf, openStackClusterSpec as openStackClusterSpecV1beta2, openStackClusterV1beta2 } from '../v1beta2/openstackcluster.js';
 import {
   apiServerLoadBalancer,
   condition,
@@ -43,21 +38,10 @@ export const openStackClusterSpec = withRules(
       .max(2)
       .optional()
       .describe('Existing subnets of network, at most one IPv4 and one IPv6, used when managedSubnets is empty. All subnets of network when omitted.'),
-    networkMTU: z
-      .int()
-      .optional()
-      .describe('MTU of the network CAPO creates. The Neutron default when omitted; needs the net-mtu extension.'),
-    disablePortSecurity: z
-      .boolean()
-      .optional()
-      .describe('Turns off port security, and with it security groups, on the network CAPO creates.'),
-    externalRouterIPs: atomicListOf(externalRouterIPParam)
-      .optional()
-      .describe('Fixed gateway addresses of the router, each in a given external subnet.'),
-    disableExternalNetwork: z
-      .boolean()
-      .optional()
-      .describe('Keeps the cluster off any external network, e.g. on provider networks without one.'),
+    networkMTU: z.int().optional().describe('MTU of the network CAPO creates. The Neutron default when omitted; needs the net-mtu extension.'),
+    disablePortSecurity: z.boolean().optional().describe('Turns off port security, and with it security groups, on the network CAPO creates.'),
+    externalRouterIPs: atomicListOf(externalRouterIPParam).optional().describe('Fixed gateway addresses of the router, each in a given external subnet.'),
+    disableExternalNetwork: z.boolean().optional().describe('Keeps the cluster off any external network, e.g. on provider networks without one.'),
     externalNetwork: networkParam
       .optional()
       .describe(
@@ -114,10 +98,7 @@ export const openStackClusterSpec = withRules(
 /** v1beta1 lists ready as required; its default fills it in before validation. */
 const status = z
   .object({
-    ready: z
-      .boolean()
-      .meta({ default: false })
-      .describe('Whether the infrastructure of the cluster is ready. Deprecated: read the conditions.'),
+    ready: z.boolean().meta({ default: false }).describe('Whether the infrastructure of the cluster is ready. Deprecated: read the conditions.'),
     initialization: initializationStatus('cluster').optional(),
     network: networkStatusWithSubnets.optional().describe('The cluster network.'),
     externalNetwork: networkStatus.optional().describe('The external network for default ingress and egress.'),
@@ -129,10 +110,7 @@ const status = z
     bastionSecurityGroup: securityGroupStatus.optional().describe('Managed security group of the bastion.'),
     bastion: bastionStatus.optional(),
     ...failureFields('cluster'),
-    conditions: z
-      .array(condition)
-      .optional()
-      .describe('State of the cluster; Ready surfaces in the Cluster InfrastructureReady condition.'),
+    conditions: z.array(condition).optional().describe('State of the cluster; Ready surfaces in the Cluster InfrastructureReady condition.'),
     extensions: clusterStatusExtensions.optional(),
   })
   .describe('Observed state of the cluster infrastructure.');
@@ -141,8 +119,6 @@ export const openStackClusterV1beta1: KindVersion = {
   name: 'v1beta1',
   served: true,
   storage: false,
-  schema: variant(openStackClusterV1beta2.schema, (schema) =>
-    schema.extend({ spec: openStackClusterSpec.optional(), status: status.optional() }),
-  ),
+  schema: variant(openStackClusterV1beta2.schema, (schema) => schema.extend({ spec: openStackClusterSpec.optional(), status: status.optional() })),
   printerColumns: withReadyColumn(openStackClusterV1beta2.printerColumns, 'Cluster infrastructure is ready for OpenStack instances'),
 };

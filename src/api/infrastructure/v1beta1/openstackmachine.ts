@@ -7,16 +7,7 @@
 import { z } from 'zod';
 import type { KindVersion } from '../../../apiserver/registry/kind.js';
 import { machineSpecExtensions, machineStatusExtensions } from '../extensions.js';
-import {
-  flavorOrFlavorID,
-  initializationStatus,
-  instanceState,
-  mapListOf,
-  nodeAddress,
-  securityGroupParam,
-  variant,
-  withRules,
-} from '../v1beta2/common.js';
+import { flavorOrFlavorID, initializationStatus, instanceState, mapListOf, nodeAddress, securityGroupParam, variant, withRules } from '../v1beta2/common.js';
 import { openStackMachineSpec as openStackMachineSpecV1beta2, openStackMachineV1beta2 } from '../v1beta2/openstackmachine.js';
 import {
   additionalBlockDevice,
@@ -53,9 +44,7 @@ export const openStackMachineSpec = withRules(
     serverMetadata: mapListOf(serverMetadata, 'key').optional().describe('Metadata of the Nova server.'),
     configDrive,
     rootVolume: rootVolume.optional().describe('Boots from a Cinder volume instead of a local disk.'),
-    additionalBlockDevices: mapListOf(additionalBlockDevice, 'name')
-      .optional()
-      .describe('Block devices attached besides the root disk.'),
+    additionalBlockDevices: mapListOf(additionalBlockDevice, 'name').optional().describe('Block devices attached besides the root disk.'),
     serverGroup,
     identityRef: identityReference.optional().describe('Credentials for this machine. Those of the cluster when omitted.'),
     floatingIPPoolRef,
@@ -69,10 +58,7 @@ export const openStackMachineSpec = withRules(
 
 const status = z
   .object({
-    ready: z
-      .boolean()
-      .optional()
-      .describe('Whether the infrastructure of the machine is ready. Deprecated: read the conditions.'),
+    ready: z.boolean().optional().describe('Whether the infrastructure of the machine is ready. Deprecated: read the conditions.'),
     initialization: initializationStatus('machine').optional(),
     instanceID: z.string().optional().describe('ID of the Nova server.'),
     instanceState: instanceState.optional().describe('Nova state of the server, as the OpenStackServer reports it.'),
@@ -80,10 +66,7 @@ const status = z
     resolved: resolvedMachineSpec.optional().describe('The spec with references resolved to IDs.'),
     resources: machineResources.optional().describe('OpenStack resources created for the machine.'),
     ...failureFields('machine'),
-    conditions: z
-      .array(condition)
-      .optional()
-      .describe('State of the machine; Ready surfaces in the Machine InfrastructureReady condition.'),
+    conditions: z.array(condition).optional().describe('State of the machine; Ready surfaces in the Machine InfrastructureReady condition.'),
     extensions: machineStatusExtensions.optional(),
   })
   .describe('Observed state of the machine.');
@@ -92,8 +75,6 @@ export const openStackMachineV1beta1: KindVersion = {
   name: 'v1beta1',
   served: true,
   storage: false,
-  schema: variant(openStackMachineV1beta2.schema, (schema) =>
-    schema.extend({ spec: openStackMachineSpec.optional(), status: status.optional() }),
-  ),
+  schema: variant(openStackMachineV1beta2.schema, (schema) => schema.extend({ spec: openStackMachineSpec.optional(), status: status.optional() })),
   printerColumns: withReadyColumn(openStackMachineV1beta2.printerColumns, 'Machine ready status'),
 };

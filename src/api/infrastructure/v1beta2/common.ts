@@ -137,11 +137,7 @@ function neutronFilter(resource: string) {
  * A Param for a Neutron resource: by UUID, or by a query that must match
  * exactly one. Subnets have a query of their own and say more of their UUID.
  */
-function neutronParam(
-  resource: string,
-  filter: z.ZodType = neutronFilter(resource),
-  idDescription = `UUID of the ${resource}. Excludes filter.`,
-) {
+function neutronParam(resource: string, filter: z.ZodType = neutronFilter(resource), idDescription = `UUID of the ${resource}. Excludes filter.`) {
   return z
     .object({
       id: uuid().optional().describe(idDescription),
@@ -180,9 +176,7 @@ export const securityGroupParam = neutronParam('security group');
 export const imageFilter = z
   .object({
     name: z.string().optional().describe('Name of the image. Together with tags it must select exactly one image.'),
-    tags: setOf(z.string())
-      .optional()
-      .describe('Tags the image carries, all of them. Together with name it must select exactly one image.'),
+    tags: setOf(z.string()).optional().describe('Tags the image carries, all of them. Together with name it must select exactly one image.'),
   })
   .meta(nonEmpty)
   .describe('A Glance query that must match exactly one image.');
@@ -195,9 +189,7 @@ export const imageParam = z
   .object({
     id: uuid().optional().describe('UUID of the Glance image, used without a lookup.'),
     filter: imageFilter.optional().describe('A query for the image.'),
-    imageRef: resourceReference
-      .optional()
-      .describe('An ORC Image object in the same namespace; the server waits until the image is available.'),
+    imageRef: resourceReference.optional().describe('An ORC Image object in the same namespace; the server waits until the image is available.'),
   })
   .meta(exactlyOneField)
   .describe('The image to boot, given by exactly one of id, filter or imageRef.');
@@ -261,12 +253,7 @@ export const identityReference = withRules(
           '`clouds.yaml`, and optionally a PEM CA bundle under `cacert`.',
       ),
     cloudName: z.string().min(1).describe('The entry of clouds.yaml to use.'),
-    region: z
-      .string()
-      .optional()
-      .describe(
-        'OpenStack region, overriding clouds.yaml. For machines it becomes part of the providerID. Cannot change once set.',
-      ),
+    region: z.string().optional().describe('OpenStack region, overriding clouds.yaml. For machines it becomes part of the providerID. Cannot change once set.'),
   }),
   [{ rule: '(!has(self.region) && !has(oldSelf.region)) || self.region == oldSelf.region', message: 'region is immutable' }],
 ).describe('The OpenStack credentials to act with.');
@@ -297,18 +284,14 @@ export const volumeAvailabilityZone = withRules(
 
 const volumeOptions = {
   type: z.string().optional().describe('Cinder volume type. The cloud default when omitted.'),
-  availabilityZone: volumeAvailabilityZone
-    .optional()
-    .describe('Availability zone to create the volume in. Cinder picks one when omitted.'),
+  availabilityZone: volumeAvailabilityZone.optional().describe('Availability zone to create the volume in. Cinder picks one when omitted.'),
 };
 
 const sizeGiB = boundedInt32(1).describe('Size in GiB.');
 
 export const blockDeviceVolume = z.object(volumeOptions).describe('Options of a Cinder volume.');
 
-export const rootVolume = z
-  .object({ sizeGiB, ...volumeOptions })
-  .describe('A Cinder volume to boot from, created from the image.');
+export const rootVolume = z.object({ sizeGiB, ...volumeOptions }).describe('A Cinder volume to boot from, created from the image.');
 
 export const blockDeviceStorage = z
   .object({
@@ -362,9 +345,7 @@ export const bindingProfile = z
 const portSettings = {
   adminStateUp: z.boolean().optional().describe('Whether the port starts administratively up. Up when omitted.'),
   macAddress: z.string().optional().describe('MAC address of the port. Neutron generates one when omitted.'),
-  allowedAddressPairs: atomicListOf(addressPair)
-    .optional()
-    .describe('Addresses the port may send from besides its own, e.g. a virtual IP.'),
+  allowedAddressPairs: atomicListOf(addressPair).optional().describe('Addresses the port may send from besides its own, e.g. a virtual IP.'),
   hostID: z.string().optional().describe('ID of the host the port is bound to.'),
   vnicType: z
     .string()
@@ -374,27 +355,17 @@ const portSettings = {
         'virtio-forwarder, smart-nic or remote-managed, as the cloud supports.',
     ),
   profile: bindingProfile.optional().describe('Binding profile of the port.'),
-  enablePortSecurity: z
-    .boolean()
-    .optional()
-    .describe('Turns port security on or off. The network setting applies when omitted.'),
+  enablePortSecurity: z.boolean().optional().describe('Turns port security on or off. The network setting applies when omitted.'),
   propagateUplinkStatus: z.boolean().optional().describe('Propagates the uplink status to the port.'),
-  valueSpecs: mapListOf(valueSpec, 'name')
-    .optional()
-    .describe('Extra parameters for the Neutron port request. What they do depends on the cloud.'),
+  valueSpecs: mapListOf(valueSpec, 'name').optional().describe('Extra parameters for the Neutron port request. What they do depends on the cloud.'),
 };
 
 /** Each version's fixed IP holds its own subnet query. */
 export function fixedIPOf<S extends z.ZodType>(subnetParam: S) {
   return z
     .object({
-      subnet: subnetParam
-        .optional()
-        .describe('Subnet of the address; the query must match at most one subnet of the port network.'),
-      ipAddress: z
-        .string()
-        .optional()
-        .describe('The address to assign. It must lie in the subnet if one is given, else in a subnet of the port network.'),
+      subnet: subnetParam.optional().describe('Subnet of the address; the query must match at most one subnet of the port network.'),
+      ipAddress: z.string().optional().describe('The address to assign. It must lie in the subnet if one is given, else in a subnet of the port network.'),
     })
     .describe('A fixed IP of a port: a subnet, an address, or both.');
 }
@@ -403,23 +374,13 @@ export const fixedIP = fixedIPOf(subnetParam);
 
 export const portOpts = z
   .object({
-    network: networkParam
-      .optional()
-      .describe('Network of the port; the query must match exactly one network. The cluster network when omitted.'),
+    network: networkParam.optional().describe('Network of the port; the query must match exactly one network. The cluster network when omitted.'),
     description: z.string().optional().describe('Description of the port.'),
-    nameSuffix: z
-      .string()
-      .optional()
-      .describe('Suffix of the port name, after the machine name. The index of the port in the list when omitted.'),
+    nameSuffix: z.string().optional().describe('Suffix of the port name, after the machine name. The index of the port in the list when omitted.'),
     fixedIPs: atomicListOf(fixedIP).optional().describe('Fixed IPs of the port. Subnets must belong to the port network.'),
     securityGroups: atomicListOf(securityGroupParam).optional().describe('Security groups of the port.'),
-    tags: setOf(z.string())
-      .optional()
-      .describe('Tags of the port and of its trunk, if any, added to the tags of the machine.'),
-    trunk: z
-      .boolean()
-      .optional()
-      .describe('Whether the port gets a trunk. Inherited from the machine when omitted; false for a bastion.'),
+    tags: setOf(z.string()).optional().describe('Tags of the port and of its trunk, if any, added to the tags of the machine.'),
+    trunk: z.boolean().optional().describe('Whether the port gets a trunk. Inherited from the machine when omitted; false for a bastion.'),
     ...portSettings,
   })
   .describe('A port to create for the server, or to adopt when a port of that name exists.');
@@ -490,9 +451,7 @@ export const serverMetadata = z
   })
   .describe('A Nova server metadata item.');
 
-export const instanceState = z
-  .string()
-  .describe('Nova state of the server, such as BUILD, ACTIVE, ERROR, SHUTOFF or DELETED.');
+export const instanceState = z.string().describe('Nova state of the server, such as BUILD, ACTIVE, ERROR, SHUTOFF or DELETED.');
 
 // ---------------------------------------------------------------- status
 
@@ -515,9 +474,7 @@ export const condition = z
       .meta({ format: 'int64' })
       .optional()
       .describe('metadata.generation the condition was computed from; older than the object means stale.'),
-    lastTransitionTime: z.iso
-      .datetime({ offset: true })
-      .describe('When the status last changed (or, failing that, when the condition was last written).'),
+    lastTransitionTime: z.iso.datetime({ offset: true }).describe('When the status last changed (or, failing that, when the condition was last written).'),
     reason: z
       .string()
       .min(1)
@@ -540,19 +497,14 @@ export const nodeAddress = z
  * v1beta1 and the v1alpha1 OpenStackServer spell them differently (see
  * Spelling) and resolve ports to their own resolved port spec.
  */
-export function resourceStatusesOf<P extends z.ZodType>(
-  { requiredString, setOf, atomicListOf }: Spelling,
-  resolvedPortSpec: P,
-) {
+export function resourceStatusesOf<P extends z.ZodType>({ requiredString, setOf, atomicListOf }: Spelling, resolvedPortSpec: P) {
   const identified = (resource: string) => ({
     name: requiredString().describe(`Name of the ${resource}.`),
     id: requiredString().describe(`ID of the ${resource}.`),
   });
   const tags = (resource: string) => setOf(z.string()).optional().describe(`Tags of the ${resource}.`);
 
-  const portStatus = z
-    .object({ id: requiredString().describe('ID of the port.') })
-    .describe('A port created for the server.');
+  const portStatus = z.object({ id: requiredString().describe('ID of the port.') }).describe('A port created for the server.');
 
   const resolvedMachineSpec = z
     .object({
@@ -567,9 +519,7 @@ export function resourceStatusesOf<P extends z.ZodType>(
     .object({ ports: atomicListOf(portStatus).optional().describe('Ports created for the server.') })
     .describe('OpenStack resources created for the server.');
 
-  const networkStatus = z
-    .object({ ...identified('network'), tags: tags('network') })
-    .describe('A Neutron network in use.');
+  const networkStatus = z.object({ ...identified('network'), tags: tags('network') }).describe('A Neutron network in use.');
 
   const subnetStatus = z
     .object({ ...identified('subnet'), cidr: requiredString().describe('CIDR of the subnet.'), tags: tags('subnet') })
@@ -577,9 +527,7 @@ export function resourceStatusesOf<P extends z.ZodType>(
 
   const networkStatusWithSubnets = networkStatus
     .extend({
-      subnets: atomicListOf(subnetStatus)
-        .optional()
-        .describe('Subnets of the network in use; machines on this network get an address in each.'),
+      subnets: atomicListOf(subnetStatus).optional().describe('Subnets of the network in use; machines on this network get an address in each.'),
     })
     .describe('A Neutron network in use, with its subnets.');
 
@@ -602,9 +550,7 @@ export function resourceStatusesOf<P extends z.ZodType>(
         internalIP: requiredString().describe('VIP address of the load balancer on the cluster network.'),
         allowedCIDRs: setOf(z.string()).optional().describe('CIDRs allowed to reach the listeners.'),
         tags: tags('load balancer'),
-        loadBalancerNetwork: networkStatusWithSubnets
-          .optional()
-          .describe('Network (and subnet: only the first counts) the VIP is allocated on.'),
+        loadBalancerNetwork: networkStatusWithSubnets.optional().describe('Network (and subnet: only the first counts) the VIP is allocated on.'),
       })
       .describe('An Octavia load balancer in use.'),
     securityGroupStatus: z.object(identified('security group')).describe('A Neutron security group in use.'),
@@ -629,10 +575,7 @@ export const failureDomain = z
   .object({
     name: z.string().min(1).max(256).describe('Name of the failure domain: a Nova availability zone.'),
     controlPlane: z.boolean().optional().describe('Whether control plane machines may be placed in it.'),
-    attributes: z
-      .record(z.string(), z.string())
-      .optional()
-      .describe('Free-form attributes for the infrastructure provider.'),
+    attributes: z.record(z.string(), z.string()).optional().describe('Free-form attributes for the infrastructure provider.'),
   })
   .describe('A Cluster API failure domain, which machines can be spread across.');
 
@@ -644,9 +587,7 @@ export function securityGroupRuleSpecOf({ requiredString, int, setOf }: Spelling
     .object({
       name: requiredString().describe('Identifies the rule in the list, so that patches can address it; not sent to OpenStack.'),
       description: z.string().optional().describe('Description of the rule.'),
-      direction: z
-        .enum(['ingress', 'egress'])
-        .describe('Traffic the rule applies to: ingress reaches the instance, egress leaves it.'),
+      direction: z.enum(['ingress', 'egress']).describe('Traffic the rule applies to: ingress reaches the instance, egress leaves it.'),
       etherType: z.enum(['IPv4', 'IPv6']).optional().describe('IP version of the rule; CIDRs in it must be of that version.'),
       portRangeMin: int().optional().describe('Lowest port matched. For TCP and UDP it must not exceed portRangeMax.'),
       portRangeMax: int().optional().describe('Highest port matched.'),
@@ -655,15 +596,10 @@ export function securityGroupRuleSpecOf({ requiredString, int, setOf }: Spelling
         .string()
         .optional()
         .describe('Security group whose members the rule admits. Use one of remoteGroupID, remoteIPPrefix, remoteManagedGroups.'),
-      remoteIPPrefix: z
-        .string()
-        .optional()
-        .describe('CIDR the rule admits. Use one of remoteGroupID, remoteIPPrefix, remoteManagedGroups.'),
+      remoteIPPrefix: z.string().optional().describe('CIDR the rule admits. Use one of remoteGroupID, remoteIPPrefix, remoteManagedGroups.'),
       remoteManagedGroups: setOf(z.enum(['bastion', 'controlplane', 'worker']))
         .optional()
-        .describe(
-          'Managed security groups whose members the rule admits. Use one of remoteGroupID, remoteIPPrefix, remoteManagedGroups.',
-        ),
+        .describe('Managed security groups whose members the rule admits. Use one of remoteGroupID, remoteIPPrefix, remoteManagedGroups.'),
     })
     .describe('A rule of a managed security group.');
 }
@@ -672,19 +608,10 @@ export const securityGroupRuleSpec = securityGroupRuleSpecOf(v1beta2Spelling);
 
 export const managedSecurityGroups = z
   .object({
-    allowAllInClusterTraffic: z
-      .boolean()
-      .default(false)
-      .describe('Allows all traffic, in and out, between the nodes of the cluster.'),
-    clusterNodesSecurityGroupRules: mapListOf(securityGroupRuleSpec, 'name')
-      .optional()
-      .describe('Extra rules for every node except the bastion.'),
-    controlPlaneNodesSecurityGroupRules: mapListOf(securityGroupRuleSpec, 'name')
-      .optional()
-      .describe('Extra rules for control plane nodes.'),
-    workerNodesSecurityGroupRules: mapListOf(securityGroupRuleSpec, 'name')
-      .optional()
-      .describe('Extra rules for worker nodes.'),
+    allowAllInClusterTraffic: z.boolean().default(false).describe('Allows all traffic, in and out, between the nodes of the cluster.'),
+    clusterNodesSecurityGroupRules: mapListOf(securityGroupRuleSpec, 'name').optional().describe('Extra rules for every node except the bastion.'),
+    controlPlaneNodesSecurityGroupRules: mapListOf(securityGroupRuleSpec, 'name').optional().describe('Extra rules for control plane nodes.'),
+    workerNodesSecurityGroupRules: mapListOf(securityGroupRuleSpec, 'name').optional().describe('Extra rules for worker nodes.'),
   })
   .describe(
     'Security groups CAPO creates and maintains for the control plane, the workers and the bastion. Their base ' +
@@ -702,9 +629,7 @@ export function subnetSpecOf({ requiredString, atomicListOf }: Spelling) {
   return z
     .object({
       cidr: requiredString().describe('Address range of the subnet, e.g. 10.0.0.0/24.'),
-      dnsNameservers: atomicListOf(z.string())
-        .optional()
-        .describe('DNS servers handed out on the subnet, of the same IP version as cidr.'),
+      dnsNameservers: atomicListOf(z.string()).optional().describe('DNS servers handed out on the subnet, of the same IP version as cidr.'),
       allocationPools: atomicListOf(allocationPool)
         .optional()
         .describe('Ranges machines get addresses from. Ports can still be given other addresses by hand.'),
@@ -740,19 +665,12 @@ export function apiServerLoadBalancerMonitorOf({ boundedInt }: Spelling) {
 
 export const apiServerLoadBalancer = z
   .object({
-    enabled: z
-      .boolean()
-      .default(true)
-      .describe('Whether the load balancer is created. To go without one, omit managedLoadBalancer instead.'),
-    additionalPorts: setOf(z.int32())
-      .optional()
-      .describe('TCP ports the load balancer listens on besides the API server port.'),
+    enabled: z.boolean().default(true).describe('Whether the load balancer is created. To go without one, omit managedLoadBalancer instead.'),
+    additionalPorts: setOf(z.int32()).optional().describe('TCP ports the load balancer listens on besides the API server port.'),
     allowedCIDRs: setOf(z.string()).optional().describe('Only these CIDRs may reach the listeners.'),
     provider: z.string().optional().describe('Octavia provider. The cloud default when omitted.'),
     network: networkParam.optional().describe('Network of the VIP.'),
-    subnets: atomicListOf(subnetParam)
-      .optional()
-      .describe('Subnets of the VIP, in the network above. Only the first is used.'),
+    subnets: atomicListOf(subnetParam).optional().describe('Subnets of the VIP, in the network above. Only the first is used.'),
     availabilityZone: z.string().optional().describe('Octavia availability zone.'),
     flavor: z.string().optional().describe('Octavia flavor name.'),
     monitor: apiServerLoadBalancerMonitorOf(v1beta2Spelling).optional(),
@@ -765,10 +683,7 @@ export const apiServerLoadBalancer = z
 export function initializationStatus(subject: 'cluster' | 'machine') {
   return z
     .object({
-      provisioned: z
-        .boolean()
-        .optional()
-        .describe(`Set once the infrastructure of the ${subject} is first provisioned; never reset afterwards.`),
+      provisioned: z.boolean().optional().describe(`Set once the infrastructure of the ${subject} is first provisioned; never reset afterwards.`),
     })
     .describe(`Initial provisioning of the ${subject}, as the Cluster API contract reads it.`);
 }
@@ -781,9 +696,7 @@ export function initializationStatus(subject: 'cluster' | 'machine') {
 export function templateSpecOf(kind: string, spec: z.ZodType, templateFields: z.ZodRawShape = {}) {
   return z
     .object({
-      template: z
-        .object({ ...templateFields, spec: spec.describe(`The spec of each ${kind} created from the template.`) })
-        .describe(`The ${kind} to create.`),
+      template: z.object({ ...templateFields, spec: spec.describe(`The spec of each ${kind} created from the template.`) }).describe(`The ${kind} to create.`),
     })
     .describe('The template.');
 }

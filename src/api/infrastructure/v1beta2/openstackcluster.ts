@@ -36,9 +36,7 @@ const apiServer = z
     floatingIP: z
       .string()
       .optional()
-      .describe(
-        'Floating IP of the API server, created if missing. A new one is allocated when omitted. Unused without enableFloatingIP.',
-      ),
+      .describe('Floating IP of the API server, created if missing. A new one is allocated when omitted. Unused without enableFloatingIP.'),
     fixedIP: z
       .string()
       .optional()
@@ -47,9 +45,7 @@ const apiServer = z
           'floating IP but no managed load balancer.',
       ),
     port: z.int().min(0).max(65535).optional().describe('Port of the API server listener, 0 to 65535.'),
-    managedLoadBalancer: apiServerLoadBalancer
-      .optional()
-      .describe('The load balancer CAPO creates for the API server. None when omitted.'),
+    managedLoadBalancer: apiServerLoadBalancer.optional().describe('The load balancer CAPO creates for the API server. None when omitted.'),
   })
   .describe('How the API server is exposed: load balancer, floating IP and port.');
 
@@ -57,10 +53,7 @@ const apiServer = z
 export function bastionOf<S extends z.ZodType>(machineSpec: S) {
   return withRules(
     z.object({
-      enabled: z
-        .boolean()
-        .default(true)
-        .describe('Whether the bastion exists. To remove the bastion, set false first and wait for it to be deleted.'),
+      enabled: z.boolean().default(true).describe('Whether the bastion exists. To remove the bastion, set false first and wait for it to be deleted.'),
       spec: machineSpec.optional().describe('The bastion server. Required while the bastion is enabled.'),
       availabilityZone: z.string().optional().describe('Failure domain of the bastion.'),
       floatingIP: z
@@ -78,18 +71,13 @@ export function bastionOf<S extends z.ZodType>(machineSpec: S) {
         holds: (self) => !self.enabled || self.spec !== undefined,
       },
     ],
-  ).describe(
-    'A server to log in to the nodes through. Changes to a running bastion are refused; disable it, wait, then change it.',
-  );
+  ).describe('A server to log in to the nodes through. Changes to a running bastion are refused; disable it, wait, then change it.');
 }
 
 const managedNetwork = withRules(
   z.object({
     mtu: z.int32().optional().describe('MTU of the network. The Neutron default when omitted; needs the net-mtu extension.'),
-    enablePortSecurity: z
-      .boolean()
-      .optional()
-      .describe('Port security of the network, which security groups need. Enabled when omitted.'),
+    enablePortSecurity: z.boolean().optional().describe('Port security of the network, which security groups need. Enabled when omitted.'),
   }),
   [
     {
@@ -102,10 +90,7 @@ const managedNetwork = withRules(
 
 const managedRouter = withRules(
   z.object({
-    externalIPs: atomicListOf(externalRouterIPParam)
-      .min(1)
-      .optional()
-      .describe('Fixed gateway addresses of the router, each in a given external subnet.'),
+    externalIPs: atomicListOf(externalRouterIPParam).min(1).optional().describe('Fixed gateway addresses of the router, each in a given external subnet.'),
   }),
   [
     {
@@ -126,10 +111,7 @@ export function networkFieldsOf<S extends z.ZodType, P extends z.ZodType>(subnet
     managedSubnets: atomicListOf(subnetSpec)
       .max(1)
       .optional()
-      .describe(
-        'Subnets to create, along with a network and a router. Only one IPv4 subnet is supported. Without it, no ' +
-          'network is created.',
-      ),
+      .describe('Subnets to create, along with a network and a router. Only one IPv4 subnet is supported. Without it, no ' + 'network is created.'),
     network: networkParam.optional().describe('An existing network, used when managedSubnets is empty.'),
     subnets: atomicListOf(subnetParam)
       .optional()
@@ -137,18 +119,14 @@ export function networkFieldsOf<S extends z.ZodType, P extends z.ZodType>(subnet
         'Existing subnets of network, used when managedSubnets is empty. All subnets of network when omitted. Several ' +
           'subnets of one IP version need primarySubnet.',
       ),
-    primarySubnet: subnetParam
-      .optional()
-      .describe('Among several subnets, the one for the load balancer VIP and node registration. The first when omitted.'),
+    primarySubnet: subnetParam.optional().describe('Among several subnets, the one for the load balancer VIP and node registration. The first when omitted.'),
     router: routerParam.optional().describe('An existing router for managedSubnets; then no router is created.'),
   };
 }
 
 export const openStackClusterSpec = withRules(
   z.object({
-    identityRef: identityReference.describe(
-      'Credentials for the cluster, also used by its machines unless they name their own.',
-    ),
+    identityRef: identityReference.describe('Credentials for the cluster, also used by its machines unless they name their own.'),
     ...networkFieldsOf(subnetSpec, subnetParam),
     managedNetwork: managedNetwork.optional(),
     managedRouter: managedRouter.optional(),
@@ -171,9 +149,7 @@ export const openStackClusterSpec = withRules(
       .meta({ minProperties: 1 })
       .optional()
       .describe('Endpoint of the control plane. Filled in by CAPO; a value set at creation takes precedence.'),
-    controlPlaneAvailabilityZones: setOf(z.string())
-      .optional()
-      .describe('Availability zones control plane machines may use.'),
+    controlPlaneAvailabilityZones: setOf(z.string()).optional().describe('Availability zones control plane machines may use.'),
     controlPlaneOmitAvailabilityZone: z
       .boolean()
       .optional()
@@ -192,8 +168,7 @@ export const openStackClusterSpec = withRules(
       holds: (self) => self.enableExternalNetwork !== false || self.bastion?.floatingIP === undefined,
     },
     {
-      rule:
-        'has(self.enableExternalNetwork) && !self.enableExternalNetwork ? has(self.apiServer) && has(self.apiServer.enableFloatingIP) && !self.apiServer.enableFloatingIP : true',
+      rule: 'has(self.enableExternalNetwork) && !self.enableExternalNetwork ? has(self.apiServer) && has(self.apiServer.enableFloatingIP) && !self.apiServer.enableFloatingIP : true',
       message: 'apiServer.enableFloatingIP cannot be true when enableExternalNetwork is false',
       holds: (self) => self.enableExternalNetwork !== false || self.apiServer?.enableFloatingIP === false,
     },
@@ -212,9 +187,7 @@ const status = z
     workerSecurityGroup: securityGroupStatus.optional().describe('Managed security group of worker nodes.'),
     bastionSecurityGroup: securityGroupStatus.optional().describe('Managed security group of the bastion.'),
     bastion: bastionStatus.optional(),
-    conditions: mapListOf(condition, 'type')
-      .optional()
-      .describe('State of the cluster; Ready surfaces in the Cluster InfrastructureReady condition.'),
+    conditions: mapListOf(condition, 'type').optional().describe('State of the cluster; Ready surfaces in the Cluster InfrastructureReady condition.'),
     extensions: clusterStatusExtensions.optional(),
   })
   .describe('Observed state of the cluster infrastructure.');

@@ -32,38 +32,27 @@ const { resolvedMachineSpec, machineResources } = resourceStatuses;
 
 export const openStackMachineSpec = z
   .object({
-    providerID: z
-      .string()
-      .optional()
-      .describe('Provider ID of the machine, set by CAPO: openstack://[<region>]/<server ID>.'),
+    providerID: z.string().optional().describe('Provider ID of the machine, set by CAPO: openstack://[<region>]/<server ID>.'),
     flavor: flavorParam.describe('Flavor of the server.'),
     image: imageParam.describe('Image to boot; with rootVolume, the image the root volume is created from.'),
     sshKeyName: z.string().optional().describe('Nova key pair to inject into the server.'),
     ports: atomicListOf(portOpts)
       .optional()
-      .describe(
-        'Ports of the server, created unless a port of the same name exists. One port on the cluster network when omitted.',
-      ),
+      .describe('Ports of the server, created unless a port of the same name exists. One port on the cluster network when omitted.'),
     securityGroups: atomicListOf(securityGroupParam).optional().describe('Security groups of the server.'),
     trunk: z.boolean().optional().describe('Whether the server is attached through trunk ports.'),
     tags: setOf(z.string())
       .optional()
-      .describe(
-        'Tags of the server and of the resources created for it, besides the cluster tags. Needs Nova API 2.52 or later.',
-      ),
+      .describe('Tags of the server and of the resources created for it, besides the cluster tags. Needs Nova API 2.52 or later.'),
     serverMetadata: mapListOf(serverMetadata, 'key').optional().describe('Metadata of the Nova server.'),
     configDrive: z.boolean().optional().describe('Whether the server gets a config drive.'),
     rootVolume: rootVolume.optional().describe('Boots from a Cinder volume instead of a local disk.'),
-    additionalBlockDevices: mapListOf(additionalBlockDevice, 'name')
-      .optional()
-      .describe('Block devices attached besides the root disk.'),
+    additionalBlockDevices: mapListOf(additionalBlockDevice, 'name').optional().describe('Block devices attached besides the root disk.'),
     serverGroup: serverGroupParam.optional().describe('Server group the server joins.'),
     identityRef: identityReference.optional().describe('Credentials for this machine. Those of the cluster when omitted.'),
     floatingIPPoolRef: typedLocalObjectReference
       .optional()
-      .describe(
-        'An IP pool (such as an OpenStackFloatingIPPool) to claim a floating IP from; the IP is attached to the machine.',
-      ),
+      .describe('An IP pool (such as an OpenStackFloatingIPPool) to claim a floating IP from; the IP is attached to the machine.'),
     schedulerHintAdditionalProperties: mapListOf(schedulerHintAdditionalProperty, 'name')
       .optional()
       .describe('Extra Nova scheduler hints, e.g. to place the server in a host aggregate or zone.'),
@@ -79,9 +68,7 @@ const status = z
     addresses: atomicListOf(nodeAddress).optional().describe('Addresses of the server.'),
     resolved: resolvedMachineSpec.optional().describe('The spec with references resolved to IDs.'),
     resources: machineResources.optional().describe('OpenStack resources created for the machine.'),
-    conditions: mapListOf(condition, 'type')
-      .optional()
-      .describe('State of the machine; Ready surfaces in the Machine InfrastructureReady condition.'),
+    conditions: mapListOf(condition, 'type').optional().describe('State of the machine; Ready surfaces in the Machine InfrastructureReady condition.'),
     extensions: machineStatusExtensions.optional(),
   })
   .describe('Observed state of the machine.');

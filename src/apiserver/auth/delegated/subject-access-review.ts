@@ -46,7 +46,11 @@ export class SubjectAccessReviewAuthorizer implements Authorizer {
     const key = JSON.stringify(spec);
     const known = this.decisions.get(key);
     if (known) return known;
-    const review = await withDeadline(this.api.createSubjectAccessReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } }), this.timeoutMs, 'SubjectAccessReview');
+    const review = await withDeadline(
+      this.api.createSubjectAccessReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } }),
+      this.timeoutMs,
+      'SubjectAccessReview',
+    );
     const status = review.status;
     const decision: Decision = { allowed: status?.allowed === true && status.denied !== true, reason: status?.reason || status?.evaluationError || undefined };
     this.decisions.set(key, decision);

@@ -36,7 +36,11 @@ export class TokenReviewAuthenticator implements TokenAuthenticator {
     const key = createHash('sha256').update(token).digest('hex');
     const known = this.answers.get(key);
     if (known) return known.user ?? undefined;
-    const review = await withDeadline(this.api.createTokenReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } } }), this.timeoutMs, 'TokenReview');
+    const review = await withDeadline(
+      this.api.createTokenReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } } }),
+      this.timeoutMs,
+      'TokenReview',
+    );
     const status = review.status;
     const user = status?.authenticated && status.user?.username ? authenticated(status.user.username, status.user.groups ?? [], status.user.uid) : undefined;
     const withExtra = user && status?.user?.extra ? { ...user, extra: status.user.extra } : user;

@@ -62,18 +62,46 @@ describe('OpenStackCluster update', () => {
   it('accepts an unchanged spec, and null for an unset field', () => {
     const old = provisioned();
     expect(update(rules, old, old)).toEqual([]);
-    expect(update(rules, changed(old, (c) => (c.spec.tags = null)), old)).toEqual([]);
+    expect(
+      update(
+        rules,
+        changed(old, (c) => (c.spec.tags = null)),
+        old,
+      ),
+    ).toEqual([]);
   });
 
   it('forbids changing an immutable field', () => {
     const old = provisioned();
-    expect(rendered(update(rules, changed(old, (c) => (c.spec.tags = ['team-a'])), old))).toEqual([immutable]);
-    expect(rendered(update(rules, changed(old, (c) => (c.spec.externalNetwork = { id: 'other' })), old))).toEqual([immutable]);
+    expect(
+      rendered(
+        update(
+          rules,
+          changed(old, (c) => (c.spec.tags = ['team-a'])),
+          old,
+        ),
+      ),
+    ).toEqual([immutable]);
+    expect(
+      rendered(
+        update(
+          rules,
+          changed(old, (c) => (c.spec.externalNetwork = { id: 'other' })),
+          old,
+        ),
+      ),
+    ).toEqual([immutable]);
   });
 
   it('accepts changes to the extensions CAPO does not know', () => {
     const old = provisioned();
-    expect(update(rules, changed(old, (c) => (c.spec.extensions = { networking: { kubeNetworkPlugin: 'cilium' } })), old)).toEqual([]);
+    expect(
+      update(
+        rules,
+        changed(old, (c) => (c.spec.extensions = { networking: { kubeNetworkPlugin: 'cilium' } })),
+        old,
+      ),
+    ).toEqual([]);
   });
 
   describe('identityRef', () => {
@@ -134,7 +162,15 @@ describe('OpenStackCluster update', () => {
       const old = provisioned();
       const cluster = changed(old, (c) => (c.spec.controlPlaneEndpoint.host = '203.0.113.99'));
       expect(rendered(update(rules, cluster, old))).toEqual([immutable]);
-      expect(rendered(update(rules, changed(old, (c) => delete c.spec.controlPlaneEndpoint), old))).toEqual([immutable]);
+      expect(
+        rendered(
+          update(
+            rules,
+            changed(old, (c) => delete c.spec.controlPlaneEndpoint),
+            old,
+          ),
+        ),
+      ).toEqual([immutable]);
     });
   });
 
@@ -154,31 +190,83 @@ describe('OpenStackCluster update', () => {
         c.spec.apiServer.fixedIP = '10.6.0.100';
         c.spec.apiServer.port = 8443;
       });
-      expect(rendered(update(rules, changed(old, (c) => (c.spec.apiServer.fixedIP = '10.6.0.101')), old))).toEqual([immutable]);
-      expect(rendered(update(rules, changed(old, (c) => (c.spec.apiServer.port = 9443)), old))).toEqual([immutable]);
+      expect(
+        rendered(
+          update(
+            rules,
+            changed(old, (c) => (c.spec.apiServer.fixedIP = '10.6.0.101')),
+            old,
+          ),
+        ),
+      ).toEqual([immutable]);
+      expect(
+        rendered(
+          update(
+            rules,
+            changed(old, (c) => (c.spec.apiServer.port = 9443)),
+            old,
+          ),
+        ),
+      ).toEqual([immutable]);
     });
 
     it('are fixed when the floating IP is enabled', () => {
       const old = provisioned();
-      expect(rendered(update(rules, changed(old, (c) => (c.spec.apiServer.fixedIP = '10.6.0.100')), old))).toEqual([immutable]);
-      expect(rendered(update(rules, changed(old, (c) => (c.spec.apiServer.port = 8443)), old))).toEqual([immutable]);
+      expect(
+        rendered(
+          update(
+            rules,
+            changed(old, (c) => (c.spec.apiServer.fixedIP = '10.6.0.100')),
+            old,
+          ),
+        ),
+      ).toEqual([immutable]);
+      expect(
+        rendered(
+          update(
+            rules,
+            changed(old, (c) => (c.spec.apiServer.port = 8443)),
+            old,
+          ),
+        ),
+      ).toEqual([immutable]);
     });
   });
 
   describe('apiServer floatingIP', () => {
     it('may be pinned to the load balancer IP in status', () => {
       const old = provisioned();
-      expect(update(rules, changed(old, (c) => (c.spec.apiServer.floatingIP = '203.0.113.10')), old)).toEqual([]);
+      expect(
+        update(
+          rules,
+          changed(old, (c) => (c.spec.apiServer.floatingIP = '203.0.113.10')),
+          old,
+        ),
+      ).toEqual([]);
     });
 
     it('may be pinned when that is all of apiServer', () => {
       const old = changed(provisioned(), (c) => delete c.spec.apiServer);
-      expect(update(rules, changed(old, (c) => (c.spec.apiServer = { floatingIP: '203.0.113.10' })), old)).toEqual([]);
+      expect(
+        update(
+          rules,
+          changed(old, (c) => (c.spec.apiServer = { floatingIP: '203.0.113.10' })),
+          old,
+        ),
+      ).toEqual([]);
     });
 
     it('may not be set to another IP', () => {
       const old = provisioned();
-      expect(rendered(update(rules, changed(old, (c) => (c.spec.apiServer.floatingIP = '203.0.113.20')), old))).toEqual([immutable]);
+      expect(
+        rendered(
+          update(
+            rules,
+            changed(old, (c) => (c.spec.apiServer.floatingIP = '203.0.113.20')),
+            old,
+          ),
+        ),
+      ).toEqual([immutable]);
     });
   });
 
@@ -248,7 +336,13 @@ describe('OpenStackCluster update', () => {
         c.spec.managedSubnets[1].dnsNameservers = ['8.8.4.4'];
       });
       expect(update(rules, cluster, old)).toEqual([]);
-      expect(update(rules, changed(old, (c) => delete c.spec.managedSubnets[0].dnsNameservers), old)).toEqual([]);
+      expect(
+        update(
+          rules,
+          changed(old, (c) => delete c.spec.managedSubnets[0].dnsNameservers),
+          old,
+        ),
+      ).toEqual([]);
     });
 
     it('forbids a changed CIDR', () => {
@@ -315,8 +409,24 @@ describe('OpenStackCluster update', () => {
 
     it('may not switch to other IDs', () => {
       const old = provisioned();
-      expect(rendered(update(rules, changed(old, (c) => (c.spec.network = { id: 'net-2' })), old))).toEqual([immutable]);
-      expect(rendered(update(rules, changed(old, (c) => (c.spec.subnets = [{ id: 'subnet-2' }])), old))).toEqual([immutable]);
+      expect(
+        rendered(
+          update(
+            rules,
+            changed(old, (c) => (c.spec.network = { id: 'net-2' })),
+            old,
+          ),
+        ),
+      ).toEqual([immutable]);
+      expect(
+        rendered(
+          update(
+            rules,
+            changed(old, (c) => (c.spec.subnets = [{ id: 'subnet-2' }])),
+            old,
+          ),
+        ),
+      ).toEqual([immutable]);
     });
 
     it('may not switch from an ID back to a filter', () => {

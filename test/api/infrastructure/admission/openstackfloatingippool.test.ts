@@ -22,7 +22,13 @@ describe('OpenStackFloatingIPPool', () => {
     const pool = changed(old, (p) => (p.spec.identityRef.region = 'RegionTwo'));
     const errors = update(rules, pool, old);
     expect(rendered(errors)).toEqual([{ type: 'FieldValueInvalid', field: 'spec.identityRef', message: 'Invalid value: region is immutable' }]);
-    expect(update(rules, changed(old, (p) => (p.spec.identityRef.region = 'RegionOne')), old)).toEqual([]);
+    expect(
+      update(
+        rules,
+        changed(old, (p) => (p.spec.identityRef.region = 'RegionOne')),
+        old,
+      ),
+    ).toEqual([]);
   });
 
   it('fails the CRD rule when the region is removed', () => {

@@ -6,7 +6,7 @@ const immutableMessage =
   'OpenStackMachineTemplate spec.template.spec field is immutable. Please create a new resource instead. Ref doc: https://cluster-api.sigs.k8s.io/tasks/change-machine-template.html';
 
 describe('OpenStackMachineTemplate create', () => {
-  it('accepts the cluster template\'s machine template', () => {
+  it("accepts the cluster template's machine template", () => {
     expect(create(rules, openStackMachineTemplate())).toEqual([]);
   });
 
@@ -37,7 +37,7 @@ describe('OpenStackMachineTemplate update', () => {
     }
   });
 
-  it('lets ports\' allowedAddressPairs and the extensions change', () => {
+  it("lets ports' allowedAddressPairs and the extensions change", () => {
     const old = changed(openStackMachineTemplate(), (t) => (t.spec.template.spec.ports = [{ network: { id: 'net-1' } }]));
     const template = changed(old, (t) => {
       t.spec.template.spec.ports[0].allowedAddressPairs = [{ ipAddress: '10.6.0.200', macAddress: 'fa:16:3e:00:00:01' }];

@@ -33,7 +33,7 @@ describe('OpenStackServer create', () => {
     ]);
   });
 
-  it('forbids security groups on a port with port security disabled in v0.14\'s spelling', () => {
+  it("forbids security groups on a port with port security disabled in v0.14's spelling", () => {
     const server = changed(openStackServer(), (s) => {
       s.spec.ports[0].disablePortSecurity = true;
       s.spec.ports[0].securityGroups = [{ id: 'sg-1' }];
@@ -41,7 +41,12 @@ describe('OpenStackServer create', () => {
     expect(rendered(create(rules, server))).toEqual([
       { type: 'FieldValueForbidden', field: 'spec.ports', message: 'Forbidden: cannot have security groups when DisablePortSecurity is set to true' },
     ]);
-    expect(create(rules, changed(server, (s) => (s.spec.ports[0].disablePortSecurity = false)))).toEqual([]);
+    expect(
+      create(
+        rules,
+        changed(server, (s) => (s.spec.ports[0].disablePortSecurity = false)),
+      ),
+    ).toEqual([]);
   });
 
   it('forbids both spellings of port security on one port', () => {
@@ -67,8 +72,24 @@ describe('OpenStackServer update', () => {
 
   it('forbids any change, identityRef included as CAPO does', () => {
     const old = openStackServer();
-    expect(rendered(update(rules, changed(old, (s) => (s.spec.flavor = 'm1.large')), old))).toEqual([immutable]);
-    expect(rendered(update(rules, changed(old, (s) => (s.spec.identityRef.name = 'rotated')), old))).toEqual([immutable]);
+    expect(
+      rendered(
+        update(
+          rules,
+          changed(old, (s) => (s.spec.flavor = 'm1.large')),
+          old,
+        ),
+      ),
+    ).toEqual([immutable]);
+    expect(
+      rendered(
+        update(
+          rules,
+          changed(old, (s) => (s.spec.identityRef.name = 'rotated')),
+          old,
+        ),
+      ),
+    ).toEqual([immutable]);
   });
 
   it('lets ClusterClass dry runs through, but not real writes carrying the annotation', () => {

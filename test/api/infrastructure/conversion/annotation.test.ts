@@ -11,7 +11,8 @@ import { annotated, FLAVOR_ID, object, stashOf, T0 } from './objects.js';
 
 const KIND = 'OpenStackMachine';
 const image = { id: 'b7c8d9e0-2222-4333-8444-555566667777' };
-const lossySpoke = () => object('v1beta1', KIND, { spec: { image, flavor: 'm1.small', flavorID: FLAVOR_ID } }, { annotations: { 'example.com/owner': 'team-a' } });
+const lossySpoke = () =>
+  object('v1beta1', KIND, { spec: { image, flavor: 'm1.small', flavorID: FLAVOR_ID } }, { annotations: { 'example.com/owner': 'team-a' } });
 
 describe('conversion-data annotation', () => {
   it('is the key Cluster API uses', () => {
@@ -37,7 +38,11 @@ describe('conversion-data annotation', () => {
   it('is not added when nothing is lost, and a stale one is dropped', () => {
     const spoke = object('v1beta1', KIND, { spec: { image, flavor: 'm1.small' } });
     expect(stashOf(converter.toStorage(spoke))).toBeUndefined();
-    const stale = annotated(spoke, conversionDataAnnotation, JSON.stringify({ apiVersion: `${GROUP}/v1beta2`, kind: KIND, spec: { flavor: { id: FLAVOR_ID } } }));
+    const stale = annotated(
+      spoke,
+      conversionDataAnnotation,
+      JSON.stringify({ apiVersion: `${GROUP}/v1beta2`, kind: KIND, spec: { flavor: { id: FLAVOR_ID } } }),
+    );
     // The stash says the hub had flavor.id, but the object now says flavor m1.small: the object wins.
     expect(converter.toStorage(stale)).toEqual(object('v1beta2', KIND, { spec: { image, flavor: { filter: { name: 'm1.small' } } } }));
   });
@@ -49,7 +54,9 @@ describe('conversion-data annotation', () => {
     ['data of the source version', JSON.stringify({ apiVersion: `${GROUP}/v1beta1`, kind: KIND, spec: { flavor: 'x' } })],
   ])('ignores and removes data that is %s', (_, data) => {
     const spoke = object('v1beta1', KIND, { spec: { image, flavorID: FLAVOR_ID } });
-    expect(converter.toStorage(annotated(spoke, conversionDataAnnotation, data))).toEqual(object('v1beta2', KIND, { spec: { image, flavor: { id: FLAVOR_ID } } }));
+    expect(converter.toStorage(annotated(spoke, conversionDataAnnotation, data))).toEqual(
+      object('v1beta2', KIND, { spec: { image, flavor: { id: FLAVOR_ID } } }),
+    );
   });
 
   it('gives a v1beta1 client back the object it wrote, through any number of reads and writes', () => {
@@ -68,7 +75,15 @@ describe('versions', () => {
   });
 
   it('sets apiVersion to the target version and leaves kind and metadata alone', () => {
-    const metadata = { name: 'm', namespace: 'ns', uid: 'u-1', resourceVersion: '42', generation: 7, labels: { a: 'b' }, finalizers: ['openstackmachine.infrastructure.cluster.x-k8s.io'] };
+    const metadata = {
+      name: 'm',
+      namespace: 'ns',
+      uid: 'u-1',
+      resourceVersion: '42',
+      generation: 7,
+      labels: { a: 'b' },
+      finalizers: ['openstackmachine.infrastructure.cluster.x-k8s.io'],
+    };
     const spoke = converter.fromStorage({ ...hub, metadata }, 'v1beta1');
     expect(spoke.apiVersion).toBe(`${GROUP}/v1beta1`);
     expect(spoke.kind).toBe(KIND);
@@ -99,7 +114,11 @@ describe('partial objects', () => {
   it('never writes to its input', () => {
     const input = object('v1beta1', 'OpenStackCluster', {
       spec: { identityRef: { name: 'c', cloudName: 'o' }, networkMTU: 1400, externalRouterIPs: [], bastion: { spec: { flavor: 'a', flavorID: 'b', image } } },
-      status: { ready: true, failureDomains: { b: {}, a: { controlPlane: false } }, conditions: [{ type: 'Ready', status: 'True', severity: 'Info', lastTransitionTime: T0 }] },
+      status: {
+        ready: true,
+        failureDomains: { b: {}, a: { controlPlane: false } },
+        conditions: [{ type: 'Ready', status: 'True', severity: 'Info', lastTransitionTime: T0 }],
+      },
     });
     const copy = structuredClone(input);
     const hub = deepFreeze(openStackClusterConverter.toStorage(input));

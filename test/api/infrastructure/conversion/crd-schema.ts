@@ -218,7 +218,9 @@ export class ObjectGenerator {
         case 'uuid':
           return [this.uuid()];
         case 'date-time':
-          return [new Date(Date.UTC(2024, this.int(0, 11), this.int(1, 28), this.int(0, 23), this.int(0, 59), this.int(0, 59))).toISOString().replace('.000', '')];
+          return [
+            new Date(Date.UTC(2024, this.int(0, 11), this.int(1, 28), this.int(0, 23), this.int(0, 59), this.int(0, 59))).toISOString().replace('.000', ''),
+          ];
         case 'ipv4':
           return [`10.${this.int(0, 255)}.${this.int(0, 255)}.${this.int(1, 254)}`];
         default:

@@ -108,7 +108,11 @@ describe('OpenStackCluster spec', () => {
     ],
     ...[
       { managedSubnets: [{ cidr: '10.6.0.0/24', dnsNameservers: ['8.8.8.8'], allocationPools: [{ start: '10.6.0.10', end: '10.6.0.200' }] }] },
-      { network: { filter: { name: 'tenant', projectID: 'p1' } }, subnets: [{ id: SUBNET_ID }, { filter: { ipVersion: 6 } }], primarySubnet: { id: SUBNET_ID } },
+      {
+        network: { filter: { name: 'tenant', projectID: 'p1' } },
+        subnets: [{ id: SUBNET_ID }, { filter: { ipVersion: 6 } }],
+        primarySubnet: { id: SUBNET_ID },
+      },
       { router: { id: 'e1e2e3e4-5555-4666-8777-888899990000' }, externalNetwork: { id: NET_ID } },
       { tags: ['capo', 'e2e'], controlPlaneEndpoint: { host: 'api.capo-e2e.example', port: 6443 } },
       { controlPlaneAvailabilityZones: ['az-1', 'az-2'], controlPlaneOmitAvailabilityZone: false },
@@ -136,7 +140,14 @@ describe('OpenStackCluster status', () => {
       {
         conditions: [
           { type: 'Ready', status: 'True', lastTransitionTime: T0, reason: '', message: '', observedGeneration: 3 },
-          { type: 'NetworkReady', status: 'True', lastTransitionTime: T0, reason: 'Created', message: 'network k8s-clusterapi-cluster-default-capo-e2e', observedGeneration: 3 },
+          {
+            type: 'NetworkReady',
+            status: 'True',
+            lastTransitionTime: T0,
+            reason: 'Created',
+            message: 'network k8s-clusterapi-cluster-default-capo-e2e',
+            observedGeneration: 3,
+          },
         ],
       },
     );
@@ -144,7 +155,10 @@ describe('OpenStackCluster status', () => {
   });
 
   it('ready follows the Ready condition', () => {
-    const notReady = v2({}, { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: T0, reason: 'OpenStackError', message: 'boom', observedGeneration: 3 }] });
+    const notReady = v2(
+      {},
+      { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: T0, reason: 'OpenStackError', message: 'boom', observedGeneration: 3 }] },
+    );
     expect((converter.fromStorage(notReady, 'v1beta1').status as JsonObject).ready).toBe(false);
     // CAPO's Go type always writes ready, so any v1beta1 status has one, even one with no conditions.
     const noConditions = v2({}, { initialization: { provisioned: true } });
@@ -169,10 +183,21 @@ describe('OpenStackCluster status', () => {
   });
 
   it('apiServerLoadBalancer becomes apiServerManagedLoadBalancer; the bastion resolved ports invert port security; the rest is unchanged', () => {
-    const lb = { name: 'k8s-clusterapi-cluster-default-capo-e2e-kubeapi', id: 'lb-1', ip: '203.0.113.10', internalIP: '10.6.0.5', allowedCIDRs: ['10.6.0.0/24'], tags: ['capo'] };
+    const lb = {
+      name: 'k8s-clusterapi-cluster-default-capo-e2e-kubeapi',
+      id: 'lb-1',
+      ip: '203.0.113.10',
+      internalIP: '10.6.0.5',
+      allowedCIDRs: ['10.6.0.0/24'],
+      tags: ['capo'],
+    };
     const common = {
       initialization: { provisioned: true },
-      network: { id: NET_ID, name: 'k8s-clusterapi-cluster-default-capo-e2e', subnets: [{ id: SUBNET_ID, name: 'k8s-clusterapi-cluster-default-capo-e2e', cidr: '10.6.0.0/24' }] },
+      network: {
+        id: NET_ID,
+        name: 'k8s-clusterapi-cluster-default-capo-e2e',
+        subnets: [{ id: SUBNET_ID, name: 'k8s-clusterapi-cluster-default-capo-e2e', cidr: '10.6.0.0/24' }],
+      },
       externalNetwork: { id: NET_ID, name: 'public' },
       router: { id: 'r1', name: 'k8s-clusterapi-cluster-default-capo-e2e', ips: ['203.0.113.2'] },
       controlPlaneSecurityGroup: { id: 'sg1', name: 'k8s-cluster-default-capo-e2e-secgroup-controlplane' },
@@ -267,11 +292,7 @@ describe('OpenStackCluster lossy conversions', () => {
   });
 
   it.each<[string, JsonObject, JsonObject]>([
-    [
-      'unsorted failure domains and a missing controlPlane',
-      {},
-      { failureDomains: [{ name: 'az-2', controlPlane: true }, { name: 'az-1' }] },
-    ],
+    ['unsorted failure domains and a missing controlPlane', {}, { failureDomains: [{ name: 'az-2', controlPlane: true }, { name: 'az-1' }] }],
     [
       'observedGeneration older than the generation',
       {},
@@ -279,11 +300,7 @@ describe('OpenStackCluster lossy conversions', () => {
     ],
     ['an empty apiServer and managedNetwork', { apiServer: {}, managedNetwork: {} }, {}],
     ['a managedRouter without external IPs', { managedRouter: {} }, {}],
-    [
-      'a resolved bastion port without a description',
-      {},
-      { bastion: { resolved: { ports: [{ name: 'capo-e2e-bastion-0', networkID: NET_ID }] } } },
-    ],
+    ['a resolved bastion port without a description', {}, { bastion: { resolved: { ports: [{ name: 'capo-e2e-bastion-0', networkID: NET_ID }] } } }],
   ])('keeps v1beta2-only %s on the v1beta1 object', (_, spec, status) => {
     const hub = v2(spec, status);
     const spoke = converter.fromStorage(hub, 'v1beta1');
@@ -323,8 +340,14 @@ describe('OpenStackCluster annotation data that no longer fits', () => {
   it('drops the bastion flavor name once v1beta2 changed the flavor', () => {
     const hub = converter.toStorage(v1({ bastion: { enabled: true, spec: { flavor: 'm1.small', flavorID: FLAVOR_ID, image: { id: IMAGE_ID } } } }));
     const spec = hub.spec as JsonObject;
-    const changed = deepFreeze({ ...hub, spec: { ...spec, bastion: { enabled: true, spec: { flavor: { filter: { name: 'm1.large' } }, image: { id: IMAGE_ID } } } } });
-    expect((converter.fromStorage(changed, 'v1beta1').spec as JsonObject).bastion).toEqual({ enabled: true, spec: { flavor: 'm1.large', image: { id: IMAGE_ID } } });
+    const changed = deepFreeze({
+      ...hub,
+      spec: { ...spec, bastion: { enabled: true, spec: { flavor: { filter: { name: 'm1.large' } }, image: { id: IMAGE_ID } } } },
+    });
+    expect((converter.fromStorage(changed, 'v1beta1').spec as JsonObject).bastion).toEqual({
+      enabled: true,
+      spec: { flavor: 'm1.large', image: { id: IMAGE_ID } },
+    });
   });
 
   it('does not bring back failureReason into a status v1beta2 removed', () => {
@@ -334,7 +357,18 @@ describe('OpenStackCluster annotation data that no longer fits', () => {
   });
 
   it('drops the failure-domain order once a v1beta1 client changed the failure domains', () => {
-    const spoke = converter.fromStorage(v2({}, { failureDomains: [{ name: 'b', controlPlane: true }, { name: 'a', controlPlane: false }] }), 'v1beta1');
+    const spoke = converter.fromStorage(
+      v2(
+        {},
+        {
+          failureDomains: [
+            { name: 'b', controlPlane: true },
+            { name: 'a', controlPlane: false },
+          ],
+        },
+      ),
+      'v1beta1',
+    );
     const status = spoke.status as JsonObject;
     const edited = deepFreeze({ ...spoke, status: { ...status, failureDomains: { ...(status.failureDomains as JsonObject), c: { controlPlane: true } } } });
     expect((converter.toStorage(edited).status as JsonObject).failureDomains).toEqual([

@@ -19,7 +19,9 @@ const unchanged = {
   serverMetadata: [{ key: 'role', value: 'worker' }],
   configDrive: true,
   rootVolume: { sizeGiB: 50, type: 'ssd', availabilityZone: { from: 'Machine' } },
-  additionalBlockDevices: [{ name: 'etcd', sizeGiB: 10, storage: { type: 'Volume', volume: { type: 'ssd', availabilityZone: { from: 'Name', name: 'az-1' } } } }],
+  additionalBlockDevices: [
+    { name: 'etcd', sizeGiB: 10, storage: { type: 'Volume', volume: { type: 'ssd', availabilityZone: { from: 'Name', name: 'az-1' } } } },
+  ],
   serverGroup: { filter: { name: 'capo-e2e-workers' } },
   identityRef: { type: 'Secret', name: 'capo-e2e-cloud-config', cloudName: 'openstack', region: 'RegionOne' },
   floatingIPPoolRef: { apiGroup: GROUP, kind: 'OpenStackFloatingIPPool', name: 'public-pool' },
