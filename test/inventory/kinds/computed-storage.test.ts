@@ -2,7 +2,7 @@
  * The computed kinds on top of real storage: reads, and watches that turn
  * input events into computed events at the input's revision.
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { clusterExtensionResource } from '../../../src/inventory/kinds/clusterextension.js';
 import { openStackNodeResource } from '../../../src/inventory/kinds/openstacknode.js';
 import { ComputedStorage } from '../../../src/apiserver/store/computed-storage.js';
@@ -10,6 +10,7 @@ import { StorageError, type JsonObject, type WatchEvent } from '../../../src/sto
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
 import { WatchCache } from '../../../src/storage/watch-cache.js';
 import { cluster, machine, server } from '../../../harness/inventory-objects.js';
+import { pollUntil } from '../../../harness/poll.js';
 
 const opened: SqliteStorage[] = [];
 afterEach(async () => {
@@ -35,14 +36,7 @@ async function reconciledStorage(): Promise<SqliteStorage> {
 }
 
 function until<T>(read: () => T | undefined, what: string): Promise<T> {
-  return vi.waitFor(
-    () => {
-      const value = read();
-      if (value === undefined) throw new Error(`still waiting for ${what}`);
-      return value;
-    },
-    { timeout: 5_000, interval: 5 },
-  );
+  return pollUntil(what, async () => read(), { intervalMs: 5 });
 }
 
 async function changeStatus(storage: SqliteStorage, object: JsonObject, change: (status: Record<string, any>) => void): Promise<number> {

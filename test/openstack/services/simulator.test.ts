@@ -3,7 +3,8 @@
  * the OpenStack simulator, so request shapes and response schemas are
  * checked against services that enforce them.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollUntil } from '../../../harness/poll.js';
 import { isNotFound, loadCloud, OpenStackSession } from '../../../src/openstack/index.js';
 import { createServiceClients, type ServiceClients } from '../../../src/openstack/services/index.js';
 import type { ServiceType } from '../../../src/openstack/transport.js';
@@ -32,15 +33,16 @@ afterAll(async () => {
 });
 
 /** Polls `read` until `done` holds for its result, as a reconciler's requeues would. */
-function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  return vi.waitFor(
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  const reached = await pollUntil(
+    'a state the test waits for',
     async () => {
       const value = await read();
-      if (!done(value)) throw new Error(`still waiting; last value: ${JSON.stringify(value)}`);
-      return value;
+      return done(value) ? { value } : undefined;
     },
-    { timeout: timeoutMs, interval: 20 },
+    { timeoutMs },
   );
+  return reached.value;
 }
 
 async function gone(read: () => Promise<unknown>): Promise<void> {

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { ownerTag, ownerTags } from '../../../src/reconcile/resource/actuator.js';
 import { classify, ensure, remove, ResourceTerminalError, type Removal } from '../../../src/reconcile/resource/engine.js';
 import { loadBalancerActuator, type LoadBalancerDesired } from '../../../src/reconcile/resource/load-balancer.js';
-import { newOwner, pause, SimulatedOctavia, uniqueName, until } from './simulated-octavia.js';
+import { pollUntil } from '../../../harness/poll.js';
+import { newOwner, pause, SimulatedOctavia, uniqueName } from './simulated-octavia.js';
 
 const bench = SimulatedOctavia.forThisFile();
 
@@ -73,11 +74,14 @@ describe('ensure a load balancer', () => {
     // Deleting the VIP port before the driver plugs it fails the build, as on a real cloud.
     await bench.clients.neutron.deletePort(created.resource.vip_port_id!);
 
-    const error = await until(() =>
-      ensure(lbs, { recordedId: created.resource.id, desired, owner, record: bench.record }).then(
-        () => undefined,
-        (e: unknown) => e,
-      ),
+    const error = await pollUntil(
+      'the load balancer to fail',
+      () =>
+        ensure(lbs, { recordedId: created.resource.id, desired, owner, record: bench.record }).then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      { timeoutMs: 15_000, intervalMs: 10 },
     );
     expect(error).toBeInstanceOf(ResourceTerminalError);
     expect(error).toMatchObject({ reason: 'Failed', ids: [created.resource.id] });

@@ -16,7 +16,8 @@ import { loadBalancerActuator } from '../../../src/reconcile/resource/load-balan
 import { memberActuator, type MemberDesired } from '../../../src/reconcile/resource/member.js';
 import { LoadBalancerBusyError } from '../../../src/reconcile/resource/octavia.js';
 import { poolActuator, type PoolDesired } from '../../../src/reconcile/resource/pool.js';
-import { newOwner, pause, SimulatedOctavia, uniqueName, until } from './simulated-octavia.js';
+import { pollUntil } from '../../../harness/poll.js';
+import { newOwner, pause, SimulatedOctavia, uniqueName } from './simulated-octavia.js';
 
 const bench = SimulatedOctavia.forThisFile(150);
 
@@ -77,7 +78,11 @@ async function poolWithMember(address: string) {
   return { owner, lb, pool, members, member };
 }
 
-const untilActive = (lbId: string) => until(async () => ((await bench.octavia.getLoadBalancer(lbId)).provisioning_status === 'ACTIVE' ? true : undefined));
+const untilActive = (lbId: string) =>
+  pollUntil(`load balancer ${lbId} ACTIVE`, async () => ((await bench.octavia.getLoadBalancer(lbId)).provisioning_status === 'ACTIVE' ? true : undefined), {
+    timeoutMs: 15_000,
+    intervalMs: 10,
+  });
 
 /** Runs remove pass after pass, as the controller would, keeping what each pass returned. */
 async function removeUntilDone(run: () => Promise<Removal>): Promise<Removal[]> {
@@ -203,7 +208,11 @@ describe('building the API server load balancer pass by pass', () => {
     const lbs = loadBalancerActuator(bench.octavia);
     const lb = await lbs.create({ name: uniqueName('kubeapi'), vip_subnet_id: bench.subnetId }, owner);
     await bench.clients.neutron.deletePort(lb.vip_port_id!);
-    await until(async () => ((await bench.octavia.getLoadBalancer(lb.id)).provisioning_status === 'ERROR' ? true : undefined));
+    await pollUntil(
+      'the load balancer in ERROR',
+      async () => ((await bench.octavia.getLoadBalancer(lb.id)).provisioning_status === 'ERROR' ? true : undefined),
+      { timeoutMs: 15_000, intervalMs: 10 },
+    );
 
     const error = await ensure(listenerActuator(bench.octavia), { recordedId: undefined, desired: listenerFor(lb), owner, record: bench.record }).catch(
       (e: unknown) => e,

@@ -124,11 +124,6 @@ async function repeat<T>(goal: string, step: () => Promise<T>, done: (value: T) 
   throw new Error(`not ${goal} after ${maxPasses} attempts`);
 }
 
-/** Polls until `probe` answers something other than undefined. */
-export async function until<T>(probe: () => Promise<T | undefined>): Promise<T> {
-  return (await repeat('at the state the test waits for', probe, (value) => value !== undefined)) as T;
-}
-
 export function newOwner(): Owner {
   return { uid: randomUUID(), namespace: 'default', name: 'worker-0', kind: 'OpenStackMachine' };
 }

@@ -126,16 +126,6 @@ const maxPasses = 200;
 /** Between passes: the controller would wait requeueAfterMs; the simulator's transitions take tens of milliseconds. */
 export const pause = () => new Promise<void>((resolve) => setTimeout(resolve, 10));
 
-/** Polls until `probe` answers something other than undefined. */
-export async function until<T>(probe: () => Promise<T | undefined>): Promise<T> {
-  for (let attempt = 0; attempt < maxPasses; attempt += 1) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await pause();
-  }
-  throw new Error('the simulator never reached the state the test waits for');
-}
-
 export function newOwner(kind = 'OpenStackCluster'): Owner {
   return { uid: randomUUID(), namespace: 'default', name: 'demo', kind };
 }

@@ -9,7 +9,8 @@ import type { Volume } from '../../../src/openstack/index.js';
 import { TerminalError } from '../../../src/reconcile/controller.js';
 import { ensure, remove, ResourceTerminalError } from '../../../src/reconcile/resource/engine.js';
 import { ownerMetadata, ownerMetadataKey, ownerObjectMetadataKey, volumeActuator, type VolumeDesired } from '../../../src/reconcile/resource/volume.js';
-import { newOwner, seededImageId, SimulatedCompute, until } from './simulated-compute.js';
+import { pollUntil } from '../../../harness/poll.js';
+import { newOwner, seededImageId, SimulatedCompute } from './simulated-compute.js';
 
 const bench = SimulatedCompute.forThisFile();
 /** A cloud whose asynchronous transitions never finish within a test, to catch a volume mid-create. */
@@ -105,9 +106,15 @@ describe('remove a volume', () => {
     const desired = desiredVolume();
     const volume = (await bench.ensureReady(volumes(), desired, owner)).resource;
     const holder = await nova.createServer({ name: 'holder', flavorRef: '1', imageRef: imageId, networks: 'none' });
-    await until(async () => ((await nova.getServer(holder.id)).status === 'ACTIVE' ? true : undefined));
+    await pollUntil('the server ACTIVE', async () => ((await nova.getServer(holder.id)).status === 'ACTIVE' ? true : undefined), {
+      timeoutMs: 15_000,
+      intervalMs: 10,
+    });
     await nova.attachVolume(holder.id, { volumeId: volume.id });
-    await until(async () => ((await cinder.getVolume(volume.id)).status === 'in-use' ? true : undefined));
+    await pollUntil('the volume in-use', async () => ((await cinder.getVolume(volume.id)).status === 'in-use' ? true : undefined), {
+      timeoutMs: 15_000,
+      intervalMs: 10,
+    });
 
     const blocked = await remove(volumes(), { recordedId: volume.id, name: desired.name, owner });
     expect(blocked).toMatchObject({ requeueAfterMs: 15_000 });
