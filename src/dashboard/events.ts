@@ -11,15 +11,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InventoryAccess } from '../inventory/access.js';
+import { keysOf } from '../apiserver/registry/keys.js';
 import type { Storage, Watch, WatchEvent } from '../storage/interface.js';
 
 /** The kinds the pages show: CAPO's three and Cluster API's Cluster where this server stores it. */
 export const watchedPrefixes = [
-  '/registry/infrastructure.cluster.x-k8s.io/openstackclusters/',
-  '/registry/infrastructure.cluster.x-k8s.io/openstackmachines/',
-  '/registry/infrastructure.cluster.x-k8s.io/openstackservers/',
-  '/registry/cluster.x-k8s.io/clusters/',
-];
+  { group: 'infrastructure.cluster.x-k8s.io', plural: 'openstackclusters', namespaced: true },
+  { group: 'infrastructure.cluster.x-k8s.io', plural: 'openstackmachines', namespaced: true },
+  { group: 'infrastructure.cluster.x-k8s.io', plural: 'openstackservers', namespaced: true },
+  { group: 'cluster.x-k8s.io', plural: 'clusters', namespaced: true },
+].map((kind) => keysOf(kind).root);
 const coalesceMs = 250;
 /** A comment line this often keeps proxies from closing an idle stream. */
 const heartbeatMs = 15_000;

@@ -67,19 +67,16 @@ export class KindClient {
 
   /** The storage prefix a Controller watches. */
   get prefix(): string {
-    return this.store.prefix(undefined);
+    return this.store.keys.root;
   }
 
   /** The namespace and name behind a storage key of this kind. */
   nameOf(key: string): ObjectName {
-    const rest = key.slice(this.prefix.length);
-    const slash = rest.indexOf('/');
-    if (!key.startsWith(this.prefix) || slash <= 0) throw new Error(`${key} is not a key of ${this.definition.plural}`);
-    return { namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
+    return this.store.keys.nameOf(key);
   }
 
   keyOf({ namespace, name }: ObjectName): string {
-    return this.store.key(namespace, name);
+    return this.store.keys.key(namespace, name);
   }
 
   async get({ namespace, name }: ObjectName): Promise<JsonObject | undefined> {

@@ -44,13 +44,6 @@ export class ResyncGrid {
   }
 }
 
-/** The namespace of a controller key (`<prefix><namespace>/<name>`, or `<prefix><name>` for a cluster-scoped kind). */
-export function namespaceOfKey(prefix: string, key: string): string {
-  const rest = key.slice(prefix.length);
-  const slash = rest.lastIndexOf('/');
-  return slash < 0 ? '' : rest.slice(0, slash);
-}
-
 /** A hash of the name as a fraction of the period. */
 function phaseOf(namespace: string): number {
   return createHash('sha256').update(namespace).digest().readUInt32BE(0) / 2 ** 32;

@@ -26,15 +26,15 @@ import {
 } from '../../storage/interface.js';
 import type { ComputedInputs, ComputedSource, KindDefinition } from '../registry/kind.js';
 import { ensureMetadata } from './object.js';
-import { ResourceStore } from './resource-store.js';
+import { keysOf, type KindKeys } from '../registry/keys.js';
 
 /** Entries per storage read when loading inputs: large, so that reads stay constant for any realistic cluster. */
 const inputPageSize = 5000;
 
 export class ComputedStorage implements Storage {
   private readonly source: ComputedSource;
-  /** The computed kind's own key layout, as ResourceStore addresses it. */
-  private readonly keys: ResourceStore;
+  /** The computed kind's own key layout. */
+  private readonly keys: KindKeys;
 
   constructor(
     private readonly definition: KindDefinition,
@@ -42,7 +42,7 @@ export class ComputedStorage implements Storage {
   ) {
     if (!definition.computed) throw new Error(`${definition.kind} is not a computed kind`);
     this.source = definition.computed;
-    this.keys = new ResourceStore(definition, storage);
+    this.keys = keysOf(definition);
   }
 
   currentRevision(): Promise<number> {
@@ -80,7 +80,7 @@ export class ComputedStorage implements Storage {
 
   watch(request: WatchRequest): Watch {
     const namespace = this.namespaceOf(request.prefix);
-    const prefixes = this.source.inputs.map((kind) => new ResourceStore(kind, this.storage).prefix(namespace));
+    const prefixes = this.source.inputs.map((kind) => keysOf(kind).prefix(namespace));
     const state = prefixes.map(() => new Map<string, JsonObject>());
     const computed = new Map<string, JsonObject>();
     // Input events that arrive while the starting inputs load wait here, in order.
@@ -198,17 +198,16 @@ export class ComputedStorage implements Storage {
 
   /** The namespace a key prefix of the computed kind is scoped to; undefined for all namespaces. */
   private namespaceOf(prefix: string): string | undefined {
-    const base = this.keys.prefix(undefined);
+    const base = this.keys.root;
     if (prefix === base) return undefined;
     if (!prefix.startsWith(base) || !prefix.endsWith('/')) throw new StorageError(`${prefix} is not a prefix of ${this.definition.kind} objects`);
     return prefix.slice(base.length, -1);
   }
 
   private parseKey(key: string): { namespace: string; name: string } {
-    const base = this.keys.prefix(undefined);
-    const [namespace, name, ...rest] = key.startsWith(base) ? key.slice(base.length).split('/') : [];
-    if (!namespace || !name || rest.length > 0) throw new StorageError(`${key} is not a key of a ${this.definition.kind} object`);
-    return { namespace, name };
+    const parsed = this.keys.parse(key);
+    if (!parsed || parsed.name.includes('/')) throw new StorageError(`${key} is not a key of a ${this.definition.kind} object`);
+    return parsed;
   }
 }
 
@@ -232,7 +231,7 @@ async function readInputEntries(
   const pinned = revision ?? (await storage.currentRevision());
   const entries = await Promise.all(
     kinds.map(async (kind) => {
-      const prefix = new ResourceStore(kind, storage).prefix(namespace);
+      const prefix = keysOf(kind).prefix(namespace);
       const all: Entry[] = [];
       let startAfter: string | undefined;
       for (;;) {

@@ -21,6 +21,7 @@ import {
 } from '../../storage/interface.js';
 import { ApiError, errors, FieldError, type ResourceRef } from '../errors.js';
 import type { KindDefinition, KindVersion } from '../registry/kind.js';
+import { keysOf, type KindKeys } from '../registry/keys.js';
 import { groupVersionOf, storageVersionOf } from '../registry/registry.js';
 import { structuralSchemaOf } from '../schema/structural.js';
 import { applyDefaults } from '../schema/defaults.js';
@@ -100,6 +101,8 @@ const futureRevisionWaitMs = 3000;
 
 export class ResourceStore {
   readonly ref: ResourceRef;
+  /** Where its objects live in storage. */
+  readonly keys: KindKeys;
   readonly strategy: ResourceStrategy;
   private readonly storageVersion: KindVersion;
   private readonly fieldManagers = new Map<string, FieldManager>();
@@ -111,6 +114,7 @@ export class ResourceStore {
     private readonly storage: Storage,
   ) {
     this.ref = { group: definition.group, resource: definition.plural };
+    this.keys = keysOf(definition);
     this.storageVersion = storageVersionOf(definition);
     this.strategy = strategyFor(definition, (object, version) => this.toStorage(object, version));
   }
@@ -118,14 +122,12 @@ export class ResourceStore {
   // ---- keys --------------------------------------------------------------
 
   key(namespace: string | undefined, name: string): string {
-    return this.definition.namespaced ? `${this.prefix(namespace)}${name}` : `${this.prefix(undefined)}${name}`;
+    return this.keys.key(namespace, name);
   }
 
-  /** Key prefix for one namespace, or for every object of the kind; core kinds have no group segment, as in kube's etcd. */
+  /** Key prefix for one namespace, or for every object of the kind (registry/keys.ts). */
   prefix(namespace: string | undefined): string {
-    const { group, plural } = this.definition;
-    const base = group === '' ? `/registry/${plural}/` : `/registry/${group}/${plural}/`;
-    return this.definition.namespaced && namespace ? `${base}${namespace}/` : base;
+    return this.keys.prefix(namespace);
   }
 
   // ---- conversion ----------------------------------------------------------
