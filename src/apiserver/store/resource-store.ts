@@ -32,7 +32,7 @@ import { clone, ensureMetadata, nowTimestamp, specOf, type ObjectMeta } from './
 import { strategyFor, type ResourceStrategy, type Subresource } from './strategy.js';
 import { decodeContinue, encodeContinue } from './continue-token.js';
 import { FanOutMemo } from './fan-out-memo.js';
-import { letOthersRun } from './turns.js';
+import { WriteTurns } from './turns.js';
 import type { UserInfo } from '../auth/user.js';
 import { jsonEqual } from '../../storage/json.js';
 
@@ -314,11 +314,12 @@ export class ResourceStore {
       const candidateMeta = ensureMetadata(candidate);
       if (generated) candidateMeta.name = `${meta.generateName}${randomSuffix()}`;
       this.initializeServerFields(candidate);
-      await letOthersRun();
+      const turns = new WriteTurns();
+      await turns.giveWay();
       this.validate(candidate, undefined, version, warnings, options.dryRun);
-      await letOthersRun();
+      await turns.giveWay();
       const tracked = trackFields(candidate);
-      await letOthersRun();
+      await turns.giveWay();
       const stored = this.toStorage(tracked, version);
       if (options.dryRun) {
         if (await this.storage.get(this.key(candidateMeta.namespace, candidateMeta.name!))) {
@@ -469,8 +470,9 @@ export class ResourceStore {
       // Each attempt validates afresh: its warnings replace an abandoned attempt's.
       const attemptWarnings = [...warnings];
       let tracked: JsonObject | undefined;
+      const turns = new WriteTurns();
       try {
-        tracked = await this.change(request, current, entry.modRevision, attemptWarnings);
+        tracked = await this.change(request, current, entry.modRevision, attemptWarnings, turns);
       } catch (error) {
         if (cached) continue;
         throw error;
@@ -480,7 +482,7 @@ export class ResourceStore {
         return { object: current, warnings: attemptWarnings, created: false };
       }
 
-      await letOthersRun();
+      await turns.giveWay();
       const stored = this.toStorage(tracked, version);
       const nextMeta = ensureMetadata(tracked);
       const finishesDeletion = Boolean(nextMeta.deletionTimestamp) && (nextMeta.finalizers ?? []).length === 0;
@@ -502,11 +504,17 @@ export class ResourceStore {
   }
 
   /** One attempt's new object from `current` (at `modRevision`), or undefined when the write changes nothing. */
-  private async change(request: UpdateRequest, current: JsonObject, modRevision: number, warnings: string[]): Promise<JsonObject | undefined> {
+  private async change(
+    request: UpdateRequest,
+    current: JsonObject,
+    modRevision: number,
+    warnings: string[],
+    turns: WriteTurns,
+  ): Promise<JsonObject | undefined> {
     const { namespace, name, version, subresource, options, mutate, operation } = request;
-    await letOthersRun();
+    await turns.giveWay();
     const copy = clone(current);
-    await letOthersRun();
+    await turns.giveWay();
     const requested = this.strategy.canonicalize(mutate(copy));
     const requestedMeta = ensureMetadata(requested);
     this.bindNamespace(requestedMeta, namespace);
@@ -524,9 +532,9 @@ export class ResourceStore {
     }
 
     const next = this.strategy.prepareForUpdate(requested, current, subresource);
-    await letOthersRun();
+    await turns.giveWay();
     this.validate(next, current, version, warnings, options.dryRun);
-    await letOthersRun();
+    await turns.giveWay();
     const tracked = operation === 'apply' ? next : this.fieldManager(version).update(current, next, this.writeContext(version, options, subresource));
     const nextMeta = ensureMetadata(tracked);
     if (!jsonEqual(specOf(tracked), specOf(current))) nextMeta.generation = (ensureMetadata(current).generation ?? 0) + 1;
