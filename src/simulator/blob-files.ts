@@ -10,14 +10,12 @@
  * image holds it.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import { createWriteStream } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Transform } from 'node:stream';
 
 export interface StoredBlob {
   key: string;
@@ -33,7 +31,7 @@ export class BlobTooLargeError extends Error {}
 const keyPattern = /^[0-9a-f]{64}$/;
 
 export class BlobFiles {
-  /** Keys on disk, each with the count of receipts when it was last received (see `unreceivedSince`). */
+  /** Keys on disk, each with the count of receipts when it was last received (see `remove`). */
   readonly #keys = new Map<string, number>();
   #receipts = 0;
 

@@ -2,9 +2,8 @@
  * Token buckets by key that refuse rather than delay (the work queue's TokenBucket delays): a caller
  * gets `burst` at once and one more every `everyMs`, then is told how long to wait. The dashboard's
  * sign-in limits (per address, per user), preflight runs per user and the event recorder's budget
- * per object use it. The
- * keys tracked are bounded: past `maxKeys` the least recently used goes, which after that long
- * idle would be full again anyway.
+ * per object use it. The keys tracked are bounded: past `maxKeys` the least recently used goes,
+ * which after that long idle would be full again anyway.
  */
 interface Bucket {
   tokens: number;
