@@ -22,9 +22,9 @@ import type { SessionOptions as DashboardSessionOptions } from './dashboard/sess
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
 import type { ImageDownloadOptions } from './reconcile/image/downloads.js';
 import { installationId } from './reconcile/installation.js';
-import { fencedStorage } from './reconcile/fenced-storage.js';
-import { fenceOf, StorageLeaseLock } from './reconcile/leader.js';
-import { ShardedLeadership, type MemberStorage } from './reconcile/shards.js';
+import { fencedStorage } from './reconcile/runtime/fenced-storage.js';
+import { fenceOf, StorageLeaseLock } from './reconcile/runtime/leader.js';
+import { ShardedLeadership, type MemberStorage } from './reconcile/runtime/shards.js';
 import { storageSecretFinalizers } from './reconcile/identity-guard.js';
 import { KindClient } from './reconcile/objects.js';
 import type { ClusterApiCluster, ClusterApiSource } from './reconcile/sources/source.js';

@@ -300,7 +300,7 @@ async function leaderElectionOptions(values: {
     throw new UsageError('--leader-elect-lease-duration must exceed --leader-elect-renew-deadline, which must exceed --leader-elect-retry-period');
   }
   const name = values['leader-elect-resource-name'];
-  const { dnsSubdomain } = await import('./reconcile/leader.js');
+  const { dnsSubdomain } = await import('./reconcile/runtime/leader.js');
   if (!dnsSubdomain.test(name)) throw new UsageError(`--leader-elect-resource-name must be a DNS subdomain, not ${JSON.stringify(name)}`);
   const namespace = values['leader-elect-resource-namespace'] ?? (await podNamespace()) ?? 'capo-system';
   return { name, namespace, leaseDurationMs, renewDeadlineMs, retryPeriodMs, shards };

@@ -25,8 +25,8 @@ import {
   type ServiceType,
   type SessionOptions,
 } from '../openstack/index.js';
-import { TerminalError } from './controller.js';
-import { ConcurrencyLimiter } from './limiter.js';
+import { TerminalError } from './runtime/controller.js';
+import { ConcurrencyLimiter } from './runtime/limiter.js';
 import type { KindClient } from './objects.js';
 import type { ClusterApiSource } from './sources/source.js';
 

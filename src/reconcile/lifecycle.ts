@@ -10,7 +10,7 @@ import type { JsonObject } from '../storage/interface.js';
 import { ownerUidAnnotation } from './adoption.js';
 import type { CloudConnection } from './cloud.js';
 import { describeWaits, type ReconcilePass } from './reconcile-pass.js';
-import type { ReconcileResult } from './controller.js';
+import type { ReconcileResult } from './runtime/controller.js';
 import type { ReconcilerDeps } from './deps.js';
 import { identitySecretOf } from './identity-guard.js';
 import { metaOf, type KindClient } from './objects.js';

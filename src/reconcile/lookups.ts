@@ -7,7 +7,7 @@
  */
 import type { Flavor } from '../openstack/index.js';
 import type { CloudConnection } from './cloud.js';
-import { TerminalError } from './controller.js';
+import { TerminalError } from './runtime/controller.js';
 
 const lookupTtlMs = 5 * 60_000;
 /** A flavor never changes under its ID; the resync reads it again after this. */

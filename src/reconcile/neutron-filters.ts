@@ -7,7 +7,7 @@
  */
 import { neutronQuery, type NeutronParam, type SubnetFilter } from '../capo/neutron-query.js';
 import type { NeutronClient, Network, Subnet } from '../openstack/index.js';
-import { TerminalError } from './controller.js';
+import { TerminalError } from './runtime/controller.js';
 
 /** Exactly one network must match; `what` names the field in the error (e.g. spec.network). */
 export async function resolveNetwork(neutron: NeutronClient, param: NeutronParam, what: string, extra: { 'router:external'?: boolean } = {}): Promise<Network> {

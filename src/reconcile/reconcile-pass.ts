@@ -13,7 +13,7 @@
  */
 import type { JsonObject } from '../storage/interface.js';
 import { conditionsOf, setCondition, type ConditionUpdate } from './conditions.js';
-import { TerminalError, type ReconcileResult } from './controller.js';
+import { TerminalError, type ReconcileResult } from './runtime/controller.js';
 import { WaitingError, waitingOf, type Owner, type ResourceActuator, type Waiting } from './resource/actuator.js';
 import {
   blockedRequeueMs,

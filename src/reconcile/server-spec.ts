@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { openStackMachineSpec } from '../api/infrastructure/v1beta2/openstackmachine.js';
 import type { JsonObject } from '../storage/interface.js';
-import { TerminalError } from './controller.js';
+import { TerminalError } from './runtime/controller.js';
 import { flavorReference } from './lookups.js';
 
 export type MachineSpec = z.output<typeof openStackMachineSpec>;

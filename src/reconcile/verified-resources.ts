@@ -16,7 +16,7 @@
  * took a third of a replica's time at 1,000 clusters.
  */
 import type { ReadTarget } from './resource/actuator.js';
-import type { ResyncGrid } from './resync-grid.js';
+import type { ResyncGrid } from './runtime/resync-grid.js';
 
 /** The object a verified resource belongs to. */
 export interface VerifiedOwner {

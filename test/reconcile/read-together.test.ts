@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ReadTogether } from '../../src/reconcile/read-together.js';
 import type { ReadTarget, ResourceActuator } from '../../src/reconcile/resource/actuator.js';
-import { ResyncGrid } from '../../src/reconcile/resync-grid.js';
+import { ResyncGrid } from '../../src/reconcile/runtime/resync-grid.js';
 import { VerifiedResources } from '../../src/reconcile/verified-resources.js';
 
 interface Port {

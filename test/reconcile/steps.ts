@@ -11,7 +11,7 @@ import { parseAllDocuments } from 'yaml';
 import { embeddedClusterApiKinds } from '../../src/api/embedded/kinds.js';
 import { servedKinds } from '../../src/served-kinds.js';
 import type { ServedRequest, Simulator, SimulatorOptions } from '../../src/simulator/host.js';
-import type { Reconcile, ReconcileResult } from '../../src/reconcile/controller.js';
+import type { Reconcile, ReconcileResult } from '../../src/reconcile/runtime/controller.js';
 import { openStackClusterReconciler } from '../../src/reconcile/cluster/reconciler.js';
 import { reconcilerDeps } from '../../src/reconcile/manager.js';
 import { openStackMachineReconciler } from '../../src/reconcile/machine/reconciler.js';

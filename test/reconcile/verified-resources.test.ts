@@ -1,6 +1,6 @@
 /** What a pass may take from memory: same ID, same generation, until the object's resync; and what to read along with a resource. */
 import { describe, expect, it } from 'vitest';
-import { ResyncGrid } from '../../src/reconcile/resync-grid.js';
+import { ResyncGrid } from '../../src/reconcile/runtime/resync-grid.js';
 import { VerifiedResources } from '../../src/reconcile/verified-resources.js';
 
 const a = { uid: 'a', namespace: 'default' };

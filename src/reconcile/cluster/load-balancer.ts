@@ -27,7 +27,7 @@ import { poolMonitors, provisioningStatuses, type CreateListenerInGraph, type Fl
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
 import { resolveSubnet } from '../neutron-filters.js';
 import type { JsonObject } from '../../storage/interface.js';
-import { TerminalError } from '../controller.js';
+import { TerminalError } from '../runtime/controller.js';
 import { apiLoadBalancerName, clusterResourceName, ingressLoadBalancerName, loadBalancerPortName } from '../../capo/names.js';
 import type { ReconcilePass } from '../reconcile-pass.js';
 import { metaOf } from '../objects.js';

@@ -10,7 +10,7 @@ import { isNotFound, type Network, type Router, type Subnet } from '../../openst
 import { neutronQuery, type NeutronFilter, type NeutronParam, type SubnetFilter } from '../../capo/neutron-query.js';
 import { resolveNetwork, resolveSubnet } from '../neutron-filters.js';
 import type { JsonObject } from '../../storage/interface.js';
-import { TerminalError } from '../controller.js';
+import { TerminalError } from '../runtime/controller.js';
 import { clusterResourceName } from '../../capo/names.js';
 import { networkActuator } from '../resource/network.js';
 import { routerActuator } from '../resource/router.js';

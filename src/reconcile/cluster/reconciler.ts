@@ -14,7 +14,7 @@
 import type { JsonObject } from '../../storage/interface.js';
 import { isJsonObject } from '../../storage/json.js';
 import { isConditionTrue } from '../conditions.js';
-import type { Reconcile, ReconcileResult } from '../controller.js';
+import type { Reconcile, ReconcileResult } from '../runtime/controller.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { authenticate, deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
 import { metaOf, type KindClient } from '../objects.js';

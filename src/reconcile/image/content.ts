@@ -18,7 +18,7 @@ import { createGunzip } from 'node:zlib';
 import unbzip2 from 'unbzip2-stream';
 import xz from 'xz-decompress';
 import type { GlanceClient } from '../../openstack/index.js';
-import { TerminalError } from '../controller.js';
+import { TerminalError } from '../runtime/controller.js';
 import { redactUrl, redactUrls } from './destinations.js';
 import { ratioFloorBytes, type DownloadLimits } from './downloads.js';
 

@@ -17,7 +17,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from '
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
 import os from 'node:os';
-import { TerminalError } from '../controller.js';
+import { TerminalError } from '../runtime/controller.js';
 
 type Family = 'ipv4' | 'ipv6';
 

@@ -19,7 +19,7 @@
 import type { JsonObject } from '../../storage/interface.js';
 import type { CloudConnection } from '../cloud.js';
 import type { CreateImage, Image } from '../../openstack/index.js';
-import { TerminalError, type Reconcile, type ReconcileResult } from '../controller.js';
+import { TerminalError, type Reconcile, type ReconcileResult } from '../runtime/controller.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { finishDeletion, prepare } from '../lifecycle.js';
 import { metaOf, type KindClient } from '../objects.js';

@@ -17,7 +17,7 @@ import type { CloudConnection } from '../cloud.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
 import { findCondition } from '../conditions.js';
-import type { Reconcile } from '../controller.js';
+import type { Reconcile } from '../runtime/controller.js';
 import { closedGate, clusterProvisioned, machinesMayStart } from '../cluster/reconciler.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { apiLoadBalancerName, ingressLoadBalancerName, memberName } from '../../capo/names.js';

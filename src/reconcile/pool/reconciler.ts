@@ -28,7 +28,7 @@ import { compareStrings } from '../../apiserver/fieldmanager/value.js';
 import { infrastructureGroup } from '../../api/infrastructure/kinds.js';
 import { floatingIpPoolTag } from '../../capo/names.js';
 import type { NeutronParam } from '../../capo/neutron-query.js';
-import { TerminalError, type Reconcile, type ReconcileResult } from '../controller.js';
+import { TerminalError, type Reconcile, type ReconcileResult } from '../runtime/controller.js';
 import type { IpamClients, ObjectClient, ReconcilerDeps } from '../deps.js';
 import { authenticate, finishDeletion, prepare } from '../lifecycle.js';
 import { resolveNetwork } from '../neutron-filters.js';

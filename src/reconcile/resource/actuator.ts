@@ -14,7 +14,7 @@
  *   of a user is never adopted, nor deleted.
  */
 import { isNotFound } from '../../openstack/index.js';
-import { TerminalError } from '../controller.js';
+import { TerminalError } from '../runtime/controller.js';
 
 /** The Kubernetes object on whose behalf resources are created; its uid is what makes ownership unambiguous. */
 export interface Owner {

@@ -13,7 +13,7 @@
  * comes back as "waiting" with a requeue delay for the controller.
  */
 import { isNotFound, OpenStackError, type OpenStackErrorKind } from '../../openstack/index.js';
-import { TerminalError } from '../controller.js';
+import { TerminalError } from '../runtime/controller.js';
 import { waitingOf, type Owner, type Progress, type ResourceActuator, type Waiting } from './actuator.js';
 
 export type ErrorClass = 'terminal' | 'transient' | 'blocked';

@@ -4,7 +4,7 @@
  * it nothing but its tags is ever changed here.
  */
 import type { NeutronClient, Port } from '../../openstack/index.js';
-import { TerminalError } from '../controller.js';
+import { TerminalError } from '../runtime/controller.js';
 import { absentOn404, maxTagLength, ownerTags, type ResourceActuator } from './actuator.js';
 import { adoptableOf, ensureOwnerTags, readById, createTagged, withOwnerMark } from './neutron.js';
 

@@ -4,7 +4,7 @@
  * that fails to build leaves nothing behind that the caller does not know of.
  */
 import type { BlockDeviceMapping, CreateServer, NovaClient, SchedulerHints, Server } from '../../openstack/index.js';
-import { TerminalError } from '../controller.js';
+import { TerminalError } from '../runtime/controller.js';
 import { absentOn404, carriesOwnerTag, ownOrAdoptable, ownerTag, ownerTagOf, ownerTags, readGroup, type ResourceActuator } from './actuator.js';
 
 /** Nova's create fields where they map one to one; the references are resolved to IDs by the caller. */

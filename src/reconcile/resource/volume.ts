@@ -4,7 +4,7 @@
  * which Cinder can filter on, and adoption matches on name and that item.
  */
 import { derivedError, OpenStackError, type CinderClient, type Volume } from '../../openstack/index.js';
-import { TerminalError } from '../controller.js';
+import { TerminalError } from '../runtime/controller.js';
 import { absentOn404, ownOrAdoptable, type Owner, type ResourceActuator } from './actuator.js';
 
 /** Cinder's own field names, so the create body is the desired state plus the owner's metadata. */

@@ -18,7 +18,7 @@ import type { openStackServerSpec } from '../../api/infrastructure/v1alpha1/open
 import type { JsonObject } from '../../storage/interface.js';
 import type { CloudConnection } from '../cloud.js';
 import type { ReconcilerDeps } from '../deps.js';
-import { TerminalError, type Reconcile, type ReconcileResult } from '../controller.js';
+import { TerminalError, type Reconcile, type ReconcileResult } from '../runtime/controller.js';
 import { portName, volumeName } from '../../capo/names.js';
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
 import { resolveNetwork, resolveSecurityGroups, resolveSubnet } from '../neutron-filters.js';

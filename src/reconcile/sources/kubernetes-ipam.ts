@@ -19,7 +19,7 @@ import type { JsonObject, ObjectName } from '../../storage/interface.js';
 import { isJsonObject } from '../../storage/json.js';
 import type { IpamClients, ObjectClient } from '../deps.js';
 import { metaOf } from '../objects.js';
-import { ExponentialBackoff } from '../backoff.js';
+import { ExponentialBackoff } from '../runtime/backoff.js';
 import { servedVersion } from './discovery.js';
 import { describeKubeError, WatchedCollection } from './watched-collection.js';
 

@@ -9,7 +9,7 @@
 import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 import { KeyExistsError, KeyNotFoundError, RevisionConflictError, type Entry, type JsonObject, type ListResult } from '../../storage/interface.js';
 import { reviewTimeoutMs, withDeadline } from '../../apiserver/auth/delegated/deadline.js';
-import type { MemberStorage } from '../shards.js';
+import type { MemberStorage } from '../runtime/shards.js';
 
 export class KubernetesLeaseStorage implements MemberStorage {
   private readonly api: CoordinationV1Api;

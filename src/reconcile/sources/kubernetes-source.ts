@@ -31,7 +31,7 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { ExponentialBackoff, type ExponentialBackoffOptions } from '../backoff.js';
+import { ExponentialBackoff, type ExponentialBackoffOptions } from '../runtime/backoff.js';
 import { loadKubeconfig } from './kubeconfig.js';
 import { clusterApiGroup, clusterApiVersions, parseCluster, parseMachine, parseSecret, type ClusterApiVersion } from './parse.js';
 import type { ClusterApiCluster, ClusterApiMachine, ClusterApiSource, SecretData, SourceChange, SourceKind } from './source.js';

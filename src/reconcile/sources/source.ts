@@ -6,7 +6,7 @@
  * serves them from its storage (StorageClusterApiSource).
  */
 import type { JsonObject } from '../../storage/interface.js';
-import { TerminalError } from '../controller.js';
+import { TerminalError } from '../runtime/controller.js';
 
 export interface SecretData {
   namespace: string;

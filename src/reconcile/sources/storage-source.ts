@@ -11,10 +11,10 @@
  */
 import type { KindDefinition } from '../../apiserver/registry/kind.js';
 import { TooOldRevisionError, type Storage, type Watch } from '../../storage/interface.js';
-import { ExponentialBackoff, type ExponentialBackoffOptions } from '../backoff.js';
+import { ExponentialBackoff, type ExponentialBackoffOptions } from '../runtime/backoff.js';
 import { KindClient } from '../objects.js';
 import type { ObjectName } from '../../storage/interface.js';
-import { sleep } from '../sleep.js';
+import { sleep } from '../runtime/sleep.js';
 import { parseCluster, parseMachine, parseSecret } from './parse.js';
 import type { ClusterApiCluster, ClusterApiMachine, ClusterApiSource, SecretData, SourceChange, SourceKind } from './source.js';
 import { fallbackLogger } from '../../observability/log.js';

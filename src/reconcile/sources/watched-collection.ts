@@ -9,7 +9,7 @@
  * succeeds, so reads fall back to the API server meanwhile.
  */
 import { ADD, DELETE, ERROR, ListWatch, UPDATE, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import { ExponentialBackoff, type ExponentialBackoffOptions } from '../backoff.js';
+import { ExponentialBackoff, type ExponentialBackoffOptions } from '../runtime/backoff.js';
 
 export interface WatchedCollectionOptions {
   /** The collection's URL path, e.g. /api/v1/namespaces/default/secrets. */

@@ -12,7 +12,7 @@
  */
 import type { JsonObject } from '../../storage/interface.js';
 import type { CloudConnection } from '../cloud.js';
-import type { Reconcile } from '../controller.js';
+import type { Reconcile } from '../runtime/controller.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { authenticate } from '../lifecycle.js';
 import { flavorById, flavorReference, resolveFlavorId, resolveImageId, type ImageParam, type ImageRefResolver } from '../lookups.js';

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../src/simulator/host.js';
-import { clusterShard } from '../../../src/reconcile/shards.js';
+import { clusterShard } from '../../../src/reconcile/runtime/shards.js';
 import { CloudCensus, noResources, resourceKinds, type ResourceCounts } from '../../../harness/census.js';
 import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady, type Kubectl } from '../../../harness/cluster-flow.js';
 import { etcdUnavailable, startEtcd, type RunningEtcd } from '../../../harness/etcd.js';

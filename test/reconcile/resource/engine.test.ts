@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { OpenStackError, type OpenStackErrorKind } from '../../../src/openstack/index.js';
-import { TerminalError } from '../../../src/reconcile/controller.js';
+import { TerminalError } from '../../../src/reconcile/runtime/controller.js';
 import {
   humanTag,
   maxTagLength,

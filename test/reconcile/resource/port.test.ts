@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Network, Subnet } from '../../../src/openstack/index.js';
-import { TerminalError } from '../../../src/reconcile/controller.js';
+import { TerminalError } from '../../../src/reconcile/runtime/controller.js';
 import { ownerTag, ownerTags } from '../../../src/reconcile/resource/actuator.js';
 import { classify, ensure, remove } from '../../../src/reconcile/resource/engine.js';
 import { portActuator, type PortDesired } from '../../../src/reconcile/resource/port.js';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Network, Server } from '../../../src/openstack/index.js';
-import { TerminalError } from '../../../src/reconcile/controller.js';
+import { TerminalError } from '../../../src/reconcile/runtime/controller.js';
 import { ownerTag, ownerTags, type Owner } from '../../../src/reconcile/resource/actuator.js';
 import { classify, ensure, remove, ResourceTerminalError } from '../../../src/reconcile/resource/engine.js';
 import { serverActuator, serverAddresses, type ServerDesired } from '../../../src/reconcile/resource/server.js';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Volume } from '../../../src/openstack/index.js';
-import { TerminalError } from '../../../src/reconcile/controller.js';
+import { TerminalError } from '../../../src/reconcile/runtime/controller.js';
 import { ensure, remove, ResourceTerminalError } from '../../../src/reconcile/resource/engine.js';
 import { ownerMetadata, ownerMetadataKey, ownerObjectMetadataKey, volumeActuator, type VolumeDesired } from '../../../src/reconcile/resource/volume.js';
 import { pollUntil } from '../../../harness/poll.js';

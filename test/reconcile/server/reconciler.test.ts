@@ -5,7 +5,7 @@
  * deletion removes the server before its ports, the finalizer last.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TerminalError } from '../../../src/reconcile/controller.js';
+import { TerminalError } from '../../../src/reconcile/runtime/controller.js';
 import { serverFinalizer } from '../../../src/reconcile/server/reconciler.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
 import { condition, lastRequest, provisionExampleCluster, startSteps, type Steps } from '../steps.js';

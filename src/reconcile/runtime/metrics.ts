@@ -1,5 +1,5 @@
 /** Prometheus families of the reconcile loops, one series per controller. */
-import type { Counter, Gauge, Histogram, MetricsRegistry } from '../observability/metrics.js';
+import type { Counter, Gauge, Histogram, MetricsRegistry } from '../../observability/metrics.js';
 import type { WorkQueueMetrics } from './queue.js';
 
 /** How one reconcile ended, the `result` label of reconcile_duration_seconds. */

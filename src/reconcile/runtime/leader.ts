@@ -23,9 +23,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { KeyExistsError, KeyNotFoundError, RevisionConflictError, type Entry, type JsonObject, type Storage } from '../storage/interface.js';
+import { KeyExistsError, KeyNotFoundError, RevisionConflictError, type Entry, type JsonObject, type Storage } from '../../storage/interface.js';
 import { sleep } from './sleep.js';
-import { fallbackLogger } from '../observability/log.js';
+import { fallbackLogger } from '../../observability/log.js';
 
 export interface LeaderLock {
   /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConcurrencyLimiter } from '../../src/reconcile/limiter.js';
+import { ConcurrencyLimiter } from '../../../src/reconcile/runtime/limiter.js';
 
 /** A call that records when it starts and runs until released. */
 class Calls {

@@ -22,13 +22,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Storage } from '../storage/interface.js';
-import { fallbackLogger } from '../observability/log.js';
-import type { JsonObject } from '../storage/interface.js';
+import type { Storage } from '../../storage/interface.js';
+import { fallbackLogger } from '../../observability/log.js';
+import type { JsonObject } from '../../storage/interface.js';
 import type { Sharding } from './controller.js';
 import { NotLeaderError, StorageLeaseLock, type LeaderLock, type LeaseStorage } from './leader.js';
-import { metaOf } from './objects.js';
-import { ownerClusterName } from './paused.js';
+import { metaOf } from '../objects.js';
+import { ownerClusterName } from '../paused.js';
 
 /** What membership needs beyond a lease: listing the members' leases, and removing long-dead ones. */
 export type MemberStorage = LeaseStorage & Pick<Storage, 'list' | 'delete'>;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { RateLimiter } from '../../src/reconcile/backoff.js';
-import { WorkQueue, type WorkQueueMetrics } from '../../src/reconcile/queue.js';
+import type { RateLimiter } from '../../../src/reconcile/runtime/backoff.js';
+import { WorkQueue, type WorkQueueMetrics } from '../../../src/reconcile/runtime/queue.js';
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });

@@ -5,11 +5,11 @@
  * joins late getting its share handed over.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { StorageError, type Storage } from '../../src/storage/interface.js';
-import { SqliteStorage } from '../../src/storage/sqlite.js';
-import { NotLeaderError } from '../../src/reconcile/leader.js';
-import { ShardedLeadership, assignShards, clusterShard, type MemberStorage } from '../../src/reconcile/shards.js';
-import { pollUntil } from '../../harness/poll.js';
+import { StorageError, type Storage } from '../../../src/storage/interface.js';
+import { SqliteStorage } from '../../../src/storage/sqlite.js';
+import { NotLeaderError } from '../../../src/reconcile/runtime/leader.js';
+import { ShardedLeadership, assignShards, clusterShard, type MemberStorage } from '../../../src/reconcile/runtime/shards.js';
+import { pollUntil } from '../../../harness/poll.js';
 
 const timing = { leaseDurationMs: 900, renewDeadlineMs: 600, retryPeriodMs: 100 };
 const shards = 8;

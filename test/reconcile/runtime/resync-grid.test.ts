@@ -1,6 +1,6 @@
 /** The resync grid: one instant per period per namespace, at least half a period after the last success. */
 import { describe, expect, it } from 'vitest';
-import { ResyncGrid } from '../../src/reconcile/resync-grid.js';
+import { ResyncGrid } from '../../../src/reconcile/runtime/resync-grid.js';
 
 describe('ResyncGrid', () => {
   const period = 60_000;

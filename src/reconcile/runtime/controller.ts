@@ -27,19 +27,19 @@
  * only keys of held shards are reconciled, each inside its shard's context so
  * that fencing checks that shard's lease; taking a shard enqueues its keys.
  */
-import type { MetricsRegistry } from '../observability/metrics.js';
-import { TooOldRevisionError, type JsonObject, type Storage, type Watch, type WatchEvent } from '../storage/interface.js';
+import type { MetricsRegistry } from '../../observability/metrics.js';
+import { TooOldRevisionError, type JsonObject, type Storage, type Watch, type WatchEvent } from '../../storage/interface.js';
 import { defaultRateLimiter, type RateLimiter } from './backoff.js';
 import { AlwaysLeader, type LeaderLock } from './leader.js';
 import { reconcileMetrics, type ReconcileMetrics, type ReconcileOutcome } from './metrics.js';
 import { WorkQueue } from './queue.js';
-import { namespaceOfKey } from '../apiserver/registry/keys.js';
+import { namespaceOfKey } from '../../apiserver/registry/keys.js';
 import { defaultResyncPeriodMs, ResyncGrid } from './resync-grid.js';
 import { sleep } from './sleep.js';
-import { isJsonObject, jsonEqual } from '../storage/json.js';
-import { fallbackLogger, type Logger } from '../observability/log.js';
-import { DependencyVanishedError } from './drift.js';
-import { OpenStackError } from '../openstack/index.js';
+import { isJsonObject, jsonEqual } from '../../storage/json.js';
+import { fallbackLogger, type Logger } from '../../observability/log.js';
+import { DependencyVanishedError } from '../drift.js';
+import { OpenStackError } from '../../openstack/index.js';
 
 export interface ReconcileResult {
   /** Reconcile again after this long even without changes: waiting on OpenStack without holding a worker. */

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AlwaysLeader, fenceOf, NotLeaderError, StorageLeaseLock, type StorageLeaseLockOptions } from '../../src/reconcile/leader.js';
-import { StorageError, type JsonObject, type Storage } from '../../src/storage/interface.js';
-import { SqliteStorage } from '../../src/storage/sqlite.js';
+import { AlwaysLeader, fenceOf, NotLeaderError, StorageLeaseLock, type StorageLeaseLockOptions } from '../../../src/reconcile/runtime/leader.js';
+import { StorageError, type JsonObject, type Storage } from '../../../src/storage/interface.js';
+import { SqliteStorage } from '../../../src/storage/sqlite.js';
 
 // Fake time drives the lease; SQLite commits on real setImmediate, which stays real.
 const timing = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };

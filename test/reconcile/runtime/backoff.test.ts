@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { defaultRateLimiter, ExponentialBackoff, MaxOf, TokenBucket } from '../../src/reconcile/backoff.js';
+import { defaultRateLimiter, ExponentialBackoff, MaxOf, TokenBucket } from '../../../src/reconcile/runtime/backoff.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MetricsRegistry } from '../../src/observability/metrics.js';
-import type { RateLimiter } from '../../src/reconcile/backoff.js';
-import { Controller, generationOrMetadataChanged, TerminalError, type ControllerOptions, type ReconcileResult } from '../../src/reconcile/controller.js';
-import { StorageLeaseLock, type LeaderLock } from '../../src/reconcile/leader.js';
-import { TooOldRevisionError, type JsonObject, type Storage, type WatchEvent, type WatchRequest } from '../../src/storage/interface.js';
-import { SqliteStorage } from '../../src/storage/sqlite.js';
+import { MetricsRegistry } from '../../../src/observability/metrics.js';
+import type { RateLimiter } from '../../../src/reconcile/runtime/backoff.js';
+import { Controller, generationOrMetadataChanged, TerminalError, type ControllerOptions, type ReconcileResult } from '../../../src/reconcile/runtime/controller.js';
+import { StorageLeaseLock, type LeaderLock } from '../../../src/reconcile/runtime/leader.js';
+import { TooOldRevisionError, type JsonObject, type Storage, type WatchEvent, type WatchRequest } from '../../../src/storage/interface.js';
+import { SqliteStorage } from '../../../src/storage/sqlite.js';
 
 const prefix = '/registry/infrastructure.cluster.x-k8s.io/openstackmachines/';
 const keyOf = (name: string) => `${prefix}default/${name}`;

@@ -3,7 +3,7 @@
  * through, and every write first passes the fence (see leader.ts), so a replica that lost the
  * leader lease, even one paused while it lost it, writes nothing more.
  */
-import type { Storage } from '../storage/interface.js';
+import type { Storage } from '../../storage/interface.js';
 
 export function fencedStorage(storage: Storage, fence: () => void): Storage {
   return {
