@@ -61,6 +61,12 @@ module.exports = {
       [infrastructure, '^src/api/orc/', apiserver, capo, observability, openstack, preflight, storage],
       'The reconciler watches storage and drives OpenStack; nothing below it imports it.',
     ),
+    layer(
+      'reconcile-runtime',
+      '^src/reconcile/runtime/',
+      [storage, observability],
+      'The controller runtime (loop, queue, backoff, leases, shards, fence) knows no CAPO: what is CAPO\'s (which objects share a shard or a resync, which failures are the cloud\'s) is passed in by reconcile/.',
+    ),
     layer('graphql', '^src/graphql/', [inventory, apiserver, storage], 'GraphQL serves the inventory; it shares nothing with the admin API but the inventory.'),
     layer('admin', '^src/admin/', [inventory, apiserver, storage], 'The admin API serves the inventory; it shares nothing with GraphQL but the inventory.'),
     layer(

@@ -301,7 +301,7 @@ export interface LeaderElectionOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
-  /** Above 1, the reconciler is sharded by cluster across the replicas, one lease per shard (reconcile/shards.ts). */
+  /** Above 1, the reconciler is sharded by cluster across the replicas, one lease per shard (reconcile/runtime/shards.ts). */
   shards?: number;
 }
 

@@ -65,7 +65,7 @@ interface Config {
   profile: CloudProfile;
 }
 
-/** The reconciler's default resync period (src/reconcile/manager.ts): each object resyncs once a period, at its namespace's instant (src/reconcile/resync-grid.ts). */
+/** The reconciler's default resync period (src/reconcile/manager.ts): each object resyncs once a period, at its namespace's instant (src/reconcile/runtime/resync-grid.ts). */
 const defaultResyncMs = 10 * 60_000;
 /** The reconciler's per-cloud bound on calls in flight (CloudConnections' default). */
 const reconcilerPerCloud = 16;

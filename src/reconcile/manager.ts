@@ -16,11 +16,11 @@ import { infrastructureGroup } from '../api/infrastructure/kinds.js';
 import { fallbackLogger, type Logger } from '../observability/log.js';
 import type { IpamClients, ReconcilerDeps } from './deps.js';
 import type { MetricsRegistry } from '../observability/metrics.js';
-import type { SessionOptions } from '../openstack/index.js';
+import { OpenStackError, type SessionOptions } from '../openstack/index.js';
 import type { JsonObject, Storage, Watch, WatchEvent } from '../storage/interface.js';
 import { CloudConnections, IdentityError } from './cloud.js';
 import { machinesMayStart, openStackClusterReconciler } from './cluster/reconciler.js';
-import { Controller, generationOrMetadataChanged, type Sharding } from './runtime/controller.js';
+import { Controller, generationOrMetadataChanged, type Reconcile, type Sharding } from './runtime/controller.js';
 import { EventRecorder, type EventSink } from './events/recorder.js';
 import type { LeaderLock } from './runtime/leader.js';
 import { openStackMachineReconciler } from './machine/reconciler.js';
@@ -44,6 +44,9 @@ import { WaitSchedule } from './wait-schedule.js';
 import { MemberBatches } from './member-batches.js';
 import { IdentityGuard, type SecretFinalizers } from './identity-guard.js';
 import { isJsonObject } from '../storage/json.js';
+import { namespaceOfKey } from '../apiserver/registry/keys.js';
+import { clusterGroupOf } from './cluster-shards.js';
+import { DependencyVanishedError } from './drift.js';
 
 /** source.component and reportingComponent of the Events the reconcilers record. */
 export const eventComponent = 'capo-apiserver';
@@ -54,7 +57,7 @@ export interface ReconcilerOptions {
   kinds: KindDefinition[];
   source: ClusterApiSource;
   leader?: LeaderLock;
-  /** Reconcile only the clusters of the shards this replica holds (shards.ts). */
+  /** Reconcile only the clusters of the shards this replica holds (runtime/shards.ts, cluster-shards.ts). */
   sharding?: Sharding;
   metrics?: MetricsRegistry;
   /** Per-object full re-read; default 10 minutes. */
@@ -161,25 +164,24 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     resyncPeriodMs,
     workers: options.workers,
     leader: options.leader,
-    sharding: options.sharding,
+    sharding: options.sharding && { shards: options.sharding, groupOf: clusterGroupOf },
     metrics: options.metrics,
     shouldEnqueue: generationOrMetadataChanged,
     onError: options.onError,
     logger: options.logger,
+    isActionableFailure: isCloudFailure,
   };
-  const clusterController = new Controller({ ...common, name: 'openstackcluster', prefix: clusters.prefix, reconcile: openStackClusterReconciler(deps) });
-  const machineController = new Controller({ ...common, name: 'openstackmachine', prefix: machines.prefix, reconcile: openStackMachineReconciler(deps) });
-  const serverController = new Controller({ ...common, name: 'openstackserver', prefix: servers.prefix, reconcile: openStackServerReconciler(deps) });
-  const templateController = new Controller({
-    ...common,
-    name: 'openstackmachinetemplate',
-    prefix: templates.prefix,
-    reconcile: openStackMachineTemplateReconciler(deps),
-  });
-  const imageController = images && new Controller({ ...common, name: 'image', prefix: images.prefix, reconcile: orcImageReconciler(deps, images) });
+  // The objects of a namespace (in practice one workload cluster) resync together, so their resources are read together.
+  const controller = (name: string, prefix: string, reconcile: Reconcile) =>
+    new Controller({ ...common, name, prefix, reconcile, resyncGroupOf: (key) => namespaceOfKey(prefix, key) });
+  const clusterController = controller('openstackcluster', clusters.prefix, openStackClusterReconciler(deps));
+  const machineController = controller('openstackmachine', machines.prefix, openStackMachineReconciler(deps));
+  const serverController = controller('openstackserver', servers.prefix, openStackServerReconciler(deps));
+  const templateController = controller('openstackmachinetemplate', templates.prefix, openStackMachineTemplateReconciler(deps));
+  const imageController = images && controller('image', images.prefix, orcImageReconciler(deps, images));
   // A released download slot asks for a pass of the Images that waited for one.
   if (imageController) deps.imageDownloads.slots.wakeWith((key) => imageController.enqueue(key));
-  const poolController = new Controller({ ...common, name: 'openstackfloatingippool', prefix: pools.prefix, reconcile: floatingIpPoolReconciler(deps, pools) });
+  const poolController = controller('openstackfloatingippool', pools.prefix, floatingIpPoolReconciler(deps, pools));
   const controllers = [
     clusterController,
     machineController,
@@ -436,6 +438,11 @@ function routedStatusChanged(before: JsonObject, after: JsonObject): boolean {
     ]);
   };
   return pick(before) !== pick(after);
+}
+
+/** An answer of OpenStack's, or a resource deleted behind our back: the user or the cloud can act on it, our code did its job. */
+function isCloudFailure(error: Error): boolean {
+  return error instanceof OpenStackError || error instanceof DependencyVanishedError;
 }
 
 /** A storage watch from now that survives compaction and storage hiccups by starting again from the current revision. */

@@ -1,7 +1,7 @@
 /**
  * At resync, reads the resources of many objects in one list call rather
  * than one GET each. The objects of a namespace resync at the same instant
- * (resync-grid.ts); the first of them to read a resource of a group (one
+ * (runtime/resync-grid.ts); the first of them to read a resource of a group (one
  * kind on one cloud: ports by `id`, servers by owner tag, the members of one
  * pool) reads with it every resource of that group whose verification runs
  * out about now (verified-resources.ts), and keeps their answers for their

@@ -3,7 +3,7 @@
  * not read again what the previous pass (seconds ago) just read: while a
  * cluster's load balancer builds, every pass would otherwise re-read the
  * network, subnet, router and security groups. An entry lasts until its
- * object's next resync is due (resync-grid.ts), which keeps the promise of
+ * object's next resync is due (runtime/resync-grid.ts), which keeps the promise of
  * one read per owned resource per resync, and is bound to the object's
  * generation so a spec change re-reads and re-applies everything. A restart
  * starts empty, so crash recovery always reads the cloud.

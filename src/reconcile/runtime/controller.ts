@@ -12,9 +12,10 @@
  * worker; a thrown error retries with the queue's backoff; a TerminalError
  * (invalid configuration, unrecoverable state) is neither retried nor given a
  * new resync, so the key waits for an event that passes shouldEnqueue (or the
- * relist of a new term); success schedules the key's resync, on its
- * namespace's grid (resync-grid.ts): the objects of one namespace resync
- * together, so their resources can be read together, and namespaces apart.
+ * relist of a new term); success schedules the key's resync, on its resync
+ * group's grid (resync-grid.ts; the owner names the group, CAPO's reconcilers
+ * a namespace): the objects of one group resync together, so their resources
+ * can be read together, and groups apart.
  *
  * Leadership: the loop runs only while the leader lock is held. Each term
  * lists afresh, watches from the list's revision and owns a new queue; when
@@ -33,13 +34,10 @@ import { defaultRateLimiter, type RateLimiter } from './backoff.js';
 import { AlwaysLeader, type LeaderLock } from './leader.js';
 import { reconcileMetrics, type ReconcileMetrics, type ReconcileOutcome } from './metrics.js';
 import { WorkQueue } from './queue.js';
-import { namespaceOfKey } from '../../apiserver/registry/keys.js';
 import { defaultResyncPeriodMs, ResyncGrid } from './resync-grid.js';
 import { sleep } from './sleep.js';
 import { isJsonObject, jsonEqual } from '../../storage/json.js';
 import { fallbackLogger, type Logger } from '../../observability/log.js';
-import { DependencyVanishedError } from '../drift.js';
-import { OpenStackError } from '../../openstack/index.js';
 
 export interface ReconcileResult {
   /** Reconcile again after this long even without changes: waiting on OpenStack without holding a worker. */
@@ -56,7 +54,8 @@ export class TerminalError extends Error {
 
 /** Which objects this replica reconciles, when the reconciler is sharded across replicas. */
 export interface Sharding {
-  shardOf(value: JsonObject): number;
+  /** The shard of the objects of `group`: objects of one group are always in one shard. */
+  shardOf(group: string): number;
   holds(shard: number): boolean;
   /** Runs a reconcile as work of its shard (writes are fenced by that shard's lease). */
   within<T>(shard: number, fn: () => T): T;
@@ -72,12 +71,14 @@ export interface ControllerOptions {
   reconcile: Reconcile;
   /** Keys reconciled concurrently. Default 10, as CAPO's controllers. */
   workers?: number;
-  /** Resync period, on the namespace's grid after the last success; 0 turns resync off. Default 10 minutes. */
+  /** Resync period, on the key's resync group's grid after the last success; 0 turns resync off. Default 10 minutes. */
   resyncPeriodMs?: number;
+  /** The resync group of a key: keys of one group resync at the same instants, so their resources can be read together. */
+  resyncGroupOf: (key: string) => string;
   /** Default AlwaysLeader (one replica). The controller never releases the lock: its owner does. */
   leader?: LeaderLock;
-  /** Reconcile only the objects of held shards. Default: every object (one leader). */
-  sharding?: Sharding;
+  /** Reconcile only the objects of held shards, each in the shard of its group (`groupOf`). Default: every object (one leader). */
+  sharding?: { shards: Sharding; groupOf: (value: JsonObject) => string };
   /** Which watch events enqueue their key, e.g. generationOrMetadataChanged. Default: all. */
   shouldEnqueue?: (event: WatchEvent) => boolean;
   /** Retry delays after errors. Default defaultRateLimiter(). */
@@ -87,6 +88,11 @@ export interface ControllerOptions {
   onError?: (error: unknown, key?: string) => void;
   /** Where each reconcile's outcome goes at debug level (-v 1), and errors when onError is not given. */
   logger?: Logger;
+  /**
+   * Failures the user or the cloud can act on (an answer of the cloud's), which the default onError logs as a
+   * warning without a stack, as it does a TerminalError. Default: none but TerminalError.
+   */
+  isActionableFailure?: (error: Error) => boolean;
 }
 
 /** Keys per list page: bounds one storage response, as etcd wants. */
@@ -101,8 +107,9 @@ export class Controller {
   private readonly reconcile: Reconcile;
   private readonly workers: number;
   private readonly resyncGrid: ResyncGrid | undefined;
+  private readonly resyncGroupOf: (key: string) => string;
   private readonly leader: LeaderLock;
-  private readonly sharding: Sharding | undefined;
+  private readonly sharding: ControllerOptions['sharding'];
   /** Each known key's shard, from the list and the watch (a deleted key's from its last state, until reconciled). */
   private readonly shardOfKey = new Map<string, number>();
   private readonly shouldEnqueue: (event: WatchEvent) => boolean;
@@ -130,15 +137,17 @@ export class Controller {
     this.metrics = options.metrics && reconcileMetrics(options.metrics, options.name);
     // One line per failure: the message carries the service, request, status and request id; stacks are noise in a log.
     this.log = (options.logger ?? fallbackLogger).child({ controller: this.name });
-    this.onError = options.onError ?? ((error, key) => logFailure(this.log, error, key));
+    const actionable = options.isActionableFailure ?? (() => false);
+    this.onError = options.onError ?? ((error, key) => logFailure(this.log, error, key, actionable));
     // Without the slash, the prefix of machines would also watch machinesets.
     if (!this.prefix.endsWith('/')) throw new Error(`controller ${this.name}: prefix must end with "/", got ${this.prefix}`);
     if (!Number.isInteger(this.workers) || this.workers < 1) throw new Error(`controller ${this.name}: workers must be a positive integer`);
     const resyncPeriodMs = options.resyncPeriodMs ?? defaultResyncPeriodMs;
     if (!(resyncPeriodMs >= 0)) throw new Error(`controller ${this.name}: resyncPeriodMs must be >= 0`);
     this.resyncGrid = resyncPeriodMs > 0 ? new ResyncGrid(resyncPeriodMs) : undefined;
+    this.resyncGroupOf = options.resyncGroupOf;
     this.leader.onLost(() => this.term?.abort());
-    this.sharding?.onAcquired((shard) => {
+    this.sharding?.shards.onAcquired((shard) => {
       for (const [key, keyShard] of this.shardOfKey) if (keyShard === shard) this.queue?.add(key);
     });
   }
@@ -257,7 +266,7 @@ export class Controller {
   }
 
   private recordShard(key: string, value: JsonObject): void {
-    if (this.sharding) this.shardOfKey.set(key, this.sharding.shardOf(value));
+    if (this.sharding) this.shardOfKey.set(key, this.sharding.shards.shardOf(this.sharding.groupOf(value)));
   }
 
   private observe(queue: WorkQueue<string>, event: WatchEvent): void {
@@ -288,7 +297,7 @@ export class Controller {
     const startedAt = performance.now();
     let outcome: ReconcileOutcome;
     const shard = this.shardOfKey.get(key);
-    if (this.sharding && (shard === undefined || !this.sharding.holds(shard))) {
+    if (this.sharding && (shard === undefined || !this.sharding.shards.holds(shard))) {
       // Another replica's object (or one not listed yet, which the watch brings): taking its shard enqueues it again.
       if (!this.known.has(key)) this.shardOfKey.delete(key);
       queue.forget(key);
@@ -296,7 +305,7 @@ export class Controller {
       return;
     }
     try {
-      const { requeueAfterMs } = this.sharding ? await this.sharding.within(shard!, () => this.reconcile(key)) : await this.reconcile(key);
+      const { requeueAfterMs } = this.sharding ? await this.sharding.shards.within(shard!, () => this.reconcile(key)) : await this.reconcile(key);
       if (!this.known.has(key)) this.shardOfKey.delete(key);
       queue.forget(key);
       if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
@@ -304,7 +313,7 @@ export class Controller {
         queue.addAfter(key, requeueAfterMs);
       } else {
         outcome = 'success';
-        if (this.resyncGrid && this.known.has(key)) queue.addAfter(key, this.resyncGrid.delay(namespaceOfKey(this.prefix, key)));
+        if (this.resyncGrid && this.known.has(key)) queue.addAfter(key, this.resyncGrid.delay(this.resyncGroupOf(key)));
       }
     } catch (error) {
       if (error instanceof TerminalError) {
@@ -345,12 +354,12 @@ function actionableMetadata(object: JsonObject): JsonObject {
 
 /**
  * A failure the user or the cloud can act on (a terminal error: a flavor that does not exist, a
- * refused request; any answer of OpenStack's) is a warning in the cloud's words, without a stack:
- * the stack would point into our code, which did its job. Anything else is the server's own fault
- * and logged as an error with its stack.
+ * refused request; any answer of the cloud's, as `actionable` tells) is a warning in the cloud's
+ * words, without a stack: the stack would point into our code, which did its job. Anything else is
+ * the server's own fault and logged as an error with its stack.
  */
-function logFailure(log: Logger, error: unknown, key: string | undefined): void {
-  if (error instanceof TerminalError || error instanceof OpenStackError || error instanceof DependencyVanishedError)
+function logFailure(log: Logger, error: unknown, key: string | undefined, actionable: (error: Error) => boolean): void {
+  if (error instanceof Error && (error instanceof TerminalError || actionable(error)))
     log.warn({ key, reason: error.name, error: error.message }, 'reconcile failed');
   else log.error({ key, err: error }, 'reconcile failed');
 }

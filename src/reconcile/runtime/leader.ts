@@ -18,7 +18,7 @@
  *
  * The lease record lives in whatever holds objects with compare-and-swap:
  * this server's storage (SQLite, etcd), or a coordination.k8s.io Lease in
- * the management cluster (sources/kubernetes-lease.ts).
+ * the management cluster (reconcile/sources/kubernetes-lease.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';

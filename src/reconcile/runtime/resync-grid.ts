@@ -1,13 +1,14 @@
 /**
  * When objects resync, and so how long what a pass verified may be trusted.
  *
- * The objects of one namespace (in practice one workload cluster: its
+ * The objects of one group (the controller's owner names it; for CAPO's
+ * reconcilers a namespace, in practice one workload cluster: its
  * OpenStackCluster, machines and servers) resync together, on a grid of
- * instants one period apart whose phase comes from the namespace's name: a
- * key's next resync is the first instant of its namespace's grid at least
+ * instants one period apart whose phase comes from the group's name: a
+ * key's next resync is the first instant of its group's grid at least
  * half a period after its last success. Together, one list call can verify
- * the resources of many objects (read-together.ts) instead of one GET each;
- * spread by namespace, clusters still do not all resync in one burst.
+ * the resources of many objects (reconcile/read-together.ts) instead of one
+ * GET each; spread by group, clusters still do not all resync in one burst.
  * client-go's informers resync all their objects at once too; ORC spreads
  * each key by jitter, which leaves nothing to read together.
  *
@@ -28,23 +29,23 @@ export class ResyncGrid {
     if (!(periodMs >= 0)) throw new Error(`resync period must not be negative, got ${periodMs}`);
   }
 
-  /** The first instant of `namespace`'s grid at least half a period after `from` (default now); `from` itself with a period of 0. */
-  next(namespace: string, from = this.now()): number {
+  /** The first instant of `group`'s grid at least half a period after `from` (default now); `from` itself with a period of 0. */
+  next(group: string, from = this.now()): number {
     // Without resync, nothing verified is trusted past its own pass.
     if (this.periodMs === 0) return from;
-    const phase = phaseOf(namespace) * this.periodMs;
+    const phase = phaseOf(group) * this.periodMs;
     const earliest = from + this.periodMs / 2;
     return phase + Math.ceil((earliest - phase) / this.periodMs) * this.periodMs;
   }
 
-  /** How long from now until `namespace`'s next resync. */
-  delay(namespace: string): number {
+  /** How long from now until `group`'s next resync. */
+  delay(group: string): number {
     const now = this.now();
-    return this.next(namespace, now) - now;
+    return this.next(group, now) - now;
   }
 }
 
 /** A hash of the name as a fraction of the period. */
-function phaseOf(namespace: string): number {
-  return createHash('sha256').update(namespace).digest().readUInt32BE(0) / 2 ** 32;
+function phaseOf(group: string): number {
+  return createHash('sha256').update(group).digest().readUInt32BE(0) / 2 ** 32;
 }

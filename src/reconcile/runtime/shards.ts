@@ -1,9 +1,9 @@
 /**
- * The reconciler sharded by cluster across replicas, for a management plane past what one leader
- * reconciles: every object belongs to the shard of its cluster (a hash of namespace and cluster
- * name, which an OpenStackCluster, its machines and their servers all carry, where the Cluster's uid
- * would need a lookup per machine), each shard is a lease (StorageLeaseLock, so fencing and takeover
- * timing are the leader lease's), and each replica reconciles the shards whose leases it holds.
+ * The reconciler sharded across replicas, for a management plane past what one leader reconciles:
+ * every object belongs to the shard of its group (a hash of the group's name; the controller's owner
+ * names an object's group, CAPO's reconcilers its cluster: reconcile/cluster-shards.ts), each shard
+ * is a lease (StorageLeaseLock, so fencing and takeover timing are the leader lease's), and each
+ * replica reconciles the shards whose leases it holds.
  *
  * Who holds what: every replica keeps a member lease (`<name>-member-<id>`) renewed, lists the
  * member leases each retry period, and counts a member alive while its lease's revision keeps
@@ -24,11 +24,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Storage } from '../../storage/interface.js';
 import { fallbackLogger } from '../../observability/log.js';
-import type { JsonObject } from '../../storage/interface.js';
 import type { Sharding } from './controller.js';
 import { NotLeaderError, StorageLeaseLock, type LeaderLock, type LeaseStorage } from './leader.js';
-import { metaOf } from '../objects.js';
-import { ownerClusterName } from '../paused.js';
 
 /** What membership needs beyond a lease: listing the members' leases, and removing long-dead ones. */
 export type MemberStorage = LeaseStorage & Pick<Storage, 'list' | 'delete'>;
@@ -48,9 +45,9 @@ export interface ShardedLeadershipOptions {
 /** A member lease unchanged this long is removed by whoever sees it (a replica that died long ago). */
 const forgetMemberAfterMs = 60 * 60_000;
 
-/** Which shard an object of `namespace` belonging to cluster `clusterName` is in. */
-export function clusterShard(namespace: string, clusterName: string, shards: number): number {
-  return createHash('sha256').update(`${namespace}/${clusterName}`).digest().readUInt32BE(0) % shards;
+/** Which shard the objects of `group` are in. */
+export function shardOfGroup(group: string, shards: number): number {
+  return createHash('sha256').update(group).digest().readUInt32BE(0) % shards;
 }
 
 /**
@@ -157,10 +154,8 @@ export class ShardedLeadership implements LeaderLock, Sharding {
     return this.locks.some((lock) => lock.holdsLease());
   }
 
-  /** An object is in the shard of its cluster (its own name for an OpenStackCluster without an owner). */
-  shardOf(value: JsonObject): number {
-    const meta = metaOf(value);
-    return clusterShard(meta.namespace, ownerClusterName(value) ?? meta.name, this.shards);
+  shardOf(group: string): number {
+    return shardOfGroup(group, this.shards);
   }
 
   /**

@@ -11,7 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../src/simulator/host.js';
-import { clusterShard } from '../../../src/reconcile/runtime/shards.js';
+import { shardOfGroup } from '../../../src/reconcile/runtime/shards.js';
+import { clusterGroupOf } from '../../../src/reconcile/cluster-shards.js';
 import { CloudCensus, noResources, resourceKinds, type ResourceCounts } from '../../../harness/census.js';
 import { apply, deleteWithoutWaiting, waitForDeletion, waitForReady, type Kubectl } from '../../../harness/cluster-flow.js';
 import { etcdUnavailable, startEtcd, type RunningEtcd } from '../../../harness/etcd.js';
@@ -102,7 +103,7 @@ describe.skipIf(unavailable !== undefined)(
         intervalMs: 100,
       });
       for (const dir of manifests) await apply(replicas[0]!.kubectl, dir);
-      const firstShard = clusterShard(namespaces[0]!, 'demo', shards);
+      const firstShard = shardOfGroup(clusterGroupOf({ metadata: { namespace: namespaces[0]!, name: 'demo' } }), shards);
       const victim = await pollUntil(
         "the holder of the first cluster's shard",
         async () => replicas.find((replica) => shardsTakenBy(replica).includes(firstShard)),

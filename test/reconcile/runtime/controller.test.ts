@@ -1,7 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MetricsRegistry } from '../../../src/observability/metrics.js';
 import type { RateLimiter } from '../../../src/reconcile/runtime/backoff.js';
-import { Controller, generationOrMetadataChanged, TerminalError, type ControllerOptions, type ReconcileResult } from '../../../src/reconcile/runtime/controller.js';
+import {
+  Controller,
+  generationOrMetadataChanged,
+  TerminalError,
+  type ControllerOptions,
+  type ReconcileResult,
+} from '../../../src/reconcile/runtime/controller.js';
 import { StorageLeaseLock, type LeaderLock } from '../../../src/reconcile/runtime/leader.js';
 import { TooOldRevisionError, type JsonObject, type Storage, type WatchEvent, type WatchRequest } from '../../../src/storage/interface.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
@@ -9,6 +15,8 @@ import { SqliteStorage } from '../../../src/storage/sqlite.js';
 const prefix = '/registry/infrastructure.cluster.x-k8s.io/openstackmachines/';
 const keyOf = (name: string) => `${prefix}default/${name}`;
 const nameOf = (key: string) => key.slice(key.lastIndexOf('/') + 1);
+/** Keys resync by namespace, as CAPO's reconcilers have them. */
+const resyncGroupOf = (key: string) => key.slice(prefix.length).split('/')[0]!;
 
 let storage: SqliteStorage;
 const controllers: Controller[] = [];
@@ -96,6 +104,7 @@ function start(recorder: Recorder, options: Partial<ControllerOptions> = {}): { 
     storage,
     prefix,
     reconcile: recorder.reconcile,
+    resyncGroupOf,
     workers: 1,
     resyncPeriodMs: 0,
     onError: (error) => errors.push(error),
@@ -219,7 +228,7 @@ describe('Controller event handling', () => {
   });
 
   it('refuses a prefix that would also match other kinds', () => {
-    expect(() => new Controller({ name: 'x', storage, prefix: prefix.slice(0, -1), reconcile: async () => ({}) })).toThrow(/must end with "\/"/);
+    expect(() => new Controller({ name: 'x', storage, prefix: prefix.slice(0, -1), resyncGroupOf, reconcile: async () => ({}) })).toThrow(/must end with "\/"/);
   });
 });
 
@@ -449,6 +458,7 @@ describe('Controller leadership and relisting', () => {
         name: 'openstackmachine',
         storage: racing,
         prefix,
+        resyncGroupOf,
         workers: 1,
         resyncPeriodMs: 0,
         reconcile: async (key) => {

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StorageError, type Storage } from '../../../src/storage/interface.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
 import { NotLeaderError } from '../../../src/reconcile/runtime/leader.js';
-import { ShardedLeadership, assignShards, clusterShard, type MemberStorage } from '../../../src/reconcile/runtime/shards.js';
+import { ShardedLeadership, assignShards, shardOfGroup, type MemberStorage } from '../../../src/reconcile/runtime/shards.js';
 import { pollUntil } from '../../../harness/poll.js';
 
 const timing = { leaseDurationMs: 900, renewDeadlineMs: 600, retryPeriodMs: 100 };
@@ -67,9 +67,9 @@ describe('shard leases', () => {
     expect(assignShards([...members].reverse().sort(), 16)).toEqual(owners);
     for (const member of members) expect(owners.filter((owner) => owner === member).length).toBeLessThanOrEqual(6);
     expect(new Set(owners)).toEqual(new Set(members));
-    // An object's shard depends on its cluster only.
-    expect(clusterShard('default', 'demo', 16)).toBe(clusterShard('default', 'demo', 16));
-    expect(new Set(Array.from({ length: 200 }, (_, i) => clusterShard('default', `c${i}`, 16))).size).toBe(16);
+    // An object's shard depends on its group only.
+    expect(shardOfGroup('default/demo', 16)).toBe(shardOfGroup('default/demo', 16));
+    expect(new Set(Array.from({ length: 200 }, (_, i) => shardOfGroup(`default/c${i}`, 16))).size).toBe(16);
   });
 
   it('spreads the shards over three replicas, each held by exactly one', async () => {
