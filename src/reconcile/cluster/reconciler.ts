@@ -24,18 +24,15 @@ import { clusterGate, setPaused, type Gate } from '../paused.js';
 import type { ClusterContext, ClusterSpec } from './context.js';
 import { reconcileBastion, deleteBastion } from './bastion.js';
 import { computeExtensions, endpointOrUndefined } from './extensions.js';
+import { reconcileApiEndpoint, deleteApiEndpoint, type Endpoint } from './api-endpoint.js';
 import {
-  reconcileApiEndpoint,
   reconcileApiLoadBalancer,
-  reconcileIngressLoadBalancer,
-  deleteApiEndpoint,
   deleteApiLoadBalancer,
-  deleteIngressLoadBalancer,
   readApiLoadBalancerAhead,
   lookUpApiLoadBalancerAhead,
   type ApiLoadBalancer,
-  type Endpoint,
-} from './load-balancer.js';
+} from './api-load-balancer.js';
+import { reconcileIngressLoadBalancer, deleteIngressLoadBalancer } from './ingress-load-balancer.js';
 import {
   reconcileNetwork,
   reconcileRouter,
