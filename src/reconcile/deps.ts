@@ -10,6 +10,7 @@ import type { ReadTogether } from './read-together.js';
 import type { VerifiedResources } from './verified-resources.js';
 import type { WaitSchedule } from './wait-schedule.js';
 import type { ImageDownloads } from './image/downloads.js';
+import type { ClusterSpec, FloatingIPPoolSpec, ImageSpec, MachineSpec, MachineTemplateSpec, ServerSpec } from './kinds.js';
 
 /**
  * Objects of a kind the reconcilers read and write but do not reconcile: a
@@ -38,17 +39,17 @@ export interface IpamClients {
 }
 
 export interface ReconcilerDeps {
-  clusters: KindClient;
-  machines: KindClient;
-  servers: KindClient;
+  clusters: KindClient<ClusterSpec>;
+  machines: KindClient<MachineSpec>;
+  servers: KindClient<ServerSpec>;
   /** OpenStackMachineTemplates, whose status reports a machine's capacity. */
-  templates: KindClient;
+  templates: KindClient<MachineTemplateSpec>;
   /** OpenStackFloatingIPPools, whose floating IPs servers with floatingIPPoolRef claim. */
-  pools: KindClient;
+  pools: KindClient<FloatingIPPoolSpec>;
   /** IPAddressClaims and IPAddresses, when served here. */
   ipam: IpamClients | undefined;
   /** ORC Images, when served here. */
-  images: KindClient | undefined;
+  images: KindClient<ImageSpec> | undefined;
   /** An ORC Image by namespace and name, served here or ORC's own (--orc-images=external); `image.imageRef` resolves through it. */
   readOrcImage: ((namespace: string, name: string) => Promise<JsonObject | undefined>) | undefined;
   /** The bounds and slots of ORC Image content downloads. */

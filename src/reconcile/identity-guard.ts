@@ -6,8 +6,9 @@
  * while any of our objects uses it, and loses it once the last user is gone
  * (ORC protects its credential Secrets the same way).
  */
+import { isJsonObject } from '../storage/json.js';
 import type { JsonObject } from '../storage/interface.js';
-import { metaOf, type KindClient } from './objects.js';
+import { metaOf, referenceName, specOf, stringField, type KindClient } from './objects.js';
 import type { ObjectName } from '../storage/interface.js';
 
 export const identityFinalizer = 'capo-apiserver.io/identity-in-use';
@@ -42,13 +43,13 @@ export function storageSecretFinalizers(secrets: KindClient): SecretFinalizers {
  * owner), or an ORC object's cloudCredentialsRef.
  */
 export function identitySecretOf(object: JsonObject, fallback?: JsonObject): ObjectName | undefined {
-  const credentials = (object.spec as { cloudCredentialsRef?: { secretName?: string } } | undefined)?.cloudCredentialsRef;
-  if (credentials?.secretName) return { namespace: metaOf(object).namespace, name: credentials.secretName };
-  const ref = ((object.spec as JsonObject | undefined)?.identityRef ?? (fallback?.spec as JsonObject | undefined)?.identityRef) as
-    | { type?: string; name?: string }
-    | undefined;
-  if (!ref?.name || (ref.type ?? 'Secret') !== 'Secret') return undefined;
-  return { namespace: metaOf(object).namespace, name: ref.name };
+  const spec = specOf(object);
+  const credentials = isJsonObject(spec.cloudCredentialsRef) ? stringField(spec.cloudCredentialsRef, 'secretName') : undefined;
+  if (credentials) return { namespace: metaOf(object).namespace, name: credentials };
+  const ref = spec.identityRef ?? (fallback && specOf(fallback).identityRef);
+  const name = referenceName(ref);
+  if (!name || !isJsonObject(ref) || (ref.type ?? 'Secret') !== 'Secret') return undefined;
+  return { namespace: metaOf(object).namespace, name };
 }
 
 export class IdentityGuard {

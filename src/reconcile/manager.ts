@@ -10,6 +10,7 @@
  * still only reacts to its own spec and metadata changes; these routes are
  * why nothing has to poll for another object's progress.
  */
+import type { ClusterSpec, FloatingIPPoolSpec, ImageSpec, MachineSpec, MachineTemplateSpec, ServerSpec } from './kinds.js';
 import { errors } from '../apiserver/errors.js';
 import type { KindDefinition } from '../apiserver/registry/kind.js';
 import { infrastructureGroup } from '../api/infrastructure/kinds.js';
@@ -24,7 +25,7 @@ import { Controller, generationOrMetadataChanged, type Reconcile, type Sharding 
 import { EventRecorder, type EventSink } from './events/recorder.js';
 import type { LeaderLock } from './runtime/leader.js';
 import { openStackMachineReconciler } from './machine/reconciler.js';
-import { KindClient, metaOf } from './objects.js';
+import { KindClient, metaOf, referenceName } from './objects.js';
 import { clusterNameLabel, ownerClusterName } from './paused.js';
 import { openStackServerReconciler } from './server/reconciler.js';
 import { openStackMachineTemplateReconciler } from './template/reconciler.js';
@@ -108,14 +109,14 @@ function kindNamed(kinds: KindDefinition[], kind: string): KindDefinition {
 /** What the reconcilers share: clients of their kinds, the cloud connections and the caches between passes. */
 export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
   const { storage, kinds, source } = options;
-  const clusters = new KindClient(kindNamed(kinds, 'OpenStackCluster'), storage);
-  const machines = new KindClient(kindNamed(kinds, 'OpenStackMachine'), storage);
-  const servers = new KindClient(kindNamed(kinds, 'OpenStackServer'), storage);
-  const templates = new KindClient(kindNamed(kinds, 'OpenStackMachineTemplate'), storage);
+  const clusters = new KindClient<ClusterSpec>(kindNamed(kinds, 'OpenStackCluster'), storage);
+  const machines = new KindClient<MachineSpec>(kindNamed(kinds, 'OpenStackMachine'), storage);
+  const servers = new KindClient<ServerSpec>(kindNamed(kinds, 'OpenStackServer'), storage);
+  const templates = new KindClient<MachineTemplateSpec>(kindNamed(kinds, 'OpenStackMachineTemplate'), storage);
   const imageKind = kinds.find((candidate) => candidate.kind === 'Image' && candidate.group === orcGroup);
-  const images = imageKind && new KindClient(imageKind, storage);
+  const images = imageKind && new KindClient<ImageSpec>(imageKind, storage);
   const identities = new KindClient(kindNamed(kinds, 'OpenStackClusterIdentity'), storage);
-  const pools = new KindClient(kindNamed(kinds, poolKind), storage);
+  const pools = new KindClient<FloatingIPPoolSpec>(kindNamed(kinds, poolKind), storage);
   const claimKind = kinds.find((candidate) => candidate.kind === 'IPAddressClaim' && candidate.group === ipamGroup);
   const addressKind = kinds.find((candidate) => candidate.kind === 'IPAddress' && candidate.group === ipamGroup);
   const ipam =
@@ -211,12 +212,12 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   };
   // An Image becoming available (or failing) wakes the servers and templates that name it in image.imageRef.
   const imageUsers = async (namespace: string, imageName: string) => {
-    const refersTo = (spec: unknown) => (spec as { image?: { imageRef?: { name?: string } } } | undefined)?.image?.imageRef?.name === imageName;
+    const refersTo = (image: MachineSpec['image'] | undefined) => image?.imageRef?.name === imageName;
     for (const server of await servers.list(namespace, {}, cached)) {
-      if (refersTo(server.spec)) serverController.enqueue(servers.keyOf({ namespace, name: metaOf(server).name }));
+      if (refersTo(server.spec.image)) serverController.enqueue(servers.keyOf({ namespace, name: metaOf(server).name }));
     }
     for (const template of await templates.list(namespace, {}, cached)) {
-      if (refersTo(((template.spec as JsonObject | undefined)?.template as JsonObject | undefined)?.spec)) {
+      if (refersTo(template.spec.template?.spec.image)) {
         templateController.enqueue(templates.keyOf({ namespace, name: metaOf(template).name }));
       }
     }
@@ -301,13 +302,12 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     }
     // A Secret: identities of clusters (machines use theirs through the server) and user data of servers.
     for (const cluster of await clusters.list(namespace, {}, cached)) {
-      if ((cluster.spec as JsonObject | undefined)?.identityRef && ((cluster.spec as JsonObject).identityRef as { name?: string }).name === name) {
+      if (referenceName(cluster.spec.identityRef) === name) {
         clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
       }
     }
     for (const server of await servers.list(namespace, {}, cached)) {
-      const spec = (server.spec as JsonObject | undefined) ?? {};
-      if ((spec.userDataRef as { name?: string } | undefined)?.name === name || (spec.identityRef as { name?: string } | undefined)?.name === name) {
+      if (referenceName(server.spec.userDataRef) === name || referenceName(server.spec.identityRef) === name) {
         serverController.enqueue(servers.keyOf({ namespace, name: metaOf(server).name }));
       }
     }
@@ -333,11 +333,10 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       const namespace = metaOf(object).namespace!;
       references.push({ namespace, identityRef, label: `${namespace}/${String(identityRef.name)}:${String(identityRef.cloudName)}` });
     };
-    for (const object of [...(await clusters.list(undefined)), ...(await servers.list(undefined))])
-      refer(object, (object.spec as JsonObject | undefined)?.identityRef as { name?: unknown; cloudName?: unknown } | undefined);
+    for (const object of [...(await clusters.list(undefined)), ...(await servers.list(undefined))]) refer(object, object.spec.identityRef);
     for (const image of images ? await images.list(undefined) : []) {
-      const credentials = (image.spec as JsonObject | undefined)?.cloudCredentialsRef as { secretName?: unknown; cloudName?: unknown } | undefined;
-      refer(image, credentials && { name: credentials.secretName, cloudName: credentials.cloudName });
+      const credentials = image.spec.cloudCredentialsRef;
+      refer(image, { name: credentials.secretName, cloudName: credentials.cloudName });
     }
     const byKey = new Map<string, AuditedCloud>();
     for (const reference of new Map(references.map((entry) => [entry.label, entry])).values()) {

@@ -45,7 +45,45 @@ export function metaOf(object: JsonObject): ObjectMeta {
   return object.metadata as unknown as ObjectMeta;
 }
 
-export class KindClient {
+/**
+ * An object of one of our kinds with its spec typed: the store validated it against the kind's
+ * schema on every write, and the reconciler reads it at the storage version that schema is of.
+ * The status stays plain JSON: the passes rewrite it as JSON and read it through `statusOf`.
+ */
+export type KindObject<Spec = unknown> = JsonObject & { metadata: ObjectMeta; spec: Spec };
+
+/** The object's status as JSON; an empty one when it has none yet. */
+export function statusOf(object: JsonObject): JsonObject {
+  return isJsonObject(object.status) ? object.status : {};
+}
+
+/** The object's spec as JSON, for an object of a kind read without its types (another controller's); an empty one when it has none. */
+export function specOf(object: JsonObject): JsonObject {
+  return isJsonObject(object.spec) ? object.spec : {};
+}
+
+/** The name a reference field (`claimRef`, `addressRef`, `identityRef`) holds; undefined when it holds none. */
+export function referenceName(reference: unknown): string | undefined {
+  return isJsonObject(reference) && typeof reference.name === 'string' ? reference.name : undefined;
+}
+
+/** A string field of an object of another controller's kind (an IPAddress's `spec.address`); undefined when it is not one. */
+export function stringField(object: JsonObject, field: string): string | undefined {
+  const value = object[field];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * A stored object of the kind, as its schema types it (see KindObject). An object stored without a
+ * spec (the schemas leave it optional, as CRDs do) is read with an empty one, in a copy: the object
+ * may be the watch cache's own.
+ */
+function typed<Spec>(object: JsonObject): KindObject<Spec> {
+  return (object.spec === undefined ? { ...object, spec: {} } : object) as KindObject<Spec>;
+}
+
+/** `Spec`: the type of the spec of the kind's storage version (z.output of its schema). */
+export class KindClient<Spec = unknown> {
   readonly store: ResourceStore;
   readonly version: KindVersion;
   readonly apiVersion: string;
@@ -79,9 +117,9 @@ export class KindClient {
     return this.store.keys.key(namespace, name);
   }
 
-  async get({ namespace, name }: ObjectName): Promise<JsonObject | undefined> {
+  async get({ namespace, name }: ObjectName): Promise<KindObject<Spec> | undefined> {
     try {
-      return await this.store.get(namespace, name, this.version);
+      return typed<Spec>(await this.store.get(namespace, name, this.version));
     } catch (error) {
       if (error instanceof ApiError && error.code === 404) return undefined;
       throw error;
@@ -104,9 +142,9 @@ export class KindClient {
    * gone, orphans, a Secret's finalizer, a pool's addresses) reads consistently: a machine created a
    * moment ago must hold its cluster's network.
    */
-  async list(namespace: string | undefined, labels: Record<string, string> = {}, options: { asCached?: boolean } = {}): Promise<JsonObject[]> {
+  async list(namespace: string | undefined, labels: Record<string, string> = {}, options: { asCached?: boolean } = {}): Promise<KindObject<Spec>[]> {
     const selection = { labelSelector: labelSelectorFromObject({ matchLabels: labels }), ...(options.asCached ? { resourceVersion: '0' } : {}) };
-    return (await this.store.list(namespace, this.version, selection)).items;
+    return (await this.store.list(namespace, this.version, selection)).items.map((item) => typed<Spec>(item));
   }
 
   async create(namespace: string, body: JsonObject): Promise<JsonObject> {
@@ -153,8 +191,9 @@ export class KindClient {
     return this.update(
       target,
       (object) => {
-        if (!isJsonObject(object.status)) object.status = {};
-        mutate(object.status as JsonObject);
+        const status = statusOf(object);
+        object.status = status;
+        mutate(status);
       },
       'status',
     );

@@ -6,13 +6,21 @@
  */
 import type { JsonObject } from '../storage/interface.js';
 import { setCondition } from './conditions.js';
-import { metaOf } from './objects.js';
+import type { ReconcileResult } from './runtime/controller.js';
+import { metaOf, type KindClient } from './objects.js';
 import type { ClusterApiCluster, ClusterApiSource } from './sources/source.js';
 
 export const clusterNameLabel = 'cluster.x-k8s.io/cluster-name';
 export const pausedAnnotation = 'cluster.x-k8s.io/paused';
 
-export type Gate = { open: true; cluster: ClusterApiCluster } | { open: false; reason: 'WaitingForCluster' | 'Paused'; message: string };
+/** Why a pass may not act: no owner Cluster yet, or paused. */
+export interface ClosedGate {
+  open: false;
+  reason: 'WaitingForCluster' | 'Paused';
+  message: string;
+}
+
+export type Gate = { open: true; cluster: ClusterApiCluster } | ClosedGate;
 
 /** The owner Cluster is named by the cluster-name label, or failing that by an owner reference of kind Cluster. */
 export function ownerClusterName(object: JsonObject): string | undefined {
@@ -35,7 +43,7 @@ export async function clusterGate(source: ClusterApiSource, object: JsonObject):
 }
 
 /** Cluster API v1beta2's Paused condition: True while paused, False otherwise. */
-export function setPaused(status: JsonObject, generation: number, gate: Gate): void {
+export function setPaused(status: JsonObject, generation: number, gate: Gate | ClosedGate): void {
   setPausedCondition(status, generation, !gate.open && gate.reason === 'Paused' ? gate.message : undefined);
 }
 
@@ -43,4 +51,18 @@ export function setPaused(status: JsonObject, generation: number, gate: Gate): v
 export function setPausedCondition(status: JsonObject, generation: number, pausedBecause: string | undefined): void {
   if (pausedBecause !== undefined) setCondition(status, generation, { type: 'Paused', status: 'True', reason: 'Paused', message: pausedBecause });
   else setCondition(status, generation, { type: 'Paused', status: 'False', reason: 'NotPaused' });
+}
+
+/**
+ * Nothing happens behind a closed gate. An object whose Cluster is not there yet is left exactly
+ * as its author wrote it, as CAPO leaves it: no finalizer, no status, so a client that updates it
+ * with the resourceVersion its create returned is not refused (Cluster API's topology controller
+ * and clusterctl move do). A paused object says so in its Paused condition (Cluster API's v1beta2
+ * contract), a write only when that changes. The source's change events bring the object back.
+ */
+export async function closedGate(client: KindClient, object: JsonObject, gate: ClosedGate): Promise<ReconcileResult> {
+  if (gate.reason === 'WaitingForCluster') return {};
+  const meta = metaOf(object);
+  await client.updateStatus({ namespace: meta.namespace, name: meta.name, uid: meta.uid }, (status) => setPaused(status, meta.generation ?? 1, gate));
+  return {};
 }

@@ -27,7 +27,7 @@ import {
   type RemoveInput,
 } from './resource/engine.js';
 import type { EventRecorder, EventType } from './events/recorder.js';
-import { metaOf, type KindClient, type ObjectMeta } from './objects.js';
+import { metaOf, statusOf, type KindClient, type KindObject, type ObjectMeta } from './objects.js';
 import type { ReadTogether } from './read-together.js';
 import type { VerifiedResources } from './verified-resources.js';
 import { adoptionOf, ownerUidOf } from './adoption.js';
@@ -61,7 +61,8 @@ export interface FailureCondition {
 /** A call made ahead of its ensure: the read of a recorded resource, or the lookup by name of an unrecorded one. */
 type ReadAhead = { kind: 'read'; id: string; answer: Promise<unknown> } | { kind: 'find'; answer: Promise<unknown[]> };
 
-export class ReconcilePass {
+/** `Spec`: the type of the object's spec (KindClient). */
+export class ReconcilePass<Spec = unknown> {
   readonly meta: ObjectMeta;
   /** The object's generation this pass judges: as read, or as its own spec write left it (wroteOwnSpec). */
   generation: number;
@@ -91,8 +92,8 @@ export class ReconcilePass {
   frozen: (readonly string[])[] = [];
 
   constructor(
-    readonly client: KindClient,
-    readonly object: JsonObject,
+    readonly client: KindClient<Spec>,
+    readonly object: KindObject<Spec>,
     memory: PassMemory,
   ) {
     ({ verified: this.verified, reads: this.reads, schedule: this.schedule, events: this.events } = memory);
@@ -106,7 +107,12 @@ export class ReconcilePass {
       adopt: adoptionOf(object) === 'capo',
       ...(memory.installation === undefined ? {} : { installation: memory.installation }),
     };
-    this.status = structuredClone((object.status as JsonObject | undefined) ?? {});
+    this.status = structuredClone(statusOf(object));
+  }
+
+  /** The spec the pass works to, as read at its start. */
+  get spec(): Spec {
+    return this.object.spec;
   }
 
   get target() {

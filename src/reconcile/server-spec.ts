@@ -5,18 +5,15 @@
  * computed once, at creation.
  */
 import { createHash } from 'node:crypto';
-import type { z } from 'zod';
-import type { openStackMachineSpec } from '../api/infrastructure/v1beta2/openstackmachine.js';
 import type { JsonObject } from '../storage/interface.js';
 import { TerminalError } from './runtime/controller.js';
+import type { ClusterSpec, MachineSpec } from './kinds.js';
 import { flavorReference } from './lookups.js';
-
-export type MachineSpec = z.output<typeof openStackMachineSpec>;
 
 export interface ServerSpecInput {
   machineSpec: MachineSpec;
   /** The OpenStackCluster's spec and status (storage version). */
-  clusterSpec: JsonObject;
+  clusterSpec: ClusterSpec;
   clusterStatus: JsonObject;
   role: 'controlplane' | 'worker' | 'bastion';
   availabilityZone?: string;
@@ -51,7 +48,7 @@ export function serverSpecFor(input: ServerSpecInput): JsonObject {
   });
   const managedGroup = (clusterStatus[managedGroupField[role]] as { id?: string } | undefined)?.id;
   const securityGroups = [...(managedGroup ? [{ id: managedGroup }] : []), ...(machineSpec.securityGroups ?? [])];
-  const tags = [...new Set([...((clusterSpec.tags as string[] | undefined) ?? []), ...(machineSpec.tags ?? [])])];
+  const tags = [...new Set([...(clusterSpec.tags ?? []), ...(machineSpec.tags ?? [])])];
   const identityRef = machineSpec.identityRef ?? clusterSpec.identityRef;
   return dropUndefined({
     ...flavorReference(machineSpec.flavor),

@@ -8,10 +8,10 @@
  */
 import { serverDeletedAt } from '../server/reconciler.js';
 import type { JsonObject } from '../../storage/interface.js';
-import { metaOf } from '../objects.js';
+import { metaOf, statusOf } from '../objects.js';
 import { bastionServerName } from '../../capo/names.js';
 import { findUserFloatingIp, floatingIpActuator } from '../resource/floating-ip.js';
-import { serverSpecFor, specHash, type MachineSpec } from '../server-spec.js';
+import { serverSpecFor, specHash } from '../server-spec.js';
 import { clusterNameLabel } from '../paused.js';
 import { ownedResources, setOwned } from '../owned.js';
 import type { Networking } from './network.js';
@@ -45,8 +45,8 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
     return gone;
   }
   const desired = serverSpecFor({
-    machineSpec: bastion.spec as MachineSpec,
-    clusterSpec: spec as unknown as JsonObject,
+    machineSpec: bastion.spec,
+    clusterSpec: spec,
     clusterStatus: pass.status,
     role: 'bastion',
     availabilityZone: bastion.availabilityZone,
@@ -57,7 +57,7 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
     pass.condition({ type: 'BastionReady', status: 'False', reason: 'Replacing', message: 'the bastion spec changed: replacing the bastion server' });
     return false;
   }
-  if (existing && serverDeletedAt((existing.status as JsonObject | undefined) ?? {}) !== undefined) {
+  if (existing && serverDeletedAt(statusOf(existing)) !== undefined) {
     // Deleted behind our back. A machine's is Cluster API's to replace; the bastion is the cluster's own, so it is made again (CAPO waits for good).
     if (metaOf(existing).deletionTimestamp === undefined)
       pass.event('Normal', 'ReplacingBastion', 'the bastion server was deleted behind our back: replacing it');
@@ -90,7 +90,7 @@ export async function reconcileBastion(context: ClusterContext, networking: Netw
     pass.wait({ waitingFor: 'the bastion server to be created', requeueAfterMs: bastionRequeueMs }, true);
     return false;
   }
-  const serverStatus = (existing.status as JsonObject | undefined) ?? {};
+  const serverStatus = statusOf(existing);
   const addresses = (serverStatus.addresses as { type: string; address: string }[] | undefined) ?? [];
   const ip = addresses.find((address) => address.type === 'InternalIP')?.address;
   if (serverStatus.ready !== true) {

@@ -4,18 +4,15 @@
  * reconciler that sequences them share it from here, so steps never import
  * the reconciler.
  */
-import type { z } from 'zod';
-import type { openStackClusterSpec } from '../../api/infrastructure/v1beta2/openstackcluster.js';
 import type { CloudConnection } from '../cloud.js';
 import type { ReconcilerDeps } from '../deps.js';
 import type { ObjectName } from '../../storage/interface.js';
+import type { ClusterSpec } from '../kinds.js';
 import type { ReconcilePass } from '../reconcile-pass.js';
-
-export type ClusterSpec = z.output<typeof openStackClusterSpec>;
 
 /** Everything a step needs: the pass (status, records, waits), the spec and the cloud. */
 export interface ClusterContext {
-  pass: ReconcilePass;
+  pass: ReconcilePass<ClusterSpec>;
   spec: ClusterSpec;
   cluster: ObjectName;
   cloud: CloudConnection;

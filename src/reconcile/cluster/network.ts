@@ -15,7 +15,8 @@ import { clusterResourceName } from '../../capo/names.js';
 import { networkActuator } from '../resource/network.js';
 import { routerActuator } from '../resource/router.js';
 import { subnetActuator } from '../resource/subnet.js';
-import type { ClusterContext, ClusterSpec } from './context.js';
+import type { ClusterContext } from './context.js';
+import type { ClusterSpec } from '../kinds.js';
 
 /** The cluster network once its subnets exist. */
 export interface Networking {

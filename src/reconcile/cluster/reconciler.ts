@@ -14,14 +14,15 @@
 import type { JsonObject } from '../../storage/interface.js';
 import { isJsonObject } from '../../storage/json.js';
 import { isConditionTrue } from '../conditions.js';
-import type { Reconcile, ReconcileResult } from '../runtime/controller.js';
+import type { Reconcile } from '../runtime/controller.js';
 import type { ReconcilerDeps } from '../deps.js';
-import { authenticate, deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
-import { metaOf, type KindClient } from '../objects.js';
-import { ReconcilePass, describeWaits } from '../reconcile-pass.js';
+import { authenticate, deletionProgress } from '../lifecycle.js';
+import { specOf, statusOf } from '../objects.js';
+import { objectReconciler } from '../object-reconciler.js';
+import { describeWaits } from '../reconcile-pass.js';
 import { ensureGraph, removeGraph, stepGraph } from '../step-graph.js';
-import { clusterGate, setPaused, type Gate } from '../paused.js';
-import type { ClusterContext, ClusterSpec } from './context.js';
+import { clusterGate, setPaused } from '../paused.js';
+import type { ClusterContext } from './context.js';
 import { reconcileBastion, deleteBastion } from './bastion.js';
 import { computeExtensions, endpointOrUndefined } from './extensions.js';
 import { reconcileApiEndpoint, deleteApiEndpoint, type Endpoint } from './api-endpoint.js';
@@ -52,30 +53,21 @@ import { surveyAdoption } from './adoption-survey.js';
 export const clusterFinalizer = 'openstackcluster.infrastructure.cluster.x-k8s.io';
 
 export function openStackClusterReconciler(deps: ReconcilerDeps): Reconcile {
-  return async (key) => {
-    const name = deps.clusters.nameOf(key);
-    const object = await deps.clusters.get(name);
-    if (!object) return {};
-    const meta = metaOf(object);
-    const gate = await clusterGate(deps.source, object);
-    const stop = await prepare(deps, deps.clusters, object, clusterFinalizer, gate.open ? undefined : () => closedGate(deps.clusters, object, gate));
-    if (stop) return stop;
-
-    const pass = new ReconcilePass(deps.clusters, object, deps);
-    pass.frozen = frozenNetworkReferences((object.spec ?? {}) as ClusterSpec);
-    pass.observe((status) => setPaused(status, pass.generation, gate));
-    let error: unknown;
-    try {
-      const cloud = await authenticate(deps, pass, ((object.spec ?? {}) as ClusterSpec).identityRef);
-      const context: ClusterContext = { pass, spec: (object.spec ?? {}) as ClusterSpec, cluster: name, cloud, deps };
-      if (meta.deletionTimestamp !== undefined) return await reconcileDelete(context);
-      if (adoptionOf(object) === 'dry-run') await reportAdoption(context);
-      else await reconcileNormal(context);
-    } catch (thrown) {
-      error = thrown;
-    }
-    return pass.finish(error, { type: 'Ready', reason: 'OpenStackError' });
-  };
+  return objectReconciler(deps, {
+    client: deps.clusters,
+    finalizer: clusterFinalizer,
+    gate: (object) => clusterGate(deps.source, object),
+    begin: async (pass, gate) => {
+      pass.frozen = frozenNetworkReferences(pass.spec);
+      pass.observe((status) => setPaused(status, pass.generation, gate));
+      const cloud = await authenticate(deps, pass, pass.spec.identityRef);
+      return { pass, spec: pass.spec, cluster: { namespace: pass.meta.namespace, name: pass.meta.name }, cloud, deps };
+    },
+    normal: (context) => (adoptionOf(context.pass.object) === 'dry-run' ? reportAdoption(context) : reconcileNormal(context)),
+    remove: reconcileDelete,
+    // Failures of the deletion's own work read as DeleteFailed; reaching the cloud is the pass's, whatever it was for.
+    outcome: (_pass, error, stage) => ({ error, failure: { type: 'Ready', reason: stage === 'delete' ? 'DeleteFailed' : 'OpenStackError' } }),
+  });
 }
 
 /**
@@ -238,7 +230,8 @@ async function volumeZonesOf(context: ClusterContext): Promise<string[] | undefi
   return (await context.cloud.clients.cinder.listAvailabilityZones()).map((zone) => zone.zoneName).sort();
 }
 
-async function reconcileDelete(context: ClusterContext): Promise<ReconcileResult> {
+/** Everything of the cluster gone from OpenStack, once its machines are: they use its network, security groups and load balancer. */
+async function reconcileDelete(context: ClusterContext): Promise<boolean> {
   const { pass, deps, cluster } = context;
   const machines = await deps.machines.list(cluster.namespace, { 'cluster.x-k8s.io/cluster-name': cluster.name });
   if (machines.length > 0) {
@@ -249,37 +242,18 @@ async function reconcileDelete(context: ClusterContext): Promise<ReconcileResult
       message: `waiting for ${machines.length} OpenStackMachine(s) to be deleted first (they use the network, security groups and load balancer)`,
     });
     pass.wait({ waitingFor: 'machines to be deleted', requeueAfterMs: 5_000 }, true);
-    return pass.finish(undefined, { type: 'Ready', reason: 'DeleteFailed' });
+    return false;
   }
-  let error: unknown;
-  try {
-    // Reverse dependency order; each step resumes where a previous pass stopped.
-    if (await removeGraph(clusterSteps, context)) return await finishDeletion(deps, pass, clusterFinalizer);
-    deletionProgress(pass, 'Ready', 'DeletionBlocked');
-  } catch (thrown) {
-    error = thrown;
-  }
-  return pass.finish(error, { type: 'Ready', reason: 'DeleteFailed' });
-}
-
-/**
- * Nothing happens behind a closed gate. An object whose Cluster is not there yet is left exactly
- * as its author wrote it, as CAPO leaves it: no finalizer, no status, so a client that updates it
- * with the resourceVersion its create returned is not refused (Cluster API's topology controller
- * and clusterctl move do). A paused object says so in its Paused condition (Cluster API's v1beta2
- * contract), a write only when that changes. The source's change events bring the object back.
- */
-export async function closedGate(client: KindClient, object: JsonObject, gate: Gate & { open: false }): Promise<ReconcileResult> {
-  if (gate.reason === 'WaitingForCluster') return {};
-  const meta = metaOf(object);
-  await client.updateStatus({ namespace: meta.namespace, name: meta.name, uid: meta.uid }, (status) => setPaused(status, meta.generation ?? 1, gate));
-  return {};
+  // Reverse dependency order; each step resumes where a previous pass stopped.
+  if (await removeGraph(clusterSteps, context)) return true;
+  deletionProgress(pass, 'Ready', 'DeletionBlocked');
+  return false;
 }
 
 /** The cluster's infrastructure is ready (Cluster API's InfrastructureReady): its network, security groups and API endpoint. */
 export function clusterProvisioned(cluster: JsonObject): boolean {
-  const status = cluster.status as JsonObject | undefined;
-  return (status?.initialization as JsonObject | undefined)?.provisioned === true;
+  const { initialization } = statusOf(cluster);
+  return isJsonObject(initialization) && initialization.provisioned === true;
 }
 
 /**
@@ -290,8 +264,8 @@ export function clusterProvisioned(cluster: JsonObject): boolean {
  */
 export function machinesMayStart(cluster: JsonObject): boolean {
   if (clusterProvisioned(cluster)) return true;
-  const status = isJsonObject(cluster.status) ? cluster.status : {};
+  const status = statusOf(cluster);
   const extensions = isJsonObject(status.extensions) ? status.extensions : {};
-  const groupsReady = (cluster.spec as ClusterSpec | undefined)?.managedSecurityGroups === undefined || isConditionTrue(status, 'SecurityGroupsReady');
+  const groupsReady = specOf(cluster).managedSecurityGroups === undefined || isConditionTrue(status, 'SecurityGroupsReady');
   return isConditionTrue(status, 'NetworkReady') && groupsReady && extensions.availabilityZones !== undefined;
 }

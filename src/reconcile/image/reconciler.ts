@@ -19,16 +19,17 @@
 import type { JsonObject } from '../../storage/interface.js';
 import type { CloudConnection } from '../cloud.js';
 import type { CreateImage, Image } from '../../openstack/index.js';
-import { TerminalError, type Reconcile, type ReconcileResult } from '../runtime/controller.js';
+import { TerminalError, type Reconcile } from '../runtime/controller.js';
 import type { ReconcilerDeps } from '../deps.js';
-import { finishDeletion, prepare } from '../lifecycle.js';
-import { metaOf, type KindClient } from '../objects.js';
-import { ReconcilePass, describeWaits } from '../reconcile-pass.js';
+import { statusOf, type KindClient } from '../objects.js';
+import type { ImageSpec } from '../kinds.js';
+import { objectReconciler, type Outcome } from '../object-reconciler.js';
+import { type ReconcilePass, describeWaits } from '../reconcile-pass.js';
 import { absentOn404, WaitingError } from '../resource/actuator.js';
 import { findCondition } from '../conditions.js';
 import { classify } from '../resource/engine.js';
 import { imageActuator } from '../resource/image.js';
-import { uploadContent, type Download } from './content.js';
+import { uploadContent } from './content.js';
 import type { ImageDownloads } from './downloads.js';
 import { DependencyFailedError, type ImageRefResolver } from '../lookups.js';
 
@@ -39,28 +40,6 @@ const maxDownloadAttempts = 5;
 const importRequeueMs = 15_000;
 /** How soon an Image waiting for a download slot looks again, if no released slot wakes it first. */
 const slotRequeueMs = 30_000;
-
-interface ImageSpec {
-  managementPolicy?: 'managed' | 'unmanaged';
-  managedOptions?: { onDelete?: 'delete' | 'detach' };
-  cloudCredentialsRef: { secretName: string; cloudName: string };
-  import?: { id?: string; filter?: { name?: string; visibility?: 'public' | 'private' | 'shared' | 'community'; tags?: string[] } };
-  resource?: {
-    name?: string;
-    protected?: boolean;
-    tags?: string[];
-    visibility?: string;
-    properties?: {
-      architecture?: string;
-      hypervisorType?: string;
-      minDiskGB?: number;
-      minMemoryMB?: number;
-      hardware?: Record<string, string | number | boolean | undefined>;
-      operatingSystem?: { distro?: string; version?: string };
-    };
-    content?: { containerFormat?: string; diskFormat: string; download: Download };
-  };
-}
 
 /** Glance's property for each field of spec.resource.properties.hardware. */
 const hardwareProperties: Record<string, string> = {
@@ -77,32 +56,32 @@ const hardwareProperties: Record<string, string> = {
   qemuGuestAgent: 'hw_qemu_guest_agent',
 };
 
-export function orcImageReconciler(deps: ReconcilerDeps, images: KindClient): Reconcile {
-  return async (key) => {
-    const name = images.nameOf(key);
-    const object = await images.get(name);
-    if (!object) return {};
-    const stop = await prepare(deps, images, object, imageFinalizer, undefined);
-    if (stop) return stop;
-    const pass = new ReconcilePass(images, object, deps);
-    const spec = object.spec as ImageSpec;
-    let error: unknown;
-    try {
-      const cloud = await deps.clouds.connect(name.namespace, { name: spec.cloudCredentialsRef.secretName, cloudName: spec.cloudCredentialsRef.cloudName });
-      if (metaOf(object).deletionTimestamp !== undefined) {
-        if (await reconcileDelete(pass, cloud, spec)) return await finishDeletion(deps, pass, imageFinalizer);
-      } else {
-        const image =
-          spec.managementPolicy === 'unmanaged'
-            ? await reconcileImport(pass, cloud, spec)
-            : await reconcileManaged(pass, cloud, spec, deps.imageDownloads, key);
-        if (image) reportImage(pass, image);
-      }
-    } catch (thrown) {
-      error = thrown;
-    }
-    return finish(pass, error);
-  };
+/** What an Image's pass works with. */
+interface ImageContext {
+  pass: ReconcilePass<ImageSpec>;
+  cloud: CloudConnection;
+  /** The Image's storage key, which its download slot is held under. */
+  key: string;
+}
+
+export function orcImageReconciler(deps: ReconcilerDeps, images: KindClient<ImageSpec>): Reconcile {
+  return objectReconciler(deps, {
+    client: images,
+    finalizer: imageFinalizer,
+    begin: async (pass): Promise<ImageContext> => {
+      const { secretName, cloudName } = pass.spec.cloudCredentialsRef;
+      return { pass, cloud: await deps.clouds.connect(pass.meta.namespace, { name: secretName, cloudName }), key: images.keyOf(pass.target) };
+    },
+    normal: async ({ pass, cloud, key }) => {
+      const image =
+        pass.spec.managementPolicy === 'unmanaged'
+          ? await reconcileImport(pass, cloud, pass.spec)
+          : await reconcileManaged(pass, cloud, pass.spec, deps.imageDownloads, key);
+      if (image) reportImage(pass, image);
+    },
+    remove: ({ pass, cloud }) => reconcileDelete(pass, cloud, pass.spec),
+    outcome: imageOutcome,
+  });
 }
 
 async function reconcileManaged(
@@ -237,7 +216,8 @@ class ImageGoneError extends TerminalError {
 }
 
 /** ORC's conditions from the pass's outcome: Progressing False with a terminal reason stops retries until the object changes. */
-async function finish(pass: ReconcilePass, error: unknown): Promise<ReconcileResult> {
+/** ORC's conditions: Progressing tells what the pass is doing or why it cannot, Available whether the Glance image is there. */
+function imageOutcome(pass: ReconcilePass<ImageSpec>, error: unknown): Outcome {
   if (error === undefined || error instanceof WaitingError) {
     const waiting = error instanceof WaitingError ? [error] : pass.waiting;
     pass.condition(
@@ -248,13 +228,13 @@ async function finish(pass: ReconcilePass, error: unknown): Promise<ReconcileRes
     if (findCondition(pass.status, 'Available') === undefined) {
       pass.condition({ type: 'Available', status: 'False', reason: 'Progressing', message: 'Glance image is not there yet' });
     }
-    return pass.finish(error, { type: 'Available', reason: 'Progressing' });
+    return { error, failure: { type: 'Available', reason: 'Progressing' } };
   }
   const terminal = classify(error) === 'terminal';
   const reason = error instanceof ImageGoneError ? 'UnrecoverableError' : terminal ? 'InvalidConfiguration' : 'TransientError';
   const message = error instanceof Error ? error.message : String(error);
   pass.condition({ type: 'Progressing', status: terminal ? 'False' : 'True', reason, message });
-  return pass.finish(error, { type: 'Available', reason });
+  return { error, failure: { type: 'Available', reason } };
 }
 
 /** How soon to look again at an Image that is not available yet, when its own change events do not come first. */
@@ -267,7 +247,7 @@ export function imageRefResolver(readImage: ReconcilerDeps['readOrcImage'], name
     if (!readImage) throw new DependencyFailedError(`${where}: ORC Images are neither served nor read here (see --orc-images)`);
     const image = await readImage(namespace, name);
     if (!image) throw new DependencyFailedError(`${where} does not exist`);
-    const status = (image.status as JsonObject | undefined) ?? {};
+    const status = statusOf(image);
     const progressing = findCondition(status, 'Progressing');
     if (progressing?.status === 'False' && (progressing.reason === 'InvalidConfiguration' || progressing.reason === 'UnrecoverableError')) {
       throw new DependencyFailedError(`${where} failed: ${progressing.message ?? progressing.reason}`);

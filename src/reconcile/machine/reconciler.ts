@@ -15,20 +15,22 @@ import type { JsonObject } from '../../storage/interface.js';
 import { reservedResources } from './reservations.js';
 import type { CloudConnection } from '../cloud.js';
 import type { ReconcilerDeps } from '../deps.js';
-import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
+import { deletionProgress } from '../lifecycle.js';
 import { findCondition } from '../conditions.js';
 import type { Reconcile } from '../runtime/controller.js';
-import { closedGate, clusterProvisioned, machinesMayStart } from '../cluster/reconciler.js';
+import { clusterProvisioned, machinesMayStart } from '../cluster/reconciler.js';
 import { ownedResources, setOwned } from '../owned.js';
 import { apiLoadBalancerName, ingressLoadBalancerName, memberName } from '../../capo/names.js';
-import { metaOf } from '../objects.js';
+import { metaOf, specOf, statusOf, type KindObject } from '../objects.js';
+import { objectReconciler } from '../object-reconciler.js';
 import type { ObjectName } from '../../storage/interface.js';
 import { clusterGate, clusterNameLabel, ownerClusterName, setPaused } from '../paused.js';
-import { ReconcilePass, describeWaits } from '../reconcile-pass.js';
+import { type ReconcilePass, describeWaits } from '../reconcile-pass.js';
 import { ensureGraph, removeGraph, stepGraph } from '../step-graph.js';
 import { memberActuator } from '../resource/member.js';
 import { createTags } from '../resource/octavia.js';
-import { clusterReferencesMoved, serverSpecFor, type MachineSpec, type ServerSpecInput } from '../server-spec.js';
+import { clusterReferencesMoved, serverSpecFor, type ServerSpecInput } from '../server-spec.js';
+import type { ClusterSpec, MachineSpec } from '../kinds.js';
 import { adoptAnnotation, adoptionOf } from '../adoption.js';
 import { flavorById } from '../lookups.js';
 import { serverDeletedAt, serverDeletedMessage } from '../server/reconciler.js';
@@ -38,10 +40,10 @@ export const machineFinalizer = 'openstackmachine.infrastructure.cluster.x-k8s.i
 const controlPlaneLabel = 'cluster.x-k8s.io/control-plane';
 
 interface MachineContext {
-  pass: ReconcilePass;
+  pass: ReconcilePass<MachineSpec>;
   spec: MachineSpec;
   machine: ObjectName;
-  openStackCluster: JsonObject | undefined;
+  openStackCluster: KindObject<ClusterSpec> | undefined;
   owner: ClusterApiMachine | undefined;
   deps: ReconcilerDeps;
   /** Control plane placements of one cluster are chosen one after the other. */
@@ -58,44 +60,37 @@ const waitRequeueMs = 15_000;
 
 export function openStackMachineReconciler(deps: ReconcilerDeps): Reconcile {
   const placements = new OneAtATime();
-  return async (key) => {
-    const name = deps.machines.nameOf(key);
-    const object = await deps.machines.get(name);
-    if (!object) return {};
-    const meta = metaOf(object);
-    const gate = await clusterGate(deps.source, object);
-    const stop = await prepare(deps, deps.machines, object, machineFinalizer, gate.open ? undefined : () => closedGate(deps.machines, object, gate));
-    if (stop) return stop;
-    const pass = new ReconcilePass(deps.machines, object, deps);
-    pass.observe((status) => setPaused(status, pass.generation, gate));
-    const clusterName = ownerClusterName(object) ?? '';
-    const infraName = gate.open ? (gate.cluster.infrastructureRef?.name ?? clusterName) : clusterName;
-    const openStackCluster = await deps.clusters.get({ namespace: name.namespace, name: infraName });
-    // The machines of a cluster that adopts CAPO's resources adopt theirs (load balancer members here, the rest through the server).
-    if (adoptionOf(openStackCluster) === 'capo') pass.owner.adopt = true;
-    const context: MachineContext = {
-      pass,
-      spec: object.spec as MachineSpec,
-      machine: name,
-      openStackCluster,
-      owner: await ownerMachine(deps.source, object),
-      deps,
-      placements,
-      clusterTearingDown: (gate.open && gate.cluster.deleting) || (openStackCluster !== undefined && metaOf(openStackCluster).deletionTimestamp !== undefined),
-    };
-    let error: unknown;
-    try {
-      if (meta.deletionTimestamp !== undefined) {
-        if (await removeGraph(machineSteps, context)) return await finishDeletion(deps, pass, machineFinalizer);
-        deletionProgress(pass, 'Ready', 'DeletionBlocked');
-      } else {
-        await reconcileNormal(context);
-      }
-    } catch (thrown) {
-      error = thrown;
-    }
-    return pass.finish(error, { type: 'Ready', reason: 'OpenStackError' });
-  };
+  return objectReconciler(deps, {
+    client: deps.machines,
+    finalizer: machineFinalizer,
+    gate: (object) => clusterGate(deps.source, object),
+    begin: async (pass, gate) => {
+      pass.observe((status) => setPaused(status, pass.generation, gate));
+      const { namespace, name } = pass.meta;
+      const clusterName = ownerClusterName(pass.object) ?? '';
+      const infraName = gate.open ? (gate.cluster.infrastructureRef?.name ?? clusterName) : clusterName;
+      const openStackCluster = await deps.clusters.get({ namespace, name: infraName });
+      // The machines of a cluster that adopts CAPO's resources adopt theirs (load balancer members here, the rest through the server).
+      if (adoptionOf(openStackCluster) === 'capo') pass.owner.adopt = true;
+      return {
+        pass,
+        spec: pass.spec,
+        machine: { namespace, name },
+        openStackCluster,
+        owner: await ownerMachine(deps.source, pass.object),
+        deps,
+        placements,
+        clusterTearingDown:
+          (gate.open && gate.cluster.deleting) || (openStackCluster !== undefined && metaOf(openStackCluster).deletionTimestamp !== undefined),
+      };
+    },
+    normal: reconcileNormal,
+    remove: async (context) => {
+      if (await removeGraph(machineSteps, context)) return true;
+      deletionProgress(context.pass, 'Ready', 'DeletionBlocked');
+      return false;
+    },
+  });
 }
 
 /** The owner Machine: by owner reference, else (no Cluster API controller, embedded mode) the Machine of the same name pointing at us. */
@@ -217,7 +212,7 @@ async function ensureServerObject(context: MachineContext): Promise<MachineOutpu
     pass.condition({ type: 'Ready', status: 'False', reason: 'InstanceNotReady', message: 'creating the OpenStackServer' });
     return undefined;
   }
-  const serverStatus = (server.status as JsonObject | undefined) ?? {};
+  const serverStatus = statusOf(server);
   const serverMeta = metaOf(server);
   if (serverMeta.deletionTimestamp !== undefined) {
     // Being replaced (below): its finalizer removes what it made, then the next pass makes the new one.
@@ -230,13 +225,7 @@ async function ensureServerObject(context: MachineContext): Promise<MachineOutpu
     pass.wait({ waitingFor: `OpenStackServer ${machine.name} to be deleted`, requeueAfterMs: waitRequeueMs }, true);
     return undefined;
   }
-  if (
-    serverStatus.instanceID === undefined &&
-    clusterReferencesMoved(
-      (server.spec as JsonObject | undefined) ?? {},
-      serverSpecInput(context, owner!, (server.spec as { availabilityZone?: string } | undefined)?.availabilityZone),
-    )
-  ) {
+  if (serverStatus.instanceID === undefined && clusterReferencesMoved(specOf(server), serverSpecInput(context, owner!, server.spec.availabilityZone))) {
     // The cluster made its network or security groups again (deleted behind its back) before this server was made: its
     // spec, immutable, names the gone ones. Nothing of value is lost in replacing it; a server that exists is not replaced.
     pass.event(
@@ -259,7 +248,7 @@ async function ensureServerObject(context: MachineContext): Promise<MachineOutpu
       if (serverStatus[field] !== undefined) status[field] = structuredClone(serverStatus[field]);
     }
   });
-  const cloud = await deps.clouds.connect(machine.namespace, context.spec.identityRef ?? (openStackCluster!.spec as JsonObject).identityRef);
+  const cloud = await deps.clouds.connect(machine.namespace, context.spec.identityRef ?? openStackCluster!.spec.identityRef);
   return { status: serverStatus, cloud };
 }
 
@@ -274,8 +263,8 @@ function serverSpecInput(context: MachineContext, owner: ClusterApiMachine, avai
   const { openStackCluster } = context;
   return {
     machineSpec: context.spec,
-    clusterSpec: (openStackCluster!.spec as JsonObject | undefined) ?? {},
-    clusterStatus: (openStackCluster!.status as JsonObject | undefined) ?? {},
+    clusterSpec: openStackCluster!.spec,
+    clusterStatus: statusOf(openStackCluster!),
     role: isControlPlane(context) ? 'controlplane' : 'worker',
     availabilityZone,
     userDataSecretName: owner.bootstrapDataSecretName,
@@ -284,7 +273,7 @@ function serverSpecInput(context: MachineContext, owner: ClusterApiMachine, avai
 
 async function createServer(context: MachineContext, owner: ClusterApiMachine): Promise<void> {
   const { pass, deps, machine, openStackCluster } = context;
-  const clusterStatus = (openStackCluster!.status as JsonObject | undefined) ?? {};
+  const clusterStatus = statusOf(openStackCluster!);
   const controlPlane = isControlPlane(context);
   const clusterName = ownerClusterName(pass.object) ?? '';
   const zone = owner.failureDomain ?? (controlPlane ? await leastUsedControlPlaneDomain(deps, machine.namespace, clusterName, clusterStatus) : undefined);
@@ -323,7 +312,7 @@ async function leastUsedControlPlaneDomain(
   if (domains.length < 2) return undefined;
   const used = new Map(domains.map((domain) => [domain, 0]));
   for (const server of await deps.servers.list(namespace, { [clusterNameLabel]: clusterName, [controlPlaneLabel]: '' }, { asCached: true })) {
-    const zone = (server.spec as { availabilityZone?: string } | undefined)?.availabilityZone;
+    const zone = server.spec.availabilityZone;
     if (zone !== undefined && used.has(zone) && metaOf(server).deletionTimestamp === undefined) used.set(zone, used.get(zone)! + 1);
   }
   return [...used.entries()].sort(([a, countA], [b, countB]) => countA - countB || (a < b ? -1 : a > b ? 1 : 0))[0][0];
@@ -353,8 +342,8 @@ class OneAtATime {
 async function publishProviderId(context: MachineContext, instanceID: string): Promise<void> {
   const { pass, deps, spec, openStackCluster } = context;
   if (spec.providerID) return;
-  const identity = (spec.identityRef ?? ((openStackCluster!.spec as JsonObject).identityRef as { region?: string })) as { region?: string };
-  const providerID = `openstack://${identity.region ?? ''}/${instanceID}`;
+  const identity = spec.identityRef ?? openStackCluster!.spec.identityRef;
+  const providerID = `openstack://${identity?.region ?? ''}/${instanceID}`;
   await deps.machines.update(pass.target, (object) => {
     const current = (object.spec ?? {}) as JsonObject;
     if (!current.providerID) current.providerID = providerID;
@@ -369,7 +358,7 @@ async function publishProviderId(context: MachineContext, instanceID: string): P
 async function reconcileLoadBalancerMembers(context: MachineContext, cloud: CloudConnection, serverStatus: JsonObject): Promise<boolean> {
   const { pass, openStackCluster, machine } = context;
   const cluster = openStackCluster!;
-  const clusterStatus = (cluster.status as JsonObject | undefined) ?? {};
+  const clusterStatus = statusOf(cluster);
   const clusterOwned = ownedResources(clusterStatus);
   const clusterObject = { namespace: machine.namespace, name: metaOf(cluster).name };
   const controlPlane = isControlPlane(context);
@@ -493,7 +482,7 @@ function poolMembers(
 async function removeMembers(context: MachineContext): Promise<boolean> {
   const { pass, deps, machine, openStackCluster } = context;
   const recorded = ownedResources(pass.status);
-  const clusterOwned = ownedResources((openStackCluster?.status as JsonObject | undefined) ?? {});
+  const clusterOwned = ownedResources(openStackCluster ? statusOf(openStackCluster) : {});
   const clusterObject = openStackCluster && { namespace: machine.namespace, name: metaOf(openStackCluster).name };
   const slots = clusterObject ? ['', 'ingress/'].flatMap((slotPrefix) => poolMembers(clusterObject, clusterOwned, slotPrefix, machine.name)) : [];
   let toRemove: PoolMember[] = [];
@@ -507,7 +496,7 @@ async function removeMembers(context: MachineContext): Promise<boolean> {
     toRemove = slots.filter((slot) => recorded[slot.role] !== undefined || (lookUnrecorded && slot.prefix === prefix));
   }
   if (toRemove.length > 0) {
-    const identityRef = context.spec.identityRef ?? (openStackCluster?.spec as JsonObject | undefined)?.identityRef;
+    const identityRef = context.spec.identityRef ?? openStackCluster?.spec.identityRef;
     const cloud = await deps.clouds.connect(machine.namespace, identityRef);
     for (const { poolId, role, name } of toRemove) {
       await deps.memberBatches.forget(poolId, name);

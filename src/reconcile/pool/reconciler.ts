@@ -24,16 +24,18 @@
 import { isIP } from 'node:net';
 import type { FloatingIp, NeutronClient } from '../../openstack/index.js';
 import type { JsonObject } from '../../storage/interface.js';
+import { isJsonObject } from '../../storage/json.js';
 import { compareStrings } from '../../apiserver/fieldmanager/value.js';
 import { infrastructureGroup } from '../../api/infrastructure/kinds.js';
 import { floatingIpPoolTag } from '../../capo/names.js';
-import type { NeutronParam } from '../../capo/neutron-query.js';
-import { TerminalError, type Reconcile, type ReconcileResult } from '../runtime/controller.js';
+import { TerminalError, type Reconcile } from '../runtime/controller.js';
 import type { IpamClients, ObjectClient, ReconcilerDeps } from '../deps.js';
-import { authenticate, finishDeletion, prepare } from '../lifecycle.js';
+import { authenticate } from '../lifecycle.js';
 import { resolveNetwork } from '../neutron-filters.js';
-import { metaOf, type KindClient } from '../objects.js';
-import { ReconcilePass } from '../reconcile-pass.js';
+import { metaOf, referenceName, specOf, statusOf, stringField, type KindClient } from '../objects.js';
+import type { ReconcilePass } from '../reconcile-pass.js';
+import type { FloatingIPPoolSpec } from '../kinds.js';
+import { objectReconciler } from '../object-reconciler.js';
 import { absentOn404, ownerTags } from '../resource/actuator.js';
 import { ensureOwnerTags, ownedByAnyone, createTagged, withOwnerMark } from '../resource/neutron.js';
 import { clusterNameLabel } from '../paused.js';
@@ -50,14 +52,6 @@ const readyCondition = 'OpenstackFloatingIPPoolReadyCondition';
 /** Addresses still held when the pool is deleted: their claims' deletions wake the pool; this is the fallback. */
 const heldAddressesRequeueMs = 60_000;
 
-interface PoolSpec {
-  identityRef: unknown;
-  floatingIPNetwork?: NeutronParam;
-  preAllocatedFloatingIPs?: string[];
-  maxIPs?: number;
-  reclaimPolicy: 'Retain' | 'Delete';
-}
-
 interface IpamObject {
   object: JsonObject;
   name: string;
@@ -66,14 +60,18 @@ interface IpamObject {
 }
 
 interface PoolContext {
-  pass: ReconcilePass;
-  spec: PoolSpec;
+  pass: ReconcilePass<FloatingIPPoolSpec>;
+  spec: FloatingIPPoolSpec;
   neutron: NeutronClient;
   ipam: IpamClients;
   /** The floating IPs this pool created, as Neutron lists them now. */
   own: FloatingIp[];
   claimed: Set<string>;
   failed: Set<string>;
+  /** The IPAddressClaims naming this pool. */
+  claims: IpamObject[];
+  /** The IPAddresses of this pool whose claims still stand. */
+  addresses: IpamObject[];
 }
 
 class NetworkNotFoundError extends TerminalError {
@@ -82,56 +80,57 @@ class NetworkNotFoundError extends TerminalError {
 
 /** The OpenStackFloatingIPPool an IPAM object's poolRef names; undefined for another kind of pool. */
 export function floatingIpPoolOf(object: JsonObject): string | undefined {
-  const ref = (object.spec as { poolRef?: { apiGroup?: string; kind?: string; name?: string } } | undefined)?.poolRef;
-  return ref?.apiGroup === infrastructureGroup && ref.kind === poolKind ? ref.name : undefined;
+  const ref = specOf(object).poolRef;
+  return isJsonObject(ref) && ref.apiGroup === infrastructureGroup && ref.kind === poolKind ? referenceName(ref) : undefined;
 }
 
-export function floatingIpPoolReconciler(deps: ReconcilerDeps, pools: KindClient): Reconcile {
-  return async (key) => {
-    const name = pools.nameOf(key);
-    const object = await pools.get(name);
-    if (!object) return {};
-    const stop = await prepare(deps, pools, object, poolFinalizer, undefined);
-    if (stop) return stop;
-    const pass = new ReconcilePass(pools, object, deps);
-    const spec = object.spec as PoolSpec;
-    let error: unknown;
-    try {
-      if (!deps.ipam) throw new DependencyFailedError('IPAddressClaims and IPAddresses are not served here, so the pool cannot answer claims');
-      const cloud = await authenticate(deps, pass, spec.identityRef);
-      const { neutron } = cloud.clients;
-      const own = [
-        ...(await neutron.listFloatingIps({ description: poolDescription(pass) })),
-        ...(pass.owner.adopt ? await adoptCapoAddresses(pass, neutron) : []),
-      ];
-      // A pre-allocated address that failed stays failed while the spec names it.
-      const failed = ((pass.status.failedIPs as string[] | undefined) ?? []).filter((ip) => spec.preAllocatedFloatingIPs?.includes(ip));
-      const context: PoolContext = { pass, spec, neutron, ipam: deps.ipam, own, claimed: new Set(), failed: new Set(failed) };
-      const claims = await ipamObjectsOf(deps.ipam.claims, pass);
-      const addresses = await releaseAddresses(context, await ipamObjectsOf(deps.ipam.addresses, pass), claims);
-      for (const address of addresses) context.claimed.add(addressOf(address.object));
-      if (pass.meta.deletionTimestamp !== undefined) {
-        if (await reconcileDelete(context, addresses)) return await finishDeletion(deps, pass, poolFinalizer);
-      } else {
-        const networkId = await floatingNetwork(context);
-        await answerClaims(
-          context,
-          networkId,
-          claims.filter((claim) => !claim.deleting),
-          addresses,
-        );
-      }
+export function floatingIpPoolReconciler(deps: ReconcilerDeps, pools: KindClient<FloatingIPPoolSpec>): Reconcile {
+  return objectReconciler(deps, {
+    client: pools,
+    finalizer: poolFinalizer,
+    begin: (pass) => beginPass(deps, pass),
+    normal: async (context) => {
+      const networkId = await floatingNetwork(context);
+      await answerClaims(
+        context,
+        networkId,
+        context.claims.filter((claim) => !claim.deleting),
+        context.addresses,
+      );
       reportAddresses(context);
-    } catch (thrown) {
-      error = thrown;
-    }
-    return finishPass(pass, error);
-  };
+    },
+    remove: async (context) => {
+      if (await reconcileDelete(context, context.addresses)) return true;
+      reportAddresses(context);
+      return false;
+    },
+    outcome: (_pass, error) => ({
+      error,
+      failure: {
+        type: readyCondition,
+        reason: error instanceof NetworkNotFoundError ? 'UnableToFindNetwork' : error instanceof DependencyFailedError ? 'DependencyFailed' : 'OpenStackError',
+      },
+    }),
+  });
 }
 
-function finishPass(pass: ReconcilePass, error: unknown): Promise<ReconcileResult> {
-  const reason = error instanceof NetworkNotFoundError ? 'UnableToFindNetwork' : error instanceof DependencyFailedError ? 'DependencyFailed' : 'OpenStackError';
-  return pass.finish(error, { type: readyCondition, reason });
+/** The pool's addresses as Neutron and the IPAM objects have them, the addresses of claims that are gone released. */
+async function beginPass(deps: ReconcilerDeps, pass: ReconcilePass<FloatingIPPoolSpec>): Promise<PoolContext> {
+  const { spec } = pass;
+  if (!deps.ipam) throw new DependencyFailedError('IPAddressClaims and IPAddresses are not served here, so the pool cannot answer claims');
+  const cloud = await authenticate(deps, pass, spec.identityRef);
+  const { neutron } = cloud.clients;
+  const own = [
+    ...(await neutron.listFloatingIps({ description: poolDescription(pass) })),
+    ...(pass.owner.adopt ? await adoptCapoAddresses(pass, neutron) : []),
+  ];
+  // A pre-allocated address that failed stays failed while the spec names it.
+  const failed = ((pass.status.failedIPs as string[] | undefined) ?? []).filter((ip) => spec.preAllocatedFloatingIPs?.includes(ip));
+  const claims = await ipamObjectsOf(deps.ipam.claims, pass);
+  const context: PoolContext = { pass, spec, neutron, ipam: deps.ipam, own, claimed: new Set(), failed: new Set(failed), claims, addresses: [] };
+  context.addresses = await releaseAddresses(context, await ipamObjectsOf(deps.ipam.addresses, pass), claims);
+  for (const address of context.addresses) context.claimed.add(addressOf(address.object));
+  return context;
 }
 
 /** The description of the pool's floating IPs; its owner mark makes it exact, so it finds them all and no others. */
@@ -166,7 +165,7 @@ async function ipamObjectsOf(client: ObjectClient, pass: ReconcilePass): Promise
 }
 
 function addressOf(address: JsonObject): string {
-  return (address.spec as { address: string }).address;
+  return stringField(specOf(address), 'address') ?? '';
 }
 
 /**
@@ -180,9 +179,9 @@ async function releaseAddresses(context: PoolContext, addresses: IpamObject[], c
   const held: IpamObject[] = [];
   for (const address of addresses) {
     const meta = metaOf(address.object);
-    const claimName = (address.object.spec as { claimRef: { name: string } }).claimRef.name;
+    const claimName = referenceName(specOf(address.object).claimRef);
     const claimUid = meta.ownerReferences?.find((reference) => reference.kind === 'IPAddressClaim')?.uid;
-    const orphaned = !liveClaims.has(claimName) || (claimUid !== undefined && liveClaims.get(claimName) !== claimUid);
+    const orphaned = claimName === undefined || !liveClaims.has(claimName) || (claimUid !== undefined && liveClaims.get(claimName) !== claimUid);
     if (!address.deleting && !orphaned) {
       held.push(address);
       continue;
@@ -231,7 +230,7 @@ async function answerClaims(context: PoolContext, networkId: string, claims: Ipa
   const { pass, ipam } = context;
   const heldByName = new Map(addresses.map((address) => [address.name, address]));
   for (const claim of claims) {
-    const addressRef = ((claim.object.status as JsonObject | undefined)?.addressRef as { name?: string } | undefined)?.name;
+    const addressRef = referenceName(statusOf(claim.object).addressRef);
     if (addressRef !== undefined && heldByName.has(addressRef)) continue;
     // An address made for it before a crash cut the claim's status write short.
     if (!heldByName.has(claim.name)) {

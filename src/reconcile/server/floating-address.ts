@@ -8,12 +8,11 @@
  * The FloatingAddressFromPoolReady condition tells where that stands.
  */
 import type { FloatingIp, NeutronClient, Port, Server } from '../../openstack/index.js';
-import type { JsonObject } from '../../storage/interface.js';
 import { infrastructureGroup } from '../../api/infrastructure/kinds.js';
 import { floatingAddressClaimName } from '../../capo/names.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { DependencyFailedError } from '../lookups.js';
-import { metaOf } from '../objects.js';
+import { metaOf, referenceName, specOf, statusOf, stringField } from '../objects.js';
 import { clusterNameLabel } from '../paused.js';
 import type { ReconcilePass } from '../reconcile-pass.js';
 import { serverAddresses } from '../resource/server.js';
@@ -64,7 +63,7 @@ export async function claimFloatingAddress(deps: ReconcilerDeps, pass: Reconcile
       },
       spec: { poolRef: { apiGroup: ref.apiGroup ?? infrastructureGroup, kind: ref.kind, name: ref.name } },
     }));
-  const addressName = ((claim.status as JsonObject | undefined)?.addressRef as { name?: string } | undefined)?.name;
+  const addressName = referenceName(statusOf(claim).addressRef);
   if (addressName !== undefined) return addressName;
   const message = `Waiting for IPAddressClaim ${pass.meta.namespace}/${name} to be allocated by ${ref.kind} ${ref.name}`;
   // No server is created before the address is there, so the instance waits too.
@@ -90,7 +89,7 @@ export async function associateFloatingAddress(
   try {
     const address = await ipamOf(deps).addresses.get({ namespace: pass.meta.namespace, name: addressName });
     if (!address) throw new FloatingAddressError(`IPAddress ${pass.meta.namespace}/${addressName} does not exist`);
-    const ip = (address.spec as { address: string }).address;
+    const ip = stringField(specOf(address), 'address');
     if (!serverAddresses(server).some((entry) => entry.address === ip)) {
       const fip = (await neutron.listFloatingIps({ floating_ip_address: ip }))[0];
       if (!fip) throw new FloatingAddressError(`floating IP ${ip} does not exist`);

@@ -13,24 +13,24 @@
  * floating address's claim, and only then the finalizer. Nothing is found
  * by name alone.
  */
-import type { z } from 'zod';
-import type { openStackServerSpec } from '../../api/infrastructure/v1alpha1/openstackserver.js';
 import type { JsonObject } from '../../storage/interface.js';
 import type { CloudConnection } from '../cloud.js';
 import type { ReconcilerDeps } from '../deps.js';
-import { TerminalError, type Reconcile, type ReconcileResult } from '../runtime/controller.js';
+import { TerminalError, type Reconcile } from '../runtime/controller.js';
 import { portName, volumeName } from '../../capo/names.js';
 import type { NeutronParam, SubnetFilter } from '../../capo/neutron-query.js';
 import { resolveNetwork, resolveSecurityGroups, resolveSubnet } from '../neutron-filters.js';
-import { deletionProgress, finishDeletion, prepare } from '../lifecycle.js';
+import { deletionProgress } from '../lifecycle.js';
 import { DependencyFailedError, resolveFlavorId, resolveImageId } from '../lookups.js';
 import { imageRefResolver } from '../image/reconciler.js';
 import { WaitingError } from '../resource/actuator.js';
 import { ownedResources, setOwned } from '../owned.js';
-import { metaOf } from '../objects.js';
+import { metaOf, statusOf } from '../objects.js';
+import type { ServerSpec } from '../kinds.js';
+import { objectReconciler, type Outcome } from '../object-reconciler.js';
 import { findCondition } from '../conditions.js';
 import { clusterNameLabel, pausedAnnotation, setPausedCondition } from '../paused.js';
-import { ReconcilePass, describeWaits, settleAll } from '../reconcile-pass.js';
+import { describeWaits, settleAll, type ReconcilePass } from '../reconcile-pass.js';
 import { ensureGraph, removeGraph, stepGraph } from '../step-graph.js';
 import { ResourceTerminalError } from '../resource/engine.js';
 import { portActuator, type PortDesired } from '../resource/port.js';
@@ -39,8 +39,6 @@ import { trunkActuator } from '../resource/trunk.js';
 import { volumeActuator } from '../resource/volume.js';
 import type { Port, Server } from '../../openstack/index.js';
 import { associateFloatingAddress, claimFloatingAddress, releaseFloatingAddress } from './floating-address.js';
-
-type ServerSpec = z.output<typeof openStackServerSpec>;
 
 export const serverFinalizer = 'openstackserver.infrastructure.cluster.x-k8s.io';
 
@@ -77,7 +75,7 @@ interface Resolved {
 }
 
 interface ServerContext {
-  pass: ReconcilePass;
+  pass: ReconcilePass<ServerSpec>;
   spec: ServerSpec;
   cloud: CloudConnection;
   deps: ReconcilerDeps;
@@ -87,57 +85,59 @@ interface ServerContext {
 const userDataRequeueMs = 15_000;
 
 export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
-  return async (key) => {
-    const name = deps.servers.nameOf(key);
-    const object = await deps.servers.get(name);
-    if (!object) return {};
-    const meta = metaOf(object);
-    const paused = meta.deletionTimestamp === undefined && (await serverPaused(deps, object));
-    const closed = async () => {
-      await deps.servers.updateStatus({ ...name, uid: meta.uid }, (status) =>
-        setPausedCondition(status, meta.generation ?? 1, 'the server or its Cluster is paused'),
-      );
-      return {};
-    };
-    const stop = await prepare(deps, deps.servers, object, serverFinalizer, paused ? closed : undefined);
-    if (stop) return stop;
+  return objectReconciler(deps, {
+    client: deps.servers,
+    finalizer: serverFinalizer,
+    gate: async (object) =>
+      metaOf(object).deletionTimestamp === undefined && (await serverPaused(deps, object))
+        ? { open: false, reason: 'Paused', message: 'the server or its Cluster is paused' }
+        : { open: true },
     // CAPO: "instance state is DELETED, no actions". Nothing can bring the server back; a pass woken by anything but a spec
     // change (an Image it names made again) would only read again what is known gone.
-    if (meta.deletionTimestamp === undefined && serverDeletedAt((object.status as JsonObject | undefined) ?? {}) === (meta.generation ?? 1)) return {};
-    const pass = new ReconcilePass(deps.servers, object, deps);
-    let error: unknown;
-    let result: ReconcileResult = {};
-    try {
-      const spec = object.spec as ServerSpec;
-      const cloud = await deps.clouds.connect(meta.namespace, spec.identityRef);
-      const context: ServerContext = { pass, spec, cloud, deps };
-      if (meta.deletionTimestamp !== undefined) {
-        if (await removeGraph(serverSteps, context)) return await finishDeletion(deps, pass, serverFinalizer);
-        deletionProgress(pass, 'InstanceReady', 'InstanceDeleteFailed');
-      } else {
-        await reconcileNormal(context);
-      }
-    } catch (thrown) {
-      error = thrown;
-      // A port, trunk or volume of a made server deleted behind our back (onceMade): the server is not whole, and says so.
-      if (thrown instanceof ResourceTerminalError && thrown.reason === 'Gone' && thrown.resourceKind !== 'server') {
-        pass.observe((status) => {
-          status.ready = false;
-        });
-      }
-      if (thrown instanceof ResourceTerminalError && thrown.resourceKind === 'server') {
-        const reason = thrown.reason === 'Gone' ? 'InstanceDeleted' : thrown.reason === 'Failed' ? 'InstanceStateError' : 'InstanceCreateFailed';
-        pass.observe((status) => {
-          status.ready = false;
-          if (thrown.reason !== 'Ambiguous') status.instanceState = thrown.reason === 'Gone' ? 'DELETED' : 'ERROR';
-        });
-        const told = thrown.reason === 'Gone' ? new ResourceTerminalError('Gone', 'server', thrown.ids, `${serverDeletedMessage}: ${thrown.message}`) : thrown;
-        result = await pass.finish(told, { type: 'InstanceReady', reason });
-        return result;
-      }
+    settled: (object) => {
+      const meta = metaOf(object);
+      return meta.deletionTimestamp === undefined && serverDeletedAt(statusOf(object)) === (meta.generation ?? 1);
+    },
+    begin: async (pass): Promise<ServerContext> => ({
+      pass,
+      spec: pass.spec,
+      cloud: await deps.clouds.connect(pass.meta.namespace, pass.spec.identityRef),
+      deps,
+    }),
+    normal: reconcileNormal,
+    remove: async (context) => {
+      if (await removeGraph(serverSteps, context)) return true;
+      deletionProgress(context.pass, 'InstanceReady', 'InstanceDeleteFailed');
+      return false;
+    },
+    outcome: serverOutcome,
+  });
+}
+
+/**
+ * How a failed pass reads on the server: a port, trunk or volume of a made server deleted behind
+ * our back (onceMade) leaves it not whole; the server itself failed or gone is the instance's
+ * state, in CAPO's reasons and message.
+ */
+function serverOutcome(pass: ReconcilePass<ServerSpec>, error: unknown): Outcome {
+  if (!(error instanceof ResourceTerminalError)) {
+    return { error, failure: { type: 'InstanceReady', reason: error instanceof DependencyFailedError ? 'DependencyFailed' : 'OpenStackError' } };
+  }
+  if (error.resourceKind !== 'server') {
+    if (error.reason === 'Gone') {
+      pass.observe((status) => {
+        status.ready = false;
+      });
     }
-    return pass.finish(error, { type: 'InstanceReady', reason: error instanceof DependencyFailedError ? 'DependencyFailed' : 'OpenStackError' });
-  };
+    return { error, failure: { type: 'InstanceReady', reason: 'OpenStackError' } };
+  }
+  pass.observe((status) => {
+    status.ready = false;
+    if (error.reason !== 'Ambiguous') status.instanceState = error.reason === 'Gone' ? 'DELETED' : 'ERROR';
+  });
+  const reason = error.reason === 'Gone' ? 'InstanceDeleted' : error.reason === 'Failed' ? 'InstanceStateError' : 'InstanceCreateFailed';
+  const told = error.reason === 'Gone' ? new ResourceTerminalError('Gone', 'server', error.ids, `${serverDeletedMessage}: ${error.message}`) : error;
+  return { error: told, failure: { type: 'InstanceReady', reason } };
 }
 
 /**

@@ -10,47 +10,43 @@
  * `status.nodeInfo.operatingSystem` from the image's `os_type` property.
  * Nothing is created in OpenStack, so there is no finalizer.
  */
-import type { JsonObject } from '../../storage/interface.js';
 import type { CloudConnection } from '../cloud.js';
 import type { Reconcile } from '../runtime/controller.js';
 import type { ReconcilerDeps } from '../deps.js';
 import { authenticate } from '../lifecycle.js';
-import { flavorById, flavorReference, resolveFlavorId, resolveImageId, type ImageParam, type ImageRefResolver } from '../lookups.js';
+import { flavorById, flavorReference, resolveFlavorId, resolveImageId, type ImageRefResolver } from '../lookups.js';
 import { imageRefResolver } from '../image/reconciler.js';
-import { metaOf } from '../objects.js';
+import type { MachineSpec, MachineTemplateSpec } from '../kinds.js';
+import { objectReconciler } from '../object-reconciler.js';
 import { clusterGate, setPaused } from '../paused.js';
-import { ReconcilePass } from '../reconcile-pass.js';
-
-interface TemplateMachineSpec {
-  flavor?: { id?: string; filter?: { name?: string } };
-  image?: ImageParam;
-  rootVolume?: { sizeGiB?: number };
-  identityRef?: unknown;
-}
+import type { ReconcilePass } from '../reconcile-pass.js';
 
 /** An image's properties do not change under its ID; the resync reads them again after this. */
 const imageTtlMs = 10 * 60_000;
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
 
-export function openStackMachineTemplateReconciler(deps: ReconcilerDeps): Reconcile {
-  const { templates } = deps;
-  return async (key) => {
-    const name = templates.nameOf(key);
-    const object = await templates.get(name);
-    if (!object || metaOf(object).deletionTimestamp !== undefined) return {};
-    const gate = await clusterGate(deps.source, object);
-    // Without an owner Cluster (a ClusterClass's template, or one applied ahead of its Cluster) there is nothing to report.
-    if (!gate.open && gate.reason === 'WaitingForCluster') return {};
-    const pass = new ReconcilePass(templates, object, deps);
-    pass.observe((status) => setPaused(status, pass.generation, gate));
-    if (!gate.open) return pass.finish(undefined, { type: 'Ready', reason: 'OpenStackError' });
+/** What a template's pass works with: the machine spec it stamps, and the credentials to read the flavor and image with. */
+interface TemplateContext {
+  pass: ReconcilePass<MachineTemplateSpec>;
+  spec: MachineSpec;
+  identityRef: MachineSpec['identityRef'];
+}
 
-    const spec = (((object.spec as JsonObject | undefined)?.template as JsonObject | undefined)?.spec ?? {}) as TemplateMachineSpec;
-    let error: unknown;
-    try {
-      const openStackCluster = await deps.clusters.get({ namespace: name.namespace, name: gate.cluster.infrastructureRef?.name ?? gate.cluster.name });
-      const identityRef = spec.identityRef ?? (openStackCluster?.spec as JsonObject | undefined)?.identityRef;
+export function openStackMachineTemplateReconciler(deps: ReconcilerDeps): Reconcile {
+  return objectReconciler(deps, {
+    client: deps.templates,
+    // Without an owner Cluster (a ClusterClass's template, or one applied ahead of its Cluster) there is nothing to report.
+    gate: (object) => clusterGate(deps.source, object),
+    begin: async (pass, gate): Promise<TemplateContext> => {
+      pass.observe((status) => setPaused(status, pass.generation, gate));
+      const spec = pass.spec.template.spec;
+      // Open: a template has no finalizer, so a deleting one is given no pass.
+      const cluster = gate.open ? gate.cluster : undefined;
+      const openStackCluster = cluster && (await deps.clusters.get({ namespace: pass.meta.namespace, name: cluster.infrastructureRef?.name ?? cluster.name }));
+      return { pass, spec, identityRef: spec.identityRef ?? openStackCluster?.spec.identityRef };
+    },
+    normal: async ({ pass, spec, identityRef }) => {
       if (identityRef === undefined) {
         pass.condition({
           type: 'Ready',
@@ -58,19 +54,18 @@ export function openStackMachineTemplateReconciler(deps: ReconcilerDeps): Reconc
           reason: 'WaitingForClusterInfrastructure',
           message: 'no identityRef in the template, and no OpenStackCluster to take it from yet',
         });
-      } else {
-        const cloud = await authenticate(deps, pass, identityRef);
-        await reportCapacity(pass, cloud, spec, imageRefResolver(deps.readOrcImage, name.namespace));
-        pass.condition({ type: 'Ready', status: 'True', reason: 'Ready' });
+        return;
       }
-    } catch (thrown) {
-      error = thrown;
-    }
-    return pass.finish(error, { type: 'Ready', reason: 'OpenStackError' });
-  };
+      const cloud = await authenticate(deps, pass, identityRef);
+      await reportCapacity(pass, cloud, spec, imageRefResolver(deps.readOrcImage, pass.meta.namespace));
+      pass.condition({ type: 'Ready', status: 'True', reason: 'Ready' });
+    },
+    // No finalizer: a deleting template is never given a pass.
+    remove: async () => true,
+  });
 }
 
-async function reportCapacity(pass: ReconcilePass, cloud: CloudConnection, spec: TemplateMachineSpec, imageRefs: ImageRefResolver): Promise<void> {
+async function reportCapacity(pass: ReconcilePass, cloud: CloudConnection, spec: MachineSpec, imageRefs: ImageRefResolver): Promise<void> {
   const { glance } = cloud.clients;
   const flavor = await flavorById(cloud, await resolveFlavorId(cloud, flavorReference(spec.flavor)));
   const capacity: Record<string, string> = { cpu: String(flavor.vcpus), memory: binaryQuantity(flavor.ram * MiB) };

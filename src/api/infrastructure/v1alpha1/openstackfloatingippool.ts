@@ -9,7 +9,7 @@ import { condition, networkParam, resourceStatuses } from '../v1beta2/common.js'
 
 const { networkStatus } = resourceStatuses;
 
-const spec = z
+export const openStackFloatingIPPoolSpec = z
   .object({
     identityRef: identityReference.describe('Credentials to manage the floating IPs with.'),
     floatingIPNetwork: networkParam.optional().describe('External network to allocate floating IPs on. The only external network when omitted.'),
@@ -36,6 +36,8 @@ export const openStackFloatingIPPoolV1alpha1: KindVersion = {
   name: 'v1alpha1',
   served: true,
   storage: true,
-  schema: z.object({ spec: spec.optional(), status: status.optional() }).describe('A pool of Neutron floating IPs that machines claim addresses from.'),
+  schema: z
+    .object({ spec: openStackFloatingIPPoolSpec.optional(), status: status.optional() })
+    .describe('A pool of Neutron floating IPs that machines claim addresses from.'),
   printerColumns: [],
 };

@@ -137,7 +137,11 @@ function neutronFilter(resource: string) {
  * A Param for a Neutron resource: by UUID, or by a query that must match
  * exactly one. Subnets have a query of their own and say more of their UUID.
  */
-function neutronParam(resource: string, filter: z.ZodType = neutronFilter(resource), idDescription = `UUID of the ${resource}. Excludes filter.`) {
+function neutronParam<F extends z.ZodType = ReturnType<typeof neutronFilter>>(
+  resource: string,
+  filter: F = neutronFilter(resource) as unknown as F,
+  idDescription = `UUID of the ${resource}. Excludes filter.`,
+) {
   return z
     .object({
       id: uuid().optional().describe(idDescription),
@@ -693,7 +697,7 @@ export function initializationStatus(subject: 'cluster' | 'machine') {
  * the same in both template kinds and in every version. `templateFields`
  * come before the spec, as the CRDs list them.
  */
-export function templateSpecOf(kind: string, spec: z.ZodType, templateFields: z.ZodRawShape = {}) {
+export function templateSpecOf<S extends z.ZodType>(kind: string, spec: S, templateFields: z.ZodRawShape = {}) {
   return z
     .object({
       template: z.object({ ...templateFields, spec: spec.describe(`The spec of each ${kind} created from the template.`) }).describe(`The ${kind} to create.`),

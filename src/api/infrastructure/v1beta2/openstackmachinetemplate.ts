@@ -32,13 +32,15 @@ export const openStackMachineTemplateStatus = z
   })
   .describe('Observed state of the template.');
 
+export const openStackMachineTemplateSpec = templateSpecOf('OpenStackMachine', openStackMachineSpec);
+
 export const openStackMachineTemplateV1beta2: KindVersion = {
   name: 'v1beta2',
   served: true,
   storage: true,
   schema: z
     .object({
-      spec: templateSpecOf('OpenStackMachine', openStackMachineSpec).optional(),
+      spec: openStackMachineTemplateSpec.optional(),
       status: openStackMachineTemplateStatus.optional(),
     })
     .describe('A template of OpenStackMachine, for control planes and machine deployments.'),
