@@ -52,12 +52,12 @@ export function metaOf(object: JsonObject): ObjectMeta {
  */
 export type KindObject<Spec = unknown> = JsonObject & { metadata: ObjectMeta; spec: Spec };
 
-/** The object's status as JSON; an empty one when it has none yet. */
+/** The object's status in plain JSON; an empty one when it has none yet. */
 export function statusOf(object: JsonObject): JsonObject {
   return isJsonObject(object.status) ? object.status : {};
 }
 
-/** The object's spec as JSON, for an object of a kind read without its types (another controller's); an empty one when it has none. */
+/** The object's spec in plain JSON, for an object of a kind read without its types (another controller's); an empty one when it has none. */
 export function specOf(object: JsonObject): JsonObject {
   return isJsonObject(object.spec) ? object.spec : {};
 }

@@ -67,7 +67,7 @@ export class ReconcilePass<Spec = unknown> {
   /** The object's generation this pass judges: as read, or as its own spec write left it (wroteOwnSpec). */
   generation: number;
   readonly owner: Owner;
-  /** The status as this pass has it: read at the start, plus every record and observation since. */
+  /** The pass's own copy of the status: read at the start, plus every record and observation since. */
   readonly status: JsonObject;
   private readonly waits: Waiting[] = [];
   /** Waits on people or other objects (a blocked delete, a choice in the spec): looked at on their own pace, not polled. */

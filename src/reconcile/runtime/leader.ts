@@ -103,7 +103,7 @@ const leaseSpecSchema = z.object({
   leaseTransitions: z.number().int().nonnegative(),
 });
 
-type LeaseSpec = z.infer<typeof leaseSpecSchema>;
+export type LeaseSpec = z.infer<typeof leaseSpecSchema>;
 
 interface Held {
   /** Revision of our last write of the lease, the CAS precondition of the next. */
@@ -323,7 +323,8 @@ function leaseObject(name: string, spec: LeaseSpec): JsonObject {
   return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec };
 }
 
-function parseLeaseSpec(value: JsonObject): LeaseSpec | undefined {
+/** The lease's spec, parsed for leader election; undefined for a value that is no such lease. */
+export function parseLeaseSpec(value: JsonObject): LeaseSpec | undefined {
   const parsed = leaseSpecSchema.safeParse(value.spec);
   return parsed.success ? parsed.data : undefined;
 }

@@ -25,7 +25,7 @@ import { hostname } from 'node:os';
 import type { Storage } from '../../storage/interface.js';
 import { fallbackLogger } from '../../observability/log.js';
 import type { Sharding } from './controller.js';
-import { NotLeaderError, StorageLeaseLock, type LeaderLock, type LeaseStorage } from './leader.js';
+import { NotLeaderError, parseLeaseSpec, StorageLeaseLock, type LeaderLock, type LeaseStorage } from './leader.js';
 
 /** What membership needs beyond a lease: listing the members' leases, and removing long-dead ones. */
 export type MemberStorage = LeaseStorage & Pick<Storage, 'list' | 'delete'>;
@@ -252,8 +252,7 @@ export class ShardedLeadership implements LeaderLock, Sharding {
     const now = performance.now();
     const alive = new Set([this.identity]);
     for (const entry of entries) {
-      const spec = entry.value.spec as { holderIdentity?: string } | undefined;
-      const holder = spec?.holderIdentity ?? '';
+      const holder = parseLeaseSpec(entry.value)?.holderIdentity ?? '';
       const previous = this.seen.get(entry.key);
       const current = previous?.modRevision === entry.modRevision ? previous : { modRevision: entry.modRevision, at: now };
       this.seen.set(entry.key, current);

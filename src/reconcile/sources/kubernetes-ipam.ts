@@ -16,9 +16,8 @@ import { ApiException, CustomObjectsApi, type KubeConfig, type KubernetesListObj
 import { reviewTimeoutMs, withDeadline } from '../../apiserver/auth/delegated/deadline.js';
 import { fallbackLogger } from '../../observability/log.js';
 import type { JsonObject, ObjectName } from '../../storage/interface.js';
-import { isJsonObject } from '../../storage/json.js';
 import type { IpamClients, ObjectClient } from '../deps.js';
-import { metaOf } from '../objects.js';
+import { metaOf, statusOf } from '../objects.js';
 import { ExponentialBackoff } from '../runtime/backoff.js';
 import { servedVersion } from './discovery.js';
 import { describeKubeError, WatchedCollection } from './watched-collection.js';
@@ -158,8 +157,9 @@ export class KubernetesIpam implements IpamClients {
         update(
           target,
           (object) => {
-            if (!isJsonObject(object.status)) object.status = {};
-            mutate(object.status as JsonObject);
+            const status = statusOf(object);
+            object.status = status;
+            mutate(status);
           },
           true,
         ),

@@ -10,6 +10,7 @@ import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease, V1Micro
 import { KeyExistsError, KeyNotFoundError, RevisionConflictError, type Entry, type JsonObject, type ListResult } from '../../storage/interface.js';
 import { reviewTimeoutMs, withDeadline } from '../../apiserver/auth/delegated/deadline.js';
 import type { MemberStorage } from '../runtime/shards.js';
+import { parseLeaseSpec } from '../runtime/leader.js';
 
 export class KubernetesLeaseStorage implements MemberStorage {
   private readonly api: CoordinationV1Api;
@@ -96,7 +97,8 @@ export class KubernetesLeaseStorage implements MemberStorage {
 
   /** kube's Lease takes whole seconds and MicroTime timestamps (six fractional digits). */
   private body(key: string, value: JsonObject): V1Lease {
-    const spec = value.spec as { holderIdentity: string; leaseDurationSeconds: number; acquireTime: string; renewTime: string; leaseTransitions: number };
+    const spec = parseLeaseSpec(value);
+    if (!spec) throw new Error(`${key}: not a lease`);
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
