@@ -44,12 +44,18 @@ import { WaitSchedule } from './wait-schedule.js';
 import { MemberBatches } from './member-batches.js';
 import { IdentityGuard, type SecretFinalizers } from './identity-guard.js';
 import { isJsonObject } from '../storage/json.js';
+import type { Stores } from '../apiserver/store/stores.js';
+import type { Fence } from '../apiserver/store/resource-store.js';
 
 /** source.component and reportingComponent of the Events the reconcilers record. */
 export const eventComponent = 'capo-apiserver';
 
 export interface ReconcilerOptions {
   storage: Storage;
+  /** The served kinds' stores (apiserver/store/stores.ts), over `storage`: the reconcilers' clients write through them. */
+  stores: Stores;
+  /** Passed before each write the reconcilers make to storage (the leader or shard lease, leader.ts). */
+  fence?: Fence;
   /** The served kinds; the infrastructure ones are picked by kind name. */
   kinds: KindDefinition[];
   source: ClusterApiSource;
@@ -105,18 +111,18 @@ function kindNamed(kinds: KindDefinition[], kind: string): KindDefinition {
 /** What the reconcilers share: clients of their kinds, the cloud connections and the caches between passes. */
 export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
   const { storage, kinds, source } = options;
-  const clusters = new KindClient(kindNamed(kinds, 'OpenStackCluster'), storage);
-  const machines = new KindClient(kindNamed(kinds, 'OpenStackMachine'), storage);
-  const servers = new KindClient(kindNamed(kinds, 'OpenStackServer'), storage);
-  const templates = new KindClient(kindNamed(kinds, 'OpenStackMachineTemplate'), storage);
+  const client = (definition: KindDefinition) => new KindClient(options.stores.storeOf(definition), options.fence);
+  const clusters = client(kindNamed(kinds, 'OpenStackCluster'));
+  const machines = client(kindNamed(kinds, 'OpenStackMachine'));
+  const servers = client(kindNamed(kinds, 'OpenStackServer'));
+  const templates = client(kindNamed(kinds, 'OpenStackMachineTemplate'));
   const imageKind = kinds.find((candidate) => candidate.kind === 'Image' && candidate.group === orcGroup);
-  const images = imageKind && new KindClient(imageKind, storage);
-  const identities = new KindClient(kindNamed(kinds, 'OpenStackClusterIdentity'), storage);
-  const pools = new KindClient(kindNamed(kinds, poolKind), storage);
+  const images = imageKind && client(imageKind);
+  const identities = client(kindNamed(kinds, 'OpenStackClusterIdentity'));
+  const pools = client(kindNamed(kinds, poolKind));
   const claimKind = kinds.find((candidate) => candidate.kind === 'IPAddressClaim' && candidate.group === ipamGroup);
   const addressKind = kinds.find((candidate) => candidate.kind === 'IPAddress' && candidate.group === ipamGroup);
-  const ipam =
-    options.ipam ?? (claimKind && addressKind ? storageIpam(storage, new KindClient(claimKind, storage), new KindClient(addressKind, storage)) : undefined);
+  const ipam = options.ipam ?? (claimKind && addressKind ? storageIpam(storage, client(claimKind), client(addressKind)) : undefined);
   const clouds = new CloudConnections({
     source,
     identities,

@@ -15,9 +15,9 @@ import type { KindDefinition, KindVersion } from '../apiserver/registry/kind.js'
 import { groupVersionOf } from '../apiserver/registry/registry.js';
 import { labelSelectorFromObject } from '../apiserver/selectors/labels.js';
 import { decodeObject } from '../apiserver/handlers/decode.js';
-import { ResourceStore, type WriteOptions } from '../apiserver/store/resource-store.js';
+import type { Fence, ResourceStore, WriteOptions } from '../apiserver/store/resource-store.js';
 import type { Subresource } from '../apiserver/store/strategy.js';
-import type { JsonObject, ObjectName, Storage } from '../storage/interface.js';
+import type { JsonObject, ObjectName } from '../storage/interface.js';
 import { isJsonObject } from '../storage/json.js';
 
 /** The reconciler acts as itself: visible in managedFields and to authorization. */
@@ -46,15 +46,18 @@ export function metaOf(object: JsonObject): ObjectMeta {
 }
 
 export class KindClient {
-  readonly store: ResourceStore;
+  readonly definition: KindDefinition;
   readonly version: KindVersion;
   readonly apiVersion: string;
 
   constructor(
-    readonly definition: KindDefinition,
-    storage: Storage,
+    /** The kind's one store (apiserver/store/stores.ts), the API handlers' too. */
+    readonly store: ResourceStore,
+    /** Passed before each of its writes: a replica that lost the lease it reconciles under writes nothing (leader.ts). */
+    private readonly fence?: Fence,
   ) {
-    this.store = new ResourceStore(definition, storage);
+    const { definition } = store;
+    this.definition = definition;
     const storageVersion = definition.versions.find((version) => version.storage);
     if (!storageVersion) throw new Error(`${definition.kind} has no storage version`);
     this.version = storageVersion;
@@ -184,7 +187,12 @@ export class KindClient {
   /** Starts deletion (finalizers run first); gone already is fine. */
   async delete({ namespace, name }: ObjectName, uid?: string): Promise<void> {
     try {
-      await this.store.delete(namespace, name, this.version, { dryRun: false, user: reconcilerUser, ...(uid ? { preconditions: { uid } } : {}) });
+      await this.store.delete(namespace, name, this.version, {
+        dryRun: false,
+        user: reconcilerUser,
+        fence: this.fence,
+        ...(uid ? { preconditions: { uid } } : {}),
+      });
     } catch (error) {
       if (error instanceof ApiError && (error.code === 404 || error.code === 409)) return;
       throw error;
@@ -192,7 +200,7 @@ export class KindClient {
   }
 
   private writeOptions(): WriteOptions {
-    return { dryRun: false, fieldManager, user: reconcilerUser };
+    return { dryRun: false, fieldManager, user: reconcilerUser, fence: this.fence };
   }
 
   /** As a request body would be: the reconciler writes only fields the schema knows (Strict), defaulted. */

@@ -4,7 +4,7 @@
  * streaming. Object semantics live in store/.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { JsonObject, Storage } from '../../storage/interface.js';
+import type { JsonObject } from '../../storage/interface.js';
 import type { UserInfo } from '../auth/user.js';
 import { errors, FieldError } from '../errors.js';
 import { decodeJson, decodeObjectBody, decodeYaml, readBody, type DecodedObject } from '../http/body.js';
@@ -21,9 +21,9 @@ import { parseFieldSelector } from '../selectors/fields.js';
 import { parseLabelSelector } from '../selectors/labels.js';
 import { structuralSchemaOf } from '../schema/structural.js';
 import { ensureMetadata } from '../store/object.js';
-import { ComputedStorage } from '../store/computed-storage.js';
 import { FanOutMemo } from '../store/fan-out-memo.js';
-import { ResourceStore, type DeleteOptions, type Selection, type WriteOptions, type WriteResult } from '../store/resource-store.js';
+import type { Stores } from '../store/stores.js';
+import type { DeleteOptions, ResourceStore, Selection, WriteOptions, WriteResult } from '../store/resource-store.js';
 import { decodeObject, type FieldValidation } from './decode.js';
 import { bookmarkObject, startWatch, type ApiEvent } from '../store/watch.js';
 import { WatchStream } from './watch-stream.js';
@@ -48,9 +48,6 @@ const mediaTypesForPatch = 'application/json-patch+json, application/merge-patch
 const strategicMergePatch = 'application/strategic-merge-patch+json';
 
 export class ResourceHandler {
-  private readonly stores = new Map<string, ResourceStore>();
-  /** What each store reads: the storage, or for a computed kind, objects computed from it. */
-  private readonly storages = new Map<ResourceStore, Storage>();
   private readonly printers = new Map<KindVersion, TablePrinter>();
   /**
    * One event fans out to every watcher of the kind: encode it once, to bytes, so that the same
@@ -60,14 +57,11 @@ export class ResourceHandler {
 
   constructor(
     private readonly registry: Registry,
-    storage: Storage,
+    /** The served kinds' stores, shared with every other reader and writer of their objects. */
+    private readonly stores: Stores,
     private readonly options: ResourceHandlerOptions,
   ) {
     for (const definition of registry.kinds) {
-      const kindStorage = definition.computed ? new ComputedStorage(definition, storage) : storage;
-      const store = new ResourceStore(definition, kindStorage);
-      this.stores.set(`${definition.group}/${definition.plural}`, store);
-      this.storages.set(store, kindStorage);
       for (const version of definition.versions) this.printers.set(version, new TablePrinter(version.printerColumns));
     }
   }
@@ -78,7 +72,7 @@ export class ResourceHandler {
     if (!served) throw errors.pathNotFound();
     const { definition } = served;
     if (!definition.namespaced && info.namespace !== undefined) throw errors.pathNotFound();
-    const store = this.stores.get(`${definition.group}/${definition.plural}`)!;
+    const store = this.stores.storeOf(definition);
     // Like kube, the all-namespaces path of a namespaced kind only lists and watches.
     if (definition.namespaced && info.namespace === undefined && info.verb !== 'list' && info.verb !== 'watch') {
       if (info.name !== undefined) throw errors.pathNotFound();
@@ -253,7 +247,6 @@ export class ResourceHandler {
     });
     const active = await startWatch(
       store,
-      this.storages.get(store)!,
       info.namespace,
       served.version,
       { ...selection, resourceVersion: query.get('resourceVersion') ?? undefined, sendInitialEvents: sendInitialEvents ?? false, allowWatchBookmarks },

@@ -36,10 +36,14 @@ import { WriteTurns } from './turns.js';
 import type { UserInfo } from '../auth/user.js';
 import { jsonEqual } from '../../storage/json.js';
 
+/** Passed before each write reaches storage; a throw refuses the write (the reconciler's lease, reconcile/leader.ts). */
+export type Fence = () => void;
+
 export interface WriteOptions {
   dryRun: boolean;
   fieldManager: string;
   user: UserInfo;
+  fence?: Fence;
 }
 
 export interface WriteResult {
@@ -72,6 +76,7 @@ export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
   user: UserInfo;
+  fence?: Fence;
 }
 
 export interface DeleteResult {
@@ -111,7 +116,8 @@ export class ResourceStore {
 
   constructor(
     readonly definition: KindDefinition,
-    private readonly storage: Storage,
+    /** What it reads and writes, and what a watch of the kind follows: for a computed kind, the objects computed (ComputedStorage). */
+    readonly storage: Storage,
   ) {
     this.ref = { group: definition.group, resource: definition.plural };
     this.keys = keysOf(definition);
@@ -328,6 +334,7 @@ export class ResourceStore {
         }
         return { object: this.present(stored, version), warnings, created: true };
       }
+      options.fence?.();
       try {
         const entry = await this.storage.create(this.key(candidateMeta.namespace, candidateMeta.name!), stored);
         return { object: this.present(entry.value, version), warnings, created: true };
@@ -487,6 +494,7 @@ export class ResourceStore {
       const nextMeta = ensureMetadata(tracked);
       const finishesDeletion = Boolean(nextMeta.deletionTimestamp) && (nextMeta.finalizers ?? []).length === 0;
       if (options.dryRun) return { object: this.present(withResourceVersion(stored, entry.modRevision), version), warnings: attemptWarnings, created: false };
+      options.fence?.();
       try {
         if (finishesDeletion) {
           await this.storage.delete(key, entry.modRevision);
@@ -561,6 +569,7 @@ export class ResourceStore {
 
       if (finalizers.length === 0) {
         if (options.dryRun) return { object: current, deleted: true };
+        options.fence?.();
         try {
           const removed = await this.storage.delete(key, entry.modRevision);
           return { object: this.present(removed.value, version), deleted: true };
@@ -584,6 +593,7 @@ export class ResourceStore {
       delete nextMeta.resourceVersion;
       // Like kube, deletion bookkeeping is the server's, not a field manager's.
       if (options.dryRun) return { object: next, deleted: false };
+      options.fence?.();
       try {
         const written = await this.storage.update(key, this.toStorage(next, version), entry.modRevision);
         return { object: this.present(written.value, version), deleted: false };
