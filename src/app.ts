@@ -142,7 +142,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const kinds = options.kinds;
   const registry = new Registry(kinds);
   // Built once: every reader and writer of a kind's objects in this process goes through its one store.
-  const stores = new Stores(registry.kinds, storage);
+  const stores = new Stores(registry.kinds, storage, { namespaceLifecycle: access.namespaceLifecycle });
   const servedOrcImage = stores.find(orcGroup, 'Image');
   const servedEvents = stores.find('', 'Event');
   const orcImages = servedOrcImage && new KindClient(servedOrcImage);
@@ -155,7 +155,6 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     registry,
     stores,
     authorizer: access.authorizer,
-    namespaceLifecycle: access.namespaceLifecycle,
     extraRoutes: (app, auth) =>
       inventoryRoutes({
         storage,

@@ -23,7 +23,6 @@ import { defaultRequestLimits, InFlightLimiter, startDeadline, type Pool, type R
 import { sendError, sendJson } from './http/respond.js';
 import { type HealthChecks, healthContentType, type HealthEndpoint } from '../observability/health.js';
 import { fallbackLogger, type Logger } from '../observability/log.js';
-import type { NamespaceLifecycle } from './admission/namespace-lifecycle.js';
 import type { MetricsRegistry } from '../observability/metrics.js';
 import type { Registry } from './registry/registry.js';
 import { parseFieldSelector } from './selectors/fields.js';
@@ -41,8 +40,6 @@ export interface ApiServerOptions {
   metrics: MetricsRegistry;
   /** Request lines at debug level (-v 1), with the Audit-Id each response carries. */
   logger?: Logger;
-  /** Refuses creates into namespaces that are missing or being deleted (aggregated mode). */
-  namespaceLifecycle?: NamespaceLifecycle;
   health: HealthChecks;
   bookmarkIntervalMs?: number;
   /** In-flight slots, per-user shares, watches per user and the request deadline (defaultRequestLimits otherwise). */
@@ -111,7 +108,6 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
     maxWatchBufferBytes: 64 * 1024 * 1024,
     onWatchCountChange: (delta) => registeredWatchers.inc({}, delta),
-    namespaceLifecycle: options.namespaceLifecycle,
   });
 
   // One router, served to each protocol by an express app of its own (see http2-express.ts).

@@ -149,13 +149,11 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     const { object } = await storedClusters.store.patch(
       namespace,
       name,
-      (current) => {
-        if (!current) throw errors.notFound({ group: storedClusters.definition.group, resource: 'clusters' }, name);
-        return { ...current, spec: { ...(current.spec as JsonObject), paused } };
-      },
+      (current) => ({ ...current, spec: { ...(current.spec as JsonObject), paused } }),
       storedClusters.version,
       undefined,
-      { dryRun: false, fieldManager: 'capo-dashboard', user },
+      // Decoded as a client's patch is, with kube's default for unknown fields; the dashboard reads no warnings.
+      { dryRun: false, fieldManager: 'capo-dashboard', fieldValidation: 'Warn', user },
     );
     return (object.spec as JsonObject).paused === true;
   };

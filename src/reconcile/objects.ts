@@ -14,7 +14,6 @@ import type { UserInfo } from '../apiserver/auth/user.js';
 import type { KindDefinition, KindVersion } from '../apiserver/registry/kind.js';
 import { groupVersionOf } from '../apiserver/registry/registry.js';
 import { labelSelectorFromObject } from '../apiserver/selectors/labels.js';
-import { decodeObject } from '../apiserver/handlers/decode.js';
 import type { Fence, ResourceStore, WriteOptions } from '../apiserver/store/resource-store.js';
 import type { Subresource } from '../apiserver/store/strategy.js';
 import type { JsonObject, ObjectName } from '../storage/interface.js';
@@ -113,8 +112,7 @@ export class KindClient {
   }
 
   async create(namespace: string, body: JsonObject): Promise<JsonObject> {
-    const { object } = this.decode({ apiVersion: this.apiVersion, kind: this.kind, ...body });
-    const result = await this.store.create(namespace, object, this.version, this.writeOptions());
+    const result = await this.store.create(namespace, { apiVersion: this.apiVersion, kind: this.kind, ...body }, this.version, this.writeOptions());
     return result.object;
   }
 
@@ -139,7 +137,7 @@ export class KindClient {
             return current ?? {};
           }
           mutate(current);
-          return this.decode(current).object;
+          return current;
         },
         this.version,
         subresource,
@@ -199,12 +197,8 @@ export class KindClient {
     }
   }
 
+  /** Decoded as a request body would be (the store's first step): the reconciler writes only fields the schema knows (Strict). */
   private writeOptions(): WriteOptions {
-    return { dryRun: false, fieldManager, user: reconcilerUser, fence: this.fence };
-  }
-
-  /** As a request body would be: the reconciler writes only fields the schema knows (Strict), defaulted. */
-  private decode(object: JsonObject) {
-    return decodeObject(object, this.definition, this.version, 'Strict');
+    return { dryRun: false, fieldManager, fieldValidation: 'Strict', user: reconcilerUser, fence: this.fence };
   }
 }

@@ -8,7 +8,7 @@
 import type { Storage } from '../../storage/interface.js';
 import type { KindDefinition } from '../registry/kind.js';
 import { ComputedStorage } from './computed-storage.js';
-import { ResourceStore } from './resource-store.js';
+import { ResourceStore, type StoreAdmission } from './resource-store.js';
 
 export class Stores {
   private readonly byKind = new Map<string, ResourceStore>();
@@ -17,11 +17,13 @@ export class Stores {
     kinds: readonly KindDefinition[],
     /** What the stored kinds read and write, and the computed kinds compute from. */
     readonly storage: Storage,
+    /** What every store's creates are admitted by, whoever writes them: the API's clients and the reconciler alike. */
+    admission: StoreAdmission = {},
   ) {
     for (const definition of kinds) {
       // A computed kind's store reads objects computed from the storage, never the storage itself.
       const kindStorage = definition.computed ? new ComputedStorage(definition, storage) : storage;
-      this.byKind.set(kindKey(definition.group, definition.kind), new ResourceStore(definition, kindStorage));
+      this.byKind.set(kindKey(definition.group, definition.kind), new ResourceStore(definition, kindStorage, admission));
     }
   }
 

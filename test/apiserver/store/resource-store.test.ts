@@ -6,7 +6,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { UserInfo } from '../../../src/apiserver/auth/user.js';
 import { ApiError } from '../../../src/apiserver/errors.js';
-import { decodeObject } from '../../../src/apiserver/handlers/decode.js';
 import { ResourceStore, type WriteOptions } from '../../../src/apiserver/store/resource-store.js';
 import { parseFieldSelector } from '../../../src/apiserver/selectors/fields.js';
 import { parseLabelSelector } from '../../../src/apiserver/selectors/labels.js';
@@ -17,7 +16,7 @@ import { widgetKind } from '../../../harness/widget-kind.js';
 
 const v1 = widgetKind.versions.find((version) => version.name === 'v1')!;
 const user: UserInfo = { name: 'alice', groups: ['system:authenticated'] };
-const write: WriteOptions = { dryRun: false, fieldManager: 'test', user };
+const write: WriteOptions = { dryRun: false, fieldManager: 'test', fieldValidation: 'Strict', user };
 const remove = { dryRun: false, user };
 
 let storage: SqliteStorage;
@@ -33,8 +32,7 @@ afterEach(async () => {
 });
 
 function widget(name: string, spec: JsonObject = { color: 'red' }, metadata: JsonObject = {}): JsonObject {
-  const body = { apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name, ...metadata }, spec };
-  return decodeObject(body, widgetKind, v1, 'Strict').object;
+  return { apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name, ...metadata }, spec };
 }
 
 async function create(name: string, spec?: JsonObject, metadata?: JsonObject): Promise<JsonObject> {

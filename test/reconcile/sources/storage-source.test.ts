@@ -11,7 +11,7 @@ import { eventually } from './eventually.js';
 import { clusterKind, machineKind, secretKind } from '../../../src/api/embedded/kinds.js';
 
 const sourceKinds = { secret: secretKind, cluster: clusterKind, machine: machineKind };
-const writeOptions: WriteOptions = { dryRun: false, fieldManager: 'test', user: { name: 'admin', groups: ['system:masters'] } };
+const writeOptions: WriteOptions = { dryRun: false, fieldManager: 'test', fieldValidation: 'Strict', user: { name: 'admin', groups: ['system:masters'] } };
 const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 let storage: SqliteStorage;
