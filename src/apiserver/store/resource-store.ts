@@ -216,10 +216,6 @@ export class ResourceStore {
     return this.present(entry.value, version);
   }
 
-  async exists(namespace: string | undefined, name: string): Promise<boolean> {
-    return (await this.storage.get(this.key(namespace, name))) !== undefined;
-  }
-
   async list(namespace: string | undefined, version: KindVersion, options: ListOptions): Promise<ListOutput> {
     const prefix = this.prefix(namespace);
     const filter = this.matcher(options);
@@ -435,8 +431,12 @@ export class ResourceStore {
   ): Promise<WriteResult> {
     const warnings: string[] = [];
     const applied = this.decode(body, version, options.fieldValidation, warnings, { defaults: false });
-    // An apply that would create is a create to admission.
-    if (this.admission.namespaceLifecycle && !(await this.exists(namespace, name))) await this.admitCreate(namespace, name);
+    // One read decides both: an apply that would create is a create to admission, and only an admitted
+    // one creates (the insert refuses a key that exists meanwhile), as in kube's patch handler, where
+    // admission sees the operation the store's read found. A /status apply of a missing object is
+    // admitted too before its 404, as in kube.
+    const existing = await this.storage.get(this.key(namespace, name));
+    if (!existing) await this.admitCreate(namespace, name);
     const meta = ensureMetadata(applied);
     this.bindNamespace(meta, namespace);
     this.checkName(meta, name);
@@ -448,7 +448,6 @@ export class ResourceStore {
     // ApplyConflictError is already kube's 409 for apply conflicts.
     const merge = (live: JsonObject | undefined): JsonObject =>
       applyDefaults(this.fieldManager(version).apply(live, scoped, context), structuralSchemaOf(version));
-    const existing = await this.storage.get(this.key(namespace, name));
     if (!existing) {
       if (subresource) throw errors.notFound(this.ref, name);
       const created = merge(undefined);
