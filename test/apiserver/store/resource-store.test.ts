@@ -163,6 +163,42 @@ describe('delete', () => {
   });
 });
 
+describe('the fence', () => {
+  it('is passed before every write reaches storage, and a refusing one writes nothing (a reconciler that lost its lease)', async () => {
+    let passed = 0;
+    let refusing = false;
+    const fence = () => {
+      passed++;
+      if (refusing) throw new Error('not the leader');
+    };
+    const fenced = { ...write, fence };
+    await store.create('default', widget('fenced'), v1, fenced);
+    await store.create('default', widget('other'), v1, fenced);
+    await store.patch('default', 'fenced', (current) => ({ ...current, spec: { color: 'blue' } }), v1, undefined, fenced);
+    await store.patch(
+      'default',
+      'fenced',
+      (current) => ({ ...current, metadata: { ...meta(current), finalizers: ['testing.capo.dev/hold'] } }),
+      v1,
+      undefined,
+      fenced,
+    );
+    await store.delete('default', 'fenced', v1, { ...remove, fence });
+    // Dry runs write nothing, so they pass no fence.
+    await store.create('default', widget('dry'), v1, { ...fenced, dryRun: true });
+    expect(passed).toBe(5);
+
+    refusing = true;
+    const before = await storage.currentRevision();
+    await expect(
+      store.patch('default', 'fenced', (current) => ({ ...current, metadata: { ...meta(current), finalizers: [] } }), v1, undefined, fenced),
+    ).rejects.toThrow('not the leader');
+    await expect(store.delete('default', 'other', v1, { ...remove, fence })).rejects.toThrow('not the leader');
+    await expect(store.create('default', widget('refused'), v1, fenced)).rejects.toThrow('not the leader');
+    expect(await storage.currentRevision()).toBe(before);
+  });
+});
+
 describe('list', () => {
   beforeEach(async () => {
     for (const [name, color, tier] of [
