@@ -24,6 +24,7 @@ import { HealthChecks } from '../src/observability/health.js';
 import { MetricsRegistry } from '../src/observability/metrics.js';
 import type { JsonObject, ListRequest, Storage } from '../src/storage/interface.js';
 import { SqliteStorage } from '../src/storage/sqlite.js';
+import { Stores } from '../src/apiserver/store/stores.js';
 import { staticAuthentication } from '../src/apiserver/auth/authenticator.js';
 
 /** Users of the fixture server, by token. */
@@ -158,7 +159,7 @@ export async function startInventoryServer(
     tls: { key: pki.serverKeyPem, cert: pki.serverCertPem },
     authentication: staticAuthentication(pki.caCertPem, tokenFile),
     registry: new Registry(servedKinds),
-    storage: sqlite,
+    stores: new Stores(servedKinds, sqlite),
     authorizer: new UnionAuthorizer([new LocalAuthorizer(), policyFile]),
     metrics: new MetricsRegistry(),
     health: new HealthChecks(),

@@ -12,6 +12,7 @@ import { MetricsRegistry } from './observability/metrics.js';
 import { ApiError } from './apiserver/errors.js';
 import type { KindDefinition } from './apiserver/registry/kind.js';
 import { Registry } from './apiserver/registry/registry.js';
+import { Stores } from './apiserver/store/stores.js';
 import type { RequestLimits } from './apiserver/http/request-limits.js';
 import { startApiServer } from './apiserver/server.js';
 import { renderKubeconfig } from './apiserver/tls/kubeconfig.js';
@@ -22,7 +23,6 @@ import type { SessionOptions as DashboardSessionOptions } from './dashboard/sess
 import { startReconciler, type RunningReconciler } from './reconcile/manager.js';
 import type { ImageDownloadOptions } from './reconcile/image/downloads.js';
 import { installationId } from './reconcile/installation.js';
-import { fencedStorage } from './reconcile/runtime/fenced-storage.js';
 import { fenceOf, StorageLeaseLock } from './reconcile/runtime/leader.js';
 import { ShardedLeadership, type MemberStorage } from './reconcile/runtime/shards.js';
 import { storageSecretFinalizers } from './reconcile/identity-guard.js';
@@ -36,6 +36,7 @@ import { storageEventSink } from './reconcile/events/storage-sink.js';
 import { orcGroup } from './api/orc/kinds.js';
 import { imageViewOf } from './dashboard/cluster-view.js';
 import type { Storage } from './storage/interface.js';
+import type { ResourceStore } from './apiserver/store/resource-store.js';
 import { SqliteStorage } from './storage/sqlite.js';
 import type { EtcdStorage, EtcdStorageOptions } from './storage/etcd.js';
 import { WatchCache } from './storage/watch-cache.js';
@@ -98,6 +99,8 @@ export interface RunningApp {
   caPath: string;
   /** What every reader in this process goes through: the watch cache over the backend, or the backend. */
   storage: Storage;
+  /** The one store of each served kind, over `storage`: what the API, the reconciler and the dashboard read and write through. */
+  stores: Stores;
   /** The backend itself, for what reaches past the cache on purpose (compacting its history now, say). */
   backend: SqliteStorage | EtcdStorage;
   /** The storage backend and the settings in force on it (what a benchmark prints beside its figures). */
@@ -137,19 +140,21 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   let reconciler: RunningReconciler | undefined;
   let sources: Awaited<ReturnType<typeof clusterApiSource>> | undefined;
   const kinds = options.kinds;
-  const servedOrcImage = kinds.find((kind) => kind.group === orcGroup && kind.kind === 'Image');
-  const servedEvents = kinds.find((kind) => kind.group === '' && kind.kind === 'Event');
-  const orcImages = servedOrcImage && new KindClient(servedOrcImage, storage);
+  const registry = new Registry(kinds);
+  // Built once: every reader and writer of a kind's objects in this process goes through its one store.
+  const stores = new Stores(registry.kinds, storage, { namespaceLifecycle: access.namespaceLifecycle });
+  const servedOrcImage = stores.find(orcGroup, 'Image');
+  const servedEvents = stores.find('', 'Event');
+  const orcImages = servedOrcImage && new KindClient(servedOrcImage);
   const tls = options.servingCertificate ?? { key: pki.serverKeyPem, cert: pki.serverCertPem };
   const server = await startApiServer({
     host: options.host,
     port: options.port,
     tls,
     authentication: access.authentication,
-    registry: new Registry(kinds),
-    storage,
+    registry,
+    stores,
     authorizer: access.authorizer,
-    namespaceLifecycle: access.namespaceLifecycle,
     extraRoutes: (app, auth) =>
       inventoryRoutes({
         storage,
@@ -166,7 +171,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
           logger: logger.child({ component: 'dashboard' }),
           sessions: options.dashboardSessions,
           // Embedded mode stores Cluster API's Clusters, and the dashboard pauses them through its own API server.
-          clusterApiCluster: options.aggregated ? undefined : kinds.find((kind) => kind.group === 'cluster.x-k8s.io' && kind.kind === 'Cluster'),
+          clusterApiCluster: options.aggregated ? undefined : stores.find('cluster.x-k8s.io', 'Cluster'),
           openstackCalls: options.reconciler ? () => metrics.totalsBy('openstack_api_requests_total', 'service') : undefined,
           // Where the reconciler records Events (this server's storage, or the management cluster).
           readEvents: async (namespace) => (await sources?.eventSink?.list(namespace)) ?? [],
@@ -236,9 +241,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     : undefined;
   // Served Events expire an hour after their last change, as kube-apiserver's.
   const stopEventTtl =
-    servedEvents && startEventTtl(storage, servedEvents, (error) => logger.warn({ err: error }, 'expiring Events failed; the next sweep tries again'));
+    servedEvents && startEventTtl(servedEvents, (error) => logger.warn({ err: error }, 'expiring Events failed; the next sweep tries again'));
   // The source is the composition root's: it outlives the reconciler's listeners and is closed last.
-  sources = options.reconciler ? await clusterApiSource(options, storage, servedEvents) : undefined;
+  sources = options.reconciler ? await clusterApiSource(options, stores, servedEvents) : undefined;
   const sourceCheck = sources?.source.check?.bind(sources.source);
   // Not ready while the reconciler's view of Secrets, Clusters and Machines is not followed (it reads them live meanwhile).
   if (sourceCheck) health.add('cluster-api-informers', sourceCheck, ['readyz']);
@@ -253,7 +258,9 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
       ? startReconciler({
           ...sources,
           ...options.reconciler,
-          storage: fence ? fencedStorage(storage, fence) : storage,
+          storage,
+          stores,
+          fence,
           kinds,
           metrics,
           logger: reconcileLog,
@@ -276,6 +283,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
     cloudsYamlPath,
     caPath,
     storage,
+    stores,
     backend,
     storageSettings,
     close: async () => {
@@ -388,8 +396,8 @@ export function embeddedCredentials(app: RunningApp): { kubeconfigPath: string; 
  */
 async function clusterApiSource(
   options: AppOptions,
-  storage: Storage,
-  servedEvents: KindDefinition | undefined,
+  stores: Stores,
+  servedEvents: ResourceStore | undefined,
 ): Promise<{ source: ClusterApiSource; secretFinalizers?: ReturnType<typeof storageSecretFinalizers>; ipam?: IpamClients; eventSink?: EventSink }> {
   if (options.aggregated) {
     const [{ KubernetesClusterApiSource }, { KubernetesIpam }, { loadKubeconfig }, { kubernetesEventSink }] = await Promise.all([
@@ -403,9 +411,9 @@ async function clusterApiSource(
   }
   const sourceKinds = embeddedSourceKinds(options.kinds);
   return {
-    source: new StorageClusterApiSource(storage, sourceKinds),
-    secretFinalizers: storageSecretFinalizers(new KindClient(sourceKinds.secret, storage)),
-    ...(servedEvents && { eventSink: storageEventSink(new KindClient(servedEvents, storage)) }),
+    source: new StorageClusterApiSource(stores, sourceKinds),
+    secretFinalizers: storageSecretFinalizers(new KindClient(stores.storeOf(sourceKinds.secret))),
+    ...(servedEvents && { eventSink: storageEventSink(new KindClient(servedEvents)) }),
   };
 }
 

@@ -6,10 +6,10 @@
  * query (so every query reads storage again).
  *
  * Objects are written straight into the SQLite storage under their
- * ResourceStore keys, status included, as the reconciler leaves them.
+ * kinds' storage keys, status included, as the reconciler leaves them.
  */
 import { openStackClusterKind, openStackMachineKind, openStackServerKind } from '../../src/api/infrastructure/kinds.js';
-import { ResourceStore } from '../../src/apiserver/store/resource-store.js';
+import { keysOf } from '../../src/apiserver/registry/keys.js';
 import type { KindDefinition } from '../../src/apiserver/registry/kind.js';
 import type { JsonObject } from '../../src/storage/interface.js';
 import { sourceRevision, summarize, table } from '../common.js';
@@ -43,7 +43,7 @@ async function writeStraight(server: InventoryServer, objects: JsonObject[]): Pr
   for (const object of objects) {
     const { metadata, ...rest } = object as { metadata: { namespace: string; name: string; resourceVersion?: string } } & JsonObject;
     const { resourceVersion: _rv, ...meta } = metadata;
-    await server.storage.create(new ResourceStore(kinds[String(object.kind)]!, server.storage).key(meta.namespace, meta.name), { ...rest, metadata: meta });
+    await server.storage.create(keysOf(kinds[String(object.kind)]!).key(meta.namespace, meta.name), { ...rest, metadata: meta });
   }
 }
 

@@ -29,7 +29,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { servedKinds } from '../../src/served-kinds.js';
 import { embeddedCredentials, startApp, type RunningApp } from '../../src/app.js';
-import { KindClient } from '../../src/reconcile/objects.js';
+import { keysOf } from '../../src/apiserver/registry/keys.js';
 import { pool, sourceRevision, summarize, table } from '../common.js';
 import { byRequestShape, byServiceMethod, CallLog, countBy, peakConcurrency, type Call } from './calls.js';
 import {
@@ -178,7 +178,7 @@ async function startStack(options: { resyncPeriodMs?: number; cloudMaxInFlight: 
   const watched = ['OpenStackCluster', 'OpenStackMachine', 'OpenStackServer'].map((kind) => {
     const definition = servedKinds.find((candidate) => candidate.kind === kind);
     if (!definition) throw new Error(`the server does not serve ${kind}`);
-    return { kind, prefix: new KindClient(definition, app.storage).prefix };
+    return { kind, prefix: keysOf(definition).root };
   });
   const timeline = await ConditionTimeline.start(app.storage, watched);
   const api = new ApiClient(app.url, embeddedCredentials(app).kubeconfigPath, servedKinds);

@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { servedKinds } from '../../src/served-kinds.js';
 import { EtcdStorage } from '../../src/storage/etcd.js';
-import { KindClient } from '../../src/reconcile/objects.js';
+import { keysOf } from '../../src/apiserver/registry/keys.js';
 import { startEtcd } from '../../harness/etcd.js';
 import { pollUntil } from '../../harness/poll.js';
 import { allowMirrorOf, startServerProcess, type ServerProcess } from '../../harness/server-process.js';
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
     const apis = replicas.map((replica, i) => new ApiClient(replica.url, path.join(directories[i]!, 'kubeconfig'), servedKinds));
     const watched = ['OpenStackCluster', 'OpenStackMachine'].map((kind) => ({
       kind,
-      prefix: new KindClient(servedKinds.find((candidate) => candidate.kind === kind)!, observer).prefix,
+      prefix: keysOf(servedKinds.find((candidate) => candidate.kind === kind)!).root,
     }));
     const timeline = await ConditionTimeline.start(observer, watched);
     const examples = loadExamples(cloud.simulator.url);

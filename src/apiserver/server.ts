@@ -7,7 +7,7 @@ import http2 from 'node:http2';
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import express from 'express';
-import type { Storage } from '../storage/interface.js';
+import type { Stores } from './store/stores.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { http2HeaderOptions } from './http/header-limits.js';
 import { http2App } from './http/http2-express.js';
@@ -23,7 +23,6 @@ import { defaultRequestLimits, InFlightLimiter, startDeadline, type Pool, type R
 import { sendError, sendJson } from './http/respond.js';
 import { type HealthChecks, healthContentType, type HealthEndpoint } from '../observability/health.js';
 import { fallbackLogger, type Logger } from '../observability/log.js';
-import type { NamespaceLifecycle } from './admission/namespace-lifecycle.js';
 import type { MetricsRegistry } from '../observability/metrics.js';
 import type { Registry } from './registry/registry.js';
 import { parseFieldSelector } from './selectors/fields.js';
@@ -35,13 +34,12 @@ export interface ApiServerOptions {
   /** Who may authenticate how: client CAs, the front proxy, bearer tokens. */
   authentication: AuthenticationConfig;
   registry: Registry;
-  storage: Storage;
+  /** The one store of each kind of `registry`, shared with the rest of the process. */
+  stores: Stores;
   authorizer: Authorizer;
   metrics: MetricsRegistry;
   /** Request lines at debug level (-v 1), with the Audit-Id each response carries. */
   logger?: Logger;
-  /** Refuses creates into namespaces that are missing or being deleted (aggregated mode). */
-  namespaceLifecycle?: NamespaceLifecycle;
   health: HealthChecks;
   bookmarkIntervalMs?: number;
   /** In-flight slots, per-user shares, watches per user and the request deadline (defaultRequestLimits otherwise). */
@@ -87,7 +85,7 @@ export const serverVersion = {
 };
 
 export async function startApiServer(options: ApiServerOptions): Promise<RunningApiServer> {
-  const { registry, storage, authorizer, metrics, health } = options;
+  const { registry, stores, authorizer, metrics, health } = options;
   const limits: RequestLimits = { ...defaultRequestLimits, ...options.limits };
   const authenticate = createRequestAuthenticator(options.authentication);
   const log = options.logger ?? fallbackLogger;
@@ -106,11 +104,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<Running
 
   const discovery = new DiscoveryHandler(registry);
   const openapi = new OpenApiHandler(registry);
-  const resources = new ResourceHandler(registry, storage, {
+  const resources = new ResourceHandler(registry, stores, {
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
     maxWatchBufferBytes: 64 * 1024 * 1024,
     onWatchCountChange: (delta) => registeredWatchers.inc({}, delta),
-    namespaceLifecycle: options.namespaceLifecycle,
   });
 
   // One router, served to each protocol by an express app of its own (see http2-express.ts).

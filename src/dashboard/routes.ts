@@ -18,10 +18,9 @@ import type { RequestAuthenticator, TokenAuthenticator } from '../apiserver/auth
 import { anonymousUser, type UserInfo } from '../apiserver/auth/user.js';
 import { ApiError, errors } from '../apiserver/errors.js';
 import { sendError, sendJson } from '../apiserver/http/respond.js';
-import type { KindDefinition } from '../apiserver/registry/kind.js';
 import type { ExtraRoutesAuth } from '../apiserver/server.js';
 import { storageVersionOf } from '../apiserver/registry/registry.js';
-import { ResourceStore } from '../apiserver/store/resource-store.js';
+import type { ResourceStore } from '../apiserver/store/resource-store.js';
 import type { PreflightRuns } from '../admin/preflight-runs.js';
 import { asStatus, cleanupRefusal, cleanupRequest, leaksPath, maxCleanupBytes, reconcilerAnswer, requireHook, type AdminHooks } from '../admin/router.js';
 import { ForbiddenError, InventoryAccess, readableKinds, type ResourceKind } from '../inventory/access.js';
@@ -68,8 +67,8 @@ export interface DashboardDeps {
   authenticate: RequestAuthenticator;
   /** The reconciler's forced reconcile, preflight and queue; absent ones answer 503. */
   hooks?: AdminHooks;
-  /** Cluster API's Cluster where this server stores it (embedded mode), which pause/resume patch. */
-  clusterApiCluster?: KindDefinition;
+  /** The store of Cluster API's Cluster where this server stores it (embedded mode), which pause/resume patch. */
+  clusterApiCluster?: ResourceStore;
   /** Reads Cluster API's Cluster (phase, paused) where it lives: this server's storage, or the management cluster. */
   readClusterApiCluster?: (namespace: string, name: string) => Promise<ClusterApiView | undefined>;
   /**
@@ -118,9 +117,9 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
   const calls = deps.openstackCalls && new CallsHistory(deps.openstackCalls);
   /** Cluster API's Clusters when this server stores them (embedded mode): pause and resume patch them here. */
   const storedClusters = deps.clusterApiCluster && {
-    definition: deps.clusterApiCluster,
-    store: new ResourceStore(deps.clusterApiCluster, deps.storage),
-    version: storageVersionOf(deps.clusterApiCluster),
+    definition: deps.clusterApiCluster.definition,
+    store: deps.clusterApiCluster,
+    version: storageVersionOf(deps.clusterApiCluster.definition),
   };
   const canPause = storedClusters !== undefined || deps.setClusterApiPaused !== undefined;
   /** Cluster API's Cluster as the authorizer is asked about it: in this server's storage, or the management cluster's. */
@@ -150,13 +149,11 @@ export function dashboardRouter(deps: DashboardDeps): { router: express.Router; 
     const { object } = await storedClusters.store.patch(
       namespace,
       name,
-      (current) => {
-        if (!current) throw errors.notFound({ group: storedClusters.definition.group, resource: 'clusters' }, name);
-        return { ...current, spec: { ...(current.spec as JsonObject), paused } };
-      },
+      (current) => ({ ...current, spec: { ...(current.spec as JsonObject), paused } }),
       storedClusters.version,
       undefined,
-      { dryRun: false, fieldManager: 'capo-dashboard', user },
+      // Decoded as a client's patch is, with kube's default for unknown fields; the dashboard reads no warnings.
+      { dryRun: false, fieldManager: 'capo-dashboard', fieldValidation: 'Warn', user },
     );
     return (object.spec as JsonObject).paused === true;
   };

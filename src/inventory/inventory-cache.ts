@@ -10,8 +10,8 @@
  * its writes are acknowledged. A watch that ends (history compacted past it)
  * is replaced by a fresh list and watch.
  */
-import { ResourceStore } from '../apiserver/store/resource-store.js';
 import type { KindDefinition } from '../apiserver/registry/kind.js';
+import { keysOf, type KindKeys } from '../apiserver/registry/keys.js';
 import { readInputs } from '../apiserver/store/computed-storage.js';
 import { StorageError, TooOldRevisionError, type JsonObject, type Storage, type Watch, type WatchEvent } from '../storage/interface.js';
 import { RevisionWaiters } from '../storage/revision-waiters.js';
@@ -23,7 +23,8 @@ const loadAttempts = 3;
 export class InventoryCache {
   /** Per input kind, its objects by storage key. */
   private readonly objects: Map<string, JsonObject>[];
-  private readonly stores: ResourceStore[];
+  /** Per input kind, where its objects live: the cache reads storage directly, as an informer's list and watch. */
+  private readonly keys: KindKeys[];
   private readonly prefixes: string[];
   /** The revision `objects` reflect: the list's, then each watched event's. */
   private position = 0;
@@ -41,8 +42,8 @@ export class InventoryCache {
     private readonly storage: Storage,
     private readonly kinds: KindDefinition[],
   ) {
-    this.stores = kinds.map((kind) => new ResourceStore(kind, storage));
-    this.prefixes = this.stores.map((store) => store.prefix(undefined));
+    this.keys = kinds.map(keysOf);
+    this.prefixes = this.keys.map((keys) => keys.root);
     this.objects = kinds.map(() => new Map());
     // Loaded now so the first query does not pay for the list; a failure is retried by the first query.
     this.sync().catch(() => undefined);
@@ -142,7 +143,7 @@ export class InventoryCache {
 
   private keyOf(kind: number, object: JsonObject): string {
     const meta = object.metadata as { namespace: string; name: string };
-    return this.stores[kind]!.key(meta.namespace, meta.name);
+    return this.keys[kind]!.key(meta.namespace, meta.name);
   }
 
   private assertOpen(): void {

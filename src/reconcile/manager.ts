@@ -48,12 +48,18 @@ import { isJsonObject } from '../storage/json.js';
 import { namespaceOfKey } from '../apiserver/registry/keys.js';
 import { clusterGroupOf } from './cluster-shards.js';
 import { DependencyVanishedError } from './drift.js';
+import type { Stores } from '../apiserver/store/stores.js';
+import type { Fence } from '../apiserver/store/resource-store.js';
 
 /** source.component and reportingComponent of the Events the reconcilers record. */
 export const eventComponent = 'capo-apiserver';
 
 export interface ReconcilerOptions {
   storage: Storage;
+  /** The served kinds' stores (apiserver/store/stores.ts), over `storage`: the reconcilers' clients write through them. */
+  stores: Stores;
+  /** Passed before each write the reconcilers make to storage (the leader or shard lease, leader.ts). */
+  fence?: Fence;
   /** The served kinds; the infrastructure ones are picked by kind name. */
   kinds: KindDefinition[];
   source: ClusterApiSource;
@@ -109,18 +115,18 @@ function kindNamed(kinds: KindDefinition[], kind: string): KindDefinition {
 /** What the reconcilers share: clients of their kinds, the cloud connections and the caches between passes. */
 export function reconcilerDeps(options: ReconcilerOptions): ReconcilerDeps {
   const { storage, kinds, source } = options;
-  const clusters = new KindClient<ClusterSpec>(kindNamed(kinds, 'OpenStackCluster'), storage);
-  const machines = new KindClient<MachineSpec>(kindNamed(kinds, 'OpenStackMachine'), storage);
-  const servers = new KindClient<ServerSpec>(kindNamed(kinds, 'OpenStackServer'), storage);
-  const templates = new KindClient<MachineTemplateSpec>(kindNamed(kinds, 'OpenStackMachineTemplate'), storage);
+  const client = <Spec>(definition: KindDefinition) => new KindClient<Spec>(options.stores.storeOf(definition), options.fence);
+  const clusters = client<ClusterSpec>(kindNamed(kinds, 'OpenStackCluster'));
+  const machines = client<MachineSpec>(kindNamed(kinds, 'OpenStackMachine'));
+  const servers = client<ServerSpec>(kindNamed(kinds, 'OpenStackServer'));
+  const templates = client<MachineTemplateSpec>(kindNamed(kinds, 'OpenStackMachineTemplate'));
   const imageKind = kinds.find((candidate) => candidate.kind === 'Image' && candidate.group === orcGroup);
-  const images = imageKind && new KindClient<ImageSpec>(imageKind, storage);
-  const identities = new KindClient(kindNamed(kinds, 'OpenStackClusterIdentity'), storage);
-  const pools = new KindClient<FloatingIPPoolSpec>(kindNamed(kinds, poolKind), storage);
+  const images = imageKind && client<ImageSpec>(imageKind);
+  const identities = client(kindNamed(kinds, 'OpenStackClusterIdentity'));
+  const pools = client<FloatingIPPoolSpec>(kindNamed(kinds, poolKind));
   const claimKind = kinds.find((candidate) => candidate.kind === 'IPAddressClaim' && candidate.group === ipamGroup);
   const addressKind = kinds.find((candidate) => candidate.kind === 'IPAddress' && candidate.group === ipamGroup);
-  const ipam =
-    options.ipam ?? (claimKind && addressKind ? storageIpam(storage, new KindClient(claimKind, storage), new KindClient(addressKind, storage)) : undefined);
+  const ipam = options.ipam ?? (claimKind && addressKind ? storageIpam(storage, client(claimKind), client(addressKind)) : undefined);
   const clouds = new CloudConnections({
     source,
     identities,

@@ -14,10 +14,9 @@ import type { UserInfo } from '../apiserver/auth/user.js';
 import type { KindDefinition, KindVersion } from '../apiserver/registry/kind.js';
 import { groupVersionOf } from '../apiserver/registry/registry.js';
 import { labelSelectorFromObject } from '../apiserver/selectors/labels.js';
-import { decodeObject } from '../apiserver/handlers/decode.js';
-import { ResourceStore, type WriteOptions } from '../apiserver/store/resource-store.js';
+import type { Fence, ResourceStore, WriteOptions } from '../apiserver/store/resource-store.js';
 import type { Subresource } from '../apiserver/store/strategy.js';
-import type { JsonObject, ObjectName, Storage } from '../storage/interface.js';
+import type { JsonObject, ObjectName } from '../storage/interface.js';
 import { isJsonObject } from '../storage/json.js';
 
 /** The reconciler acts as itself: visible in managedFields and to authorization. */
@@ -84,15 +83,18 @@ function typed<Spec>(object: JsonObject): KindObject<Spec> {
 
 /** `Spec`: the type of the spec of the kind's storage version (z.output of its schema). */
 export class KindClient<Spec = unknown> {
-  readonly store: ResourceStore;
+  readonly definition: KindDefinition;
   readonly version: KindVersion;
   readonly apiVersion: string;
 
   constructor(
-    readonly definition: KindDefinition,
-    storage: Storage,
+    /** The kind's one store (apiserver/store/stores.ts), the API handlers' too. */
+    readonly store: ResourceStore,
+    /** Passed before each of its writes: a replica that lost the lease it reconciles under writes nothing (leader.ts). */
+    private readonly fence?: Fence,
   ) {
-    this.store = new ResourceStore(definition, storage);
+    const { definition } = store;
+    this.definition = definition;
     const storageVersion = definition.versions.find((version) => version.storage);
     if (!storageVersion) throw new Error(`${definition.kind} has no storage version`);
     this.version = storageVersion;
@@ -148,8 +150,7 @@ export class KindClient<Spec = unknown> {
   }
 
   async create(namespace: string, body: JsonObject): Promise<JsonObject> {
-    const { object } = this.decode({ apiVersion: this.apiVersion, kind: this.kind, ...body });
-    const result = await this.store.create(namespace, object, this.version, this.writeOptions());
+    const result = await this.store.create(namespace, { apiVersion: this.apiVersion, kind: this.kind, ...body }, this.version, this.writeOptions());
     return result.object;
   }
 
@@ -174,7 +175,7 @@ export class KindClient<Spec = unknown> {
             return current ?? {};
           }
           mutate(current);
-          return this.decode(current).object;
+          return current;
         },
         this.version,
         subresource,
@@ -223,19 +224,20 @@ export class KindClient<Spec = unknown> {
   /** Starts deletion (finalizers run first); gone already is fine. */
   async delete({ namespace, name }: ObjectName, uid?: string): Promise<void> {
     try {
-      await this.store.delete(namespace, name, this.version, { dryRun: false, user: reconcilerUser, ...(uid ? { preconditions: { uid } } : {}) });
+      await this.store.delete(namespace, name, this.version, {
+        dryRun: false,
+        user: reconcilerUser,
+        fence: this.fence,
+        ...(uid ? { preconditions: { uid } } : {}),
+      });
     } catch (error) {
       if (error instanceof ApiError && (error.code === 404 || error.code === 409)) return;
       throw error;
     }
   }
 
+  /** Decoded as a request body would be (the store's first step): the reconciler writes only fields the schema knows (Strict). */
   private writeOptions(): WriteOptions {
-    return { dryRun: false, fieldManager, user: reconcilerUser };
-  }
-
-  /** As a request body would be: the reconciler writes only fields the schema knows (Strict), defaulted. */
-  private decode(object: JsonObject) {
-    return decodeObject(object, this.definition, this.version, 'Strict');
+    return { dryRun: false, fieldManager, fieldValidation: 'Strict', user: reconcilerUser, fence: this.fence };
   }
 }

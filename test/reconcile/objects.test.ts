@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { KindClient, metaOf } from '../../src/reconcile/objects.js';
+import { ResourceStore } from '../../src/apiserver/store/resource-store.js';
 import type { Storage, WatchEvent, WatchRequest } from '../../src/storage/interface.js';
 import { SqliteStorage } from '../../src/storage/sqlite.js';
 import { WatchCache } from '../../src/storage/watch-cache.js';
@@ -46,7 +47,7 @@ describe('KindClient.list', () => {
       property === 'currentRevision' && writeBeforeRevisionRead ? writeBeforeRevisionRead().then(() => call(args)) : call(args),
     );
     cache = new WatchCache(store);
-    const widgets = new KindClient(widgetKind, cache);
+    const widgets = new KindClient(new ResourceStore(widgetKind, cache));
     let created = 0;
     const create = () => {
       const index = created++;
@@ -81,7 +82,7 @@ describe('KindClient.list', () => {
       return call([{ ...request, onEvent: (event: WatchEvent) => (held ? held.push(() => request.onEvent(event)) : request.onEvent(event)) }]);
     });
     cache = new WatchCache(store, { freshnessWaitMs: 50 });
-    const widgets = new KindClient(widgetKind, cache);
+    const widgets = new KindClient(new ResourceStore(widgetKind, cache));
     const create = (name: string) => widgets.create('default', { metadata: { name, labels: { cluster: 'a' } }, spec: { color: 'green' } });
     await create('w-1');
     await cache.list('');

@@ -59,8 +59,9 @@ export async function startSteps(cloud: Pick<SimulatorOptions, 'services' | 'onR
   const find = (kind: string) => embeddedClusterApiKinds.find((candidate) => candidate.kind === kind)!;
   const deps = reconcilerDeps({
     storage: server.storage,
+    stores: server.stores,
     kinds: servedKinds,
-    source: new StorageClusterApiSource(server.storage, { secret: find('Secret'), cluster: find('Cluster'), machine: find('Machine') }),
+    source: new StorageClusterApiSource(server.stores, { secret: find('Secret'), cluster: find('Cluster'), machine: find('Machine') }),
     sessionOptions: { logger: (line) => requests.push(line.replace(/^openstack /, '')) },
     // The simulated cloud's image mirror is on loopback, which downloads refuse unless allowed, as the app allows its own.
     imageDownloads: { allow: [new URL(simulator.url).host] },

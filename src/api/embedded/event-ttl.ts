@@ -3,19 +3,17 @@
  * is deleted. kube-apiserver puts each Event in etcd under a lease; here a sweep every few minutes
  * deletes what ran out, so an Event lives between the TTL and the TTL plus one sweep.
  */
-import type { KindDefinition } from '../../apiserver/registry/kind.js';
 import { storageVersionOf } from '../../apiserver/registry/registry.js';
-import { ResourceStore } from '../../apiserver/store/resource-store.js';
-import type { Storage } from '../../storage/interface.js';
+import type { ResourceStore } from '../../apiserver/store/resource-store.js';
 import { isJsonObject } from '../../storage/json.js';
 
 export const eventTtlMs = 60 * 60 * 1000;
 const sweepEveryMs = 5 * 60 * 1000;
 const sweeper = { name: 'system:event-ttl', groups: ['system:masters'] };
 
-/** Deletes every Event older than the TTL now; returns how many. */
-export async function sweepEvents(events: ResourceStore, definition: KindDefinition, now = Date.now(), ttlMs = eventTtlMs): Promise<number> {
-  const version = storageVersionOf(definition);
+/** Deletes every Event of `events` (the Event kind's store) older than the TTL now; returns how many. */
+export async function sweepEvents(events: ResourceStore, now = Date.now(), ttlMs = eventTtlMs): Promise<number> {
+  const version = storageVersionOf(events.definition);
   let deleted = 0;
   for (const event of (await events.list(undefined, version, {})).items) {
     const meta = isJsonObject(event.metadata) ? event.metadata : {};
@@ -36,10 +34,9 @@ export async function sweepEvents(events: ResourceStore, definition: KindDefinit
 }
 
 /** Sweeps every few minutes until the returned function is called; a failed sweep goes to `onError`, and the next one tries again. */
-export function startEventTtl(storage: Storage, definition: KindDefinition, onError: (error: unknown) => void): () => void {
-  const events = new ResourceStore(definition, storage);
+export function startEventTtl(events: ResourceStore, onError: (error: unknown) => void): () => void {
   const timer = setInterval(() => {
-    sweepEvents(events, definition).catch(onError);
+    sweepEvents(events).catch(onError);
   }, sweepEveryMs);
   timer.unref();
   return () => clearInterval(timer);

@@ -50,17 +50,7 @@ export class KubernetesNamespaceLifecycle implements NamespaceLifecycle {
   }
 
   async admitCreate(namespace: string, resource: { group: string; resource: string }, name: string): Promise<void> {
-    const found = this.informer.get(namespace) ?? (await this.read(namespace));
-    if (!found) throw errors.notFound({ group: '', resource: 'namespaces' }, namespace);
-    if (found.metadata?.deletionTimestamp || found.status?.phase === 'Terminating') {
-      const qualified = resource.group ? `${resource.resource}.${resource.group}` : resource.resource;
-      throw errors.forbidden(`${qualified} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
-        name,
-        group: resource.group,
-        kind: resource.resource,
-        causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
-      });
-    }
+    admitCreateInto(this.informer.get(namespace) ?? (await this.read(namespace)), namespace, resource, name);
   }
 
   private async read(namespace: string): Promise<V1Namespace | undefined> {
@@ -70,5 +60,19 @@ export class KubernetesNamespaceLifecycle implements NamespaceLifecycle {
       if (error && typeof error === 'object' && 'code' in error && error.code === 404) return undefined;
       throw errors.internal(`cannot read namespace ${namespace} from the management cluster: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+}
+
+/** The decision on a namespace as found (undefined: it does not exist), with kube's Status for a refusal. */
+export function admitCreateInto(found: V1Namespace | undefined, namespace: string, resource: { group: string; resource: string }, name: string): void {
+  if (!found) throw errors.notFound({ group: '', resource: 'namespaces' }, namespace);
+  if (found.metadata?.deletionTimestamp || found.status?.phase === 'Terminating') {
+    const qualified = resource.group ? `${resource.resource}.${resource.group}` : resource.resource;
+    throw errors.forbidden(`${qualified} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
+      name,
+      group: resource.group,
+      kind: resource.resource,
+      causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
+    });
   }
 }

@@ -1,10 +1,11 @@
 /**
  * HTTP handling of resource requests (/apis/G/V/[namespaces/NS/]R[/name[/status]], /api/V/... for the core group):
- * query parameters, body decoding, representation negotiation and watch
- * streaming. Object semantics live in store/.
+ * query parameters, parsing request bodies, representation negotiation and
+ * watch streaming. Object semantics live in store/, decoding and admission
+ * of what a write sends included: a write hands the store the parsed body.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { JsonObject, Storage } from '../../storage/interface.js';
+import type { JsonObject } from '../../storage/interface.js';
 import type { UserInfo } from '../auth/user.js';
 import { errors, FieldError } from '../errors.js';
 import { decodeJson, decodeObjectBody, decodeYaml, readBody, type DecodedObject } from '../http/body.js';
@@ -21,13 +22,12 @@ import { parseFieldSelector } from '../selectors/fields.js';
 import { parseLabelSelector } from '../selectors/labels.js';
 import { structuralSchemaOf } from '../schema/structural.js';
 import { ensureMetadata } from '../store/object.js';
-import { ComputedStorage } from '../store/computed-storage.js';
 import { FanOutMemo } from '../store/fan-out-memo.js';
-import { ResourceStore, type DeleteOptions, type Selection, type WriteOptions, type WriteResult } from '../store/resource-store.js';
-import { decodeObject, type FieldValidation } from './decode.js';
+import type { Stores } from '../store/stores.js';
+import type { DeleteOptions, Mutation, ResourceStore, Selection, WriteOptions, WriteResult } from '../store/resource-store.js';
+import type { FieldValidation } from '../store/decode.js';
 import { bookmarkObject, startWatch, type ApiEvent } from '../store/watch.js';
 import { WatchStream } from './watch-stream.js';
-import type { NamespaceLifecycle } from '../admission/namespace-lifecycle.js';
 
 export interface ResourceHandlerOptions {
   /** How often idle watches get a BOOKMARK (kube: about a minute). */
@@ -35,8 +35,6 @@ export interface ResourceHandlerOptions {
   /** Watches slower than this many buffered bytes are closed, as kube drops slow watchers. */
   maxWatchBufferBytes: number;
   onWatchCountChange?: (delta: number) => void;
-  /** Refuses creates into namespaces that are missing or being deleted (aggregated mode). */
-  namespaceLifecycle?: NamespaceLifecycle;
 }
 
 type Target = { served: ServedResource; store: ResourceStore; info: ResourceRequestInfo; user: UserInfo; query: URLSearchParams };
@@ -48,9 +46,6 @@ const mediaTypesForPatch = 'application/json-patch+json, application/merge-patch
 const strategicMergePatch = 'application/strategic-merge-patch+json';
 
 export class ResourceHandler {
-  private readonly stores = new Map<string, ResourceStore>();
-  /** What each store reads: the storage, or for a computed kind, objects computed from it. */
-  private readonly storages = new Map<ResourceStore, Storage>();
   private readonly printers = new Map<KindVersion, TablePrinter>();
   /**
    * One event fans out to every watcher of the kind: encode it once, to bytes, so that the same
@@ -60,14 +55,11 @@ export class ResourceHandler {
 
   constructor(
     private readonly registry: Registry,
-    storage: Storage,
+    /** The served kinds' stores, shared with every other reader and writer of their objects. */
+    private readonly stores: Stores,
     private readonly options: ResourceHandlerOptions,
   ) {
     for (const definition of registry.kinds) {
-      const kindStorage = definition.computed ? new ComputedStorage(definition, storage) : storage;
-      const store = new ResourceStore(definition, kindStorage);
-      this.stores.set(`${definition.group}/${definition.plural}`, store);
-      this.storages.set(store, kindStorage);
       for (const version of definition.versions) this.printers.set(version, new TablePrinter(version.printerColumns));
     }
   }
@@ -78,7 +70,7 @@ export class ResourceHandler {
     if (!served) throw errors.pathNotFound();
     const { definition } = served;
     if (!definition.namespaced && info.namespace !== undefined) throw errors.pathNotFound();
-    const store = this.stores.get(`${definition.group}/${definition.plural}`)!;
+    const store = this.stores.storeOf(definition);
     // Like kube, the all-namespaces path of a namespaced kind only lists and watches.
     if (definition.namespaced && info.namespace === undefined && info.verb !== 'list' && info.verb !== 'watch') {
       if (info.name !== undefined) throw errors.pathNotFound();
@@ -253,7 +245,6 @@ export class ResourceHandler {
     });
     const active = await startWatch(
       store,
-      this.storages.get(store)!,
       info.namespace,
       served.version,
       { ...selection, resourceVersion: query.get('resourceVersion') ?? undefined, sendInitialEvents: sendInitialEvents ?? false, allowWatchBookmarks },
@@ -266,27 +257,20 @@ export class ResourceHandler {
 
   // ---- writes --------------------------------------------------------------
 
-  private async admitCreate(store: ResourceStore, namespace: string | undefined, name: string): Promise<void> {
-    if (namespace !== undefined) await this.options.namespaceLifecycle?.admitCreate(namespace, store.ref, name);
-  }
-
   private async create(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
     const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request), bodyTarget(served));
     const options = writeOptions(request, query, user, 'CreateOptions');
     const duplicates = duplicateFieldWarnings(body, options.fieldValidation);
-    const { object, warnings } = decodeObject(body.value, served.definition, served.version, options.fieldValidation);
-    await this.admitCreate(store, info.namespace, String((object.metadata as { name?: unknown } | undefined)?.name ?? ''));
-    const result = await store.create(info.namespace, object, served.version, options);
-    respondWrite(response, result, 201, [...duplicates, ...warnings]);
+    const result = await store.create(info.namespace, body.value, served.version, options);
+    respondWrite(response, result, 201, duplicates);
   }
 
   private async replace(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
     const body = decodeObjectBody(parseContentType(request.headers['content-type']).mediaType, await readBody(request), bodyTarget(served));
     const options = writeOptions(request, query, user, 'UpdateOptions');
     const duplicates = duplicateFieldWarnings(body, options.fieldValidation);
-    const { object, warnings } = decodeObject(body.value, served.definition, served.version, options.fieldValidation);
-    const result = await store.replace(info.namespace, info.name!, object, served.version, statusSubresource(info), options);
-    respondWrite(response, result, 200, [...duplicates, ...warnings]);
+    const result = await store.replace(info.namespace, info.name!, body.value, served.version, statusSubresource(info), options);
+    respondWrite(response, result, 200, duplicates);
   }
 
   private async patch(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
@@ -301,24 +285,21 @@ export class ResourceHandler {
       }
       const applied = decodeYaml(body);
       const duplicates = duplicateFieldWarnings(applied, options.fieldValidation);
-      const { object, warnings } = decodeObject(applied.value, served.definition, served.version, options.fieldValidation, { defaults: false });
-      // An apply that would create is a create to admission.
-      if (this.options.namespaceLifecycle && !(await store.exists(info.namespace, info.name!))) await this.admitCreate(store, info.namespace, info.name!);
-      const result = await store.apply(info.namespace, info.name!, object, served.version, subresource, { ...options, force: force ?? false });
-      return respondWrite(response, result, result.created ? 201 : 200, [...duplicates, ...warnings]);
+      const result = await store.apply(info.namespace, info.name!, applied.value, served.version, subresource, { ...options, force: force ?? false });
+      return respondWrite(response, result, result.created ? 201 : 200, duplicates);
     }
     if (force !== undefined) {
       throw errors.invalid('meta.k8s.io', 'PatchOptions', '', [FieldError.forbidden('force', 'may not be specified for non-apply patch')]);
     }
-    let patchFn: (current: JsonObject) => JsonObject;
+    let patchFn: Mutation;
     if (mediaType === 'application/json-patch+json') {
       const operations = decodeJson(body);
-      patchFn = (current) => applyJsonPatch(current, operations) as JsonObject;
+      patchFn = (current) => applyJsonPatch(current, operations);
     } else if (mediaType === 'application/merge-patch+json') {
       const patch = decodeJson(body);
       // RFC 7386 would let a scalar replace the whole object; kube refuses it.
       if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw errors.badRequest('Invalid JSON Patch');
-      patchFn = (current) => applyMergePatch(current, patch) as JsonObject;
+      patchFn = (current) => applyMergePatch(current, patch);
     } else if (mediaType === strategicMergePatch && served.definition.builtIn) {
       const patch = decodeJson(body);
       const schema = structuralSchemaOf(served.version);
@@ -328,15 +309,9 @@ export class ResourceHandler {
       const accepted = served.definition.builtIn ? `${mediaTypesForPatch}, ${strategicMergePatch}` : mediaTypesForPatch;
       throw errors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${accepted}`);
     }
-    // The patched object is decoded like a body; a retry after a conflict decodes afresh, so its warnings replace the last attempt's.
-    let warnings: string[] = [];
-    const decodePatched = (current: JsonObject | undefined): JsonObject => {
-      const decoded = decodeObject(patchFn(current ?? {}), served.definition, served.version, options.fieldValidation);
-      warnings = decoded.warnings;
-      return decoded.object;
-    };
-    const result = await store.patch(info.namespace, info.name!, decodePatched, served.version, subresource, options);
-    respondWrite(response, result, 200, warnings);
+    // The store decodes the patched object like a body, afresh on each attempt.
+    const result = await store.patch(info.namespace, info.name!, patchFn, served.version, subresource, options);
+    respondWrite(response, result, 200);
   }
 
   private async delete(request: IncomingMessage, response: ServerResponse, { served, store, info, user, query }: Target): Promise<void> {
@@ -352,8 +327,9 @@ export class ResourceHandler {
   }
 }
 
-function respondWrite(response: ServerResponse, result: WriteResult, code: number, decodingWarnings: string[] = []): void {
-  setWarnings(response, [...decodingWarnings, ...result.warnings]);
+/** `parsingWarnings`: the body's duplicate fields, which precede the store's warnings (unknown fields first, then validation's). */
+function respondWrite(response: ServerResponse, result: WriteResult, code: number, parsingWarnings: string[] = []): void {
+  setWarnings(response, [...parsingWarnings, ...result.warnings]);
   sendJson(response, code, result.object);
 }
 
@@ -416,12 +392,7 @@ function parseResourceVersionMatch(value: string | null): 'Exact' | 'NotOlderTha
 const fieldValidations: readonly FieldValidation[] = ['Strict', 'Warn', 'Ignore'];
 
 /** The store's write options, and how this request wants unknown fields handled while decoding. */
-function writeOptions(
-  request: IncomingMessage,
-  query: URLSearchParams,
-  user: UserInfo,
-  optionsKind: string,
-): WriteOptions & { fieldValidation: FieldValidation } {
+function writeOptions(request: IncomingMessage, query: URLSearchParams, user: UserInfo, optionsKind: string): WriteOptions {
   const dryRun = query.getAll('dryRun');
   const unsupported = dryRun.filter((v) => v !== 'All');
   if (unsupported.length > 0) {

@@ -4,9 +4,15 @@
  * metadata, generation, optimistic concurrency, finalizers and two-phase
  * deletion, dry runs, version conversion and managedFields, the same for
  * every kind; what differs between kinds (status subresource, admission,
- * validation, selectable fields) it asks of the kind's strategy. It receives
- * decoded objects: request decoding, negotiation and streaming live in
- * handlers/.
+ * validation, selectable fields) it asks of the kind's strategy.
+ *
+ * A write takes the object as the request sent it (the parsed body, in the
+ * request's version) and runs every step itself, for every writer: decoding
+ * (decode.ts), namespace lifecycle admission on creates, mutating admission,
+ * metadata and schema validation and managedFields in the request's version,
+ * then the one conversion to the storage version, the kind's admission rules
+ * on the converted object, and the write. Parsing bodies, negotiation and
+ * streaming live in handlers/.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -35,11 +41,19 @@ import { FanOutMemo } from './fan-out-memo.js';
 import { WriteTurns } from './turns.js';
 import type { UserInfo } from '../auth/user.js';
 import { jsonEqual } from '../../storage/json.js';
+import type { NamespaceLifecycle } from '../admission/namespace-lifecycle.js';
+import { decodeObject, type FieldValidation } from './decode.js';
+
+/** Passed before each write reaches storage; a throw refuses the write (the reconciler's lease, reconcile/leader.ts). */
+export type Fence = () => void;
 
 export interface WriteOptions {
   dryRun: boolean;
   fieldManager: string;
+  /** How decoding treats fields the schema does not know. */
+  fieldValidation: FieldValidation;
   user: UserInfo;
+  fence?: Fence;
 }
 
 export interface WriteResult {
@@ -72,6 +86,7 @@ export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
   user: UserInfo;
+  fence?: Fence;
 }
 
 export interface DeleteResult {
@@ -80,8 +95,8 @@ export interface DeleteResult {
   deleted: boolean;
 }
 
-/** What a write computes from the current object (in the request version). */
-export type Mutation = (current: JsonObject | undefined) => JsonObject;
+/** A patch: the object it makes of the current one (in the request version), as a request would send it; the store decodes it. */
+export type Mutation = (current: JsonObject) => unknown;
 
 /** One PUT, PATCH or apply: the object it writes, how the new state follows from the current one, and the write's options. */
 interface UpdateRequest {
@@ -90,8 +105,15 @@ interface UpdateRequest {
   version: KindVersion;
   subresource: Subresource;
   options: WriteOptions;
-  mutate: Mutation;
+  /** The decoded object the write asks for, from a copy of the current one; its decoding warnings go into `warnings`. */
+  mutate: (current: JsonObject, warnings: string[]) => JsonObject;
   operation: 'update' | 'apply';
+}
+
+/** What a store asks of the world outside storage before it writes. */
+export interface StoreAdmission {
+  /** Refuses creates into namespaces that are missing or being deleted (aggregated mode). */
+  namespaceLifecycle?: NamespaceLifecycle;
 }
 
 const maxGenerateNameAttempts = 8;
@@ -111,12 +133,14 @@ export class ResourceStore {
 
   constructor(
     readonly definition: KindDefinition,
-    private readonly storage: Storage,
+    /** What it reads and writes, and what a watch of the kind follows: for a computed kind, the objects computed (ComputedStorage). */
+    readonly storage: Storage,
+    private readonly admission: StoreAdmission = {},
   ) {
     this.ref = { group: definition.group, resource: definition.plural };
     this.keys = keysOf(definition);
     this.storageVersion = storageVersionOf(definition);
-    this.strategy = strategyFor(definition, (object, version) => this.toStorage(object, version));
+    this.strategy = strategyFor(definition);
   }
 
   // ---- keys --------------------------------------------------------------
@@ -190,10 +214,6 @@ export class ResourceStore {
   private presentFound(entry: Entry | undefined, name: string, version: KindVersion): JsonObject {
     if (!entry) throw errors.notFound(this.ref, name);
     return this.present(entry.value, version);
-  }
-
-  async exists(namespace: string | undefined, name: string): Promise<boolean> {
-    return (await this.storage.get(this.key(namespace, name))) !== undefined;
   }
 
   async list(namespace: string | undefined, version: KindVersion, options: ListOptions): Promise<ListOutput> {
@@ -282,10 +302,12 @@ export class ResourceStore {
 
   // ---- writes ------------------------------------------------------------
 
-  /** POST: `object` is decoded (handlers/decode.ts) for `version`. */
-  async create(namespace: string | undefined, object: JsonObject, version: KindVersion, options: WriteOptions): Promise<WriteResult> {
+  /** POST: `body` is the request's object in `version`, decoded here. */
+  async create(namespace: string | undefined, body: unknown, version: KindVersion, options: WriteOptions): Promise<WriteResult> {
     const warnings: string[] = [];
+    const object = this.decode(body, version, options.fieldValidation, warnings);
     const meta = ensureMetadata(object);
+    await this.admitCreate(namespace, String(meta.name ?? ''));
     this.bindNamespace(meta, namespace);
     if (meta.resourceVersion) {
       throw errors.badRequest('resourceVersion should not be set on objects to be created');
@@ -316,11 +338,12 @@ export class ResourceStore {
       this.initializeServerFields(candidate);
       const turns = new WriteTurns();
       await turns.giveWay();
-      this.validate(candidate, undefined, version, warnings, options.dryRun);
+      this.validate(candidate, undefined, version, warnings);
       await turns.giveWay();
       const tracked = trackFields(candidate);
       await turns.giveWay();
       const stored = this.toStorage(tracked, version);
+      this.admitRules(stored, undefined, options.dryRun);
       if (options.dryRun) {
         if (await this.storage.get(this.key(candidateMeta.namespace, candidateMeta.name!))) {
           if (generated && attempt < maxGenerateNameAttempts) continue;
@@ -328,6 +351,7 @@ export class ResourceStore {
         }
         return { object: this.present(stored, version), warnings, created: true };
       }
+      options.fence?.();
       try {
         const entry = await this.storage.create(this.key(candidateMeta.namespace, candidateMeta.name!), stored);
         return { object: this.present(entry.value, version), warnings, created: true };
@@ -353,16 +377,17 @@ export class ResourceStore {
     this.strategy.prepareForCreate(object);
   }
 
-  /** PUT: a full replacement (decoded), guarded by the object's resourceVersion. */
+  /** PUT: a full replacement (`body`, decoded here), guarded by the object's resourceVersion. */
   async replace(
     namespace: string | undefined,
     name: string,
-    object: JsonObject,
+    body: unknown,
     version: KindVersion,
     subresource: Subresource,
     options: WriteOptions,
   ): Promise<WriteResult> {
     const warnings: string[] = [];
+    const object = this.decode(body, version, options.fieldValidation, warnings);
     const meta = ensureMetadata(object);
     this.bindNamespace(meta, namespace);
     this.checkName(meta, name);
@@ -375,8 +400,9 @@ export class ResourceStore {
   }
 
   /**
-   * PATCH: `mutate` maps the current object (request version) to the patched,
-   * decoded one; it runs again when a concurrent writer wins.
+   * PATCH: `mutate` maps the current object (request version) to the patched
+   * one, which is decoded like a body; both run again when a concurrent
+   * writer wins, and the last attempt's decoding warnings are the answer's.
    */
   async patch(
     namespace: string | undefined,
@@ -386,22 +412,31 @@ export class ResourceStore {
     subresource: Subresource,
     options: WriteOptions,
   ): Promise<WriteResult> {
-    return this.update({ namespace, name, version, subresource, options, mutate, operation: 'update' }, []);
+    const decodePatched = (current: JsonObject, warnings: string[]) => this.decode(mutate(current), version, options.fieldValidation, warnings);
+    return this.update({ namespace, name, version, subresource, options, mutate: decodePatched, operation: 'update' }, []);
   }
 
   /**
-   * Server-side apply: merges a partial object (decoded without defaults)
-   * owned by `fieldManager`, creating it if missing.
+   * Server-side apply: merges a partial object (`body`, decoded here without
+   * defaults: the merged object is defaulted, so a manager does not come to
+   * own defaults it never sent) owned by `fieldManager`, creating it if missing.
    */
   async apply(
     namespace: string | undefined,
     name: string,
-    applied: JsonObject,
+    body: unknown,
     version: KindVersion,
     subresource: Subresource,
     options: WriteOptions & { force: boolean },
   ): Promise<WriteResult> {
     const warnings: string[] = [];
+    const applied = this.decode(body, version, options.fieldValidation, warnings, { defaults: false });
+    // One read decides both: an apply that would create is a create to admission, and only an admitted
+    // one creates (the insert refuses a key that exists meanwhile), as in kube's patch handler, where
+    // admission sees the operation the store's read found. A /status apply of a missing object is
+    // admitted too before its 404, as in kube.
+    const existing = await this.storage.get(this.key(namespace, name));
+    if (!existing) await this.admitCreate(namespace, name);
     const meta = ensureMetadata(applied);
     this.bindNamespace(meta, namespace);
     this.checkName(meta, name);
@@ -413,7 +448,6 @@ export class ResourceStore {
     // ApplyConflictError is already kube's 409 for apply conflicts.
     const merge = (live: JsonObject | undefined): JsonObject =>
       applyDefaults(this.fieldManager(version).apply(live, scoped, context), structuralSchemaOf(version));
-    const existing = await this.storage.get(this.key(namespace, name));
     if (!existing) {
       if (subresource) throw errors.notFound(this.ref, name);
       const created = merge(undefined);
@@ -465,28 +499,28 @@ export class ResourceStore {
       guess = false;
       const entry = cached ?? (await this.storage.get(key));
       if (!entry) throw errors.notFound(this.ref, name);
-      // The cache hands out frozen values shared with its watchers; what is built from `current` may take parts of it.
-      const current = this.present(cached ? clone(entry.value) : entry.value, version);
-      // Each attempt validates afresh: its warnings replace an abandoned attempt's.
+      // The cache hands out frozen values shared with its watchers; what is built from the stored object may take parts of it.
+      const live = cached ? clone(entry.value) : entry.value;
+      const current = this.present(live, version);
+      // Each attempt decodes and validates afresh: its warnings replace an abandoned attempt's.
       const attemptWarnings = [...warnings];
-      let tracked: JsonObject | undefined;
+      let stored: JsonObject | undefined;
       const turns = new WriteTurns();
       try {
-        tracked = await this.change(request, current, entry.modRevision, attemptWarnings, turns);
+        stored = await this.change(request, { live, current, modRevision: entry.modRevision }, attemptWarnings, turns);
       } catch (error) {
         if (cached) continue;
         throw error;
       }
-      if (!tracked) {
+      if (!stored) {
         if (cached) continue;
         return { object: current, warnings: attemptWarnings, created: false };
       }
 
-      await turns.giveWay();
-      const stored = this.toStorage(tracked, version);
-      const nextMeta = ensureMetadata(tracked);
+      const nextMeta = ensureMetadata(stored);
       const finishesDeletion = Boolean(nextMeta.deletionTimestamp) && (nextMeta.finalizers ?? []).length === 0;
       if (options.dryRun) return { object: this.present(withResourceVersion(stored, entry.modRevision), version), warnings: attemptWarnings, created: false };
+      options.fence?.();
       try {
         if (finishesDeletion) {
           await this.storage.delete(key, entry.modRevision);
@@ -503,11 +537,13 @@ export class ResourceStore {
     }
   }
 
-  /** One attempt's new object from `current` (at `modRevision`), or undefined when the write changes nothing. */
+  /**
+   * One attempt's new object, in the storage version, from the stored one (`live`, and `current`, it
+   * in the request version, at `modRevision`), or undefined when the write changes nothing.
+   */
   private async change(
     request: UpdateRequest,
-    current: JsonObject,
-    modRevision: number,
+    { live, current, modRevision }: { live: JsonObject; current: JsonObject; modRevision: number },
     warnings: string[],
     turns: WriteTurns,
   ): Promise<JsonObject | undefined> {
@@ -515,7 +551,7 @@ export class ResourceStore {
     await turns.giveWay();
     const copy = clone(current);
     await turns.giveWay();
-    const requested = this.strategy.canonicalize(mutate(copy));
+    const requested = this.strategy.canonicalize(mutate(copy, warnings));
     const requestedMeta = ensureMetadata(requested);
     this.bindNamespace(requestedMeta, namespace);
     this.checkName(requestedMeta, name);
@@ -533,12 +569,16 @@ export class ResourceStore {
 
     const next = this.strategy.prepareForUpdate(requested, current, subresource);
     await turns.giveWay();
-    this.validate(next, current, version, warnings, options.dryRun);
+    this.validate(next, current, version, warnings);
     await turns.giveWay();
     const tracked = operation === 'apply' ? next : this.fieldManager(version).update(current, next, this.writeContext(version, options, subresource));
     const nextMeta = ensureMetadata(tracked);
     if (!jsonEqual(specOf(tracked), specOf(current))) nextMeta.generation = (ensureMetadata(current).generation ?? 0) + 1;
-    return jsonEqual(withoutResourceVersion(tracked), withoutResourceVersion(current)) ? undefined : tracked;
+    await turns.giveWay();
+    const stored = this.toStorage(tracked, version);
+    // Rules judge a write that changes nothing too, as they always have: it may still be refused.
+    this.admitRules(stored, live, options.dryRun);
+    return jsonEqual(withoutResourceVersion(tracked), withoutResourceVersion(current)) ? undefined : stored;
   }
 
   async delete(namespace: string | undefined, name: string, version: KindVersion, options: DeleteOptions): Promise<DeleteResult> {
@@ -561,6 +601,7 @@ export class ResourceStore {
 
       if (finalizers.length === 0) {
         if (options.dryRun) return { object: current, deleted: true };
+        options.fence?.();
         try {
           const removed = await this.storage.delete(key, entry.modRevision);
           return { object: this.present(removed.value, version), deleted: true };
@@ -584,6 +625,7 @@ export class ResourceStore {
       delete nextMeta.resourceVersion;
       // Like kube, deletion bookkeeping is the server's, not a field manager's.
       if (options.dryRun) return { object: next, deleted: false };
+      options.fence?.();
       try {
         const written = await this.storage.update(key, this.toStorage(next, version), entry.modRevision);
         return { object: this.present(written.value, version), deleted: false };
@@ -622,13 +664,34 @@ export class ResourceStore {
     }
   }
 
-  private validate(object: JsonObject, old: JsonObject | undefined, version: KindVersion, warnings: string[], dryRun: boolean): void {
-    const result = this.strategy.validate(object, old, version, { dryRun });
+  /** A request body as an object of `version` (decode.ts); its unknown fields go into `warnings` as `fieldValidation` says. */
+  private decode(body: unknown, version: KindVersion, fieldValidation: FieldValidation, warnings: string[], options?: { defaults: boolean }): JsonObject {
+    const decoded = decodeObject(body, this.definition, version, fieldValidation, options);
+    warnings.push(...decoded.warnings);
+    return decoded.object;
+  }
+
+  /** kube's NamespaceLifecycle: nothing new appears in a namespace that is missing or being deleted. */
+  private async admitCreate(namespace: string | undefined, name: string): Promise<void> {
+    if (this.definition.namespaced && namespace !== undefined) await this.admission.namespaceLifecycle?.admitCreate(namespace, this.ref, name);
+  }
+
+  /** Metadata and schema, in the request's version. */
+  private validate(object: JsonObject, old: JsonObject | undefined, version: KindVersion, warnings: string[]): void {
+    const result = this.strategy.validate(object, old, version);
     warnings.push(...result.warnings);
-    if (result.errors.length > 0) {
-      const meta = ensureMetadata(object);
-      throw errors.invalid(this.definition.group, this.definition.kind, meta.name ?? meta.generateName ?? '', result.errors);
-    }
+    this.refuseInvalid(object, result.errors);
+  }
+
+  /** The kind's admission rules, on the object converted for storage and, on updates, the stored object it replaces. */
+  private admitRules(stored: JsonObject, live: JsonObject | undefined, dryRun: boolean): void {
+    this.refuseInvalid(stored, this.strategy.admit(stored, live, { dryRun }));
+  }
+
+  private refuseInvalid(object: JsonObject, causes: FieldError[]): void {
+    if (causes.length === 0) return;
+    const meta = ensureMetadata(object);
+    throw errors.invalid(this.definition.group, this.definition.kind, meta.name ?? meta.generateName ?? '', causes);
   }
 
   private bindNamespace(meta: ObjectMeta, namespace: string | undefined): void {

@@ -35,16 +35,21 @@ export interface ResourceStrategy {
   prepareForUpdate(requested: JsonObject, current: JsonObject, subresource: Subresource): JsonObject;
   /** Mutating admission: rewrites an incoming object before validation (a Secret folds stringData into data). */
   canonicalize(object: JsonObject): JsonObject;
-  /** Metadata, schema and the kind's admission rules; `old` is the current object on updates. */
-  validate(object: JsonObject, old: JsonObject | undefined, version: KindVersion, context: AdmissionContext): Validation;
+  /** Metadata and schema, in the request's version; `old` is the current object on updates. */
+  validate(object: JsonObject, old: JsonObject | undefined, version: KindVersion): Validation;
+  /**
+   * The kind's admission rules, on the object converted to the storage version (the one conversion
+   * of a write) and the stored object it replaces on updates; asked only of objects `validate` passed.
+   */
+  admit(stored: JsonObject, oldStored: JsonObject | undefined, context: AdmissionContext): FieldError[];
   /** The field selector labels this kind answers to, metadata.name and metadata.namespace first. */
   readonly selectableFields: readonly string[];
   /** Each selectable field's value in an object (of the storage version), "" when unset. */
   fieldsOf(object: JsonObject): Readonly<Record<string, string>>;
 }
 
-/** The strategy of a kind; `toStorage` converts an object of a served version to the storage version. */
-export function strategyFor(definition: KindDefinition, toStorage: (object: JsonObject, version: KindVersion) => JsonObject): ResourceStrategy {
+/** The strategy of a kind. */
+export function strategyFor(definition: KindDefinition): ResourceStrategy {
   const scope = { namespaced: definition.namespaced };
   const statusIsSubresource = definition.subresources.status;
   const selectableFields = ['metadata.name', 'metadata.namespace', ...(definition.selectableFields ?? [])];
@@ -84,7 +89,7 @@ export function strategyFor(definition: KindDefinition, toStorage: (object: Json
       return definition.admission?.mutate?.(object) ?? object;
     },
 
-    validate(object, old, version, context) {
+    validate(object, old, version) {
       const meta = ensureMetadata(object);
       const warnings: string[] = [];
       if (meta.ownerReferences) {
@@ -94,15 +99,13 @@ export function strategyFor(definition: KindDefinition, toStorage: (object: Json
       }
       const metaResult = old ? validateObjectMetaOnUpdate(meta, ensureMetadata(old), scope) : validateObjectMetaOnCreate(meta, scope);
       warnings.push(...metaResult.warnings);
-      const errors = [...metaResult.errors, ...validateAgainstSchema(version, object)];
+      return { errors: [...metaResult.errors, ...validateAgainstSchema(version, object)], warnings };
+    },
+
+    admit(stored, oldStored, context) {
       const rules = definition.admission;
-      // Admission rules see the storage version, and only objects the schema accepts.
-      if (errors.length === 0 && rules) {
-        const stored = toStorage(object, version);
-        if (old) errors.push(...(rules.validateUpdate?.(stored, toStorage(old, version), context) ?? []));
-        else errors.push(...(rules.validateCreate?.(stored, context) ?? []));
-      }
-      return { errors, warnings };
+      if (oldStored) return rules?.validateUpdate?.(stored, oldStored, context) ?? [];
+      return rules?.validateCreate?.(stored, context) ?? [];
     },
 
     selectableFields,

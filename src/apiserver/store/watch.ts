@@ -4,7 +4,6 @@
  * enter/leave transitions. Encoding and streaming belong to the handler.
  */
 import { FutureRevisionError, TooOldRevisionError, type JsonObject, type WatchEvent } from '../../storage/interface.js';
-import type { Storage } from '../../storage/interface.js';
 import { type ApiError, errors } from '../errors.js';
 import type { KindVersion } from '../registry/kind.js';
 import { groupVersionOf } from '../registry/registry.js';
@@ -38,7 +37,6 @@ export const initialEventsEndAnnotation = 'k8s.io/initial-events-end';
 
 export async function startWatch(
   store: ResourceStore,
-  storage: Storage,
   namespace: string | undefined,
   version: KindVersion,
   options: WatchOptions,
@@ -46,6 +44,7 @@ export async function startWatch(
   /** The storage ended the watch on its own (e.g. compaction on etcd): the client must relist. */
   fail: (error: ApiError) => void,
 ): Promise<ActiveWatch> {
+  const { storage } = store;
   const matches = store.matcher(options) ?? (() => true);
   const present = (value: JsonObject) => store.present(value, version);
   let afterRevision: number;

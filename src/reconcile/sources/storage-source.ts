@@ -11,6 +11,7 @@
  */
 import type { KindDefinition } from '../../apiserver/registry/kind.js';
 import { TooOldRevisionError, type Storage, type Watch } from '../../storage/interface.js';
+import type { Stores } from '../../apiserver/store/stores.js';
 import { ExponentialBackoff, type ExponentialBackoffOptions } from '../runtime/backoff.js';
 import { KindClient } from '../objects.js';
 import type { ObjectName } from '../../storage/interface.js';
@@ -43,16 +44,15 @@ export class StorageClusterApiSource implements ClusterApiSource {
   private readonly onError: (error: unknown) => void;
   private readonly retry: ExponentialBackoffOptions;
   private readonly watches = new Set<{ stop(): void }>();
+  private readonly storage: Storage;
 
-  constructor(
-    private readonly storage: Storage,
-    kinds: KindDefinitions,
-    options: StorageSourceOptions = {},
-  ) {
+  /** `stores` are the served kinds' own, and `kinds` must be among them. */
+  constructor(stores: Stores, kinds: KindDefinitions, options: StorageSourceOptions = {}) {
+    this.storage = stores.storage;
     this.clients = {
-      Secret: new KindClient(kinds.secret, storage),
-      Cluster: new KindClient(kinds.cluster, storage),
-      Machine: new KindClient(kinds.machine, storage),
+      Secret: new KindClient(stores.storeOf(kinds.secret)),
+      Cluster: new KindClient(stores.storeOf(kinds.cluster)),
+      Machine: new KindClient(stores.storeOf(kinds.machine)),
     };
     for (const [kind, client] of Object.entries(this.clients)) {
       if (client.definition.kind !== kind || !client.definition.namespaced) {

@@ -8,7 +8,6 @@ import { startTestServer, type TestServer } from '../../../harness/test-server.j
 import { eventKind } from '../../../src/api/embedded/kinds.js';
 import { sweepEvents } from '../../../src/api/embedded/event-ttl.js';
 import { servedKinds } from '../../../src/served-kinds.js';
-import { ResourceStore } from '../../../src/apiserver/store/resource-store.js';
 
 let server: TestServer;
 
@@ -60,7 +59,7 @@ describe('core v1 Events, embedded', () => {
   it('expire an hour after their last change', async () => {
     const twoHoursAgo = new Date(Date.now() - 2 * 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
     expect((await server.kubectl(['create', '-f', '-'], { input: JSON.stringify(event('stale', twoHoursAgo)) })).stderr).toBe('');
-    expect(await sweepEvents(new ResourceStore(eventKind, server.storage), eventKind)).toBe(1);
+    expect(await sweepEvents(server.stores.storeOf(eventKind))).toBe(1);
     const names = (await server.kubectl(['get', 'events', '-o', 'name'])).stdout.trim().split('\n');
     expect(names).toEqual(['event/fresh', 'event/warned']);
   });

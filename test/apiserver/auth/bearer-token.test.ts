@@ -15,6 +15,7 @@ import { LocalAuthorizer, UnionAuthorizer } from '../../../src/apiserver/auth/au
 import { ensureLocalAuthFiles, type LocalAuthFiles } from '../../../src/apiserver/auth/local-auth-files.js';
 import { StaticTokenFile } from '../../../src/apiserver/auth/token-file.js';
 import { Registry } from '../../../src/apiserver/registry/registry.js';
+import { Stores } from '../../../src/apiserver/store/stores.js';
 import { startApiServer, type RunningApiServer } from '../../../src/apiserver/server.js';
 import { ensurePki, type Pki } from '../../../src/apiserver/tls/pki.js';
 import { HealthChecks } from '../../../src/observability/health.js';
@@ -53,7 +54,7 @@ beforeAll(async () => {
     tls: { key: pki.serverKeyPem, cert: pki.serverCertPem },
     authentication: staticAuthentication(pki.caCertPem, tokens),
     registry: new Registry([widgetKind, gadgetKind]),
-    storage,
+    stores: new Stores([widgetKind, gadgetKind], storage),
     authorizer: new UnionAuthorizer([new LocalAuthorizer(), policies]),
     metrics: new MetricsRegistry(),
     health: new HealthChecks(),

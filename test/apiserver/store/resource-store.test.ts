@@ -6,7 +6,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { UserInfo } from '../../../src/apiserver/auth/user.js';
 import { ApiError } from '../../../src/apiserver/errors.js';
-import { decodeObject } from '../../../src/apiserver/handlers/decode.js';
 import { ResourceStore, type WriteOptions } from '../../../src/apiserver/store/resource-store.js';
 import { parseFieldSelector } from '../../../src/apiserver/selectors/fields.js';
 import { parseLabelSelector } from '../../../src/apiserver/selectors/labels.js';
@@ -17,7 +16,7 @@ import { widgetKind } from '../../../harness/widget-kind.js';
 
 const v1 = widgetKind.versions.find((version) => version.name === 'v1')!;
 const user: UserInfo = { name: 'alice', groups: ['system:authenticated'] };
-const write: WriteOptions = { dryRun: false, fieldManager: 'test', user };
+const write: WriteOptions = { dryRun: false, fieldManager: 'test', fieldValidation: 'Strict', user };
 const remove = { dryRun: false, user };
 
 let storage: SqliteStorage;
@@ -33,8 +32,7 @@ afterEach(async () => {
 });
 
 function widget(name: string, spec: JsonObject = { color: 'red' }, metadata: JsonObject = {}): JsonObject {
-  const body = { apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name, ...metadata }, spec };
-  return decodeObject(body, widgetKind, v1, 'Strict').object;
+  return { apiVersion: 'testing.capo.dev/v1', kind: 'Widget', metadata: { name, ...metadata }, spec };
 }
 
 async function create(name: string, spec?: JsonObject, metadata?: JsonObject): Promise<JsonObject> {
@@ -162,6 +160,42 @@ describe('delete', () => {
     });
     expect((await store.delete('default', 'guarded', v1, { ...remove, dryRun: true, preconditions: { uid: meta(created).uid } })).deleted).toBe(true);
     expect(meta(await store.get('default', 'guarded', v1)).uid).toBe(meta(created).uid);
+  });
+});
+
+describe('the fence', () => {
+  it('is passed before every write reaches storage, and a refusing one writes nothing (a reconciler that lost its lease)', async () => {
+    let passed = 0;
+    let refusing = false;
+    const fence = () => {
+      passed++;
+      if (refusing) throw new Error('not the leader');
+    };
+    const fenced = { ...write, fence };
+    await store.create('default', widget('fenced'), v1, fenced);
+    await store.create('default', widget('other'), v1, fenced);
+    await store.patch('default', 'fenced', (current) => ({ ...current, spec: { color: 'blue' } }), v1, undefined, fenced);
+    await store.patch(
+      'default',
+      'fenced',
+      (current) => ({ ...current, metadata: { ...meta(current), finalizers: ['testing.capo.dev/hold'] } }),
+      v1,
+      undefined,
+      fenced,
+    );
+    await store.delete('default', 'fenced', v1, { ...remove, fence });
+    // Dry runs write nothing, so they pass no fence.
+    await store.create('default', widget('dry'), v1, { ...fenced, dryRun: true });
+    expect(passed).toBe(5);
+
+    refusing = true;
+    const before = await storage.currentRevision();
+    await expect(
+      store.patch('default', 'fenced', (current) => ({ ...current, metadata: { ...meta(current), finalizers: [] } }), v1, undefined, fenced),
+    ).rejects.toThrow('not the leader');
+    await expect(store.delete('default', 'other', v1, { ...remove, fence })).rejects.toThrow('not the leader');
+    await expect(store.create('default', widget('refused'), v1, fenced)).rejects.toThrow('not the leader');
+    expect(await storage.currentRevision()).toBe(before);
   });
 });
 

@@ -37,7 +37,6 @@ describe('startWatch', () => {
     const failures: ApiError[] = [];
     const watch = await startWatch(
       store,
-      ending,
       'default',
       widgetKind.versions[0],
       { sendInitialEvents: false, allowWatchBookmarks: false },
@@ -71,7 +70,6 @@ describe('startWatch', () => {
     const watchFrom = (resourceVersion: string) =>
       startWatch(
         store,
-        cache,
         'default',
         widgetKind.versions[0],
         { resourceVersion, sendInitialEvents: false, allowWatchBookmarks: false },

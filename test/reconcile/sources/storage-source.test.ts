@@ -4,13 +4,14 @@ import { groupVersionOf } from '../../../src/apiserver/registry/registry.js';
 import { ResourceStore, type WriteOptions } from '../../../src/apiserver/store/resource-store.js';
 import { MalformedObjectError, type SourceChange } from '../../../src/reconcile/sources/source.js';
 import { StorageClusterApiSource } from '../../../src/reconcile/sources/storage-source.js';
+import { Stores } from '../../../src/apiserver/store/stores.js';
 import { TooOldRevisionError, type JsonObject, type Storage, type WatchRequest } from '../../../src/storage/interface.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
 import { eventually } from './eventually.js';
 import { clusterKind, machineKind, secretKind } from '../../../src/api/embedded/kinds.js';
 
 const sourceKinds = { secret: secretKind, cluster: clusterKind, machine: machineKind };
-const writeOptions: WriteOptions = { dryRun: false, fieldManager: 'test', user: { name: 'admin', groups: ['system:masters'] } };
+const writeOptions: WriteOptions = { dryRun: false, fieldManager: 'test', fieldValidation: 'Strict', user: { name: 'admin', groups: ['system:masters'] } };
 const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 let storage: SqliteStorage;
@@ -26,8 +27,11 @@ afterEach(async () => {
   await storage.close();
 });
 
+/** The stores of the three kinds over `over`, as the composition root builds them. */
+const storesOver = (over: Storage, kinds: KindDefinition[] = Object.values(sourceKinds)) => new Stores(kinds, over);
+
 function open(over: Storage = storage, errors: unknown[] = []): StorageClusterApiSource {
-  source = new StorageClusterApiSource(over, sourceKinds, { onError: (error) => errors.push(error), retry: { baseMs: 1, maxMs: 5 } });
+  source = new StorageClusterApiSource(storesOver(over), sourceKinds, { onError: (error) => errors.push(error), retry: { baseMs: 1, maxMs: 5 } });
   return source;
 }
 
@@ -201,12 +205,13 @@ describe('StorageClusterApiSource reads', () => {
   });
 
   it('refuses kind definitions that are not the namespaced Secret, Cluster and Machine', () => {
-    expect(() => new StorageClusterApiSource(storage, { ...sourceKinds, cluster: machineKind })).toThrow(
+    expect(() => new StorageClusterApiSource(storesOver(storage), { ...sourceKinds, cluster: machineKind })).toThrow(
       'the Cluster definition must be the namespaced kind Cluster, got Machine',
     );
-    expect(() => new StorageClusterApiSource(storage, { ...sourceKinds, secret: { ...secretKind, namespaced: false } })).toThrow(
-      'the Secret definition must be the namespaced kind Secret, got Secret',
-    );
+    const clusterScopedSecret = { ...secretKind, namespaced: false };
+    expect(
+      () => new StorageClusterApiSource(storesOver(storage, [clusterScopedSecret, clusterKind, machineKind]), { ...sourceKinds, secret: clusterScopedSecret }),
+    ).toThrow('the Secret definition must be the namespaced kind Secret, got Secret');
   });
 });
 

@@ -1,10 +1,11 @@
 /**
  * A request body as an object of the kind and version it was sent to, the
- * decoding kube's handlers do before the store sees anything: type meta
- * checked against the endpoint (a built-in kind's body may leave it out),
- * unknown fields dropped and reported as fieldValidation says, schema
- * defaults applied. The store only ever receives decoded objects; in-process
- * writers (the reconciler's KindClient) decode the same way.
+ * decoding kube's handlers do before admission: type meta checked against
+ * the endpoint (a built-in kind's body may leave it out), unknown fields
+ * dropped and reported as fieldValidation says, schema defaults applied. It
+ * is the first step of the store's write path (resource-store.ts), so every
+ * writer, the API handlers and the reconciler's KindClient alike, is decoded
+ * once and the same way; the handlers only parse the HTTP body.
  */
 import type { JsonObject } from '../../storage/interface.js';
 import { errors } from '../errors.js';
