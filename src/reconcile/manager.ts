@@ -18,7 +18,7 @@ import { fallbackLogger, type Logger } from '../observability/log.js';
 import type { IpamClients, ReconcilerDeps } from './deps.js';
 import type { MetricsRegistry } from '../observability/metrics.js';
 import { OpenStackError, type SessionOptions } from '../openstack/index.js';
-import type { JsonObject, Storage, Watch, WatchEvent } from '../storage/interface.js';
+import type { JsonObject, ObjectName, Storage, Watch, WatchEvent } from '../storage/interface.js';
 import { CloudConnections, IdentityError } from './cloud.js';
 import { machinesMayStart, openStackClusterReconciler } from './cluster/reconciler.js';
 import { Controller, generationOrMetadataChanged, type Reconcile, type Sharding } from './runtime/controller.js';
@@ -45,7 +45,6 @@ import { WaitSchedule } from './wait-schedule.js';
 import { MemberBatches } from './member-batches.js';
 import { IdentityGuard, type SecretFinalizers } from './identity-guard.js';
 import { isJsonObject } from '../storage/json.js';
-import { namespaceOfKey } from '../apiserver/registry/keys.js';
 import { clusterGroupOf } from './cluster-shards.js';
 import { DependencyVanishedError } from './drift.js';
 import type { Stores } from '../apiserver/store/stores.js';
@@ -72,7 +71,7 @@ export interface ReconcilerOptions {
   workers?: number;
   sessionOptions?: SessionOptions;
   concurrency?: { perCloud: number; total: number };
-  onError?: (error: unknown, key?: string) => void;
+  onError?: (error: unknown, object?: ObjectName) => void;
   /** The reconciler's logger; each controller logs under its name. */
   logger?: Logger;
   /** Finalizers on identity Secrets while they are in use; without it (no write access) Secrets are not protected. */
@@ -178,17 +177,22 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     logger: options.logger,
     isActionableFailure: isCloudFailure,
   };
-  // The objects of a namespace (in practice one workload cluster) resync together, so their resources are read together.
-  const controller = (name: string, prefix: string, reconcile: Reconcile) =>
-    new Controller({ ...common, name, prefix, reconcile, resyncGroupOf: (key) => namespaceOfKey(prefix, key) });
-  const clusterController = controller('openstackcluster', clusters.prefix, openStackClusterReconciler(deps));
-  const machineController = controller('openstackmachine', machines.prefix, openStackMachineReconciler(deps));
-  const serverController = controller('openstackserver', servers.prefix, openStackServerReconciler(deps));
-  const templateController = controller('openstackmachinetemplate', templates.prefix, openStackMachineTemplateReconciler(deps));
-  const imageController = images && controller('image', images.prefix, orcImageReconciler(deps, images));
+  /** Each kind's controller, by the kind's name: a pass asks for another object's by its kind and name. */
+  const controllerOf = new Map<string, Controller>();
+  // The store's own keys (apiserver/registry/keys.ts) tell a controller where its kind is stored: the layout has one owner.
+  const controller = (name: string, client: KindClient, reconcile: Reconcile) => {
+    const created = new Controller({ ...common, name, keys: client.store.keys, reconcile });
+    controllerOf.set(client.kind, created);
+    return created;
+  };
+  const clusterController = controller('openstackcluster', clusters, openStackClusterReconciler(deps));
+  const machineController = controller('openstackmachine', machines, openStackMachineReconciler(deps));
+  const serverController = controller('openstackserver', servers, openStackServerReconciler(deps));
+  const templateController = controller('openstackmachinetemplate', templates, openStackMachineTemplateReconciler(deps));
+  const imageController = images && controller('image', images, orcImageReconciler(deps, images));
   // A released download slot asks for a pass of the Images that waited for one.
-  if (imageController) deps.imageDownloads.slots.wakeWith((key) => imageController.enqueue(key));
-  const poolController = controller('openstackfloatingippool', pools.prefix, floatingIpPoolReconciler(deps, pools));
+  if (imageController) deps.imageDownloads.slots.wakeWith((image) => imageController.enqueue(image));
+  const poolController = controller('openstackfloatingippool', pools, floatingIpPoolReconciler(deps, pools));
   const controllers = [
     clusterController,
     machineController,
@@ -197,34 +201,31 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     poolController,
     ...(imageController ? [imageController] : []),
   ];
-  // Each controller takes only the keys of its kind.
-  deps.schedule.wakeWith((key, delayMs) => {
-    for (const controller of controllers) controller.enqueue(key, delayMs);
-  });
+  deps.schedule.wakeWith((object, delayMs) => controllerOf.get(object.kind)?.enqueue(object, delayMs));
 
   // Routing reads the cache as it stands, as an informer reads its own: an object it misses by a moment
   // is enqueued by its own event when the cache gets there.
   const cached = { asCached: true };
   const machinesOfCluster = async (namespace: string, clusterName: string) => {
     for (const machine of await machines.list(namespace, { [clusterNameLabel]: clusterName }, cached)) {
-      machineController.enqueue(machines.keyOf({ namespace, name: metaOf(machine).name }));
+      machineController.enqueue({ namespace, name: metaOf(machine).name });
     }
   };
   // Templates name their Cluster by label or by owner reference (Cluster API sets the latter).
   const templatesOfCluster = async (namespace: string, clusterName: string) => {
     for (const template of await templates.list(namespace, {}, cached)) {
-      if (ownerClusterName(template) === clusterName) templateController.enqueue(templates.keyOf({ namespace, name: metaOf(template).name }));
+      if (ownerClusterName(template) === clusterName) templateController.enqueue({ namespace, name: metaOf(template).name });
     }
   };
   // An Image becoming available (or failing) wakes the servers and templates that name it in image.imageRef.
   const imageUsers = async (namespace: string, imageName: string) => {
     const refersTo = (image: MachineSpec['image'] | undefined) => image?.imageRef?.name === imageName;
     for (const server of await servers.list(namespace, {}, cached)) {
-      if (refersTo(server.spec.image)) serverController.enqueue(servers.keyOf({ namespace, name: metaOf(server).name }));
+      if (refersTo(server.spec.image)) serverController.enqueue({ namespace, name: metaOf(server).name });
     }
     for (const template of await templates.list(namespace, {}, cached)) {
       if (refersTo(template.spec.template?.spec.image)) {
-        templateController.enqueue(templates.keyOf({ namespace, name: metaOf(template).name }));
+        templateController.enqueue({ namespace, name: metaOf(template).name });
       }
     }
   };
@@ -232,16 +233,16 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const ipamChange = (object: JsonObject) => {
     const meta = metaOf(object);
     const pool = floatingIpPoolOf(object);
-    if (pool !== undefined) poolController.enqueue(pools.keyOf({ namespace: meta.namespace, name: pool }));
+    if (pool !== undefined) poolController.enqueue({ namespace: meta.namespace, name: pool });
     for (const reference of meta.ownerReferences ?? []) {
-      if (reference.kind === 'OpenStackServer') serverController.enqueue(servers.keyOf({ namespace: meta.namespace, name: reference.name }));
+      if (reference.kind === 'OpenStackServer') serverController.enqueue({ namespace: meta.namespace, name: reference.name });
     }
   };
   /** The OpenStackClusters of a Cluster API cluster: labelled with its name, or named after it. */
   const clustersNamed = async (namespace: string, clusterName: string) => {
     for (const cluster of await clusters.list(namespace, { [clusterNameLabel]: clusterName }, cached))
-      clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
-    clusterController.enqueue(clusters.keyOf({ namespace, name: clusterName }));
+      clusterController.enqueue({ namespace, name: metaOf(cluster).name });
+    clusterController.enqueue({ namespace, name: clusterName });
   };
   // A machine joining or leaving a cluster changes what a dry-run adoption would take over: survey again.
   // Every machine created or deleted asks this, so it reads the stored objects as they are (labels and
@@ -250,7 +251,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     for (const { value: cluster } of (await storage.list(clusters.store.prefix(namespace), { anyRevision: true })).entries) {
       const meta = metaOf(cluster);
       if ((meta.labels?.[clusterNameLabel] ?? meta.name) === clusterName && adoptionOf(cluster) === 'dry-run')
-        clusterController.enqueue(clusters.keyOf({ namespace, name: meta.name }));
+        clusterController.enqueue({ namespace, name: meta.name });
     }
   };
   const routes = [
@@ -274,8 +275,8 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     followChanges(storage, servers.prefix, (event) => {
       for (const reference of metaOf(event.value).ownerReferences ?? []) {
         const owner = { namespace: metaOf(event.value).namespace, name: reference.name };
-        if (reference.kind === 'OpenStackMachine') machineController.enqueue(machines.keyOf(owner));
-        if (reference.kind === 'OpenStackCluster') clusterController.enqueue(clusters.keyOf(owner));
+        if (reference.kind === 'OpenStackMachine') machineController.enqueue(owner);
+        if (reference.kind === 'OpenStackCluster') clusterController.enqueue(owner);
       }
     }),
     followChanges(storage, clusters.prefix, (event) => {
@@ -297,7 +298,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       return;
     }
     if (change.kind === 'Machine') {
-      machineController.enqueue(machines.keyOf({ namespace, name }));
+      machineController.enqueue({ namespace, name });
       return;
     }
     if (change.kind === 'Cluster') {
@@ -309,12 +310,12 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
     // A Secret: identities of clusters (machines use theirs through the server) and user data of servers.
     for (const cluster of await clusters.list(namespace, {}, cached)) {
       if (referenceName(cluster.spec.identityRef) === name) {
-        clusterController.enqueue(clusters.keyOf({ namespace, name: metaOf(cluster).name }));
+        clusterController.enqueue({ namespace, name: metaOf(cluster).name });
       }
     }
     for (const server of await servers.list(namespace, {}, cached)) {
       if (referenceName(server.spec.userDataRef) === name || referenceName(server.spec.identityRef) === name) {
-        serverController.enqueue(servers.keyOf({ namespace, name: metaOf(server).name }));
+        serverController.enqueue({ namespace, name: metaOf(server).name });
       }
     }
   }
@@ -370,7 +371,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       if (!object) return false;
       // A person asked: read the cloud again rather than trust what an earlier pass verified (a server may have failed since).
       deps.verified.forget(metaOf(object).uid);
-      controller.enqueue(client.keyOf({ namespace, name }));
+      controller.enqueue({ namespace, name });
       return true;
     },
     async preflight(namespace, name) {

@@ -65,8 +65,8 @@ const openGate = { open: true } as const;
 /** The controller's reconcile function for one kind. */
 export function objectReconciler<Spec, Context, Gate extends Admission>(deps: ReconcilerDeps, kind: ReconciledKind<Spec, Context, Gate>): Reconcile {
   const { client, finalizer } = kind;
-  return async (key) => {
-    const object = await client.get(client.nameOf(key));
+  return async (name) => {
+    const object = await client.get(name);
     if (!object) return {};
     if (finalizer === undefined && metaOf(object).deletionTimestamp !== undefined) return {};
     const gate = kind.gate ? await kind.gate(object) : (openGate as Gate);

@@ -51,6 +51,14 @@ export function metaOf(object: JsonObject): ObjectMeta {
  */
 export type KindObject<Spec = unknown> = JsonObject & { metadata: ObjectMeta; spec: Spec };
 
+/**
+ * An object of one of our kinds by kind (OpenStackCluster, ...) and name: how a pass asks for a
+ * pass of another object (wait-schedule.ts, verified-resources.ts), whose kind picks the controller.
+ */
+export interface ObjectRef extends ObjectName {
+  kind: string;
+}
+
 /** The object's status in plain JSON; an empty one when it has none yet. */
 export function statusOf(object: JsonObject): JsonObject {
   return isJsonObject(object.status) ? object.status : {};
@@ -105,18 +113,14 @@ export class KindClient<Spec = unknown> {
     return this.definition.kind;
   }
 
-  /** The storage prefix a Controller watches. */
+  /** The storage prefix of the kind, for a watch of its changes (routing, a source kept in this server's storage). */
   get prefix(): string {
     return this.store.keys.root;
   }
 
-  /** The namespace and name behind a storage key of this kind. */
+  /** The namespace and name behind a storage key of this kind, for such a watch's events. */
   nameOf(key: string): ObjectName {
     return this.store.keys.nameOf(key);
-  }
-
-  keyOf({ namespace, name }: ObjectName): string {
-    return this.store.keys.key(namespace, name);
   }
 
   async get({ namespace, name }: ObjectName): Promise<KindObject<Spec> | undefined> {

@@ -27,7 +27,7 @@ import {
   type RemoveInput,
 } from './resource/engine.js';
 import type { EventRecorder, EventType } from './events/recorder.js';
-import { metaOf, statusOf, type KindClient, type KindObject, type ObjectMeta } from './objects.js';
+import { metaOf, statusOf, type KindClient, type KindObject, type ObjectMeta, type ObjectRef } from './objects.js';
 import type { ReadTogether } from './read-together.js';
 import type { VerifiedResources } from './verified-resources.js';
 import { adoptionOf, ownerUidOf } from './adoption.js';
@@ -119,9 +119,14 @@ export class ReconcilePass<Spec = unknown> {
     return { namespace: this.meta.namespace, name: this.meta.name, uid: this.meta.uid };
   }
 
-  /** The object as what it verifies is kept under: by uid, with the key that wakes it. */
+  /** The object by kind and name, as another pass (or a released download slot) asks for its pass. */
+  get ref(): ObjectRef {
+    return { kind: this.client.kind, namespace: this.meta.namespace, name: this.meta.name };
+  }
+
+  /** The object as what it verifies is kept under: by uid, with its kind and name to wake it by. */
   private get verifiedOwner() {
-    return { uid: this.meta.uid, namespace: this.meta.namespace, key: this.client.keyOf(this.target) };
+    return { uid: this.meta.uid, namespace: this.meta.namespace, object: this.ref };
   }
 
   get objectGone(): boolean {
@@ -185,7 +190,7 @@ export class ReconcilePass<Spec = unknown> {
 
   /** Whoever verified the resource `id` forgets it, and is woken to look again. */
   private forgetVanished(id: string): void {
-    for (const key of this.verified.vanished(id)) this.schedule.wakeObject(key);
+    for (const owner of this.verified.vanished(id)) this.schedule.wakeObject(owner);
   }
 
   /** engine.remove with the pass's bookkeeping (noteRemoval) and Events; whether the resource is gone. */
@@ -386,7 +391,7 @@ export class ReconcilePass<Spec = unknown> {
       }
     } else {
       // Told even when nothing is awaited any more: the transitions that ended are learned from.
-      const next = this.schedule.next(this.meta.uid, this.waits, this.client.keyOf(this.target));
+      const next = this.schedule.next(this.meta.uid, this.waits, this.ref);
       if (this.waits.length > 0 || this.steady.length > 0) result = { requeueAfterMs: Math.min(next, ...this.steady.map((waiting) => waiting.requeueAfterMs)) };
     }
     if (this.dirty) {

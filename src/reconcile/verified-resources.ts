@@ -15,6 +15,7 @@
  * for what is done to all of an object's: a scan of every entry each time
  * took a third of a replica's time at 1,000 clusters.
  */
+import type { ObjectRef } from './objects.js';
 import type { ReadTarget } from './resource/actuator.js';
 import type { ResyncGrid } from './runtime/resync-grid.js';
 
@@ -22,8 +23,8 @@ import type { ResyncGrid } from './runtime/resync-grid.js';
 export interface VerifiedOwner {
   uid: string;
   namespace: string;
-  /** Its controller key, to wake it with when another pass finds the resource gone (vanished). */
-  key?: string;
+  /** Its kind and name, to wake it with when another pass finds the resource gone (vanished). */
+  object?: ObjectRef;
 }
 
 interface Entry {
@@ -36,8 +37,8 @@ interface Entry {
   group: string | undefined;
   /** Seen only in its parent's create answer, never verified ready (seenCreated). */
   unverified: boolean;
-  /** The owner's controller key, when known. */
-  ownerKey: string | undefined;
+  /** The owner's kind and name, when known. */
+  owner: ObjectRef | undefined;
 }
 
 export class VerifiedResources {
@@ -100,7 +101,7 @@ export class VerifiedResources {
       group: readAlong?.group,
       tagOwnerUid: readAlong?.tagOwnerUid ?? owner.uid,
       unverified: false,
-      ownerKey: owner.key,
+      owner: owner.object,
     });
   }
 
@@ -119,7 +120,7 @@ export class VerifiedResources {
       group: undefined,
       tagOwnerUid: owner.uid,
       unverified: true,
-      ownerKey: owner.key,
+      owner: owner.object,
     });
   }
 
@@ -155,18 +156,19 @@ export class VerifiedResources {
 
   /**
    * OpenStack answered that the resource `id` does not exist (drift: deleted behind our back):
-   * whatever vouched for it is dropped at once, whoever verified it, and the controller keys of
-   * those owners are returned so they can be woken to heal rather than wait for their resync.
+   * whatever vouched for it is dropped at once, whoever verified it, and those owners are
+   * returned (once each) so they can be woken to heal rather than wait for their resync.
    */
-  vanished(id: string): string[] {
-    const owners = new Set<string>();
+  vanished(id: string): ObjectRef[] {
+    const owners = new Map<string, ObjectRef>();
     for (const key of [...(this.keysById.get(id) ?? [])]) {
       const entry = this.entries.get(key)!;
-      if (entry.ownerKey !== undefined) owners.add(entry.ownerKey);
       const slash = key.indexOf('/');
-      this.remove(key.slice(0, slash), key.slice(slash + 1));
+      const ownerUid = key.slice(0, slash);
+      if (entry.owner !== undefined) owners.set(ownerUid, entry.owner);
+      this.remove(ownerUid, key.slice(slash + 1));
     }
-    return [...owners];
+    return [...owners.values()];
   }
 
   /** Drops everything of an object, e.g. once it is deleted. */

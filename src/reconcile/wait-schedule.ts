@@ -28,6 +28,7 @@
  * booting together end together, and one whose last look came a moment too early, while nothing
  * was learned yet, would otherwise wait out its growing interval after its siblings were Ready.
  */
+import type { ObjectRef } from './objects.js';
 import type { Transition, Waiting } from './resource/actuator.js';
 
 const minimumMs = 2000;
@@ -51,13 +52,13 @@ interface Timed {
   lastLook: number;
 }
 
-/** Asks for a pass of the object with this controller key, `delayMs` from now (an earlier pass already asked for stands). */
-export type Wake = (key: string, delayMs: number) => void;
+/** Asks for a pass of the object, `delayMs` from now (an earlier pass already asked for stands). */
+export type Wake = (object: ObjectRef, delayMs: number) => void;
 
 /** What the schedule tracks of one object: when each of its waits began, and its transitions under way. */
 interface Tracked {
-  /** Its controller key, to wake it with. */
-  key?: string;
+  /** Its kind and name, to wake it with. */
+  object?: ObjectRef;
   /** First time each wait was seen, by its text; a wait whose text changes (a new state) starts over. */
   since: Map<string, number>;
   /** Each transition under way, by `resource id\nkind`. */
@@ -74,14 +75,14 @@ export class WaitSchedule {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** How to ask for another object's pass; set once the controllers that own the keys exist. */
+  /** How to ask for another object's pass; set once the controllers of the kinds exist. */
   wakeWith(wake: Wake): void {
     this.wake = wake;
   }
 
   /** Asks for a pass of another object now: a resource it verified was found gone (drift.ts). */
-  wakeObject(key: string): void {
-    this.wake?.(key, 0);
+  wakeObject(object: ObjectRef): void {
+    this.wake?.(object, 0);
   }
 
   /**
@@ -89,10 +90,10 @@ export class WaitSchedule {
    * (none: the object is done waiting); forgets the waits it no longer has and learns from the
    * transitions that ended.
    */
-  next(uid: string, waits: readonly Waiting[], key?: string): number {
+  next(uid: string, waits: readonly Waiting[], object?: ObjectRef): number {
     const now = this.now();
     const before = this.objects.get(uid);
-    const tracked: Tracked = { key, since: new Map(), timed: new Map() };
+    const tracked: Tracked = { object, since: new Map(), timed: new Map() };
     /** The transitions seen over in this pass: how long each kind took, at most. */
     const learned = new Map<string, number>();
     let delay = Infinity;
@@ -114,13 +115,13 @@ export class WaitSchedule {
   private wakeWaitingOn(kind: string, tookMs: number, exceptUid: string, now: number): void {
     if (this.wake === undefined) return;
     for (const [uid, tracked] of this.objects) {
-      if (uid === exceptUid || tracked.key === undefined) continue;
+      if (uid === exceptUid || tracked.object === undefined) continue;
       let soonest = Infinity;
       for (const [timedKey, timed] of tracked.timed) {
         const overBy = timed.start + tookMs;
         if (kindOf(timedKey) === kind && overBy > timed.lastLook) soonest = Math.min(soonest, overBy);
       }
-      if (soonest < Infinity) this.wake(tracked.key, Math.max(0, soonest - now) + lookAfterMs);
+      if (soonest < Infinity) this.wake(tracked.object, Math.max(0, soonest - now) + lookAfterMs);
     }
   }
 

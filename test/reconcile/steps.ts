@@ -76,7 +76,7 @@ export async function startSteps(cloud: Pick<SimulatorOptions, 'services' | 'onR
     image: orcImageReconciler(deps, images),
   };
   const get = (kind: StepKind, name: string) => clients[kind].get({ namespace: 'default', name });
-  const pass = (kind: StepKind, name: string) => reconcilers[kind](clients[kind].keyOf({ namespace: 'default', name }));
+  const pass = (kind: StepKind, name: string) => reconcilers[kind]({ namespace: 'default', name });
   return {
     server,
     cloud: simulator,

@@ -121,10 +121,11 @@ describe('VerifiedResources', () => {
   it('forgets a vanished resource at once, whoever verified it, and names those owners to wake', () => {
     const grid = new ResyncGrid(60_000, () => 0);
     const verified = new VerifiedResources(grid, () => 0);
-    verified.set({ ...a, key: 'clusters/a' }, 'network', 'n1', 1, { id: 'n1' });
-    verified.set({ ...b, key: 'servers/b' }, 'port/0', 'p1', 1, { id: 'p1' });
+    const cluster = { kind: 'OpenStackCluster', namespace: 'default', name: 'a' };
+    verified.set({ ...a, object: cluster }, 'network', 'n1', 1, { id: 'n1' });
+    verified.set({ ...b, object: { kind: 'OpenStackServer', namespace: 'default', name: 'b' } }, 'port/0', 'p1', 1, { id: 'p1' });
     verified.set(b, 'network', 'n1', 1, { id: 'n1' });
-    expect(verified.vanished('n1')).toEqual(['clusters/a']);
+    expect(verified.vanished('n1')).toEqual([cluster]);
     expect(verified.get('a', 'network', 'n1', 1)).toBeUndefined();
     expect(verified.get('b', 'network', 'n1', 1)).toBeUndefined();
     expect(verified.get('b', 'port/0', 'p1', 1)).toEqual({ id: 'p1' });

@@ -116,42 +116,44 @@ describe('WaitSchedule', () => {
       const time = clock();
       const schedule = new WaitSchedule(time.now);
       const woken: [string, number][] = [];
-      schedule.wakeWith((key, delayMs) => woken.push([key, delayMs]));
+      schedule.wakeWith((object, delayMs) => woken.push([`${object.kind} ${object.name}`, delayMs]));
+      const server = (name: string) => ({ kind: 'OpenStackServer', namespace: 'default', name });
       const build = (id: string) => ({
         waitingFor: `server ${id} to become ACTIVE (now BUILD)`,
         requeueAfterMs: 10_000,
         transition: { kind: 'server BUILD', id },
       });
       // Three servers created together, one a second later; nothing learned, so the unlearned rule.
-      schedule.next('early', [build('s0')], 'servers/early');
-      schedule.next('sibling', [build('s1')], 'servers/sibling');
+      schedule.next('early', [build('s0')], server('early'));
+      schedule.next('sibling', [build('s1')], server('sibling'));
       time.advance(1_000);
-      schedule.next('late', [build('s2')], 'servers/late');
+      schedule.next('late', [build('s2')], server('late'));
       time.advance(8_900);
       // The sibling looks a moment before the boots end: still building, next look by the unlearned rule, a second on (a tenth of its 9.9 s, at least 1 s).
-      expect(schedule.next('sibling', [build('s1')], 'servers/sibling')).toBe(1_000);
+      expect(schedule.next('sibling', [build('s1')], server('sibling'))).toBe(1_000);
       time.advance(300);
       // The early one is seen over after 10.2 s: the sibling (same start) is woken now, the late one when it has run 10.2 s.
-      schedule.next('early', [], 'servers/early');
+      schedule.next('early', [], server('early'));
       expect(woken).toEqual([
-        ['servers/sibling', 100],
-        ['servers/late', 1_100],
+        ['OpenStackServer sibling', 100],
+        ['OpenStackServer late', 1_100],
       ]);
       // A transition of another kind wakes nobody.
       woken.length = 0;
-      schedule.next('lb', [listener('first')], 'clusters/lb');
+      const cluster = { kind: 'OpenStackCluster', namespace: 'default', name: 'lb' };
+      schedule.next('lb', [listener('first')], cluster);
       time.advance(2_500);
-      schedule.next('lb', [], 'clusters/lb');
+      schedule.next('lb', [], cluster);
       expect(woken).toEqual([]);
       // Nor is an object woken that looked after its transition had run as long: it is slower, and its own looks go on.
-      schedule.next('slow', [build('s4')], 'servers/slow');
+      schedule.next('slow', [build('s4')], server('slow'));
       time.advance(5_000);
-      schedule.next('fast', [build('s5')], 'servers/fast');
+      schedule.next('fast', [build('s5')], server('fast'));
       time.advance(6_000);
-      schedule.next('slow', [build('s4')], 'servers/slow');
+      schedule.next('slow', [build('s4')], server('slow'));
       time.advance(4_000);
-      schedule.next('fast', [], 'servers/fast');
-      expect(woken.filter(([key]) => key === 'servers/slow')).toEqual([]);
+      schedule.next('fast', [], server('fast'));
+      expect(woken.filter(([object]) => object === 'OpenStackServer slow')).toEqual([]);
     });
 
     it('learns each kind of transition on its own', () => {

@@ -11,6 +11,7 @@
  * so passes that download nothing always have a worker too).
  */
 import { DestinationRule, guardedAgents, parseAllowance, type DownloadAgents } from './destinations.js';
+import type { ObjectName } from '../../storage/interface.js';
 
 export interface ImageDownloadOptions {
   /** Destinations allowed although their addresses are refused by default (destinations.ts): `10.0.0.0/8`, `127.0.0.1:6445`. */
@@ -59,34 +60,37 @@ interface DownloadSlot {
 
 /**
  * Slots by namespace. A pass that finds none free says why and is woken when
- * one is released (the wake asks for a pass of each waiting key; whichever
+ * one is released (the wake asks for a pass of each waiting Image; whichever
  * comes first takes the slot, the others wait again).
  */
 export class DownloadSlots {
   private readonly running = new Map<string, number>();
   private total = 0;
-  private readonly waiting = new Set<string>();
-  private wake: (key: string) => void = () => undefined;
+  /** The Images waiting for a slot, by `namespace/name`. */
+  private readonly waiting = new Map<string, ObjectName>();
+  private wake: (image: ObjectName) => void = () => undefined;
 
   constructor(
     readonly limit: number,
     readonly perNamespace: number,
   ) {}
 
-  wakeWith(wake: (key: string) => void): void {
+  wakeWith(wake: (image: ObjectName) => void): void {
     this.wake = wake;
   }
 
-  /** A slot for the Image with controller key `key` in `namespace`, or what it waits for. */
-  take(namespace: string, key: string): DownloadSlot | string {
+  /** A slot for the Image, held under its namespace, or what it waits for. */
+  take(image: ObjectName): DownloadSlot | string {
+    const { namespace } = image;
+    const waiter = `${namespace}/${image.name}`;
     const mine = this.running.get(namespace) ?? 0;
     if (mine >= this.perNamespace || this.total >= this.limit) {
-      this.waiting.add(key);
+      this.waiting.set(waiter, image);
       return mine >= this.perNamespace
         ? `a download slot: namespace ${namespace} has ${mine} downloads running, its share of the ${this.limit}`
         : `a download slot: all ${this.limit} are taken`;
     }
-    this.waiting.delete(key);
+    this.waiting.delete(waiter);
     this.running.set(namespace, mine + 1);
     this.total++;
     let released = false;
@@ -98,7 +102,7 @@ export class DownloadSlots {
         const left = (this.running.get(namespace) ?? 1) - 1;
         if (left === 0) this.running.delete(namespace);
         else this.running.set(namespace, left);
-        const woken = [...this.waiting];
+        const woken = [...this.waiting.values()];
         this.waiting.clear();
         for (const waiter of woken) this.wake(waiter);
       },

@@ -60,8 +60,6 @@ const hardwareProperties: Record<string, string> = {
 interface ImageContext {
   pass: ReconcilePass<ImageSpec>;
   cloud: CloudConnection;
-  /** The Image's storage key, which its download slot is held under. */
-  key: string;
 }
 
 export function orcImageReconciler(deps: ReconcilerDeps, images: KindClient<ImageSpec>): Reconcile {
@@ -70,13 +68,13 @@ export function orcImageReconciler(deps: ReconcilerDeps, images: KindClient<Imag
     finalizer: imageFinalizer,
     begin: async (pass): Promise<ImageContext> => {
       const { secretName, cloudName } = pass.spec.cloudCredentialsRef;
-      return { pass, cloud: await deps.clouds.connect(pass.meta.namespace, { name: secretName, cloudName }), key: images.keyOf(pass.target) };
+      return { pass, cloud: await deps.clouds.connect(pass.meta.namespace, { name: secretName, cloudName }) };
     },
-    normal: async ({ pass, cloud, key }) => {
+    normal: async ({ pass, cloud }) => {
       const image =
         pass.spec.managementPolicy === 'unmanaged'
           ? await reconcileImport(pass, cloud, pass.spec)
-          : await reconcileManaged(pass, cloud, pass.spec, deps.imageDownloads, key);
+          : await reconcileManaged(pass, cloud, pass.spec, deps.imageDownloads);
       if (image) reportImage(pass, image);
     },
     remove: ({ pass, cloud }) => reconcileDelete(pass, cloud, pass.spec),
@@ -84,13 +82,7 @@ export function orcImageReconciler(deps: ReconcilerDeps, images: KindClient<Imag
   });
 }
 
-async function reconcileManaged(
-  pass: ReconcilePass,
-  cloud: CloudConnection,
-  spec: ImageSpec,
-  downloads: ImageDownloads,
-  key: string,
-): Promise<Image | undefined> {
+async function reconcileManaged(pass: ReconcilePass, cloud: CloudConnection, spec: ImageSpec, downloads: ImageDownloads): Promise<Image | undefined> {
   const resource = spec.resource ?? {};
   const content = resource.content;
   const recordedId = pass.status.id as string | undefined;
@@ -107,7 +99,7 @@ async function reconcileManaged(
   if (ensured.ready || ensured.resource.status !== 'queued' || !content) return ensured.resource;
   const attempts = (pass.status.downloadAttempts as number | undefined) ?? 0;
   if (attempts >= maxDownloadAttempts) throw new TerminalError(`Unable to download content after ${maxDownloadAttempts} attempts`);
-  const slot = downloads.slots.take(pass.meta.namespace, key);
+  const slot = downloads.slots.take(pass.ref);
   // Woken when a slot is released; the requeue is only the fallback.
   if (typeof slot === 'string') throw new WaitingError(slot, slotRequeueMs);
   try {

@@ -1,21 +1,24 @@
 /**
  * The generic reconcile loop of one kind: storage list+watch feeds a work
- * queue, workers call the kind's reconcile function with storage keys.
+ * queue, workers call the kind's reconcile function with object names. The
+ * storage keys are the owner's to spell (`keys`): the controller lists and
+ * watches under the kind's root and turns each key into the name it queues,
+ * dedups, rate-limits and resyncs by.
  *
- * Level-triggered: reconcile gets only a key and reads the current object
+ * Level-triggered: reconcile gets only a name and reads the current object
  * itself (absent means deleted), so a missed or coalesced event costs nothing
- * but latency. Every created, changed and deleted key is enqueued (deleted
+ * but latency. Every created, changed and deleted object is enqueued (deleted
  * ones too, so state kept outside the object can be cleaned up without a
  * finalizer), subject to shouldEnqueue.
  *
  * Outcomes: a result with requeueAfterMs polls again without blocking a
  * worker; a thrown error retries with the queue's backoff; a TerminalError
  * (invalid configuration, unrecoverable state) is neither retried nor given a
- * new resync, so the key waits for an event that passes shouldEnqueue (or the
- * relist of a new term); success schedules the key's resync, on its resync
- * group's grid (resync-grid.ts; the owner names the group, CAPO's reconcilers
- * a namespace): the objects of one group resync together, so their resources
- * can be read together, and groups apart.
+ * new resync, so the object waits for an event that passes shouldEnqueue (or
+ * the relist of a new term); success schedules the object's resync, on its
+ * namespace's grid (resync-grid.ts): the objects of one namespace (for CAPO,
+ * one workload cluster) resync together, so their resources can be read
+ * together, and namespaces apart.
  *
  * Leadership: the loop runs only while the leader lock is held. Each term
  * lists afresh, watches from the list's revision and owns a new queue; when
@@ -24,12 +27,13 @@
  * terms, so a flapping lease does not reset retry delays.
  *
  * Sharding (shards.ts): with `sharding`, a term runs while any shard is held;
- * every key is still listed and watched (to know each object's shard), but
- * only keys of held shards are reconciled, each inside its shard's context so
- * that fencing checks that shard's lease; taking a shard enqueues its keys.
+ * every object is still listed and watched (to know each one's shard), but
+ * only objects of held shards are reconciled, each inside its shard's context
+ * so that fencing checks that shard's lease; taking a shard enqueues its
+ * objects.
  */
 import type { MetricsRegistry } from '../../observability/metrics.js';
-import { TooOldRevisionError, type JsonObject, type Storage, type Watch, type WatchEvent } from '../../storage/interface.js';
+import { TooOldRevisionError, type JsonObject, type ObjectName, type Storage, type Watch, type WatchEvent } from '../../storage/interface.js';
 import { defaultRateLimiter, type RateLimiter } from './backoff.js';
 import { AlwaysLeader, type LeaderLock } from './leader.js';
 import { reconcileMetrics, type ReconcileMetrics, type ReconcileOutcome } from './metrics.js';
@@ -44,10 +48,10 @@ export interface ReconcileResult {
   requeueAfterMs?: number;
 }
 
-/** Reconciles the object stored at key; throwing means retry with backoff. */
-export type Reconcile = (key: string) => Promise<ReconcileResult>;
+/** Reconciles the named object; throwing means retry with backoff. */
+export type Reconcile = (name: ObjectName) => Promise<ReconcileResult>;
 
-/** An error retrying cannot fix; the key waits for the object to change. */
+/** An error retrying cannot fix; the object waits for a change of its own. */
 export class TerminalError extends Error {
   override name = 'TerminalError';
 }
@@ -62,30 +66,39 @@ export interface Sharding {
   onAcquired(cb: (shard: number) => void): void;
 }
 
+/**
+ * Where the objects of the controller's kind are stored: the owner knows the layout (for our kinds
+ * apiserver/registry/keys.ts's KindKeys, which is one), the runtime only asks.
+ */
+export interface ObjectKeys {
+  /** The storage prefix of every object of the kind, ending in '/'. */
+  readonly root: string;
+  /** The object a key under root holds; undefined for a key that holds none. */
+  parse(key: string): ObjectName | undefined;
+}
+
 export interface ControllerOptions {
   /** Names the controller in metrics and error reports. */
   name: string;
   storage: Storage;
-  /** Storage prefix of one kind, ending in '/' (ResourceStore.prefix(undefined)). */
-  prefix: string;
+  /** The storage layout of the kind: what to list and watch, and which object each key holds. */
+  keys: ObjectKeys;
   reconcile: Reconcile;
-  /** Keys reconciled concurrently. Default 10, as CAPO's controllers. */
+  /** Objects reconciled concurrently. Default 10, as CAPO's controllers. */
   workers?: number;
-  /** Resync period, on the key's resync group's grid after the last success; 0 turns resync off. Default 10 minutes. */
+  /** Resync period, on the object's namespace's grid after the last success; 0 turns resync off. Default 10 minutes. */
   resyncPeriodMs?: number;
-  /** The resync group of a key: keys of one group resync at the same instants, so their resources can be read together. */
-  resyncGroupOf: (key: string) => string;
   /** Default AlwaysLeader (one replica). The controller never releases the lock: its owner does. */
   leader?: LeaderLock;
   /** Reconcile only the objects of held shards, each in the shard of its group (`groupOf`). Default: every object (one leader). */
   sharding?: { shards: Sharding; groupOf: (value: JsonObject) => string };
-  /** Which watch events enqueue their key, e.g. generationOrMetadataChanged. Default: all. */
+  /** Which watch events enqueue their object, e.g. generationOrMetadataChanged. Default: all. */
   shouldEnqueue?: (event: WatchEvent) => boolean;
-  /** Retry delays after errors. Default defaultRateLimiter(). */
+  /** Retry delays after errors, by object id (`namespace/name`). Default defaultRateLimiter(). */
   rateLimiter?: RateLimiter<string>;
   metrics?: MetricsRegistry;
-  /** Receives reconcile errors (with their key) and list failures. Default: logged as an error with the controller and key. */
-  onError?: (error: unknown, key?: string) => void;
+  /** Receives reconcile errors (with their object) and list failures. Default: logged as an error with the controller and object. */
+  onError?: (error: unknown, object?: ObjectName) => void;
   /** Where each reconcile's outcome goes at debug level (-v 1), and errors when onError is not given. */
   logger?: Logger;
   /**
@@ -103,22 +116,21 @@ const retryDelayMs = 1000;
 export class Controller {
   readonly name: string;
   private readonly storage: Storage;
-  private readonly prefix: string;
+  private readonly keys: ObjectKeys;
   private readonly reconcile: Reconcile;
   private readonly workers: number;
   private readonly resyncGrid: ResyncGrid | undefined;
-  private readonly resyncGroupOf: (key: string) => string;
   private readonly leader: LeaderLock;
   private readonly sharding: ControllerOptions['sharding'];
-  /** Each known key's shard, from the list and the watch (a deleted key's from its last state, until reconciled). */
-  private readonly shardOfKey = new Map<string, number>();
+  /** Each known object's shard by id, from the list and the watch (a deleted object's from its last state, until reconciled). */
+  private readonly shardOfId = new Map<string, number>();
   private readonly shouldEnqueue: (event: WatchEvent) => boolean;
   private readonly rateLimiter: RateLimiter<string>;
   private readonly metrics: ReconcileMetrics | undefined;
-  private readonly onError: (error: unknown, key?: string) => void;
+  private readonly onError: (error: unknown, object?: ObjectName) => void;
   private readonly log: Logger;
   private readonly stopped = new AbortController();
-  /** Keys present as of the last list and the watch since; detects deletions missed between terms. */
+  /** Ids of the objects present as of the last list and the watch since; detects deletions missed between terms. */
   private known = new Set<string>();
   private term: AbortController | undefined;
   private queue: WorkQueue<string> | undefined;
@@ -127,7 +139,7 @@ export class Controller {
   constructor(options: ControllerOptions) {
     this.name = options.name;
     this.storage = options.storage;
-    this.prefix = options.prefix;
+    this.keys = options.keys;
     this.reconcile = options.reconcile;
     this.workers = options.workers ?? 10;
     this.leader = options.leader ?? new AlwaysLeader();
@@ -138,17 +150,16 @@ export class Controller {
     // One line per failure: the message carries the service, request, status and request id; stacks are noise in a log.
     this.log = (options.logger ?? fallbackLogger).child({ controller: this.name });
     const actionable = options.isActionableFailure ?? (() => false);
-    this.onError = options.onError ?? ((error, key) => logFailure(this.log, error, key, actionable));
+    this.onError = options.onError ?? ((error, object) => logFailure(this.log, error, object, actionable));
     // Without the slash, the prefix of machines would also watch machinesets.
-    if (!this.prefix.endsWith('/')) throw new Error(`controller ${this.name}: prefix must end with "/", got ${this.prefix}`);
+    if (!this.keys.root.endsWith('/')) throw new Error(`controller ${this.name}: root must end with "/", got ${this.keys.root}`);
     if (!Number.isInteger(this.workers) || this.workers < 1) throw new Error(`controller ${this.name}: workers must be a positive integer`);
     const resyncPeriodMs = options.resyncPeriodMs ?? defaultResyncPeriodMs;
     if (!(resyncPeriodMs >= 0)) throw new Error(`controller ${this.name}: resyncPeriodMs must be >= 0`);
     this.resyncGrid = resyncPeriodMs > 0 ? new ResyncGrid(resyncPeriodMs) : undefined;
-    this.resyncGroupOf = options.resyncGroupOf;
     this.leader.onLost(() => this.term?.abort());
     this.sharding?.shards.onAcquired((shard) => {
-      for (const [key, keyShard] of this.shardOfKey) if (keyShard === shard) this.queue?.add(key);
+      for (const [id, idShard] of this.shardOfId) if (idShard === shard) this.queue?.add(id);
     });
   }
 
@@ -158,7 +169,7 @@ export class Controller {
     this.running = this.run();
   }
 
-  /** Stops watching and taking keys, and resolves once in-flight reconciles have finished. */
+  /** Stops watching and taking objects, and resolves once in-flight reconciles have finished. */
   async stop(): Promise<void> {
     this.stopped.abort();
     this.term?.abort();
@@ -213,32 +224,32 @@ export class Controller {
   }
 
   /**
-   * Reconciles a key because something it depends on changed (an owned
-   * object, a Secret, the owner Cluster), or `delayMs` from now (a
+   * Reconciles an object of the kind because something it depends on changed
+   * (an owned object, a Secret, the owner Cluster), or `delayMs` from now (a
    * transition it waits on is expected to be over then). Dropped while not
-   * leading: the next term lists every key anyway.
+   * leading: the next term lists every object anyway.
    */
-  enqueue(key: string, delayMs = 0): void {
-    if (key.startsWith(this.prefix)) this.queue?.addAfter(key, delayMs);
+  enqueue(name: ObjectName, delayMs = 0): void {
+    this.queue?.addAfter(idOf(name), delayMs);
   }
 
-  /** Enqueues every key and watches from the list's revision; undefined if the term ended first. */
+  /** Enqueues every object and watches from the list's revision; undefined if the term ended first. */
   private async listAndWatch(queue: WorkQueue<string>, ended: AbortSignal, onWatchError: (error: Error) => void): Promise<Watch | undefined> {
     while (!ended.aborted) {
       try {
-        const { keys, revision } = await this.listKeys();
+        const { ids, revision } = await this.listIds();
         if (ended.aborted) return undefined;
         // Deleted while nobody watched: reconcile them too, as a DELETED event would have.
-        for (const key of this.known) if (!keys.has(key)) queue.add(key);
-        this.known = keys;
+        for (const id of this.known) if (!ids.has(id)) queue.add(id);
+        this.known = ids;
         const watch = this.storage.watch({
-          prefix: this.prefix,
+          prefix: this.keys.root,
           afterRevision: revision,
           onEvent: (event) => this.observe(queue, event),
           onError: onWatchError,
         });
         // Only now, so that a list the watch cannot follow costs no reconciles.
-        for (const key of keys) queue.add(key);
+        for (const id of ids) queue.add(id);
         return watch;
       } catch (error) {
         // History was compacted past the list: list again at a newer revision.
@@ -250,87 +261,111 @@ export class Controller {
     return undefined;
   }
 
-  private async listKeys(): Promise<{ keys: Set<string>; revision: number }> {
-    const keys = new Set<string>();
-    let page = await this.storage.list(this.prefix, { limit: listPageSize });
+  /** The ids of every object of the kind, as of the list's revision, read in pages. */
+  private async listIds(): Promise<{ ids: Set<string>; revision: number }> {
+    const ids = new Set<string>();
+    let page = await this.storage.list(this.keys.root, { limit: listPageSize });
     const revision = page.revision;
     for (;;) {
       for (const entry of page.entries) {
-        keys.add(entry.key);
-        this.recordShard(entry.key, entry.value);
+        const id = this.idOfKey(entry.key);
+        if (id === undefined) continue;
+        ids.add(id);
+        this.recordShard(id, entry.value);
       }
-      if (!page.more) return { keys, revision };
+      if (!page.more) return { ids, revision };
       const startAfter = page.entries[page.entries.length - 1].key;
-      page = await this.storage.list(this.prefix, { revision, startAfter, limit: listPageSize });
+      page = await this.storage.list(this.keys.root, { revision, startAfter, limit: listPageSize });
     }
   }
 
-  private recordShard(key: string, value: JsonObject): void {
-    if (this.sharding) this.shardOfKey.set(key, this.sharding.shards.shardOf(this.sharding.groupOf(value)));
+  private idOfKey(key: string): string | undefined {
+    const name = this.keys.parse(key);
+    return name && idOf(name);
+  }
+
+  private recordShard(id: string, value: JsonObject): void {
+    if (this.sharding) this.shardOfId.set(id, this.sharding.shards.shardOf(this.sharding.groupOf(value)));
   }
 
   private observe(queue: WorkQueue<string>, event: WatchEvent): void {
-    if (event.type === 'DELETED') this.known.delete(event.key);
-    else this.known.add(event.key);
-    this.recordShard(event.key, event.value);
+    const id = this.idOfKey(event.key);
+    if (id === undefined) return;
+    if (event.type === 'DELETED') this.known.delete(id);
+    else this.known.add(id);
+    this.recordShard(id, event.value);
     let enqueue = true;
     try {
       enqueue = this.shouldEnqueue(event);
     } catch (error) {
-      this.onError(error, event.key);
+      this.onError(error, nameOfId(id));
     }
-    if (enqueue) queue.add(event.key);
+    if (enqueue) queue.add(id);
   }
 
   private async work(queue: WorkQueue<string>, ended: AbortSignal): Promise<void> {
-    for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
-      // get() may have handed the key out just before the term ended.
+    for (let id = await queue.get(); id !== undefined; id = await queue.get()) {
+      // get() may have handed the object out just before the term ended.
       if (ended.aborted) {
-        queue.done(key);
+        queue.done(id);
         return;
       }
-      await this.process(queue, key);
+      await this.process(queue, id);
     }
   }
 
-  private async process(queue: WorkQueue<string>, key: string): Promise<void> {
+  private async process(queue: WorkQueue<string>, id: string): Promise<void> {
     const startedAt = performance.now();
     let outcome: ReconcileOutcome;
-    const shard = this.shardOfKey.get(key);
+    const shard = this.shardOfId.get(id);
     if (this.sharding && (shard === undefined || !this.sharding.shards.holds(shard))) {
       // Another replica's object (or one not listed yet, which the watch brings): taking its shard enqueues it again.
-      if (!this.known.has(key)) this.shardOfKey.delete(key);
-      queue.forget(key);
-      queue.done(key);
+      if (!this.known.has(id)) this.shardOfId.delete(id);
+      queue.forget(id);
+      queue.done(id);
       return;
     }
+    const name = nameOfId(id);
     try {
-      const { requeueAfterMs } = this.sharding ? await this.sharding.shards.within(shard!, () => this.reconcile(key)) : await this.reconcile(key);
-      if (!this.known.has(key)) this.shardOfKey.delete(key);
-      queue.forget(key);
+      const { requeueAfterMs } = this.sharding ? await this.sharding.shards.within(shard!, () => this.reconcile(name)) : await this.reconcile(name);
+      if (!this.known.has(id)) this.shardOfId.delete(id);
+      queue.forget(id);
       if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
         outcome = 'requeue';
-        queue.addAfter(key, requeueAfterMs);
+        queue.addAfter(id, requeueAfterMs);
       } else {
         outcome = 'success';
-        if (this.resyncGrid && this.known.has(key)) queue.addAfter(key, this.resyncGrid.delay(this.resyncGroupOf(key)));
+        if (this.resyncGrid && this.known.has(id)) queue.addAfter(id, this.resyncGrid.delay(name.namespace));
       }
     } catch (error) {
       if (error instanceof TerminalError) {
         outcome = 'terminal';
-        queue.forget(key);
+        queue.forget(id);
       } else {
         outcome = 'error';
-        queue.addRateLimited(key);
+        queue.addRateLimited(id);
       }
-      this.onError(error, key);
+      this.onError(error, name);
     }
-    queue.done(key);
+    queue.done(id);
     const seconds = (performance.now() - startedAt) / 1000;
     this.metrics?.reconciled(outcome, seconds);
-    // The key is the object's storage key, which names its kind, namespace and name: what request lines name too.
-    this.log.debug({ key, outcome, durationMs: Math.round(seconds * 1000) }, 'reconciled');
+    // The controller's name names the kind; with the object's, the line names what request lines name too.
+    this.log.debug({ object: id, outcome, durationMs: Math.round(seconds * 1000) }, 'reconciled');
   }
+}
+
+/**
+ * An object's id in the queue, the rate limiter and the controller's maps: `namespace/name`, or
+ * the name alone for a cluster-scoped object (neither a namespace nor a name holds a '/').
+ */
+function idOf({ namespace, name }: ObjectName): string {
+  return namespace === '' ? name : `${namespace}/${name}`;
+}
+
+function nameOfId(id: string): ObjectName {
+  const slash = id.indexOf('/');
+  return slash < 0 ? { namespace: '', name: id } : { namespace: id.slice(0, slash), name: id.slice(slash + 1) };
 }
 
 /**
@@ -358,8 +393,9 @@ function actionableMetadata(object: JsonObject): JsonObject {
  * words, without a stack: the stack would point into our code, which did its job. Anything else is
  * the server's own fault and logged as an error with its stack.
  */
-function logFailure(log: Logger, error: unknown, key: string | undefined, actionable: (error: Error) => boolean): void {
+function logFailure(log: Logger, error: unknown, name: ObjectName | undefined, actionable: (error: Error) => boolean): void {
+  const object = name && idOf(name);
   if (error instanceof Error && (error instanceof TerminalError || actionable(error)))
-    log.warn({ key, reason: error.name, error: error.message }, 'reconcile failed');
-  else log.error({ key, err: error }, 'reconcile failed');
+    log.warn({ object, reason: error.name, error: error.message }, 'reconcile failed');
+  else log.error({ object, err: error }, 'reconcile failed');
 }

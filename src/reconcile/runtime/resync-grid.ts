@@ -1,16 +1,16 @@
 /**
  * When objects resync, and so how long what a pass verified may be trusted.
  *
- * The objects of one group (the controller's owner names it; for CAPO's
- * reconcilers a namespace, in practice one workload cluster: its
+ * The objects of one group (the controllers' group is a namespace, for
+ * CAPO's reconcilers in practice one workload cluster: its
  * OpenStackCluster, machines and servers) resync together, on a grid of
- * instants one period apart whose phase comes from the group's name: a
- * key's next resync is the first instant of its group's grid at least
+ * instants one period apart whose phase comes from the group's name: an
+ * object's next resync is the first instant of its group's grid at least
  * half a period after its last success. Together, one list call can verify
  * the resources of many objects (reconcile/read-together.ts) instead of one
  * GET each; spread by group, clusters still do not all resync in one burst.
  * client-go's informers resync all their objects at once too; ORC spreads
- * each key by jitter, which leaves nothing to read together.
+ * each object by jitter, which leaves nothing to read together.
  *
  * A resource a pass verified is trusted until the instant its object's
  * resync is due, so every resync reads again what it owns: once per period.

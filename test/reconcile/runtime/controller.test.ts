@@ -9,14 +9,15 @@ import {
   type ReconcileResult,
 } from '../../../src/reconcile/runtime/controller.js';
 import { StorageLeaseLock, type LeaderLock } from '../../../src/reconcile/runtime/leader.js';
-import { TooOldRevisionError, type JsonObject, type Storage, type WatchEvent, type WatchRequest } from '../../../src/storage/interface.js';
+import { TooOldRevisionError, type JsonObject, type ObjectName, type Storage, type WatchEvent, type WatchRequest } from '../../../src/storage/interface.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
+import { keysOf } from '../../../src/apiserver/registry/keys.js';
 
-const prefix = '/registry/infrastructure.cluster.x-k8s.io/openstackmachines/';
-const keyOf = (name: string) => `${prefix}default/${name}`;
-const nameOf = (key: string) => key.slice(key.lastIndexOf('/') + 1);
-/** Keys resync by namespace, as CAPO's reconcilers have them. */
-const resyncGroupOf = (key: string) => key.slice(prefix.length).split('/')[0]!;
+/** The storage layout the controller is given, as the manager gives it a kind's. */
+const keys = keysOf({ group: 'infrastructure.cluster.x-k8s.io', plural: 'openstackmachines', namespaced: true });
+const keyOf = (name: string) => keys.key('default', name);
+/** The name in a rate limiter's key, the object's `namespace/name`. */
+const nameOf = (id: string) => id.slice(id.lastIndexOf('/') + 1);
 
 let storage: SqliteStorage;
 const controllers: Controller[] = [];
@@ -70,9 +71,8 @@ class Recorder {
   readonly log: string[] = [];
   readonly behaviour = new Map<string, () => Promise<ReconcileResult>>();
 
-  readonly reconcile = async (key: string): Promise<ReconcileResult> => {
-    const entry = await storage.get(key);
-    const name = nameOf(key);
+  readonly reconcile = async ({ namespace, name }: ObjectName): Promise<ReconcileResult> => {
+    const entry = await storage.get(keys.key(namespace, name));
     this.log.push(entry ? name : `${name} (gone)`);
     return (await this.behaviour.get(name)?.()) ?? {};
   };
@@ -102,9 +102,8 @@ function start(recorder: Recorder, options: Partial<ControllerOptions> = {}): { 
   const controller = new Controller({
     name: 'openstackmachine',
     storage,
-    prefix,
+    keys,
     reconcile: recorder.reconcile,
-    resyncGroupOf,
     workers: 1,
     resyncPeriodMs: 0,
     onError: (error) => errors.push(error),
@@ -176,7 +175,7 @@ describe('Controller event handling', () => {
     await until(() => recorder.log.length === 4);
     await storage.delete(keyOf('b'));
     await until(() => recorder.log.length === 5);
-    await storage.create(`${prefix}default/c-2`, { metadata: { name: 'c-2' } });
+    await storage.create(keyOf('c-2'), { metadata: { name: 'c-2' } });
     await until(() => recorder.log.length === 6);
     expect(recorder.log).toEqual(['a', 'b', 'c', 'a', 'b (gone)', 'c-2']);
   });
@@ -227,8 +226,9 @@ describe('Controller event handling', () => {
     expect(errors).toEqual([new Error('filter bug')]);
   });
 
-  it('refuses a prefix that would also match other kinds', () => {
-    expect(() => new Controller({ name: 'x', storage, prefix: prefix.slice(0, -1), resyncGroupOf, reconcile: async () => ({}) })).toThrow(/must end with "\/"/);
+  it('refuses a root that would also match other kinds', () => {
+    const unslashed = { root: keys.root.slice(0, -1), parse: (key: string) => keys.parse(key) };
+    expect(() => new Controller({ name: 'x', storage, keys: unslashed, reconcile: async () => ({}) })).toThrow(/must end with "\/"/);
   });
 });
 
@@ -303,7 +303,7 @@ describe('Controller outcomes', () => {
   it('resyncs the keys of a namespace together, once a period, at least half a period after their success', async () => {
     await create('a');
     await create('b');
-    await storage.create(`${prefix}other/c`, { metadata: { name: 'c', namespace: 'other', generation: 1 }, spec: {} });
+    await storage.create(keys.key('other', 'c'), { metadata: { name: 'c', namespace: 'other', generation: 1 }, spec: {} });
     const recorder = new Recorder();
     start(recorder, { resyncPeriodMs: 1000, workers: 3 });
     await until(() => recorder.log.length === 3);
@@ -457,12 +457,11 @@ describe('Controller leadership and relisting', () => {
       const controller = new Controller({
         name: 'openstackmachine',
         storage: racing,
-        prefix,
-        resyncGroupOf,
+        keys,
         workers: 1,
         resyncPeriodMs: 0,
-        reconcile: async (key) => {
-          seen.push(nameOf(key));
+        reconcile: async ({ name }) => {
+          seen.push(name);
           return {};
         },
       });
