@@ -173,7 +173,12 @@ async function startStack(options: { resyncPeriodMs?: number; cloudMaxInFlight: 
     host: '127.0.0.1',
     port: 0,
     kinds: servedKinds,
-    reconciler: { resyncPeriodMs: options.resyncPeriodMs, sessionOptions: { logger: calls.logger } },
+    reconciler: {
+      resyncPeriodMs: options.resyncPeriodMs,
+      sessionOptions: { logger: calls.logger },
+      // The examples' Images come from the cloud's mirror, on loopback: downloads refuse it unless allowed, that address and port only.
+      imageDownloads: { allow: [new URL(cloud.simulator.url).host] },
+    },
   });
   const watched = ['OpenStackCluster', 'OpenStackMachine', 'OpenStackServer'].map((kind) => {
     const definition = servedKinds.find((candidate) => candidate.kind === kind);
