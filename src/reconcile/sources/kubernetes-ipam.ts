@@ -50,7 +50,7 @@ export class KubernetesIpam implements IpamClients {
   ) {
     const logger = options.logger ?? fallbackLogger.child({ component: 'ipam' });
     this.onError = options.onError ?? ((error) => logger.error({ err: error }, 'watching IPAM objects failed'));
-    this.watchSettings = { logger, metrics: options.metrics, watchTimes: options.watchTimes };
+    this.watchSettings = { logger, metrics: options.metrics, minWatchTimeoutMs: options.minWatchTimeoutMs };
     this.custom = config.makeApiClient(CustomObjectsApi);
     this.claims = this.client('ipaddressclaims', 'IPAddressClaim');
     this.addresses = this.client('ipaddresses', 'IPAddress');

@@ -45,7 +45,7 @@ export interface KubernetesSourceOptions extends WatchSettings {
   onError?: (error: unknown) => void;
   /** Delays before restoring a failed watch. Default up to 800 ms, doubling up to 30 s, as client-go's reflector. */
   retry?: ExponentialBackoffOptions;
-  /** How long a read, discovery, list or watch request may go unanswered before it fails. Default 10 s. */
+  /** How long a read, discovery, list or watch request may go unanswered before it fails, and a watch stay silent past its timeout. Default 10 s. */
   requestTimeoutMs?: number;
 }
 
@@ -106,7 +106,7 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
     this.onError = options.onError ?? ((error) => logger.error({ err: error }, 'cluster api source error'));
     this.retry = { baseMs: 800, maxMs: 30_000, ...options.retry };
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
-    this.watchSettings = { logger, metrics: options.metrics, watchTimes: options.watchTimes };
+    this.watchSettings = { logger, metrics: options.metrics, minWatchTimeoutMs: options.minWatchTimeoutMs };
     this.discoveryBackoff = new ExponentialBackoff(this.retry);
   }
 

@@ -10,10 +10,12 @@
  *
  * A kube-apiserver, or the path to it, may also stop sending without closing
  * the connection. As client-go's reflector, every watch asks the server to end
- * it after a few minutes and to send bookmarks meanwhile; a watch silent past
- * the stall bound (no event, no bookmark), and a list or a watch request not
- * answered within the source's request deadline, are failures like the others.
- * A stall is logged as a warning and counted (management_cluster_watch_stalls_total).
+ * it after 5 to 10 minutes (timeoutSeconds) and to send bookmarks; a watch
+ * that receives nothing (no event, no bookmark, not its end) for longer than
+ * that plus the request deadline has stalled, and a list or a watch request
+ * not answered within the request deadline has failed. Either is a failure
+ * like the others; a stall is logged as a warning and counted
+ * (management_cluster_watch_stalls_total).
  */
 import { ADD, DELETE, ERROR, ListWatch, UPDATE, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { withDeadline } from '../../apiserver/auth/delegated/deadline.js';
@@ -21,35 +23,18 @@ import { fallbackLogger, type Logger } from '../../observability/log.js';
 import type { Counter, MetricsRegistry } from '../../observability/metrics.js';
 import { ExponentialBackoff, type ExponentialBackoffOptions } from '../runtime/backoff.js';
 
-/** How long a watch may last and stay silent. */
-export interface WatchTimes {
-  /**
-   * client-go's minWatchTimeout: each watch asks the server to end it after a random time in
-   * [this, twice this), so that the watches of many clients do not end together.
-   */
-  minWatchTimeoutMs: number;
-  /** A watch that receives nothing this long (no event, no bookmark) has stalled. */
-  stallMs: number;
-}
-
-/**
- * Five minutes is client-go's minWatchTimeout. kube-apiserver's watch cache sends a watch that
- * allows them a bookmark every minute (its bookmarkFrequency) and 2 s before the watch's timeout, so
- * a healthy stream is never silent much past a minute; two minutes is one bookmark missed and most
- * of the next, which a busy server does not reach. A server that sends no bookmarks (its watch cache
- * off for the resource) has a quiet watch reopened every two minutes, with a warning: a new watch
- * from the last resourceVersion, no relist.
- */
-const defaultWatchTimes: WatchTimes = { minWatchTimeoutMs: 5 * 60_000, stallMs: 2 * 60_000 };
-
-/** What a source passes on to its collections: where stalls go, and (for tests) shorter times. */
+/** What a source passes on to its collections: where stalls go, and (for tests) a shorter watch timeout. */
 export interface WatchSettings {
   /** Where a stalled watch is reported, as a warning. Default: the fallback logger. */
   logger?: Logger;
   /** Where stalls are counted. */
   metrics?: MetricsRegistry;
-  /** Default defaultWatchTimes. */
-  watchTimes?: Partial<WatchTimes>;
+  /**
+   * client-go's minWatchTimeout: each watch asks the server to end it after a random time in
+   * [this, twice this), so that the watches of many clients do not end together. Default 5 min,
+   * client-go's.
+   */
+  minWatchTimeoutMs?: number;
 }
 
 export interface WatchedCollectionOptions extends WatchSettings {
@@ -62,7 +47,10 @@ export interface WatchedCollectionOptions extends WatchSettings {
   /** Why the cache stopped following the server, but for stalls (logged as warnings); it restarts by itself. */
   onError: (error: unknown) => void;
   retry: ExponentialBackoffOptions;
-  /** How long the list, and a watch request until its answer, may go unanswered: the source's deadline for every request. */
+  /**
+   * The source's deadline for every request: how long the list, and a watch request until its
+   * answer, may go unanswered, and how long past its timeout a watch may stay silent.
+   */
   requestTimeoutMs: number;
 }
 
@@ -88,7 +76,7 @@ export class WatchedCollection {
     this.stalls = options.metrics && stallCounter(options.metrics);
     // The series exists from the start, so rate() sees the first stall.
     this.stalls?.inc({ resource: this.resource }, 0);
-    const bounds = { ...defaultWatchTimes, ...options.watchTimes, requestTimeoutMs: options.requestTimeoutMs };
+    const bounds = { minWatchTimeoutMs: options.minWatchTimeoutMs ?? 5 * 60_000, requestTimeoutMs: options.requestTimeoutMs };
     const list = () => withDeadline(options.list(), options.requestTimeoutMs, 'the list');
     this.informer = new ListWatch(options.path, new BoundedWatch(options.config, bounds, () => this.stopped), list, false);
     for (const verb of [ADD, UPDATE, DELETE] as const) this.informer.on(verb, options.onChange);
@@ -143,12 +131,22 @@ export class WatchedCollection {
 
 /**
  * client-node's Watch, bounded as client-go's reflector bounds its watches: each asks the server
- * to end it (timeoutSeconds) and to send bookmarks, its answer has the request deadline, and a
- * silence past the stall bound fails it. client-node has the silence timer (reset by every byte
- * received; on expiry it aborts the request), but at a private 30 s that also bounds the answer,
- * and ListWatch reopens a watch it timed out without a word, so the cache would pass for current
- * meanwhile: here the timer is set to the stall bound and its expiry becomes a WatchStalledError,
- * which ListWatch reports. A stall test pins the private field: renamed, stalls take 30 s.
+ * to end it (timeoutSeconds) and to send bookmarks, and its answer has the request deadline.
+ *
+ * The stall bound is the watch's own timeout plus the request deadline: the server has promised to
+ * end the stream by then, so a stream silent that long has stalled whatever the server sends
+ * meanwhile. Not a shorter bound on bookmarks: kube-apiserver sends a watch its minute's bookmark
+ * only when the resource's watch cache has moved on (a change of the resource, or etcd's progress
+ * notifications, which kubeadm has every 5 s and etcd by default every 10 min), so a quiet resource
+ * may send none. A connection that died is usually found sooner, within two minutes, by undici's
+ * HTTP/2 PING (one a minute; one left unanswered resets the session, and the watch fails with
+ * "terminated" like any other failure).
+ *
+ * client-node has the silence timer (reset by every byte received; on expiry it aborts the
+ * request), but at a private 30 s that also bounds the answer, and ListWatch reopens a watch it
+ * timed out without a word, so the cache would pass for current meanwhile: here the timer is set to
+ * the stall bound of each watch and its expiry becomes a WatchStalledError, which ListWatch reports.
+ * The stall test pins the private field: renamed, stalls take 30 s.
  *
  * ListWatch also looks at stop() only before it lists or reconnects, so a stop during a list or
  * a reconnect would leave a new watch running; this one opens nothing after the stop and closes
@@ -157,11 +155,10 @@ export class WatchedCollection {
 class BoundedWatch extends Watch {
   constructor(
     config: KubeConfig,
-    private readonly bounds: WatchTimes & { requestTimeoutMs: number },
+    private readonly bounds: { minWatchTimeoutMs: number; requestTimeoutMs: number },
     private readonly stopped: () => boolean,
   ) {
     super(config);
-    Object.assign(this, { requestTimeoutMs: bounds.stallMs });
   }
 
   override async watch(...[path, query, callback, done]: Parameters<Watch['watch']>): Promise<AbortController> {
@@ -173,11 +170,19 @@ class BoundedWatch extends Watch {
       ended = true;
       done(error);
     };
-    const { minWatchTimeoutMs, stallMs, requestTimeoutMs } = this.bounds;
+    const { minWatchTimeoutMs, requestTimeoutMs } = this.bounds;
     const timeoutSeconds = Math.max(1, Math.floor((minWatchTimeoutMs * (1 + Math.random())) / 1000));
-    const answered = super.watch(path, { ...query, timeoutSeconds, allowWatchBookmarks: true }, callback, (error) =>
-      end(isTimeout(error) ? new WatchStalledError(stallMs) : error),
-    );
+    const stallMs = timeoutSeconds * 1000 + requestTimeoutMs;
+    // ListWatch runs one watch at a time: the timer of the one starting now.
+    Object.assign(this, { requestTimeoutMs: stallMs });
+    const startedAt = Date.now();
+    const answered = super.watch(path, { ...query, timeoutSeconds, allowWatchBookmarks: true }, callback, (error) => {
+      if (isTimeout(error)) return end(new WatchStalledError(stallMs));
+      // ListWatch waits before reopening a watch the server ended (1 s, doubling up to 30 s, until an event
+      // comes) but not after one that timed out: a watch that lasted the timeout it asked for is the latter.
+      if (!error && Date.now() - startedAt >= timeoutSeconds * 1000) return end(new DOMException('the watch reached its timeoutSeconds', 'TimeoutError'));
+      end(error);
+    });
     let controller: AbortController;
     try {
       controller = await withDeadline(answered, requestTimeoutMs, 'the watch request');
