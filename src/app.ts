@@ -243,7 +243,7 @@ export async function startApp(options: AppOptions): Promise<RunningApp> {
   const stopEventTtl =
     servedEvents && startEventTtl(servedEvents, (error) => logger.warn({ err: error }, 'expiring Events failed; the next sweep tries again'));
   // The source is the composition root's: it outlives the reconciler's listeners and is closed last.
-  sources = options.reconciler ? await clusterApiSource(options, stores, servedEvents) : undefined;
+  sources = options.reconciler ? await clusterApiSource(options, stores, servedEvents, { metrics, logger }) : undefined;
   const sourceCheck = sources?.source.check?.bind(sources.source);
   // Not ready while the reconciler's view of Secrets, Clusters and Machines is not followed (it reads them live meanwhile).
   if (sourceCheck) health.add('cluster-api-informers', sourceCheck, ['readyz']);
@@ -398,6 +398,7 @@ async function clusterApiSource(
   options: AppOptions,
   stores: Stores,
   servedEvents: ResourceStore | undefined,
+  observed: { metrics: MetricsRegistry; logger: Logger },
 ): Promise<{ source: ClusterApiSource; secretFinalizers?: ReturnType<typeof storageSecretFinalizers>; ipam?: IpamClients; eventSink?: EventSink }> {
   if (options.aggregated) {
     const [{ KubernetesClusterApiSource }, { KubernetesIpam }, { loadKubeconfig }, { kubernetesEventSink }] = await Promise.all([
@@ -407,7 +408,12 @@ async function clusterApiSource(
       import('./reconcile/events/kubernetes-sink.js'),
     ]);
     const kubeconfig = loadKubeconfig(options.aggregated.kubeconfig);
-    return { source: new KubernetesClusterApiSource(kubeconfig), ipam: new KubernetesIpam(kubeconfig), eventSink: kubernetesEventSink(kubeconfig) };
+    const { metrics, logger } = observed;
+    return {
+      source: new KubernetesClusterApiSource(kubeconfig, { metrics, logger: logger.child({ component: 'cluster-api-source' }) }),
+      ipam: new KubernetesIpam(kubeconfig, { metrics, logger: logger.child({ component: 'ipam' }) }),
+      eventSink: kubernetesEventSink(kubeconfig),
+    };
   }
   const sourceKinds = embeddedSourceKinds(options.kinds);
   return {

@@ -20,7 +20,7 @@ import type { IpamClients, ObjectClient } from '../deps.js';
 import { metaOf, statusOf } from '../objects.js';
 import { ExponentialBackoff } from '../runtime/backoff.js';
 import { servedVersion } from './discovery.js';
-import { describeKubeError, WatchedCollection } from './watched-collection.js';
+import { describeKubeError, WatchedCollection, type WatchSettings } from './watched-collection.js';
 
 const group = 'ipam.cluster.x-k8s.io';
 const versions = ['v1beta2', 'v1beta1'] as const;
@@ -31,16 +31,26 @@ const conflictAttempts = 5;
 
 type Plural = 'ipaddressclaims' | 'ipaddresses';
 
+export interface KubernetesIpamOptions extends WatchSettings {
+  /** Receives failed watches and discovery. Default: logged as an error. */
+  onError?: (error: unknown) => void;
+}
+
 export class KubernetesIpam implements IpamClients {
   readonly claims: ObjectClient;
   readonly addresses: ObjectClient;
   private readonly custom: CustomObjectsApi;
   private version: Promise<string> | undefined;
+  private readonly onError: (error: unknown) => void;
+  private readonly watchSettings: WatchSettings;
 
   constructor(
     private readonly config: KubeConfig,
-    private readonly onError: (error: unknown) => void = (error) => fallbackLogger.error({ component: 'ipam', err: error }, 'watching IPAM objects failed'),
+    options: KubernetesIpamOptions = {},
   ) {
+    const logger = options.logger ?? fallbackLogger.child({ component: 'ipam' });
+    this.onError = options.onError ?? ((error) => logger.error({ err: error }, 'watching IPAM objects failed'));
+    this.watchSettings = { logger, metrics: options.metrics, minWatchTimeoutMs: options.minWatchTimeoutMs };
     this.custom = config.makeApiClient(CustomObjectsApi);
     this.claims = this.client('ipaddressclaims', 'IPAddressClaim');
     this.addresses = this.client('ipaddresses', 'IPAddress');
@@ -72,6 +82,8 @@ export class KubernetesIpam implements IpamClients {
             onChange: (object) => listener(object as unknown as JsonObject),
             onError: this.onError,
             retry,
+            requestTimeoutMs: reviewTimeoutMs,
+            ...this.watchSettings,
           }),
         );
       }

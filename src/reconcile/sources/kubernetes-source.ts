@@ -36,16 +36,16 @@ import { loadKubeconfig } from './kubeconfig.js';
 import { clusterApiGroup, clusterApiVersions, parseCluster, parseMachine, parseSecret, type ClusterApiVersion } from './parse.js';
 import type { ClusterApiCluster, ClusterApiMachine, ClusterApiSource, SecretData, SourceChange, SourceKind } from './source.js';
 import { servedVersion } from './discovery.js';
-import { describeKubeError, WatchedCollection } from './watched-collection.js';
+import { describeKubeError, WatchedCollection, type WatchSettings } from './watched-collection.js';
 import { fallbackLogger } from '../../observability/log.js';
 import type { JsonObject } from '../../storage/interface.js';
 
-export interface KubernetesSourceOptions {
+export interface KubernetesSourceOptions extends WatchSettings {
   /** Receives failed watches and discovery, and throwing listeners. Default: logged as an error. */
   onError?: (error: unknown) => void;
   /** Delays before restoring a failed watch. Default up to 800 ms, doubling up to 30 s, as client-go's reflector. */
   retry?: ExponentialBackoffOptions;
-  /** How long a read or discovery request may go unanswered before it fails. Default 10 s. */
+  /** How long a read, discovery, list or watch request may go unanswered before it fails, and a watch stay silent past its timeout. Default 10 s. */
   requestTimeoutMs?: number;
 }
 
@@ -84,6 +84,7 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
   private readonly onError: (error: unknown) => void;
   private readonly retry: ExponentialBackoffOptions;
   private readonly requestTimeoutMs: number;
+  private readonly watchSettings: WatchSettings;
   private readonly discoveryBackoff: ExponentialBackoff<ClusterApiKind>;
   private readonly listeners = new Set<(change: SourceChange) => void>();
   private readonly secrets = new Map<string, WatchedCollection>();
@@ -101,9 +102,11 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
     this.core = config.makeApiClient(CoreV1Api);
     this.custom = config.makeApiClient(CustomObjectsApi);
     this.config = config;
-    this.onError = options.onError ?? ((error) => fallbackLogger.error({ component: 'cluster-api-source', err: error }, 'cluster api source error'));
+    const logger = options.logger ?? fallbackLogger.child({ component: 'cluster-api-source' });
+    this.onError = options.onError ?? ((error) => logger.error({ err: error }, 'cluster api source error'));
     this.retry = { baseMs: 800, maxMs: 30_000, ...options.retry };
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.watchSettings = { logger, metrics: options.metrics, minWatchTimeoutMs: options.minWatchTimeoutMs };
     this.discoveryBackoff = new ExponentialBackoff(this.retry);
   }
 
@@ -279,6 +282,8 @@ export class KubernetesClusterApiSource implements ClusterApiSource {
       onChange: (object) => this.report({ kind, namespace: object.metadata?.namespace ?? '', name: object.metadata?.name ?? '' }),
       onError: this.onError,
       retry: this.retry,
+      requestTimeoutMs: this.requestTimeoutMs,
+      ...this.watchSettings,
     });
     this.collections.add(collection);
     return collection;

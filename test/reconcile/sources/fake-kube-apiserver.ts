@@ -46,6 +46,8 @@ const kinds: Record<Resource, string> = { secrets: 'Secret', clusters: 'Cluster'
 export class FakeKubeApiServer {
   /** Every request, as "GET /path" with "?watch" appended for watches. */
   readonly requests: string[] = [];
+  /** The query of every watch request, in order. */
+  readonly watchQueries: URLSearchParams[] = [];
   private readonly objects = new Map<string, JsonObject>();
   private readonly history: Event[] = [];
   private readonly watchers = new Set<Watcher>();
@@ -162,6 +164,7 @@ export class FakeKubeApiServer {
     const watch = url.searchParams.get('watch') === 'true';
     const logged = `${request.method} ${url.pathname}${watch ? '?watch' : ''}`;
     this.requests.push(logged);
+    if (watch) this.watchQueries.push(url.searchParams);
     const fault = this.faults.find((candidate) => candidate.pattern.test(logged));
     if (fault?.hang) return;
     if (fault) return status(response, fault.status, fault.message);

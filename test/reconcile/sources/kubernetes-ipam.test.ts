@@ -24,7 +24,7 @@ const claimBody = (name: string): JsonObject => ({ metadata: { name, finalizers:
 
 beforeAll(async () => {
   server = await startTestServer({ kinds: servedKinds });
-  ipam = new KubernetesIpam(loadKubeconfig(server.kubeconfigPath), (error) => errors.push(error));
+  ipam = new KubernetesIpam(loadKubeconfig(server.kubeconfigPath), { onError: (error) => errors.push(error) });
 });
 
 afterAll(async () => {
@@ -94,7 +94,7 @@ describe('KubernetesIpam without Cluster API', () => {
     });
     const failures: unknown[] = [];
     try {
-      const without = new KubernetesIpam(loadKubeconfig(bare.kubeconfigPath), (error) => failures.push(error));
+      const without = new KubernetesIpam(loadKubeconfig(bare.kubeconfigPath), { onError: (error) => failures.push(error) });
       await expect(without.claims.list('default')).rejects.toThrow(
         'ipam.cluster.x-k8s.io serves IPAddressClaims in none of v1beta2, v1beta1: is Cluster API installed?',
       );

@@ -258,6 +258,19 @@ describe('KubernetesClusterApiSource watch', () => {
     expect(changes.filter((c) => c.kind === 'Machine')).toEqual([change('Machine', 'm1'), change('Machine', 'm1')]);
   });
 
+  it("asks for bookmarks, and for each watch to be ended after 5 to 10 minutes (client-go's reflector's timeouts)", async () => {
+    const { server: fake, source: reader } = await start();
+    reader.watch(() => undefined);
+    expect(await reader.getSecret('default', 'identity')).toBeUndefined();
+    await eventually(() => expect(fake.openWatches).toBe(3));
+    expect(fake.watchQueries).toHaveLength(3);
+    for (const query of fake.watchQueries) {
+      expect(query.get('allowWatchBookmarks')).toBe('true');
+      expect(Number(query.get('timeoutSeconds'))).toBeGreaterThanOrEqual(300);
+      expect(Number(query.get('timeoutSeconds'))).toBeLessThan(600);
+    }
+  });
+
   it('resumes a watch the server ended, and relists after 410 Gone reporting what changed meanwhile', async () => {
     const { server: fake, source: reader } = await start();
     fake.put('clusters', clusterV1beta2('kept'));
