@@ -7,6 +7,15 @@
  * expected end. A look that comes too early is followed by quick ones, for as long again; past
  * that the transition is slower than learned and the rule below takes over.
  *
+ * The look that found it over teaches how long it took only if it came when due (by the delay the
+ * schedule asked for, give or take a tenth of it). One that came late, because this replica was
+ * busy, not the cloud slow, shows only that it ended by then, a bound as loose as the look was
+ * late: learned from, it would time every later wait too long, and on a replica that stays busy
+ * those looks come late again and stretch it further. So a late look teaches only what is sure,
+ * that the transition took at least as long as its last look that found it under way (however
+ * late that one came): it raises an estimate found too low and leaves the rest. A kind not learned
+ * yet stays so, its own rule bounding the wait better than a lower bound of any size would.
+ *
  * A transition not learned yet (the first load balancer or server boot this process sees) is
  * looked at after a tenth of the time it has run (a second at least, the actuator's delay at most),
  * so while it is young it is found over at most 10% after it ended: the first of a kind is what
@@ -45,6 +54,14 @@ const retryMinimumMs = 250;
 const probeShare = 0.8;
 /** Weight of a new sample in the estimate. */
 const learningRate = 0.5;
+/**
+ * A pass is due by the delay asked for, give or take this share of it (at least dueMinimumMs: a
+ * status write, a worker a moment busy); later, it came late. A first look up to a tenth late that
+ * finds the transition over still brings the estimate down (probeShare x 1.1 < 1), so the lateness
+ * tolerated cannot feed itself.
+ */
+const dueShare = 0.1;
+const dueMinimumMs = 250;
 
 interface Timed {
   start: number;
@@ -63,6 +80,15 @@ interface Tracked {
   since: Map<string, number>;
   /** Each transition under way, by `resource id\nkind`. */
   timed: Map<string, Timed>;
+  /** Past this, its next pass came late (see dueShare). */
+  lateAfter: number;
+}
+
+/** One pass of an object: when it came, whether it came when due, and the transitions seen over in it, with how long each kind took at most. */
+interface Look {
+  now: number;
+  timely: boolean;
+  learned: Map<string, number>;
 }
 
 export class WaitSchedule {
@@ -93,21 +119,22 @@ export class WaitSchedule {
   next(uid: string, waits: readonly Waiting[], object?: ObjectRef): number {
     const now = this.now();
     const before = this.objects.get(uid);
-    const tracked: Tracked = { object, since: new Map(), timed: new Map() };
-    /** The transitions seen over in this pass: how long each kind took, at most. */
-    const learned = new Map<string, number>();
+    // A pass earlier than asked for (an event, a wake, a shorter wait) is timely too: it can only narrow what it shows.
+    const look: Look = { now, timely: before === undefined || now <= before.lateAfter, learned: new Map() };
+    const tracked: Tracked = { object, since: new Map(), timed: new Map(), lateAfter: Infinity };
     let delay = Infinity;
     for (const waiting of waits) {
       const start = tracked.since.get(waiting.waitingFor) ?? before?.since.get(waiting.waitingFor) ?? now;
       tracked.since.set(waiting.waitingFor, start);
-      const timedDelay =
-        waiting.transition === undefined ? undefined : this.timedDelay(waiting.transition, waiting.requeueAfterMs, before, tracked, now, learned);
+      const timedDelay = waiting.transition === undefined ? undefined : this.timedDelay(waiting.transition, waiting.requeueAfterMs, before, tracked, look);
       delay = Math.min(delay, timedDelay ?? ageDelay(waiting, now - start));
     }
-    for (const [timedKey, timed] of before?.timed ?? []) if (!tracked.timed.has(timedKey)) this.ended(timedKey, timed, now, learned);
-    if (waits.length > 0) this.objects.set(uid, tracked);
-    else this.objects.delete(uid);
-    for (const [kind, tookMs] of learned) this.wakeWaitingOn(kind, tookMs, uid, now);
+    for (const [timedKey, timed] of before?.timed ?? []) if (!tracked.timed.has(timedKey)) this.ended(timedKey, timed, look);
+    if (waits.length > 0) {
+      tracked.lateAfter = now + delay + Math.max(dueMinimumMs, delay * dueShare);
+      this.objects.set(uid, tracked);
+    } else this.objects.delete(uid);
+    for (const [kind, tookMs] of look.learned) this.wakeWaitingOn(kind, tookMs, uid, now);
     return delay;
   }
 
@@ -126,14 +153,7 @@ export class WaitSchedule {
   }
 
   /** The delay for a timed transition: learned, or the unlearned rule; undefined once it outlived what was learned. */
-  private timedDelay(
-    transition: Transition,
-    requeueAfterMs: number,
-    before: Tracked | undefined,
-    tracked: Tracked,
-    now: number,
-    learned: Map<string, number>,
-  ): number | undefined {
+  private timedDelay(transition: Transition, requeueAfterMs: number, before: Tracked | undefined, tracked: Tracked, look: Look): number | undefined {
     const key = `${transition.id ?? ''}\n${transition.kind}`;
     let timed = tracked.timed.get(key);
     if (timed === undefined) {
@@ -141,14 +161,14 @@ export class WaitSchedule {
       before?.timed.delete(key);
       // A change sent in this pass: the transition before it (same kind, same resource) was seen over.
       if (timed !== undefined && transition.begins) {
-        this.ended(key, timed, now, learned);
+        this.ended(key, timed, look);
         timed = undefined;
       }
-      timed ??= { start: now, lastLook: now };
+      timed ??= { start: look.now, lastLook: look.now };
       tracked.timed.set(key, timed);
     }
-    const elapsed = now - timed.start;
-    timed.lastLook = now;
+    const elapsed = look.now - timed.start;
+    timed.lastLook = look.now;
     const expectedMs = this.expected.get(transition.kind);
     if (expectedMs === undefined) return unlearnedDelay(requeueAfterMs, elapsed);
     if (elapsed < expectedMs) return expectedMs - elapsed + lookAfterMs;
@@ -156,13 +176,22 @@ export class WaitSchedule {
     return undefined;
   }
 
-  /** A transition seen over at `now`: it ended after its last look that found it under way, and by now. Noted in `learned`. */
-  private ended(key: string, timed: Timed, now: number, learned: Map<string, number>): void {
+  /**
+   * A transition seen over by `look`: it ended after its last look that found it under way, and by
+   * the look. Noted in `learned` however late the look came: that it took at most this long stays
+   * true, and wakes no sibling too soon.
+   */
+  private ended(key: string, timed: Timed, look: Look): void {
     const transition = kindOf(key);
-    const over = now - timed.start;
-    learned.set(transition, Math.min(learned.get(transition) ?? Infinity, over));
-    const sample = timed.lastLook > timed.start ? (timed.lastLook - timed.start + over) / 2 : over * probeShare;
+    const over = look.now - timed.start;
+    const underWay = timed.lastLook - timed.start;
+    look.learned.set(transition, Math.min(look.learned.get(transition) ?? Infinity, over));
     const before = this.expected.get(transition);
+    let sample: number;
+    if (look.timely) sample = underWay > 0 ? (underWay + over) / 2 : over * probeShare;
+    // Late: it may have ended any time up to the look, even after it was due, so neither the look nor its due time bounds it.
+    else if (before !== undefined && underWay > before) sample = underWay;
+    else return;
     this.expected.set(transition, before === undefined ? sample : before + learningRate * (sample - before));
   }
 }
