@@ -5,7 +5,8 @@
  * (`--reconcile-shards`), each replica keeping to its share of the cloud's concurrency. Objects are
  * applied through the replicas' APIs, spread over them; the run ends when every OpenStackCluster and
  * OpenStackMachine is Ready, and prints the time, the calls the cloud served, the 429s it answered,
- * and what each replica took on (shards, reconcile passes, CPU).
+ * the run's physical limit (fleet-limit.ts) and the ratio to it, and what each replica took on
+ * (shards, reconcile passes, CPU).
  *
  *   npm run bench:sharded                                    # 1,000 clusters x 10 machines on 3 replicas
  *   npm run bench:sharded -- --clusters 100 --replicas 3     # a smaller run
@@ -24,6 +25,7 @@ import { pollUntil } from '../../harness/poll.js';
 import { allowMirrorOf, startServerProcess, type ServerProcess } from '../../harness/server-process.js';
 import { pool, sampleProcess, sourceRevision, summarize, table } from '../common.js';
 import { duplicateWarnings, inventory, inventoryDelta, prepareForScale, realisticProfile, startBenchCloud } from './cloud.js';
+import { cloudMs, fleetLimit } from './fleet-limit.js';
 import { ApiClient, ConditionTimeline } from './kube.js';
 import { clusterObjects, clusterShape, loadExamples, type ClusterObjects, type KubeObject } from './manifests.js';
 
@@ -114,8 +116,9 @@ async function main(): Promise<void> {
     `${config.clusters} clusters x ${config.machinesPerCluster} machines (${controlPlaneMachines} control plane, ${workers} workers) + a bastion each, ` +
       `${config.replicas} replicas on one etcd, --reconcile-shards ${config.shards}; the cloud answers 429 beyond ${config.cloudMaxInFlight} requests in flight\n`,
   );
+  const profile = realisticProfile;
   const etcd = await startEtcd();
-  const cloud = await startBenchCloud({ profile: realisticProfile, maxInFlight: config.cloudMaxInFlight, retryAfterSeconds: 1 });
+  const cloud = await startBenchCloud({ profile, maxInFlight: config.cloudMaxInFlight, retryAfterSeconds: 1 });
   const directories: string[] = [];
   const replicas: ServerProcess[] = [];
   const observer = await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 });
@@ -197,7 +200,9 @@ async function main(): Promise<void> {
     const wallS = (finished - started) / 1000;
     const clusterReady = summarize(times.filter((_, i) => keys[i]!.kind === 'OpenStackCluster').map((at) => (at - started) / 1000));
     const machineReady = summarize(times.filter((_, i) => keys[i]!.kind === 'OpenStackMachine').map((at) => (at - started) / 1000));
-    for (const warning of duplicateWarnings(inventoryDelta(inventoryBefore, inventory(cloud)), clusterShape(clusters[0]!), config.clusters)) log(warning);
+    const created = inventoryDelta(inventoryBefore, inventory(cloud));
+    const shape = clusterShape(clusters[0]!);
+    for (const warning of duplicateWarnings(created, shape, config.clusters)) log(warning);
     const { served, rejected, peakInFlight } = cloud.front;
     log(
       table([
@@ -218,6 +223,42 @@ async function main(): Promise<void> {
           `${rejected} (${fixed((100 * rejected) / Math.max(1, served + rejected))}% of requests)`,
         ],
         ['peak requests in flight at the cloud', String(peakInFlight)],
+      ]),
+    );
+    const limit = fleetLimit(profile, shape, created, config.clusters, config.cloudMaxInFlight);
+    const perCluster = (calls: number) => fixed(calls / config.clusters);
+    log(`\nPhysical limit of this run (bench/reconcile/fleet-limit.ts, profile ${profile.name}):`);
+    log(
+      table([
+        ['figure', 'value', 'target'],
+        ['OpenStack calls per cluster with its machines (served, Keystone aside)', perCluster(served), '<= 120'],
+        ['fewest calls per cluster for what the run made', `${perCluster(limit.calls)} (${limit.calls} in all)`, ''],
+        [
+          `the cloud's throughput bound: the fewest calls' time in the cloud / ${config.cloudMaxInFlight} in flight`,
+          `${fixed(limit.throughputMs / 1000)} s`,
+          '',
+        ],
+        [
+          `one cluster's dependent chain (figure 1's physical limit, ${shape.controlPlane} control plane + ${shape.workers} workers)`,
+          `${fixed(limit.chain.totalMs / 1000)} s`,
+          '',
+        ],
+        [`physical limit (the longer: ${limit.boundBy === 'chain' ? 'the chain' : "the cloud's throughput"})`, `${fixed(limit.limitMs / 1000)} s`, ''],
+        ['all Ready after', `${fixed(wallS)} s`, ''],
+        ['ratio to the physical limit', `${fixed((1000 * wallS) / limit.limitMs, 2)}x`, '<= 1.5x'],
+      ]),
+    );
+    log('\nFewest calls (model), by what they make:');
+    log(
+      table([
+        ['calls', 'how many', 'reads + writes each', 'calls in all', 's in the cloud'],
+        ...limit.fewest.map((row) => [
+          row.what,
+          String(row.units),
+          `${row.reads} + ${row.writes}`,
+          String(row.units * (row.reads + row.writes)),
+          fixed(cloudMs(row, profile) / 1000),
+        ]),
       ]),
     );
     log('\nPer replica:');
