@@ -286,6 +286,7 @@ export async function controlPlaneAt(options: {
  * Registers a server listening on 127.0.0.1:`port` behind kube-apiserver for each group-version:
  * a Service without a selector, an FQDN EndpointSlice naming 127.0.0.1 (kube refuses loopback
  * addresses in the other kinds), and one APIService per group-version trusting `caBundle`.
+ * Resolves once every APIService is Available and kube-apiserver publishes its OpenAPI v3.
  */
 export async function registerAggregatedServer(
   plane: ControlPlane,
@@ -326,6 +327,19 @@ export async function registerAggregatedServer(
     const status = await plane.kubectl(['get', 'apiservices', ...names.map((name) => name.split('/')[1]), '-o', 'yaml']);
     throw new Error(`the APIServices did not become Available: ${available.stderr}\n${status.stdout}`);
   }
+  // Available is not yet published: kube-apiserver's OpenAPI aggregator fetches our /openapi/v3 on its
+  // own after that (about 2 s on two cores), and until then /openapi/v3/apis/<group>/<version> is a 404.
+  const expected = options.groupVersions.map(({ group, version }) => `apis/${group}/${version}`);
+  await pollUntil(
+    `kube-apiserver to publish the OpenAPI v3 of ${expected.join(', ')}`,
+    async () => {
+      const root = await plane.kubectl(['get', '--raw', '/openapi/v3']);
+      if (root.code !== 0) return undefined;
+      const paths = (JSON.parse(root.stdout) as { paths?: Record<string, unknown> }).paths ?? {};
+      return expected.every((entry) => entry in paths) ? true : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
 }
 
 /** Exited: no such process, or a zombie no one reaps (a container's init may not). */
