@@ -101,9 +101,11 @@ export function decodeManagedFields(entries: unknown): Managed {
  * and the sets made from it share its subtrees and their encodings (fieldset.ts). A set unused for
  * a minute is let go: a decoded set of 60,000 keys holds about 20 MB.
  */
-const decodedRecently = new Map<string, { set: FieldSet; used: boolean }>();
+const decodedRecently = new Map<string, { set: FieldSet; lastUsed: number }>();
 const decodedRecentlyMax = 4;
 const decodedRecentlyKeptMs = 60_000;
+/** How often unused sets are looked for: a set goes between one and a quarter minutes after its last use. */
+const forgetEveryMs = decodedRecentlyKeptMs / 4;
 /** Smaller documents parse in about the time their JSON takes to write: not worth keeping. */
 const decodedRecentlyMinChars = 64 * 1024;
 let forgetting: NodeJS.Timeout | undefined;
@@ -114,18 +116,16 @@ function decodeFieldsV1(fieldsV1: unknown): FieldSet {
   const known = decodedRecently.get(json);
   if (known) decodedRecently.delete(json);
   const set = known?.set ?? FieldSet.fromFieldsV1(fieldsV1);
-  decodedRecently.set(json, { set, used: true });
+  decodedRecently.set(json, { set, lastUsed: performance.now() });
   if (decodedRecently.size > decodedRecentlyMax) decodedRecently.delete(decodedRecently.keys().next().value!);
-  forgetting ??= setInterval(forgetUnused, decodedRecentlyKeptMs).unref();
+  forgetting ??= setInterval(forgetUnused, forgetEveryMs).unref();
   return set;
 }
 
-/** Drops the sets no write used since the last call; stops calling itself once none is left. */
+/** Drops the sets no write used for a minute; stops calling itself once none is left. */
 function forgetUnused(): void {
-  for (const [json, entry] of decodedRecently) {
-    if (entry.used) entry.used = false;
-    else decodedRecently.delete(json);
-  }
+  const now = performance.now();
+  for (const [json, entry] of decodedRecently) if (now - entry.lastUsed >= decodedRecentlyKeptMs) decodedRecently.delete(json);
   if (decodedRecently.size === 0) {
     clearInterval(forgetting);
     forgetting = undefined;
