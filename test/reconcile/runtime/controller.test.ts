@@ -12,6 +12,7 @@ import { StorageLeaseLock, type LeaderLock } from '../../../src/reconcile/runtim
 import { TooOldRevisionError, type JsonObject, type ObjectName, type Storage, type WatchEvent, type WatchRequest } from '../../../src/storage/interface.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
 import { keysOf } from '../../../src/apiserver/registry/keys.js';
+import { advance, settle } from './fake-time.js';
 
 /** The storage layout the controller is given, as the manager gives it a kind's. */
 const keys = keysOf({ group: 'infrastructure.cluster.x-k8s.io', plural: 'openstackmachines', namespaced: true });
@@ -35,19 +36,6 @@ afterEach(async () => {
   vi.useRealTimers();
   await storage.close();
 });
-
-/** Lets storage commits, watch events and reconciles run to completion. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Moves fake time in steps short enough for every chain of storage calls to finish within one. */
-async function advance(ms: number): Promise<void> {
-  for (let elapsed = 0; elapsed < ms; elapsed += 10) {
-    await vi.advanceTimersByTimeAsync(Math.min(10, ms - elapsed));
-    await settle();
-  }
-}
 
 async function until(condition: () => boolean): Promise<void> {
   for (let step = 0; step < 500 && !condition(); step++) await advance(10);

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AlwaysLeader, fenceOf, NotLeaderError, StorageLeaseLock, type StorageLeaseLockOptions } from '../../../src/reconcile/runtime/leader.js';
 import { StorageError, type JsonObject, type Storage } from '../../../src/storage/interface.js';
 import { SqliteStorage } from '../../../src/storage/sqlite.js';
+import { advance, settle } from './fake-time.js';
 
 // Fake time drives the lease; SQLite commits on real setImmediate, which stays real.
 const timing = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
@@ -25,19 +26,6 @@ function lock(identity: string, options: Partial<StorageLeaseLockOptions> = {}):
   const created = new StorageLeaseLock({ storage, name: 'capo-reconciler', identity, ...timing, onError: () => undefined, ...options });
   locks.push(created);
   return created;
-}
-
-/** Lets storage writes commit and their continuations run. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Moves fake time in steps short enough for every storage round trip to finish within one. */
-async function advance(ms: number): Promise<void> {
-  for (let elapsed = 0; elapsed < ms; elapsed += 10) {
-    await vi.advanceTimersByTimeAsync(Math.min(10, ms - elapsed));
-    await settle();
-  }
 }
 
 async function leaseSpec(): Promise<JsonObject> {
