@@ -93,6 +93,19 @@ export class CountingStorage implements Storage {
   watch(...args: Parameters<Storage['watch']>) {
     return this.inner.watch(...args);
   }
+  peek(key: string) {
+    return this.inner.peek(key);
+  }
+  cachedRevision() {
+    return this.inner.cachedRevision();
+  }
+  reachCachedRevision(revision: number, timeoutMs: number) {
+    return this.inner.reachCachedRevision(revision, timeoutMs);
+  }
+  getConsistent(key: string) {
+    this.reads++;
+    return this.inner.getConsistent(key);
+  }
   check() {
     return this.inner.check();
   }

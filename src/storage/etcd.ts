@@ -39,6 +39,7 @@ import {
 } from './interface.js';
 import { isJsonObject } from './json.js';
 import { prefixUpperBound } from './key-range.js';
+import { UncachedStorage } from './uncached.js';
 import { freezeShared, parseWithResourceVersion, serializeWithoutResourceVersion } from './values.js';
 
 export interface EtcdStorageOptions {
@@ -66,7 +67,7 @@ const pageSize = 500;
 const compactedMessage = 'required revision has been compacted';
 const futureMessage = 'required revision is a future revision';
 
-export class EtcdStorage implements Storage {
+export class EtcdStorage extends UncachedStorage implements Storage {
   private readonly client: Etcd3;
   private readonly prefix: string;
   private readonly compactKey: Buffer;
@@ -81,6 +82,7 @@ export class EtcdStorage implements Storage {
   private closed = false;
 
   private constructor(options: EtcdStorageOptions) {
+    super();
     if (options.servers.length === 0) throw new StorageError('etcd storage needs at least one server (--etcd-servers)');
     const read = (file: string | undefined) => (file === undefined ? undefined : readFileSync(file));
     const rootCertificate = read(options.caFile);

@@ -112,6 +112,9 @@ export interface Watch {
   progress(): Promise<number>;
 }
 
+/** The methods through which a reader reaches this process's watch cache. */
+export const cacheMethods = ['peek', 'cachedRevision', 'reachCachedRevision', 'getConsistent'] as const satisfies ReadonlyArray<keyof Storage>;
+
 export interface Storage {
   /**
    * The revision of the latest write to this store (0 for an empty store). Watches of the whole store
@@ -137,31 +140,34 @@ export interface Storage {
   delete(key: string, expectedModRevision?: number): Promise<Entry>;
   /** Throws TooOldRevisionError if afterRevision < compactedRevision. */
   watch(request: WatchRequest): Watch;
+  // The cache methods. Every store answers them, a store without a watch cache of its own by sending the
+  // caller to the store (UncachedStorage, storage/uncached.ts), so a layer that wraps a cached store
+  // cannot skip the cache by leaving one out: it must say what it answers.
   /**
    * The entry as this process's watch cache holds it, possibly behind the store (frozen, shared):
    * a first guess that a compare-and-swap then checks, as kube's GuaranteedUpdate starts from its
-   * cache. Absent on a store without a cache; undefined when the cache does not hold the key.
+   * cache. Undefined when the cache does not hold the key, or there is no cache.
    */
-  peek?(key: string): Entry | undefined;
+  peek(key: string): Entry | undefined;
   /**
    * The revision this process's watch cache reflects, known without asking the backend: every
-   * revision up to it exists, and a watch from it on is served from live events alone. Absent on a
-   * store without a cache; undefined while the cache loads.
+   * revision up to it exists, and a watch from it on is served from live events alone. Undefined
+   * while the cache loads, or when there is no cache.
    */
-  cachedRevision?(): number | undefined;
+  cachedRevision(): number | undefined;
   /**
    * Resolves true once this process's watch cache reflects `revision` (at once when it already does),
-   * false when it has not within `timeoutMs` or is reloading, and the caller must ask the backend. The
-   * cache sees each write of this store arrive, so the wait costs the backend nothing. Absent on a
-   * store without a cache.
+   * false when it has not within `timeoutMs`, is reloading, or there is no cache, and the caller must
+   * ask the backend. The cache sees each write of this store arrive, so the wait costs the backend
+   * nothing.
    */
-  reachCachedRevision?(revision: number, timeoutMs: number): Promise<boolean>;
+  reachCachedRevision(revision: number, timeoutMs: number): Promise<boolean>;
   /**
    * A get as of a revision read after this call began, served from this process's watch cache once
-   * it has caught up, as kube-apiserver serves a consistent list. The value is frozen and shared: for
-   * readers only. Absent on a store without a cache.
+   * it has caught up, as kube-apiserver serves a consistent list. The value may be frozen and shared:
+   * for readers only. Without a cache, a get.
    */
-  getConsistent?(key: string): Promise<Entry | undefined>;
+  getConsistent(key: string): Promise<Entry | undefined>;
   /** Liveness of the backend, for /readyz. Throws when unusable. */
   check(): Promise<void>;
   close(): Promise<void>;

@@ -56,6 +56,7 @@ import {
   type WatchRequest,
 } from './interface.js';
 import { prefixUpperBound } from './key-range.js';
+import { UncachedStorage } from './uncached.js';
 import { prepareSpaceReturn, returnFreePagesStep } from './sqlite-space.js';
 import { freezeShared, parseWithResourceVersion, serializeWithoutResourceVersion } from './values.js';
 import { fallbackLogger } from '../observability/log.js';
@@ -160,7 +161,7 @@ interface KeyRange {
   upper: string | undefined;
 }
 
-export class SqliteStorage implements Storage {
+export class SqliteStorage extends UncachedStorage implements Storage {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly watchers = new Set<Watcher>();
   private readonly compactionTimer: NodeJS.Timeout;
@@ -181,6 +182,7 @@ export class SqliteStorage implements Storage {
     /** What the events hold, as counted by HISTORY_BYTES; the open batch's events included. */
     private historyBytes: number,
   ) {
+    super();
     this.compactionTimer = setInterval(() => {
       this.compact().catch(this.onError);
     }, compactionIntervalMs);

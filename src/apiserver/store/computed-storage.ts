@@ -25,13 +25,14 @@ import {
   type WatchRequest,
 } from '../../storage/interface.js';
 import type { ComputedInputs, ComputedSource, KindDefinition } from '../registry/kind.js';
+import { UncachedStorage } from '../../storage/uncached.js';
 import { ensureMetadata } from './object.js';
 import { keysOf, type KindKeys } from '../registry/keys.js';
 
 /** Entries per storage read when loading inputs: large, so that reads stay constant for any realistic cluster. */
 const inputPageSize = 5000;
 
-export class ComputedStorage implements Storage {
+export class ComputedStorage extends UncachedStorage implements Storage {
   private readonly source: ComputedSource;
   /** The computed kind's own key layout. */
   private readonly keys: KindKeys;
@@ -40,6 +41,7 @@ export class ComputedStorage implements Storage {
     private readonly definition: KindDefinition,
     private readonly storage: Storage,
   ) {
+    super();
     if (!definition.computed) throw new Error(`${definition.kind} is not a computed kind`);
     this.source = definition.computed;
     this.keys = keysOf(definition);
@@ -53,9 +55,13 @@ export class ComputedStorage implements Storage {
     return this.storage.compactedRevision();
   }
 
-  /** A computed kind's revisions are its inputs' store's: a watch of one waits on that store's cache. */
-  reachCachedRevision(revision: number, timeoutMs: number): Promise<boolean> {
-    return this.storage.reachCachedRevision?.(revision, timeoutMs) ?? Promise.resolve(false);
+  /**
+   * A computed kind's revisions are its inputs' store's: a watch of one waits on that store's cache. It
+   * keeps no entries of its own to peek at, and its reads are computed from that store's lists, which
+   * the cache serves.
+   */
+  override reachCachedRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    return this.storage.reachCachedRevision(revision, timeoutMs);
   }
 
   async get(key: string): Promise<Entry | undefined> {

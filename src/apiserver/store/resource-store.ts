@@ -208,7 +208,7 @@ export class ResourceStore {
    */
   async read(namespace: string | undefined, name: string, version: KindVersion): Promise<JsonObject> {
     const key = this.key(namespace, name);
-    return this.presentFound(await (this.storage.getConsistent ? this.storage.getConsistent(key) : this.storage.get(key)), name, version);
+    return this.presentFound(await this.storage.getConsistent(key), name, version);
   }
 
   private presentFound(entry: Entry | undefined, name: string, version: KindVersion): JsonObject {
@@ -290,7 +290,7 @@ export class ResourceStore {
   async waitForRevision(requested: number): Promise<void> {
     const deadline = Date.now() + futureRevisionWaitMs;
     // A revision the watch cache reaches exists; asking the backend would cost a round trip per watch.
-    if (await this.storage.reachCachedRevision?.(requested, futureRevisionWaitMs)) return;
+    if (await this.storage.reachCachedRevision(requested, futureRevisionWaitMs)) return;
     // No cache, or one reloading or behind: the backend tells, polled until the deadline.
     let current = await this.storage.currentRevision();
     while (current < requested) {
@@ -495,7 +495,7 @@ export class ResourceStore {
     // A dry run answers without a compare-and-swap to check its guess, so it reads the store.
     let guess = !options.dryRun;
     for (;;) {
-      const cached = guess ? this.storage.peek?.(key) : undefined;
+      const cached = guess ? this.storage.peek(key) : undefined;
       guess = false;
       const entry = cached ?? (await this.storage.get(key));
       if (!entry) throw errors.notFound(this.ref, name);

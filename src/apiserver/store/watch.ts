@@ -64,7 +64,7 @@ export async function startWatch(
     // Answered before the stream starts, a 410 the client sees as a status (kube's cacher sends the same Status as the
     // stream's one ERROR event; reflectors relist on either).
     // A watch from the revision the cache reflects, or later, needs no history; the cache asks only for older ones.
-    if (afterRevision < (storage.cachedRevision?.() ?? Number.POSITIVE_INFINITY)) {
+    if (afterRevision < (storage.cachedRevision() ?? Number.POSITIVE_INFINITY)) {
       const compacted = await storage.compactedRevision();
       if (afterRevision < compacted) throw expired(new TooOldRevisionError(afterRevision, compacted));
     }
