@@ -28,7 +28,7 @@ import {
 } from './resource/engine.js';
 import type { EventRecorder, EventType } from './events/recorder.js';
 import { metaOf, statusOf, type KindClient, type KindObject, type ObjectMeta, type ObjectRef } from './objects.js';
-import type { ReadTogether } from './read-together.js';
+import type { ReadTogether, WaitingResource } from './read-together.js';
 import type { VerifiedResources } from './verified-resources.js';
 import { adoptionOf, ownerUidOf } from './adoption.js';
 import type { WaitSchedule } from './wait-schedule.js';
@@ -70,6 +70,8 @@ export class ReconcilePass<Spec = unknown> {
   /** The pass's own copy of the status: read at the start, plus every record and observation since. */
   readonly status: JsonObject;
   private readonly waits: Waiting[] = [];
+  /** The resources of those waits that a list can read together with others' (ReadTogether.lookAgain). */
+  private readonly waitingResources: WaitingResource[] = [];
   /** Waits on people or other objects (a blocked delete, a choice in the spec): looked at on their own pace, not polled. */
   private readonly steady: Waiting[] = [];
   private readonly blocked: string[] = [];
@@ -274,6 +276,7 @@ export class ReconcilePass<Spec = unknown> {
     });
     if (!result.ready) {
       this.waits.push(waitingOf(result));
+      if (actuator.readMany) this.waitingResources.push({ group: actuator.readMany.group, target: { id: result.resource.id, ownerUid: owner.uid } });
       return { resource: result.resource, ready: false, found: result.found };
     }
     this.verified.set(this.verifiedOwner, role, result.resource.id, this.generation, result.resource, readAlongOf(actuator, owner.uid));
@@ -391,8 +394,9 @@ export class ReconcilePass<Spec = unknown> {
       }
     } else {
       // Told even when nothing is awaited any more: the transitions that ended are learned from.
-      const next = this.schedule.next(this.meta.uid, this.waits, this.ref);
+      const next = this.schedule.next(this.meta.uid, this.waits, this.ref, (delayMs) => this.reads.alignLook(this.waitingResources, delayMs));
       if (this.waits.length > 0 || this.steady.length > 0) result = { requeueAfterMs: Math.min(next, ...this.steady.map((waiting) => waiting.requeueAfterMs)) };
+      if (result.requeueAfterMs !== undefined) this.reads.lookAgain(this.waitingResources, result.requeueAfterMs);
     }
     if (this.dirty) {
       const observed = this.status;

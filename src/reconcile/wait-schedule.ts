@@ -114,9 +114,10 @@ export class WaitSchedule {
   /**
    * The delay before the next pass of `uid`, given everything it waits for after this pass
    * (none: the object is done waiting); forgets the waits it no longer has and learns from the
-   * transitions that ended.
+   * transitions that ended. `align` may put the look off a little, so that it meets others'
+   * (ReadTogether.alignLook); the pass is due by the delay it gives.
    */
-  next(uid: string, waits: readonly Waiting[], object?: ObjectRef): number {
+  next(uid: string, waits: readonly Waiting[], object?: ObjectRef, align: (delayMs: number) => number = (delayMs) => delayMs): number {
     const now = this.now();
     const before = this.objects.get(uid);
     // A pass earlier than asked for (an event, a wake, a shorter wait) is timely too: it can only narrow what it shows.
@@ -131,6 +132,7 @@ export class WaitSchedule {
     }
     for (const [timedKey, timed] of before?.timed ?? []) if (!tracked.timed.has(timedKey)) this.ended(timedKey, timed, look);
     if (waits.length > 0) {
+      delay = align(delay);
       tracked.lateAfter = now + delay + Math.max(dueMinimumMs, delay * dueShare);
       this.objects.set(uid, tracked);
     } else this.objects.delete(uid);
