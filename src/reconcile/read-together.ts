@@ -46,8 +46,12 @@ const lookKeptMs = 60_000;
 interface Answer {
   /** Undefined: the list did not have it. */
   resource: unknown;
+  /** When the list answered. */
+  at: number;
   /** Taken after this, it is stale. */
   freshUntil: number;
+  /** Read for a look at a resource in a transition (lookAgain), whose timing its owner's pass learns from. */
+  look: boolean;
 }
 
 /** A resource its owner will look at again, once it is due. */
@@ -79,8 +83,15 @@ export class ReadTogether {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** The resource of `target`, read with others when the actuator can; undefined when OpenStack has no such resource. */
-  async read<Resource extends { id: string }>(actuator: ResourceActuator<{ name: string }, Resource>, target: ReadTarget): Promise<Resource | undefined> {
+  /**
+   * The resource of `target`, read with others when the actuator can; undefined when OpenStack has
+   * no such resource. `seen` is told how old the answer is when it is one read along for a look.
+   */
+  async read<Resource extends { id: string }>(
+    actuator: ResourceActuator<{ name: string }, Resource>,
+    target: ReadTarget,
+    seen?: (ageMs: number) => void,
+  ): Promise<Resource | undefined> {
     const many = actuator.readMany;
     if (!many || this.freshMs <= 0) return actuator.getById(target.id);
     const key = keyOf(many.group, target.id);
@@ -90,6 +101,7 @@ export class ReadTogether {
     const flying = this.inFlight.get(key);
     if (flying) await flying;
     const answer = this.take(key);
+    if (answer?.look && answer.resource !== undefined) seen?.(this.now() - answer.at);
     if (answer) return (answer.resource as Resource | undefined) ?? actuator.getById(target.id);
 
     const unread = (id: string) => !this.inFlight.has(keyOf(many.group, id)) && !this.answers.has(keyOf(many.group, id));
@@ -108,8 +120,9 @@ export class ReadTogether {
       const at = this.now();
       const byId = new Map(found.map((resource) => [resource.id, resource]));
       for (const companion of companions) {
-        const freshMs = looks.some((look) => look.target === companion) ? lookAnswerFreshMs : this.freshMs;
-        this.answers.set(keyOf(many.group, companion.id), { resource: byId.get(companion.id), freshUntil: at + freshMs });
+        const look = looks.some((due) => due.target === companion);
+        const freshUntil = at + (look ? lookAnswerFreshMs : this.freshMs);
+        this.answers.set(keyOf(many.group, companion.id), { resource: byId.get(companion.id), at, freshUntil, look });
       }
       return byId.get(target.id);
     });

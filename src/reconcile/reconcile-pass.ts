@@ -72,6 +72,11 @@ export class ReconcilePass<Spec = unknown> {
   private readonly waits: Waiting[] = [];
   /** The resources of those waits that a list can read together with others' (ReadTogether.lookAgain). */
   private readonly waitingResources: WaitingResource[] = [];
+  /** How long before the pass the oldest answer it took for a look was read (ReadTogether.read's `seen`): its transitions are timed by that. */
+  private seenAgoMs = 0;
+  private readonly seen = (ageMs: number): void => {
+    this.seenAgoMs = Math.max(this.seenAgoMs, ageMs);
+  };
   /** Waits on people or other objects (a blocked delete, a choice in the spec): looked at on their own pace, not polled. */
   private readonly steady: Waiting[] = [];
   private readonly blocked: string[] = [];
@@ -271,7 +276,9 @@ export class ReconcilePass<Spec = unknown> {
       record: (id) => this.record((status) => input.record(status, id)),
       observer: this.resourceEvents(actuator.kind, input.desired.name),
       read: (id) =>
-        ahead?.kind === 'read' && ahead.id === id ? (ahead.answer as Promise<Resource | undefined>) : this.reads.read(actuator, { id, ownerUid: owner.uid }),
+        ahead?.kind === 'read' && ahead.id === id
+          ? (ahead.answer as Promise<Resource | undefined>)
+          : this.reads.read(actuator, { id, ownerUid: owner.uid }, this.seen),
       ...(find === undefined ? {} : { find }),
     });
     if (!result.ready) {
@@ -303,7 +310,8 @@ export class ReconcilePass<Spec = unknown> {
     const name = desired?.name ?? input.name;
     if (this.ahead.has(role) || this.verified.get(this.meta.uid, role, recordedId, this.generation)) return;
     let answer: ReadAhead;
-    if (recordedId !== undefined) answer = { kind: 'read', id: recordedId, answer: this.reads.read(actuator, { id: recordedId, ownerUid: this.owner.uid }) };
+    if (recordedId !== undefined)
+      answer = { kind: 'read', id: recordedId, answer: this.reads.read(actuator, { id: recordedId, ownerUid: this.owner.uid }, this.seen) };
     else if (name !== undefined) answer = { kind: 'find', answer: actuator.findAdoptable(name, this.owner, desired) };
     else return;
     // Whoever takes it sees the failure; one nobody takes must not surface as an unhandled rejection.
@@ -394,7 +402,10 @@ export class ReconcilePass<Spec = unknown> {
       }
     } else {
       // Told even when nothing is awaited any more: the transitions that ended are learned from.
-      const next = this.schedule.next(this.meta.uid, this.waits, this.ref, (delayMs) => this.reads.alignLook(this.waitingResources, delayMs));
+      const next = this.schedule.next(this.meta.uid, this.waits, this.ref, {
+        align: (delayMs) => this.reads.alignLook(this.waitingResources, delayMs),
+        seenAgoMs: this.seenAgoMs,
+      });
       if (this.waits.length > 0 || this.steady.length > 0) result = { requeueAfterMs: Math.min(next, ...this.steady.map((waiting) => waiting.requeueAfterMs)) };
       if (result.requeueAfterMs !== undefined) this.reads.lookAgain(this.waitingResources, result.requeueAfterMs);
     }
