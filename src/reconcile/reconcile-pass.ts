@@ -28,7 +28,7 @@ import {
 } from './resource/engine.js';
 import type { EventRecorder, EventType } from './events/recorder.js';
 import { metaOf, statusOf, type KindClient, type KindObject, type ObjectMeta, type ObjectRef } from './objects.js';
-import type { ReadTogether } from './read-together.js';
+import type { ReadTogether, WaitingResource } from './read-together.js';
 import type { VerifiedResources } from './verified-resources.js';
 import { adoptionOf, ownerUidOf } from './adoption.js';
 import type { WaitSchedule } from './wait-schedule.js';
@@ -70,6 +70,13 @@ export class ReconcilePass<Spec = unknown> {
   /** The pass's own copy of the status: read at the start, plus every record and observation since. */
   readonly status: JsonObject;
   private readonly waits: Waiting[] = [];
+  /** The resources of those waits that a list can read together with others' (ReadTogether.lookAgain). */
+  private readonly waitingResources: WaitingResource[] = [];
+  /** How long before the pass the oldest answer it took for a look was read (ReadTogether.read's `seen`): its transitions are timed by that. */
+  private seenAgoMs = 0;
+  private readonly seen = (ageMs: number): void => {
+    this.seenAgoMs = Math.max(this.seenAgoMs, ageMs);
+  };
   /** Waits on people or other objects (a blocked delete, a choice in the spec): looked at on their own pace, not polled. */
   private readonly steady: Waiting[] = [];
   private readonly blocked: string[] = [];
@@ -269,11 +276,14 @@ export class ReconcilePass<Spec = unknown> {
       record: (id) => this.record((status) => input.record(status, id)),
       observer: this.resourceEvents(actuator.kind, input.desired.name),
       read: (id) =>
-        ahead?.kind === 'read' && ahead.id === id ? (ahead.answer as Promise<Resource | undefined>) : this.reads.read(actuator, { id, ownerUid: owner.uid }),
+        ahead?.kind === 'read' && ahead.id === id
+          ? (ahead.answer as Promise<Resource | undefined>)
+          : this.reads.read(actuator, { id, ownerUid: owner.uid }, this.seen),
       ...(find === undefined ? {} : { find }),
     });
     if (!result.ready) {
       this.waits.push(waitingOf(result));
+      if (actuator.readMany) this.waitingResources.push({ group: actuator.readMany.group, target: { id: result.resource.id, ownerUid: owner.uid } });
       return { resource: result.resource, ready: false, found: result.found };
     }
     this.verified.set(this.verifiedOwner, role, result.resource.id, this.generation, result.resource, readAlongOf(actuator, owner.uid));
@@ -300,7 +310,8 @@ export class ReconcilePass<Spec = unknown> {
     const name = desired?.name ?? input.name;
     if (this.ahead.has(role) || this.verified.get(this.meta.uid, role, recordedId, this.generation)) return;
     let answer: ReadAhead;
-    if (recordedId !== undefined) answer = { kind: 'read', id: recordedId, answer: this.reads.read(actuator, { id: recordedId, ownerUid: this.owner.uid }) };
+    if (recordedId !== undefined)
+      answer = { kind: 'read', id: recordedId, answer: this.reads.read(actuator, { id: recordedId, ownerUid: this.owner.uid }, this.seen) };
     else if (name !== undefined) answer = { kind: 'find', answer: actuator.findAdoptable(name, this.owner, desired) };
     else return;
     // Whoever takes it sees the failure; one nobody takes must not surface as an unhandled rejection.
@@ -391,8 +402,12 @@ export class ReconcilePass<Spec = unknown> {
       }
     } else {
       // Told even when nothing is awaited any more: the transitions that ended are learned from.
-      const next = this.schedule.next(this.meta.uid, this.waits, this.ref);
+      const next = this.schedule.next(this.meta.uid, this.waits, this.ref, {
+        align: (delayMs) => this.reads.alignLook(this.waitingResources, delayMs),
+        seenAgoMs: this.seenAgoMs,
+      });
       if (this.waits.length > 0 || this.steady.length > 0) result = { requeueAfterMs: Math.min(next, ...this.steady.map((waiting) => waiting.requeueAfterMs)) };
+      if (result.requeueAfterMs !== undefined) this.reads.lookAgain(this.waitingResources, result.requeueAfterMs);
     }
     if (this.dirty) {
       const observed = this.status;

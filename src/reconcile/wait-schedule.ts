@@ -114,13 +114,18 @@ export class WaitSchedule {
   /**
    * The delay before the next pass of `uid`, given everything it waits for after this pass
    * (none: the object is done waiting); forgets the waits it no longer has and learns from the
-   * transitions that ended.
+   * transitions that ended. `align` may put the look off a little, so that it meets others'
+   * (ReadTogether.alignLook); the pass is due by the delay it gives. `seenAgoMs`: what the pass
+   * saw of its transitions was read that long before it (a list read along for its look, see
+   * read-together.ts), and they are timed by that read, not by the pass, which would stretch
+   * what is learned by the answer's age.
    */
-  next(uid: string, waits: readonly Waiting[], object?: ObjectRef): number {
-    const now = this.now();
+  next(uid: string, waits: readonly Waiting[], object?: ObjectRef, options: { align?: (delayMs: number) => number; seenAgoMs?: number } = {}): number {
+    const passAt = this.now();
+    const now = passAt - (options.seenAgoMs ?? 0);
     const before = this.objects.get(uid);
     // A pass earlier than asked for (an event, a wake, a shorter wait) is timely too: it can only narrow what it shows.
-    const look: Look = { now, timely: before === undefined || now <= before.lateAfter, learned: new Map() };
+    const look: Look = { now, timely: before === undefined || passAt <= before.lateAfter, learned: new Map() };
     const tracked: Tracked = { object, since: new Map(), timed: new Map(), lateAfter: Infinity };
     let delay = Infinity;
     for (const waiting of waits) {
@@ -131,10 +136,12 @@ export class WaitSchedule {
     }
     for (const [timedKey, timed] of before?.timed ?? []) if (!tracked.timed.has(timedKey)) this.ended(timedKey, timed, look);
     if (waits.length > 0) {
-      tracked.lateAfter = now + delay + Math.max(dueMinimumMs, delay * dueShare);
+      delay = Math.max(0, delay - (passAt - now));
+      if (options.align) delay = options.align(delay);
+      tracked.lateAfter = passAt + delay + Math.max(dueMinimumMs, delay * dueShare);
       this.objects.set(uid, tracked);
     } else this.objects.delete(uid);
-    for (const [kind, tookMs] of look.learned) this.wakeWaitingOn(kind, tookMs, uid, now);
+    for (const [kind, tookMs] of look.learned) this.wakeWaitingOn(kind, tookMs, uid, passAt);
     return delay;
   }
 

@@ -4,7 +4,7 @@
  * and whatever the list cannot vouch for is read by ID.
  */
 import { describe, expect, it } from 'vitest';
-import { ReadTogether } from '../../src/reconcile/read-together.js';
+import { lookGridMs, ReadTogether } from '../../src/reconcile/read-together.js';
 import type { ReadTarget, ResourceActuator } from '../../src/reconcile/resource/actuator.js';
 import { ResyncGrid } from '../../src/reconcile/runtime/resync-grid.js';
 import { VerifiedResources } from '../../src/reconcile/verified-resources.js';
@@ -17,13 +17,13 @@ interface Port {
 const periodMs = 60_000;
 const freshMs = 15_000;
 
-/** Ports p1..pN owned by objects o1..oN of one namespace, verified at time 0; the clock is the test's. */
-function setup(count: number) {
+/** Ports p1..pN owned by objects o1..oN of one namespace, verified at time 0 unless `verified` is false; the clock is the test's. */
+function setup(count: number, verified = true) {
   let now = 0;
   const clock = () => now;
   const grid = new ResyncGrid(periodMs, clock);
-  const verified = new VerifiedResources(grid, clock);
-  const reads = new ReadTogether(verified, freshMs, clock);
+  const memory = new VerifiedResources(grid, clock);
+  const reads = new ReadTogether(memory, freshMs, clock);
   const cloud = new Map<string, Port>();
   const lists: string[][] = [];
   const gets: string[] = [];
@@ -50,13 +50,19 @@ function setup(count: number) {
   } as unknown as ResourceActuator<{ name: string }, Port>;
   for (let index = 1; index <= count; index++) {
     cloud.set(`p${index}`, { id: `p${index}`, status: 'ACTIVE' });
-    verified.set({ uid: `o${index}`, namespace: 'default' }, 'port', `p${index}`, 1, cloud.get(`p${index}`), {
-      group: 'cloud-1/port',
-      tagOwnerUid: `o${index}`,
-    });
+    if (verified)
+      memory.set({ uid: `o${index}`, namespace: 'default' }, 'port', `p${index}`, 1, cloud.get(`p${index}`), {
+        group: 'cloud-1/port',
+        tagOwnerUid: `o${index}`,
+      });
   }
-  const read = (index: number) => reads.read(actuator, { id: `p${index}`, ownerUid: `o${index}` });
+  const read = (index: number, seen?: (ageMs: number) => void) => reads.read(actuator, { id: `p${index}`, ownerUid: `o${index}` }, seen);
+  const waiting = (index: number) => ({ group: 'cloud-1/port', target: { id: `p${index}`, ownerUid: `o${index}` } });
   return {
+    reads,
+    waiting,
+    /** The owner of p`index` waits on it and looks again `delayMs` from now. */
+    lookAgain: (index: number, delayMs: number) => reads.lookAgain([waiting(index)], delayMs),
     cloud,
     lists,
     gets,
@@ -154,5 +160,53 @@ describe('ReadTogether', () => {
       ['p1', 'p2'],
       ['p2', 'p1'],
     ]);
+  });
+});
+
+describe('ReadTogether, looks at resources still in a transition', () => {
+  it('reads the looks due now in one list with the one that reads, never a look not due yet', async () => {
+    const cloud = setup(3, false);
+    cloud.cloud.get('p2')!.status = 'BUILD';
+    cloud.lookAgain(2, 1000);
+    cloud.lookAgain(3, 3000);
+    cloud.advance(1000);
+    expect(await cloud.read(1)).toEqual({ id: 'p1', status: 'ACTIVE' });
+    cloud.advance(300);
+    // Its owner's pass is told how old the answer is, to time the transition by the list.
+    const ages: number[] = [];
+    expect(await cloud.read(2, (ageMs) => ages.push(ageMs))).toEqual({ id: 'p2', status: 'BUILD' });
+    expect(ages).toEqual([300]);
+    expect(cloud.lists).toEqual([['p1', 'p2']]);
+    expect(cloud.gets).toEqual([]);
+    // p3's look comes when it is due, alone now: one GET.
+    cloud.advance(1700);
+    expect(await cloud.read(3)).toEqual({ id: 'p3', status: 'ACTIVE' });
+    expect(cloud.gets).toEqual(['p3']);
+  });
+
+  it('puts a look off to the next instant of the grid only when another resource of its group is waited on', () => {
+    const cloud = setup(2, false);
+    cloud.advance(100);
+    expect(cloud.reads.alignLook([cloud.waiting(1)], 1234)).toBe(1234);
+    cloud.lookAgain(2, 4000);
+    expect(cloud.reads.alignLook([cloud.waiting(1)], 1234)).toBe(Math.ceil(1334 / lookGridMs) * lookGridMs - 100);
+    expect(cloud.reads.alignLook([cloud.waiting(2)], 1234)).toBe(1234);
+  });
+
+  it('keeps what a look was read along for only for seconds, and forgets a look its owner never came for', async () => {
+    const stale = setup(2, false);
+    stale.lookAgain(2, 0);
+    await stale.read(1);
+    stale.advance(2001);
+    await stale.read(2);
+    expect(stale.lists).toEqual([['p1', 'p2']]);
+    expect(stale.gets).toEqual(['p2']);
+
+    const forgotten = setup(2, false);
+    forgotten.lookAgain(2, 0);
+    forgotten.advance(10 * 60_000);
+    await forgotten.read(1);
+    expect(forgotten.lists).toEqual([]);
+    expect(forgotten.gets).toEqual(['p1']);
   });
 });

@@ -5,7 +5,7 @@
  * which is what CAPO did (#1114).
  */
 import { OpenStackError, type CreateListenerInGraph, type LoadBalancer, type OctaviaClient } from '../../openstack/index.js';
-import { absentOn404, ownerTag, type Owner, type ResourceActuator } from './actuator.js';
+import { absentOn404, ownerTag, ownerTagOf, readGroup, type Owner, type ResourceActuator } from './actuator.js';
 import { createTags, isBusyConflict, lookupTags, octaviaRequeueMs, ownedOrCapo, provisioningReadiness, servingReadiness } from './octavia.js';
 
 /** Octavia's own field names, so the create body is the desired state as is. */
@@ -33,6 +33,11 @@ export function loadBalancerActuator(octavia: OctaviaClient): ResourceActuator<L
   return {
     kind: 'load balancer',
     getById: (id) => absentOn404(octavia.getLoadBalancer(id)),
+    // Octavia filters an attribute on one value (a repeated `id` is no list of IDs); each load balancer carries its owner's tag, so a list of any of those tags finds them all.
+    readMany: {
+      group: readGroup(octavia, 'load balancer'),
+      read: (targets) => octavia.listLoadBalancers({ 'tags-any': targets.map((target) => ownerTagOf(target.ownerUid)) }),
+    },
     findAdoptable: async (name, owner) => ownedOrCapo(await octavia.listLoadBalancers({ name, ...lookupTags(owner) }), owner),
     async create({ tags, listeners, ...desired }, owner) {
       const alone = { ...desired, tags: createTags(owner, tags) };

@@ -105,7 +105,13 @@ function miscRoutes(api: express.Router, store: NovaStore, ctx: SimulatorContext
   });
 }
 
-export function createNovaSimulator(ctx: SimulatorContext): SimulatedService {
+/** What nova.conf sets that a test may change. */
+export interface NovaOptions {
+  /** `[api] max_limit`: the most servers one page of a list holds, whatever `limit` asks for (Nova's default 1000). */
+  maxLimit?: number;
+}
+
+export function createNovaSimulator(ctx: SimulatorContext, options: NovaOptions = {}): SimulatedService {
   const store = createStore(ctx.availabilityZones);
   const lifecycle = new ServerLifecycle(store, ctx);
   const documents = versionDocuments(ctx);
@@ -122,7 +128,7 @@ export function createNovaSimulator(ctx: SimulatorContext): SimulatedService {
       const api = express.Router();
       api.use(negotiateMicroversion);
       api.get('/', (_req, res) => void res.json(documents.current()));
-      serverRoutes(api, store, ctx, lifecycle);
+      serverRoutes(api, store, ctx, lifecycle, options.maxLimit);
       serverResourceRoutes(api, store, ctx, lifecycle);
       flavorRoutes(api, store, ctx);
       keypairRoutes(api, store, ctx);

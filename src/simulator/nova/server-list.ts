@@ -47,7 +47,8 @@ function patternOf(text: string | undefined): RegExp | undefined {
   }
 }
 
-export function listServers(req: Request, res: Response, detail: boolean, store: NovaStore, ctx: SimulatorContext): void {
+/** `maxLimit`: nova.conf's `[api] max_limit` (pageOf's default, 1000, when not given). */
+export function listServers(req: Request, res: Response, detail: boolean, store: NovaStore, ctx: SimulatorContext, maxLimit?: number): void {
   const caller = callerOf(res);
   const query = req.query as Query;
   const filter = serverFilterOf(query, caller, detail);
@@ -61,7 +62,7 @@ export function listServers(req: Request, res: Response, detail: boolean, store:
   const selected = candidates.filter((s) => matches(s, filter, ctx));
   sortServers(selected, query);
 
-  const { page, limit } = pageOf(selected, query, (s) => s.id);
+  const { page, limit } = pageOf(selected, query, (s) => s.id, maxLimit);
   const body: Record<string, unknown> = {
     servers: page.map((s) => (detail ? serverDetail(s, caller, ctx, { single: false }) : serverSummary(s, ctx))),
   };

@@ -14,10 +14,10 @@ import { createServers } from './server-create.js';
 import { listServers } from './server-list.js';
 import { serverDetail } from './views.js';
 
-export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContext, lifecycle: ServerLifecycle): void {
+export function serverRoutes(api: Router, store: NovaStore, ctx: SimulatorContext, lifecycle: ServerLifecycle, maxLimit?: number): void {
   api.post('/servers', (req, res) => createServers(req, res, store, ctx, lifecycle));
-  api.get('/servers', (req, res) => listServers(req, res, false, store, ctx));
-  api.get('/servers/detail', (req, res) => listServers(req, res, true, store, ctx));
+  api.get('/servers', (req, res) => listServers(req, res, false, store, ctx, maxLimit));
+  api.get('/servers/detail', (req, res) => listServers(req, res, true, store, ctx, maxLimit));
 
   api.get('/servers/:id', (req, res) => {
     const caller = callerOf(res);

@@ -186,16 +186,24 @@ function passes(actual: unknown, wanted: string[]): boolean {
 }
 
 /**
- * The resources the id and name filters keep, judged on what is stored, which their views show as is:
+ * The resources the id, name and tag filters keep, judged on what is stored, which their views show as is:
  * applied before rendering (as Octavia's query is), so that finding one load balancer among
  * thousands renders one view, not thousands with their listeners and pools. `listView` applies
  * every filter to the views again.
  */
-export function narrowedByIdAndName<R extends { id: string; attrs: Record<string, unknown> }>(req: Request, resources: R[]): R[] {
+export function narrowedBeforeViews<R extends { id: string; attrs: Record<string, unknown> }>(req: Request, resources: R[]): R[] {
   const ids = queryValues(req, 'id');
   const names = queryValues(req, 'name');
-  if (ids.length === 0 && names.length === 0) return resources;
-  return resources.filter((r) => (ids.length === 0 || passes(r.id, ids)) && (names.length === 0 || !('name' in r.attrs) || passes(r.attrs.name, names)));
+  const [all, any] = ['tags', 'tags-any'].map((key) => queryValues(req, key));
+  if (ids.length === 0 && names.length === 0 && all!.length === 0 && any!.length === 0) return resources;
+  const tagsOf = (r: R) => (Array.isArray(r.attrs.tags) ? (r.attrs.tags as string[]) : []);
+  return resources.filter(
+    (r) =>
+      (ids.length === 0 || passes(r.id, ids)) &&
+      (names.length === 0 || !('name' in r.attrs) || passes(r.attrs.name, names)) &&
+      (all!.length === 0 || !('tags' in r.attrs) || all!.every((tag) => tagsOf(r).includes(tag))) &&
+      (any!.length === 0 || !('tags' in r.attrs) || any!.some((tag) => tagsOf(r).includes(tag))),
+  );
 }
 
 const paging = new Set(['limit', 'marker', 'page_reverse', 'sort', 'sort_key', 'sort_dir', 'fields', 'tags', 'tags-any', 'not-tags', 'not-tags-any']);

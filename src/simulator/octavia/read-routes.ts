@@ -1,6 +1,6 @@
 /** GET of a top-level collection and of one of its objects, which Octavia answers alike for every kind. */
 import type { Router } from 'express';
-import { callerOf, listView, narrowedByIdAndName, requireReader, selectFields, type Kind } from './model.js';
+import { callerOf, listView, narrowedBeforeViews, requireReader, selectFields, type Kind } from './model.js';
 import type { OctaviaState } from './state.js';
 
 export function readRoutes(
@@ -17,7 +17,7 @@ export function readRoutes(
     // Only the load balancer list refuses a project_id filter naming a project the caller may not read.
     const project = options.checkProjectFilter && typeof req.query.project_id === 'string' ? req.query.project_id : undefined;
     requireReader(caller, project);
-    const visible = narrowedByIdAndName(req, [...state.store[kind].values()]).filter((r) => state.visibleTo(r, caller));
+    const visible = narrowedBeforeViews(req, [...state.store[kind].values()]).filter((r) => state.visibleTo(r, caller));
     res.json(
       listView(
         req,

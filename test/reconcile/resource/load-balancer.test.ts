@@ -135,6 +135,23 @@ describe('ensure a load balancer', () => {
   });
 });
 
+describe('read load balancers together', () => {
+  it("answers those of the owners asked for in one list by their tags, and none of another owner's", async () => {
+    const lbs = loadBalancerActuator(bench.octavia);
+    const [a, b, other] = [newOwner(), newOwner(), newOwner()];
+    const created = [];
+    for (const owner of [a, b, other])
+      created.push((await ensure(lbs, { recordedId: undefined, desired: desiredLoadBalancer(), owner, record: bench.record })).resource);
+    bench.forget();
+    const found = await lbs.readMany!.read([
+      { id: created[0]!.id, ownerUid: a.uid },
+      { id: created[1]!.id, ownerUid: b.uid },
+    ]);
+    expect(found.map((lb) => lb.id).sort()).toEqual([created[0]!.id, created[1]!.id].sort());
+    expect(bench.trace()).toEqual([`GET /v2/lbaas/loadbalancers?tags-any=${encodeURIComponent(`${ownerTag(a)},${ownerTag(b)}`)} 200`]);
+  });
+});
+
 describe('remove a load balancer', () => {
   it('sends no DELETE while PENDING_UPDATE, deletes with cascade once, and waits until Octavia answers 404', async () => {
     const lbs = loadBalancerActuator(bench.octavia);
