@@ -22,7 +22,7 @@ const run = promisify(execFile);
 export const sharedDirectory = path.join(repositoryRoot(path.dirname(fileURLToPath(import.meta.url))), '..', 'shared');
 const upScript = path.join(sharedDirectory, 'k8s', 'up.sh');
 
-function repositoryRoot(from: string): string {
+export function repositoryRoot(from: string): string {
   return existsSync(path.join(from, 'package.json')) || path.dirname(from) === from ? from : repositoryRoot(path.dirname(from));
 }
 /** Where ../shared/k8s/build.sh puts what it builds. */

@@ -22,6 +22,8 @@ export function etcdUnavailable(): string | undefined {
 export interface RunningEtcd {
   /** Client URLs, one per member. */
   servers: string[];
+  /** Peer URLs, one per member: what members talk to each other on. */
+  peers: string[];
   /** SIGKILL of one member (by index); the others keep the cluster's quorum when there are three. */
   killMember(index: number): Promise<void>;
   /** Starts a killed member again on its data directory; resolves once it answers. */
@@ -36,8 +38,11 @@ interface Member {
   args: string[];
 }
 
-/** A fresh etcd cluster of `members` members (1 or 3) on loopback, resolved once every member answers. */
-export async function startEtcd(members: 1 | 3 = 1): Promise<RunningEtcd> {
+/**
+ * A fresh etcd cluster of `members` members (1 or 3) on loopback, resolved once every member answers.
+ * `commandPrefix` runs before each member's etcd (e.g. a shell that puts it in a cgroup, then execs it).
+ */
+export async function startEtcd(members: 1 | 3 = 1, options: { commandPrefix?: (member: number) => string[] } = {}): Promise<RunningEtcd> {
   if (binary === undefined) throw new Error(etcdUnavailable());
   const dir = await mkdtemp(path.join(os.tmpdir(), 'capo-etcd-'));
   const port = await freePortRun(2 * members);
@@ -45,8 +50,9 @@ export async function startEtcd(members: 1 | 3 = 1): Promise<RunningEtcd> {
   const peerUrl = (i: number) => `http://127.0.0.1:${port + 2 * i + 1}`;
   const initialCluster = names.map((name, i) => `${name}=${peerUrl(i)}`).join(',');
   const log = await open(path.join(dir, 'etcd.log'), 'w');
-  const launch = (client: string, args: string[]): Member => {
-    const child = spawn(binary, args, { stdio: ['ignore', log.fd, log.fd] });
+  const launch = (index: number, client: string, args: string[]): Member => {
+    const [command, ...prefixArgs] = [...(options.commandPrefix?.(index) ?? []), binary];
+    const child = spawn(command!, [...prefixArgs, ...args], { stdio: ['ignore', log.fd, log.fd] });
     return { child, client, args, exited: new Promise<void>((resolve) => child.once('exit', () => resolve())) };
   };
   const answers = (member: Member) =>
@@ -66,7 +72,7 @@ export async function startEtcd(members: 1 | 3 = 1): Promise<RunningEtcd> {
     );
   const running: Member[] = names.map((name, i) => {
     const client = `http://127.0.0.1:${port + 2 * i}`;
-    return launch(client, [
+    return launch(i, client, [
       `--name=${name}`,
       `--data-dir=${path.join(dir, name)}`,
       `--listen-client-urls=${client}`,
@@ -86,6 +92,7 @@ export async function startEtcd(members: 1 | 3 = 1): Promise<RunningEtcd> {
   }
   return {
     servers: running.map((member) => member.client),
+    peers: names.map((_, i) => peerUrl(i)),
     async killMember(index) {
       const member = running[index]!;
       member.child.kill('SIGKILL');
@@ -93,7 +100,7 @@ export async function startEtcd(members: 1 | 3 = 1): Promise<RunningEtcd> {
     },
     async restartMember(index) {
       const member = running[index]!;
-      running[index] = launch(member.client, member.args);
+      running[index] = launch(index, member.client, member.args);
       await answers(running[index]!);
     },
     async stop() {

@@ -53,12 +53,18 @@ export function allowMirrorOf(cloudUrl: string): string[] {
 }
 
 /**
- * Starts the server on the data directory with `extraArgs`; resolves once it announces its URL. No embedded cloud
- * unless `simulatedCloud` (then on a free port, its clouds.yaml in the data directory).
+ * Starts the server on the data directory with `extraArgs` (a later --port wins over the default 0); resolves once
+ * it announces its URL. No embedded cloud unless `simulatedCloud` (then on a free port, its clouds.yaml in the data
+ * directory). `commandPrefix` runs before node (e.g. a shell that puts it in a cgroup, then execs it).
  */
-export async function startServerProcess(dataDir: string, extraArgs: string[] = [], { simulatedCloud = false } = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  dataDir: string,
+  extraArgs: string[] = [],
+  { simulatedCloud = false, commandPrefix = [] as string[] } = {},
+): Promise<ServerProcess> {
   const cloudArgs = simulatedCloud ? ['--cloud-port', '0'] : ['--no-simulated-cloud'];
-  const child = spawn(process.execPath, [...startScriptFlags(), ...serverEntry, '--data-dir', dataDir, '--port', '0', ...cloudArgs, ...extraArgs], {
+  const [command, ...prefixArgs] = [...commandPrefix, process.execPath];
+  const child = spawn(command!, [...prefixArgs, ...startScriptFlags(), ...serverEntry, '--data-dir', dataDir, '--port', '0', ...cloudArgs, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -355,11 +355,17 @@ function leaderLock(election: LeaderElectionOptions, leases: MemberStorage, logg
     ...timing,
     onError: (error) => logger.warn({ err: error, lease: name }, 'leader lease: retrying'),
   });
-  lock.acquire(new AbortController().signal).then(
-    () => logger.info({ lease: name, identity: lock.identity }, 'leading: this replica runs the reconciler'),
-    () => undefined,
-  );
-  lock.onLost(() => logger.warn({ lease: name, identity: lock.identity }, 'lost the leader lease: the reconciler pauses until this replica leads again'));
+  // Said at every acquisition, not only the first: after a lost lease, the log is how an operator (and the chaos soak) tells it leads again.
+  const announceLeading = () =>
+    lock.acquire(new AbortController().signal).then(
+      () => logger.info({ lease: name, identity: lock.identity }, 'leading: this replica runs the reconciler'),
+      () => undefined,
+    );
+  announceLeading();
+  lock.onLost(() => {
+    logger.warn({ lease: name, identity: lock.identity }, 'lost the leader lease: the reconciler pauses until this replica leads again');
+    announceLeading();
+  });
   return lock;
 }
 

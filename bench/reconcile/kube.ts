@@ -12,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { KindDefinition } from '../../src/apiserver/registry/kind.js';
 import type { JsonObject, Storage, Watch } from '../../src/storage/interface.js';
-import type { KubeObject } from './manifests.js';
+import type { KubeObject } from '../../harness/cluster-manifests.js';
 
 const kubeconfigSchema = z.object({
   clusters: z.array(z.object({ cluster: z.object({ 'certificate-authority-data': z.string() }) })).min(1),

@@ -34,7 +34,8 @@ import { pool, sourceRevision, table } from '../common.js';
 import { byRequestShape, byServiceMethod, CallLog, countBy, type Call } from './calls.js';
 import { duplicateWarnings, inventory, inventoryDelta, prepareForScale, realisticProfile, type BenchCloud } from './cloud.js';
 import { ApiClient } from './kube.js';
-import { clusterObjects, clusterShape, loadExamples, type ClusterObjects } from './manifests.js';
+import { clusterObjects, loadExamples, type ClusterObjects } from '../../harness/cluster-manifests.js';
+import { clusterShape } from './manifests.js';
 
 interface Config {
   clusters: number;

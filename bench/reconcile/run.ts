@@ -45,7 +45,8 @@ import {
 } from './cloud.js';
 import { clusterSteps, criticalPath, physicalLimitSteps } from './critical-path.js';
 import { ApiClient, ConditionTimeline } from './kube.js';
-import { clusterObjects, clusterShape, loadExamples, type ClusterObjects, type KubeObject } from './manifests.js';
+import { clusterObjects, loadExamples, type ClusterObjects, type KubeObject } from '../../harness/cluster-manifests.js';
+import { clusterShape } from './manifests.js';
 
 // ---- configuration ---------------------------------------------------------
 

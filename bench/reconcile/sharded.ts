@@ -27,7 +27,8 @@ import { pool, sampleProcess, sourceRevision, summarize, table } from '../common
 import { duplicateWarnings, inventory, inventoryDelta, prepareForScale, realisticProfile, startBenchCloud } from './cloud.js';
 import { cloudMs, fleetLimit } from './fleet-limit.js';
 import { ApiClient, ConditionTimeline } from './kube.js';
-import { clusterObjects, clusterShape, loadExamples, type ClusterObjects, type KubeObject } from './manifests.js';
+import { clusterObjects, loadExamples, type ClusterObjects, type KubeObject } from '../../harness/cluster-manifests.js';
+import { clusterShape } from './manifests.js';
 
 interface Config {
   clusters: number;

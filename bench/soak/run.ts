@@ -31,7 +31,7 @@ import { waitForDeletion, type Kubectl } from '../../harness/cluster-flow.js';
 import { allowMirrorOf, startServerProcess, type ServerProcess } from '../../harness/server-process.js';
 import { mb, sampleProcess, sourceRevision, table } from '../common.js';
 import { RawClient } from '../raw-client.js';
-import { clusterObjects, loadExamples, type KubeObject } from '../reconcile/manifests.js';
+import { clusterObjects, loadExamples, type KubeObject } from '../../harness/cluster-manifests.js';
 import { freshSeed, seededRandom } from '../../src/simulator/seeded-random.js';
 
 // ---- configuration ---------------------------------------------------------
