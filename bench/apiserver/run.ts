@@ -30,6 +30,7 @@ import { Client, readCredentials, startServer } from './server-process.js';
 import { mb, monotonicUs, type PhaseMark, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
 import { controlPlaneUnavailable, sharedDirectory, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';
 import { startScriptFlags } from '../../harness/start-flags.js';
+import { group, objectName, openStackCluster } from './open-stack-cluster.js';
 
 // ---- configuration ---------------------------------------------------------
 
@@ -138,7 +139,6 @@ function parseConfig(): Config {
   };
 }
 
-const group = 'infrastructure.cluster.x-k8s.io';
 const namespace = 'bench';
 const collectionPath = `/apis/${group}/v1beta2/namespaces/${namespace}/openstackclusters`;
 /** CAPO's CRDs as this repository checks compatibility against them. */
@@ -212,42 +212,6 @@ async function measured<T>(pid: number, name: string, body: () => Promise<T>): P
   };
 }
 
-const objectName = (index: number) => `c-${String(index).padStart(6, '0')}`;
-
-/** A valid OpenStackCluster (CAPO v1beta2) of the size a real one has, its fields varied by index. */
-function openStackCluster(index: number): string {
-  return JSON.stringify({
-    apiVersion: `${group}/v1beta2`,
-    kind: 'OpenStackCluster',
-    metadata: {
-      name: objectName(index),
-      labels: { 'cluster.x-k8s.io/cluster-name': objectName(index), shard: `s${index % 16}`, tier: index % 2 === 0 ? 'front' : 'back' },
-    },
-    spec: {
-      identityRef: { name: `cloud-${index % 7}`, cloudName: 'openstack' },
-      managedSubnets: [{ cidr: `10.${index % 250}.0.0/24`, dnsNameservers: ['192.0.2.53'] }],
-      apiServer: { managedLoadBalancer: { enabled: true } },
-      managedSecurityGroups: {
-        allowAllInClusterTraffic: false,
-        clusterNodesSecurityGroupRules: [
-          {
-            name: 'vxlan',
-            description: 'Cilium VXLAN between nodes',
-            direction: 'ingress',
-            etherType: 'IPv4',
-            protocol: 'udp',
-            portRangeMin: 8472,
-            portRangeMax: 8472,
-            remoteManagedGroups: ['controlplane', 'worker'],
-          },
-        ],
-      },
-      bastion: { enabled: index % 3 === 0, spec: { flavor: { filter: { name: 'm1.tiny' } }, image: { filter: { name: 'ubuntu-22.04' } } } },
-      tags: ['bench', `t${index % 7}`],
-    },
-  });
-}
-
 /** Deterministic, so two runs read the same sequence of names. */
 function* pseudoRandom(seed: number): Generator<number, never> {
   let state = seed >>> 0;
@@ -261,7 +225,7 @@ async function createPhase(client: Client, config: Config) {
   const latencies = new Float64Array(config.objects);
   let bytes = 0;
   await pool(config.objects, config.concurrency, async (i) => {
-    const body = openStackCluster(i);
+    const body = JSON.stringify(openStackCluster(i));
     bytes += body.length;
     const response = await client.expect(201, 'POST', collectionPath, { body });
     latencies[i] = response.ms;

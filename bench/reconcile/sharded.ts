@@ -6,7 +6,7 @@
  * applied through the replicas' APIs, spread over them; the run ends when every OpenStackCluster and
  * OpenStackMachine is Ready, and prints the time, the calls the cloud served, the 429s it answered,
  * the run's physical limit (fleet-limit.ts) and the ratio to it, and what each replica took on
- * (shards, reconcile passes, CPU).
+ * (shards, keys queued, reconcile passes, CPU in all and per pass).
  *
  *   npm run bench:sharded                                    # 1,000 clusters x 10 machines on 3 replicas
  *   npm run bench:sharded -- --clusters 100 --replicas 3     # a smaller run
@@ -109,6 +109,13 @@ async function holders(observer: EtcdStorage, shards: number): Promise<string[]>
   );
 }
 
+/** Keys that entered a replica's work queues so far, every controller's (reconcile/runtime/metrics.ts). */
+async function keysQueued(api: ApiClient): Promise<number> {
+  let queued = 0;
+  for (const [, count] of await api.metric('reconcile_queue_adds_total')) queued += count;
+  return queued;
+}
+
 async function main(): Promise<void> {
   const config = parseConfig();
   const workers = config.machinesPerCluster - controlPlaneMachines;
@@ -161,6 +168,7 @@ async function main(): Promise<void> {
       clusterObjects(examples, `bench-${String(index).padStart(4, '0')}`, workers),
     );
     const cpuBefore = replicas.map((replica) => sampleProcess(replica.pid).cpuSeconds);
+    const queuedBefore = await Promise.all(apis.map(keysQueued));
     const inventoryBefore = inventory(cloud);
     cloud.resetFront();
     const started = performance.now();
@@ -263,14 +271,22 @@ async function main(): Promise<void> {
       ]),
     );
     log('\nPer replica:');
-    const rows = [['replica', 'shards held at the end', 'reconcile passes', 'CPU s (% of a core)']];
+    const rows = [['replica', 'shards held at the end', 'keys queued', 'reconcile passes', 'CPU s (% of a core)', 'CPU ms per pass']];
     const held = await holders(observer, config.shards);
     for (const [i, replica] of replicas.entries()) {
       let passes = 0;
       for (const [, count] of await apis[i]!.metric('reconcile_duration_seconds_count')) passes += count;
+      const queued = (await keysQueued(apis[i]!)) - queuedBefore[i]!;
       const cpu = sampleProcess(replica.pid).cpuSeconds - cpuBefore[i]!;
       const mine = held.flatMap((holder, shard) => (holder !== '' && holder === identityOf(replica) ? [shard] : []));
-      rows.push([`#${i} (pid ${replica.pid})`, mine.join(' '), String(passes), `${fixed(cpu)} (${fixed((100 * cpu) / wallS, 0)}%)`]);
+      rows.push([
+        `#${i} (pid ${replica.pid})`,
+        mine.join(' '),
+        String(queued),
+        String(passes),
+        `${fixed(cpu)} (${fixed((100 * cpu) / wallS, 0)}%)`,
+        fixed((1000 * cpu) / Math.max(1, passes), 2),
+      ]);
     }
     log(table(rows));
     timeline.stop();

@@ -12,5 +12,10 @@ import { ownerClusterName } from './paused.js';
 /** The shard group of an object: its cluster's (its own name for an OpenStackCluster without an owner). */
 export function clusterGroupOf(value: JsonObject): string {
   const meta = metaOf(value);
-  return `${meta.namespace}/${ownerClusterName(value) ?? meta.name}`;
+  return clusterGroup(meta.namespace, ownerClusterName(value) ?? meta.name);
+}
+
+/** The shard group of the objects of the Cluster API cluster `clusterName`. */
+export function clusterGroup(namespace: string, clusterName: string): string {
+  return `${namespace}/${clusterName}`;
 }

@@ -45,7 +45,7 @@ import { WaitSchedule } from './wait-schedule.js';
 import { MemberBatches } from './member-batches.js';
 import { IdentityGuard, type SecretFinalizers } from './identity-guard.js';
 import { isJsonObject } from '../storage/json.js';
-import { clusterGroupOf } from './cluster-shards.js';
+import { clusterGroup, clusterGroupOf } from './cluster-shards.js';
 import { DependencyVanishedError } from './drift.js';
 import type { Stores } from '../apiserver/store/stores.js';
 import type { Fence } from '../apiserver/store/resource-store.js';
@@ -203,6 +203,9 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   ];
   deps.schedule.wakeWith((object, delayMs) => controllerOf.get(object.kind)?.enqueue(object, delayMs));
 
+  // Routing a change of another shard's cluster is the replica's that holds it: its controllers would drop what this one enqueues.
+  const sharding = options.sharding;
+  const ours = (group: string) => !sharding || sharding.holds(sharding.shardOf(group));
   // Routing reads the cache as it stands, as an informer reads its own: an object it misses by a moment
   // is enqueued by its own event when the cache gets there.
   const cached = { asCached: true };
@@ -257,6 +260,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
   const routes = [
     ...(ipam ? [ipam.watch(ipamChange)] : []),
     followChanges(storage, machines.prefix, (event) => {
+      if (!ours(clusterGroupOf(event.value))) return;
       const meta = metaOf(event.value);
       const clusterName = meta.labels?.[clusterNameLabel];
       if (event.type !== 'MODIFIED' && clusterName !== undefined) void dryRunsOfCluster(meta.namespace, clusterName).catch(reportError);
@@ -273,6 +277,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
         ]
       : []),
     followChanges(storage, servers.prefix, (event) => {
+      if (!ours(clusterGroupOf(event.value))) return;
       for (const reference of metaOf(event.value).ownerReferences ?? []) {
         const owner = { namespace: metaOf(event.value).namespace, name: reference.name };
         if (reference.kind === 'OpenStackMachine') machineController.enqueue(owner);
@@ -280,6 +285,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       }
     }),
     followChanges(storage, clusters.prefix, (event) => {
+      if (!ours(clusterGroupOf(event.value))) return;
       const meta = metaOf(event.value);
       // A template without identityRef of its own waits for the OpenStackCluster's.
       if (event.type === 'ADDED') void templatesOfCluster(meta.namespace, meta.labels?.[clusterNameLabel] ?? meta.name).catch(reportError);
@@ -302,6 +308,7 @@ export function startReconciler(options: ReconcilerOptions): RunningReconciler {
       return;
     }
     if (change.kind === 'Cluster') {
+      if (!ours(clusterGroup(namespace, name))) return;
       await clustersNamed(namespace, name);
       await machinesOfCluster(namespace, name);
       await templatesOfCluster(namespace, name);

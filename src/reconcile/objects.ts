@@ -17,7 +17,7 @@ import { labelSelectorFromObject } from '../apiserver/selectors/labels.js';
 import type { Fence, ResourceStore, WriteOptions } from '../apiserver/store/resource-store.js';
 import type { Subresource } from '../apiserver/store/strategy.js';
 import type { JsonObject, ObjectName } from '../storage/interface.js';
-import { isJsonObject } from '../storage/json.js';
+import { cloneJson, isJsonObject } from '../storage/json.js';
 
 /** The reconciler acts as itself: visible in managedFields and to authorization. */
 export const reconcilerUser: UserInfo = {
@@ -178,8 +178,10 @@ export class KindClient<Spec = unknown> {
             replaced = true;
             return current ?? {};
           }
-          mutate(current);
-          return current;
+          // The store's current object is shared and frozen: the write's one copy is made here.
+          const copy = cloneJson(current) as JsonObject;
+          mutate(copy);
+          return copy;
         },
         this.version,
         subresource,

@@ -95,7 +95,11 @@ export interface DeleteResult {
   deleted: boolean;
 }
 
-/** A patch: the object it makes of the current one (in the request version), as a request would send it; the store decodes it. */
+/**
+ * A patch: the object it makes of the current one (in the request version), as a request would send it;
+ * the store decodes it. The current object must not be changed: it may be the watch cache's frozen value,
+ * shared with every reader (a patch that changes in place changes a copy of its own).
+ */
 export type Mutation = (current: JsonObject) => unknown;
 
 /** One PUT, PATCH or apply: the object it writes, how the new state follows from the current one, and the write's options. */
@@ -105,7 +109,11 @@ interface UpdateRequest {
   version: KindVersion;
   subresource: Subresource;
   options: WriteOptions;
-  /** The decoded object the write asks for, from a copy of the current one; its decoding warnings go into `warnings`. */
+  /**
+   * The decoded object the write asks for, from the current one, which it must not change (it may be
+   * the watch cache's frozen value, shared with every reader); its decoding warnings go into `warnings`.
+   * What it returns is the write's own: the store changes it on its way to storage.
+   */
   mutate: (current: JsonObject, warnings: string[]) => JsonObject;
   operation: 'update' | 'apply';
 }
@@ -499,8 +507,8 @@ export class ResourceStore {
       guess = false;
       const entry = cached ?? (await this.storage.get(key));
       if (!entry) throw errors.notFound(this.ref, name);
-      // The cache hands out frozen values shared with its watchers; what is built from the stored object may take parts of it.
-      const live = cached ? clone(entry.value) : entry.value;
+      // Possibly the cache's frozen value, shared with its watchers: read here, never changed; the write builds a new object.
+      const live = entry.value;
       const current = this.present(live, version);
       // Each attempt decodes and validates afresh: its warnings replace an abandoned attempt's.
       const attemptWarnings = [...warnings];
@@ -549,9 +557,7 @@ export class ResourceStore {
   ): Promise<JsonObject | undefined> {
     const { namespace, name, version, subresource, options, mutate, operation } = request;
     await turns.giveWay();
-    const copy = clone(current);
-    await turns.giveWay();
-    const requested = this.strategy.canonicalize(mutate(copy, warnings));
+    const requested = this.strategy.canonicalize(mutate(current, warnings));
     const requestedMeta = ensureMetadata(requested);
     this.bindNamespace(requestedMeta, namespace);
     this.checkName(requestedMeta, name);

@@ -14,7 +14,7 @@ import { validateAgainstSchema } from '../schema/validate.js';
 import { dedupOwnerReferences, validateObjectMetaOnCreate, validateObjectMetaOnUpdate } from '../validation/objectmeta.js';
 import type { JsonObject } from '../../storage/interface.js';
 import { clone, ensureMetadata } from './object.js';
-import { isJsonObject } from '../../storage/json.js';
+import { isJsonObject, jsonEqual } from '../../storage/json.js';
 
 /** The subresource a write goes to: the main resource, or status. */
 export type Subresource = 'status' | undefined;
@@ -30,7 +30,9 @@ export interface ResourceStrategy {
   /**
    * The object an update writes: what the request may change, carried onto
    * what it may not (server-managed metadata always; status on main-resource
-   * writes, everything but status on /status writes).
+   * writes, everything but status on /status writes). `requested` is the
+   * write's own and may become the result; `current` may be shared and frozen
+   * (the watch cache's), so it is only read.
    */
   prepareForUpdate(requested: JsonObject, current: JsonObject, subresource: Subresource): JsonObject;
   /** Mutating admission: rewrites an incoming object before validation (a Secret folds stringData into data). */
@@ -62,9 +64,10 @@ export function strategyFor(definition: KindDefinition): ResourceStrategy {
       const currentMeta = ensureMetadata(current);
       let next: JsonObject;
       if (subresource === 'status') {
-        next = clone(current);
-        if (requested.status === undefined) delete next.status;
-        else next.status = requested.status;
+        // The request's own object with all but its status as stored: copies only what the request changed elsewhere (current is shared, never changed).
+        next = requested;
+        for (const key of Object.keys(next)) if (key !== 'status' && !Object.hasOwn(current, key)) delete next[key];
+        for (const key of Object.keys(current)) if (key !== 'status' && !jsonEqual(next[key], current[key])) next[key] = clone(current[key]);
       } else {
         next = requested;
         if (statusIsSubresource) {

@@ -26,11 +26,14 @@
  * only what is in flight, before contending again. Backoff state survives
  * terms, so a flapping lease does not reset retry delays.
  *
- * Sharding (shards.ts): with `sharding`, a term runs while any shard is held;
- * every object is still listed and watched (to know each one's shard), but
- * only objects of held shards are reconciled, each inside its shard's context
- * so that fencing checks that shard's lease; taking a shard enqueues its
- * objects.
+ * Sharding (shards.ts): with `sharding`, a term runs while any shard is held.
+ * Every event of the kind still arrives (the watch is the watch cache's, one
+ * for the whole store), but an object's shard is known from the object itself
+ * (its group), so an object of a shard this replica does not hold is never
+ * queued, and the controller keeps nothing about it: its queue, backoff and
+ * maps hold the objects of held shards only. Each is reconciled inside its
+ * shard's context so that fencing checks that shard's lease. Taking a shard
+ * lists the kind and enqueues the shard's objects; giving one up drops them.
  */
 import type { MetricsRegistry } from '../../observability/metrics.js';
 import { TooOldRevisionError, type JsonObject, type ObjectName, type Storage, type Watch, type WatchEvent } from '../../storage/interface.js';
@@ -64,6 +67,8 @@ export interface Sharding {
   /** Runs a reconcile as work of its shard (writes are fenced by that shard's lease). */
   within<T>(shard: number, fn: () => T): T;
   onAcquired(cb: (shard: number) => void): void;
+  /** cb runs when a held shard is let go or lost. */
+  onReleased(cb: (shard: number) => void): void;
 }
 
 /**
@@ -122,15 +127,23 @@ export class Controller {
   private readonly resyncGrid: ResyncGrid | undefined;
   private readonly leader: LeaderLock;
   private readonly sharding: ControllerOptions['sharding'];
-  /** Each known object's shard by id, from the list and the watch (a deleted object's from its last state, until reconciled). */
+  /**
+   * The shard of each object of a held shard by id, from the list and the watch (a deleted object's
+   * from its last state, until reconciled): the objects this replica may queue.
+   */
   private readonly shardOfId = new Map<string, number>();
+  /** While a taken shard's objects are being listed, the ids the watch brought meanwhile: the list is older than their events. */
+  private readonly takingShards = new Map<number, Set<string>>();
   private readonly shouldEnqueue: (event: WatchEvent) => boolean;
   private readonly rateLimiter: RateLimiter<string>;
   private readonly metrics: ReconcileMetrics | undefined;
   private readonly onError: (error: unknown, object?: ObjectName) => void;
   private readonly log: Logger;
   private readonly stopped = new AbortController();
-  /** Ids of the objects present as of the last list and the watch since; detects deletions missed between terms. */
+  /**
+   * Ids of the objects present as of the last list and the watch since (of held shards only, when
+   * sharded); detects deletions missed between terms.
+   */
   private known = new Set<string>();
   private term: AbortController | undefined;
   private queue: WorkQueue<string> | undefined;
@@ -158,9 +171,8 @@ export class Controller {
     if (!(resyncPeriodMs >= 0)) throw new Error(`controller ${this.name}: resyncPeriodMs must be >= 0`);
     this.resyncGrid = resyncPeriodMs > 0 ? new ResyncGrid(resyncPeriodMs) : undefined;
     this.leader.onLost(() => this.term?.abort());
-    this.sharding?.shards.onAcquired((shard) => {
-      for (const [id, idShard] of this.shardOfId) if (idShard === shard) this.queue?.add(id);
-    });
+    this.sharding?.shards.onAcquired((shard) => void this.takeShard(shard));
+    this.sharding?.shards.onReleased((shard) => this.dropShard(shard));
   }
 
   /** Starts contending for leadership and reconciling while leading; stop() ends it. */
@@ -230,17 +242,27 @@ export class Controller {
    * leading: the next term lists every object anyway.
    */
   enqueue(name: ObjectName, delayMs = 0): void {
-    this.queue?.addAfter(idOf(name), delayMs);
+    const id = idOf(name);
+    // Another shard's object, or one the watch has not brought yet (its event enqueues it).
+    if (this.tracks(id)) this.queue?.addAfter(id, delayMs);
   }
 
-  /** Enqueues every object and watches from the list's revision; undefined if the term ended first. */
+  /** Enqueues every object of held shards and watches from the list's revision; undefined if the term ended first. */
   private async listAndWatch(queue: WorkQueue<string>, ended: AbortSignal, onWatchError: (error: Error) => void): Promise<Watch | undefined> {
     while (!ended.aborted) {
       try {
-        const { ids, revision } = await this.listIds();
+        const listed = new Map<string, number>();
+        const revision = await this.listObjects((id, shard) => listed.set(id, shard));
         if (ended.aborted) return undefined;
+        // Held now, after the last page: a shard taken while listing is listed again by takeShard, which this list may have beaten.
+        const ids = new Set<string>();
+        for (const [id, shard] of listed) {
+          if (!this.holdsShard(shard)) continue;
+          ids.add(id);
+          if (this.sharding) this.shardOfId.set(id, shard);
+        }
         // Deleted while nobody watched: reconcile them too, as a DELETED event would have.
-        for (const id of this.known) if (!ids.has(id)) queue.add(id);
+        for (const id of this.known) if (!listed.has(id) && this.holdsShard(this.shardOfId.get(id))) queue.add(id);
         this.known = ids;
         const watch = this.storage.watch({
           prefix: this.keys.root,
@@ -261,22 +283,73 @@ export class Controller {
     return undefined;
   }
 
-  /** The ids of every object of the kind, as of the list's revision, read in pages. */
-  private async listIds(): Promise<{ ids: Set<string>; revision: number }> {
-    const ids = new Set<string>();
+  /** Visits every object of the kind with its shard (0 unsharded), as of the list's revision, read in pages; returns the revision. */
+  private async listObjects(visit: (id: string, shard: number) => void): Promise<number> {
     let page = await this.storage.list(this.keys.root, { limit: listPageSize });
     const revision = page.revision;
     for (;;) {
       for (const entry of page.entries) {
         const id = this.idOfKey(entry.key);
-        if (id === undefined) continue;
-        ids.add(id);
-        this.recordShard(id, entry.value);
+        if (id !== undefined) visit(id, this.shardOfValue(entry.value));
       }
-      if (!page.more) return { ids, revision };
+      if (!page.more) return revision;
       const startAfter = page.entries[page.entries.length - 1].key;
       page = await this.storage.list(this.keys.root, { revision, startAfter, limit: listPageSize });
     }
+  }
+
+  /**
+   * A shard taken during a term: its objects are listed and enqueued (the term's own list covers
+   * the shards held when it began). The list may be older than events the watch brought since the
+   * shard was taken, which are tracked already: their ids are skipped.
+   */
+  private async takeShard(shard: number): Promise<void> {
+    const queue = this.queue;
+    if (!queue || !this.sharding) return;
+    const broughtMeanwhile = new Set<string>();
+    this.takingShards.set(shard, broughtMeanwhile);
+    try {
+      const taken: string[] = [];
+      await this.listObjects((id, idShard) => idShard === shard && taken.push(id));
+      if (this.queue !== queue || !this.holdsShard(shard)) return;
+      for (const id of taken) {
+        if (broughtMeanwhile.has(id) || this.shardOfId.has(id)) continue;
+        this.known.add(id);
+        this.shardOfId.set(id, shard);
+        queue.add(id);
+      }
+    } catch (error) {
+      // The next term's list, or each object's next event, brings them.
+      this.onError(error);
+    } finally {
+      if (this.takingShards.get(shard) === broughtMeanwhile) this.takingShards.delete(shard);
+    }
+  }
+
+  /** A shard given up: its objects leave the queue and the controller's maps. */
+  private dropShard(shard: number): void {
+    for (const [id, idShard] of this.shardOfId) if (idShard === shard) this.untrack(id);
+  }
+
+  private untrack(id: string): void {
+    this.shardOfId.delete(id);
+    this.known.delete(id);
+    this.queue?.remove(id);
+  }
+
+  /** Whether the object may be queued here: unsharded, any; sharded, those of held shards the list or watch brought. */
+  private tracks(id: string): boolean {
+    return !this.sharding || this.shardOfId.has(id);
+  }
+
+  private shardOfValue(value: JsonObject): number {
+    return this.sharding ? this.sharding.shards.shardOf(this.sharding.groupOf(value)) : 0;
+  }
+
+  /** Whether objects of `shard` are this replica's work (always, unsharded). */
+  private holdsShard(shard: number | undefined): boolean {
+    if (!this.sharding) return true;
+    return shard !== undefined && this.sharding.shards.holds(shard);
   }
 
   private idOfKey(key: string): string | undefined {
@@ -284,16 +357,19 @@ export class Controller {
     return name && idOf(name);
   }
 
-  private recordShard(id: string, value: JsonObject): void {
-    if (this.sharding) this.shardOfId.set(id, this.sharding.shards.shardOf(this.sharding.groupOf(value)));
-  }
-
   private observe(queue: WorkQueue<string>, event: WatchEvent): void {
     const id = this.idOfKey(event.key);
     if (id === undefined) return;
+    const shard = this.shardOfValue(event.value);
+    if (!this.holdsShard(shard)) {
+      // Another replica's object; or one that moved to another shard (its labels changed), which is dropped here.
+      if (this.shardOfId.has(id)) this.untrack(id);
+      return;
+    }
+    this.takingShards.get(shard)?.add(id);
     if (event.type === 'DELETED') this.known.delete(id);
     else this.known.add(id);
-    this.recordShard(id, event.value);
+    if (this.sharding) this.shardOfId.set(id, shard);
     let enqueue = true;
     try {
       enqueue = this.shouldEnqueue(event);
@@ -319,8 +395,7 @@ export class Controller {
     let outcome: ReconcileOutcome;
     const shard = this.shardOfId.get(id);
     if (this.sharding && (shard === undefined || !this.sharding.shards.holds(shard))) {
-      // Another replica's object (or one not listed yet, which the watch brings): taking its shard enqueues it again.
-      if (!this.known.has(id)) this.shardOfId.delete(id);
+      // Its shard was let go while a delay for it was pending: taking the shard again enqueues it.
       queue.forget(id);
       queue.done(id);
       return;
@@ -332,7 +407,7 @@ export class Controller {
       queue.forget(id);
       if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
         outcome = 'requeue';
-        queue.addAfter(id, requeueAfterMs);
+        if (this.tracks(id)) queue.addAfter(id, requeueAfterMs);
       } else {
         outcome = 'success';
         if (this.resyncGrid && this.known.has(id)) queue.addAfter(id, this.resyncGrid.delay(name.namespace));
@@ -343,7 +418,8 @@ export class Controller {
         queue.forget(id);
       } else {
         outcome = 'error';
-        queue.addRateLimited(id);
+        // Unless its shard was let go meanwhile.
+        if (this.tracks(id)) queue.addRateLimited(id);
       }
       this.onError(error, name);
     }

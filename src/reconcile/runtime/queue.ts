@@ -93,6 +93,17 @@ export class WorkQueue<K extends string> {
     this.addAfter(key, this.rateLimiter.when(key));
   }
 
+  /**
+   * Drops key if it waits, now or delayed, and its backoff: it is no longer this queue's work (its
+   * shard went to another replica). A key being processed is not queued again on done.
+   */
+  remove(key: K): void {
+    this.readdOnDone.delete(key);
+    if (this.delayed.remove(key)) this.armDelayTimer();
+    this.rateLimiter.forget(key);
+    if (this.queued.delete(key)) this.metrics?.depth(this.queued.size);
+  }
+
   /** Resets key's backoff; call it when key was processed successfully. */
   forget(key: K): void {
     this.rateLimiter.forget(key);

@@ -87,6 +87,7 @@ export class ShardedLeadership implements LeaderLock, Sharding {
   private assigned = new Set<number>();
   private members: string[] = [];
   private readonly acquiredCallbacks: ((shard: number) => void)[] = [];
+  private readonly releasedCallbacks: ((shard: number) => void)[] = [];
   private readonly lostCallbacks: (() => void)[] = [];
   private readonly membersCallbacks: ((count: number) => void)[] = [];
   private readonly stopped = new AbortController();
@@ -188,6 +189,11 @@ export class ShardedLeadership implements LeaderLock, Sharding {
     this.acquiredCallbacks.push(cb);
   }
 
+  /** cb runs when this replica lets a shard go or loses its lease: its objects are another replica's work now. */
+  onReleased(cb: (shard: number) => void): void {
+    this.releasedCallbacks.push(cb);
+  }
+
   /** cb runs when the last held shard is lost involuntarily. */
   onLost(cb: () => void): void {
     this.lostCallbacks.push(cb);
@@ -242,6 +248,7 @@ export class ShardedLeadership implements LeaderLock, Sharding {
   }
 
   private shardLost(shard: number): void {
+    this.released(shard);
     if (!this.isLeader()) for (const cb of this.lostCallbacks) this.safely(cb);
     this.contend(this.locks[shard]!, shard);
   }
@@ -269,9 +276,14 @@ export class ShardedLeadership implements LeaderLock, Sharding {
     for (const [shard, lock] of this.locks.entries()) {
       if (lock.holdsLease() && !this.assigned.has(shard)) {
         await lock.release();
+        this.released(shard);
         this.contend(lock, shard);
       }
     }
+  }
+
+  private released(shard: number): void {
+    for (const cb of this.releasedCallbacks) this.safely(() => cb(shard));
   }
 
   private safely(fn: () => void): void {

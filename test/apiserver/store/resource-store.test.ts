@@ -306,6 +306,49 @@ describe('writes that start from a watch cache copy', () => {
     });
   });
 
+  it("changes neither the cache's frozen values nor the caller's object, whatever the write", async () => {
+    await create('shared', { color: 'red' }, { labels: { team: 'a' } });
+    const copies = new Map<string, Entry>();
+    // Every read frozen, as the cache hands them out: a write that changed one would throw, and retry in vain.
+    const frozen = new Proxy(storage, {
+      get(target, property) {
+        if (property === 'peek') return (key: string) => copies.get(key);
+        if (property === 'get') return async (key: string) => deepFreeze(await target.get(key));
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as Storage;
+    const cached = new ResourceStore(widgetKind, frozen);
+    // The patches share what they keep of the current object with it, as a merge patch's result need not.
+    const writes: [string, (latest: JsonObject) => JsonObject, (body: JsonObject) => Promise<unknown>][] = [
+      ['status patch', () => ({}), () => cached.patch('default', 'shared', (live) => ({ ...live, status: { ready: true } }), v1, 'status', write)],
+      [
+        'main patch',
+        () => ({}),
+        () => cached.patch('default', 'shared', (live) => ({ ...live, metadata: { ...meta(live), labels: { team: 'b' } } }), v1, undefined, write),
+      ],
+      ['put', (latest) => ({ ...latest, spec: { color: 'blue' } }), (body) => cached.replace('default', 'shared', body, v1, undefined, write)],
+      ['status put', (latest) => ({ ...latest, status: { ready: false } }), (body) => cached.replace('default', 'shared', body, v1, 'status', write)],
+      ['apply', () => widget('shared', { color: 'green' }), (body) => cached.apply('default', 'shared', body, v1, undefined, { ...write, force: true })],
+      ['delete with a finalizer', () => ({}), () => cached.delete('default', 'shared', v1, remove)],
+    ];
+    await store.patch('default', 'shared', (live) => ({ ...live, metadata: { ...meta(live), finalizers: ['test/keep'] } }), v1, undefined, write);
+    for (const [what, bodyOf, run] of writes) {
+      // Each write starts from a current frozen copy, as from the watch cache's.
+      const copy = await copyOf('shared');
+      const asCopied = structuredClone(copy);
+      copies.set(key('shared'), copy);
+      const body = bodyOf(await store.get('default', 'shared', v1));
+      const sent = structuredClone(body);
+      await run(body);
+      expect(body, what).toEqual(sent);
+      expect(copy, what).toEqual(asCopied);
+    }
+    const written = await store.get('default', 'shared', v1);
+    expect([written.spec, written.status, meta(written).labels]).toEqual([{ color: 'green', replicas: 1 }, { ready: false }, { team: 'b' }]);
+    expect(meta(written).deletionTimestamp).toBeDefined();
+  });
+
   it('decides a write that changes nothing against the copy on the stored object instead', async () => {
     await create('noop');
     const copies = new Map([[key('noop'), await copyOf('noop')]]);

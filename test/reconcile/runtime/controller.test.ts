@@ -7,6 +7,7 @@ import {
   TerminalError,
   type ControllerOptions,
   type ReconcileResult,
+  type Sharding,
 } from '../../../src/reconcile/runtime/controller.js';
 import { StorageLeaseLock, type LeaderLock } from '../../../src/reconcile/runtime/leader.js';
 import { TooOldRevisionError, type JsonObject, type ObjectName, type Storage, type WatchEvent, type WatchRequest } from '../../../src/storage/interface.js';
@@ -544,5 +545,108 @@ describe('Controller leadership and relisting', () => {
     await until(() => recorderB.log.length === 3);
     expect(recorderB.log.sort()).toEqual(['a', 'b', 'c']);
     expect(recorderA.log).toEqual(['a', 'b', 'c']);
+  });
+});
+
+/** Shards the test hands to the controller and takes back; an object's group is its `shard` label, the shard its number. */
+class ManualShards implements Sharding {
+  private readonly held: Set<number>;
+  private readonly acquiredCallbacks: ((shard: number) => void)[] = [];
+  private readonly releasedCallbacks: ((shard: number) => void)[] = [];
+
+  constructor(held: number[]) {
+    this.held = new Set(held);
+  }
+  shardOf(group: string): number {
+    return Number(group);
+  }
+  holds(shard: number): boolean {
+    return this.held.has(shard);
+  }
+  within<T>(_shard: number, fn: () => T): T {
+    return fn();
+  }
+  onAcquired(cb: (shard: number) => void): void {
+    this.acquiredCallbacks.push(cb);
+  }
+  onReleased(cb: (shard: number) => void): void {
+    this.releasedCallbacks.push(cb);
+  }
+  take(shard: number): void {
+    this.held.add(shard);
+    for (const cb of this.acquiredCallbacks) cb(shard);
+  }
+  letGo(shard: number): void {
+    this.held.delete(shard);
+    for (const cb of this.releasedCallbacks) cb(shard);
+  }
+}
+
+const groupOfShardLabel = (value: JsonObject) => String((value.metadata as { labels: Record<string, string> }).labels.shard);
+
+async function createInShard(name: string, shard: number): Promise<void> {
+  await storage.create(keyOf(name), { metadata: { name, namespace: 'default', generation: 1, labels: { shard: String(shard) } }, spec: {} });
+}
+
+async function queueAdds(registry: MetricsRegistry): Promise<number> {
+  const line = /^reconcile_queue_adds_total\{controller="openstackmachine"\} (\d+)$/m.exec((await registry.scrape()).body);
+  return Number(line?.[1]);
+}
+
+describe('Controller sharding', () => {
+  it('never queues an object of a shard it does not hold: not listed, not on its events, not when enqueued by name', async () => {
+    await createInShard('mine', 0);
+    await createInShard('theirs', 1);
+    const recorder = new Recorder();
+    const registry = new MetricsRegistry({ processMetrics: false });
+    const shards = new ManualShards([0]);
+    const { controller } = start(recorder, { sharding: { shards, groupOf: groupOfShardLabel }, metrics: registry });
+    await until(() => recorder.log.length === 1);
+
+    await change('theirs', (object) => {
+      object.spec.size = 2;
+    });
+    controller.enqueue({ namespace: 'default', name: 'theirs' });
+    await storage.delete(keyOf('theirs'));
+    await advance(1000);
+    expect(recorder.log).toEqual(['mine']);
+    expect(await queueAdds(registry)).toBe(1);
+
+    await change('mine', (object) => {
+      object.spec.size = 2;
+    });
+    await until(() => recorder.log.length === 2);
+    expect(await queueAdds(registry)).toBe(2);
+  });
+
+  it('queues the objects of a shard it takes, and drops the queued and delayed keys of a shard it lets go', async () => {
+    await createInShard('a', 0);
+    await createInShard('b', 1);
+    await createInShard('c', 1);
+    const recorder = new Recorder();
+    // b polls: a pass of it is always waiting.
+    recorder.behaviour.set('b', async () => ({ requeueAfterMs: 500 }));
+    const shards = new ManualShards([0]);
+    const { controller } = start(recorder, { sharding: { shards, groupOf: groupOfShardLabel } });
+    await until(() => recorder.log.length === 1);
+    expect(recorder.log).toEqual(['a']);
+
+    shards.take(1);
+    await until(() => recorder.count('b') === 1 && recorder.count('c') === 1);
+    expect(controller.status().scheduled).toBe(1);
+
+    shards.letGo(1);
+    expect(controller.status().scheduled).toBe(0);
+    await change('c', (object) => {
+      object.spec.size = 2;
+    });
+    await advance(2000);
+    expect(recorder.count('b')).toBe(1);
+    expect(recorder.count('c')).toBe(1);
+
+    // Taken again, the shard's objects are listed afresh: c as it is now.
+    shards.take(1);
+    await until(() => recorder.count('b') === 2 && recorder.count('c') === 2);
+    expect(recorder.count('a')).toBe(1);
   });
 });

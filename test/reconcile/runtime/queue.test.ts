@@ -165,6 +165,25 @@ describe('WorkQueue delays', () => {
   });
 });
 
+describe('WorkQueue removal', () => {
+  it('drops a queued, a delayed and a re-queue-on-done key with its backoff, and leaves the others', async () => {
+    const limiter = linearLimiter();
+    const queue = new WorkQueue<string>({ rateLimiter: limiter });
+    queue.add('processed');
+    expect(await queue.get()).toBe('processed');
+    queue.add('processed');
+    queue.add('queued');
+    queue.add('kept');
+    queue.addRateLimited('delayed');
+    for (const key of ['processed', 'queued', 'delayed']) queue.remove(key);
+    expect(limiter.failures.has('delayed')).toBe(false);
+    queue.done('processed');
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(await drain(queue)).toEqual(['kept']);
+    expect(queue.stats()).toEqual({ queued: 0, processing: 1, scheduled: 0 });
+  });
+});
+
 describe('WorkQueue shutdown', () => {
   it('ends waiting and later gets with undefined and ignores adds', async () => {
     const queue = new WorkQueue<string>();
