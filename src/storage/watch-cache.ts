@@ -90,6 +90,12 @@ interface Copy {
 }
 
 const reloadDelayMs = 1000;
+/**
+ * Entries per read while loading. The whole store is read as pieces at one revision, so a read that
+ * fails (a deadline missed on a loaded machine, a member restarting) costs that piece again, not the
+ * pieces before it: a load of tens of thousands of objects whose every read may fail still finishes.
+ */
+const loadPieceEntries = 500;
 
 export class WatchCache implements Storage {
   private readonly windowEvents: number;
@@ -233,10 +239,13 @@ export class WatchCache implements Storage {
     await this.store.close();
   }
 
-  /** Lists the whole store and watches from there; retried until it works or the cache closes. */
+  /**
+   * Lists the whole store and watches from there; retried until it works or the cache closes. Only a
+   * list whose revision was compacted meanwhile starts over (at once: it needs the current state).
+   */
   private async load(): Promise<void> {
     try {
-      const listed = await this.store.list('');
+      const listed = await this.listWholeStore();
       if (this.closed) return;
       const copy: Copy = {
         entries: new Map(listed.entries.map((entry) => [entry.key, freezeShared(entry)])),
@@ -260,8 +269,28 @@ export class WatchCache implements Storage {
       this.waiters.reached(copy.revision);
     } catch (error) {
       if (this.closed) return;
-      if (!(error instanceof TooOldRevisionError)) this.onError(error);
+      this.onError(new StorageError(`watch cache: loading again: ${error instanceof Error ? error.message : String(error)}`));
       this.reload = setTimeout(() => void this.load(), error instanceof TooOldRevisionError ? 0 : reloadDelayMs);
+    }
+  }
+
+  /** The whole store at one revision, read in pieces; a piece that fails is read again after a pause. */
+  private async listWholeStore(): Promise<{ entries: Entry[]; revision: number }> {
+    const entries: Entry[] = [];
+    let revision: number | undefined;
+    for (;;) {
+      let piece: ListResult;
+      try {
+        piece = await this.store.list('', { revision, startAfter: entries.at(-1)?.key, limit: loadPieceEntries });
+      } catch (error) {
+        if (error instanceof TooOldRevisionError || this.closed) throw error;
+        this.onError(new StorageError(`watch cache: reading again after ${entries.length} entries: ${error instanceof Error ? error.message : String(error)}`));
+        await new Promise((resolve) => setTimeout(resolve, reloadDelayMs));
+        continue;
+      }
+      revision = piece.revision;
+      entries.push(...piece.entries);
+      if (!piece.more) return { entries, revision };
     }
   }
 

@@ -272,6 +272,70 @@ describe('the watch cache over SQLite', () => {
   });
 });
 
+describe('the watch cache loading a store of many objects', () => {
+  const opened: Storage[] = [];
+  afterEach(async () => {
+    for (const storage of opened.splice(0)) await storage.close();
+  });
+
+  /** A store of 1,200 objects (three pieces of a load), whose lists `beforeList` may fail or race. */
+  async function storeOfMany(
+    beforeList: (call: number, store: SqliteStorage) => Promise<void>,
+  ): Promise<{ store: SqliteStorage; listed: Parameters<Storage['list']>[] }> {
+    const store = openSqlite();
+    opened.push(store);
+    for (let i = 0; i < 1200; i++) await store.create(`/many/${String(i).padStart(4, '0')}`, object(`m${i}`));
+    const listed: Parameters<Storage['list']>[] = [];
+    const proxy = new Proxy(store, {
+      get: (target, property, receiver) =>
+        property === 'list'
+          ? async (...args: Parameters<Storage['list']>) => {
+              listed.push(args);
+              await beforeList(listed.length, target);
+              return target.list(...args);
+            }
+          : Reflect.get(target, property, receiver),
+    });
+    return { store: proxy, listed };
+  }
+
+  async function loaded(store: Storage, onError: (error: unknown) => void): Promise<WatchCache> {
+    const cache = new WatchCache(store, { onError });
+    opened.push(cache);
+    expect(await cache.reachCachedRevision(await store.currentRevision(), 20_000)).toBe(true);
+    return cache;
+  }
+
+  it('reads again only the piece whose read failed, and says why', async () => {
+    const { store, listed } = await storeOfMany(async (call) => {
+      if (call === 2) throw new StorageError('etcd: 4 DEADLINE_EXCEEDED');
+    });
+    const errors: unknown[] = [];
+    const cache = await loaded(store, (error) => errors.push(error));
+    expect(listed.map(([, request]) => request?.startAfter)).toEqual([undefined, '/many/0499', '/many/0499', '/many/0999']);
+    expect(new Set(listed.slice(1).map(([, request]) => request?.revision))).toEqual(new Set([await store.currentRevision()]));
+    expect(String(errors)).toContain('reading again after 500 entries: etcd: 4 DEADLINE_EXCEEDED');
+    expect((await cache.list('/many/', { anyRevision: true })).entries).toHaveLength(1200);
+  });
+
+  it('starts over at once when compaction passes the revision it reads at, and holds the state after', async () => {
+    const { store, listed } = await storeOfMany(async (call, backend) => {
+      if (call !== 2) return;
+      // Between two pieces: a write, a deletion, and history compacted past the revision the load reads at.
+      const first = (await backend.get('/many/0000'))!;
+      await backend.update(first.key, object('m0', { changed: true }), first.modRevision);
+      await backend.delete('/many/1199');
+      await backend.compact();
+    });
+    const cache = await loaded(store, () => undefined);
+    expect(listed).toHaveLength(2 + 3);
+    const { entries } = await cache.list('/many/', { anyRevision: true });
+    expect(entries).toHaveLength(1199);
+    expect(entries[0]!.value.spec).toEqual({ changed: true });
+    expect(entries.at(-1)!.key).toBe('/many/1198');
+  });
+});
+
 const unavailable = etcdUnavailable();
 
 describe.skipIf(unavailable !== undefined)(
