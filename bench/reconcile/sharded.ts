@@ -12,7 +12,7 @@
  *   npm run bench:sharded -- --clusters 100 --replicas 3     # a smaller run
  *   npm run bench:sharded -- --quick                         # 12 clusters x 4 machines: checks the harness
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -291,12 +291,12 @@ async function main(): Promise<void> {
     log(table(rows));
     timeline.stop();
     for (const api of apis) api.close();
-  } catch (error) {
-    // What each replica logged, for the post-mortem of a run that did not converge.
-    for (const [i, replica] of replicas.entries()) await writeFile(path.join(os.tmpdir(), `sharded-replica-${i}.log`), replica.output());
-    log(`replica logs in ${path.join(os.tmpdir(), 'sharded-replica-<n>.log')}`);
-    throw error;
   } finally {
+    // What each replica logged, kept for the examination of any run (why a reload failed, what stalled).
+    const logs = path.resolve('bench/reconcile/runs', new Date().toISOString().replaceAll(':', '-'));
+    await mkdir(logs, { recursive: true });
+    for (const [i, replica] of replicas.entries()) await writeFile(path.join(logs, `replica-${i}.log`), replica.output());
+    log(`replica logs in ${logs}`);
     await Promise.all(replicas.map((replica) => replica.kill()));
     await observer.close();
     await cloud.close();
