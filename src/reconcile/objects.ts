@@ -168,6 +168,40 @@ export class KindClient<Spec = unknown> {
     mutate: (object: JsonObject) => void,
     subresource: Subresource = undefined,
   ): Promise<JsonObject | undefined> {
+    return this.write(
+      target,
+      (current) => {
+        const copy = cloneJson(current) as JsonObject;
+        mutate(copy);
+        return copy;
+      },
+      subresource,
+    );
+  }
+
+  /** Applies `mutate` to a copy of the current status and writes it. */
+  async updateStatus(target: ObjectName & { uid: string }, mutate: (status: JsonObject) => void): Promise<JsonObject | undefined> {
+    return this.write(
+      target,
+      (current) => {
+        // A /status write keeps all but the status as stored: the rest is passed on unchanged, not copied.
+        const status = cloneJson(statusOf(current)) as JsonObject;
+        mutate(status);
+        return { ...current, status };
+      },
+      'status',
+    );
+  }
+
+  /**
+   * Writes what `patched` makes of the current object, which it must not change (the store's is shared and
+   * frozen): the write's one copy is made there. Undefined when the object is gone or is no longer the one with `uid`.
+   */
+  private async write(
+    target: ObjectName & { uid: string },
+    patched: (current: JsonObject) => JsonObject,
+    subresource: Subresource,
+  ): Promise<JsonObject | undefined> {
     let replaced = false;
     try {
       const result = await this.store.patch(
@@ -178,10 +212,7 @@ export class KindClient<Spec = unknown> {
             replaced = true;
             return current ?? {};
           }
-          // The store's current object is shared and frozen: the write's one copy is made here.
-          const copy = cloneJson(current) as JsonObject;
-          mutate(copy);
-          return copy;
+          return patched(current);
         },
         this.version,
         subresource,
@@ -192,18 +223,6 @@ export class KindClient<Spec = unknown> {
       if (error instanceof ApiError && error.code === 404) return undefined;
       throw error;
     }
-  }
-
-  async updateStatus(target: ObjectName & { uid: string }, mutate: (status: JsonObject) => void): Promise<JsonObject | undefined> {
-    return this.update(
-      target,
-      (object) => {
-        const status = statusOf(object);
-        object.status = status;
-        mutate(status);
-      },
-      'status',
-    );
   }
 
   /** Adds the finalizer, and each of `annotations` the object does not have yet, in one write; whether anything was written. */

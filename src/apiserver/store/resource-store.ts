@@ -517,7 +517,8 @@ export class ResourceStore {
       try {
         stored = await this.change(request, { live, current, modRevision: entry.modRevision }, attemptWarnings, turns);
       } catch (error) {
-        if (cached) continue;
+        // A refusal may come from the copy being behind; a TypeError (a write into the frozen copy, say) is a bug, not staleness.
+        if (cached && !(error instanceof TypeError)) continue;
         throw error;
       }
       if (!stored) {

@@ -13,8 +13,8 @@ import type { FieldError } from '../errors.js';
 import { validateAgainstSchema } from '../schema/validate.js';
 import { dedupOwnerReferences, validateObjectMetaOnCreate, validateObjectMetaOnUpdate } from '../validation/objectmeta.js';
 import type { JsonObject } from '../../storage/interface.js';
-import { clone, ensureMetadata } from './object.js';
-import { isJsonObject, jsonEqual } from '../../storage/json.js';
+import { ensureMetadata } from './object.js';
+import { isJsonObject } from '../../storage/json.js';
 
 /** The subresource a write goes to: the main resource, or status. */
 export type Subresource = 'status' | undefined;
@@ -64,15 +64,15 @@ export function strategyFor(definition: KindDefinition): ResourceStrategy {
       const currentMeta = ensureMetadata(current);
       let next: JsonObject;
       if (subresource === 'status') {
-        // The request's own object with all but its status as stored: copies only what the request changed elsewhere (current is shared, never changed).
-        next = requested;
-        for (const key of Object.keys(next)) if (key !== 'status' && !Object.hasOwn(current, key)) delete next[key];
-        for (const key of Object.keys(current)) if (key !== 'status' && !jsonEqual(next[key], current[key])) next[key] = clone(current[key]);
+        // All but status as stored, shared with current (frozen, maybe the watch cache's) but for the metadata the server sets below.
+        next = { ...current, metadata: { ...currentMeta } };
+        if (requested.status === undefined) delete next.status;
+        else next.status = requested.status;
       } else {
         next = requested;
         if (statusIsSubresource) {
           if (current.status === undefined) delete next.status;
-          else next.status = clone(current.status);
+          else next.status = current.status;
         }
       }
       const meta = ensureMetadata(next);
