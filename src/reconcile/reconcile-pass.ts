@@ -425,9 +425,9 @@ export class ReconcilePass<Spec = unknown> {
 /** The reason of the Warning that tells of drift: a resource deleted behind our back. */
 export const vanishedReason = 'ResourceVanished';
 
-/** The group a verified resource can be read in together with others of its kind (read-together.ts), if its actuator reads many. */
+/** The group a verified resource can be read in together with others of its kind (read-together.ts), if its actuator reads many at resync. */
 function readAlongOf(actuator: Pick<ResourceActuator<{ name: string }, { id: string }>, 'readMany'> | undefined, tagOwnerUid: string) {
-  return actuator?.readMany && { group: actuator.readMany.group, tagOwnerUid };
+  return actuator?.readMany && !actuator.readMany.onlyForLooks ? { group: actuator.readMany.group, tagOwnerUid } : undefined;
 }
 
 /** Summarises waits for a condition message. */

@@ -119,6 +119,12 @@ export interface ReadMany<Resource> {
   group: string;
   /** One call for the targets (at most readTogetherLimit); what it has beyond them is ignored, what it lacks is not vouched for. */
   read(targets: readonly ReadTarget[]): Promise<Resource[]>;
+  /**
+   * Read together only for looks at resources in a transition, never at resync: an answer kept for
+   * a resync may be older than a change made since, which a reader that judges by when it read
+   * (a load balancer's children) must not be given.
+   */
+  onlyForLooks?: true;
 }
 
 const clientNumbers = new WeakMap<object, number>();

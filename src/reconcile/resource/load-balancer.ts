@@ -34,9 +34,11 @@ export function loadBalancerActuator(octavia: OctaviaClient): ResourceActuator<L
     kind: 'load balancer',
     getById: (id) => absentOn404(octavia.getLoadBalancer(id)),
     // Octavia filters an attribute on one value (a repeated `id` is no list of IDs); each load balancer carries its owner's tag, so a list of any of those tags finds them all.
+    // Not at resync: a child still PENDING_CREATE under a load balancer read ACTIVE is judged stuck, so the read must not predate the child (the status tree vouches at resync anyway).
     readMany: {
       group: readGroup(octavia, 'load balancer'),
       read: (targets) => octavia.listLoadBalancers({ 'tags-any': targets.map((target) => ownerTagOf(target.ownerUid)) }),
+      onlyForLooks: true,
     },
     findAdoptable: async (name, owner) => ownedOrCapo(await octavia.listLoadBalancers({ name, ...lookupTags(owner) }), owner),
     async create({ tags, listeners, ...desired }, owner) {
