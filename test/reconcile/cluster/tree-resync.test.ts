@@ -4,7 +4,7 @@
  * our back) sends them back to their own reads, which make it again. Likewise the router's read
  * vouches for its interfaces while its revision stands; a change to the router lists them again.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createServiceClients, loadCloud, OpenStackSession, type ServiceClients } from '../../../src/openstack/index.js';
 import type { JsonObject } from '../../../src/storage/interface.js';
 import { isReady, provisionExampleCluster, startSteps, type Steps } from '../steps.js';
@@ -72,7 +72,16 @@ describe('a provisioned cluster at resync', () => {
       30_000,
     );
     expect(steps.requests.slice(from).some((line) => /^load-balancer POST \/v2\/lbaas\/healthmonitors /.test(line))).toBe(true);
-    const monitor = await clients.octavia.getHealthMonitor(owned(remade)['healthmonitor/6443']);
-    expect(monitor.provisioning_status).toBe('ACTIVE');
+    // The cluster stays Ready through the pass that records the new monitor, which Octavia is still
+    // building then (PENDING_CREATE); the passes after it wait for the load balancer until it is done.
+    const remadeId = owned(remade)['healthmonitor/6443'];
+    await vi.waitFor(
+      async () => {
+        await steps.pass('cluster', 'demo');
+        expect((await clients.octavia.getHealthMonitor(remadeId)).provisioning_status).toBe('ACTIVE');
+      },
+      { timeout: 30_000, interval: 20 },
+    );
+    expect(owned(await steps.get('cluster', 'demo'))['healthmonitor/6443']).toBe(remadeId);
   });
 });
