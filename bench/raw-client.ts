@@ -68,10 +68,37 @@ export class RawClient {
 
   /** Like request, but a status other than `expected` aborts the benchmark: figures for failing requests mean nothing. */
   async expect(expected: number, method: string, urlPath: string, options: RawRequestOptions = {}): Promise<RawResponse> {
-    const response = await this.request(method, urlPath, options);
-    if (response.status !== expected) {
-      throw new Error(`${method} ${urlPath}: expected ${expected}, got ${response.status}: ${response.body.toString('utf8').slice(0, 500)}`);
-    }
-    return response;
+    return expectStatus(expected, method, urlPath, await this.request(method, urlPath, options));
   }
+
+  /**
+   * A request held open on a connection of `agent`'s (a watch), whose chunks go to `onChunk` as
+   * they arrive; resolves once the server answered 200. `destroy` on the answer ends it.
+   */
+  stream(urlPath: string, agent: http.Agent, onChunk: (chunk: string) => void): Promise<http.ClientRequest> {
+    return new Promise((resolve, reject) => {
+      const req = this.transport.request(
+        { host: this.host, port: this.port, path: urlPath, agent, headers: { 'User-Agent': 'capo-bench/1', ...this.commonHeaders() } },
+        (res) => {
+          if (res.statusCode !== 200) return reject(new Error(`${urlPath}: status ${res.statusCode}`));
+          res.setEncoding('utf8');
+          res.on('data', onChunk);
+          res.on('error', () => undefined);
+          resolve(req);
+        },
+      );
+      req.on('error', (error) => {
+        if (!req.destroyed) reject(error);
+      });
+      req.end();
+    });
+  }
+}
+
+/** The response when its status is `expected`; otherwise an error naming the request and what came back. */
+export function expectStatus(expected: number, method: string, urlPath: string, response: RawResponse): RawResponse {
+  if (response.status !== expected) {
+    throw new Error(`${method} ${urlPath}: expected ${expected}, got ${response.status}: ${response.body.toString('utf8').slice(0, 500)}`);
+  }
+  return response;
 }

@@ -17,20 +17,22 @@
  * minute per server on 2 cores; the servers stop when this process exits.
  */
 import { closeSync, existsSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import http2 from 'node:http2';
 import https from 'node:https';
-import type { IncomingMessage } from 'node:http';
+import type { ClientRequest } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { p99Between, readEtcdHistograms, type BucketQuantile } from './etcd-metrics.js';
 import { gcBetween, gcTotals, observeOwnGc, type GcTotals } from './gc-metrics.js';
-import { Client, readCredentials, startServer } from './server-process.js';
+import type { Client } from './server-process.js';
+import { capoCrds, kubeApiServer, ourServer, type OurServerOptions, type Target } from './targets.js';
 import { mb, monotonicUs, type PhaseMark, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
-import { controlPlaneUnavailable, sharedDirectory, startControlPlane, type ControlPlane } from '../../harness/control-plane.js';
+import { controlPlaneUnavailable, startControlPlane } from '../../harness/control-plane.js';
 import { startScriptFlags } from '../../harness/start-flags.js';
+import { Http2Client } from '../http2-client.js';
 import { group, objectName, openStackCluster } from './open-stack-cluster.js';
+import { benchSequenceReader } from './watch-lines.js';
 
 // ---- configuration ---------------------------------------------------------
 
@@ -141,8 +143,6 @@ function parseConfig(): Config {
 
 const namespace = 'bench';
 const collectionPath = `/apis/${group}/v1beta2/namespaces/${namespace}/openstackclusters`;
-/** CAPO's CRDs as this repository checks compatibility against them. */
-const capoCrds = path.join(sharedDirectory, 'reference', 'capo-crds');
 const tableAccept = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 
 // ---- statistics ------------------------------------------------------------
@@ -351,28 +351,17 @@ async function watchPhase(client: Client, config: Config, phase: (name: string) 
   const watches = await watchTransport(client, config.watchProtocol);
 
   /** The events of watcher w as its stream delivers them. */
-  const receiver = (w: number) => {
-    let buffered = '';
-    return (chunk: string) => {
-      // One timestamp per chunk, taken before any parsing, is the arrival time of every event in it.
-      const arrived = performance.now();
-      buffered += chunk;
-      for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        // A regex over the line is far cheaper than JSON.parse, and client CPU competes with the server's on 2 cores.
-        const seq = line.startsWith('{"type":"MODIFIED"') ? /"benchseq":"(\d+)"/.exec(line)?.[1] : undefined;
-        const index = seq === undefined ? -1 : w * updates + Number(seq);
-        if (index < 0 || seen[index]) {
-          unexpectedEvents++;
-          continue;
-        }
-        seen[index] = 1;
-        delays[index] = arrived - sentAt[Number(seq)];
-        deliveries++;
+  const receiver = (w: number) =>
+    benchSequenceReader((seq, arrived) => {
+      const index = seq === undefined ? -1 : w * updates + seq;
+      if (index < 0 || seen[index]) {
+        unexpectedEvents++;
+        return;
       }
-    };
-  };
+      seen[index] = 1;
+      delays[index] = arrived - sentAt[seq!];
+      deliveries++;
+    });
   const openOne = (w: number) => watches.open(`${collectionPath}?watch=true&resourceVersion=${rv}`, receiver(w));
 
   const openStarted = performance.now();
@@ -481,69 +470,34 @@ interface WatchTransport {
  * Over HTTP/1.1 each watch holds a TLS connection of its own.
  */
 async function watchTransport(client: Client, protocol: WatchProtocol): Promise<WatchTransport> {
-  const headers = { 'User-Agent': 'capo-bench/1' };
   if (protocol === 'http1') {
     const agent = new https.Agent({ keepAlive: false, maxSockets: Infinity, ...client.credentials });
-    const requests: ReturnType<typeof https.request>[] = [];
+    const requests: Promise<ClientRequest>[] = [];
     return {
-      open: (urlPath, onChunk) =>
-        new Promise((resolve, reject) => {
-          const req = https.request({ host: client.host, port: client.port, path: urlPath, agent, headers }, (res: IncomingMessage) => {
-            if (res.statusCode !== 200) return reject(new Error(`watch ${urlPath}: status ${res.statusCode}`));
-            res.setEncoding('utf8');
-            res.on('data', onChunk);
-            res.on('error', () => undefined);
-            resolve();
-          });
-          req.on('error', (error) => {
-            if (!req.destroyed) reject(error);
-          });
-          req.end();
-          requests.push(req);
-        }),
+      async open(urlPath, onChunk) {
+        const request = client.stream(urlPath, agent, onChunk);
+        requests.push(request);
+        await request;
+      },
       close() {
-        for (const req of requests) req.destroy();
         agent.destroy();
         return requests.length;
       },
     };
   }
   // The same server answers every connection with the same limit: the first one's is the one used.
-  const sessions: { session: http2.ClientHttp2Session; ready: Promise<number>; streams: number }[] = [];
-  const connect = () => {
-    const session = http2.connect(`https://${client.host}:${client.port}`, { ...client.credentials, settings: { initialWindowSize: 4 << 20 } });
-    session.on('error', () => undefined);
-    const ready = new Promise<number>((resolve, reject) => {
-      session.once('remoteSettings', (settings) => {
-        session.setLocalWindowSize(1 << 30);
-        resolve(settings.maxConcurrentStreams ?? 100);
-      });
-      session.once('error', reject);
-    });
-    const entry = { session, ready, streams: 0 };
-    sessions.push(entry);
-    return entry;
-  };
-  let current = connect();
-  const streamsPerConnection = await current.ready;
+  const base = new URL(`https://${client.host}:${client.port}`);
+  const sessions = [{ connection: new Http2Client(base, client.credentials), streams: 0 }];
+  const streamsPerConnection = await sessions[0].connection.ready;
   return {
     async open(urlPath, onChunk) {
-      if (current.streams >= streamsPerConnection) current = connect();
+      if (sessions.at(-1)!.streams >= streamsPerConnection) sessions.push({ connection: new Http2Client(base, client.credentials), streams: 0 });
+      const current = sessions.at(-1)!;
       current.streams++;
-      const { session } = current;
-      await new Promise<void>((resolve, reject) => {
-        const stream = session.request({ ':path': urlPath, ...headers });
-        stream.once('response', (received) => {
-          if (received[':status'] !== 200) return reject(new Error(`watch ${urlPath}: status ${received[':status']}`));
-          resolve();
-        });
-        stream.setEncoding('utf8');
-        stream.on('data', onChunk);
-        stream.on('error', reject);
-      });
+      await current.connection.stream(urlPath, onChunk);
     },
     close() {
-      for (const { session } of sessions) session.destroy();
+      for (const { connection } of sessions) connection.close();
       return sessions.length;
     },
   };
@@ -605,71 +559,6 @@ function probePageFaultUs(): number {
   const elapsedUs = (performance.now() - started) * 1000;
   const faults = process.resourceUsage().minorPageFault - faultsBefore;
   return elapsedUs / Math.max(faults, 1);
-}
-
-// ---- servers under test ----------------------------------------------------
-
-/** One server the load runs against: its client, the process whose RSS and CPU count, and how it stores. */
-interface Target {
-  name: string;
-  durability: string;
-  client: Client;
-  pid: number;
-  /** The etcd it stores in, whose fsync and commit latencies are read around the watch phase. */
-  etcdUrl?: string;
-  stop(): Promise<void>;
-}
-
-async function ourServer(config: Config, name: string, etcdServers: string | undefined, log: (text: string) => void): Promise<Target> {
-  const server = await startServer({
-    nodeFlags: [...config.nodeFlags, ...(config.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${config.cpuProfDir}`] : [])],
-    env: { BENCH_WATCH_CACHE: String(config.watchCache), BENCH_RECONCILER: String(config.reconciler), ...(etcdServers && { BENCH_ETCD_SERVERS: etcdServers }) },
-  });
-  const { hello } = server;
-  const { storage } = hello;
-  log(
-    `${name}: pid ${hello.pid} at ${hello.url}, watch cache ${storage.watchCache ? 'on' : 'off'}, reconciler ${config.reconciler ? 'on' : 'off'}, node flags: ${config.nodeFlags.join(' ') || 'none'}${config.cpuProfDir ? `, CPU profile to ${config.cpuProfDir}` : ''}`,
-  );
-  const durability =
-    storage.backend === 'sqlite'
-      ? `SQLite journal_mode=${storage.journalMode}, synchronous=${storage.synchronous}, locking_mode=${storage.lockingMode}; ` +
-        'every write is acknowledged only after its group commit is fsynced, so acknowledged writes survive kill -9 (and, with FULL, power loss)'
-      : `etcd at ${storage.servers.join(', ')} under ${storage.prefix}; every write is acknowledged after etcd commits it`;
-  const client = new Client(new URL(hello.url), readCredentials(hello.kubeconfigPath), 64);
-  return {
-    name,
-    durability,
-    client,
-    pid: hello.pid,
-    ...(storage.backend === 'etcd' && { etcdUrl: storage.servers[0] }),
-    stop: async () => {
-      client.agent.destroy();
-      await server.stop();
-    },
-  };
-}
-
-/** kube-apiserver of a fresh control plane serving CAPO's CRDs (its etcd is where `ours on etcd` stores too). */
-async function kubeApiServer(plane: ControlPlane, log: (text: string) => void): Promise<Target> {
-  for (const args of [
-    ['apply', '--server-side', '-f', capoCrds],
-    ['wait', '--for=condition=Established', `crd/openstackclusters.${group}`, '--timeout=60s'],
-    ['create', 'namespace', namespace],
-  ]) {
-    const result = await plane.kubectl(args);
-    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr}`);
-  }
-  const pid = Number(readFileSync(path.join(plane.dir, 'kube-apiserver.pid'), 'utf8').trim());
-  log(`kube-apiserver: pid ${pid} at ${plane.url}, CAPO's CRDs from ${capoCrds}`);
-  const client = new Client(new URL(plane.url), { ca: readFileSync(plane.caCert, 'utf8'), ...plane.admin }, 64);
-  return {
-    name: 'kube-apiserver',
-    durability: `etcd at ${plane.etcdServers.join(', ')} under /registry; every write is acknowledged after etcd commits it`,
-    client,
-    pid,
-    etcdUrl: plane.etcdServers[0],
-    stop: async () => client.agent.destroy(),
-  };
 }
 
 interface Figures {
@@ -735,6 +624,13 @@ async function runLoad(target: Target, config: Config, log: (text: string) => vo
     peakMb: (phase) => mb(rss.peakKb(phaseMarks.find((m) => m.name === prefix(phase))!)),
   };
 }
+
+const serverOptions = (config: Config): OurServerOptions => ({
+  nodeFlags: config.nodeFlags,
+  cpuProfDir: config.cpuProfDir,
+  watchCache: config.watchCache,
+  reconciler: config.reconciler,
+});
 
 // ---- report ----------------------------------------------------------------
 
@@ -943,11 +839,11 @@ async function main(): Promise<void> {
   if (plane) log(`control plane: kube-apiserver at ${plane.url}, etcd at ${plane.etcdServers.join(', ')} (../shared/k8s)`);
   const starts: { name: string; start: () => Promise<Target> }[] = plane
     ? [
-        { name: 'ours on SQLite', start: () => ourServer(config, 'ours on SQLite', undefined, log) },
-        { name: 'ours on etcd', start: () => ourServer(config, 'ours on etcd', plane.etcdServers.join(','), log) },
-        { name: 'kube-apiserver', start: () => kubeApiServer(plane, log) },
+        { name: 'ours on SQLite', start: () => ourServer(serverOptions(config), 'ours on SQLite', undefined, log) },
+        { name: 'ours on etcd', start: () => ourServer(serverOptions(config), 'ours on etcd', plane.etcdServers.join(','), log) },
+        { name: 'kube-apiserver', start: () => kubeApiServer(plane, [namespace], log) },
       ]
-    : [{ name: 'capo-apiserver', start: () => ourServer(config, 'capo-apiserver', config.etcdServers, log) }];
+    : [{ name: 'capo-apiserver', start: () => ourServer(serverOptions(config), 'capo-apiserver', config.etcdServers, log) }];
   const results: { target: Target; figures: Figures }[] = [];
   try {
     for (const { start } of starts) {
