@@ -16,11 +16,13 @@
  *   npm run bench:deployed
  *   npm run bench:deployed -- --quick     # a small run that checks the harness
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { pool, sampleMachine, sampleProcess, sourceRevision, summarize, table, type Summary } from '../common.js';
+import { monotonicUs, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, table, type Summary } from '../common.js';
 import { Http2Client } from '../http2-client.js';
 import type { RawRequestOptions, RawResponse } from '../raw-client.js';
 import { controlPlaneUnavailable, startControlPlane } from '../../harness/control-plane.js';
@@ -51,33 +53,51 @@ type Protocol = (typeof protocols)[number];
 const operations = ['creates', 'GETs', 'unpaged LISTs', 'label-selected LISTs', 'watch deliveries'] as const;
 type Operation = (typeof operations)[number];
 
-const namespaceOf = (protocol: Protocol) => (protocol === 'HTTP/1.1' ? 'deployed-http1' : 'deployed-http2');
-const collectionPath = (protocol: Protocol) => `/apis/${group}/v1beta2/namespaces/${namespaceOf(protocol)}/openstackclusters`;
+/** Each stage and protocol creates its objects in a namespace of its own. */
+type Stage = 'warm-up' | 'measured';
+const stages: readonly Stage[] = ['warm-up', 'measured'];
+const namespaceOf = (stage: Stage, protocol: Protocol) => `${stage === 'warm-up' ? 'warmup' : 'deployed'}-${protocol === 'HTTP/1.1' ? 'http1' : 'http2'}`;
+const collectionPath = (namespace: string) => `/apis/${group}/v1beta2/namespaces/${namespace}/openstackclusters`;
 const clusterLabel = 'cluster.x-k8s.io/cluster-name';
 const clusterName = (config: Config, index: number) => `fleet-${index % config.clusters}`;
 
-function parseConfig(): Config {
+function parseConfig(): { config: Config; cpuProfDir?: string } {
   const { values } = parseArgs({
-    options: { quick: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    options: { quick: { type: 'boolean', default: false }, 'cpu-prof': { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
     strict: true,
   });
   if (values.help) {
-    process.stdout.write('Usage: node dist/bench/apiserver/deployed.js [--quick]\n');
+    process.stdout.write('Usage: node dist/bench/apiserver/deployed.js [--quick] [--cpu-prof DIR, then node dist/bench/apiserver/profile.js DIR]\n');
     process.exit(0);
   }
-  const quick = values.quick ?? false;
-  return {
-    objects: quick ? 300 : 3_000,
-    concurrency: 16,
-    unpagedLists: quick ? 4 : 20,
-    unpagedConcurrency: 2,
-    selectedLists: quick ? 300 : 3_000,
-    clusters: quick ? 10 : 100,
-    watchers: quick ? 10 : 100,
-    updates: quick ? 10 : 100,
-    updateConcurrency: 4,
-  };
+  const cpuProfDir = values['cpu-prof'] && path.resolve(values['cpu-prof']);
+  return { config: values.quick ? warmUp : fullSize, ...(cpuProfDir && { cpuProfDir }) };
 }
+
+/** Before the measured load, each server gets this much of it in namespaces of its own, so neither is measured cold; --quick runs only this. */
+const warmUp: Config = {
+  objects: 300,
+  concurrency: 16,
+  unpagedLists: 4,
+  unpagedConcurrency: 2,
+  selectedLists: 300,
+  clusters: 10,
+  watchers: 10,
+  updates: 10,
+  updateConcurrency: 16,
+};
+
+const fullSize: Config = {
+  objects: 3_000,
+  concurrency: 16,
+  unpagedLists: 20,
+  unpagedConcurrency: 2,
+  selectedLists: 3_000,
+  clusters: 100,
+  watchers: 100,
+  updates: 200,
+  updateConcurrency: 16,
+};
 
 /** The OpenStackCluster of that index: every other one owned by its Cluster (whose UID is made up: no Cluster exists). */
 function ownedObject(config: Config, index: number): JsonObject {
@@ -181,10 +201,9 @@ const countItems = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { ite
  * Watchers on the namespace, then PATCHes of a label, `updateConcurrency` at once: each delivery's
  * delay from its PATCH's send, and the deliveries per second from the first send to the last delivery.
  */
-async function watchFanOut(pid: number, requests: Requests, protocol: Protocol, config: Config): Promise<Measured> {
-  const path = collectionPath(protocol);
-  const rv = (JSON.parse((await requests.expect(200, 'GET', `${path}?limit=1`)).body.toString('utf8')) as { metadata: { resourceVersion: string } }).metadata
-    .resourceVersion;
+async function watchFanOut(pid: number, requests: Requests, collection: string, config: Config): Promise<Measured> {
+  const rv = (JSON.parse((await requests.expect(200, 'GET', `${collection}?limit=1`)).body.toString('utf8')) as { metadata: { resourceVersion: string } })
+    .metadata.resourceVersion;
   const sentAt = new Float64Array(config.updates).fill(Number.NaN);
   const delays: number[] = [];
   let unexpected = 0;
@@ -204,14 +223,14 @@ async function watchFanOut(pid: number, requests: Requests, protocol: Protocol, 
       lastArrival = arrived;
       if (delays.length === expected) allDelivered();
     });
-  await pool(config.watchers, 20, () => requests.watch(`${path}?watch=true&resourceVersion=${rv}&allowWatchBookmarks=false`, receiver()));
+  await pool(config.watchers, 20, () => requests.watch(`${collection}?watch=true&resourceVersion=${rv}&allowWatchBookmarks=false`, receiver()));
   const serverBefore = sampleProcess(pid).cpuSeconds;
   const machineBefore = sampleMachine().busySeconds;
   const started = performance.now();
   await pool(config.updates, config.updateConcurrency, async (seq) => {
     const body = JSON.stringify({ metadata: { labels: { benchseq: String(seq) } } });
     sentAt[seq] = performance.now();
-    await requests.expect(200, 'PATCH', `${path}/${objectName((seq * 37) % config.objects)}`, { body, contentType: 'application/merge-patch+json' });
+    await requests.expect(200, 'PATCH', `${collection}/${objectName((seq * 37) % config.objects)}`, { body, contentType: 'application/merge-patch+json' });
   });
   const timeout = new Promise<void>((resolve) => setTimeout(resolve, 30_000).unref());
   await Promise.race([delivered, timeout]);
@@ -230,24 +249,28 @@ async function watchFanOut(pid: number, requests: Requests, protocol: Protocol, 
 
 type Figures = Record<Operation, Measured>;
 
-async function runLoad(target: Target, protocol: Protocol, config: Config, log: (text: string) => void): Promise<Figures> {
+async function runLoad(target: Target, protocol: Protocol, stage: Stage, config: Config, log: (text: string) => void): Promise<Figures> {
   const { pid } = target;
   const requests = await requestsOver(target, protocol, config);
-  const path = collectionPath(protocol);
-  const step = (name: string, figures: Measured) =>
-    log(`  [${target.name}, ${protocol}] ${name}: ${(figures.count / figures.seconds).toFixed(0)}/s, p99 ${figures.latencies.p99.toFixed(1)} ms`);
+  const collection = collectionPath(namespaceOf(stage, protocol));
+  let stepStartUs = monotonicUs();
+  const step = (name: Operation, figures: Measured) => {
+    phaseMarks.push({ name: `${target.name}: ${stage} ${protocol} ${name}`, startUs: stepStartUs, endUs: monotonicUs() });
+    stepStartUs = monotonicUs();
+    log(`  [${target.name}, ${stage}, ${protocol}] ${name}: ${(figures.count / figures.seconds).toFixed(0)}/s, p99 ${figures.latencies.p99.toFixed(1)} ms`);
+  };
   try {
     const creates = await timed(pid, config.objects, config.concurrency, async (index) => {
-      const response = await requests.expect(201, 'POST', path, { body: JSON.stringify(ownedObject(config, index)) });
+      const response = await requests.expect(201, 'POST', collection, { body: JSON.stringify(ownedObject(config, index)) });
       return response.ms;
     });
     step('creates', creates);
     const random = pseudoRandom(45);
     const names = Array.from({ length: config.objects * 2 }, () => objectName(Math.floor(random.next().value * config.objects)));
-    const gets = await timed(pid, names.length, config.concurrency, async (index) => (await requests.expect(200, 'GET', `${path}/${names[index]}`)).ms);
+    const gets = await timed(pid, names.length, config.concurrency, async (index) => (await requests.expect(200, 'GET', `${collection}/${names[index]}`)).ms);
     step('GETs', gets);
     const unpaged = await timed(pid, config.unpagedLists, config.unpagedConcurrency, async (index) => {
-      const response = await requests.expect(200, 'GET', path);
+      const response = await requests.expect(200, 'GET', collection);
       if (index === 0 && countItems(response.body) !== config.objects)
         throw new Error(`LIST returned ${countItems(response.body)} items, expected ${config.objects}`);
       return response.ms;
@@ -256,14 +279,14 @@ async function runLoad(target: Target, protocol: Protocol, config: Config, log: 
     const perCluster = Math.ceil(config.objects / config.clusters);
     const selected = await timed(pid, config.selectedLists, config.concurrency, async (index) => {
       const selector = encodeURIComponent(`${clusterLabel}=${clusterName(config, index)}`);
-      const response = await requests.expect(200, 'GET', `${path}?labelSelector=${selector}`);
+      const response = await requests.expect(200, 'GET', `${collection}?labelSelector=${selector}`);
       if (index < config.clusters && countItems(response.body) !== perCluster) {
         throw new Error(`LIST of ${clusterName(config, index)} returned ${countItems(response.body)} items, expected ${perCluster}`);
       }
       return response.ms;
     });
     step('label-selected LISTs', selected);
-    const watch = await watchFanOut(pid, requests, protocol, config);
+    const watch = await watchFanOut(pid, requests, collection, config);
     step('watch deliveries', watch);
     return { creates, GETs: gets, 'unpaged LISTs': unpaged, 'label-selected LISTs': selected, 'watch deliveries': watch };
   } finally {
@@ -308,22 +331,23 @@ function report(config: Config, results: Map<string, Map<Protocol, Figures>>, lo
 }
 
 async function main(): Promise<void> {
-  const config = parseConfig();
+  const { config, cpuProfDir } = parseConfig();
   const log = (text: string) => process.stdout.write(`${text}\n`);
   const cpus = os.cpus();
   log('capo-apiserver: the API as deployed, beside kube-apiserver (bench/apiserver/deployed.ts)');
   log(
     `machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, node ${process.version}; code: git ${sourceRevision()}`,
   );
+  if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true });
   const unavailable = controlPlaneUnavailable();
   if (unavailable) throw new Error(unavailable);
   const plane = await startControlPlane();
   log(`control plane: kube-apiserver at ${plane.url}, etcd at ${plane.etcdServers.join(', ')} (../shared/k8s)`);
-  const namespaces = protocols.map(namespaceOf);
+  const namespaces = stages.flatMap((stage) => protocols.map((protocol) => namespaceOf(stage, protocol)));
   const starts: (() => Promise<Target>)[] = [
     () =>
       ourServer(
-        { nodeFlags: startScriptFlags(), watchCache: true, reconciler: true, maxSockets: config.concurrency },
+        { nodeFlags: startScriptFlags(), watchCache: true, reconciler: true, maxSockets: config.concurrency, ...(cpuProfDir && { cpuProfDir }) },
         'ours on etcd, reconciler on',
         plane.etcdServers.join(','),
         log,
@@ -336,7 +360,8 @@ async function main(): Promise<void> {
       const target = await start();
       try {
         const byProtocol = new Map<Protocol, Figures>();
-        for (const protocol of protocols) byProtocol.set(protocol, await runLoad(target, protocol, config, log));
+        for (const protocol of protocols) await runLoad(target, protocol, 'warm-up', warmUp, log);
+        for (const protocol of protocols) byProtocol.set(protocol, await runLoad(target, protocol, 'measured', config, log));
         results.set(target.name, byProtocol);
       } finally {
         await target.stop();
@@ -345,6 +370,10 @@ async function main(): Promise<void> {
     report(config, results, log);
   } finally {
     await plane.stop();
+    if (cpuProfDir) {
+      writeFileSync(path.join(cpuProfDir, 'phases.json'), `${JSON.stringify(phaseMarks, null, 2)}\n`);
+      log(`\nour server's CPU profile and phases.json are in ${cpuProfDir}; summarize with: node dist/bench/apiserver/profile.js ${cpuProfDir}`);
+    }
   }
 }
 

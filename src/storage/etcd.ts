@@ -40,7 +40,7 @@ import {
 import { isJsonObject } from './json.js';
 import { prefixUpperBound } from './key-range.js';
 import { UncachedStorage } from './uncached.js';
-import { freezeShared, parseWithResourceVersion, serializeWithoutResourceVersion } from './values.js';
+import { freezeShared, parseWithResourceVersion, serializeWithoutResourceVersion, withResourceVersion } from './values.js';
 
 export interface EtcdStorageOptions {
   /** Client URLs, e.g. https://10.0.0.1:2379 (kube-apiserver's --etcd-servers). */
@@ -188,7 +188,7 @@ export class EtcdStorage extends UncachedStorage implements Storage {
     );
     if (!response.succeeded) throw new KeyExistsError(key);
     const revision = revisionOf(response.header);
-    return { key, value: parseWithResourceVersion(json.toString(), revision), createRevision: revision, modRevision: revision };
+    return { key, value: withResourceVersion(value, revision), createRevision: revision, modRevision: revision };
   }
 
   async update(key: string, value: JsonObject, expectedModRevision: number): Promise<Entry> {
@@ -198,7 +198,8 @@ export class EtcdStorage extends UncachedStorage implements Storage {
       this.client.kv.txn(
         {
           compare: [{ key: etcdKey, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision }],
-          success: [{ request_put: { key: etcdKey, value: json, prev_kv: true } }, this.recordWrite()],
+          // The key's create_revision comes back with its metadata alone: the old value is not sent.
+          success: [{ request_put: { key: etcdKey, value: json } }, this.recordWrite(), { request_range: { key: etcdKey, keys_only: true } }],
           failure: [{ request_range: { key: etcdKey } }],
         },
         this.deadline(),
@@ -206,8 +207,8 @@ export class EtcdStorage extends UncachedStorage implements Storage {
     );
     if (!response.succeeded) throw this.casFailure(key, expectedModRevision, response.responses[0]?.response_range.kvs[0]);
     const revision = revisionOf(response.header);
-    const previous = response.responses[0]!.response_put.prev_kv;
-    return { key, value: parseWithResourceVersion(json.toString(), revision), createRevision: Number(previous.create_revision), modRevision: revision };
+    const written = response.responses[2]!.response_range.kvs[0]!;
+    return { key, value: withResourceVersion(value, revision), createRevision: Number(written.create_revision), modRevision: revision };
   }
 
   async delete(key: string, expectedModRevision?: number): Promise<Entry> {

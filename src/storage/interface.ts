@@ -126,7 +126,10 @@ export interface Storage {
   compactedRevision(): Promise<number>;
   get(key: string): Promise<Entry | undefined>;
   list(prefix: string, request?: ListRequest): Promise<ListResult>;
-  /** Throws KeyExistsError when the key exists. */
+  /**
+   * Throws KeyExistsError when the key exists. The value is handed over: the entry answered may
+   * share its members, so the writer must not change it afterwards (update likewise).
+   */
   create(key: string, value: JsonObject): Promise<Entry>;
   /**
    * Replace the value if the key's modRevision still equals expectedModRevision.

@@ -34,6 +34,16 @@ function withoutResourceVersion(value: JsonObject): JsonObject {
   return { ...value, metadata: metadataCopy };
 }
 
+/**
+ * The value a write was given, as written at `revision`: what a backend answers instead of parsing
+ * back the bytes it just stored. It shares the given value's members, which the writer handed over
+ * (Storage.create, Storage.update).
+ */
+export function withResourceVersion(value: JsonObject, revision: number): JsonObject {
+  const metadata = isJsonObject(value.metadata) ? value.metadata : {};
+  return { ...value, metadata: { ...metadata, resourceVersion: String(revision) } };
+}
+
 /** A stored value read back, with resourceVersion = `revision`. */
 export function parseWithResourceVersion(json: string, revision: number): JsonObject {
   const value = JSON.parse(json) as JsonObject;

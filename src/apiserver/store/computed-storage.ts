@@ -26,6 +26,7 @@ import {
 } from '../../storage/interface.js';
 import type { ComputedInputs, ComputedSource, KindDefinition } from '../registry/kind.js';
 import { UncachedStorage } from '../../storage/uncached.js';
+import { withResourceVersion } from '../../storage/values.js';
 import { ensureMetadata } from './object.js';
 import { keysOf, type KindKeys } from '../registry/keys.js';
 
@@ -249,10 +250,6 @@ async function readInputEntries(
     }),
   );
   return { revision: pinned, entries };
-}
-
-function withResourceVersion(object: JsonObject, revision: number): JsonObject {
-  return { ...object, metadata: { ...ensureMetadata(object), resourceVersion: String(revision) } };
 }
 
 function commonPrefix(prefixes: string[]): string {

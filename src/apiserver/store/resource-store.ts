@@ -41,6 +41,7 @@ import { FanOutMemo } from './fan-out-memo.js';
 import { WriteTurns } from './turns.js';
 import type { UserInfo } from '../auth/user.js';
 import { jsonEqual } from '../../storage/json.js';
+import { withResourceVersion } from '../../storage/values.js';
 import type { NamespaceLifecycle } from '../admission/namespace-lifecycle.js';
 import { decodeObject, type FieldValidation } from './decode.js';
 
@@ -733,10 +734,6 @@ function withoutResourceVersion(object: JsonObject): JsonObject {
   const copy = { ...object, metadata: { ...ensureMetadata(object) } };
   delete (copy.metadata as ObjectMeta).resourceVersion;
   return copy;
-}
-
-function withResourceVersion(object: JsonObject, revision: number): JsonObject {
-  return { ...object, metadata: { ...ensureMetadata(object), resourceVersion: String(revision) } };
 }
 
 function randomSuffix(): string {
