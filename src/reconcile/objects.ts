@@ -123,9 +123,14 @@ export class KindClient<Spec = unknown> {
     return this.store.keys.nameOf(key);
   }
 
+  /**
+   * The object as fresh as storage, from the watch cache once it has caught up with storage's
+   * revision (a read shared by every concurrent reader), else from storage. Read-only: it may be
+   * the cache's frozen value.
+   */
   async get({ namespace, name }: ObjectName): Promise<KindObject<Spec> | undefined> {
     try {
-      return typed<Spec>(await this.store.get(namespace, name, this.version));
+      return typed<Spec>(await this.store.read(namespace, name, this.version));
     } catch (error) {
       if (error instanceof ApiError && error.code === 404) return undefined;
       throw error;
