@@ -129,12 +129,8 @@ export class KindClient<Spec = unknown> {
    * the cache's frozen value.
    */
   async get({ namespace, name }: ObjectName): Promise<KindObject<Spec> | undefined> {
-    try {
-      return typed<Spec>(await this.store.read(namespace, name, this.version));
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 404) return undefined;
-      throw error;
-    }
+    const object = await this.store.readIfPresent(namespace, name, this.version);
+    return object && typed<Spec>(object);
   }
 
   /**

@@ -220,6 +220,12 @@ export class ResourceStore {
     return this.presentFound(await this.storage.getConsistent(key), name, version);
   }
 
+  /** `read` answering undefined for an object that is not there: a controller's lookup, which often misses, needs no NotFound built. */
+  async readIfPresent(namespace: string | undefined, name: string, version: KindVersion): Promise<JsonObject | undefined> {
+    const entry = await this.storage.getConsistent(this.key(namespace, name));
+    return entry && this.present(entry.value, version);
+  }
+
   private presentFound(entry: Entry | undefined, name: string, version: KindVersion): JsonObject {
     if (!entry) throw errors.notFound(this.ref, name);
     return this.present(entry.value, version);
