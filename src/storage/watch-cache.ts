@@ -241,11 +241,13 @@ export class WatchCache implements Storage {
 
   /**
    * Lists the whole store and watches from there; retried until it works or the cache closes. Only a
-   * list whose revision was compacted meanwhile starts over (at once: it needs the current state).
+   * list whose revision was compacted meanwhile starts over, at once (it needs the current state) and
+   * in one read, as kube-apiserver's reflector falls back to an unpaged list when its pages expire: a
+   * load slower than the history compaction keeps would otherwise start over for ever.
    */
-  private async load(): Promise<void> {
+  private async load(inOneRead = false): Promise<void> {
     try {
-      const listed = await this.listWholeStore();
+      const listed = await this.listWholeStore(inOneRead);
       if (this.closed) return;
       const copy: Copy = {
         entries: new Map(listed.entries.map((entry) => [entry.key, freezeShared(entry)])),
@@ -270,18 +272,19 @@ export class WatchCache implements Storage {
     } catch (error) {
       if (this.closed) return;
       this.onError(new StorageError(`watch cache: loading again: ${error instanceof Error ? error.message : String(error)}`));
-      this.reload = setTimeout(() => void this.load(), error instanceof TooOldRevisionError ? 0 : reloadDelayMs);
+      const compacted = error instanceof TooOldRevisionError;
+      this.reload = setTimeout(() => void this.load(compacted), compacted ? 0 : reloadDelayMs);
     }
   }
 
-  /** The whole store at one revision, read in pieces; a piece that fails is read again after a pause. */
-  private async listWholeStore(): Promise<{ entries: Entry[]; revision: number }> {
+  /** The whole store at one revision, read in pieces (or in one read); a read that fails is made again after a pause. */
+  private async listWholeStore(inOneRead: boolean): Promise<{ entries: Entry[]; revision: number }> {
     const entries: Entry[] = [];
     let revision: number | undefined;
     for (;;) {
       let piece: ListResult;
       try {
-        piece = await this.store.list('', { revision, startAfter: entries.at(-1)?.key, limit: loadPieceEntries });
+        piece = await this.store.list('', inOneRead ? {} : { revision, startAfter: entries.at(-1)?.key, limit: loadPieceEntries });
       } catch (error) {
         if (error instanceof TooOldRevisionError || this.closed) throw error;
         this.onError(new StorageError(`watch cache: reading again after ${entries.length} entries: ${error instanceof Error ? error.message : String(error)}`));

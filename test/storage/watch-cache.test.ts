@@ -318,7 +318,7 @@ describe('the watch cache loading a store of many objects', () => {
     expect((await cache.list('/many/', { anyRevision: true })).entries).toHaveLength(1200);
   });
 
-  it('starts over at once when compaction passes the revision it reads at, and holds the state after', async () => {
+  it('starts over at once, in one read, when compaction passes the revision it reads at, and holds the state after', async () => {
     const { store, listed } = await storeOfMany(async (call, backend) => {
       if (call !== 2) return;
       // Between two pieces: a write, a deletion, and history compacted past the revision the load reads at.
@@ -328,7 +328,8 @@ describe('the watch cache loading a store of many objects', () => {
       await backend.compact();
     });
     const cache = await loaded(store, () => undefined);
-    expect(listed).toHaveLength(2 + 3);
+    // Two pieces, then the whole store in one read, which no compaction can pass in the middle.
+    expect(listed.map(([, request]) => request?.limit)).toEqual([500, 500, undefined]);
     const { entries } = await cache.list('/many/', { anyRevision: true });
     expect(entries).toHaveLength(1199);
     expect(entries[0]!.value.spec).toEqual({ changed: true });
@@ -377,6 +378,70 @@ describe.skipIf(unavailable !== undefined)(
         await Promise.all([a.close(), b.close()]);
       }
     });
+
+    it('finishes a load slower than the history compaction keeps, under writes, and then holds what etcd holds', async () => {
+      const prefix = `/load-under-compaction-${Date.now()}/`;
+      const key = (i: number) => `${prefix}${String(i).padStart(4, '0')}`;
+      // Both replicas compact as a deployment does, only every second instead of every five minutes,
+      // so history reaches back one to two seconds.
+      const writer = await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 1_000 });
+      const backend = await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 1_000 });
+      // A loaded etcd: each piece of a paged load takes 700 ms, so a load of 3,000 objects in pieces of
+      // 500 outlasts that history and its revision is compacted under it.
+      const store = new Proxy(backend, {
+        get: (target, property, receiver) =>
+          property === 'list'
+            ? async (...args: Parameters<Storage['list']>) => {
+                if (args[1]?.limit !== undefined) await new Promise((resolve) => setTimeout(resolve, 700));
+                return target.list(...args);
+              }
+            : Reflect.get(target, property, receiver),
+      });
+      const errors: unknown[] = [];
+      let cache: WatchCache | undefined;
+      let writing = true;
+      try {
+        const latest = new Map<number, Entry>();
+        const inFlight = 32;
+        for (let from = 0; from < 3_000; from += inFlight) {
+          const made = await Promise.all(Array.from({ length: inFlight }, (_, j) => writer.create(key(from + j), object(`l${from + j}`, { v: 0 }))));
+          for (const [j, entry] of made.entries()) latest.set(from + j, entry);
+        }
+        // Updates of objects picked by a seeded sequence, 8 at once, until the load is done.
+        let seed = 45;
+        const pick = () => {
+          seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+          return seed % 3_000;
+        };
+        let updates = 0;
+        const writers = Array.from({ length: 8 }, async () => {
+          while (writing) {
+            const i = pick();
+            const current = latest.get(i)!;
+            // Two writers that picked the same object: the later one loses the compare-and-swap and reads it again.
+            const written = await writer.update(current.key, object(`l${i}`, { v: ++updates }), current.modRevision).catch(() => writer.get(current.key));
+            latest.set(i, written!);
+          }
+        });
+        cache = new WatchCache(store, { onError: (error) => errors.push(error) });
+        expect(await cache.reachCachedRevision(await writer.currentRevision(), 60_000), String(errors)).toBe(true);
+        expect(String(errors)).toContain('too old resource version');
+        writing = false;
+        await Promise.all(writers);
+        const final = await writer.currentRevision();
+        expect(await cache.reachCachedRevision(final, 10_000)).toBe(true);
+        const fromCache = await cache.list(prefix, { anyRevision: true });
+        const fromEtcd = await writer.list(prefix);
+        expect(updates).toBeGreaterThan(0);
+        expect(fromCache.entries.map(({ key: k, modRevision }) => [k, modRevision])).toEqual(
+          fromEtcd.entries.map(({ key: k, modRevision }) => [k, modRevision]),
+        );
+      } finally {
+        writing = false;
+        await cache?.close();
+        await Promise.all([writer.close(), backend.close()]);
+      }
+    }, 120_000);
 
     it('gets on one replica, from memory, what another replica wrote just before', async () => {
       const prefix = `/replica-gets-${Date.now()}/`;
