@@ -31,6 +31,15 @@ export function summarize(values: ArrayLike<number>): Summary {
 
 export const mb = (kb: number) => (kb / 1024).toFixed(1);
 
+/** Numbers in [0, 1) from a seed: the same sequence every run, so two servers or two runs get the same load. */
+export function* pseudoRandom(seed: number): Generator<number, never> {
+  let state = seed >>> 0;
+  for (;;) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    yield state / 2 ** 32;
+  }
+}
+
 /** Runs `task(0..total-1)` with `concurrency` requests in flight. */
 export async function pool(total: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
   let next = 0;

@@ -32,6 +32,8 @@ export class Http2Client {
       });
       this.session.once('error', reject);
     });
+    // A connection nobody waited on that fails says so at its next request, not as an unhandled rejection.
+    this.ready.catch(() => undefined);
   }
 
   request(method: string, urlPath: string, options: RawRequestOptions = {}): Promise<RawResponse> {
@@ -84,5 +86,49 @@ export class Http2Client {
 
   close(): void {
     this.session.destroy();
+  }
+}
+
+/**
+ * Streams over as many connections as the server's stream limit needs, as client-go's transport
+ * opens them: each stream goes on the newest connection until that one holds the limit, then on a
+ * new one. The first `reserved` streams of the first connection are left to its other requests.
+ */
+export class Http2Connections {
+  private readonly open: { connection: Http2Client; streams: number }[];
+
+  private constructor(
+    private readonly base: URL,
+    private readonly credentials: TlsCredentials,
+    /** The first connection, for requests besides the streams. */
+    readonly first: Http2Client,
+    private readonly limit: number,
+    reserved: number,
+  ) {
+    this.open = [{ connection: first, streams: reserved }];
+  }
+
+  static async connect(base: URL, credentials: TlsCredentials, reserved = 0): Promise<Http2Connections> {
+    const first = new Http2Client(base, credentials);
+    const limit = await first.ready;
+    if (limit < reserved) {
+      first.close();
+      throw new Error(`${base.origin} allows ${limit} streams a connection, fewer than the ${reserved} its requests need`);
+    }
+    return new Http2Connections(base, credentials, first, limit, reserved);
+  }
+
+  /** Http2Client.stream on the newest connection with a stream free. */
+  stream(urlPath: string, onChunk: (chunk: string) => void): Promise<void> {
+    if (this.open.at(-1)!.streams >= this.limit) this.open.push({ connection: new Http2Client(this.base, this.credentials), streams: 0 });
+    const current = this.open.at(-1)!;
+    current.streams++;
+    return current.connection.stream(urlPath, onChunk);
+  }
+
+  /** Closes every connection; answers how many there were. */
+  close(): number {
+    for (const { connection } of this.open) connection.close();
+    return this.open.length;
   }
 }

@@ -22,8 +22,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { monotonicUs, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, table, type Summary } from '../common.js';
-import { Http2Client } from '../http2-client.js';
+import { monotonicUs, phaseMarks, pool, pseudoRandom, sampleMachine, sampleProcess, sourceRevision, summarize, table, type Summary } from '../common.js';
+import { Http2Connections } from '../http2-client.js';
 import type { RawRequestOptions, RawResponse } from '../raw-client.js';
 import { controlPlaneUnavailable, startControlPlane } from '../../harness/control-plane.js';
 import { startScriptFlags } from '../../harness/start-flags.js';
@@ -133,27 +133,12 @@ async function requestsOver(target: Target, protocol: Protocol, config: Config):
       close: () => watchAgent.destroy(),
     };
   }
-  const base = new URL(`https://${client.host}:${client.port}`);
-  const connection = new Http2Client(base, client.credentials);
-  const limit = await connection.ready;
-  if (limit < config.concurrency) {
-    connection.close();
-    throw new Error(`${target.name} allows ${limit} streams a connection, fewer than the ${config.concurrency} requests in flight`);
-  }
-  // Past the server's stream limit client-go opens another connection: the watches fill the first
-  // one's free streams, then connections of their own.
-  const connections = [{ connection, streams: config.concurrency }];
+  // Requests take the first connection's first streams; the watches fill its others, then connections of their own.
+  const connections = await Http2Connections.connect(new URL(`https://${client.host}:${client.port}`), client.credentials, config.concurrency);
   return {
-    expect: (expected, method, urlPath, options) => connection.expect(expected, method, urlPath, options),
-    watch: (urlPath, onChunk) => {
-      if (connections.at(-1)!.streams >= limit) connections.push({ connection: new Http2Client(base, client.credentials), streams: 0 });
-      const current = connections.at(-1)!;
-      current.streams++;
-      return current.connection.stream(urlPath, onChunk);
-    },
-    close: () => {
-      for (const { connection: open } of connections) open.close();
-    },
+    expect: (expected, method, urlPath, options) => connections.first.expect(expected, method, urlPath, options),
+    watch: (urlPath, onChunk) => connections.stream(urlPath, onChunk),
+    close: () => connections.close(),
   };
 }
 
@@ -166,33 +151,25 @@ interface Measured {
   otherCpuSeconds: number;
 }
 
+/** From now: the CPU the server (`pid`) and the rest of the machine will have taken when the answer is called. */
+function cpuFromNow(pid: number): () => Pick<Measured, 'serverCpuSeconds' | 'otherCpuSeconds'> {
+  const serverBefore = sampleProcess(pid).cpuSeconds;
+  const machineBefore = sampleMachine().busySeconds;
+  return () => {
+    const serverCpuSeconds = sampleProcess(pid).cpuSeconds - serverBefore;
+    return { serverCpuSeconds, otherCpuSeconds: Math.max(0, sampleMachine().busySeconds - machineBefore - serverCpuSeconds) };
+  };
+}
+
 /** Runs `task(0..count-1)`, `concurrency` at once; each answers its latency in ms. */
 async function timed(pid: number, count: number, concurrency: number, task: (index: number) => Promise<number>): Promise<Measured> {
   const latencies = new Float64Array(count);
-  const serverBefore = sampleProcess(pid).cpuSeconds;
-  const machineBefore = sampleMachine().busySeconds;
+  const cpu = cpuFromNow(pid);
   const started = performance.now();
   await pool(count, concurrency, async (index) => {
     latencies[index] = await task(index);
   });
-  const seconds = (performance.now() - started) / 1000;
-  const serverCpuSeconds = sampleProcess(pid).cpuSeconds - serverBefore;
-  return {
-    count,
-    seconds,
-    latencies: summarize(latencies),
-    serverCpuSeconds,
-    otherCpuSeconds: Math.max(0, sampleMachine().busySeconds - machineBefore - serverCpuSeconds),
-  };
-}
-
-/** Deterministic, so every server reads the same names in the same order. */
-function* pseudoRandom(seed: number): Generator<number, never> {
-  let state = seed >>> 0;
-  for (;;) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    yield state / 2 ** 32;
-  }
+  return { count, seconds: (performance.now() - started) / 1000, latencies: summarize(latencies), ...cpu() };
 }
 
 const countItems = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { items: unknown[] }).items.length;
@@ -224,8 +201,7 @@ async function watchFanOut(pid: number, requests: Requests, collection: string, 
       if (delays.length === expected) allDelivered();
     });
   await pool(config.watchers, 20, () => requests.watch(`${collection}?watch=true&resourceVersion=${rv}&allowWatchBookmarks=false`, receiver()));
-  const serverBefore = sampleProcess(pid).cpuSeconds;
-  const machineBefore = sampleMachine().busySeconds;
+  const cpu = cpuFromNow(pid);
   const started = performance.now();
   await pool(config.updates, config.updateConcurrency, async (seq) => {
     const body = JSON.stringify({ metadata: { labels: { benchseq: String(seq) } } });
@@ -237,14 +213,7 @@ async function watchFanOut(pid: number, requests: Requests, collection: string, 
   if (delays.length !== expected || unexpected > 0) {
     throw new Error(`watch fan-out: ${delays.length} of ${expected} deliveries within 30 s, ${unexpected} unexpected events`);
   }
-  const serverCpuSeconds = sampleProcess(pid).cpuSeconds - serverBefore;
-  return {
-    count: expected,
-    seconds: (lastArrival - started) / 1000,
-    latencies: summarize(delays),
-    serverCpuSeconds,
-    otherCpuSeconds: Math.max(0, sampleMachine().busySeconds - machineBefore - serverCpuSeconds),
-  };
+  return { count: expected, seconds: (lastArrival - started) / 1000, latencies: summarize(delays), ...cpu() };
 }
 
 type Figures = Record<Operation, Measured>;

@@ -18,7 +18,6 @@
  */
 import { closeSync, existsSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import https from 'node:https';
-import type { ClientRequest } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,10 +26,23 @@ import { p99Between, readEtcdHistograms, type BucketQuantile } from './etcd-metr
 import { gcBetween, gcTotals, observeOwnGc, type GcTotals } from './gc-metrics.js';
 import type { Client } from './server-process.js';
 import { capoCrds, kubeApiServer, ourServer, type OurServerOptions, type Target } from './targets.js';
-import { mb, monotonicUs, type PhaseMark, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
+import {
+  mb,
+  monotonicUs,
+  type PhaseMark,
+  phaseMarks,
+  pool,
+  pseudoRandom,
+  sampleMachine,
+  sampleProcess,
+  sourceRevision,
+  summarize,
+  type Summary,
+  table,
+} from '../common.js';
 import { controlPlaneUnavailable, startControlPlane } from '../../harness/control-plane.js';
 import { startScriptFlags } from '../../harness/start-flags.js';
-import { Http2Client } from '../http2-client.js';
+import { Http2Connections } from '../http2-client.js';
 import { group, objectName, openStackCluster } from './open-stack-cluster.js';
 import { benchSequenceReader } from './watch-lines.js';
 
@@ -210,15 +222,6 @@ async function measured<T>(pid: number, name: string, body: () => Promise<T>): P
       stealSeconds: machineAfter.stealSeconds - machineBefore.stealSeconds,
     },
   };
-}
-
-/** Deterministic, so two runs read the same sequence of names. */
-function* pseudoRandom(seed: number): Generator<number, never> {
-  let state = seed >>> 0;
-  for (;;) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    yield state / 2 ** 32;
-  }
 }
 
 async function createPhase(client: Client, config: Config) {
@@ -472,34 +475,22 @@ interface WatchTransport {
 async function watchTransport(client: Client, protocol: WatchProtocol): Promise<WatchTransport> {
   if (protocol === 'http1') {
     const agent = new https.Agent({ keepAlive: false, maxSockets: Infinity, ...client.credentials });
-    const requests: Promise<ClientRequest>[] = [];
+    let opened = 0;
     return {
       async open(urlPath, onChunk) {
-        const request = client.stream(urlPath, agent, onChunk);
-        requests.push(request);
-        await request;
+        opened++;
+        await client.stream(urlPath, agent, onChunk);
       },
       close() {
         agent.destroy();
-        return requests.length;
+        return opened;
       },
     };
   }
-  // The same server answers every connection with the same limit: the first one's is the one used.
-  const base = new URL(`https://${client.host}:${client.port}`);
-  const sessions = [{ connection: new Http2Client(base, client.credentials), streams: 0 }];
-  const streamsPerConnection = await sessions[0].connection.ready;
+  const connections = await Http2Connections.connect(new URL(`https://${client.host}:${client.port}`), client.credentials);
   return {
-    async open(urlPath, onChunk) {
-      if (sessions.at(-1)!.streams >= streamsPerConnection) sessions.push({ connection: new Http2Client(base, client.credentials), streams: 0 });
-      const current = sessions.at(-1)!;
-      current.streams++;
-      await current.connection.stream(urlPath, onChunk);
-    },
-    close() {
-      for (const { connection } of sessions) connection.close();
-      return sessions.length;
-    },
+    open: (urlPath, onChunk) => connections.stream(urlPath, onChunk),
+    close: () => connections.close(),
   };
 }
 

@@ -34,7 +34,7 @@ import { got } from 'got';
 import { MetricsRegistry } from '../../src/observability/metrics.js';
 import { createServiceClients, loadCloud, novaMicroversion, OpenStackSession, type CloudConfig, type ServiceClients } from '../../src/openstack/index.js';
 import type { MemoryReply, SimulatorHello } from './simulator.js';
-import { mb, monotonicUs, phaseMarks, pool, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
+import { mb, monotonicUs, phaseMarks, pool, pseudoRandom, sampleMachine, sampleProcess, sourceRevision, summarize, type Summary, table } from '../common.js';
 import { RawClient } from '../raw-client.js';
 
 // ---- configuration ---------------------------------------------------------
@@ -213,15 +213,6 @@ class GotClient {
     });
     if (response.statusCode !== 200) throw new Error(`GET ${urlPath}: expected 200, got ${response.statusCode}`);
     return JSON.parse(response.body);
-  }
-}
-
-/** Deterministic, so two runs read the same sequence of ports. */
-function* pseudoRandom(seed: number): Generator<number, never> {
-  let state = seed >>> 0;
-  for (;;) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    yield state / 2 ** 32;
   }
 }
 
