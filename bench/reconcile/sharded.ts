@@ -25,6 +25,7 @@ import { pollUntil } from '../../harness/poll.js';
 import { allowMirrorOf, startServerProcess, type ServerProcess } from '../../harness/server-process.js';
 import { pool, sampleProcess, sourceRevision, summarize, table } from '../common.js';
 import { duplicateWarnings, inventory, inventoryDelta, prepareForScale, realisticProfile, startBenchCloud } from './cloud.js';
+import { byRequestShape, CallLog, countBy } from './calls.js';
 import { cloudMs, fleetLimit } from './fleet-limit.js';
 import { ApiClient, ConditionTimeline } from './kube.js';
 import { clusterObjects, loadExamples, type ClusterObjects, type KubeObject } from '../../harness/cluster-manifests.js';
@@ -126,7 +127,8 @@ async function main(): Promise<void> {
   );
   const profile = realisticProfile;
   const etcd = await startEtcd();
-  const cloud = await startBenchCloud({ profile, maxInFlight: config.cloudMaxInFlight, retryAfterSeconds: 1 });
+  const calls = new CallLog();
+  const cloud = await startBenchCloud({ profile, maxInFlight: config.cloudMaxInFlight, retryAfterSeconds: 1, onRequest: calls.record });
   const directories: string[] = [];
   const replicas: ServerProcess[] = [];
   const observer = await EtcdStorage.open({ servers: etcd.servers, compactionIntervalMs: 0 });
@@ -268,6 +270,17 @@ async function main(): Promise<void> {
           String(row.units * (row.reads + row.writes)),
           fixed(cloudMs(row, profile) / 1000),
         ]),
+      ]),
+    );
+    // Where the calls beyond the fewest went: the shapes to turn into lists, or not to make.
+    const servedCalls = calls.between(started, finished).filter((call) => call.service !== 'identity' && call.outcome !== '429');
+    log('\nCalls served, by request shape (the 15 most made):');
+    log(
+      table([
+        ['request', 'calls', 'per cluster'],
+        ...countBy(servedCalls, byRequestShape)
+          .slice(0, 15)
+          .map(([shape, count]) => [shape, String(count), fixed(count / config.clusters)]),
       ]),
     );
     log('\nPer replica:');

@@ -152,6 +152,8 @@ export class CloudConnections {
       const hit = memos.get(name);
       if (hit && hit.expiresAt > Date.now()) return hit.value as Promise<T>;
       const value = load();
+      // Keys name things that come and go (a cluster's network): a miss clears the expired, so they do not pile up.
+      for (const [key, entry] of memos) if (entry.expiresAt <= Date.now()) memos.delete(key);
       memos.set(name, { value, expiresAt: Date.now() + ttlMs });
       value.catch(() => memos.delete(name));
       return value;

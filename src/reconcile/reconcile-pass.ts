@@ -256,8 +256,11 @@ export class ReconcilePass<Spec = unknown> {
       record: (status: JsonObject, id: string) => void;
       ifGone?: 'recreate' | 'fail';
       owner?: Owner;
-      /** What holds the resource (a subnet's network) was created in this pass, so nothing of the kind can be there to adopt: no lookup by name. */
-      holderCreated?: boolean;
+      /**
+       * Nothing of the kind can be there to adopt, so no lookup by name: what holds it (a subnet's network) was created in this
+       * pass, or nothing was ever made for the owner (a server's first pass, see the server reconciler).
+       */
+      nothingToAdopt?: boolean;
     },
   ): Promise<Ensured<Resource>> {
     const cached = this.verified.get<Resource>(this.meta.uid, role, input.recordedId, this.generation);
@@ -266,7 +269,7 @@ export class ReconcilePass<Spec = unknown> {
     const ahead = this.ahead.get(role);
     this.ahead.delete(role);
     let find: (() => Promise<Resource[]>) | undefined;
-    if (input.holderCreated) find = async () => [];
+    if (input.nothingToAdopt) find = async () => [];
     else if (ahead?.kind === 'find' && input.recordedId === undefined) find = () => ahead.answer as Promise<Resource[]>;
     const result = await ensure(actuator, {
       recordedId: input.recordedId,
@@ -406,7 +409,11 @@ export class ReconcilePass<Spec = unknown> {
         align: (delayMs) => this.reads.alignLook(this.waitingResources, delayMs),
         seenAgoMs: this.seenAgoMs,
       });
-      if (this.waits.length > 0 || this.steady.length > 0) result = { requeueAfterMs: Math.min(next, ...this.steady.map((waiting) => waiting.requeueAfterMs)) };
+      if (this.waits.length > 0 || this.steady.length > 0)
+        result = {
+          requeueAfterMs: Math.min(next, ...this.steady.map((waiting) => waiting.requeueAfterMs)),
+          waitingFor: this.waiting.map((waiting) => waiting.waitingFor),
+        };
       if (result.requeueAfterMs !== undefined) this.reads.lookAgain(this.waitingResources, result.requeueAfterMs);
     }
     if (this.dirty) {

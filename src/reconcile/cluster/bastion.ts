@@ -19,8 +19,12 @@ import type { ClusterContext } from './context.js';
 import { adoptAnnotation } from '../adoption.js';
 
 export const specHashAnnotation = 'capo-apiserver.io/spec-hash';
-/** How often to look at a bastion being built or removed when no event arrives sooner. */
-const bastionRequeueMs = 15_000;
+/**
+ * How often to look at a bastion being built or removed when no event arrives sooner. Every change of
+ * the bastion's OpenStackServer brings its cluster's pass (manager.ts), so this is only the net under
+ * that: at 15 s a fleet whose servers queued for minutes spent a third of its cluster passes on it.
+ */
+const bastionRequeueMs = 60_000;
 
 function ownedFloatingIp(status: JsonObject): string | undefined {
   return ownedResources(status)['floatingip/bastion'];

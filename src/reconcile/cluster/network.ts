@@ -200,7 +200,7 @@ async function reconcileManagedNetwork(context: ClusterContext): Promise<Omit<Ne
   const subnetSpec = spec.managedSubnets![0];
   const subnet = await pass.ensure('subnet', subnetActuator(neutron), {
     recordedId: networkStatus?.subnets?.[0]?.id,
-    holderCreated: network.found === 'created',
+    nothingToAdopt: network.found === 'created',
     desired: {
       name,
       network_id: network.resource.id,

@@ -500,7 +500,8 @@ async function removeMembers(context: MachineContext): Promise<boolean> {
     const cloud = await deps.clouds.connect(machine.namespace, identityRef);
     for (const { poolId, role, name } of toRemove) {
       await deps.memberBatches.forget(poolId, name);
-      if (!(await pass.remove(memberActuator(cloud.clients.octavia, poolId), { recordedId: recorded[role], name, owner: pass.owner }))) return false;
+      if (!(await pass.remove(memberActuator(cloud.clients.octavia, poolId, deps.memberBatches), { recordedId: recorded[role], name, owner: pass.owner })))
+        return false;
       if (recorded[role] !== undefined) await pass.record((status) => setOwned(status, role, undefined));
     }
   }

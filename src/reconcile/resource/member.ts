@@ -40,8 +40,14 @@ export interface MemberDesired {
  * means the members went with it. With `batches`, a create goes with the other members wanted in the pool (member-batches.ts).
  */
 export function memberActuator(octavia: OctaviaClient, poolId: string, batches?: MemberBatches): ResourceActuator<MemberDesired, Member> {
+  // With batches, lookups share a list of the pool and changes take it back (member-batches.ts).
   const findAdoptable = async (name: string, owner: Owner) =>
-    ownedOrCapo((await absentOn404(octavia.listMembers(poolId, { name, ...lookupTags(owner) }))) ?? [], owner);
+    ownedOrCapo(
+      batches ? await batches.named(octavia, poolId, name) : ((await absentOn404(octavia.listMembers(poolId, { name, ...lookupTags(owner) }))) ?? []),
+      owner,
+    );
+  const changing = <T>(name: string | undefined, change: () => Promise<T>): Promise<T> =>
+    batches ? batches.changing(poolId, name === undefined ? [] : [name], change) : change();
   return {
     kind: 'member',
     getById: (id) => absentOn404(octavia.getMember(poolId, id)),
@@ -60,14 +66,16 @@ export function memberActuator(octavia: OctaviaClient, poolId: string, batches?:
       return listed;
     },
     async postCreate(member, desired, owner) {
-      const claimed = await claimBelow(octavia, desired.loadbalancer_id, 'member', member, owner, (tags) => octavia.updateMemberTags(poolId, member.id, tags));
+      const claimed = await claimBelow(octavia, desired.loadbalancer_id, 'member', member, owner, (tags) =>
+        changing(member.name ?? undefined, () => octavia.updateMemberTags(poolId, member.id, tags)),
+      );
       if (claimed) return claimed;
       if (!movedFrom(member, desired)) return { done: true };
       const replacing = `member ${member.id} at ${endpoint(member)} to be deleted, to be created again at ${endpoint(desired)}`;
       if (member.provisioning_status.startsWith('PENDING_'))
         return { waitingFor: `${replacing} (now ${member.provisioning_status})`, requeueAfterMs: octaviaRequeueMs };
       try {
-        await octavia.deleteMember(poolId, member.id);
+        await changing(member.name ?? undefined, () => octavia.deleteMember(poolId, member.id));
       } catch (error) {
         if (!isNotFound(error)) return waitAfterRefusal(octavia, desired.loadbalancer_id, error);
       }
@@ -80,7 +88,7 @@ export function memberActuator(octavia: OctaviaClient, poolId: string, batches?:
         octavia,
         'member',
         member,
-        () => octavia.deleteMember(poolId, member.id),
+        () => changing(member.name ?? undefined, () => octavia.deleteMember(poolId, member.id)),
         () => loadBalancerOfPool(octavia, poolId),
       ),
     describe: (member) => ({

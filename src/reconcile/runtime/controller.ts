@@ -49,6 +49,8 @@ import { fallbackLogger, type Logger } from '../../observability/log.js';
 export interface ReconcileResult {
   /** Reconcile again after this long even without changes: waiting on OpenStack without holding a worker. */
   requeueAfterMs?: number;
+  /** What the requeue waits for, for the debug line of the pass. */
+  waitingFor?: readonly string[];
 }
 
 /** Reconciles the named object; throwing means retry with backoff. */
@@ -393,6 +395,7 @@ export class Controller {
   private async process(queue: WorkQueue<string>, id: string): Promise<void> {
     const startedAt = performance.now();
     let outcome: ReconcileOutcome;
+    let waitingFor: readonly string[] | undefined;
     const shard = this.shardOfId.get(id);
     if (this.sharding && (shard === undefined || !this.sharding.shards.holds(shard))) {
       // Its shard was let go while a delay for it was pending: taking the shard again enqueues it.
@@ -402,7 +405,9 @@ export class Controller {
     }
     const name = nameOfId(id);
     try {
-      const { requeueAfterMs } = this.sharding ? await this.sharding.shards.within(shard!, () => this.reconcile(name)) : await this.reconcile(name);
+      const result = this.sharding ? await this.sharding.shards.within(shard!, () => this.reconcile(name)) : await this.reconcile(name);
+      const { requeueAfterMs } = result;
+      waitingFor = result.waitingFor;
       if (!this.known.has(id)) this.shardOfId.delete(id);
       queue.forget(id);
       if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
@@ -427,7 +432,7 @@ export class Controller {
     const seconds = (performance.now() - startedAt) / 1000;
     this.metrics?.reconciled(outcome, seconds);
     // The controller's name names the kind; with the object's, the line names what request lines name too.
-    this.log.debug({ object: id, outcome, durationMs: Math.round(seconds * 1000) }, 'reconciled');
+    this.log.debug({ object: id, outcome, durationMs: Math.round(seconds * 1000), waitingFor }, 'reconciled');
   }
 }
 

@@ -79,7 +79,19 @@ interface ServerContext {
   spec: ServerSpec;
   cloud: CloudConnection;
   deps: ReconcilerDeps;
+  /**
+   * Nothing was ever made for this server, so its creates in this pass need no lookup by name (one a
+   * port, one the server: 2 of a fleet's 4 calls a machine beyond the creates). Every create follows
+   * the write of status.resolved, so a create a crash lost leaves a status behind it; a status still
+   * empty when the pass read it (consistently) says no pass got that far. Not so for a copy moved from
+   * another management cluster (its owner uid is the original's, whose resources it takes over) or an
+   * object adopting CAPO's resources.
+   */
+  firstPass: boolean;
 }
+
+/** How long one read of a network (its ID and port security) serves the servers resolving their ports on it. */
+const networkReadTtlMs = 60_000;
 
 /** How soon to look for bootstrap data that is not there yet, when no Secret event comes first. */
 const userDataRequeueMs = 15_000;
@@ -103,6 +115,7 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
       spec: pass.spec,
       cloud: await deps.clouds.connect(pass.meta.namespace, pass.spec.identityRef),
       deps,
+      firstPass: Object.keys(statusOf(pass.object)).length === 0 && pass.owner.uid === pass.meta.uid && !pass.owner.adopt,
     }),
     normal: reconcileNormal,
     remove: async (context) => {
@@ -287,6 +300,7 @@ async function ensureServer(context: ServerContext, prerequisites: Prerequisites
     recordedId: pass.status.instanceID as string | undefined,
     desired,
     ifGone: 'fail',
+    nothingToAdopt: context.firstPass,
     record: (status, id) => {
       status.instanceID = id;
     },
@@ -367,7 +381,11 @@ async function resolvePorts(context: ServerContext): Promise<ResolvedPort[]> {
   return Promise.all(
     spec.ports.map(async (port, index): Promise<ResolvedPort> => {
       if (!port.network) throw new TerminalError(`spec.ports[${index}] has no network`);
-      const network = await resolveNetwork(neutron, port.network as NeutronParam, `spec.ports[${index}].network`);
+      // A cluster's machines name one network by ID: one read serves those resolving it about together.
+      const networkId = port.network.id;
+      const network = networkId
+        ? await cloud.memo(`network:${networkId}`, networkReadTtlMs, () => neutron.getNetwork(networkId))
+        : await resolveNetwork(neutron, port.network as NeutronParam, `spec.ports[${index}].network`);
       const fixedIPs = await Promise.all(
         (port.fixedIPs ?? []).map(async (fixed, fixedIndex) => ({
           ...(fixed.subnet
@@ -470,6 +488,7 @@ async function ensureVolumes(context: ServerContext, resolved: Resolved): Promis
       pass.ensure(volume.role, actuator, {
         recordedId: ownedResources(pass.status)[volume.role],
         ifGone: onceMade(pass),
+        nothingToAdopt: context.firstPass,
         desired: {
           name: volume.name,
           size: volume.size,
@@ -516,7 +535,7 @@ function portDesired(port: ResolvedPort): PortDesired {
  */
 function lookUpServerAhead(context: ServerContext, resolved: Resolved): void {
   const { pass, cloud } = context;
-  if (pass.status.instanceID !== undefined) return;
+  if (pass.status.instanceID !== undefined || context.firstPass) return;
   const portsRecorded = recordedPorts(pass.status);
   if ((resolved.ports ?? []).every((_, index) => portsRecorded[index]?.id !== undefined)) return;
   pass.readAhead('server', serverActuator(cloud.clients.nova), { recordedId: undefined, name: pass.meta.name });
@@ -532,6 +551,7 @@ async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<
         recordedId: recordedPorts(pass.status)[index]?.id,
         desired: portDesired(port),
         ifGone: onceMade(pass),
+        nothingToAdopt: context.firstPass,
         record: (status, id) => {
           const resources = ((status.resources as JsonObject | undefined) ?? {}) as JsonObject;
           const list = [...(((resources.ports as { id: string }[] | undefined) ?? []) as ({ id: string } | null)[])];
@@ -548,6 +568,7 @@ async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<
         ? pass.ensure(`trunk/${index}`, trunkActuator(cloud.clients.neutron), {
             recordedId: ownedResources(pass.status)[`trunk/${index}`],
             ifGone: onceMade(pass),
+            nothingToAdopt: context.firstPass,
             desired: { name: port.name, port_id: results[index].resource.id },
             record: (status, id) => setOwned(status, `trunk/${index}`, id),
           })

@@ -75,7 +75,10 @@ describe('the OpenStackCluster reconciler', () => {
     // A refusal is an answer: the user has to act, so the check waits for them at a steady pace.
     steps.cloud.faults.add({ ...externalNetworks, status: 403, message: 'not allowed to list networks' });
     const beforeRecheck = steps.requests.length;
-    expect(await steps.pass('cluster', 'demo')).toEqual({ requeueAfterMs: 60_000 });
+    expect(await steps.pass('cluster', 'demo')).toEqual({
+      requeueAfterMs: 60_000,
+      waitingFor: [expect.stringMatching(/^preflight checks to pass \(1 preflight check failed: .*not allowed to list networks/)],
+    });
     // The lookups by name of a new cluster's first creates go out beside its first checks only, not beside each recheck.
     expect(
       steps.requests

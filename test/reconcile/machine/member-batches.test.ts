@@ -1,7 +1,7 @@
 /**
  * Pool members go in batches: a machine that has the load balancer's turn sends the members other
  * machines want in that pool with its own, in one batch update (one change of the load balancer),
- * and they find theirs by name and owner tag. A machine deleted before it recorded the member a
+ * and they find theirs by name and owner tag, in lists of the pool they share. A machine deleted before it recorded the member a
  * batch made for it still leaves nothing behind. Machines of a cluster being torn down leave their
  * members to the load balancers' cascade delete.
  */
@@ -62,6 +62,11 @@ describe('three workers joining the ingress load balancer together', () => {
     // Six members, against six changes one at a time.
     expect(batches(steps).length).toBeGreaterThan(0);
     expect(memberChanges(steps).length).toBeLessThan(6);
+    // Their lookups by name (before a create, after a batch) share lists of the pool: fewer than one a member, none filtered.
+    const lookups = steps.requests.filter((line) => /^load-balancer GET \/v2\/lbaas\/pools\/[^/]+\/members(\?| )/.test(line));
+    expect(lookups.filter((line) => line.includes('?'))).toEqual([]);
+    expect(lookups.length).toBeGreaterThan(0);
+    expect(lookups.length).toBeLessThan(6);
     for (const [port, poolId] of pools) {
       const members = await cloud.octavia.listMembers(poolId);
       expect(members).toHaveLength(3);

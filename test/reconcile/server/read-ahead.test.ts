@@ -1,8 +1,8 @@
 /**
  * A server being built is looked at while its ports are read again, not after: the server's step
  * waits for its ports' step, but its read does not. And a new server's references (its image, its
- * flavor, its ports' networks) are resolved at once, not one after another, and its lookup by name
- * goes out with its ports' lookups.
+ * flavor, its ports' networks) are resolved at once, not one after another. Its first pass looks
+ * nothing up by name; a later one that must looks for the server with its ports' lookups.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultServices, type ServedRequest } from '../../../src/simulator/host.js';
@@ -92,8 +92,20 @@ describe('an OpenStackServer being built', () => {
   });
 });
 
-describe("a new OpenStackServer's lookups by name", () => {
-  it('look for the server while its ports are looked for, not after the ports are made', async () => {
+describe("an OpenStackServer's lookups by name", () => {
+  it('are not made by its first pass: nothing can have been made for it before', async () => {
+    const from = served.length;
+    await applyServer('cache', 'm1.small');
+    await steps.until([['server', 'cache']], (object) => (object?.status as JsonObject | undefined)?.instanceID !== undefined);
+
+    const reads = served.slice(from);
+    expect(firstRead(reads, 'network', /^\/v2\.0\/ports\?name=/)).toBeUndefined();
+    expect(firstRead(reads, 'compute', /^\/v2\.1\/servers\/detail\?.*name=/)).toBeUndefined();
+  });
+
+  it('after a pass that may have made something, look for the server while its ports are looked for, not after the ports are made', async () => {
+    // The first pass writes what it resolved, then its port's create is refused: the next pass cannot know what the first made.
+    steps.cloud.faults.add({ service: 'network', method: 'POST', path: '^/v2.0/ports$', status: 409, message: 'injected conflict', times: 1 });
     // Lookups slow enough that one after the other could not overlap.
     steps.cloud.faults.add({ service: 'network', method: 'GET', path: '^/v2.0/ports$', latencyMs: 200 });
     steps.cloud.faults.add({ service: 'compute', method: 'GET', path: '^/v2.1/servers/detail$', latencyMs: 200 });
