@@ -95,6 +95,27 @@ async function expectExactlyTheExpectedResources(when: string): Promise<void> {
   expect.soft(JSON.parse(audit.stdout || '{}'), `${when}: ${audit.stderr}`).toMatchObject({ leaks: [], failed: [] });
 }
 
+/** Waits until each machine that has members records one in each of the cluster's pools, and the pool lists it. */
+async function membersRecordedIn(clusterOwned: Record<string, string>): Promise<void> {
+  const pools = Object.entries(clusterOwned).filter(([key]) => key.startsWith('pool/'));
+  await vi.waitFor(
+    async () => {
+      const machines = await get<{ items: { metadata: { name: string }; status?: { extensions?: { ownedResources?: Record<string, string> } } }[] }>(
+        'openstackmachines',
+      );
+      const members = machines.items.map((machine) => [machine.metadata.name, machine.status?.extensions?.ownedResources ?? {}] as const);
+      const withMembers = members.filter(([, owned]) => Object.keys(owned).some((key) => key.startsWith('member/')));
+      expect(withMembers.length).toBeGreaterThan(0);
+      for (const [key, poolId] of pools) {
+        const listed = (await census.clients.octavia.listMembers(poolId)).map((member) => member.id);
+        const port = key.slice('pool/'.length);
+        for (const [machine, owned] of withMembers) expect(listed, `${machine}'s member in pool ${key}`).toContain(owned[`member/${port}`]);
+      }
+    },
+    { timeout: 60_000, interval: 250 },
+  );
+}
+
 /** What a MachineHealthCheck does with a failed machine: it goes, and its MachineSet makes another; then the cloud holds what it should. */
 async function replaceMachine(machine: string, when: string): Promise<void> {
   const deleted = await server.kubectl(['delete', `openstackmachine/${machine}`, `machines.cluster.x-k8s.io/${machine}`, '--timeout=120s']);
@@ -190,6 +211,8 @@ describe('cluster infrastructure deleted behind our back is made again', () => {
     const healed = await clusterReaches('make its API load balancer again', (status) => status.apiServerManagedLoadBalancer.id !== lb.id, 90_000);
     // The floating IP moves to the new VIP: the endpoint the nodes and kubeconfigs use stays.
     expect(healed.apiServerManagedLoadBalancer.ip).toBe(lb.ip);
+    // The machines stay Ready while they put their members into the new pools: Ready alone does not say they did.
+    await membersRecordedIn(healed.extensions.ownedResources);
     await expectExactlyTheExpectedResources('after the load balancer was made again');
   }, 180_000);
 
