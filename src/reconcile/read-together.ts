@@ -27,13 +27,8 @@
  * ahead of its time: read early, it would find the transition still under
  * way and cost a look more. Its answer is kept only briefly
  * (`lookAnswerFreshMs`): a pass coming later decides on a read of its own.
- * Looks not due yet still go along when a list has room (after the due looks
- * and the resync's): what a list finds settled (a server ACTIVE, a member
- * whose batch is done) stays settled until its owner changes it, so that
- * answer is kept for the owner's look, which then costs nothing; one found
- * still in its transition is dropped, and the owner looks at its time.
  */
-import type { ReadTarget, Readiness, ResourceActuator } from './resource/actuator.js';
+import type { ReadTarget, ResourceActuator } from './resource/actuator.js';
 import type { VerifiedResources } from './verified-resources.js';
 
 /** Most resources one list call is asked for: 50 IDs or owner tags keep its URL under 3 KB, below common proxy limits. */
@@ -110,20 +105,17 @@ export class ReadTogether {
     if (answer) return (answer.resource as Resource | undefined) ?? actuator.getById(target.id);
 
     const unread = (id: string) => !this.inFlight.has(keyOf(many.group, id)) && !this.answers.has(keyOf(many.group, id));
-    const { due, early } = this.looksOf(many.group, readTogetherLimit - 1);
-    const looks = due.filter((look) => unread(look.target.id));
-    const resyncing = this.verified
-      .companions(many.group, target.id, this.freshMs, readTogetherLimit - 1 - looks.length)
-      .filter((companion) => unread(companion.id) && !looks.some((look) => look.target.id === companion.id));
-    const chosen = new Set([target.id, ...looks.map((look) => look.target.id), ...resyncing.map((companion) => companion.id)]);
-    const earlyLooks = early
-      .filter((look) => unread(look.target.id) && !chosen.has(look.target.id))
-      .slice(0, readTogetherLimit - 1 - looks.length - resyncing.length);
-    const companions = [...looks.map((look) => look.target), ...resyncing];
-    if (companions.length === 0 && earlyLooks.length === 0) return actuator.getById(target.id);
+    const looks = this.dueLooks(many.group, readTogetherLimit - 1).filter((look) => unread(look.target.id));
+    const companions = [
+      ...looks.map((look) => look.target),
+      ...this.verified
+        .companions(many.group, target.id, this.freshMs, readTogetherLimit - 1 - looks.length)
+        .filter((companion) => unread(companion.id) && !looks.some((look) => look.target.id === companion.id)),
+    ];
+    if (companions.length === 0) return actuator.getById(target.id);
     for (const look of looks) this.forgetLook(keyOf(many.group, look.target.id));
 
-    const reading = many.read([target, ...companions, ...earlyLooks.map((look) => look.target)]).then((found) => {
+    const reading = many.read([target, ...companions]).then((found) => {
       this.sweep();
       const at = this.now();
       const byId = new Map(found.map((resource) => [resource.id, resource]));
@@ -131,13 +123,6 @@ export class ReadTogether {
         const look = looks.some((due) => due.target === companion);
         const freshUntil = at + (look ? lookAnswerFreshMs : this.freshMs);
         this.answers.set(keyOf(many.group, companion.id), { resource: byId.get(companion.id), at, freshUntil, look });
-      }
-      for (const look of earlyLooks) {
-        const resource = byId.get(look.target.id);
-        // Its look stays: the owner comes at its time and takes this answer instead of reading. A look its owner took or
-        // asked for again meanwhile had a pass, whose changes this list may predate.
-        if (resource !== undefined && settled(actuator.readiness(resource)) && this.stillAsked(look))
-          this.answers.set(keyOf(many.group, look.target.id), { resource, at, freshUntil: at + this.freshMs, look: true });
       }
       return byId.get(target.id);
     });
@@ -188,29 +173,20 @@ export class ReadTogether {
     return false;
   }
 
-  /** Up to `limit` looks of `group`, the earliest first: those due now (or overdue, but not forgotten), and those to come. */
-  private looksOf(group: string, limit: number): { due: Look[]; early: Look[] } {
-    const due: Look[] = [];
-    const early: Look[] = [];
+  /** Up to `limit` looks of `group` due now (or overdue, but not forgotten), the earliest first. */
+  private dueLooks(group: string, limit: number): Look[] {
     const byInstant = this.looks.get(group);
-    if (!byInstant) return { due, early };
+    if (!byInstant) return [];
     const now = this.now();
-    for (const [, looks] of [...byInstant].sort(([a], [b]) => a - b)) {
-      if (due.length + early.length >= limit) break;
+    const due: Look[] = [];
+    for (const [instant, looks] of [...byInstant].sort(([a], [b]) => a - b)) {
+      if (instant - lookGridMs > now + lookDueSlackMs) break;
       for (const look of looks.values()) {
         if (look.dueAt < now - lookKeptMs) this.forgetLook(keyOf(group, look.target.id));
-        else if (due.length + early.length >= limit) break;
-        else (look.dueAt <= now + lookDueSlackMs ? due : early).push(look);
+        else if (look.dueAt <= now + lookDueSlackMs && due.length < limit) due.push(look);
       }
     }
-    return { due, early };
-  }
-
-  /** Whether `look` is still the one its owner asked for: no pass of the owner read its resource since. */
-  private stillAsked(look: Look): boolean {
-    const key = keyOf(look.group, look.target.id);
-    const instant = this.lookInstants.get(key);
-    return instant !== undefined && this.looks.get(look.group)?.get(instant)?.get(key) === look;
+    return due;
   }
 
   private forgetLook(key: string): void {
@@ -238,11 +214,6 @@ export class ReadTogether {
     const now = this.now();
     for (const [key, answer] of this.answers) if (answer.freshUntil < now) this.answers.delete(key);
   }
-}
-
-/** Out of its transition, ready or failed: nothing but its owner's change moves it again. */
-function settled(readiness: Readiness): boolean {
-  return !('waitingFor' in readiness);
 }
 
 function keyOf(group: string, id: string): string {

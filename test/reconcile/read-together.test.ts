@@ -31,7 +31,6 @@ function setup(count: number, verified = true) {
   let held: Promise<void> | undefined;
   const actuator = {
     kind: 'port',
-    readiness: (port: Port) => (port.status === 'BUILD' ? { waitingFor: `port ${port.id} to be built`, requeueAfterMs: 1000 } : { ready: true }),
     getById: async (id: string) => {
       gets.push(id);
       return cloud.get(id) && { ...cloud.get(id)! };
@@ -165,10 +164,9 @@ describe('ReadTogether', () => {
 });
 
 describe('ReadTogether, looks at resources still in a transition', () => {
-  it('reads the looks due now in one list with the one that reads; a look not due yet keeps its own time while its resource is still in transition', async () => {
+  it('reads the looks due now in one list with the one that reads, never a look not due yet', async () => {
     const cloud = setup(3, false);
     cloud.cloud.get('p2')!.status = 'BUILD';
-    cloud.cloud.get('p3')!.status = 'BUILD';
     cloud.lookAgain(2, 1000);
     cloud.lookAgain(3, 3000);
     cloud.advance(1000);
@@ -178,46 +176,12 @@ describe('ReadTogether, looks at resources still in a transition', () => {
     const ages: number[] = [];
     expect(await cloud.read(2, (ageMs) => ages.push(ageMs))).toEqual({ id: 'p2', status: 'BUILD' });
     expect(ages).toEqual([300]);
-    expect(cloud.lists).toEqual([['p1', 'p2', 'p3']]);
+    expect(cloud.lists).toEqual([['p1', 'p2']]);
     expect(cloud.gets).toEqual([]);
-    // p3 was still building when the list went: its look comes when it is due, alone now: one GET.
-    cloud.cloud.get('p3')!.status = 'ACTIVE';
+    // p3's look comes when it is due, alone now: one GET.
     cloud.advance(1700);
     expect(await cloud.read(3)).toEqual({ id: 'p3', status: 'ACTIVE' });
     expect(cloud.gets).toEqual(['p3']);
-  });
-
-  it('keeps for its owner what a list found settled of a look not due yet, so that look costs no call', async () => {
-    const cloud = setup(3, false);
-    cloud.lookAgain(2, 5000);
-    cloud.lookAgain(3, 8000);
-    expect(await cloud.read(1)).toEqual({ id: 'p1', status: 'ACTIVE' });
-    expect(cloud.lists).toEqual([['p1', 'p2', 'p3']]);
-    cloud.advance(5000);
-    const ages: number[] = [];
-    expect(await cloud.read(2, (ageMs) => ages.push(ageMs))).toEqual({ id: 'p2', status: 'ACTIVE' });
-    // Timed by the list that saw it settled, not by the pass.
-    expect(ages).toEqual([5000]);
-    cloud.advance(3000);
-    expect(await cloud.read(3)).toEqual({ id: 'p3', status: 'ACTIVE' });
-    expect(cloud.lists).toHaveLength(1);
-    expect(cloud.gets).toEqual([]);
-  });
-
-  it('keeps nothing read early for a look whose owner had a pass while the list was under way', async () => {
-    const cloud = setup(2, false);
-    cloud.lookAgain(2, 5000);
-    const release = cloud.holdLists();
-    const first = cloud.read(1);
-    // p2's owner reads it itself (a wake, an event), changes it and waits again: the list may predate that change.
-    expect(await cloud.read(2)).toEqual({ id: 'p2', status: 'ACTIVE' });
-    cloud.lookAgain(2, 5000);
-    release();
-    await first;
-    expect(cloud.lists).toEqual([['p1', 'p2']]);
-    cloud.advance(5000);
-    await cloud.read(2);
-    expect(cloud.gets).toEqual(['p2', 'p2']);
   });
 
   it('puts a look off to the next instant of the grid only when another resource of its group is waited on', () => {

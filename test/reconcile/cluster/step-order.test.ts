@@ -152,7 +152,7 @@ describe('the API load balancer and the router', () => {
 
     routerSteps.cloud.faults.clear();
     // Reads of the load balancer, network, subnet and router slow enough that one after another could not overlap.
-    routerSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path: '^/v2/lbaas/loadbalancers(/[^/]+)?$', latencyMs: 200 });
+    routerSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path: '^/v2/lbaas/loadbalancers/[^/]+$', latencyMs: 200 });
     for (const path of ['^/v2.0/networks/', '^/v2.0/subnets/', '^/v2.0/routers/'])
       routerSteps.cloud.faults.add({ service: 'network', method: 'GET', path, latencyMs: 200 });
     const slowFrom = served.length;
@@ -175,9 +175,8 @@ describe('the API load balancer and the router', () => {
     // A pass that reads the network again (what it verified ran out) looks at the building load balancer at the same
     // time, not after the network and subnet it needs: a resync near the end of a build does not delay finding it ACTIVE.
     const since = served.slice(slowFrom);
-    // Its own GET, or a list of the looks at the cluster's load balancers (one read along with the other's).
     const lbReads = since.filter(
-      (request) => request.service === 'load-balancer' && request.method === 'GET' && /^\/v2\/lbaas\/loadbalancers(\/[^/]+$|\?)/.test(request.path),
+      (request) => request.service === 'load-balancer' && request.method === 'GET' && /^\/v2\/lbaas\/loadbalancers\/[^/]+$/.test(request.path),
     );
     const built = tree.startMs;
     const networkReads = since.filter(
