@@ -84,6 +84,14 @@ export class ReconcilePass<Spec = unknown> {
   private readonly ahead = new Map<string, ReadAhead>();
   private dirty = false;
   private gone = false;
+  /**
+   * No pass of the object got as far as a status write, and what it makes is its own: its status was
+   * empty when read (consistently), its owner uid is its own (not a copy moved from another management
+   * cluster, which takes over the original's resources) and it adopts nothing of CAPO's.
+   */
+  readonly madeNothingYet: boolean;
+  /** Set by createsFollowAWrite: nothing can have been made for the object before this pass's creates. */
+  private createsFollowWrite = false;
 
   private readonly verified: VerifiedResources;
   private readonly reads: ReadTogether;
@@ -115,6 +123,33 @@ export class ReconcilePass<Spec = unknown> {
       ...(memory.installation === undefined ? {} : { installation: memory.installation }),
     };
     this.status = structuredClone(statusOf(object));
+    this.madeNothingYet = Object.keys(this.status).length === 0 && this.owner.uid === this.meta.uid && !this.owner.adopt;
+  }
+
+  /**
+   * For a first pass about to create (madeNothingYet): writes the working status now, so that a crash
+   * after any create of this pass leaves a status behind it and the next pass looks for what was made.
+   * Until this write nothing can have been made, so this pass's ensures of the object's own resources
+   * look nothing up by name (a new cluster's lookups were 7 of a fleet's calls a cluster). Nothing is
+   * written, and the lookups stay, for an object not madeNothingYet or with nothing to write yet.
+   */
+  async createsFollowAWrite(): Promise<void> {
+    if (!this.madeNothingYet || this.createsFollowWrite || Object.keys(this.status).length === 0) return;
+    if (!(await this.writeStatus())) {
+      this.gone = true;
+      throw new TerminalError(`${this.client.kind} ${this.meta.namespace}/${this.meta.name} was deleted or replaced during the reconcile`);
+    }
+    this.createsFollowWrite = true;
+  }
+
+  /** Writes the working status as the object's whole status; false when the object is gone. */
+  private async writeStatus(): Promise<boolean> {
+    const observed = this.status;
+    const written = await this.client.updateStatus(this.target, (status) => {
+      for (const key of Object.keys(status)) delete status[key];
+      Object.assign(status, structuredClone(observed));
+    });
+    return written !== undefined;
   }
 
   /** The spec the pass works to, as read at its start. */
@@ -269,7 +304,7 @@ export class ReconcilePass<Spec = unknown> {
     const ahead = this.ahead.get(role);
     this.ahead.delete(role);
     let find: (() => Promise<Resource[]>) | undefined;
-    if (input.nothingToAdopt) find = async () => [];
+    if (input.nothingToAdopt || (this.createsFollowWrite && owner.uid === this.owner.uid)) find = async () => [];
     else if (ahead?.kind === 'find' && input.recordedId === undefined) find = () => ahead.answer as Promise<Resource[]>;
     const result = await ensure(actuator, {
       recordedId: input.recordedId,
@@ -315,7 +350,7 @@ export class ReconcilePass<Spec = unknown> {
     let answer: ReadAhead;
     if (recordedId !== undefined)
       answer = { kind: 'read', id: recordedId, answer: this.reads.read(actuator, { id: recordedId, ownerUid: this.owner.uid }, this.seen) };
-    else if (name !== undefined) answer = { kind: 'find', answer: actuator.findAdoptable(name, this.owner, desired) };
+    else if (name !== undefined && !this.createsFollowWrite) answer = { kind: 'find', answer: actuator.findAdoptable(name, this.owner, desired) };
     else return;
     // Whoever takes it sees the failure; one nobody takes must not surface as an unhandled rejection.
     answer.answer.catch(() => undefined);
@@ -416,14 +451,7 @@ export class ReconcilePass<Spec = unknown> {
         };
       if (result.requeueAfterMs !== undefined) this.reads.lookAgain(this.waitingResources, result.requeueAfterMs);
     }
-    if (this.dirty) {
-      const observed = this.status;
-      const written = await this.client.updateStatus(this.target, (status) => {
-        for (const key of Object.keys(status)) delete status[key];
-        Object.assign(status, structuredClone(observed));
-      });
-      if (!written) return {};
-    }
+    if (this.dirty && !(await this.writeStatus())) return {};
     if (rethrow !== undefined) throw rethrow;
     return result;
   }

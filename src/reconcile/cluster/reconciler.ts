@@ -138,15 +138,17 @@ const clusterSteps = stepGraph<ClusterContext, ClusterOutputs>({
 
 async function reconcileNormal(context: ClusterContext): Promise<void> {
   const { pass } = context;
-  // A new cluster's first creates each look up their name first (what a lost create left is adopted, not made twice): those
-  // on the way to the load balancer's create start beside the checks, not in rounds of their own after them. Not once the
-  // checks have failed: they run again every minute until fixed.
-  if (firstPreflight(context)) {
+  // Before its first creates, a cluster that a pass may have made something for (it wrote a status) looks up their names
+  // (what a lost create left is adopted, not made twice): those on the way to the load balancer's create start beside the
+  // checks, not in rounds of their own after them. Not once the checks have failed: they run again every minute until
+  // fixed. A cluster no pass wrote a status for has nothing to look up: its first creates follow a status write instead.
+  if (firstPreflight(context) && !pass.madeNothingYet) {
     lookUpNetworkAhead(context);
     lookUpSecurityGroupsAhead(context);
     lookUpApiLoadBalancerAhead(context);
   }
   if (!(await reconcilePreflight(context))) return;
+  await pass.createsFollowAWrite();
 
   readApiLoadBalancerAhead(context);
   readNetworkingAhead(context);

@@ -82,10 +82,8 @@ interface ServerContext {
   /**
    * Nothing was ever made for this server, so its creates in this pass need no lookup by name (one a
    * port, one the server: 2 of a fleet's 4 calls a machine beyond the creates). Every create follows
-   * the write of status.resolved, so a create a crash lost leaves a status behind it; a status still
-   * empty when the pass read it (consistently) says no pass got that far. Not so for a copy moved from
-   * another management cluster (its owner uid is the original's, whose resources it takes over) or an
-   * object adopting CAPO's resources.
+   * the write of status.resolved, so a create a crash lost leaves a status behind it (see
+   * ReconcilePass.madeNothingYet).
    */
   firstPass: boolean;
 }
@@ -115,7 +113,7 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
       spec: pass.spec,
       cloud: await deps.clouds.connect(pass.meta.namespace, pass.spec.identityRef),
       deps,
-      firstPass: Object.keys(statusOf(pass.object)).length === 0 && pass.owner.uid === pass.meta.uid && !pass.owner.adopt,
+      firstPass: pass.madeNothingYet,
     }),
     normal: reconcileNormal,
     remove: async (context) => {

@@ -7,9 +7,10 @@
  * it is ACTIVE, while each resync reads the network, subnet and router again, all at once and
  * beside a look at it), and once it is ACTIVE one read of its status tree vouches for its
  * listener, pool and monitor; the security groups, made in the first pass, are read together at
- * each resync. Whether Neutron takes tags in a create is asked beside the preflight checks, and so
- * are the lookups by name of a new cluster's network, security groups and API load balancer; the
- * subnet of a network made in the same pass is not looked up.
+ * each resync. Whether Neutron takes tags in a create is asked beside the preflight checks. A new
+ * cluster looks nothing up by name (its first creates follow a status write); one that a pass
+ * wrote a status for looks up its network, security groups and API load balancer beside the
+ * checks; the subnet of a network made in the same pass is not looked up.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudCensus, noResources } from '../../../harness/census.js';
@@ -69,7 +70,7 @@ describe('the OpenStackCluster step graph', () => {
   });
 });
 
-describe('the first pass of a new cluster', () => {
+describe('the first checks of a cluster a pass already wrote a status for', () => {
   let firstSteps: Steps;
   const served: ServedRequest[] = [];
 
@@ -82,7 +83,13 @@ describe('the first pass of a new cluster', () => {
     for (const path of ['^/v2/lbaas/providers', '^/v2/lbaas/loadbalancers$']) {
       firstSteps.cloud.faults.add({ service: 'load-balancer', method: 'GET', path, latencyMs: 200 });
     }
+    // A first pass that Keystone turns away stops before any check and says so in the status: a pass got as far as a
+    // status write, so the creates to come look up their names first.
+    firstSteps.cloud.faults.add({ service: 'identity', method: 'POST', path: '^/v3/auth/tokens$', status: 401, times: 1 });
     await provisionExampleCluster(firstSteps, { ready: false });
+    const refused = await firstSteps.until([['cluster', 'demo']], (object) => condition(object, 'Ready') !== undefined);
+    expect(condition(refused, 'Ready')).toMatchObject({ status: 'False' });
+    expect(condition(refused, 'PreflightChecksPassed')).toBeUndefined();
     await firstSteps.until([['cluster', 'demo']], (object) => status(object).apiServerManagedLoadBalancer !== undefined);
   });
 
@@ -113,6 +120,48 @@ describe('the first pass of a new cluster', () => {
     const subnetCreate = served.find((request) => request.service === 'network' && request.method === 'POST' && request.path === '/v2.0/subnets');
     expect(networkCreate && subnetCreate).toBeDefined();
     expect(firstRead(served, 'network', /^\/v2\.0\/subnets\?name=/)).toBeUndefined();
+  });
+});
+
+describe('the first pass of a new cluster', () => {
+  let newSteps: Steps;
+  const served: ServedRequest[] = [];
+  /** The cluster's status as sampled while it was built: whether a status was written, and when. */
+  const samples: { at: number; written: boolean }[] = [];
+
+  beforeAll(async () => {
+    newSteps = await startSteps({ onRequest: (request) => served.push(request) });
+    // A network create slow enough for the samples to see what was written while it ran.
+    newSteps.cloud.faults.add({ service: 'network', method: 'POST', path: '^/v2.0/networks$', latencyMs: 500 });
+    const sampler = setInterval(() => {
+      const at = performance.now();
+      void newSteps.get('cluster', 'demo').then((object) => samples.push({ at, written: Object.keys(status(object)).length > 0 }));
+    }, 10);
+    try {
+      await provisionExampleCluster(newSteps, { ready: false });
+      await newSteps.until([['cluster', 'demo']], (object) => status(object).apiServerManagedLoadBalancer !== undefined);
+    } finally {
+      clearInterval(sampler);
+    }
+  });
+
+  afterAll(async () => {
+    await newSteps?.stop();
+  });
+
+  it('looks nothing up by name: nothing can have been made for it', () => {
+    const lookups = served.filter(
+      (request) =>
+        request.method === 'GET' && /^\/v2\.0\/(networks|subnets|routers|security-groups)\?name=|^\/v2\/lbaas\/loadbalancers\?name=/.test(request.path),
+    );
+    expect(lookups).toEqual([]);
+  });
+
+  it('writes its status before its first create: a create a crash lost leaves a status, and the next pass looks', () => {
+    const create = served.find((request) => request.service === 'network' && request.method === 'POST' && request.path === '/v2.0/networks')!;
+    expect(create).toBeDefined();
+    expect(samples.some((sample) => !sample.written && sample.at < create.startMs)).toBe(true);
+    expect(samples.some((sample) => sample.written && sample.at > create.startMs && sample.at < create.endMs)).toBe(true);
   });
 });
 
