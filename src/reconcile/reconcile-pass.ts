@@ -135,10 +135,7 @@ export class ReconcilePass<Spec = unknown> {
    */
   async createsFollowAWrite(): Promise<void> {
     if (!this.madeNothingYet || this.createsFollowWrite || Object.keys(this.status).length === 0) return;
-    if (!(await this.writeStatus())) {
-      this.gone = true;
-      throw new TerminalError(`${this.client.kind} ${this.meta.namespace}/${this.meta.name} was deleted or replaced during the reconcile`);
-    }
+    if (!(await this.writeStatus())) this.goneMidPass();
     this.createsFollowWrite = true;
   }
 
@@ -179,10 +176,13 @@ export class ReconcilePass<Spec = unknown> {
   async record(mutate: (status: JsonObject) => void): Promise<void> {
     mutate(this.status);
     const written = await this.client.updateStatus(this.target, mutate);
-    if (!written) {
-      this.gone = true;
-      throw new TerminalError(`${this.client.kind} ${this.meta.namespace}/${this.meta.name} was deleted or replaced during the reconcile`);
-    }
+    if (!written) this.goneMidPass();
+  }
+
+  /** A status write found the object deleted or replaced: nothing more of this pass is for it. */
+  private goneMidPass(): never {
+    this.gone = true;
+    throw new TerminalError(`${this.client.kind} ${this.meta.namespace}/${this.meta.name} was deleted or replaced during the reconcile`);
   }
 
   /**
