@@ -79,13 +79,6 @@ interface ServerContext {
   spec: ServerSpec;
   cloud: CloudConnection;
   deps: ReconcilerDeps;
-  /**
-   * Nothing was ever made for this server, so its creates in this pass need no lookup by name (one a
-   * port, one the server: 2 of a fleet's 4 calls a machine beyond the creates). Every create follows
-   * the write of status.resolved, so a create a crash lost leaves a status behind it (see
-   * ReconcilePass.madeNothingYet).
-   */
-  firstPass: boolean;
 }
 
 /** How long one read of a network (its ID and port security) serves the servers resolving their ports on it. */
@@ -113,7 +106,6 @@ export function openStackServerReconciler(deps: ReconcilerDeps): Reconcile {
       spec: pass.spec,
       cloud: await deps.clouds.connect(pass.meta.namespace, pass.spec.identityRef),
       deps,
-      firstPass: pass.madeNothingYet,
     }),
     normal: reconcileNormal,
     remove: async (context) => {
@@ -253,6 +245,8 @@ async function prerequisitesOf(context: ServerContext): Promise<Prerequisites | 
     if (error instanceof WaitingError) pass.condition({ type: 'InstanceReady', status: 'False', reason: 'DependencyNotReady', message: error.message });
     throw error;
   });
+  // Every create follows the write of status.resolved: a first pass has nothing to look up by name (one a port, one the server).
+  await pass.createsFollowAWrite();
   const userData = await userDataOf(context);
   if (userData === 'missing') return undefined;
   // CAPO creates the server only once the pool has given it an address.
@@ -298,7 +292,6 @@ async function ensureServer(context: ServerContext, prerequisites: Prerequisites
     recordedId: pass.status.instanceID as string | undefined,
     desired,
     ifGone: 'fail',
-    nothingToAdopt: context.firstPass,
     record: (status, id) => {
       status.instanceID = id;
     },
@@ -486,7 +479,6 @@ async function ensureVolumes(context: ServerContext, resolved: Resolved): Promis
       pass.ensure(volume.role, actuator, {
         recordedId: ownedResources(pass.status)[volume.role],
         ifGone: onceMade(pass),
-        nothingToAdopt: context.firstPass,
         desired: {
           name: volume.name,
           size: volume.size,
@@ -529,11 +521,12 @@ function portDesired(port: ResolvedPort): PortDesired {
 /**
  * A new server's lookup by name (what a lost create left is adopted), started as its ports are
  * made rather than after them: its create follows theirs in the same pass. Only while a port is
- * still to be made, so a pass whose server step waits (for a volume) spends it once at most.
+ * still to be made, so a pass whose server step waits (for a volume) spends it once at most. A first
+ * pass makes none (ReconcilePass.createsFollowAWrite).
  */
 function lookUpServerAhead(context: ServerContext, resolved: Resolved): void {
   const { pass, cloud } = context;
-  if (pass.status.instanceID !== undefined || context.firstPass) return;
+  if (pass.status.instanceID !== undefined) return;
   const portsRecorded = recordedPorts(pass.status);
   if ((resolved.ports ?? []).every((_, index) => portsRecorded[index]?.id !== undefined)) return;
   pass.readAhead('server', serverActuator(cloud.clients.nova), { recordedId: undefined, name: pass.meta.name });
@@ -549,7 +542,6 @@ async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<
         recordedId: recordedPorts(pass.status)[index]?.id,
         desired: portDesired(port),
         ifGone: onceMade(pass),
-        nothingToAdopt: context.firstPass,
         record: (status, id) => {
           const resources = ((status.resources as JsonObject | undefined) ?? {}) as JsonObject;
           const list = [...(((resources.ports as { id: string }[] | undefined) ?? []) as ({ id: string } | null)[])];
@@ -566,7 +558,6 @@ async function ensurePorts(context: ServerContext, resolved: Resolved): Promise<
         ? pass.ensure(`trunk/${index}`, trunkActuator(cloud.clients.neutron), {
             recordedId: ownedResources(pass.status)[`trunk/${index}`],
             ifGone: onceMade(pass),
-            nothingToAdopt: context.firstPass,
             desired: { name: port.name, port_id: results[index].resource.id },
             record: (status, id) => setOwned(status, `trunk/${index}`, id),
           })
